@@ -1,0 +1,191 @@
+import { Elysia } from "elysia";
+import { openapi } from "@elysiajs/openapi";
+import { Authenticator, authPlugin } from "./lib/auth";
+import type { Db } from "./lib/db";
+import { ApiError, ErrorBodySchema } from "./lib/errors";
+import { randomBase62 } from "./lib/ids";
+import type { Logger } from "./lib/log";
+import { KeysService } from "./modules/keys/service";
+import { ProjectsService } from "./modules/projects/service";
+import { keyRoutes } from "./modules/keys/routes";
+import { projectRoutes } from "./modules/projects/routes";
+import { systemRoutes } from "./modules/system/routes";
+import { VERSION } from "./version";
+
+export type AppOptions = {
+  /** Largest request body accepted, in bytes (413 `Body too large` above). */
+  maxBodyBytes: number;
+  /** How often SDK key last-used stamps are written. */
+  lastUsedFlushMs?: number;
+};
+
+export type Services = {
+  keys: KeysService;
+  projects: ProjectsService;
+};
+
+export type AppContext = {
+  db: Db;
+  services: Services;
+  authenticator: Authenticator;
+  auth: ReturnType<typeof authPlugin>;
+  log: Logger;
+  options: AppOptions;
+};
+
+export function createServices(db: Db, options: Pick<AppOptions, "lastUsedFlushMs"> = {}): Services {
+  const keys = new KeysService(db, { lastUsedFlushMs: options.lastUsedFlushMs });
+  const projects = new ProjectsService(db, keys);
+  return { keys, projects };
+}
+
+/** Paths a browser SDK may call cross-origin; CORS headers are only given there. */
+const CORS_PREFIXES = ["/api/sdk/", "/ofrep/", "/ops/"];
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+type RequestMeta = { start: number; id: string };
+
+export function createContext(db: Db, log: Logger, options: AppOptions): AppContext {
+  const services = createServices(db, options);
+  const authenticator = new Authenticator(services.keys);
+  return { db, services, authenticator, auth: authPlugin(authenticator), log, options };
+}
+
+function isCorsPath(path: string): boolean {
+  return CORS_PREFIXES.some((p) => path.startsWith(p));
+}
+
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const end = url.indexOf("?", start);
+  return end === -1 ? url.slice(start) : url.slice(start, end);
+}
+
+/** Turns Elysia's validation error into `detail`: one `path: message` per failing field. */
+function validationDetail(error: unknown): string {
+  const all = (error as { all?: { path?: string; message?: string; summary?: string }[] }).all;
+  if (Array.isArray(all) && all.length > 0) {
+    const lines = new Set<string>();
+    for (const e of all) {
+      const path = e.path ? e.path.replace(/^\//, "").replaceAll("/", ".") : "(body)";
+      lines.add(`${path || "(body)"}: ${e.summary ?? e.message ?? "invalid"}`);
+    }
+    return [...lines].slice(0, 20).join("; ");
+  }
+  return (error as Error).message?.slice(0, 500) ?? "invalid request";
+}
+
+function errorResponse(status: number, body: unknown, requestId: string | undefined, extra?: Record<string, string>) {
+  const headers: Record<string, string> = { "content-type": "application/json", ...extra };
+  if (requestId) headers["x-request-id"] = requestId;
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+export function buildApp(ctx: AppContext) {
+  const meta = new WeakMap<Request, RequestMeta>();
+  const { log, options } = ctx;
+
+  return (
+    new Elysia()
+      .onRequest(({ request, set }) => {
+        const incoming = request.headers.get("x-request-id");
+        const id = incoming && REQUEST_ID.test(incoming) ? incoming : randomBase62(16);
+        meta.set(request, { start: performance.now(), id });
+        set.headers["x-request-id"] = id;
+
+        const length = request.headers.get("content-length");
+        if (length !== null && Number(length) > options.maxBodyBytes) {
+          return errorResponse(413, { error: "Body too large", code: "BAD_REQUEST", detail: `at most ${options.maxBodyBytes} bytes` }, id);
+        }
+        const origin = request.headers.get("origin");
+        if (origin && isCorsPath(pathOf(request.url))) {
+          // The key's allowed origin is enforced by the sdk auth macro; here we only answer the browser.
+          set.headers["access-control-allow-origin"] = origin;
+          set.headers["vary"] = "Origin";
+          set.headers["access-control-expose-headers"] = "ETag, X-Request-Id, Retry-After";
+          if (request.method === "OPTIONS") {
+            return new Response(null, {
+              status: 204,
+              headers: {
+                "access-control-allow-origin": origin,
+                "access-control-allow-methods": "GET, POST, OPTIONS",
+                "access-control-allow-headers": "Authorization, Content-Type, X-SDK-Key, If-None-Match, Last-Event-ID, X-Request-Id",
+                "access-control-max-age": "600",
+                vary: "Origin",
+                "x-request-id": id,
+              },
+            });
+          }
+        }
+      })
+      .onError(({ code, error, request }) => {
+        const id = meta.get(request)?.id;
+        if (error instanceof ApiError) {
+          return errorResponse(error.status, error.toBody(), id, error.headers);
+        }
+        switch (code) {
+          case "VALIDATION": {
+            const type = (error as { type?: string }).type;
+            if (type === "response") {
+              log.error("response failed its schema", { path: pathOf(request.url), detail: validationDetail(error) });
+              return errorResponse(500, { error: "Internal error", code: "INTERNAL" }, id);
+            }
+            return errorResponse(400, { error: "Request failed validation", code: "VALIDATION", detail: validationDetail(error) }, id);
+          }
+          case "PARSE":
+            return errorResponse(400, { error: "Malformed request body", code: "BAD_REQUEST", detail: "body: expected valid JSON (Content-Type: application/json)" }, id);
+          case "NOT_FOUND":
+            return errorResponse(404, { error: `No route for ${request.method} ${pathOf(request.url)}`, code: "NOT_FOUND" }, id);
+          case "INVALID_COOKIE_SIGNATURE":
+            return errorResponse(401, { error: "Invalid session", code: "UNAUTHORIZED" }, id);
+          default: {
+            const message = (error as Error)?.message ?? String(error);
+            if (/too large|payload/i.test(message)) {
+              return errorResponse(413, { error: "Body too large", code: "BAD_REQUEST" }, id);
+            }
+            log.error("unhandled error", { path: pathOf(request.url), code: String(code), error: message, stack: (error as Error)?.stack });
+            return errorResponse(500, { error: "Internal error", code: "INTERNAL" }, id);
+          }
+        }
+      })
+      .onAfterResponse(({ request, set }) => {
+        const m = meta.get(request);
+        if (!m) return;
+        log.request({
+          method: request.method,
+          path: pathOf(request.url),
+          status: typeof set.status === "number" ? set.status : Number(set.status) || 200,
+          durationMs: Math.round((performance.now() - m.start) * 1000) / 1000,
+          requestId: m.id,
+        });
+      })
+      .use(
+        openapi({
+          path: "/openapi",
+          specPath: "/openapi/json",
+          exclude: { paths: ["/openapi/scalar.js"] },
+          scalar: { cdn: "/openapi/scalar.js" } as never,
+          documentation: {
+            info: {
+              title: "svc",
+              version: VERSION,
+              description:
+                "Feature flags, dynamic configs and experimentation. Errors are `{error, code, detail?}`; lists are bare arrays; list operations take `q` (≤100 chars, case-insensitive substring over name/title/description).",
+            },
+            components: {
+              securitySchemes: {
+                bearer: { type: "http", scheme: "bearer", description: "Admin SDK key (sdk_admin_…), device-flow access token (svc_at_…) or project API token (svc_pat_…)" },
+                sdkKey: { type: "apiKey", in: "header", name: "X-SDK-Key", description: "Server (sdk_server_…) or client (sdk_client_…) SDK key" },
+              },
+              schemas: { Error: { ...ErrorBodySchema, $id: undefined } as never },
+            },
+          },
+        }),
+      )
+      .use(systemRoutes(ctx))
+      .use(projectRoutes(ctx))
+      .use(keyRoutes(ctx))
+  );
+}
+
+export type App = ReturnType<typeof buildApp>;

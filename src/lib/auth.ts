@@ -1,0 +1,152 @@
+import { Elysia } from "elysia";
+import { badRequest, forbidden, unauthorized } from "./errors";
+import type { KeysService, SdkKey } from "../modules/keys/service";
+
+/** Who is calling, and for which project, once the credential has been checked. */
+export type Principal = {
+  kind: "admin_key" | "server_key" | "client_key" | "user_token" | "api_token";
+  credentialId: string;
+  projectId: string;
+  readOnly: boolean;
+  /** Recorded in audit rows. */
+  actor: { email: string; type: "user" | "key" | "token" };
+  scopes: string[];
+  /** Browser origin the credential is limited to on the SDK paths; null allows any. */
+  allowedOrigin: string | null;
+};
+
+/** What a bearer credential grants before a project is chosen. */
+export type Credential = Omit<Principal, "projectId"> & {
+  /** Project used when the request sends no X-Project-Id. */
+  defaultProjectId: string | null;
+  canAccess(projectId: string): boolean;
+};
+
+/**
+ * Resolves one family of bearer secrets (by prefix). The admin key resolver
+ * is built in; device-flow access tokens and project API tokens register theirs.
+ */
+export type BearerResolver = { prefix: string; resolve(secret: string): Credential | null };
+
+export type AdminAuthOptions = true | { projectHeader: "required" };
+
+const PROJECT_HEADER_MAX = 128;
+
+function keyCredential(key: SdkKey, kind: Principal["kind"]): Credential {
+  return {
+    kind,
+    credentialId: key.id,
+    defaultProjectId: key.projectId,
+    canAccess: (projectId) => projectId === key.projectId,
+    readOnly: false,
+    actor: { email: `${key.type}-key:${key.id}@keys.local`, type: "key" },
+    scopes: key.scopes,
+    allowedOrigin: key.allowedOrigin,
+  };
+}
+
+function bearerSecret(authorization: string | undefined): string | null {
+  if (!authorization) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  return match ? match[1]! : null;
+}
+
+/** Picks the project of the request: X-Project-Id when sent (must be reachable), else the credential's own. */
+function chooseProject(credential: Credential, header: string | undefined, required: boolean): string {
+  if (header === undefined || header === "") {
+    if (required) throw badRequest("X-Project-Id header is required on this operation", "X-Project-Id: send the id of the project this call is for");
+    if (!credential.defaultProjectId) {
+      throw badRequest("No project selected", "X-Project-Id: send the id of the project this call is for");
+    }
+    return credential.defaultProjectId;
+  }
+  if (header.length > PROJECT_HEADER_MAX) throw badRequest("X-Project-Id is too long", "X-Project-Id: at most 128 characters");
+  if (!credential.canAccess(header)) throw forbidden("This credential is not allowed on that project", `X-Project-Id: ${header}`);
+  return header;
+}
+
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+export class Authenticator {
+  private readonly resolvers: BearerResolver[] = [];
+
+  constructor(private readonly keys: KeysService) {
+    this.register({
+      prefix: "sdk_",
+      resolve: (secret) => {
+        const key = keys.resolveSecret(secret);
+        if (!key) return null;
+        return keyCredential(key, `${key.type}_key` as Principal["kind"]);
+      },
+    });
+  }
+
+  register(resolver: BearerResolver): void {
+    this.resolvers.push(resolver);
+  }
+
+  private resolveBearer(secret: string): Credential | null {
+    for (const r of this.resolvers) if (secret.startsWith(r.prefix)) return r.resolve(secret);
+    return null;
+  }
+
+  /** The /api/admin rule: admin keys, user access tokens and project API tokens. */
+  admin(headers: Record<string, string | undefined>, method: string, options: AdminAuthOptions): Principal {
+    const secret = bearerSecret(headers.authorization);
+    if (!secret) throw unauthorized("Missing credentials", "Authorization: send `Bearer <admin key or access token>`");
+    const credential = this.resolveBearer(secret);
+    if (!credential) throw unauthorized("Invalid or revoked credentials");
+    if (credential.kind === "server_key" || credential.kind === "client_key") {
+      throw forbidden(`A ${credential.kind.replace("_", " ")} cannot use the admin API`, "Authorization: use an admin key, an access token or a project API token");
+    }
+    const required = options !== true && options.projectHeader === "required";
+    const projectId = chooseProject(credential, headers["x-project-id"], required);
+    if (credential.readOnly && WRITE_METHODS.has(method)) {
+      throw forbidden("This token is read-only", "Create a read-write token to make changes");
+    }
+    if (credential.kind === "admin_key") this.keys.markUsed(credential.credentialId);
+    const { defaultProjectId: _d, canAccess: _c, ...rest } = credential;
+    return { ...rest, projectId };
+  }
+
+  /**
+   * The SDK rule: a server (or client) key in `X-SDK-Key` or as a bearer
+   * secret. No X-Project-Id: the project is the key's own. A browser request
+   * from an origin other than the project's domain is refused.
+   */
+  sdk(headers: Record<string, string | undefined>, kind: "server" | "client"): Principal {
+    const secret = headers["x-sdk-key"]?.trim() || bearerSecret(headers.authorization);
+    if (!secret) throw unauthorized("Missing SDK key", `X-SDK-Key: send a ${kind} key`);
+    const key = secret.startsWith("sdk_") ? this.keys.resolveSecret(secret) : null;
+    if (!key) throw unauthorized("Invalid or revoked SDK key");
+    if (key.type !== kind) throw forbidden(`This path takes a ${kind} key, not a ${key.type} key`);
+    const origin = headers.origin;
+    if (origin && key.allowedOrigin && origin !== key.allowedOrigin) {
+      throw forbidden("Origin not allowed for this key", `Origin: ${origin} is not the project's domain`);
+    }
+    const projectHeader = headers["x-project-id"];
+    if (projectHeader && projectHeader !== key.projectId) throw forbidden("This key is not allowed on that project", `X-Project-Id: ${projectHeader}`);
+    this.keys.markUsed(key.id);
+    const { defaultProjectId: _d, canAccess: _c, ...rest } = keyCredential(key, `${kind}_key`);
+    return { ...rest, projectId: key.projectId };
+  }
+}
+
+/**
+ * The auth plugin: `admin` and `sdk` macros that resolve `principal`.
+ * Seeded with the authenticator so each app instance keeps its own.
+ */
+export function authPlugin(authenticator: Authenticator) {
+  return new Elysia({ name: "auth", seed: authenticator }).macro({
+    admin: (options: AdminAuthOptions) => ({
+      resolve({ headers, request }) {
+        return { principal: authenticator.admin(headers, request.method, options) };
+      },
+    }),
+    sdk: (kind: "server" | "client") => ({
+      resolve({ headers }) {
+        return { principal: authenticator.sdk(headers, kind) };
+      },
+    }),
+  });
+}

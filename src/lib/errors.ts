@@ -1,0 +1,72 @@
+import { t } from "elysia";
+
+/** Every error code of the contract (SPEC "Errors"), plus INTERNAL for our own bugs. */
+export type ErrorCode =
+  | "BAD_REQUEST"
+  | "UNAUTHORIZED"
+  | "FORBIDDEN"
+  | "NOT_FOUND"
+  | "ALREADY_EXISTS"
+  | "IMMUTABLE_FIELD"
+  | "VALIDATION"
+  | "INTERNAL";
+
+const STATUS: Record<ErrorCode, number> = {
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  ALREADY_EXISTS: 409,
+  IMMUTABLE_FIELD: 409,
+  VALIDATION: 400,
+  INTERNAL: 500,
+};
+
+/**
+ * The one error type every module throws. Rendered by the root onError as
+ * `{error, code, detail?}` with the status DECISIONS.md fixes for the code.
+ */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly detail?: string,
+    status?: number,
+    /** Extra response headers (Retry-After on 429). */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.status = status ?? STATUS[code];
+  }
+
+  toBody(): ErrorBody {
+    return this.detail === undefined
+      ? { error: this.message, code: this.code }
+      : { error: this.message, code: this.code, detail: this.detail };
+  }
+}
+
+export type ErrorBody = { error: string; code: string; detail?: string };
+
+export const badRequest = (message: string, detail?: string) => new ApiError("BAD_REQUEST", message, detail);
+export const unauthorized = (message = "Missing or invalid credentials", detail?: string) =>
+  new ApiError("UNAUTHORIZED", message, detail);
+export const forbidden = (message: string, detail?: string) => new ApiError("FORBIDDEN", message, detail);
+export const notFound = (message: string, detail?: string) => new ApiError("NOT_FOUND", message, detail);
+export const alreadyExists = (message: string, detail?: string) => new ApiError("ALREADY_EXISTS", message, detail);
+export const validation = (message: string, detail?: string) => new ApiError("VALIDATION", message, detail);
+export const immutableField = (message: string, detail?: string) => new ApiError("IMMUTABLE_FIELD", message, detail);
+export const bodyTooLarge = () => new ApiError("BAD_REQUEST", "Body too large", undefined, 413);
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new ApiError("BAD_REQUEST", "Too many requests", undefined, 429, { "Retry-After": String(retryAfterSeconds) });
+
+/** The error body schema, referenced by every route's documented error responses. */
+export const ErrorBodySchema = t.Object(
+  {
+    error: t.String({ description: "Human-readable message" }),
+    code: t.String({ description: "BAD_REQUEST | UNAUTHORIZED | FORBIDDEN | NOT_FOUND | ALREADY_EXISTS | IMMUTABLE_FIELD | VALIDATION" }),
+    detail: t.Optional(t.String({ description: "Failing fields or JSON paths, when known" })),
+  },
+  { $id: "#/components/schemas/Error", title: "Error" },
+);

@@ -1,0 +1,35 @@
+import { createHash, randomBytes } from "node:crypto";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** Random base62 string (letters and digits only, so it matches `\w+` for Sentry DSNs). */
+export function randomBase62(length: number): string {
+  // Rejection sampling keeps the distribution uniform: 248 = 62 * 4.
+  let out = "";
+  while (out.length < length) {
+    const bytes = randomBytes(length * 2);
+    for (const b of bytes) {
+      if (b < 248) out += BASE62[b % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** Resource id with the spec's type prefix, e.g. `newId("ksw")` → `ksw_...`. */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBase62(20)}`;
+}
+
+export function newUuid(): string {
+  return crypto.randomUUID();
+}
+
+/** Secrets are stored only as their SHA-256 (hex). */
+export function sha256Hex(value: string): string {
+  return createHash("sha256").update(value).digest("hex");
+}
+
+export function nowIso(): string {
+  return new Date().toISOString();
+}

@@ -1,0 +1,55 @@
+import { t } from "elysia";
+
+const Env = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
+
+export const AnalysisSchema = t.Object({
+  method: t.Union([t.Literal("frequentist"), t.Literal("bayesian")]),
+  significanceThreshold: t.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }),
+  autoRollback: t.Boolean(),
+  minSampleDays: t.Integer({ minimum: 0, maximum: 365 }),
+});
+
+export const ProjectSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  organisationId: t.String(),
+  name: t.String(),
+  slug: t.String(),
+  domain: t.String(),
+  ownerEmail: t.String(),
+  plan: t.String(),
+  status: t.String(),
+  subscriptionStatus: t.String(),
+  billingInterval: t.String(),
+  currentPeriodEnd: t.String(),
+  trialEndsAt: t.Union([t.String(), t.Null()]),
+  cancelAtPeriodEnd: t.Union([t.Literal(0), t.Literal(1)]),
+  moduleTranslations: t.Boolean(),
+  moduleConfigs: t.Boolean(),
+  moduleGates: t.Boolean(),
+  moduleExperiments: t.Boolean(),
+  moduleFeedback: t.Boolean(),
+  publicTicketCreation: t.Boolean(),
+  defaultEnv: Env,
+  timezone: t.String(),
+  analysis: AnalysisSchema,
+  createdAt: t.String(),
+  updatedAt: t.String(),
+}, { title: "Project" });
+
+export const ProjectPatchSchema = t.Object(
+  {
+    name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    domain: t.Optional(t.String({ maxLength: 253, description: "Host (example.com) or origin (https://app.example.com); empty clears. Stamped into every live SDK key as its allowed origin." })),
+    slug: t.Optional(t.String({ minLength: 1, maxLength: 63 })),
+    defaultEnv: t.Optional(Env),
+    timezone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+    analysis: t.Optional(t.Partial(AnalysisSchema)),
+    moduleTranslations: t.Optional(t.Boolean()),
+    moduleConfigs: t.Optional(t.Boolean()),
+    moduleGates: t.Optional(t.Boolean()),
+    moduleExperiments: t.Optional(t.Boolean()),
+    moduleFeedback: t.Optional(t.Boolean()),
+    publicTicketCreation: t.Optional(t.Boolean()),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,75 @@
+import type { Server } from "bun";
+import { buildApp, createContext, type AppContext } from "./app";
+import { type Db, openDatabase } from "./lib/db";
+import { createLogger, type Logger } from "./lib/log";
+import { DEFAULT_MAX_BODY_BYTES, databasePath } from "./lib/config";
+
+export type ServerOptions = {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** One JSON line per request on stdout. */
+  logRequests?: boolean;
+  quiet?: boolean;
+  /** SERVICE_INIT_ADMIN_KEY: on an empty database, create the first project with this admin key. */
+  initAdminKey?: string;
+  /** SERVICE_ADMIN_EMAIL: owner of a headless first project. */
+  adminEmail?: string;
+  maxBodyBytes?: number;
+  lastUsedFlushMs?: number;
+  /** `--edge-only`: serve only the public intake role. */
+  edgeOnly?: boolean;
+};
+
+export type RunningServer = {
+  url: string;
+  port: number;
+  ctx: AppContext;
+  db: Db;
+  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  stop(): Promise<void>;
+};
+
+/** Headless first start: creates the first project around an operator-chosen admin key. */
+function bootstrapHeadless(ctx: AppContext, adminKey: string, ownerEmail: string, log: Logger): void {
+  const { projects, keys } = ctx.services;
+  if (projects.countProjects() > 0) return;
+  if (keys.resolveSecret(adminKey)) return;
+  const { project } = projects.createOrganisationWithProject({ projectName: "Default project", ownerEmail });
+  keys.mint(project.id, { type: "admin", name: "SERVICE_INIT_ADMIN_KEY" }, adminKey);
+  log.info("created the first project from SERVICE_INIT_ADMIN_KEY", { projectId: project.id, ownerEmail });
+}
+
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const log = createLogger({ requests: options.logRequests ?? true, quiet: options.quiet });
+  const db = openDatabase(databasePath(options.dataDir));
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const ctx = createContext(db, log, { maxBodyBytes, lastUsedFlushMs: options.lastUsedFlushMs });
+  if (options.initAdminKey) bootstrapHeadless(ctx, options.initAdminKey, options.adminEmail ?? "admin@example.com", log);
+
+  const app = buildApp(ctx);
+  app.listen({
+    port: options.port,
+    hostname: options.host,
+    // Bun's own cap for bodies without Content-Length; the onRequest check answers the rest with 413.
+    maxRequestBodySize: maxBodyBytes + 1024,
+    development: false,
+  });
+  const server = app.server as Server<unknown>;
+  const port = server.port ?? options.port;
+  const shownHost = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
+  let stopped = false;
+  return {
+    url: `http://${shownHost}:${port}`,
+    port,
+    ctx,
+    db,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await server.stop(false);
+      ctx.services.keys.close();
+      db.close();
+    },
+  };
+}
