@@ -7,6 +7,7 @@ import { randomBase62 } from "./lib/ids";
 import type { Logger } from "./lib/log";
 import { KeysService } from "./modules/keys/service";
 import { ProjectsService } from "./modules/projects/service";
+import { RevisionsService } from "./modules/delivery/revisions";
 import { keyRoutes } from "./modules/keys/routes";
 import { projectRoutes } from "./modules/projects/routes";
 import { systemRoutes } from "./modules/system/routes";
@@ -22,6 +23,7 @@ export type AppOptions = {
 export type Services = {
   keys: KeysService;
   projects: ProjectsService;
+  revisions: RevisionsService;
 };
 
 export type AppContext = {
@@ -36,7 +38,14 @@ export type AppContext = {
 export function createServices(db: Db, options: Pick<AppOptions, "lastUsedFlushMs"> = {}): Services {
   const keys = new KeysService(db, { lastUsedFlushMs: options.lastUsedFlushMs });
   const projects = new ProjectsService(db, keys);
-  return { keys, projects };
+  const revisions = new RevisionsService(db);
+  return { keys, projects, revisions };
+}
+
+/** Stops every service timer and flushes what they buffer; the database is closed by the caller. */
+export function closeServices(services: Services): void {
+  services.keys.close();
+  services.revisions.close();
 }
 
 /** Paths a browser SDK may call cross-origin; CORS headers are only given there. */

@@ -1,5 +1,5 @@
 import type { Server } from "bun";
-import { buildApp, createContext, type AppContext } from "./app";
+import { buildApp, closeServices, createContext, type AppContext } from "./app";
 import { type Db, openDatabase } from "./lib/db";
 import { createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES, databasePath } from "./lib/config";
@@ -68,7 +68,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       if (stopped) return;
       stopped = true;
       await server.stop(false);
-      ctx.services.keys.close();
+      closeServices(ctx.services);
       db.close();
     },
   };

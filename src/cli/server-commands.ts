@@ -13,7 +13,7 @@ import {
   parseOrThrow,
 } from "../lib/config";
 import { openDatabase } from "../lib/db";
-import { createServices } from "../app";
+import { closeServices, createServices } from "../app";
 import { startServer } from "../server";
 import { VERSION } from "../version";
 import type { Command } from "./command";
@@ -128,7 +128,7 @@ export const initCommand: Command = {
       }
       return 0;
     } finally {
-      services.keys.close();
+      closeServices(services);
       db.close();
     }
   },

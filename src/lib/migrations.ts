@@ -1,10 +1,15 @@
 import type { Migration } from "./db";
 import { tenancyMigration } from "../modules/projects/schema";
 import { sdkKeysMigration } from "../modules/keys/schema";
+import { revisionsMigration } from "../modules/delivery/schema";
 
 /**
  * Every schema step in the order it was released. Append only: a step's
  * position is its `user_version`, so never reorder or edit a released step.
  * Each module owns the SQL of its own tables.
  */
-export const MIGRATIONS: Migration[] = [tenancyMigration, sdkKeysMigration];
+export const MIGRATIONS: Migration[] = [
+  tenancyMigration,
+  sdkKeysMigration,
+  revisionsMigration,
+];

@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startServer, type RunningServer, type ServerOptions } from "../src/server";
+
+export type ProjectKeys = { projectId: string; organisationId: string; adminKey: string; serverKey: string; clientKey: string };
+
+export type ApiResponse<T = any> = { status: number; body: T; headers: Headers; text: string };
+
+export type TestServer = ProjectKeys & {
+  url: string;
+  dataDir: string;
+  server: RunningServer;
+  /** Calls the server; `key` defaults to the admin key (pass null for none). */
+  api<T = any>(
+    path: string,
+    init?: { method?: string; body?: unknown; rawBody?: string; key?: string | null; headers?: Record<string, string> },
+  ): Promise<ApiResponse<T>>;
+  /** Another organisation with its own project and keys, on the same server. */
+  newProject(name?: string, options?: { publicTicketCreation?: boolean; plan?: string }): ProjectKeys;
+  stop(): Promise<void>;
+};
+
+export function tempDir(prefix = "svc-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A real server on a random port over a real SQLite file in a temp dir, with one project already made. */
+export async function startTestServer(options: Partial<ServerOptions> = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? tempDir();
+  const server = await startServer({ port: 0, host: "127.0.0.1", dataDir, logRequests: false, quiet: true, ...options });
+  const { projects, keys } = server.ctx.services;
+
+  const newProject: TestServer["newProject"] = (name = "Test project", opts = {}) => {
+    const { organisation, project } = projects.createOrganisationWithProject({
+      projectName: name,
+      ownerEmail: "owner@example.com",
+      publicTicketCreation: opts.publicTicketCreation,
+      plan: opts.plan,
+    });
+    return {
+      projectId: project.id,
+      organisationId: organisation.id,
+      adminKey: keys.mint(project.id, { type: "admin" }).key,
+      serverKey: keys.mint(project.id, { type: "server" }).key,
+      clientKey: keys.mint(project.id, { type: "client" }).key,
+    };
+  };
+  const main = newProject("Main project", { publicTicketCreation: true });
+
+  const api: TestServer["api"] = async (path, init = {}) => {
+    const headers: Record<string, string> = { ...init.headers };
+    const key = init.key === undefined ? main.adminKey : init.key;
+    if (key) headers.authorization ??= `Bearer ${key}`;
+    let body: string | undefined = init.rawBody;
+    if (init.body !== undefined) {
+      body = JSON.stringify(init.body);
+      headers["content-type"] ??= "application/json";
+    } else if (body !== undefined) headers["content-type"] ??= "application/json";
+    const res = await fetch(server.url + path, { method: init.method ?? (body !== undefined ? "POST" : "GET"), headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text);
+    } catch {}
+    return { status: res.status, body: parsed as any, headers: res.headers, text };
+  };
+
+  return {
+    ...main,
+    url: server.url,
+    dataDir,
+    server,
+    api,
+    newProject,
+    async stop() {
+      await server.stop();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Asserts an error body of the contract's shape and returns it. */
+export function expectErrorShape(body: any): { error: string; code: string; detail?: string } {
+  if (typeof body !== "object" || body === null || typeof body.error !== "string" || typeof body.code !== "string") {
+    throw new Error(`not an error body: ${JSON.stringify(body)}`);
+  }
+  return body;
+}
