@@ -1,5 +1,5 @@
 import type { Server } from "bun";
-import { buildApp, closeServices, createContext, type AppContext } from "./app";
+import { type App, buildApp, closeServices, createContext, type AppContext } from "./app";
 import { type Db, openDatabase } from "./lib/db";
 import { createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES, databasePath } from "./lib/config";
@@ -25,6 +25,7 @@ export type RunningServer = {
   url: string;
   port: number;
   ctx: AppContext;
+  app: App;
   db: Db;
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   stop(): Promise<void>;
@@ -63,6 +64,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url: `http://${shownHost}:${port}`,
     port,
     ctx,
+    app,
     db,
     async stop() {
       if (stopped) return;

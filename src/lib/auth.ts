@@ -134,18 +134,27 @@ export class Authenticator {
 
 /**
  * The auth plugin: `admin` and `sdk` macros that resolve `principal`.
+ * Authentication runs in `transform`, i.e. before body validation, so a
+ * caller without a valid credential learns nothing about the body rules.
  * Seeded with the authenticator so each app instance keeps its own.
  */
 export function authPlugin(authenticator: Authenticator) {
+  const principals = new WeakMap<Request, Principal>();
   return new Elysia({ name: "auth", seed: authenticator }).macro({
     admin: (options: AdminAuthOptions) => ({
-      resolve({ headers, request }) {
-        return { principal: authenticator.admin(headers, request.method, options) };
+      transform({ headers, request }) {
+        principals.set(request, authenticator.admin(headers, request.method, options));
+      },
+      resolve({ request }) {
+        return { principal: principals.get(request)! };
       },
     }),
     sdk: (kind: "server" | "client") => ({
-      resolve({ headers }) {
-        return { principal: authenticator.sdk(headers, kind) };
+      transform({ headers, request }) {
+        principals.set(request, authenticator.sdk(headers, kind));
+      },
+      resolve({ request }) {
+        return { principal: principals.get(request)! };
       },
     }),
   });

@@ -2,6 +2,7 @@ import type { Migration } from "./db";
 import { tenancyMigration } from "../modules/projects/schema";
 import { sdkKeysMigration } from "../modules/keys/schema";
 import { revisionsMigration } from "../modules/delivery/schema";
+import { killswitchesMigration } from "../modules/killswitches/schema";
 
 /**
  * Every schema step in the order it was released. Append only: a step's
@@ -12,4 +13,5 @@ export const MIGRATIONS: Migration[] = [
   tenancyMigration,
   sdkKeysMigration,
   revisionsMigration,
+  killswitchesMigration,
 ];

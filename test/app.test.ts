@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestServer, type TestServer } from "./helpers";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({ maxBodyBytes: 4096 });
+});
+afterAll(() => s.stop());
+
+describe("common rules", () => {
+  test("GET /healthz answers {ok:true} without credentials", async () => {
+    const r = await s.api("/healthz", { key: null });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ ok: true });
+  });
+
+  test("X-Request-Id is echoed when sent and generated otherwise", async () => {
+    const sent = await s.api("/healthz", { key: null, headers: { "x-request-id": "trace-123" } });
+    expect(sent.headers.get("x-request-id")).toBe("trace-123");
+    const made = await s.api("/healthz", { key: null });
+    expect(made.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9]{16}$/);
+    const unsafe = await s.api("/healthz", { key: null, headers: { "x-request-id": "a b\u0001" } });
+    expect(unsafe.headers.get("x-request-id")).not.toBe("a b\u0001");
+    const onError = await s.api("/api/admin/projects/current", { key: null, headers: { "x-request-id": "err-1" } });
+    expect(onError.headers.get("x-request-id")).toBe("err-1");
+  });
+
+  test("an unknown route is NOT_FOUND in the error shape", async () => {
+    const r = await s.api("/api/admin/nothing-here");
+    expect(r.status).toBe(404);
+    expect(r.body.code).toBe("NOT_FOUND");
+    expect(typeof r.body.error).toBe("string");
+  });
+
+  test("a body over the limit is 413 `Body too large` and changes nothing", async () => {
+    const before = (await s.api("/api/admin/projects/current")).body;
+    const r = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { name: "x".repeat(5000) } });
+    expect(r.status).toBe(413);
+    expect(r.body).toMatchObject({ error: "Body too large", code: "BAD_REQUEST" });
+    expect((await s.api("/api/admin/projects/current")).body).toEqual(before);
+  });
+
+  test("a chunked body over the limit (no Content-Length) is refused too", async () => {
+    const chunk = new TextEncoder().encode("x".repeat(1024));
+    const stream = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 10; i++) c.enqueue(chunk);
+        c.close();
+      },
+    });
+    const res = await fetch(`${s.url}/api/admin/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.adminKey}`, "content-type": "application/json" },
+      body: stream,
+    });
+    expect([400, 413]).toContain(res.status);
+  });
+
+  test("X-Project-Id: the key's own is accepted, another is FORBIDDEN, an overlong one BAD_REQUEST", async () => {
+    expect((await s.api("/api/admin/projects/current", { headers: { "x-project-id": s.projectId } })).status).toBe(200);
+    const other = await s.api("/api/admin/projects/current", { headers: { "x-project-id": "00000000-0000-4000-8000-000000000000" } });
+    expect(other.status).toBe(403);
+    expect(other.body.code).toBe("FORBIDDEN");
+    const long = await s.api("/api/admin/projects/current", { headers: { "x-project-id": "p".repeat(129) } });
+    expect(long.status).toBe(400);
+    expect(long.body.code).toBe("BAD_REQUEST");
+  });
+
+  test("Authorization that is not a bearer credential is UNAUTHORIZED", async () => {
+    for (const authorization of ["Basic abc", "Bearer", "Bearer a b", s.adminKey]) {
+      const r = await s.api("/api/admin/projects/current", { key: null, headers: { authorization } });
+      expect(r.status, authorization).toBe(401);
+      expect(r.body.code).toBe("UNAUTHORIZED");
+    }
+  });
+
+  test("wrong content types and hostile bodies never produce a 500", async () => {
+    const bodies = ["", "null", "[]", '"str"', "1e999", "{\"__proto__\":{\"a\":1}}", "\u0000", "{".repeat(2000), "{\"name\":\"\\ud800\"}"];
+    for (const rawBody of bodies) {
+      for (const ct of ["application/json", "text/plain", "application/x-www-form-urlencoded"]) {
+        const r = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", rawBody, headers: { "content-type": ct } });
+        expect(r.status, `${ct} ${rawBody.slice(0, 20)}`).toBeLessThan(500);
+        if (r.status >= 400) expect(typeof r.body.code).toBe("string");
+      }
+    }
+  });
+});
+
+describe("CORS on the SDK paths", () => {
+  test("a preflight from a browser is answered", async () => {
+    const res = await fetch(`${s.url}/api/sdk/v1/snapshot`, {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example.com", "access-control-request-method": "GET", "access-control-request-headers": "x-sdk-key" },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+    expect(res.headers.get("access-control-allow-headers")).toContain("X-SDK-Key");
+  });
+
+  test("admin paths get no CORS headers", async () => {
+    const r = await s.api("/api/admin/projects/current", { headers: { origin: "https://app.example.com" } });
+    expect(r.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
+
+describe("OpenAPI", () => {
+  test("/openapi/json describes every route with its auth and errors", async () => {
+    const r = await s.api("/openapi/json", { key: null });
+    expect(r.status).toBe(200);
+    const spec = r.body;
+    expect(spec.openapi).toMatch(/^3\./);
+    expect(spec.components.securitySchemes.bearer.scheme).toBe("bearer");
+    const routes = ((s.server as any).app.routes as any[]).filter((x) => x.path.startsWith("/api/") || x.path.startsWith("/ofrep/") || x.path.startsWith("/auth/") || x.path.startsWith("/ops/"));
+    expect(routes.length).toBeGreaterThan(0);
+    for (const route of routes) {
+      const path = route.path.replace(/:([^/]+)/g, "{$1}").replace(/\*$/, "{*}");
+      const op = spec.paths[path]?.[route.method.toLowerCase()] ?? Object.entries(spec.paths).find(([p]) => p.startsWith(path.replace("{*}", "")))?.[1]?.[route.method.toLowerCase()];
+      expect(op, `${route.method} ${route.path}`).toBeDefined();
+      expect(op.summary, `${route.method} ${route.path}`).toBeTruthy();
+      if (route.path.startsWith("/api/admin/")) {
+        expect(op.security, `${route.method} ${route.path}`).toEqual([{ bearer: [] }]);
+        expect(Object.keys(op.responses), `${route.method} ${route.path}`).toEqual(expect.arrayContaining(["400", "401", "403"]));
+      }
+    }
+  });
+
+  test("/openapi serves the UI from the binary, never a CDN", async () => {
+    const page = await fetch(`${s.url}/openapi`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('src="/openapi/scalar.js"');
+    expect(html).not.toMatch(/cdn\.jsdelivr|unpkg\.com/);
+    const js = await fetch(`${s.url}/openapi/scalar.js`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get("content-type")).toContain("javascript");
+    expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000);
+  });
+});

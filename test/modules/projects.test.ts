@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectErrorShape, startTestServer, type TestServer } from "../helpers";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+const PROJECT_FIELDS = [
+  "id", "name", "domain", "ownerEmail", "plan", "status", "subscriptionStatus", "billingInterval",
+  "currentPeriodEnd", "trialEndsAt", "cancelAtPeriodEnd", "moduleTranslations", "moduleConfigs",
+  "moduleGates", "moduleExperiments", "moduleFeedback", "createdAt", "updatedAt",
+];
+
+describe("GET project", () => {
+  test("current returns the full record of the key's project", async () => {
+    const r = await s.api("/api/admin/projects/current");
+    expect(r.status).toBe(200);
+    for (const f of PROJECT_FIELDS) expect(r.body).toHaveProperty(f);
+    expect(r.body.id).toBe(s.projectId);
+    expect(r.body.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.body).toMatchObject({ plan: "pro", status: "active", subscriptionStatus: "active", billingInterval: "monthly", cancelAtPeriodEnd: 0, trialEndsAt: null, defaultEnv: "prod" });
+    expect(new Date(r.body.currentPeriodEnd).getTime()).toBeGreaterThan(Date.now());
+  });
+
+  test("by id returns the same record; another project's id is FORBIDDEN", async () => {
+    const r = await s.api(`/api/admin/projects/${s.projectId}`);
+    expect(r.status).toBe(200);
+    expect(r.body.id).toBe(s.projectId);
+    const other = s.newProject("Other");
+    const f = await s.api(`/api/admin/projects/${other.projectId}`);
+    expect(f.status).toBe(403);
+    expect(expectErrorShape(f.body).code).toBe("FORBIDDEN");
+  });
+
+  test("an id longer than 128 characters is VALIDATION", async () => {
+    const r = await s.api(`/api/admin/projects/${"x".repeat(129)}`);
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe("VALIDATION");
+    expect(r.body.detail).toContain("id");
+  });
+});
+
+describe("PATCH project", () => {
+  test("only the fields sent change", async () => {
+    const before = (await s.api("/api/admin/projects/current")).body;
+    const r = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { name: "Renamed", timezone: "Europe/Berlin" } });
+    expect(r.status).toBe(200);
+    expect(r.body.name).toBe("Renamed");
+    expect(r.body.timezone).toBe("Europe/Berlin");
+    for (const f of ["slug", "domain", "defaultEnv", "analysis", "moduleGates", "plan", "createdAt"]) expect(r.body[f]).toEqual(before[f]);
+    expect(r.body.updatedAt >= before.updatedAt).toBe(true);
+    const stored = (await s.api("/api/admin/projects/current")).body;
+    expect(stored.name).toBe("Renamed");
+  });
+
+  test("every setting of DECISIONS.md can be set", async () => {
+    const body = {
+      slug: "renamed-shop",
+      defaultEnv: "staging",
+      analysis: { method: "bayesian", significanceThreshold: 0.1, autoRollback: true, minSampleDays: 3 },
+      moduleTranslations: false,
+      moduleConfigs: false,
+      moduleGates: false,
+      moduleExperiments: false,
+      moduleFeedback: false,
+      publicTicketCreation: false,
+    };
+    const r = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject(body);
+    const partial = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { analysis: { minSampleDays: 10 } } });
+    expect(partial.body.analysis).toEqual({ method: "bayesian", significanceThreshold: 0.1, autoRollback: true, minSampleDays: 10 });
+    // restore
+    await s.api(`/api/admin/projects/${s.projectId}`, {
+      method: "PATCH",
+      body: { defaultEnv: "prod", moduleTranslations: true, moduleConfigs: true, moduleGates: true, moduleExperiments: true, moduleFeedback: true, publicTicketCreation: true },
+    });
+  });
+
+  test("bad values are VALIDATION with the field named, and change nothing", async () => {
+    const before = (await s.api("/api/admin/projects/current")).body;
+    const cases: [unknown, string][] = [
+      [{ timezone: "Mars/Olympus" }, "timezone"],
+      [{ slug: "Not A Slug" }, "slug"],
+      [{ defaultEnv: "qa" }, "defaultEnv"],
+      [{ name: 42 }, "name"],
+      [{ name: "" }, "name"],
+      [{ domain: "exa mple.com" }, "domain"],
+      [{ domain: "https://example.com/path" }, "domain"],
+      [{ analysis: { method: "magic" } }, "analysis"],
+      [{ analysis: { significanceThreshold: 2 } }, "analysis"],
+      [{ moduleGates: "yes" }, "moduleGates"],
+      [{ name: "ok", timezone: "Nowhere/Nope" }, "timezone"],
+    ];
+    for (const [body, field] of cases) {
+      const r = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.code).toBe("VALIDATION");
+      expect(r.body.detail).toContain(field);
+    }
+    const after = (await s.api("/api/admin/projects/current")).body;
+    expect(after).toEqual(before);
+  });
+
+  test("malformed JSON is BAD_REQUEST and changes nothing", async () => {
+    const before = (await s.api("/api/admin/projects/current")).body;
+    const r = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", rawBody: '{"name": "x",' });
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe("BAD_REQUEST");
+    expect((await s.api("/api/admin/projects/current")).body).toEqual(before);
+  });
+
+  test("another project's id is FORBIDDEN and changes nothing there", async () => {
+    const other = s.newProject("Victim");
+    const r = await s.api(`/api/admin/projects/${other.projectId}`, { method: "PATCH", body: { name: "pwned" } });
+    expect(r.status).toBe(403);
+    expect(r.body.code).toBe("FORBIDDEN");
+    const theirs = await s.api(`/api/admin/projects/${other.projectId}`, { key: other.adminKey });
+    expect(theirs.body.name).toBe("Victim");
+  });
+
+  test("a new domain is stamped into every live key, and CORS follows it", async () => {
+    const r = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { domain: "Shop.Example.com" } });
+    expect(r.status).toBe(200);
+    expect(r.body.domain).toBe("shop.example.com");
+    const keys = (await s.api("/api/admin/keys")).body as any[];
+    expect(keys.length).toBeGreaterThanOrEqual(3);
+    for (const k of keys) expect(k.allowedOrigin).toBe("https://shop.example.com");
+    // Keys minted afterwards carry it too.
+    const minted = await s.api("/api/admin/keys", { body: { type: "server" } });
+    const listed = ((await s.api("/api/admin/keys")).body as any[]).find((k) => k.id === minted.body.id);
+    expect(listed.allowedOrigin).toBe("https://shop.example.com");
+
+    const origin = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { domain: "http://localhost:5173" } });
+    expect(origin.body.domain).toBe("http://localhost:5173");
+    for (const k of (await s.api("/api/admin/keys")).body as any[]) expect(k.allowedOrigin).toBe("http://localhost:5173");
+
+    const cleared = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { domain: "" } });
+    expect(cleared.body.domain).toBe("");
+    for (const k of (await s.api("/api/admin/keys")).body as any[]) expect(k.allowedOrigin).toBeNull();
+  });
+
+  test("the domain stamp does not touch another project's keys", async () => {
+    const other = s.newProject("Untouched");
+    await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { domain: "mine.example" } });
+    const theirs = (await s.api("/api/admin/keys", { key: other.adminKey })).body as any[];
+    for (const k of theirs) expect(k.allowedOrigin).toBeNull();
+    await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { domain: "" } });
+  });
+});
