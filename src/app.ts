@@ -18,6 +18,8 @@ export type AppOptions = {
   maxBodyBytes: number;
   /** How often SDK key last-used stamps are written. */
   lastUsedFlushMs?: number;
+  /** `svc serve --edge-only`: answer only the public intake (/ops) and /healthz. */
+  edgeOnly?: boolean;
 };
 
 export type Services = {
@@ -33,6 +35,8 @@ export type AppContext = {
   auth: ReturnType<typeof authPlugin>;
   log: Logger;
   options: AppOptions;
+  /** Aborted when the server begins to shut down: long-lived responses (streams) end on it. */
+  shutdown: AbortSignal;
 };
 
 export function createServices(db: Db, options: Pick<AppOptions, "lastUsedFlushMs"> = {}): Services {
@@ -54,10 +58,15 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 type RequestMeta = { start: number; id: string };
 
-export function createContext(db: Db, log: Logger, options: AppOptions): AppContext {
+export function createContext(db: Db, log: Logger, options: AppOptions, shutdown: AbortSignal = new AbortController().signal): AppContext {
   const services = createServices(db, options);
   const authenticator = new Authenticator(services.keys);
-  return { db, services, authenticator, auth: authPlugin(authenticator), log, options };
+  return { db, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown };
+}
+
+/** Paths the edge role (`--edge-only`) serves. */
+function isEdgePath(path: string): boolean {
+  return path === "/healthz" || path.startsWith("/ops/");
 }
 
 function isCorsPath(path: string): boolean {
@@ -101,6 +110,9 @@ export function buildApp(ctx: AppContext) {
         const id = incoming && REQUEST_ID.test(incoming) ? incoming : randomBase62(16);
         meta.set(request, { start: performance.now(), id });
         set.headers["x-request-id"] = id;
+        if (options.edgeOnly && !isEdgePath(pathOf(request.url))) {
+          return errorResponse(404, { error: "This server runs the edge role only (public intake under /ops)", code: "NOT_FOUND" }, id);
+        }
 
         const length = request.headers.get("content-length");
         if (length !== null && Number(length) > options.maxBodyBytes) {

@@ -4,6 +4,9 @@ import { type Db, openDatabase } from "./lib/db";
 import { createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES, databasePath } from "./lib/config";
 
+/** Longest a graceful stop waits for in-flight requests before closing connections. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
 export type ServerOptions = {
   port: number;
   host: string;
@@ -45,7 +48,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const log = createLogger({ requests: options.logRequests ?? true, quiet: options.quiet });
   const db = openDatabase(databasePath(options.dataDir));
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const ctx = createContext(db, log, { maxBodyBytes, lastUsedFlushMs: options.lastUsedFlushMs });
+  const shutdown = new AbortController();
+  const ctx = createContext(db, log, { maxBodyBytes, lastUsedFlushMs: options.lastUsedFlushMs, edgeOnly: options.edgeOnly }, shutdown.signal);
   if (options.initAdminKey) bootstrapHeadless(ctx, options.initAdminKey, options.adminEmail ?? "admin@example.com", log);
 
   const app = buildApp(ctx);
@@ -69,7 +73,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     async stop() {
       if (stopped) return;
       stopped = true;
-      await server.stop(false);
+      // End streams first so that draining does not wait on them; give other requests time to finish.
+      shutdown.abort();
+      const drained = server.stop(false);
+      const deadline = new Promise<"timeout">((done) => setTimeout(() => done("timeout"), DRAIN_TIMEOUT_MS).unref?.());
+      if ((await Promise.race([drained, deadline])) === "timeout") await server.stop(true);
       closeServices(ctx.services);
       db.close();
     },

@@ -114,7 +114,9 @@ describe("OpenAPI", () => {
     expect(routes.length).toBeGreaterThan(0);
     for (const route of routes) {
       const path = route.path.replace(/:([^/]+)/g, "{$1}").replace(/\*$/, "{*}");
-      const op = spec.paths[path]?.[route.method.toLowerCase()] ?? Object.entries(spec.paths).find(([p]) => p.startsWith(path.replace("{*}", "")))?.[1]?.[route.method.toLowerCase()];
+      const paths = spec.paths as Record<string, Record<string, any>>;
+      const method = String(route.method).toLowerCase();
+      const op = paths[path]?.[method] ?? Object.entries(paths).find(([p]) => p.startsWith(path.replace("{*}", "")))?.[1]?.[method];
       expect(op, `${route.method} ${route.path}`).toBeDefined();
       expect(op.summary, `${route.method} ${route.path}`).toBeTruthy();
       if (route.path.startsWith("/api/admin/")) {
@@ -135,4 +137,17 @@ describe("OpenAPI", () => {
     expect(js.headers.get("content-type")).toContain("javascript");
     expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000);
   });
+});
+
+test("--edge-only serves /healthz and the intake paths only", async () => {
+  const edge = await startTestServer({ edgeOnly: true });
+  try {
+    expect((await edge.api("/healthz", { key: null })).status).toBe(200);
+    const admin = await edge.api("/api/admin/projects/current");
+    expect(admin.status).toBe(404);
+    expect(admin.body.code).toBe("NOT_FOUND");
+    expect((await edge.api("/openapi/json", { key: null })).status).toBe(404);
+  } finally {
+    await edge.stop();
+  }
 });
