@@ -8,9 +8,22 @@ import type { Logger } from "./lib/log";
 import { KeysService } from "./modules/keys/service";
 import { ProjectsService } from "./modules/projects/service";
 import { RevisionsService } from "./modules/delivery/revisions";
+import { SnapshotService } from "./modules/delivery/snapshot";
+import { deliveryRoutes } from "./modules/delivery/routes";
+import { KillswitchesService } from "./modules/killswitches/service";
+import { killswitchRoutes } from "./modules/killswitches/routes";
+import { ConfigsService } from "./modules/configs/service";
+import { configRoutes } from "./modules/configs/routes";
 import { keyRoutes } from "./modules/keys/routes";
 import { projectRoutes } from "./modules/projects/routes";
 import { systemRoutes } from "./modules/system/routes";
+import { IdentityService } from "./modules/identity/service";
+import { identityRoutes } from "./modules/identity/routes";
+import type { SignInOptions } from "./modules/identity/options";
+import { DeviceService } from "./modules/device/service";
+import { deviceRoutes } from "./modules/device/routes";
+import { TokensService } from "./modules/tokens/service";
+import { tokenRoutes } from "./modules/tokens/routes";
 import { VERSION } from "./version";
 
 export type AppOptions = {
@@ -20,12 +33,22 @@ export type AppOptions = {
   lastUsedFlushMs?: number;
   /** `svc serve --edge-only`: answer only the public intake (/ops) and /healthz. */
   edgeOnly?: boolean;
+  /** Interval of the SSE stream's keep-alive comment (default 15 s). */
+  streamHeartbeatMs?: number;
+  /** Browser sign-in, mail, OIDC and the sign-in clock. */
+  signIn?: SignInOptions;
 };
 
 export type Services = {
   keys: KeysService;
   projects: ProjectsService;
   revisions: RevisionsService;
+  killswitches: KillswitchesService;
+  snapshots: SnapshotService;
+  configs: ConfigsService;
+  identity: IdentityService;
+  device: DeviceService;
+  tokens: TokensService;
 };
 
 export type AppContext = {
@@ -39,17 +62,27 @@ export type AppContext = {
   shutdown: AbortSignal;
 };
 
-export function createServices(db: Db, options: Pick<AppOptions, "lastUsedFlushMs"> = {}): Services {
+export function createServices(db: Db, options: Pick<AppOptions, "lastUsedFlushMs" | "signIn"> = {}): Services {
   const keys = new KeysService(db, { lastUsedFlushMs: options.lastUsedFlushMs });
   const projects = new ProjectsService(db, keys);
   const revisions = new RevisionsService(db);
-  return { keys, projects, revisions };
+  const killswitches = new KillswitchesService(db, revisions);
+  const configs = new ConfigsService(db, revisions);
+  const snapshots = new SnapshotService(db, revisions, projects, {
+    killswitches: (projectId, env) => killswitches.publishedForEnv(projectId, env),
+    configs: (projectId, env) => configs.publishedForEnv(projectId, env),
+  });
+  const identity = new IdentityService(db, projects, options.signIn);
+  const device = new DeviceService(db, identity);
+  const tokens = new TokensService(db);
+  return { keys, projects, revisions, killswitches, snapshots, configs, identity, device, tokens };
 }
 
 /** Stops every service timer and flushes what they buffer; the database is closed by the caller. */
 export function closeServices(services: Services): void {
   services.keys.close();
   services.revisions.close();
+  services.snapshots.close();
 }
 
 /** Paths a browser SDK may call cross-origin; CORS headers are only given there. */
@@ -61,6 +94,8 @@ type RequestMeta = { start: number; id: string };
 export function createContext(db: Db, log: Logger, options: AppOptions, shutdown: AbortSignal = new AbortController().signal): AppContext {
   const services = createServices(db, options);
   const authenticator = new Authenticator(services.keys);
+  authenticator.register(services.device.bearerResolver());
+  authenticator.register(services.tokens.bearerResolver());
   return { db, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown };
 }
 
@@ -206,6 +241,12 @@ export function buildApp(ctx: AppContext) {
       .use(systemRoutes(ctx))
       .use(projectRoutes(ctx))
       .use(keyRoutes(ctx))
+      .use(killswitchRoutes(ctx))
+      .use(deliveryRoutes(ctx))
+      .use(configRoutes(ctx))
+      .use(identityRoutes(ctx))
+      .use(deviceRoutes(ctx))
+      .use(tokenRoutes(ctx))
   );
 }
 

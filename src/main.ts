@@ -2,9 +2,27 @@
 import { UsageError } from "./lib/config";
 import { type Command, parseCommandArgs } from "./cli/command";
 import { backupCommand, healthcheckCommand, initCommand, serveCommand, versionCommand } from "./cli/server-commands";
+import { loginCommand, logoutCommand } from "./cli/login";
+import { bindCommand, whoamiCommand } from "./cli/account";
+import { configCommand, sdkCommand, toggleCommand } from "./cli/resources";
+import { mcpCommand } from "./cli/mcp-command";
 
 /** Every subcommand, in the order `svc help` lists them. */
-const COMMANDS: Command[] = [serveCommand, initCommand, backupCommand, healthcheckCommand, versionCommand];
+const COMMANDS: Command[] = [
+  serveCommand,
+  initCommand,
+  backupCommand,
+  healthcheckCommand,
+  loginCommand,
+  logoutCommand,
+  whoamiCommand,
+  bindCommand,
+  toggleCommand,
+  configCommand,
+  sdkCommand,
+  mcpCommand,
+  versionCommand,
+];
 
 function helpText(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length), 4) + 2;

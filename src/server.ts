@@ -3,6 +3,8 @@ import { type App, buildApp, closeServices, createContext, type AppContext } fro
 import { type Db, openDatabase } from "./lib/db";
 import { createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES, databasePath } from "./lib/config";
+import { snapshotFastRoutes } from "./modules/delivery/fast-path";
+import type { SignInOptions } from "./modules/identity/options";
 
 /** Longest a graceful stop waits for in-flight requests before closing connections. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -22,6 +24,10 @@ export type ServerOptions = {
   lastUsedFlushMs?: number;
   /** `--edge-only`: serve only the public intake role. */
   edgeOnly?: boolean;
+  /** Keep-alive interval of SDK streams (tests shorten it). */
+  streamHeartbeatMs?: number;
+  /** Browser sign-in: public URL, SMTP, OIDC (`signInOptionsFromEnv`); tests add a mailer and a clock. */
+  signIn?: SignInOptions;
 };
 
 export type RunningServer = {
@@ -37,8 +43,8 @@ export type RunningServer = {
 /** Headless first start: creates the first project around an operator-chosen admin key. */
 function bootstrapHeadless(ctx: AppContext, adminKey: string, ownerEmail: string, log: Logger): void {
   const { projects, keys } = ctx.services;
+  // No project means no key (keys reference projects). Asking resolveSecret here would cache "unknown" for this very key.
   if (projects.countProjects() > 0) return;
-  if (keys.resolveSecret(adminKey)) return;
   const { project } = projects.createOrganisationWithProject({ projectName: "Default project", ownerEmail });
   keys.mint(project.id, { type: "admin", name: "SERVICE_INIT_ADMIN_KEY" }, adminKey);
   log.info("created the first project from SERVICE_INIT_ADMIN_KEY", { projectId: project.id, ownerEmail });
@@ -49,10 +55,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const db = openDatabase(databasePath(options.dataDir));
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const shutdown = new AbortController();
-  const ctx = createContext(db, log, { maxBodyBytes, lastUsedFlushMs: options.lastUsedFlushMs, edgeOnly: options.edgeOnly }, shutdown.signal);
+  const ctx = createContext(db, log, { maxBodyBytes, lastUsedFlushMs: options.lastUsedFlushMs, edgeOnly: options.edgeOnly, streamHeartbeatMs: options.streamHeartbeatMs, signIn: options.signIn }, shutdown.signal);
   if (options.initAdminKey) bootstrapHeadless(ctx, options.initAdminKey, options.adminEmail ?? "admin@example.com", log);
 
   const app = buildApp(ctx);
+  // Elysia merges `serve.routes` into Bun's native router: the snapshot's current-tag 304 is answered there, ahead of the pipeline.
+  if (!options.edgeOnly) app.config.serve = { ...app.config.serve, routes: snapshotFastRoutes(ctx, (request) => app.fetch(request)) };
   app.listen({
     port: options.port,
     hostname: options.host,
@@ -63,9 +71,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const server = app.server as Server<unknown>;
   const port = server.port ?? options.port;
   const shownHost = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
+  const url = `http://${shownHost}:${port}`;
+  if (!options.edgeOnly) {
+    const setup = ctx.services.identity.bootstrap({ adminEmail: options.adminEmail, baseUrl: options.signIn?.publicUrl ?? url });
+    if (setup) log.warn("first-run setup", { url: setup.setupUrl });
+  }
   let stopped = false;
   return {
-    url: `http://${shownHost}:${port}`,
+    url,
     port,
     ctx,
     app,

@@ -2,7 +2,6 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { type } from "arktype";
 import {
-  AdminKeyText,
   DEFAULT_DATA_DIR,
   DEFAULT_HOST,
   DEFAULT_PORT,
@@ -13,8 +12,10 @@ import {
   parseOrThrow,
 } from "../lib/config";
 import { openDatabase } from "../lib/db";
+import { KEY_SECRET_PATTERN } from "../modules/keys/service";
 import { closeServices, createServices } from "../app";
 import { startServer } from "../server";
+import { signInOptionsFromEnv } from "../modules/identity/options";
 import { VERSION } from "../version";
 import type { Command } from "./command";
 
@@ -41,7 +42,10 @@ export const serveCommand: Command = {
     if (host.trim() === "") throw new UsageError("--host must not be empty");
     const dataDir = resolve((values.data as string | undefined) ?? process.env.SERVICE_DATA_DIR ?? DEFAULT_DATA_DIR);
     const initAdminKey = process.env.SERVICE_INIT_ADMIN_KEY || undefined;
-    if (initAdminKey) parseOrThrow(AdminKeyText, initAdminKey, "SERVICE_INIT_ADMIN_KEY (sdk_admin_ then 16-128 letters or digits)");
+    // Checked without parseOrThrow so that the message never echoes the secret.
+    if (initAdminKey && !KEY_SECRET_PATTERN.test(initAdminKey)) {
+      throw new UsageError("SERVICE_INIT_ADMIN_KEY must be sdk_admin_ followed by 16-128 letters or digits");
+    }
     const adminEmail = process.env.SERVICE_ADMIN_EMAIL || undefined;
     if (adminEmail) parseOrThrow(EmailText, adminEmail, "SERVICE_ADMIN_EMAIL");
 
@@ -51,6 +55,7 @@ export const serveCommand: Command = {
       dataDir,
       initAdminKey,
       adminEmail,
+      signIn: signInOptionsFromEnv(process.env),
       edgeOnly: values["edge-only"] === true,
       logRequests: values["no-request-log"] !== true,
     });

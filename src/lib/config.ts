@@ -9,7 +9,6 @@ export const DEFAULT_HOST = "0.0.0.0";
 export const DEFAULT_DATA_DIR = "./data";
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-export const AdminKeyText = type(/^sdk_admin_[A-Za-z0-9]{16,128}$/);
 export const EmailText = type("string.email");
 
 /** `<data>/service.db`: the one file all state lives in. */

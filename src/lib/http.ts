@@ -1,5 +1,5 @@
-import { t, type TSchema } from "elysia";
-import { ErrorBodySchema } from "./errors";
+import { Elysia, t, type TSchema } from "elysia";
+import { type ApiError, ErrorBodySchema, badRequest, validation } from "./errors";
 
 /** `{id}` path parameter: the spec's 1..128 characters (an id, or a name where the resource allows). */
 export const IdParam = t.Object({ id: t.String({ minLength: 1, maxLength: 128, description: "Id (or name, where the resource allows)" }) });
@@ -73,3 +73,48 @@ export function describe<const R extends Record<number, TSchema> = {}>(options: 
 }
 
 export { ErrorBodySchema };
+
+const BODY_ERROR = Symbol("body error");
+type ParsedBody = Record<string, unknown> & { [BODY_ERROR]?: ApiError };
+
+async function parseJsonObject({ request }: { request: Request }): Promise<ParsedBody> {
+  const text = await request.text();
+  if (text.trim() === "") return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { [BODY_ERROR]: badRequest("Malformed request body", "body: expected valid JSON") };
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    const got = Array.isArray(parsed) ? "an array" : parsed === null ? "null" : typeof parsed;
+    return { [BODY_ERROR]: validation("Request body must be a JSON object", `(body): expected an object, got ${got}`) };
+  }
+  return parsed as ParsedBody;
+}
+
+/**
+ * The `jsonObjectBody` macro, for routes where an empty body means something
+ * (a toggle with `{}` flips). Elysia's own parsing turns a body that is not
+ * a JSON object (`[]`, `null`, a string, JSON sent as text/plain) into `{}`
+ * for an all-optional schema, and drops bad JSON on an optional DELETE body;
+ * such a request would then act as one the caller never sent. With this
+ * macro every body is read as JSON whatever its content type: empty is `{}`,
+ * bad JSON is BAD_REQUEST, anything but an object is VALIDATION. The error
+ * is raised in `transform`, so list the macro after `admin: true` in the
+ * route options: authentication (also a transform) then comes first, and a
+ * caller without a credential learns nothing about the body.
+ */
+export const jsonBodyPlugin = new Elysia({ name: "json-object-body" }).macro({
+  jsonObjectBody: (_enabled: true) => ({
+    // Parsers run in order until one returns a body, and ours always does: the
+    // named "json" parser is never reached. It is listed because the OpenAPI
+    // plugin documents only named parsers (a lone function leaves the request
+    // body without a content type). The macro's type admits functions only.
+    parse: [parseJsonObject, "json" as unknown as typeof parseJsonObject],
+    transform({ body }) {
+      const error = (body as ParsedBody | undefined)?.[BODY_ERROR];
+      if (error) throw error;
+    },
+  }),
+});

@@ -3,6 +3,10 @@ import { tenancyMigration } from "../modules/projects/schema";
 import { sdkKeysMigration } from "../modules/keys/schema";
 import { revisionsMigration } from "../modules/delivery/schema";
 import { killswitchesMigration } from "../modules/killswitches/schema";
+import { configsMigration } from "../modules/configs/schema";
+import { identityMigration } from "../modules/identity/schema";
+import { deviceMigration } from "../modules/device/schema";
+import { apiTokensMigration } from "../modules/tokens/schema";
 
 /**
  * Every schema step in the order it was released. Append only: a step's
@@ -14,4 +18,8 @@ export const MIGRATIONS: Migration[] = [
   sdkKeysMigration,
   revisionsMigration,
   killswitchesMigration,
+  configsMigration,
+  identityMigration,
+  deviceMigration,
+  apiTokensMigration,
 ];

@@ -45,7 +45,8 @@ const KEY_COLUMNS = "id, project_id, type, name, scopes, secret_tail, allowed_or
 /** How long a resolved key stays in memory: a revoke by another process on the same file takes effect within this. */
 const RESOLVE_CACHE_MS = 5_000;
 
-export const KEY_SECRET_PATTERN = /^sdk_(admin|client|server)_[A-Za-z0-9]{16,128}$/;
+/** What an operator-chosen admin secret (SERVICE_INIT_ADMIN_KEY) must look like. */
+export const KEY_SECRET_PATTERN = /^sdk_admin_[A-Za-z0-9]{16,128}$/;
 
 export class KeysService {
   private readonly resolved = new Map<string, { key: SdkKey | null; until: number }>();
@@ -110,6 +111,8 @@ export class KeysService {
         row.allowedOrigin,
         row.createdAt,
       );
+    // A chosen secret (SERVICE_INIT_ADMIN_KEY) may have been looked up, and cached as unknown, before.
+    this.resolved.delete(sha256Hex(key));
     return { ...row, key };
   }
 

@@ -1,6 +1,7 @@
 import { t } from "elysia";
 
-const Env = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
+/** `dev | staging | prod`, shared by every module that takes an env. */
+export const EnvSchema = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
 
 export const AnalysisSchema = t.Object({
   method: t.Union([t.Literal("frequentist"), t.Literal("bayesian")]),
@@ -29,7 +30,7 @@ export const ProjectSchema = t.Object({
   moduleExperiments: t.Boolean(),
   moduleFeedback: t.Boolean(),
   publicTicketCreation: t.Boolean(),
-  defaultEnv: Env,
+  defaultEnv: EnvSchema,
   timezone: t.String(),
   analysis: AnalysisSchema,
   createdAt: t.String(),
@@ -41,7 +42,7 @@ export const ProjectPatchSchema = t.Object(
     name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     domain: t.Optional(t.String({ maxLength: 253, description: "Host (example.com) or origin (https://app.example.com); empty clears. Stamped into every live SDK key as its allowed origin." })),
     slug: t.Optional(t.String({ minLength: 1, maxLength: 63 })),
-    defaultEnv: t.Optional(Env),
+    defaultEnv: t.Optional(EnvSchema),
     timezone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
     analysis: t.Optional(t.Partial(AnalysisSchema)),
     moduleTranslations: t.Optional(t.Boolean()),

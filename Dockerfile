@@ -1,0 +1,30 @@
+# syntax=docker/dockerfile:1
+# svc in one image: build the single binary with Bun, ship only that binary on distroless.
+#
+#   docker build -t svc .
+#   docker run -d -p 8080:8080 -v svc-data:/data --name svc svc
+#   docker exec svc /usr/local/bin/svc init --json
+
+# Stage 1: install from the lockfile (the `bun` npm package brings the compiler) and compile dist/svc.
+FROM node:22-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json bunfig.toml ./
+COPY src ./src
+RUN npm run build \
+ && ./dist/svc version \
+ && mkdir -p /data-empty
+
+# Stage 2: glibc only (the binary needs nothing else), running as the distroless nonroot user (65532).
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=build /app/dist/svc /usr/local/bin/svc
+# An empty /data owned by nonroot, so a fresh named volume is writable without a shell in the image.
+COPY --from=build --chown=65532:65532 /data-empty /data
+USER nonroot
+ENV SERVICE_DATA_DIR=/data PORT=8080
+VOLUME /data
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=5s --retries=3 CMD ["/usr/local/bin/svc", "healthcheck"]
+ENTRYPOINT ["/usr/local/bin/svc"]
+CMD ["serve"]

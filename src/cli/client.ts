@@ -1,0 +1,437 @@
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import { VERSION } from "../version";
+
+/**
+ * What the CLI and the MCP tool server share: where the user's files are,
+ * which credential, server and project a call uses (the spec's precedence),
+ * access-token refresh under a lock, and authenticated HTTP.
+ */
+
+export const DEFAULT_SERVER_URL = "http://localhost:8080";
+export const ENVS = ["dev", "staging", "prod"] as const;
+export type Env = (typeof ENVS)[number];
+
+/** `~/.service/credentials`: what `svc login` writes. */
+export type Credentials = {
+  access_token: string;
+  refresh_token: string;
+  project_id: string | null;
+  user_email: string;
+  created_at: string;
+  server_url: string;
+  /** When the access token stops working (ISO 8601); absent means unknown. */
+  expires_at?: string;
+};
+
+/** `~/.service/config.json`: preferences used when no flag says otherwise. */
+export type Preferences = { project_id?: string; env?: Env };
+
+/** The call cannot be made without signing in first (exit status 3). */
+export class NotSignedInError extends Error {}
+
+/** The server refused the call: carries the contract's `{error, code, detail?}` (exit status 1). */
+export class ApiRequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly detail?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The server could not be reached, or answered something that is not our API (exit status 1). */
+export class NetworkError extends Error {}
+
+type Environment = Record<string, string | undefined>;
+
+/** `$SERVICE_CONFIG_DIR`, else `~/.service`. */
+export function configDir(env: Environment = process.env): string {
+  if (env.SERVICE_CONFIG_DIR) return resolve(env.SERVICE_CONFIG_DIR);
+  return join(env.HOME || homedir(), ".service");
+}
+
+export function credentialsPath(env: Environment = process.env): string {
+  return join(configDir(env), "credentials");
+}
+
+function readJsonFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`${path} is not valid JSON; fix or delete it`);
+  }
+}
+
+const isNonEmptyString = (v: unknown): v is string => typeof v === "string" && v !== "";
+
+export function readCredentials(env: Environment = process.env): Credentials | null {
+  const path = credentialsPath(env);
+  const data = readJsonFile(path) as Partial<Credentials> | undefined;
+  if (data === undefined) return null;
+  if (typeof data !== "object" || data === null || !isNonEmptyString(data.access_token) || !isNonEmptyString(data.refresh_token)) {
+    throw new NotSignedInError(`${path} has no access_token/refresh_token; run \`svc login\` again`);
+  }
+  return {
+    access_token: data.access_token,
+    refresh_token: data.refresh_token,
+    project_id: isNonEmptyString(data.project_id) ? data.project_id : null,
+    user_email: typeof data.user_email === "string" ? data.user_email : "",
+    created_at: typeof data.created_at === "string" ? data.created_at : "",
+    server_url: isNonEmptyString(data.server_url) ? data.server_url : DEFAULT_SERVER_URL,
+    ...(isNonEmptyString(data.expires_at) ? { expires_at: data.expires_at } : {}),
+  };
+}
+
+/**
+ * Writes `path` so that no reader ever sees half a file and the result is
+ * 0600: a private temp file beside it, chmod (an existing file's wider mode
+ * or the umask must not leak into the new one), then rename over it.
+ */
+function writePrivateFile(path: string, text: string): void {
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const temp = join(dir, `.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    writeFileSync(temp, text, { mode: 0o600, flag: "wx" });
+    chmodSync(temp, 0o600);
+    renameSync(temp, path);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    throw err;
+  }
+}
+
+export function writeCredentials(credentials: Credentials, env: Environment = process.env): void {
+  writePrivateFile(credentialsPath(env), `${JSON.stringify(credentials, null, 2)}\n`);
+}
+
+/** Removes the credentials file; true when there was one. */
+export function deleteCredentials(env: Environment = process.env): boolean {
+  const path = credentialsPath(env);
+  if (!existsSync(path)) return false;
+  rmSync(path, { force: true });
+  return true;
+}
+
+export function readPreferences(env: Environment = process.env): Preferences {
+  const path = join(configDir(env), "config.json");
+  const data = readJsonFile(path) as Record<string, unknown> | undefined;
+  if (data === undefined || typeof data !== "object" || data === null) return {};
+  const prefs: Preferences = {};
+  if (isNonEmptyString(data.project_id)) prefs.project_id = data.project_id;
+  if (ENVS.includes(data.env as Env)) prefs.env = data.env as Env;
+  return prefs;
+}
+
+/** The `.service` file that binds a directory tree to a project: nearest one from `cwd` upwards. */
+export function findBinding(cwd: string): { path: string; projectId: string } | null {
+  let dir = resolve(cwd);
+  for (;;) {
+    const path = join(dir, ".service");
+    // `~/.service` is the config directory, not a binding file.
+    if (existsSync(path) && statSync(path).isFile()) {
+      const data = readJsonFile(path) as { project_id?: unknown } | undefined;
+      if (!data || !isNonEmptyString(data.project_id)) throw new Error(`${path} has no "project_id"; run \`svc bind <project_id>\` again`);
+      return { path, projectId: data.project_id };
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+export function writeBinding(dir: string, projectId: string): string {
+  const path = join(resolve(dir), ".service");
+  writeFileSync(path, `${JSON.stringify({ project_id: projectId }, null, 2)}\n`);
+  return path;
+}
+
+export type ProjectSource = "--project" | ".service" | "login" | "config.json" | "credential";
+
+export type SessionOptions = {
+  /** `--url` */
+  url?: string;
+  /** `--project` */
+  project?: string;
+  cwd?: string;
+  env?: Environment;
+  /** How long a refresh waits for another process's lock before giving up (ms). */
+  lockWaitMs?: number;
+};
+
+/** Refresh this long before the recorded expiry, so a call does not race the clock. */
+const EXPIRY_SKEW_MS = 30_000;
+/** A lock older than this was left by a process that died mid-refresh. */
+const STALE_LOCK_MS = 30_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+
+export function normaliseUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`not a URL: ${url}`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error(`not an http(s) URL: ${url}`);
+  return parsed.origin + parsed.pathname.replace(/\/+$/, "");
+}
+
+/** Server URL order: `--url`, `SERVICE_URL`, the credentials file's `server_url`, localhost. */
+export function resolveServerUrl(flag: string | undefined, env: Environment, credentials: Credentials | null): string {
+  return normaliseUrl(flag || env.SERVICE_URL || credentials?.server_url || DEFAULT_SERVER_URL);
+}
+
+type ErrorBody = { error?: unknown; code?: unknown; detail?: unknown };
+
+async function readBody(res: Response): Promise<unknown> {
+  const text = await res.text();
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** POST of a JSON body with no credential (the /auth/device paths). */
+export async function postJson(serverUrl: string, path: string, body: unknown): Promise<{ status: number; body: any }> {
+  let res: Response;
+  try {
+    res = await fetch(serverUrl + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", "user-agent": `svc-cli/${VERSION}` },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+  } catch (err) {
+    throw new NetworkError(`could not reach ${serverUrl}: ${(err as Error).message}`);
+  }
+  return { status: res.status, body: await readBody(res) };
+}
+
+function apiError(status: number, body: unknown): ApiRequestError {
+  const b = (typeof body === "object" && body !== null ? body : {}) as ErrorBody;
+  const message = typeof b.error === "string" ? b.error : typeof body === "string" && body ? body.slice(0, 200) : `HTTP ${status}`;
+  return new ApiRequestError(status, typeof b.code === "string" ? b.code : `HTTP_${status}`, message, typeof b.detail === "string" ? b.detail : undefined);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Holds `<credentials>.lock` (created with `wx`, so only one process gets it)
+ * while `fn` runs. A lock older than STALE_LOCK_MS is taken over.
+ */
+async function withFileLock<T>(lockPath: string, waitMs: number, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      const fd = openSync(lockPath, "wx", 0o600);
+      writeFileSync(fd, `${process.pid} ${new Date().toISOString()}\n`);
+      closeSync(fd);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      let age = 0;
+      try {
+        age = Date.now() - statSync(lockPath).mtimeMs;
+      } catch {
+        continue; // released between our open and stat
+      }
+      if (age > STALE_LOCK_MS) {
+        rmSync(lockPath, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`another svc process holds ${lockPath}; try again (or delete it if no svc is running)`);
+      await sleep(25 + Math.random() * 50);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lockPath, { force: true });
+  }
+}
+
+function expiresAt(expiresIn: unknown): string | undefined {
+  return typeof expiresIn === "number" && Number.isFinite(expiresIn) && expiresIn > 0 ? new Date(Date.now() + expiresIn * 1000).toISOString() : undefined;
+}
+
+/** The fields the token and refresh operations answer, ready to store. */
+export function credentialsFromTokenResponse(body: any, base: { server_url: string; project_id: string | null; user_email: string; created_at: string }): Credentials {
+  if (!isNonEmptyString(body?.access_token) || !isNonEmptyString(body?.refresh_token)) {
+    throw new NetworkError("the server's token answer has no access_token/refresh_token");
+  }
+  const expires = expiresAt(body.expires_in);
+  return {
+    access_token: body.access_token,
+    refresh_token: body.refresh_token,
+    project_id: isNonEmptyString(body.project_id) ? body.project_id : base.project_id,
+    user_email: isNonEmptyString(body.user_email) ? body.user_email : base.user_email,
+    created_at: base.created_at,
+    server_url: base.server_url,
+    ...(expires ? { expires_at: expires } : {}),
+  };
+}
+
+export type RequestOptions = {
+  body?: unknown;
+  /** The operation takes X-Project-Id as required: resolve the credential's own project when none is selected. */
+  requireProject?: boolean;
+};
+
+/**
+ * One resolved session: the credential (SERVICE_CLI_TOKEN or the device-flow
+ * pair in the credentials file), the server and the selected project.
+ */
+export class SvcClient {
+  private constructor(
+    private readonly env: Environment,
+    readonly serverUrl: string,
+    /** null: the credential's own project (the server's default). */
+    public projectId: string | null,
+    readonly projectSource: ProjectSource,
+    readonly credentialSource: "SERVICE_CLI_TOKEN" | "credentials file",
+    private token: string,
+    private credentials: Credentials | null,
+    private readonly lockWaitMs: number,
+  ) {}
+
+  /**
+   * Precedence: SERVICE_CLI_TOKEN always wins over the credentials file (which
+   * is then not read at all); project: `--project`, then the nearest `.service`
+   * file, then the project bound at login, then config.json.
+   */
+  static open(options: SessionOptions = {}): SvcClient {
+    const env = options.env ?? process.env;
+    const envToken = env.SERVICE_CLI_TOKEN?.trim();
+    const credentials = envToken ? null : readCredentials(env);
+    if (!envToken && !credentials) {
+      throw new NotSignedInError(
+        `not signed in: no credentials at ${credentialsPath(env)} (set by SERVICE_CONFIG_DIR, else HOME/.service). Run \`svc login\`, or set SERVICE_CLI_TOKEN.`,
+      );
+    }
+    const serverUrl = resolveServerUrl(options.url, env, credentials);
+    let projectId: string | null = null;
+    let source: ProjectSource = "credential";
+    const binding = findBinding(options.cwd ?? process.cwd());
+    const prefs = readPreferences(env);
+    if (options.project) [projectId, source] = [options.project, "--project"];
+    else if (binding) [projectId, source] = [binding.projectId, ".service"];
+    else if (credentials?.project_id) [projectId, source] = [credentials.project_id, "login"];
+    else if (prefs.project_id) [projectId, source] = [prefs.project_id, "config.json"];
+    return new SvcClient(
+      env,
+      serverUrl,
+      projectId,
+      source,
+      envToken ? "SERVICE_CLI_TOKEN" : "credentials file",
+      envToken || credentials!.access_token,
+      credentials,
+      options.lockWaitMs ?? STALE_LOCK_MS + 5_000,
+    );
+  }
+
+  /** The user's preferred env from config.json, if any. */
+  preferredEnv(): Env | undefined {
+    return readPreferences(this.env).env;
+  }
+
+  private isExpired(): boolean {
+    const at = this.credentials?.expires_at;
+    return at !== undefined && Date.parse(at) - EXPIRY_SKEW_MS <= Date.now();
+  }
+
+  /**
+   * Rotates the device-flow pair. Under the lock: re-read the file; when
+   * another process already rotated it (its access token differs from the
+   * one we have), use that pair instead of spending our (now revoked)
+   * refresh token. The new pair is on disk before the call goes on.
+   */
+  private async refresh(): Promise<void> {
+    const used = this.credentials!;
+    const path = credentialsPath(this.env);
+    await withFileLock(`${path}.lock`, this.lockWaitMs, async () => {
+      const current = readCredentials(this.env);
+      if (!current) throw new NotSignedInError("signed out while this command ran; run `svc login`");
+      if (current.access_token !== used.access_token) {
+        this.adopt(current);
+        return;
+      }
+      const res = await postJson(this.serverUrl, "/auth/device/refresh", { refresh_token: current.refresh_token });
+      if (res.status !== 200) {
+        const code = res.body?.error;
+        if (res.status === 400 || res.status === 401) {
+          throw new NotSignedInError(`your session has expired or was revoked (${typeof code === "string" ? code : res.status}); run \`svc login\``);
+        }
+        throw apiError(res.status, res.body);
+      }
+      const next = credentialsFromTokenResponse(res.body, current);
+      writeCredentials(next, this.env);
+      this.adopt(next);
+    });
+  }
+
+  private adopt(credentials: Credentials): void {
+    this.credentials = credentials;
+    this.token = credentials.access_token;
+  }
+
+  /** The project X-Project-Id is sent for; asks the server for the credential's own when none is selected. */
+  async requireProjectId(): Promise<string> {
+    if (this.projectId) return this.projectId;
+    const me = await this.request<{ project: { id: string } | null }>("GET", "/api/admin/me");
+    if (!me.project) throw new ApiRequestError(400, "BAD_REQUEST", "No project selected", "pass --project, run `svc bind <project_id>`, or sign in with `svc login --project`");
+    this.projectId = me.project.id;
+    return this.projectId;
+  }
+
+  private async send(method: string, path: string, body: unknown): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: "application/json", "user-agent": `svc-cli/${VERSION}` };
+    if (this.projectId) headers["x-project-id"] = this.projectId;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    try {
+      return await fetch(this.serverUrl + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+    } catch (err) {
+      throw new NetworkError(`could not reach ${this.serverUrl}: ${(err as Error).message}`);
+    }
+  }
+
+  /** An authenticated /api/admin call; answers the parsed JSON body or throws ApiRequestError. */
+  async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    if (options.requireProject) await this.requireProjectId();
+    if (this.credentials && this.isExpired()) await this.refresh();
+    let res = await this.send(method, path, options.body);
+    if (res.status === 401 && this.credentials) {
+      // The clock or the server disagreed with expires_at: refresh once and retry.
+      await res.body?.cancel();
+      await this.refresh();
+      res = await this.send(method, path, options.body);
+    }
+    const body = await readBody(res);
+    if (!res.ok) {
+      if (res.status === 401) {
+        const what = this.credentialSource === "SERVICE_CLI_TOKEN" ? "SERVICE_CLI_TOKEN was refused" : "your session was refused";
+        throw new NotSignedInError(`${what} (${apiError(res.status, body).message}); run \`svc login\``);
+      }
+      throw apiError(res.status, body);
+    }
+    return body as T;
+  }
+}

@@ -1,0 +1,194 @@
+import { createHash, randomBytes } from "node:crypto";
+import { UsageError } from "../lib/config";
+import {
+  type Credentials,
+  NetworkError,
+  credentialsFromTokenResponse,
+  credentialsPath,
+  deleteCredentials,
+  postJson,
+  readCredentials,
+  resolveServerUrl,
+  writeCredentials,
+} from "./client";
+import { clientCommand, emit } from "./client-command";
+
+const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
+
+/** PKCE (RFC 7636): a 64-character verifier and its S256 challenge. */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(48).toString("base64url");
+  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
+}
+
+/** `$BROWSER` (split on spaces, URL appended), else the platform's opener. */
+function browserCommand(url: string): string[] {
+  const browser = process.env.BROWSER?.trim();
+  if (browser) return [...browser.split(/\s+/), url];
+  if (process.platform === "darwin") return ["open", url];
+  if (process.platform === "win32") return ["cmd", "/c", "start", "", url];
+  return ["xdg-open", url];
+}
+
+function openBrowser(url: string): void {
+  const cmd = browserCommand(url);
+  const failed = (why: string) => console.error(`Could not open a browser (${cmd[0]}: ${why}); open the URL above yourself.`);
+  try {
+    const child = Bun.spawn(cmd, { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+    child.unref();
+    void child.exited.then((code) => {
+      if (code !== 0) failed(`exit status ${code}`);
+    });
+  } catch (err) {
+    failed((err as Error).message);
+  }
+}
+
+/** A spinner on stderr while we wait, only for a person watching a terminal. */
+function startSpinner(text: string): () => void {
+  if (!process.stderr.isTTY) return () => {};
+  const frames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
+  let i = 0;
+  const timer = setInterval(() => process.stderr.write(`\r${frames[i++ % frames.length]} ${text}`), 100);
+  return () => {
+    clearInterval(timer);
+    process.stderr.write("\r\x1b[K");
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+class LoginFailed extends Error {}
+
+type DeviceCode = { device_code: string; user_code: string; verification_uri: string; verification_uri_complete?: string; expires_in: number; interval: number };
+
+/** Polls the token operation at the server's interval until it answers tokens or a final error. */
+async function pollForTokens(serverUrl: string, code: DeviceCode, verifier: string): Promise<any> {
+  let intervalMs = Math.max(1, code.interval || 5) * 1000;
+  const deadline = Date.now() + Math.max(1, code.expires_in || 900) * 1000;
+  let networkWarned = false;
+  for (;;) {
+    await sleep(intervalMs);
+    if (Date.now() > deadline) throw new LoginFailed("The sign-in code expired before it was approved. Run `svc login` again.");
+    let res: { status: number; body: any };
+    try {
+      res = await postJson(serverUrl, "/auth/device/token", { grant_type: DEVICE_GRANT, device_code: code.device_code, code_verifier: verifier });
+    } catch (err) {
+      if (!(err instanceof NetworkError)) throw err;
+      // A blip while the user is in the browser should not lose the sign-in: keep polling until the code expires.
+      if (!networkWarned) console.error(`warning: ${err.message}; still trying`);
+      networkWarned = true;
+      continue;
+    }
+    if (res.status === 200) return res.body;
+    switch (res.body?.error) {
+      case "authorization_pending":
+        continue;
+      case "slow_down":
+        intervalMs += 5000;
+        continue;
+      case "access_denied":
+        throw new LoginFailed("Sign-in was denied in the browser.");
+      case "expired_token":
+        throw new LoginFailed("The sign-in code expired before it was approved. Run `svc login` again.");
+      default: {
+        const what = typeof res.body?.error === "string" ? res.body.error : `HTTP ${res.status}`;
+        const why = res.body?.error_description ?? res.body?.detail;
+        throw new LoginFailed(`Sign-in failed: ${what}${why ? ` (${why})` : ""}.`);
+      }
+    }
+  }
+}
+
+/** The credentials file, or null when it is missing or broken (login replaces it, logout deletes it). */
+function existingCredentials(): Credentials | null {
+  try {
+    return readCredentials();
+  } catch {
+    return null;
+  }
+}
+
+export const loginCommand = clientCommand({
+  name: "login",
+  summary: "Sign in through the browser (device flow) and store the credentials",
+  usage: "svc login [--project ID] [--no-browser] [--url URL] [--json]",
+  examples: ["svc login", "svc login --project 6f1c… --url https://flags.example.com", "svc login --no-browser"],
+  options: { project: { type: "string" }, "no-browser": { type: "boolean" }, url: { type: "string" }, json: { type: "boolean" } },
+  async run({ values }) {
+    const project = values.project as string | undefined;
+    if (project !== undefined && (project.length < 1 || project.length > 128)) throw new UsageError("--project must be 1-128 characters");
+    let serverUrl: string;
+    try {
+      serverUrl = resolveServerUrl(values.url as string | undefined, process.env, existingCredentials());
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const { verifier, challenge } = pkcePair();
+    const started = await postJson(serverUrl, "/auth/device/code", { code_challenge: challenge, code_challenge_method: "S256" });
+    const code = started.body as DeviceCode;
+    if (started.status !== 200 || typeof code?.device_code !== "string" || typeof code.user_code !== "string") {
+      console.error(`svc login: ${serverUrl} did not start a sign-in (HTTP ${started.status}): ${JSON.stringify(started.body)?.slice(0, 300)}`);
+      return 1;
+    }
+    const openUrl = code.verification_uri_complete || code.verification_uri;
+    console.error(`To sign in, open ${code.verification_uri} and enter the code ${code.user_code}`);
+    if (code.verification_uri_complete) console.error(`(or open ${code.verification_uri_complete})`);
+    if (!values["no-browser"]) openBrowser(openUrl);
+
+    const stopSpinner = startSpinner("Waiting for approval in the browser…");
+    let tokens: any;
+    try {
+      tokens = await pollForTokens(serverUrl, code, verifier);
+    } catch (err) {
+      if (!(err instanceof LoginFailed)) throw err;
+      stopSpinner();
+      console.error(`svc login: ${err.message}`);
+      return 1;
+    }
+    stopSpinner();
+    const credentials = credentialsFromTokenResponse(tokens, { server_url: serverUrl, project_id: project ?? null, user_email: "", created_at: new Date().toISOString() });
+    if (project) credentials.project_id = project;
+    writeCredentials(credentials);
+
+    const summary = { user_email: credentials.user_email, project_id: credentials.project_id, server_url: serverUrl, credentials: credentialsPath() };
+    emit(values.json, summary, () =>
+      [
+        `Signed in to ${serverUrl} as ${credentials.user_email || "(unknown)"}${credentials.project_id ? `; project ${credentials.project_id}` : ""}.`,
+        `Credentials saved to ${summary.credentials}.`,
+      ].join("\n"),
+    );
+    if (process.env.SERVICE_CLI_TOKEN) console.error("note: SERVICE_CLI_TOKEN is set and wins over these credentials until you unset it.");
+    return 0;
+  },
+});
+
+export const logoutCommand = clientCommand({
+  name: "logout",
+  summary: "Revoke the session on the server and delete the local credentials",
+  usage: "svc logout [--url URL] [--json]",
+  examples: ["svc logout"],
+  options: { url: { type: "string" }, json: { type: "boolean" } },
+  async run({ values }) {
+    // An unreadable file has nothing to revoke; it is deleted all the same.
+    const credentials = existingCredentials();
+    if (!credentials) {
+      const deleted = deleteCredentials();
+      emit(values.json, { signedOut: deleted, revoked: false }, () => (deleted ? "Deleted unreadable credentials." : "Not signed in; nothing to do."));
+      return 0;
+    }
+    let warning: string | null = null;
+    try {
+      const serverUrl = resolveServerUrl(values.url as string | undefined, process.env, credentials);
+      const res = await postJson(serverUrl, "/auth/device/revoke", { token: credentials.refresh_token });
+      if (res.status >= 300) warning = `${serverUrl} answered HTTP ${res.status} to the revoke`;
+    } catch (err) {
+      warning = (err as Error).message;
+    }
+    // The local file goes whatever the server said: a user who logs out must not stay signed in on this machine.
+    deleteCredentials();
+    if (warning) console.error(`warning: could not revoke the session on the server (${warning}); the local credentials were deleted anyway.`);
+    emit(values.json, { signedOut: true, revoked: warning === null, user_email: credentials.user_email }, () => `Signed out${credentials.user_email ? ` ${credentials.user_email}` : ""}.`);
+    return 0;
+  },
+});

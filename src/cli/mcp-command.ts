@@ -1,0 +1,36 @@
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { createMcpServer } from "../mcp/server";
+import { SvcClient, credentialsPath } from "./client";
+import type { Command } from "./command";
+
+export const mcpCommand: Command = {
+  name: "mcp",
+  summary: "Serve the MCP tools (killswitches, configs, SDK keys, projects) on stdio for AI assistants",
+  usage: "svc mcp [--url URL] [--project ID]",
+  examples: ["svc mcp", "claude mcp add svc -- svc mcp"],
+  options: { url: { type: "string" }, project: { type: "string" } },
+  async run({ values }) {
+    // stdout carries only protocol messages; anything a dependency logs goes to stderr.
+    console.log = console.error;
+    const url = values.url as string | undefined;
+    const flagProject = values.project as string | undefined;
+    const open = (projectId?: string) => SvcClient.open({ url, project: projectId ?? flagProject });
+    try {
+      open();
+    } catch (err) {
+      // Tools answer with this error until the user signs in; the server still starts so the assistant can say why.
+      console.error(`svc mcp: ${(err as Error).message}`);
+    }
+    const server = createMcpServer(open);
+    const transport = new StdioServerTransport();
+    const closed = new Promise<void>((resolve) => {
+      transport.onclose = resolve;
+      process.stdin.once("end", resolve);
+    });
+    await server.connect(transport);
+    console.error(`svc mcp: serving on stdio (credentials: ${process.env.SERVICE_CLI_TOKEN ? "SERVICE_CLI_TOKEN" : credentialsPath()})`);
+    await closed;
+    await server.close();
+    return 0;
+  },
+};

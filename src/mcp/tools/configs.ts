@@ -1,0 +1,40 @@
+import { z } from "zod";
+import type { ConfigRecord } from "../../cli/resources";
+import { READ_ONLY, defineTool, envArg, projectIdArg } from "../tool";
+
+const path = (name: string) => `/api/admin/configs/${encodeURIComponent(name)}`;
+const configName = z.string().min(1).max(128).describe("Config name or id");
+
+export const configTools = [
+  defineTool({
+    name: "get_config",
+    title: "Get a dynamic config",
+    description: "A dynamic config: its JSON Schema, the published value and version on each env, and any unpublished drafts. With `env`, only that env.",
+    input: { name: configName, env: envArg.optional(), project_id: projectIdArg },
+    annotations: READ_ONLY,
+    async run({ name, env, project_id }, open) {
+      const cfg = await open(project_id).request<ConfigRecord>("GET", path(name));
+      return env ? { id: cfg.id, name: cfg.name, env, ...cfg.envs[env], draft: cfg.drafts[env] ?? null } : cfg;
+    },
+  }),
+  defineTool({
+    name: "save_config_draft",
+    title: "Save a config draft",
+    description: "Validates `value` against the config's schema and stores it as the draft for one env (replacing an earlier draft there). Nothing is published: call publish_config to make it live.",
+    input: { name: configName, env: envArg, value: z.unknown().describe("The new JSON value"), project_id: projectIdArg },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    async run({ name, env, value, project_id }, open) {
+      return open(project_id).request("PUT", `${path(name)}/drafts`, { body: { env, value }, requireProject: true });
+    },
+  }),
+  defineTool({
+    name: "publish_config",
+    title: "Publish a config draft",
+    description: "Publishes the env's draft as a new live version of the config; SDKs see it at once. Fails when the env has no draft.",
+    input: { name: configName, env: envArg, project_id: projectIdArg },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    async run({ name, env, project_id }, open) {
+      return open(project_id).request("POST", `${path(name)}/publish`, { body: { env }, requireProject: true });
+    },
+  }),
+];

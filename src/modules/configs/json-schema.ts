@@ -1,0 +1,174 @@
+import Ajv, { type ErrorObject, type Options, type ValidateFunction } from "ajv";
+import Ajv2020 from "ajv/dist/2020";
+import addFormats from "ajv-formats";
+import { ApiError, validation } from "../../lib/errors";
+import { sha256Hex } from "../../lib/ids";
+
+/** Largest user schema accepted, as JSON text. */
+export const SCHEMA_MAX_BYTES = 64 * 1024;
+
+const DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema";
+const DRAFT_07 = "http://json-schema.org/draft-07/schema";
+
+/**
+ * ajv keeps every compiled schema's values in a scope shared by the instance,
+ * which `removeSchema` does not clear; fresh instances after this many
+ * compiles bound that growth (validators keep their own instance alive).
+ */
+const COMPILES_PER_GENERATION = 200;
+
+/**
+ * Deepest nesting of arrays/objects accepted in a value or a schema: far
+ * beyond any real config, and well inside the stack that validating,
+ * serialising and answering need.
+ */
+export const MAX_DEPTH = 64;
+
+/** How many schema errors one `detail` lists. */
+const MAX_REPORTED_ERRORS = 10;
+
+const AJV_OPTIONS: Options = {
+  allErrors: true,
+  // Compiled validators live in our cache only, so two configs may carry the same `$id`.
+  addUsedSchema: false,
+  // Unknown keywords and formats are refused (a typo must not silently validate
+  // nothing); the type, tuple and required lints would refuse valid schemas.
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+};
+
+/** A user schema that passed its meta-schema and compiled. */
+export type CompiledSchema = {
+  schema: object | boolean;
+  /** The JSON text stored for it, and that text's SHA-256. */
+  json: string;
+  hash: string;
+  validate: ValidateFunction;
+};
+
+type Generation = { draft2020: Ajv2020; draft07: Ajv; compiles: number };
+
+function newGeneration(): Generation {
+  const draft2020 = new Ajv2020(AJV_OPTIONS);
+  const draft07 = new Ajv(AJV_OPTIONS);
+  addFormats(draft2020);
+  addFormats(draft07);
+  return { draft2020, draft07, compiles: 0 };
+}
+
+/** VALIDATION when `value` nests arrays/objects deeper than MAX_DEPTH. Iterative, so any depth is safe to check. */
+export function checkDepth(value: unknown, field: string): void {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== "object" || node === null) continue;
+    if (depth > MAX_DEPTH) throw validation(`${field} is nested too deeply`, `${field}: at most ${MAX_DEPTH} levels of arrays/objects`);
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function describeErrors(label: string, errors: ErrorObject[] | null | undefined): string[] {
+  return (errors ?? []).slice(0, MAX_REPORTED_ERRORS).map((e) => {
+    const extra = e.keyword === "additionalProperties" ? ` (${String(e.params.additionalProperty)})` : "";
+    return `${label} ${e.instancePath || "/"}: ${e.message ?? "is invalid"}${extra}`;
+  });
+}
+
+/**
+ * JSON Schemas of configs: checks and compiles each schema once when it is
+ * stored, and keeps the compiled validator per config id + schema hash, so
+ * no request compiles (compiling per request leaks and is slow, NOTES.md).
+ */
+export class ConfigSchemas {
+  // True private fields: Elysia serialises the app context (seed checksum) and ajv instances are cyclic.
+  #generation = newGeneration();
+  readonly #byConfig = new Map<string, CompiledSchema>();
+
+  /**
+   * Checks a user schema (shape, size, dialect by `$schema`, meta-schema,
+   * compilation) and compiles it. Every problem is VALIDATION naming it.
+   */
+  compile(schema: unknown): CompiledSchema {
+    if (typeof schema !== "boolean" && !isPlainObject(schema)) {
+      throw validation("schema must be a JSON Schema", "schema: expected a JSON Schema object or a boolean");
+    }
+    checkDepth(schema, "schema");
+    const json = JSON.stringify(schema);
+    const bytes = Buffer.byteLength(json);
+    if (bytes > SCHEMA_MAX_BYTES) {
+      throw validation("schema is too large", `schema: ${bytes} bytes of JSON; at most ${SCHEMA_MAX_BYTES}`);
+    }
+    const ajv = this.instanceFor(schema);
+    let validate: ValidateFunction;
+    try {
+      if (!ajv.validateSchema(schema)) {
+        const problems = (ajv.errors ?? []).slice(0, MAX_REPORTED_ERRORS).map((e) => `schema${e.instancePath}: ${e.message ?? "is invalid"}`);
+        throw validation("schema is not a valid JSON Schema", problems.join("; "));
+      }
+      validate = ajv.compile(schema);
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      throw validation("schema cannot be compiled", `schema: ${(err as Error).message}`);
+    } finally {
+      // The validator is ours to keep; ajv's own cache entry would only pin the schema.
+      if (typeof schema === "object") ajv.removeSchema(schema);
+      this.#generation.compiles++;
+    }
+    if (this.#generation.compiles >= COMPILES_PER_GENERATION) this.#generation = newGeneration();
+    return { schema, json, hash: sha256Hex(json), validate };
+  }
+
+  /**
+   * The validator of a stored config. Compiles only when this process has not
+   * seen that schema yet (after a restart, or when another process changed it).
+   */
+  forConfig(configId: string, json: string, hash: string): CompiledSchema {
+    const cached = this.#byConfig.get(configId);
+    if (cached && cached.hash === hash) return cached;
+    const compiled = this.compile(JSON.parse(json));
+    this.#byConfig.set(configId, compiled);
+    return compiled;
+  }
+
+  /** Keeps the validator of a schema just stored for the config (replacing the old one). */
+  remember(configId: string, compiled: CompiledSchema): void {
+    this.#byConfig.set(configId, compiled);
+  }
+
+  forget(configId: string): void {
+    this.#byConfig.delete(configId);
+  }
+
+  /** `label /json/path: message` for each way `value` fails, or [] when it fits. */
+  problems(compiled: CompiledSchema, value: unknown, label: string): string[] {
+    try {
+      if (compiled.validate(value)) return [];
+    } catch {
+      // Values are depth-limited, so only a schema that `$ref`s itself without consuming the value overflows.
+      return [`${label} /: cannot be validated: the schema recurses without end`];
+    }
+    return describeErrors(label, compiled.validate.errors);
+  }
+
+  /** The root `default` of a schema, if it has one. */
+  rootDefault(compiled: CompiledSchema): { value: unknown } | null {
+    return isPlainObject(compiled.schema) && Object.hasOwn(compiled.schema, "default") ? { value: compiled.schema.default } : null;
+  }
+
+  private instanceFor(schema: object | boolean): Ajv | Ajv2020 {
+    const declared = isPlainObject(schema) ? schema.$schema : undefined;
+    if (declared === undefined) return this.#generation.draft2020;
+    const uri = typeof declared === "string" ? declared.replace(/#$/, "") : null;
+    if (uri === DRAFT_2020_12) return this.#generation.draft2020;
+    if (uri === DRAFT_07) return this.#generation.draft07;
+    throw validation(
+      "Unsupported JSON Schema dialect",
+      `schema.$schema: supported are "${DRAFT_2020_12}" (the default) and "${DRAFT_07}#"`,
+    );
+  }
+}

@@ -1,0 +1,106 @@
+import { t } from "elysia";
+import { ACTIVITY_MAX_LIMIT, DESCRIPTION_MAX, HISTORY_MAX_LIMIT, NAME_MAX } from "./service";
+
+export const EnvSchema = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
+
+/** Any JSON (object, array, string, number, boolean or null); declared unknown so Elysia keeps it as sent. */
+const JsonValue = (description: string) => t.Unknown({ description });
+
+const UserSchema = t.Unknown({
+  description:
+    "A JSON Schema (object or boolean). Dialect from `$schema`: 2020-12 (default) or draft-07 (`http://json-schema.org/draft-07/schema#`). Formats (email, uri, date-time, ...) are checked; unknown keywords and formats are refused. At most 64 KiB.",
+});
+
+export const CreateConfigBody = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: NAME_MAX, description: "Unique in the project; no '/', no leading/trailing spaces, not starting with cfg_" }),
+    schema: UserSchema,
+    value: t.Optional(JsonValue("Published on every env at version 1. Required unless the schema has a root `default`.")),
+    description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
+  },
+  { additionalProperties: false },
+);
+
+export const PatchConfigBody = t.Object(
+  {
+    value: t.Optional(JsonValue("New version on every env")),
+    dev: t.Optional(JsonValue("New version on dev only; wins over `value` there")),
+    staging: t.Optional(JsonValue("New version on staging only; wins over `value` there")),
+    prod: t.Optional(JsonValue("New version on prod only; wins over `value` there")),
+    schema: t.Optional(UserSchema),
+    description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
+  },
+  { additionalProperties: false },
+);
+
+export const SaveDraftBody = t.Object(
+  { env: EnvSchema, value: JsonValue("Validated against the current schema; nothing is published") },
+  { additionalProperties: false },
+);
+
+export const PublishBody = t.Object({ env: EnvSchema }, { additionalProperties: false });
+
+export const EnvParams = t.Object({ id: t.String({ minLength: 1, maxLength: 128 }), env: EnvSchema });
+
+// `limit` is taken as text and checked by the service, so that its VALIDATION detail names `limit`.
+export const ActivityQuery = t.Object({
+  limit: t.Optional(t.String({ description: `Integer, 1 to ${ACTIVITY_MAX_LIMIT}; default 20` })),
+});
+
+export const HistoryQuery = t.Object({
+  env: t.Optional(EnvSchema),
+  limit: t.Optional(t.String({ description: `Integer, 1 to ${HISTORY_MAX_LIMIT}; default 100` })),
+});
+
+const EnvValueSchema = t.Object({ value: t.Unknown(), version: t.Integer(), updatedAt: t.String() });
+const DraftValueSchema = t.Object({ value: t.Unknown(), baseVersion: t.Integer(), updatedAt: t.String() });
+
+export const ConfigSchema = t.Object(
+  {
+    id: t.String(),
+    name: t.String(),
+    description: t.String(),
+    schema: t.Unknown(),
+    envs: t.Object({ dev: EnvValueSchema, staging: EnvValueSchema, prod: EnvValueSchema }),
+    drafts: t.Object({ dev: t.Optional(DraftValueSchema), staging: t.Optional(DraftValueSchema), prod: t.Optional(DraftValueSchema) }),
+    createdAt: t.String(),
+    updatedAt: t.String(),
+  },
+  { title: "Config" },
+);
+
+export const CreatedSchema = t.Object({ id: t.String(), name: t.String() });
+export const IdOnlySchema = t.Object({ id: t.String() });
+
+export const DraftSavedSchema = t.Object({ id: t.String(), env: EnvSchema, baseVersion: t.Integer(), updatedAt: t.String() });
+
+export const DraftSchema = t.Object(
+  { id: t.String(), env: EnvSchema, value: t.Unknown(), baseVersion: t.Integer(), updatedAt: t.String() },
+  { title: "ConfigDraft" },
+);
+
+export const PublishedSchema = t.Object({ id: t.String(), env: EnvSchema, version: t.Integer(), value: t.Unknown() });
+
+export const ActivitySchema = t.Object(
+  {
+    id: t.String(),
+    action: t.String({ description: "config.create | config.update | config.draft.save | config.publish | config.delete" }),
+    actorEmail: t.String(),
+    actorType: t.String({ description: "user for people; key or token for credentials" }),
+    payload: t.Record(t.String(), t.Unknown(), { description: "For config.publish: {env, version}" }),
+    createdAt: t.String(),
+  },
+  { title: "ConfigActivity" },
+);
+
+export const HistoryEntrySchema = t.Object(
+  {
+    env: EnvSchema,
+    version: t.Integer(),
+    value: t.Unknown(),
+    actorEmail: t.String(),
+    actorType: t.String(),
+    createdAt: t.String(),
+  },
+  { title: "ConfigVersion" },
+);

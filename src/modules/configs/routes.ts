@@ -1,0 +1,183 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../app";
+import { IdParam, ListQuery, describe } from "../../lib/http";
+import {
+  ActivityQuery,
+  ActivitySchema,
+  ConfigSchema,
+  CreateConfigBody,
+  CreatedSchema,
+  DraftSavedSchema,
+  DraftSchema,
+  EnvParams,
+  HistoryEntrySchema,
+  HistoryQuery,
+  IdOnlySchema,
+  PatchConfigBody,
+  PublishBody,
+  PublishedSchema,
+  SaveDraftBody,
+} from "./model";
+
+const TAG = "Configs";
+const PROJECT_REQUIRED = { projectHeader: "required" } as const;
+
+/** Query text to a number for the service's range check ("x" becomes NaN and is refused there). */
+const optionalNumber = (text: string | undefined) => (text === undefined ? undefined : Number(text));
+
+export function configRoutes(ctx: AppContext) {
+  const { configs } = ctx.services;
+  return new Elysia({ name: "configs", seed: ctx, prefix: "/api/admin/configs" })
+    .use(ctx.auth)
+    .post(
+      "/",
+      ({ principal, body, set }) => {
+        const created = configs.create(principal.projectId, body, principal.actor);
+        set.status = 201;
+        return created;
+      },
+      {
+        admin: true,
+        body: CreateConfigBody,
+        ...describe({
+          summary: "Create a config",
+          tag: TAG,
+          auth: "admin",
+          errors: [409],
+          description:
+            "Validates the schema, then the value (or the schema's root `default` when no value is sent) against it, and publishes it on every env at version 1. A value that fails its schema is VALIDATION with `detail` naming each JSON path.",
+          response: { 201: CreatedSchema },
+        }),
+      },
+    )
+    .get("/", ({ principal, query }) => configs.list(principal.projectId, query.q), {
+      admin: true,
+      query: ListQuery,
+      ...describe({ summary: "List configs (q over name and description)", tag: TAG, auth: "admin", response: { 200: t.Array(ConfigSchema) } }),
+    })
+    .get("/:id", ({ principal, params }) => configs.get(principal.projectId, params.id), {
+      admin: true,
+      params: IdParam,
+      ...describe({ summary: "Get a config by id or name", tag: TAG, auth: "admin", errors: [404], response: { 200: ConfigSchema } }),
+    })
+    .patch(
+      "/:id",
+      ({ principal, params, body }) => ({ id: configs.patch(principal.projectId, params.id, body, principal.actor).id }),
+      {
+        admin: true,
+        params: IdParam,
+        body: PatchConfigBody,
+        ...describe({
+          summary: "Update a config's values, schema or description",
+          tag: TAG,
+          auth: "admin",
+          errors: [404],
+          description:
+            "`value` publishes one new version on every env; `dev`/`staging`/`prod` publish on that env only and win over `value` there; `schema` replaces the schema once every resulting value and every draft fits it (new values are checked against the new schema). Any failure changes nothing: VALIDATION with `detail` like `prod /retries: must be <= 5` or `draft dev /url: must match format \"uri\"`.",
+          response: { 200: IdOnlySchema },
+        }),
+      },
+    )
+    .delete(
+      "/:id",
+      ({ principal, params, set }) => {
+        configs.remove(principal.projectId, params.id, principal.actor);
+        set.status = 204;
+      },
+      {
+        admin: true,
+        params: IdParam,
+        ...describe({ summary: "Delete a config (its activity stays readable by id)", tag: TAG, auth: "admin", errors: [404] }),
+      },
+    )
+    .get(
+      "/:id/history",
+      ({ principal, params, query }) => configs.history(principal.projectId, params.id, { env: query.env, limit: optionalNumber(query.limit) }),
+      {
+        admin: true,
+        params: IdParam,
+        query: HistoryQuery,
+        ...describe({
+          summary: "Published versions, newest first",
+          tag: TAG,
+          auth: "admin",
+          errors: [404],
+          description: "Every version ever published; `env` keeps one env.",
+          response: { 200: t.Array(HistoryEntrySchema) },
+        }),
+      },
+    )
+    .put(
+      "/:id/drafts",
+      ({ principal, params, body }) => configs.saveDraft(principal.projectId, params.id, body.env, body.value, principal.actor),
+      {
+        admin: PROJECT_REQUIRED,
+        params: IdParam,
+        body: SaveDraftBody,
+        ...describe({
+          summary: "Save the draft of one env",
+          tag: TAG,
+          auth: "admin+project",
+          errors: [404],
+          description: "Validated against the current schema and stored with `baseVersion`, the env's published version it forks from. Overwrites that env's draft. Publishes nothing.",
+          response: { 200: DraftSavedSchema },
+        }),
+      },
+    )
+    .get("/:id/drafts", ({ principal, params }) => configs.listDrafts(principal.projectId, params.id), {
+      admin: PROJECT_REQUIRED,
+      params: IdParam,
+      ...describe({ summary: "List a config's drafts", tag: TAG, auth: "admin+project", errors: [404], response: { 200: t.Array(DraftSchema) } }),
+    })
+    .get("/:id/drafts/:env", ({ principal, params }) => configs.getDraft(principal.projectId, params.id, params.env), {
+      admin: PROJECT_REQUIRED,
+      params: EnvParams,
+      ...describe({ summary: "Get one env's draft", tag: TAG, auth: "admin+project", errors: [404], response: { 200: DraftSchema } }),
+    })
+    .delete(
+      "/:id/drafts/:env",
+      ({ principal, params, set }) => {
+        configs.deleteDraft(principal.projectId, params.id, params.env);
+        set.status = 204;
+      },
+      {
+        admin: PROJECT_REQUIRED,
+        params: EnvParams,
+        ...describe({ summary: "Discard one env's draft", tag: TAG, auth: "admin+project", errors: [404] }),
+      },
+    )
+    .post(
+      "/:id/publish",
+      ({ principal, params, body }) => configs.publishDraft(principal.projectId, params.id, body.env, principal.actor),
+      {
+        admin: true,
+        params: IdParam,
+        body: PublishBody,
+        ...describe({
+          summary: "Publish one env's draft",
+          tag: TAG,
+          auth: "admin",
+          errors: [404],
+          description: "Re-validates the draft against the current schema, publishes it as a new version on that env and removes it. No draft is NOT_FOUND.",
+          response: { 200: PublishedSchema },
+        }),
+      },
+    )
+    .get(
+      "/:id/activity",
+      ({ principal, params, query }) => configs.activity(principal.projectId, params.id, optionalNumber(query.limit)),
+      {
+        admin: PROJECT_REQUIRED,
+        params: IdParam,
+        query: ActivityQuery,
+        ...describe({
+          summary: "Config activity, newest first",
+          tag: TAG,
+          auth: "admin+project",
+          errors: [404],
+          description: "Actions: config.create, config.update, config.draft.save, config.publish (payload `{env, version}`), config.delete. A deleted config's activity is read by its id.",
+          response: { 200: t.Array(ActivitySchema) },
+        }),
+      },
+    );
+}

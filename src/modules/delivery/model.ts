@@ -1,0 +1,51 @@
+import { t } from "elysia";
+
+const Env = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
+
+export const EnvQuery = t.Object({
+  env: t.Optional(t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")], { description: "Defaults to the project's `defaultEnv`" })),
+});
+
+const Section = t.Record(t.String(), t.Unknown());
+
+export const SnapshotSchema = t.Object(
+  {
+    projectId: t.String(),
+    env: Env,
+    revision: t.Integer({ description: "Bumped by every publish on this env; 0 before the first" }),
+    killswitches: t.Record(t.String(), t.Object({ value: t.Boolean(), switches: t.Record(t.String(), t.Boolean()), version: t.Integer() })),
+    configs: t.Record(t.String(), t.Object({ value: t.Unknown(), version: t.Integer() })),
+    gates: Section,
+    universes: Section,
+    experiments: Section,
+    translations: Section,
+  },
+  { title: "Snapshot" },
+);
+
+export const OfrepRequestSchema = t.Object(
+  { context: t.Optional(t.Record(t.String(), t.Unknown(), { description: "`env` picks the environment (default: the project's `defaultEnv`)" })) },
+  { title: "OfrepEvaluationRequest" },
+);
+
+export const OfrepSuccessSchema = t.Object(
+  {
+    key: t.String(),
+    value: t.Unknown(),
+    reason: t.Literal("STATIC"),
+    variant: t.Optional(t.Union([t.Literal("on"), t.Literal("off")], { description: "Boolean flags only" })),
+    metadata: t.Object({ version: t.Integer() }),
+  },
+  { title: "OfrepEvaluationSuccess" },
+);
+
+export const OfrepFailureSchema = t.Object(
+  {
+    key: t.Optional(t.String({ description: "Single evaluation only" })),
+    errorCode: t.Union([t.Literal("PARSE_ERROR"), t.Literal("INVALID_CONTEXT"), t.Literal("FLAG_NOT_FOUND")]),
+    errorDetails: t.Optional(t.String()),
+  },
+  { title: "OfrepEvaluationFailure" },
+);
+
+export const OfrepBulkSchema = t.Object({ flags: t.Array(OfrepSuccessSchema) }, { title: "OfrepBulkEvaluation" });

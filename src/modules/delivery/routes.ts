@@ -1,0 +1,159 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../app";
+import { describe } from "../../lib/http";
+import { EnvQuery, OfrepBulkSchema, OfrepFailureSchema, OfrepRequestSchema, OfrepSuccessSchema, SnapshotSchema } from "./model";
+import { evaluateAll, evaluateFlag, isFailure, parseEvaluationRequest } from "./ofrep";
+import { type SnapshotEntry, acceptsGzip, etagMatches } from "./snapshot";
+import { DEFAULT_HEARTBEAT_MS, snapshotStream } from "./stream";
+
+// Origin is listed because browser replies carry Access-Control-Allow-Origin for the caller's origin.
+const VARY = "Accept-Encoding, Origin";
+
+function notModified(etag: string): Response {
+  return new Response(null, { status: 304, headers: { etag, "cache-control": "no-cache", vary: VARY } });
+}
+
+/**
+ * The snapshot reply: 304 when If-None-Match names the current revision,
+ * else the prepared bytes, gzip ones when the client takes gzip. Shared by
+ * the Elysia route and the native fast path so both answer identically.
+ */
+export function snapshotResponse(entry: SnapshotEntry, ifNoneMatch: string | null, acceptEncoding: string | null): Response {
+  if (etagMatches(ifNoneMatch, entry.etag)) return notModified(entry.etag);
+  const headers: Record<string, string> = { "content-type": "application/json", etag: entry.etag, "cache-control": "no-cache", vary: VARY };
+  if (!acceptsGzip(acceptEncoding)) return new Response(entry.body, { headers });
+  headers["content-encoding"] = "gzip";
+  return new Response(entry.gzip, { headers });
+}
+
+function ofrepJson(status: number, body: unknown, etag?: string): Response {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (etag) headers.etag = etag;
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+/** The body as read by `parse: "text"` (empty when there is none). */
+function bodyText(body: unknown): string {
+  return typeof body === "string" ? body : "";
+}
+
+/** The flag key is the rest of the path, slashes included; clients may or may not percent-encode it. */
+function flagKey(rest: string | undefined): string {
+  try {
+    return decodeURIComponent(rest ?? "");
+  } catch {
+    return rest ?? "";
+  }
+}
+
+const OFREP_BODY_DOC = { content: { "application/json": { schema: OfrepRequestSchema } } };
+
+export function deliveryRoutes(ctx: AppContext) {
+  const { snapshots } = ctx.services;
+  const heartbeatMs = ctx.options.streamHeartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  // The bulk OFREP reply only changes with the snapshot: render it once per entry.
+  const bulkBodies = new WeakMap<SnapshotEntry, string>();
+  const ofrepSingle = describe({
+    summary: "OFREP: evaluate one flag",
+    tag: "SDK runtime",
+    auth: "server",
+    errors: [404],
+    description:
+      "OpenFeature Remote Evaluation Protocol. The key is the rest of the path (`name/switchKey` unencoded for a sub-switch). " +
+      "A killswitch is a boolean flag (variant on/off); `name/switchKey` is that sub-switch when the entry exists, else the killswitch's flat value; " +
+      "a config is an object flag with its published value; a killswitch wins over a config of the same name. " +
+      "The env is `context.env`, else the project's `defaultEnv`. Reason is always STATIC, metadata `{version}`. " +
+      "400 is `{key, errorCode: PARSE_ERROR | INVALID_CONTEXT}`, 404 `{key, errorCode: FLAG_NOT_FOUND}`.",
+    response: { 200: OfrepSuccessSchema, 400: OfrepFailureSchema, 404: OfrepFailureSchema },
+  });
+  const ofrepBulk = describe({
+    summary: "OFREP: evaluate every flag",
+    tag: "SDK runtime",
+    auth: "server",
+    description:
+      "Every killswitch, each sub-switch as `name/switchKey`, and every config, evaluated as in the single call. " +
+      "Carries an `ETag`; `If-None-Match` with it answers 304 until the next publish on that env.",
+    response: { 200: OfrepBulkSchema, 304: t.Void({ description: "Not modified" }), 400: OfrepFailureSchema },
+  });
+
+  return new Elysia({ name: "delivery", seed: ctx })
+    .use(ctx.auth)
+    .get(
+      "/api/sdk/v1/snapshot",
+      ({ principal, query, request }) => {
+        const env = query.env ?? snapshots.defaultEnv(principal.projectId);
+        return snapshotResponse(
+          snapshots.get(principal.projectId, env),
+          request.headers.get("if-none-match"),
+          request.headers.get("accept-encoding"),
+        );
+      },
+      {
+        sdk: "server",
+        query: EnvQuery,
+        ...describe({
+          summary: "Everything published on one env",
+          tag: "SDK runtime",
+          auth: "server",
+          description:
+            "Prepared once per revision. Strong `ETag` `\"<projectId>-<env>-<revision>\"`: `If-None-Match` with it answers 304 without touching the database. " +
+            "`Accept-Encoding: gzip` gets gzip bytes. `Cache-Control: no-cache`.",
+          response: { 200: SnapshotSchema, 304: t.Void({ description: "Not modified" }) },
+        }),
+      },
+    )
+    .get(
+      "/api/sdk/v1/stream",
+      ({ principal, query, request, server }) => {
+        const env = query.env ?? snapshots.defaultEnv(principal.projectId);
+        // The heartbeat keeps the connection alive; Bun's idle timer must not cut a quiet stream.
+        server?.timeout(request, 0);
+        return snapshotStream(snapshots, {
+          projectId: principal.projectId,
+          env,
+          lastEventId: request.headers.get("last-event-id"),
+          heartbeatMs,
+          signal: AbortSignal.any([request.signal, ctx.shutdown]),
+        });
+      },
+      {
+        sdk: "server",
+        query: EnvQuery,
+        ...describe({
+          summary: "Server-Sent Events: one snapshot event per new revision",
+          tag: "SDK runtime",
+          auth: "server",
+          description:
+            "`text/event-stream`. On connect, the current snapshot as `id: <revision>`, `event: snapshot`, `data: <snapshot JSON>` " +
+            "(skipped when `Last-Event-ID` already names the current revision); then one such event per publish on the env; " +
+            "a `: ping` comment every 15 s.",
+          response: { 200: t.String({ description: "text/event-stream" }) },
+        }),
+      },
+    )
+    .post(
+      "/ofrep/v1/evaluate/flags/*",
+      ({ principal, params, body }) => {
+        const key = flagKey(params["*"]);
+        const request = parseEvaluationRequest(bodyText(body), () => snapshots.defaultEnv(principal.projectId));
+        if (isFailure(request)) return ofrepJson(400, { key, ...request });
+        const flag = evaluateFlag(snapshots.get(principal.projectId, request.env).snapshot, key);
+        if (!flag) return ofrepJson(404, { key, errorCode: "FLAG_NOT_FOUND", errorDetails: `No killswitch or config named ${key} on ${request.env}` });
+        return ofrepJson(200, flag);
+      },
+      { sdk: "server", parse: "text", ...ofrepSingle, detail: { ...ofrepSingle.detail, requestBody: OFREP_BODY_DOC } },
+    )
+    .post(
+      "/ofrep/v1/evaluate/flags",
+      ({ principal, body, request }) => {
+        const parsed = parseEvaluationRequest(bodyText(body), () => snapshots.defaultEnv(principal.projectId));
+        if (isFailure(parsed)) return ofrepJson(400, parsed);
+        const entry = snapshots.get(principal.projectId, parsed.env);
+        if (etagMatches(request.headers.get("if-none-match"), entry.etag)) return notModified(entry.etag);
+        let json = bulkBodies.get(entry);
+        if (json === undefined) bulkBodies.set(entry, (json = JSON.stringify({ flags: evaluateAll(entry.snapshot) })));
+        return new Response(json, { headers: { "content-type": "application/json", etag: entry.etag, "cache-control": "no-cache" } });
+      },
+      { sdk: "server", parse: "text", ...ofrepBulk, detail: { ...ofrepBulk.detail, requestBody: OFREP_BODY_DOC } },
+    );
+}

@@ -1,0 +1,52 @@
+import type { Migration } from "../../lib/db";
+
+/**
+ * Device sign-in (RFC 8628 with PKCE) and the token pairs it hands out.
+ * A family is one sign-in: its refresh tokens rotate, and revoking the
+ * family ends every token of it. Only SHA-256 hashes of secrets are kept;
+ * `grace_payload` is the successor pair encrypted under a key derived from
+ * the rotated refresh token itself, so only that token's holder can read it.
+ */
+export const deviceMigration: Migration = {
+  name: "device_sign_in",
+  sql: `
+CREATE TABLE device_codes (
+  id TEXT PRIMARY KEY,
+  device_code_hash TEXT NOT NULL UNIQUE,
+  user_code TEXT NOT NULL UNIQUE,
+  code_challenge TEXT NOT NULL,
+  client_name TEXT,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'redeemed')),
+  user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+  project_id TEXT REFERENCES projects(id) ON DELETE SET NULL,
+  interval_s INTEGER NOT NULL,
+  last_polled_at TEXT,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE token_families (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  project_id TEXT REFERENCES projects(id) ON DELETE SET NULL,
+  client_name TEXT,
+  generation INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT,
+  revoked_reason TEXT
+) STRICT;
+CREATE INDEX token_families_by_user ON token_families(user_id);
+
+CREATE TABLE device_tokens (
+  token_hash TEXT PRIMARY KEY,
+  family_id TEXT NOT NULL REFERENCES token_families(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+  generation INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  rotated_at TEXT,
+  grace_payload TEXT
+) STRICT;
+CREATE INDEX device_tokens_by_family ON device_tokens(family_id);
+`,
+};

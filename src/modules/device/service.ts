@@ -1,0 +1,402 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { BearerResolver, Credential } from "../../lib/auth";
+import { type Db, immediate } from "../../lib/db";
+import { ApiError, type ErrorBody, badRequest, forbidden, notFound } from "../../lib/errors";
+import { newId, randomBase62, sha256Hex } from "../../lib/ids";
+import type { IdentityService, SignedInUser } from "../identity/service";
+
+export const DEVICE_CODE_TTL_MS = 600_000;
+export const POLL_INTERVAL_S = 2;
+/** RFC 8628 §3.5: each slow_down adds 5 seconds to the interval the client must keep. */
+const SLOW_DOWN_STEP_S = 5;
+/** Network jitter: a poll this much early still counts as on time. */
+const POLL_TOLERANCE_MS = 250;
+export const ACCESS_TOKEN_TTL_MS = 3600_000;
+export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600_000;
+/**
+ * After a rotation the previous refresh token, presented again within this
+ * window, gets the same current pair back (two processes of one client
+ * refreshing at once); later, or for any older token, reuse revokes the family.
+ */
+export const REFRESH_GRACE_MS = 30_000;
+/** Device codes are kept a day past expiry so that late polls still get expired_token. */
+const DEVICE_CODE_RETENTION_MS = 24 * 3600_000;
+
+export const ACCESS_TOKEN_PREFIX = "svc_at_";
+export const REFRESH_TOKEN_PREFIX = "svc_rt_";
+
+/** RFC 8628 §6.1: consonants only, so no words and no 0/O or 1/I confusion. */
+const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
+const USER_CODE_LENGTH = 8;
+
+export type GrantError = "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant";
+
+/** The OAuth error body of the token, refresh endpoints: `{error, code, error_description}`. */
+export class DeviceGrantError extends ApiError {
+  constructor(
+    readonly grantError: GrantError,
+    description: string,
+    /** The interval to keep from now on (slow_down). */
+    readonly interval?: number,
+  ) {
+    super("BAD_REQUEST", description, undefined, 400);
+  }
+
+  override toBody(): ErrorBody & { error_description: string; interval?: number } {
+    const body = { error: this.grantError, code: this.code, error_description: this.message };
+    return this.interval === undefined ? body : { ...body, interval: this.interval };
+  }
+}
+
+export type DeviceCodeGrant = {
+  device_code: string;
+  user_code: string;
+  verification_uri: string;
+  verification_uri_complete: string;
+  expires_in: number;
+  interval: number;
+};
+
+export type TokenPair = {
+  access_token: string;
+  refresh_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  project_id: string | null;
+  user_email: string;
+};
+
+type DeviceCodeRow = {
+  id: string;
+  user_code: string;
+  code_challenge: string;
+  client_name: string | null;
+  status: "pending" | "approved" | "denied" | "redeemed";
+  user_id: string | null;
+  project_id: string | null;
+  interval_s: number;
+  last_polled_at: string | null;
+  expires_at: string;
+};
+
+type RefreshRow = {
+  family_id: string;
+  generation: number;
+  expires_at: string;
+  rotated_at: string | null;
+  grace_payload: string | null;
+  family_generation: number;
+  revoked_at: string | null;
+  user_id: string;
+  project_id: string | null;
+  email: string;
+};
+
+type Outcome<T> = { ok: T } | { error: DeviceGrantError };
+
+export function formatUserCode(code: string): string {
+  return `${code.slice(0, 4)}-${code.slice(4)}`;
+}
+
+/** Accepts what people type: any case, with or without the dash or spaces. */
+export function normaliseUserCode(input: string): string | null {
+  const code = input.toUpperCase().replace(/[^A-Z]/g, "");
+  if (code.length !== USER_CODE_LENGTH) return null;
+  for (const c of code) if (!USER_CODE_ALPHABET.includes(c)) return null;
+  return code;
+}
+
+function newUserCode(): string {
+  let code = "";
+  // 256 = 20 * 12 + 16: reject the top 16 byte values so every letter is equally likely.
+  while (code.length < USER_CODE_LENGTH) {
+    for (const b of randomBytes(16)) {
+      if (b < 240 && code.length < USER_CODE_LENGTH) code += USER_CODE_ALPHABET[b % 20];
+    }
+  }
+  return code;
+}
+
+/** RFC 7636 S256: BASE64URL(SHA256(verifier)) must equal the challenge sent with the code request. */
+function pkceMatches(verifier: string, challenge: string): boolean {
+  const computed = Buffer.from(createHash("sha256").update(verifier).digest("base64url"));
+  const expected = Buffer.from(challenge);
+  return computed.length === expected.length && timingSafeEqual(computed, expected);
+}
+
+/** The key that seals a successor pair: derived from the rotated refresh token, never from its stored hash. */
+function graceKey(refreshToken: string): Buffer {
+  return createHash("sha256").update("svc refresh grace\0").update(refreshToken).digest();
+}
+
+function sealPair(refreshToken: string, pair: { access_token: string; refresh_token: string }): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", graceKey(refreshToken), iv);
+  const sealed = Buffer.concat([cipher.update(JSON.stringify(pair), "utf8"), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString("base64");
+}
+
+function openPair(refreshToken: string, payload: string): { access_token: string; refresh_token: string } | null {
+  try {
+    const raw = Buffer.from(payload, "base64");
+    const decipher = createDecipheriv("aes-256-gcm", graceKey(refreshToken), raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8"));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The device authorization flow of the CLI and the tool server: codes,
+ * browser approval, the PKCE-checked token exchange, refresh rotation
+ * with reuse detection, revocation, and the `svc_at_` bearer resolver.
+ */
+export class DeviceService {
+  private readonly accessStatement;
+
+  constructor(
+    private readonly db: Db,
+    private readonly identity: IdentityService,
+  ) {
+    this.accessStatement = db.prepare<{ family_id: string; user_id: string; project_id: string | null; email: string }, [string, string]>(
+      `SELECT f.id AS family_id, f.user_id, f.project_id, u.email
+       FROM device_tokens t JOIN token_families f ON f.id = t.family_id JOIN users u ON u.id = f.user_id
+       WHERE t.token_hash = ? AND t.kind = 'access' AND t.expires_at > ? AND f.revoked_at IS NULL`,
+    );
+  }
+
+  private get now(): number {
+    return this.identity.now();
+  }
+
+  private iso(ms = this.now): string {
+    return new Date(ms).toISOString();
+  }
+
+  createCode(input: { codeChallenge: string; clientName?: string }, request: { baseUrl: string; ip: string }): DeviceCodeGrant {
+    this.identity.limiter.take(`device-code:ip:${request.ip}`, this.identity.rateLimits.deviceCodePerIp);
+    const deviceCode = randomBase62(43);
+    const now = this.now;
+    const userCode = immediate(this.db, () => {
+      this.db.query("DELETE FROM device_codes WHERE expires_at < ?").run(this.iso(now - DEVICE_CODE_RETENTION_MS));
+      let code = newUserCode();
+      while (this.db.query("SELECT 1 FROM device_codes WHERE user_code = ?").get(code)) code = newUserCode();
+      this.db
+        .query(
+          `INSERT INTO device_codes (id, device_code_hash, user_code, code_challenge, client_name, status, interval_s, created_at, expires_at)
+           VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+        )
+        .run(newId("dev"), sha256Hex(deviceCode), code, input.codeChallenge, input.clientName?.trim() || null, POLL_INTERVAL_S, this.iso(now), this.iso(now + DEVICE_CODE_TTL_MS));
+      return formatUserCode(code);
+    });
+    return {
+      device_code: deviceCode,
+      user_code: userCode,
+      verification_uri: `${request.baseUrl}/device`,
+      verification_uri_complete: `${request.baseUrl}/device?user_code=${userCode}`,
+      expires_in: DEVICE_CODE_TTL_MS / 1000,
+      interval: POLL_INTERVAL_S,
+    };
+  }
+
+  /** A request still waiting for its person, for the approval page. */
+  pendingRequest(userCode: string): { userCode: string; clientName: string | null } | null {
+    const code = normaliseUserCode(userCode);
+    if (!code) return null;
+    const row = this.db
+      .query<{ client_name: string | null }, [string, string]>(
+        "SELECT client_name FROM device_codes WHERE user_code = ? AND status = 'pending' AND expires_at > ?",
+      )
+      .get(code, this.iso());
+    return row ? { userCode: formatUserCode(code), clientName: row.client_name } : null;
+  }
+
+  /** The signed-in person approves (binding a project they can reach) or denies a pending request. */
+  confirm(
+    user: SignedInUser,
+    input: { deviceCode?: string; userCode?: string; action: "approve" | "deny"; projectId?: string },
+  ): { status: "approved" | "denied"; user_code: string; project_id: string | null } {
+    let projectId: string | null = null;
+    if (input.action === "approve") {
+      if (input.projectId) {
+        if (!this.identity.canAccess(user.id, input.projectId)) {
+          throw forbidden("You cannot reach that project", `project_id: ${input.projectId} is not in your organisations`);
+        }
+        projectId = input.projectId;
+      } else {
+        projectId = this.identity.accessibleProjects(user.id)[0]?.id ?? null;
+      }
+    }
+    return immediate(this.db, () => {
+      const row = this.findCode(input);
+      if (!row) throw notFound("No such sign-in request", input.deviceCode ? "device_code" : "user_code");
+      if (row.expires_at <= this.iso()) throw badRequest("This sign-in request has expired", "start the sign-in again on the device");
+      if (row.status !== "pending") throw badRequest("This sign-in request was already answered", `status: ${row.status}`);
+      const status = input.action === "approve" ? "approved" : "denied";
+      this.db.query("UPDATE device_codes SET status = ?, user_id = ?, project_id = ? WHERE id = ?").run(status, user.id, projectId, row.id);
+      return { status, user_code: formatUserCode(row.user_code), project_id: projectId };
+    });
+  }
+
+  /**
+   * The polled token request. Every answer but the pair is a
+   * DeviceGrantError; poll bookkeeping (slow_down) commits before it is thrown.
+   */
+  exchange(input: { deviceCode: string; codeVerifier: string }): TokenPair {
+    const outcome = immediate(this.db, (): Outcome<TokenPair> => {
+      const row = this.db
+        .query<DeviceCodeRow & { email: string | null }, [string]>(
+          `SELECT d.*, u.email FROM device_codes d LEFT JOIN users u ON u.id = d.user_id WHERE d.device_code_hash = ?`,
+        )
+        .get(sha256Hex(input.deviceCode));
+      if (!row) return { error: new DeviceGrantError("invalid_grant", "Unknown device_code") };
+      if (!pkceMatches(input.codeVerifier, row.code_challenge)) {
+        return { error: new DeviceGrantError("invalid_grant", "code_verifier does not match the code_challenge of this request") };
+      }
+      if (row.status === "redeemed") return { error: new DeviceGrantError("invalid_grant", "This device_code was already redeemed") };
+      const now = this.now;
+      if (row.expires_at <= this.iso(now)) return { error: new DeviceGrantError("expired_token", "The device_code has expired; start again") };
+      if (row.last_polled_at && now - Date.parse(row.last_polled_at) < row.interval_s * 1000 - POLL_TOLERANCE_MS) {
+        const interval = row.interval_s + SLOW_DOWN_STEP_S;
+        this.db.query("UPDATE device_codes SET interval_s = ?, last_polled_at = ? WHERE id = ?").run(interval, this.iso(now), row.id);
+        return { error: new DeviceGrantError("slow_down", `Polling too fast; wait ${interval} seconds between requests`, interval) };
+      }
+      this.db.query("UPDATE device_codes SET last_polled_at = ? WHERE id = ?").run(this.iso(now), row.id);
+      if (row.status === "pending") return { error: new DeviceGrantError("authorization_pending", "Waiting for the user to approve in the browser") };
+      if (row.status === "denied") return { error: new DeviceGrantError("access_denied", "The user denied this sign-in") };
+      if (!row.user_id || !row.email) return { error: new DeviceGrantError("invalid_grant", "The approving user no longer exists") };
+      this.db.query("UPDATE device_codes SET status = 'redeemed' WHERE id = ?").run(row.id);
+      const familyId = newId("tfam");
+      this.db
+        .query("INSERT INTO token_families (id, user_id, project_id, client_name, generation, created_at) VALUES (?, ?, ?, ?, 1, ?)")
+        .run(familyId, row.user_id, row.project_id, row.client_name, this.iso(now));
+      const pair = this.issuePair(familyId, 1);
+      return { ok: { ...pair, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_MS / 1000, project_id: row.project_id, user_email: row.email } };
+    });
+    if ("error" in outcome) throw outcome.error;
+    return outcome.ok;
+  }
+
+  /**
+   * Rotates a refresh token: a new pair, the old refresh token spent. A
+   * spent token presented again revokes the whole family (it was copied),
+   * except the immediately previous one within REFRESH_GRACE_MS, which gets
+   * the same current pair again without another rotation.
+   */
+  refresh(refreshToken: string): TokenPair {
+    const outcome = immediate(this.db, (): Outcome<TokenPair> => {
+      const row = this.db
+        .query<RefreshRow, [string]>(
+          `SELECT t.family_id, t.generation, t.expires_at, t.rotated_at, t.grace_payload, f.generation AS family_generation,
+                  f.revoked_at, f.user_id, f.project_id, u.email
+           FROM device_tokens t JOIN token_families f ON f.id = t.family_id JOIN users u ON u.id = f.user_id
+           WHERE t.token_hash = ? AND t.kind = 'refresh'`,
+        )
+        .get(sha256Hex(refreshToken));
+      if (!row) return { error: new DeviceGrantError("invalid_grant", "Unknown refresh token") };
+      if (row.revoked_at) return { error: new DeviceGrantError("invalid_grant", "This sign-in was revoked; sign in again") };
+      const now = this.now;
+      if (row.expires_at <= this.iso(now)) return { error: new DeviceGrantError("invalid_grant", "The refresh token has expired; sign in again") };
+      const shape = (pair: { access_token: string; refresh_token: string }, expiresIn: number): TokenPair => ({
+        ...pair,
+        token_type: "Bearer",
+        expires_in: expiresIn,
+        project_id: row.project_id,
+        user_email: row.email,
+      });
+
+      if (row.rotated_at !== null) {
+        const withinGrace = row.generation === row.family_generation - 1 && now - Date.parse(row.rotated_at) <= REFRESH_GRACE_MS;
+        const current = withinGrace && row.grace_payload ? openPair(refreshToken, row.grace_payload) : null;
+        if (current) {
+          const access = this.db
+            .query<{ expires_at: string }, [string]>("SELECT expires_at FROM device_tokens WHERE token_hash = ?")
+            .get(sha256Hex(current.access_token));
+          const expiresIn = access ? Math.max(0, Math.floor((Date.parse(access.expires_at) - now) / 1000)) : 0;
+          return { ok: shape(current, expiresIn) };
+        }
+        this.db
+          .query("UPDATE token_families SET revoked_at = ?, revoked_reason = 'refresh token reused' WHERE id = ?")
+          .run(this.iso(now), row.family_id);
+        return { error: new DeviceGrantError("invalid_grant", "This refresh token was already used; every token of this sign-in is now revoked") };
+      }
+
+      const generation = row.family_generation + 1;
+      const pair = this.issuePair(row.family_id, generation);
+      // Only the immediately previous token may be replayed, so older sealed pairs go.
+      this.db.query("UPDATE device_tokens SET grace_payload = NULL WHERE family_id = ? AND grace_payload IS NOT NULL").run(row.family_id);
+      this.db
+        .query("UPDATE device_tokens SET rotated_at = ?, grace_payload = ? WHERE token_hash = ?")
+        .run(this.iso(now), sealPair(refreshToken, pair), sha256Hex(refreshToken));
+      this.db.query("UPDATE token_families SET generation = ? WHERE id = ?").run(generation, row.family_id);
+      this.db.query("DELETE FROM device_tokens WHERE family_id = ? AND expires_at <= ?").run(row.family_id, this.iso(now));
+      return { ok: shape(pair, ACCESS_TOKEN_TTL_MS / 1000) };
+    });
+    if ("error" in outcome) throw outcome.error;
+    return outcome.ok;
+  }
+
+  /** Logout: revokes the whole family of an access or refresh token. False when the token is unknown or already revoked. */
+  revoke(token: string): boolean {
+    return immediate(this.db, () => {
+      const row = this.db.query<{ family_id: string }, [string]>("SELECT family_id FROM device_tokens WHERE token_hash = ?").get(sha256Hex(token));
+      if (!row) return false;
+      return (
+        this.db
+          .query("UPDATE token_families SET revoked_at = ?, revoked_reason = 'revoked' WHERE id = ? AND revoked_at IS NULL")
+          .run(this.iso(), row.family_id).changes > 0
+      );
+    });
+  }
+
+  /** The person behind a live access token, and the project bound at login. */
+  userOfAccessToken(secret: string): (SignedInUser & { familyId: string; boundProjectId: string | null }) | null {
+    if (!secret.startsWith(ACCESS_TOKEN_PREFIX)) return null;
+    const row = this.accessStatement.get(sha256Hex(secret), this.iso());
+    return row ? { id: row.user_id, email: row.email, familyId: row.family_id, boundProjectId: row.project_id } : null;
+  }
+
+  /**
+   * `svc_at_` on /api/admin: every project of the person's organisations;
+   * without X-Project-Id the one bound at login, while they can still reach it.
+   */
+  bearerResolver(): BearerResolver {
+    return {
+      prefix: ACCESS_TOKEN_PREFIX,
+      resolve: (secret): Credential | null => {
+        const user = this.userOfAccessToken(secret);
+        if (!user) return null;
+        const bound = user.boundProjectId && this.identity.canAccess(user.id, user.boundProjectId) ? user.boundProjectId : null;
+        return {
+          kind: "user_token",
+          credentialId: user.familyId,
+          defaultProjectId: bound,
+          canAccess: (projectId) => this.identity.canAccess(user.id, projectId),
+          readOnly: false,
+          actor: { email: user.email, type: "user" },
+          scopes: [],
+          allowedOrigin: null,
+        };
+      },
+    };
+  }
+
+  private findCode(input: { deviceCode?: string; userCode?: string }): DeviceCodeRow | null {
+    if (input.deviceCode) {
+      return this.db.query<DeviceCodeRow, [string]>("SELECT * FROM device_codes WHERE device_code_hash = ?").get(sha256Hex(input.deviceCode));
+    }
+    const code = input.userCode ? normaliseUserCode(input.userCode) : null;
+    return code ? this.db.query<DeviceCodeRow, [string]>("SELECT * FROM device_codes WHERE user_code = ?").get(code) : null;
+  }
+
+  private issuePair(familyId: string, generation: number): { access_token: string; refresh_token: string } {
+    const access = `${ACCESS_TOKEN_PREFIX}${randomBase62(43)}`;
+    const refresh = `${REFRESH_TOKEN_PREFIX}${randomBase62(43)}`;
+    const now = this.now;
+    const insert = this.db.query("INSERT INTO device_tokens (token_hash, family_id, kind, generation, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)");
+    insert.run(sha256Hex(access), familyId, "access", generation, this.iso(now), this.iso(now + ACCESS_TOKEN_TTL_MS));
+    insert.run(sha256Hex(refresh), familyId, "refresh", generation, this.iso(now), this.iso(now + REFRESH_TOKEN_TTL_MS));
+    return { access_token: access, refresh_token: refresh };
+  }
+}

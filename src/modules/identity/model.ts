@@ -1,0 +1,74 @@
+import { t } from "elysia";
+
+const Email = t.String({ format: "email", maxLength: 254 });
+const Csrf = t.Optional(t.String({ maxLength: 128, description: "CSRF token (or header X-CSRF-Token), equal to the svc_csrf cookie" }));
+const LinkToken = t.String({ minLength: 1, maxLength: 128 });
+
+export const RedirectQuery = t.Object({ redirect: t.Optional(t.String({ maxLength: 2000 })) });
+
+export const MagicLinkBody = t.Object({
+  email: Email,
+  redirect: t.Optional(t.String({ maxLength: 2000, description: "A path on this server to open after sign-in" })),
+  csrf: Csrf,
+});
+
+export const MagicLinkSentSchema = t.Object({ ok: t.Literal(true), message: t.String() });
+
+export const TokenQuery = t.Object({ token: t.Optional(t.String({ maxLength: 128 })) });
+
+export const MagicConsumeBody = t.Object({ token: LinkToken, csrf: Csrf });
+
+export const SignedInSchema = t.Object({ ok: t.Literal(true), email: t.String(), redirect: t.String() });
+
+export const LogoutBody = t.Object({ csrf: Csrf });
+
+export const SetupBody = t.Object({
+  token: LinkToken,
+  email: Email,
+  organisation: t.String({ minLength: 1, maxLength: 200 }),
+  project: t.String({ minLength: 1, maxLength: 200 }),
+  csrf: Csrf,
+});
+
+export const OidcCallbackQuery = t.Object({
+  code: t.Optional(t.String({ maxLength: 4096 })),
+  state: t.Optional(t.String({ maxLength: 256 })),
+  error: t.Optional(t.String({ maxLength: 256 })),
+  error_description: t.Optional(t.String({ maxLength: 1024 })),
+});
+
+export const Role = t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]);
+
+export const InviteBody = t.Object(
+  {
+    email: Email,
+    role: t.Optional(t.Union([t.Literal("admin"), t.Literal("member")], { description: "Default member" })),
+  },
+  { additionalProperties: false },
+);
+
+export const InvitationSchema = t.Object(
+  {
+    email: t.String(),
+    role: Role,
+    organisationId: t.String(),
+    organisationName: t.String(),
+    createdAt: t.String(),
+  },
+  { title: "Invitation" },
+);
+
+export const MemberSchema = t.Object({ email: t.String(), role: Role, joinedAt: t.String() }, { title: "Member" });
+
+export const MeSchema = t.Object(
+  {
+    user: t.Object({ email: t.String({ description: "The person, or for a key or API token the actor its audit rows name" }) }),
+    project: t.Union([t.Object({ id: t.String(), name: t.String() }), t.Null()]),
+    projects: t.Array(t.Object({ id: t.String(), name: t.String(), organisationId: t.String(), organisationName: t.String() })),
+    credential: t.Object({
+      kind: t.Union([t.Literal("user_token"), t.Literal("api_token"), t.Literal("admin_key")]),
+      readOnly: t.Boolean(),
+    }),
+  },
+  { title: "Me" },
+);

@@ -1,0 +1,68 @@
+import { UsageError } from "../../lib/config";
+import type { Mailer } from "./mail";
+import type { RateRule } from "./rate-limit";
+
+export type OidcSettings = { issuer: string; clientId: string; clientSecret: string };
+
+/** Rate limits of the unauthenticated sign-in endpoints (per process, fixed windows). */
+export type SignInRateLimits = {
+  magicLinkPerEmail: RateRule;
+  magicLinkPerIp: RateRule;
+  deviceCodePerIp: RateRule;
+};
+
+export const DEFAULT_RATE_LIMITS: SignInRateLimits = {
+  magicLinkPerEmail: { limit: 5, windowMs: 15 * 60_000 },
+  magicLinkPerIp: { limit: 30, windowMs: 15 * 60_000 },
+  deviceCodePerIp: { limit: 30, windowMs: 10 * 60_000 },
+};
+
+/** How people sign in: where links point, how they are delivered, the optional identity provider. */
+export type SignInOptions = {
+  /** SERVICE_PUBLIC_URL: origin used in mailed links and `verification_uri`; default the request's own origin. */
+  publicUrl?: string;
+  /** SERVICE_SMTP_URL: `smtp://user:pass@host:port` (STARTTLS when offered) or `smtps://` (TLS from the start). */
+  smtpUrl?: string;
+  /** SERVICE_SMTP_FROM: sender address of sign-in mails. */
+  mailFrom?: string;
+  /** Replaces SMTP and the log (tests capture links with it). */
+  mailer?: Mailer;
+  /** SERVICE_OIDC_ISSUER, SERVICE_OIDC_CLIENT_ID, SERVICE_OIDC_CLIENT_SECRET. */
+  oidc?: OidcSettings;
+  /** Clock in epoch milliseconds (tests move it to reach expiries). */
+  now?: () => number;
+  rateLimits?: Partial<SignInRateLimits>;
+};
+
+function httpUrl(value: string, what: string, protocols: string[]): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${what} is not a URL: ${value}`);
+  }
+  if (!protocols.includes(url.protocol)) throw new UsageError(`${what} must start with ${protocols.map((p) => `${p}//`).join(" or ")}`);
+  return url;
+}
+
+/** Reads the sign-in settings of `svc serve` from its environment; a malformed value is an error at start. */
+export function signInOptionsFromEnv(env: Record<string, string | undefined>): SignInOptions {
+  const options: SignInOptions = {};
+  if (env.SERVICE_PUBLIC_URL) options.publicUrl = httpUrl(env.SERVICE_PUBLIC_URL, "SERVICE_PUBLIC_URL", ["http:", "https:"]).origin;
+  if (env.SERVICE_SMTP_URL) {
+    httpUrl(env.SERVICE_SMTP_URL, "SERVICE_SMTP_URL", ["smtp:", "smtps:"]);
+    options.smtpUrl = env.SERVICE_SMTP_URL;
+  }
+  if (env.SERVICE_SMTP_FROM) options.mailFrom = env.SERVICE_SMTP_FROM;
+  const issuer = env.SERVICE_OIDC_ISSUER;
+  const clientId = env.SERVICE_OIDC_CLIENT_ID;
+  const clientSecret = env.SERVICE_OIDC_CLIENT_SECRET;
+  if (issuer || clientId || clientSecret) {
+    if (!issuer || !clientId || !clientSecret) {
+      throw new UsageError("OIDC needs all of SERVICE_OIDC_ISSUER, SERVICE_OIDC_CLIENT_ID and SERVICE_OIDC_CLIENT_SECRET");
+    }
+    httpUrl(issuer, "SERVICE_OIDC_ISSUER", ["http:", "https:"]);
+    options.oidc = { issuer: issuer.replace(/\/+$/, ""), clientId, clientSecret };
+  }
+  return options;
+}

@@ -1,0 +1,299 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../app";
+import { ApiError, forbidden } from "../../lib/errors";
+import { ListQuery, describe, filterByQuery } from "../../lib/http";
+import { accountPage, magicPage, messagePage, setupPage, signinPage } from "../../web/pages";
+import {
+  OIDC_COOKIE,
+  SESSION_COOKIE,
+  baseUrlOf,
+  checkCsrf,
+  checkRedirect,
+  clearCookie,
+  clientIp,
+  cookie,
+  csrfFor,
+  formOrJson,
+  htmlResponse,
+  isFormPost,
+  isSafeRedirect,
+  jsonResponse,
+  parseCookies,
+  redirectResponse,
+  sessionToken,
+} from "./browser";
+import {
+  InvitationSchema,
+  InviteBody,
+  LogoutBody,
+  MagicConsumeBody,
+  MagicLinkBody,
+  MagicLinkSentSchema,
+  MeSchema,
+  MemberSchema,
+  OidcCallbackQuery,
+  RedirectQuery,
+  SetupBody,
+  SignedInSchema,
+  TokenQuery,
+} from "./model";
+import { OidcError } from "./oidc";
+import { SESSION_TTL_MS, type SignInResult } from "./service";
+
+const CHECK_MAIL = "If this address belongs to an account, a sign-in link is on its way. Check your mail.";
+const BROWSER_POST =
+  "Browser endpoint: needs the CSRF token (`csrf` field or `X-CSRF-Token`, equal to the `svc_csrf` cookie the pages set) and a same-origin Origin or Referer. A plain form post gets HTML (or a 303) back; JSON gets JSON.";
+const OIDC_COOKIE_PATH = "/auth/oidc";
+
+/** Browser sign-in pages and endpoints, plus the people endpoints of the admin API. */
+export function identityRoutes(ctx: AppContext) {
+  const { identity, device, projects } = ctx.services;
+  const publicUrl = identity.options.publicUrl;
+
+  /** Opens the session in this browser (ending any it had), then goes on. */
+  const signedIn = (request: Request, result: SignInResult, cookies: string[] = []) => {
+    identity.endSession(sessionToken(request));
+    const session = cookie(request, SESSION_COOKIE, result.sessionToken, { maxAgeSeconds: SESSION_TTL_MS / 1000 });
+    const next = result.redirect ?? "/signin";
+    return isFormPost(request) || request.method === "GET"
+      ? redirectResponse(next, [...cookies, session])
+      : jsonResponse({ ok: true, email: result.user.email, redirect: next }, [...cookies, session]);
+  };
+
+  const failurePage = (title: string, err: unknown, cookies: string[] = []) => {
+    if (err instanceof OidcError) return htmlResponse(messagePage(title, err.message, `<a class="button" href="/signin">Back to sign-in</a>`), { status: err.status, cookies });
+    if (err instanceof ApiError) return htmlResponse(messagePage(title, err.message), { status: err.status, cookies });
+    throw err;
+  };
+
+  const browser = new Elysia({ name: "identity-browser", seed: ctx })
+    .get(
+      "/signin",
+      ({ request, query }) => {
+        const csrf = csrfFor(request);
+        const redirect = query.redirect && isSafeRedirect(query.redirect) ? query.redirect : "";
+        const user = identity.sessionUser(sessionToken(request));
+        if (user) {
+          return htmlResponse(accountPage({ email: user.email, csrf: csrf.token, projects: identity.accessibleProjects(user.id), next: redirect || null }), {
+            cookies: [csrf.setCookie],
+          });
+        }
+        const ssoHref = identity.oidc ? `/auth/oidc/start${redirect ? `?redirect=${encodeURIComponent(redirect)}` : ""}` : null;
+        return htmlResponse(signinPage({ csrf: csrf.token, redirect, ssoHref }), { cookies: [csrf.setCookie] });
+      },
+      { query: RedirectQuery, detail: { hide: true } },
+    )
+    .post(
+      "/auth/magic-link",
+      ({ body, request, server }) =>
+        formOrJson(request, () => {
+          checkCsrf(request, body.csrf, publicUrl);
+          const redirect = checkRedirect(body.redirect);
+          identity.requestMagicLink(body.email, { redirect, baseUrl: baseUrlOf(request, publicUrl), ip: clientIp(server, request) });
+          return isFormPost(request) ? htmlResponse(messagePage("Check your mail", CHECK_MAIL)) : { ok: true as const, message: CHECK_MAIL };
+        }),
+      {
+        body: MagicLinkBody,
+        ...describe({
+          summary: "Mail a single-use sign-in link (valid 15 minutes)",
+          tag: "Sign-in",
+          auth: "none",
+          errors: [400, 403, 429],
+          description: `Always the same answer, whether or not the address has an account (only members may sign in). Without SMTP the link is written to the server log. Rate-limited per address and per client (429 with Retry-After). ${BROWSER_POST}`,
+          response: { 200: MagicLinkSentSchema },
+        }),
+      },
+    )
+    .get(
+      "/auth/magic",
+      ({ request, query }) => {
+        const csrf = csrfFor(request);
+        // Showing a button instead of signing in at once: mail scanners follow GETs, and must not spend the link.
+        if (!query.token || !identity.isLinkUsable(query.token, "magic")) {
+          return htmlResponse(messagePage("Link expired", "This sign-in link is invalid, used or expired.", `<a class="button" href="/signin">Get a new link</a>`), {
+            status: 400,
+            cookies: [csrf.setCookie],
+          });
+        }
+        return htmlResponse(magicPage({ csrf: csrf.token, token: query.token }), { cookies: [csrf.setCookie] });
+      },
+      { query: TokenQuery, detail: { hide: true } },
+    )
+    .post(
+      "/auth/magic",
+      ({ body, request }) =>
+        formOrJson(request, () => {
+          checkCsrf(request, body.csrf, publicUrl);
+          return signedIn(request, identity.consumeMagicLink(body.token));
+        }),
+      {
+        body: MagicConsumeBody,
+        ...describe({
+          summary: "Use a sign-in link and open a browser session",
+          tag: "Sign-in",
+          auth: "none",
+          errors: [400, 403],
+          description: `Single use; sets the \`svc_session\` cookie (HttpOnly, SameSite=Lax, Secure over https, 30 days). ${BROWSER_POST}`,
+          response: { 200: SignedInSchema },
+        }),
+      },
+    )
+    .post(
+      "/auth/logout",
+      ({ body, request }) =>
+        formOrJson(request, () => {
+          checkCsrf(request, body.csrf, publicUrl);
+          identity.endSession(sessionToken(request));
+          const clear = clearCookie(request, SESSION_COOKIE);
+          return isFormPost(request) ? redirectResponse("/signin", [clear]) : jsonResponse({ ok: true }, [clear]);
+        }),
+      {
+        body: LogoutBody,
+        ...describe({ summary: "End the browser session", tag: "Sign-in", auth: "none", errors: [400, 403], description: BROWSER_POST }),
+      },
+    )
+    .get(
+      "/setup",
+      ({ request, query }) => {
+        const csrf = csrfFor(request);
+        if (identity.isSetUp()) {
+          return htmlResponse(messagePage("Already set up", "This server already has its first owner.", `<a class="button" href="/signin">Sign in</a>`), {
+            status: 400,
+            cookies: [csrf.setCookie],
+          });
+        }
+        if (!query.token || !identity.isLinkUsable(query.token, "setup")) {
+          return htmlResponse(messagePage("Setup link expired", "This setup link is invalid, used or expired. Restart the server for a new one (it is printed to the log)."), {
+            status: 400,
+            cookies: [csrf.setCookie],
+          });
+        }
+        return htmlResponse(setupPage({ csrf: csrf.token, token: query.token }), { cookies: [csrf.setCookie] });
+      },
+      { query: TokenQuery, detail: { hide: true } },
+    )
+    .post(
+      "/setup",
+      ({ body, request }) =>
+        formOrJson(request, () => {
+          checkCsrf(request, body.csrf, publicUrl);
+          const result = identity.completeSetup(body.token, { email: body.email, organisationName: body.organisation, projectName: body.project });
+          return signedIn(request, result);
+        }),
+      {
+        body: SetupBody,
+        ...describe({
+          summary: "First run: create the first organisation, project and owner",
+          tag: "Sign-in",
+          auth: "none",
+          errors: [400, 403],
+          description: `Takes the single-use setup link the server prints on its first start (when no user exists and SERVICE_ADMIN_EMAIL is unset), and signs the owner in. ${BROWSER_POST}`,
+          response: { 200: SignedInSchema },
+        }),
+      },
+    )
+    .get(
+      "/auth/oidc/start",
+      async ({ request, query }) => {
+        const redirect = query.redirect && isSafeRedirect(query.redirect) ? query.redirect : undefined;
+        try {
+          const { url, state } = await identity.beginOidc({ redirect, baseUrl: baseUrlOf(request, publicUrl) });
+          return redirectResponse(url, [cookie(request, OIDC_COOKIE, state, { maxAgeSeconds: 600, path: OIDC_COOKIE_PATH })]);
+        } catch (err) {
+          return failurePage("Single sign-on failed", err);
+        }
+      },
+      { query: RedirectQuery, detail: { hide: true } },
+    )
+    .get(
+      "/auth/oidc/callback",
+      async ({ request, query }) => {
+        const clear = clearCookie(request, OIDC_COOKIE, OIDC_COOKIE_PATH);
+        if (query.error) {
+          return htmlResponse(messagePage("Single sign-on failed", `The identity provider answered ${query.error}${query.error_description ? `: ${query.error_description}` : ""}.`), {
+            status: 401,
+            cookies: [clear],
+          });
+        }
+        try {
+          const result = await identity.finishOidc({
+            code: query.code,
+            state: query.state,
+            stateCookie: parseCookies(request.headers.get("cookie"))[OIDC_COOKIE],
+            baseUrl: baseUrlOf(request, publicUrl),
+          });
+          return signedIn(request, result, [clear]);
+        } catch (err) {
+          return failurePage("Single sign-on failed", err, [clear]);
+        }
+      },
+      { query: OidcCallbackQuery, detail: { hide: true } },
+    );
+
+  const people = new Elysia({ name: "identity-admin", seed: ctx, prefix: "/api/admin" })
+    .use(ctx.auth)
+    .post(
+      "/invites",
+      ({ principal, body, request, set }) => {
+        if (principal.kind === "api_token") throw forbidden("API tokens cannot invite people", "Authorization: use an admin key or sign in with `svc login`");
+        const invitation = identity.invite(principal.projectId, body, baseUrlOf(request, publicUrl));
+        set.status = 201;
+        return invitation;
+      },
+      {
+        admin: true,
+        body: InviteBody,
+        ...describe({
+          summary: "Add a person to the organisation of the project",
+          tag: "People",
+          auth: "admin",
+          errors: [404, 409],
+          description:
+            "Sends them a single-use sign-in link valid 7 days (by SMTP; without SMTP it is written to the server log). 409 when they already belong to the organisation. Admin keys and signed-in people may invite; API tokens may not.",
+          response: { 201: InvitationSchema },
+        }),
+      },
+    )
+    .get("/members", ({ principal, query }) => filterByQuery(identity.members(principal.projectId), query.q, (m) => [m.email]), {
+      admin: true,
+      query: ListQuery,
+      ...describe({ summary: "People of the project's organisation", tag: "People", auth: "admin", response: { 200: t.Array(MemberSchema) } }),
+    })
+    .get(
+      "/me",
+      ({ headers, request }) => {
+        const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? "")?.[1];
+        const user = bearer ? device.userOfAccessToken(bearer) : null;
+        const credential = { kind: "user_token" as const, readOnly: false };
+        // A person whose bound project is gone (or who never had one) still learns who they are and what they reach.
+        if (user && !headers["x-project-id"] && !(user.boundProjectId && identity.canAccess(user.id, user.boundProjectId))) {
+          return { user: { email: user.email }, project: null, projects: identity.accessibleProjects(user.id), credential };
+        }
+        const principal = ctx.authenticator.admin(headers, request.method, true);
+        const project = projects.get(principal.projectId);
+        if (principal.kind === "user_token" && user) {
+          return { user: { email: user.email }, project: { id: project.id, name: project.name }, projects: identity.accessibleProjects(user.id), credential };
+        }
+        const organisation = projects.organisationOf(project.id);
+        return {
+          user: { email: principal.actor.email },
+          project: { id: project.id, name: project.name },
+          projects: [{ id: project.id, name: project.name, organisationId: project.organisationId, organisationName: organisation?.name ?? "" }],
+          credential: { kind: principal.kind as "admin_key" | "api_token", readOnly: principal.readOnly },
+        };
+      },
+      {
+        ...describe({
+          summary: "Who is calling, the active project and every project they reach",
+          tag: "People",
+          auth: "admin",
+          errors: [404],
+          description:
+            "For a person (access token): their email, the selected project (X-Project-Id, else the one bound at login; null when there is none) and the projects of all their organisations. For an admin key or API token: `user.email` is the actor its audit rows record (`admin-key:…@keys.local`, `api-token:…@tokens.local`) and `projects` is its one project.",
+          response: { 200: MeSchema },
+        }),
+      },
+    );
+
+  return new Elysia({ name: "identity", seed: ctx }).use(browser).use(people);
+}

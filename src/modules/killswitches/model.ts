@@ -1,0 +1,95 @@
+import { t } from "elysia";
+import { EnvSchema } from "../projects/model";
+import { DESCRIPTION_MAX, HISTORY_MAX_LIMIT, NAME_MAX, SWITCHES_MAX, SWITCH_KEY_MAX } from "./service";
+
+const Name = t.String({
+  minLength: 1,
+  maxLength: NAME_MAX,
+  description: "Unique in the project; no '/' (flag keys address a sub-switch as name/switchKey), no leading or trailing whitespace, not starting with ksw_",
+});
+const SwitchKey = t.String({ minLength: 1, maxLength: SWITCH_KEY_MAX, description: "Sub-switch name" });
+const SwitchMap = t.Record(t.String(), t.Boolean(), { maxProperties: SWITCHES_MAX, description: "Named sub-switches" });
+/** An integer without Elysia's string coercion (t.Integer accepts "5" in bodies). */
+const StrictPositiveInteger = t.Number({ minimum: 1, multipleOf: 1 });
+
+export const CreateKillswitchBody = t.Object({
+  name: Name,
+  value: t.Optional(t.Boolean({ description: "Flat value on every env at version 1; default false" })),
+  switches: t.Optional(SwitchMap),
+  description: t.Optional(t.Union([t.String({ maxLength: DESCRIPTION_MAX }), t.Null()])),
+});
+
+export const ToggleBody = t.Object({
+  env: t.Optional(EnvSchema),
+  switchKey: t.Optional(SwitchKey),
+  value: t.Optional(t.Union([t.Boolean(), t.Null()], { description: "Publish exactly this value; absent or null flips" })),
+});
+
+export const SetSwitchBody = t.Object({ env: EnvSchema, switchKey: SwitchKey, value: t.Boolean() });
+
+/** DELETE /switch takes these in the JSON body, or in the query for clients that cannot send DELETE bodies. */
+export const SwitchRef = t.Object({ env: t.Optional(EnvSchema), switchKey: t.Optional(SwitchKey) });
+
+export const SetValueBody = t.Object({ env: EnvSchema, value: t.Boolean() });
+
+export const RollbackBody = t.Object({ env: EnvSchema, version: StrictPositiveInteger });
+
+export const HistoryQuery = t.Object({
+  env: t.Optional(EnvSchema),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: HISTORY_MAX_LIMIT, description: "Default 100" })),
+});
+
+const Published = t.Object({ value: t.Boolean(), switches: SwitchMap });
+
+const EnvState = t.Object({
+  value: t.Boolean(),
+  switches: SwitchMap,
+  version: t.Integer(),
+  updatedAt: t.String(),
+  updatedBy: t.String({ description: "Email of the last publisher" }),
+});
+
+export const KillswitchSchema = t.Object(
+  {
+    id: t.String({ description: "ksw_…" }),
+    name: t.String(),
+    description: t.Optional(t.String()),
+    createdAt: t.String(),
+    updatedAt: t.String(),
+    envs: t.Object({ dev: EnvState, staging: EnvState, prod: EnvState }),
+  },
+  { title: "Killswitch" },
+);
+
+export const CreatedSchema = t.Object({ id: t.String(), name: t.String() });
+
+export const ToggleResultSchema = t.Object(
+  {
+    id: t.String(),
+    env: EnvSchema,
+    switchKey: t.Union([t.String(), t.Null()]),
+    previous: t.Boolean(),
+    value: t.Boolean(),
+    version: t.Integer(),
+    published: Published,
+  },
+  { title: "KillswitchPublish" },
+);
+
+export const SetSwitchResultSchema = t.Object({ id: t.String(), env: EnvSchema, switchKey: t.String(), value: t.Boolean() });
+export const DeleteSwitchResultSchema = t.Object({ id: t.String(), env: EnvSchema, switchKey: t.String(), version: t.Integer() });
+export const SetValueResultSchema = t.Object({ id: t.String(), env: EnvSchema, value: t.Boolean(), version: t.Integer() });
+
+export const HistoryEntrySchema = t.Object(
+  {
+    version: t.Integer(),
+    env: EnvSchema,
+    value: t.Boolean(),
+    switches: SwitchMap,
+    action: t.String({ description: "killswitch.create | .toggle | .switch.set | .switch.delete | .value.set | .rollback" }),
+    actorEmail: t.String(),
+    actorType: t.String(),
+    createdAt: t.String(),
+  },
+  { title: "KillswitchVersion" },
+);

@@ -1,0 +1,69 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../app";
+import type { Principal } from "../../lib/auth";
+import { forbidden } from "../../lib/errors";
+import { IdParam, describe } from "../../lib/http";
+import { ListedTokenSchema, MintTokenBody, MintedTokenSchema } from "./model";
+
+const WHO_MANAGES =
+  "Admin keys and signed-in people (device-flow access tokens) mint and revoke tokens; an API token may only list them, so a leaked CI token cannot make itself permanent.";
+
+/** API tokens cannot mint or revoke tokens. */
+function refuseApiTokens(principal: Principal): void {
+  if (principal.kind === "api_token") throw forbidden("API tokens cannot manage API tokens", "Authorization: use an admin key or sign in with `svc login`");
+}
+
+export function tokenRoutes(ctx: AppContext) {
+  const { tokens } = ctx.services;
+  return new Elysia({ name: "tokens", seed: ctx, prefix: "/api/admin/tokens" })
+    .use(ctx.auth)
+    .post(
+      "/",
+      ({ principal, body, set }) => {
+        refuseApiTokens(principal);
+        const minted = tokens.mint(principal.projectId, body, principal.actor.email);
+        set.status = 201;
+        return { id: minted.id, token: minted.token, name: minted.name, access: minted.access, createdAt: minted.createdAt };
+      },
+      {
+        admin: true,
+        body: MintTokenBody,
+        ...describe({
+          summary: "Mint a project API token (the secret is shown once)",
+          tag: "API tokens",
+          auth: "admin",
+          description: `For SERVICE_CLI_TOKEN. A read-only token gets FORBIDDEN on every write. ${WHO_MANAGES}`,
+          response: { 201: MintedTokenSchema },
+        }),
+      },
+    )
+    .get(
+      "/",
+      ({ principal }) =>
+        tokens.list(principal.projectId).map((tk) => ({
+          id: tk.id,
+          name: tk.name,
+          access: tk.access,
+          maskedToken: tk.maskedToken,
+          createdBy: tk.createdBy,
+          createdAt: tk.createdAt,
+        })),
+      {
+        admin: true,
+        ...describe({ summary: "List live API tokens (masked, never secrets)", tag: "API tokens", auth: "admin", response: { 200: t.Array(ListedTokenSchema) } }),
+      },
+    )
+    .delete(
+      "/:id",
+      ({ principal, params, set }) => {
+        refuseApiTokens(principal);
+        tokens.revoke(principal.projectId, params.id);
+        set.status = 204;
+      },
+      {
+        admin: true,
+        params: IdParam,
+        ...describe({ summary: "Revoke an API token", tag: "API tokens", auth: "admin", errors: [404], description: WHO_MANAGES }),
+      },
+    );
+}

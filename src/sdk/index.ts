@@ -1,0 +1,303 @@
+/**
+ * svc runtime SDK: killswitches and configs for Bun, Node (18+) and browsers.
+ * No dependencies; it needs only `fetch` (and streams, for live updates).
+ *
+ *   const svc = createClient({ baseUrl: "https://flags.example.com", sdkKey: process.env.SVC_SERVER_KEY!, env: "prod" });
+ *   await svc.ready();
+ *   if (svc.isKilled("checkout", "eu")) ...
+ *   const limits = svc.getConfig("limits", { perMinute: 60 });
+ *
+ * It loads the snapshot once, then follows the server's event stream
+ * (reconnecting with Last-Event-ID and backoff) and also polls with
+ * If-None-Match as a safety net. When the server cannot be reached it keeps
+ * answering from the last snapshot it had; before the first one, every
+ * answer is the caller's default.
+ */
+
+export type Env = "dev" | "staging" | "prod";
+
+export type Killswitch = { value: boolean; switches: Record<string, boolean>; version: number };
+export type Config = { value: unknown; version: number };
+
+/** What the server publishes for one env (`GET /api/sdk/v1/snapshot`). */
+export type Snapshot = {
+  projectId: string;
+  env: Env;
+  revision: number;
+  killswitches: Record<string, Killswitch>;
+  configs: Record<string, Config>;
+  gates: Record<string, unknown>;
+  universes: Record<string, unknown>;
+  experiments: Record<string, unknown>;
+  translations: Record<string, unknown>;
+};
+
+export type ClientOptions = {
+  /** Where svc runs, e.g. `https://flags.example.com`. */
+  baseUrl: string;
+  /** A server SDK key (`sdk_server_...`). */
+  sdkKey: string;
+  /** Defaults to the project's default env. */
+  env?: Env;
+  /** How often the snapshot is re-checked (a cheap 304 when nothing changed). Default 30 s. */
+  pollIntervalMs?: number;
+  /** Follow the live event stream. Default: true wherever fetch exposes a readable body stream. */
+  stream?: boolean;
+  /** A fetch to use instead of the global one. */
+  fetch?: (url: string, init?: RequestInit) => Promise<Response>;
+  /** Hears every failed request (the client keeps serving its last snapshot). Default: console.warn. */
+  onError?: (error: SvcError) => void;
+};
+
+export type Client = {
+  /** Resolves once a snapshot is loaded; rejects if the attempt under way fails before any snapshot arrived. */
+  ready(): Promise<void>;
+  /**
+   * Whether the killswitch is on. With `switchKey`: that sub-switch when the
+   * killswitch has the entry, else the killswitch's flat value (so killing
+   * the whole switch covers keys without an entry). An unknown name is false.
+   */
+  isKilled(name: string, switchKey?: string): boolean;
+  /**
+   * The config's published value, or `defaultValue` when the name is unknown
+   * or the published value is not of the default's kind (string, number,
+   * boolean, array, object), so the result always has type T.
+   */
+  getConfig<T>(name: string, defaultValue: T): T;
+  /** The snapshot in use, or null before the first one. */
+  snapshot(): Readonly<Snapshot> | null;
+  /** Called with each new snapshot; returns the unsubscribe. */
+  onChange(listener: (snapshot: Readonly<Snapshot>) => void): () => void;
+  /** Stops polling and streaming. */
+  close(): void;
+};
+
+export class SvcError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status, when the server answered. */
+    readonly status?: number,
+    /** The server's error code (UNAUTHORIZED, FORBIDDEN, ...), when it sent one. */
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = "SvcError";
+  }
+}
+
+const DEFAULT_POLL_MS = 30_000;
+const BACKOFF_MIN_MS = 500;
+const BACKOFF_MAX_MS = 30_000;
+
+type Waiter = { resolve: () => void; reject: (error: SvcError) => void };
+type SseEvent = { event: string; data: string; id: string };
+
+function unref(timer: unknown): void {
+  (timer as { unref?: () => void }).unref?.();
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  return Array.isArray(value) ? "array" : typeof value;
+}
+
+async function httpError(response: Response, what: string): Promise<SvcError> {
+  let code: string | undefined;
+  let message = `${what}: HTTP ${response.status}`;
+  try {
+    const body = (await response.json()) as { error?: unknown; code?: unknown };
+    if (typeof body.code === "string") code = body.code;
+    if (typeof body.error === "string") message = `${what}: ${body.error} (HTTP ${response.status})`;
+  } catch {
+    // Not our error body: the status says enough.
+  }
+  return new SvcError(message, response.status, code);
+}
+
+function asSvcError(error: unknown, what: string): SvcError {
+  if (error instanceof SvcError) return error;
+  return new SvcError(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+/**
+ * Reads a text/event-stream body and calls `onEvent` per dispatched event
+ * (the WHATWG parsing rules: `field: value` lines, `:` comments, a blank line
+ * ends an event). Resolves when the body ends.
+ */
+export async function readEventStream(body: ReadableStream<Uint8Array>, onEvent: (event: SseEvent) => void): Promise<void> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let event = "";
+  let data: string[] = [];
+  let id = "";
+  const line = (text: string) => {
+    if (text === "") {
+      if (data.length > 0) onEvent({ event: event || "message", data: data.join("\n"), id });
+      event = "";
+      data = [];
+      return;
+    }
+    if (text.startsWith(":")) return;
+    const colon = text.indexOf(":");
+    const field = colon === -1 ? text : text.slice(0, colon);
+    let value = colon === -1 ? "" : text.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data") data.push(value);
+    else if (field === "event") event = value;
+    else if (field === "id" && !value.includes("\0")) id = value;
+  };
+  const newline = /\r\n|\r|\n/g;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let start = 0;
+    newline.lastIndex = 0;
+    for (let match = newline.exec(buffer); match; match = newline.exec(buffer)) {
+      // A lone \r at the end of a chunk may be the first half of \r\n: wait for more.
+      if (match[0] === "\r" && match.index === buffer.length - 1) break;
+      line(buffer.slice(start, match.index));
+      start = match.index + match[0].length;
+    }
+    buffer = buffer.slice(start);
+  }
+}
+
+export function createClient(options: ClientOptions): Client {
+  const fetchImpl = options.fetch ?? ((url: string, init?: RequestInit) => fetch(url, init));
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const query = options.env ? `?env=${encodeURIComponent(options.env)}` : "";
+  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_MS;
+  const streaming = options.stream ?? (typeof ReadableStream !== "undefined" && typeof TextDecoder !== "undefined");
+  const report = options.onError ?? ((error: SvcError) => console.warn(`[svc] ${error.message}`));
+
+  let current: Snapshot | null = null;
+  let etag: string | null = null;
+  let closed = false;
+  let waiters: Waiter[] = [];
+  const listeners = new Set<(snapshot: Readonly<Snapshot>) => void>();
+  const streamAbort = new AbortController();
+  let wakeUp: (() => void) | null = null;
+
+  const headers = (extra: Record<string, string> = {}) => ({ "x-sdk-key": options.sdkKey, ...extra });
+
+  const apply = (snapshot: Snapshot, tag: string | null) => {
+    // The server's tag names (project, env, revision); when the stream delivered the snapshot, rebuild it the same way.
+    etag = tag ?? `"${snapshot.projectId}-${snapshot.env}-${snapshot.revision}"`;
+    if (current && current.revision === snapshot.revision && current.env === snapshot.env) return;
+    current = snapshot;
+    const pending = waiters;
+    waiters = [];
+    for (const w of pending) w.resolve();
+    for (const listener of listeners) {
+      try {
+        listener(snapshot);
+      } catch (error) {
+        report(asSvcError(error, "onChange listener failed"));
+      }
+    }
+  };
+
+  const fail = (error: SvcError) => {
+    if (closed) return;
+    report(error);
+    if (current) return;
+    const pending = waiters;
+    waiters = [];
+    for (const w of pending) w.reject(error);
+  };
+
+  const poll = async () => {
+    try {
+      const response = await fetchImpl(`${baseUrl}/api/sdk/v1/snapshot${query}`, {
+        headers: headers(etag ? { "if-none-match": etag } : {}),
+      });
+      if (response.status === 304) return;
+      if (!response.ok) throw await httpError(response, "snapshot request failed");
+      apply((await response.json()) as Snapshot, response.headers.get("etag"));
+    } catch (error) {
+      fail(asSvcError(error, "snapshot request failed"));
+    }
+  };
+
+  /** Waits, unless close() comes first. */
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        wakeUp = null;
+        resolve();
+      }, ms);
+      unref(timer);
+      wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  const follow = async () => {
+    let attempt = 0;
+    while (!closed) {
+      try {
+        const response = await fetchImpl(`${baseUrl}/api/sdk/v1/stream${query}`, {
+          headers: headers({ accept: "text/event-stream", ...(current ? { "last-event-id": String(current.revision) } : {}) }),
+          signal: streamAbort.signal,
+        });
+        if (!response.ok || !response.body) throw await httpError(response, "stream request failed");
+        attempt = 0;
+        await readEventStream(response.body, (event) => {
+          if (event.event === "snapshot") apply(JSON.parse(event.data) as Snapshot, null);
+        });
+      } catch (error) {
+        fail(asSvcError(error, "stream failed"));
+      }
+      if (closed) return;
+      // Exponential backoff with jitter, so that a restarted server is not hit by every client at once.
+      const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** attempt++);
+      await sleep(ceiling / 2 + Math.random() * (ceiling / 2));
+    }
+  };
+
+  const pollTimer = setInterval(() => void poll(), pollIntervalMs);
+  unref(pollTimer);
+  void poll().then(() => {
+    if (streaming && !closed) void follow();
+  });
+
+  return {
+    ready() {
+      if (current) return Promise.resolve();
+      if (closed) return Promise.reject(new SvcError("client is closed"));
+      return new Promise<void>((resolve, reject) => waiters.push({ resolve, reject }));
+    },
+    isKilled(name, switchKey) {
+      const killswitch = current?.killswitches[name];
+      if (!killswitch) return false;
+      if (switchKey !== undefined && Object.prototype.hasOwnProperty.call(killswitch.switches, switchKey)) {
+        return killswitch.switches[switchKey] === true;
+      }
+      return killswitch.value;
+    },
+    getConfig<T>(name: string, defaultValue: T): T {
+      const config = current?.configs[name];
+      if (!config) return defaultValue;
+      if (defaultValue !== null && defaultValue !== undefined && kindOf(config.value) !== kindOf(defaultValue)) return defaultValue;
+      return config.value as T;
+    },
+    snapshot: () => current,
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(pollTimer);
+      streamAbort.abort();
+      wakeUp?.();
+      const pending = waiters;
+      waiters = [];
+      for (const w of pending) w.reject(new SvcError("client is closed"));
+    },
+  };
+}

@@ -1,0 +1,79 @@
+// The sign-in pages are plain HTML embedded in the binary; no script, no CDN.
+import layoutHtml from "./layout.html" with { type: "text" };
+import signinHtml from "./signin.html" with { type: "text" };
+import accountHtml from "./account.html" with { type: "text" };
+import magicHtml from "./magic.html" with { type: "text" };
+import setupHtml from "./setup.html" with { type: "text" };
+import deviceHtml from "./device.html" with { type: "text" };
+import deviceEnterHtml from "./device-enter.html" with { type: "text" };
+import messageHtml from "./message.html" with { type: "text" };
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** Fills `{{name}}` (escaped) and `{{{name}}}` (already-safe HTML); a missing value is a bug. */
+function fill(template: string, values: Record<string, string>): string {
+  return template.replace(/\{\{(\{?)(\w+)\}?\}\}/g, (_, raw: string, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`page template value missing: ${name}`);
+    return raw ? value : escapeHtml(value);
+  });
+}
+
+function page(title: string, fragment: string, values: Record<string, string>): string {
+  return fill(layoutHtml, { title, content: fill(fragment, values) });
+}
+
+export type PageProject = { id: string; name: string; organisationName: string };
+
+export function signinPage(input: { csrf: string; redirect: string; ssoHref: string | null }): string {
+  const sso = input.ssoHref
+    ? `<hr><p class="muted">Or use your organisation's identity provider.</p><a class="button secondary" href="${escapeHtml(input.ssoHref)}">Sign in with SSO</a>`
+    : "";
+  return page("Sign in", signinHtml, { csrf: input.csrf, redirect: input.redirect, sso });
+}
+
+export function accountPage(input: { email: string; csrf: string; projects: PageProject[]; next: string | null }): string {
+  const projects =
+    input.projects.length === 0
+      ? `<p>None yet: ask an owner to invite you.</p>`
+      : `<ul>${input.projects.map((p) => `<li>${escapeHtml(p.name)} <span class="muted">(${escapeHtml(p.organisationName)}, <code>${escapeHtml(p.id)}</code>)</span></li>`).join("")}</ul>`;
+  const next = input.next ? `<p><a class="button" href="${escapeHtml(input.next)}">Continue</a></p>` : "";
+  return page("Signed in", accountHtml, { email: input.email, csrf: input.csrf, projects, next });
+}
+
+export function magicPage(input: { csrf: string; token: string }): string {
+  return page("Sign in", magicHtml, input);
+}
+
+export function setupPage(input: { csrf: string; token: string }): string {
+  return page("Set up svc", setupHtml, input);
+}
+
+export function devicePage(input: {
+  csrf: string;
+  email: string;
+  userCode: string;
+  clientName: string | null;
+  projects: PageProject[];
+  selectedProjectId: string | null;
+}): string {
+  const client = input.clientName ? ` from <strong>${escapeHtml(input.clientName)}</strong>` : "";
+  const options = input.projects
+    .map((p) => `<option value="${escapeHtml(p.id)}"${p.id === input.selectedProjectId ? " selected" : ""}>${escapeHtml(p.name)} (${escapeHtml(p.organisationName)})</option>`)
+    .join("");
+  const projectPicker =
+    input.projects.length === 0
+      ? `<p class="muted">You have no projects yet; the device signs in without one.</p>`
+      : `<label for="project_id">Project for this device</label><select id="project_id" name="project_id">${options}</select>`;
+  return page("Approve device sign-in", deviceHtml, { csrf: input.csrf, email: input.email, userCode: input.userCode, client, projectPicker });
+}
+
+export function deviceEnterPage(prompt: string): string {
+  return page("Device sign-in", deviceEnterHtml, { prompt });
+}
+
+export function messagePage(title: string, text: string, extraHtml = ""): string {
+  return page(title, messageHtml, { text, extra: extraHtml });
+}

@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "./helpers";
+import { BUN, type InitOutput, ROOT, type ServeProcess, adminGet, run, startServe } from "./cli/process";
+
+const BINARY = join(ROOT, "dist/svc");
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** CI always compiles; locally a binary newer than every source file (and package.json) is reused. */
+function binaryIsFresh(): boolean {
+  if (process.env.CI) return false;
+  try {
+    const built = statSync(BINARY).mtimeMs;
+    return built > newestMtime(join(ROOT, "src")) && built > statSync(join(ROOT, "package.json")).mtimeMs;
+  } catch {
+    return false;
+  }
+}
+
+// Runs from an empty directory holding a `.env` that would break start-up if the binary read it.
+const cwd = tempDir("svc-bin-cwd-");
+const dataDir = tempDir("svc-bin-data-");
+let keys: InitOutput;
+let server: ServeProcess | undefined;
+
+beforeAll(async () => {
+  if (!binaryIsFresh()) {
+    // Built aside and renamed into place: another test run may be executing dist/svc right now.
+    const staged = join(ROOT, `dist/.svc-${process.pid}`);
+    const build = await run([BUN, "run", "build", "--outfile", staged], { timeoutMs: 240_000 });
+    if (build.code !== 0) throw new Error(`bun run build failed (${build.code}):\n${build.stdout}\n${build.stderr}`);
+    renameSync(`${staged}.map`, `${BINARY}.map`);
+    renameSync(staged, BINARY);
+  }
+  writeFileSync(join(cwd, ".env"), "SERVICE_INIT_ADMIN_KEY=not-a-key\nPORT=notaport\n");
+  const init = await run([BINARY, "init", "--data", dataDir, "--json"], { cwd });
+  if (init.code !== 0) throw new Error(`svc init failed (${init.code}): ${init.stderr}`);
+  keys = JSON.parse(init.stdout);
+  server = await startServe([BINARY, "serve", "--port", "0", "--data", dataDir], { cwd });
+}, 300_000);
+
+afterAll(async () => {
+  if (server && server.proc.exitCode === null) await server.stop();
+  rmSync(cwd, { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test("the binary prints its listening line with the real port", () => {
+  expect(server!.listeningLine).toBe(`listening on http://0.0.0.0:${server!.port}`);
+  expect(server!.port).toBeGreaterThan(0);
+});
+
+test("an authenticated admin route works (the build keeps Elysia's handler introspection intact)", async () => {
+  const res = await adminGet(`${server!.url}/api/admin/projects/current`, keys.adminKey);
+  expect(res.status).toBe(200);
+  expect(res.body.id).toBe(keys.projectId);
+  expect(res.body.organisationId).toBe(keys.organisationId);
+
+  const noKey = await fetch(`${server!.url}/api/admin/projects/current`);
+  expect(noKey.status).toBe(401);
+  expect(await noKey.json()).toMatchObject({ code: "UNAUTHORIZED" });
+  const malformed = await fetch(`${server!.url}/api/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${keys.adminKey}`, "content-type": "application/json" },
+    body: "{nope",
+  });
+  expect(malformed.status).toBe(400);
+  expect(await malformed.json()).toMatchObject({ code: "BAD_REQUEST" });
+});
+
+test("/openapi loads the Scalar bundle from the binary, not a CDN", async () => {
+  const page = await fetch(`${server!.url}/openapi`);
+  expect(page.status).toBe(200);
+  expect(page.headers.get("content-type")).toContain("text/html");
+  const html = await page.text();
+  const sources = [...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g)].map((m) => m[1]);
+  expect(sources).toEqual(["/openapi/scalar.js"]);
+  expect(html).not.toMatch(/https?:\/\/(cdn\.|[^"']*jsdelivr|[^"']*unpkg)/);
+
+  const bundle = await fetch(`${server!.url}/openapi/scalar.js`);
+  expect(bundle.status).toBe(200);
+  expect(bundle.headers.get("content-type")).toContain("javascript");
+  expect((await bundle.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000);
+
+  const spec = await fetch(`${server!.url}/openapi/json`);
+  expect(spec.status).toBe(200);
+  expect((await spec.json()).paths["/api/admin/projects/current"]).toBeDefined();
+});
+
+test("svc healthcheck exits 0 against the running binary", async () => {
+  const result = await run([BINARY, "healthcheck", "--port", String(server!.port)], { cwd });
+  expect(result.code).toBe(0);
+});
+
+test("svc version from the binary", async () => {
+  const result = await run([BINARY, "version"], { cwd });
+  expect(result.code).toBe(0);
+  expect(result.stdout).toMatch(/^svc \d+\.\d+\.\d+ \(bun /);
+});
+
+test("SIGTERM stops the binary with exit code 0", async () => {
+  expect(await server!.stop()).toBe(0);
+  expect(server!.lines().some((l) => l.includes('"msg":"shutting down"'))).toBe(true);
+  expect(server!.stderr()).toBe("");
+});
