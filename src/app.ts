@@ -60,6 +60,12 @@ export type AppContext = {
   options: AppOptions;
   /** Aborted when the server begins to shut down: long-lived responses (streams) end on it. */
   shutdown: AbortSignal;
+  /**
+   * Modules pass the context as their Elysia plugin `seed`, which Elysia
+   * JSON-stringifies to dedupe plugins per app: this keeps that to one short
+   * id instead of walking every service (some hold cyclic objects).
+   */
+  toJSON(): string;
 };
 
 export function createServices(db: Db, options: Pick<AppOptions, "lastUsedFlushMs" | "signIn"> = {}): Services {
@@ -96,7 +102,8 @@ export function createContext(db: Db, log: Logger, options: AppOptions, shutdown
   const authenticator = new Authenticator(services.keys);
   authenticator.register(services.device.bearerResolver());
   authenticator.register(services.tokens.bearerResolver());
-  return { db, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown };
+  const id = randomBase62(12);
+  return { db, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, toJSON: () => id };
 }
 
 /** Paths the edge role (`--edge-only`) serves. */

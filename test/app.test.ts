@@ -110,7 +110,7 @@ describe("OpenAPI", () => {
     const spec = r.body;
     expect(spec.openapi).toMatch(/^3\./);
     expect(spec.components.securitySchemes.bearer.scheme).toBe("bearer");
-    const routes = ((s.server as any).app.routes as any[]).filter((x) => x.path.startsWith("/api/") || x.path.startsWith("/ofrep/") || x.path.startsWith("/auth/") || x.path.startsWith("/ops/"));
+    const routes = ((s.server as any).app.routes as any[]).filter((x) => x.path.startsWith("/api/") || x.path.startsWith("/ofrep/") || x.path.startsWith("/auth/device/") || x.path.startsWith("/ops/"));
     expect(routes.length).toBeGreaterThan(0);
     for (const route of routes) {
       const path = route.path.replace(/:([^/]+)/g, "{$1}").replace(/\*$/, "{*}");

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { badRequest, forbidden, unauthorized } from "./errors";
+import { randomBase62 } from "./ids";
 import type { KeysService, SdkKey } from "../modules/keys/service";
 
 /** Who is calling, and for which project, once the credential has been checked. */
@@ -69,6 +70,11 @@ const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 export class Authenticator {
   private readonly resolvers: BearerResolver[] = [];
+  /** Elysia JSON-stringifies plugin seeds; one short id per authenticator is enough to tell apps apart. */
+  private readonly seedId = randomBase62(12);
+  toJSON(): string {
+    return this.seedId;
+  }
 
   constructor(private readonly keys: KeysService) {
     this.register({
