@@ -121,16 +121,60 @@ function pathOf(url: string): string {
   return end === -1 ? url.slice(start) : url.slice(start, end);
 }
 
-/** Turns Elysia's validation error into `detail`: one `path: message` per failing field. */
+type SchemaLike = {
+  const?: unknown;
+  anyOf?: SchemaLike[];
+  type?: string;
+  format?: string;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+};
+
+/** What a (TypeBox) schema expects, in words a caller can act on. */
+function expectation(schema: SchemaLike | undefined): string | null {
+  if (!schema) return null;
+  if (schema.const !== undefined) return `must be ${JSON.stringify(schema.const)}`;
+  if (schema.anyOf) {
+    if (schema.anyOf.every((b) => b.const !== undefined)) return `must be one of: ${schema.anyOf.map((b) => String(b.const)).join(", ")}`;
+    // Elysia adds a numeric-string branch to number fields; describe the real one.
+    const real = schema.anyOf.filter((b) => !(b.type === "string" && (b.format === "integer" || b.format === "numeric")));
+    if (real.length > 1 && real.every((b) => b.type && b.const === undefined)) return `must be ${real.map((b) => b.type).join(" or ")}`;
+    return real.length === 1 ? expectation({ ...real[0], minimum: schema.minimum ?? real[0]!.minimum, maximum: schema.maximum ?? real[0]!.maximum }) : null;
+  }
+  const range = (lo?: number, hi?: number, unit = "") =>
+    lo !== undefined && hi !== undefined ? ` between ${lo} and ${hi}${unit}` : lo !== undefined ? ` of at least ${lo}${unit}` : hi !== undefined ? ` of at most ${hi}${unit}` : "";
+  switch (schema.type) {
+    case "integer":
+      return `must be an integer${range(schema.minimum, schema.maximum)}`;
+    case "number":
+      return `must be a number${range(schema.minimum, schema.maximum)}`;
+    case "string":
+      return `must be a string${range(schema.minLength, schema.maxLength, " characters")}`;
+    case "boolean":
+      return "must be true or false";
+    case "array":
+      return "must be an array";
+    case "object":
+      return "must be an object";
+    default:
+      return null;
+  }
+}
+
+/** Turns Elysia's validation error into `detail`: one `field: what is wrong` per failing field. */
 function validationDetail(error: unknown): string {
-  const all = (error as { all?: { path?: string; message?: string; summary?: string }[] }).all;
+  const all = (error as { all?: { path?: string; message?: string; summary?: string; schema?: SchemaLike }[] }).all;
   if (Array.isArray(all) && all.length > 0) {
-    const lines = new Set<string>();
+    const byPath = new Map<string, string>();
     for (const e of all) {
-      const path = e.path ? e.path.replace(/^\//, "").replaceAll("/", ".") : "(body)";
-      lines.add(`${path || "(body)"}: ${e.summary ?? e.message ?? "invalid"}`);
+      const path = (e.path ?? "").replace(/^\//, "").replaceAll("/", ".") || "(body)";
+      if (byPath.has(path)) continue;
+      const missing = e.message === "Expected required property";
+      byPath.set(path, missing ? "is required" : (expectation(e.schema) ?? e.summary ?? e.message ?? "is invalid"));
     }
-    return [...lines].slice(0, 20).join("; ");
+    return [...byPath].slice(0, 20).map(([path, what]) => `${path}: ${what}`).join("; ");
   }
   return (error as Error).message?.slice(0, 500) ?? "invalid request";
 }
