@@ -7,6 +7,7 @@ export type Me = {
   user: { email: string };
   project: { id: string; name: string } | null;
   projects: { id: string; name: string; organisationId: string; organisationName: string }[];
+  credential?: { kind: string; readOnly: boolean };
 };
 
 export const whoamiCommand = clientCommand({
@@ -18,9 +19,10 @@ export const whoamiCommand = clientCommand({
   async run({ values }) {
     const client = openClient(values);
     const me = await client.request<Me>("GET", "/api/admin/me");
-    const result = { ...me, projectSource: client.projectSource, credential: client.credentialSource, serverUrl: client.serverUrl };
+    const result = { ...me, projectSource: client.projectSource, credentialSource: client.credentialSource, serverUrl: client.serverUrl };
     emit(values.json, result, () => {
-      const lines = [`Signed in to ${client.serverUrl} as ${me.user.email} (${client.credentialSource})`];
+      const readOnly = me.credential?.readOnly ? ", read-only" : "";
+      const lines = [`Signed in to ${client.serverUrl} as ${me.user.email} (${client.credentialSource}${readOnly})`];
       lines.push(me.project ? `Active project: ${me.project.name} (${me.project.id}), from ${client.projectSource}` : "Active project: none");
       lines.push("", "Projects:");
       lines.push(

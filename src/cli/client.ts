@@ -78,7 +78,12 @@ const isNonEmptyString = (v: unknown): v is string => typeof v === "string" && v
 
 export function readCredentials(env: Environment = process.env): Credentials | null {
   const path = credentialsPath(env);
-  const data = readJsonFile(path) as Partial<Credentials> | undefined;
+  let data: Partial<Credentials> | undefined;
+  try {
+    data = readJsonFile(path) as Partial<Credentials> | undefined;
+  } catch (err) {
+    throw new NotSignedInError(`${(err as Error).message}; run \`svc login\` again`);
+  }
   if (data === undefined) return null;
   if (typeof data !== "object" || data === null || !isNonEmptyString(data.access_token) || !isNonEmptyString(data.refresh_token)) {
     throw new NotSignedInError(`${path} has no access_token/refresh_token; run \`svc login\` again`);
@@ -291,6 +296,16 @@ export type RequestOptions = {
   requireProject?: boolean;
 };
 
+/** The project calls are for, and where that choice came from; null leaves it to the credential. */
+function selectProject(flag: string | undefined, cwd: string, credentials: Credentials | null, env: Environment): [string | null, ProjectSource] {
+  if (flag) return [flag, "--project"];
+  const binding = findBinding(cwd);
+  if (binding) return [binding.projectId, ".service"];
+  if (credentials?.project_id) return [credentials.project_id, "login"];
+  const preferred = readPreferences(env).project_id;
+  return preferred ? [preferred, "config.json"] : [null, "credential"];
+}
+
 /**
  * One resolved session: the credential (SERVICE_CLI_TOKEN or the device-flow
  * pair in the credentials file), the server and the selected project.
@@ -323,14 +338,7 @@ export class SvcClient {
       );
     }
     const serverUrl = resolveServerUrl(options.url, env, credentials);
-    let projectId: string | null = null;
-    let source: ProjectSource = "credential";
-    const binding = findBinding(options.cwd ?? process.cwd());
-    const prefs = readPreferences(env);
-    if (options.project) [projectId, source] = [options.project, "--project"];
-    else if (binding) [projectId, source] = [binding.projectId, ".service"];
-    else if (credentials?.project_id) [projectId, source] = [credentials.project_id, "login"];
-    else if (prefs.project_id) [projectId, source] = [prefs.project_id, "config.json"];
+    const [projectId, source] = selectProject(options.project, options.cwd ?? process.cwd(), credentials, env);
     return new SvcClient(
       env,
       serverUrl,
@@ -427,8 +435,12 @@ export class SvcClient {
     const body = await readBody(res);
     if (!res.ok) {
       if (res.status === 401) {
-        const what = this.credentialSource === "SERVICE_CLI_TOKEN" ? "SERVICE_CLI_TOKEN was refused" : "your session was refused";
-        throw new NotSignedInError(`${what} (${apiError(res.status, body).message}); run \`svc login\``);
+        const why = apiError(res.status, body).message;
+        throw new NotSignedInError(
+          this.credentialSource === "SERVICE_CLI_TOKEN"
+            ? `SERVICE_CLI_TOKEN was refused (${why}): it is unknown or revoked; mint a new one or unset it`
+            : `your session was refused (${why}); run \`svc login\``,
+        );
       }
       throw apiError(res.status, body);
     }

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { UsageError } from "../lib/config";
 import {
   type Credentials,
@@ -60,6 +61,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 class LoginFailed extends Error {}
 
+/** The page that approves this code; with --project, that project is preselected there. */
+function approvalUrl(code: DeviceCode, project: string | undefined): string {
+  if (!code.verification_uri_complete) return code.verification_uri;
+  if (!project) return code.verification_uri_complete;
+  const url = new URL(code.verification_uri_complete);
+  url.searchParams.set("project_id", project);
+  return url.toString();
+}
+
 type DeviceCode = { device_code: string; user_code: string; verification_uri: string; verification_uri_complete?: string; expires_in: number; interval: number };
 
 /** Polls the token operation at the server's interval until it answers tokens or a final error. */
@@ -85,7 +95,7 @@ async function pollForTokens(serverUrl: string, code: DeviceCode, verifier: stri
       case "authorization_pending":
         continue;
       case "slow_down":
-        intervalMs += 5000;
+        intervalMs = typeof res.body.interval === "number" ? Math.max(intervalMs, res.body.interval * 1000) : intervalMs + 5000;
         continue;
       case "access_denied":
         throw new LoginFailed("Sign-in was denied in the browser.");
@@ -125,15 +135,19 @@ export const loginCommand = clientCommand({
       throw new UsageError((err as Error).message);
     }
     const { verifier, challenge } = pkcePair();
-    const started = await postJson(serverUrl, "/auth/device/code", { code_challenge: challenge, code_challenge_method: "S256" });
+    const started = await postJson(serverUrl, "/auth/device/code", {
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      client_name: `svc CLI on ${hostname()}`.slice(0, 100),
+    });
     const code = started.body as DeviceCode;
     if (started.status !== 200 || typeof code?.device_code !== "string" || typeof code.user_code !== "string") {
       console.error(`svc login: ${serverUrl} did not start a sign-in (HTTP ${started.status}): ${JSON.stringify(started.body)?.slice(0, 300)}`);
       return 1;
     }
-    const openUrl = code.verification_uri_complete || code.verification_uri;
+    const openUrl = approvalUrl(code, project);
     console.error(`To sign in, open ${code.verification_uri} and enter the code ${code.user_code}`);
-    if (code.verification_uri_complete) console.error(`(or open ${code.verification_uri_complete})`);
+    if (openUrl !== code.verification_uri) console.error(`(or open ${openUrl})`);
     if (!values["no-browser"]) openBrowser(openUrl);
 
     const stopSpinner = startSpinner("Waiting for approval in the browser…");

@@ -3,19 +3,13 @@ import { resolve } from "node:path";
 import { type } from "arktype";
 import {
   DEFAULT_DATA_DIR,
-  DEFAULT_HOST,
   DEFAULT_PORT,
-  EmailText,
-  PortText,
   UsageError,
   databasePath,
-  parseOrThrow,
 } from "../lib/config";
 import { openDatabase } from "../lib/db";
-import { KEY_SECRET_PATTERN } from "../modules/keys/service";
+import { EmailText, PortText, parseOrThrow } from "./parse";
 import { closeServices, createServices } from "../app";
-import { startServer } from "../server";
-import { signInOptionsFromEnv } from "../modules/identity/options";
 import { VERSION } from "../version";
 import type { Command } from "./command";
 
@@ -23,61 +17,6 @@ function portFrom(flag: unknown, env: string | undefined, what: string): number 
   const text = typeof flag === "string" ? flag : env;
   return text === undefined ? DEFAULT_PORT : parseOrThrow(PortText, text, what);
 }
-
-export const serveCommand: Command = {
-  name: "serve",
-  summary: "Run the HTTP server (admin API, SDK paths, device sign-in, intake) on one port",
-  usage: "svc serve [--port 8080] [--host 0.0.0.0] [--data ./data] [--edge-only] [--no-request-log]",
-  examples: ["svc serve", "svc serve --port 9000 --data /var/lib/svc", "PORT=9000 SERVICE_DATA_DIR=/data svc serve"],
-  options: {
-    port: { type: "string" },
-    host: { type: "string" },
-    data: { type: "string" },
-    "edge-only": { type: "boolean" },
-    "no-request-log": { type: "boolean" },
-  },
-  async run({ values }) {
-    const port = portFrom(values.port, process.env.PORT, "--port");
-    const host = (values.host as string | undefined) ?? process.env.HOST ?? DEFAULT_HOST;
-    if (host.trim() === "") throw new UsageError("--host must not be empty");
-    const dataDir = resolve((values.data as string | undefined) ?? process.env.SERVICE_DATA_DIR ?? DEFAULT_DATA_DIR);
-    const initAdminKey = process.env.SERVICE_INIT_ADMIN_KEY || undefined;
-    // Checked without parseOrThrow so that the message never echoes the secret.
-    if (initAdminKey && !KEY_SECRET_PATTERN.test(initAdminKey)) {
-      throw new UsageError("SERVICE_INIT_ADMIN_KEY must be sdk_admin_ followed by 16-128 letters or digits");
-    }
-    const adminEmail = process.env.SERVICE_ADMIN_EMAIL || undefined;
-    if (adminEmail) parseOrThrow(EmailText, adminEmail, "SERVICE_ADMIN_EMAIL");
-
-    const server = await startServer({
-      port,
-      host,
-      dataDir,
-      initAdminKey,
-      adminEmail,
-      signIn: signInOptionsFromEnv(process.env),
-      edgeOnly: values["edge-only"] === true,
-      logRequests: values["no-request-log"] !== true,
-    });
-    const displayHost = host.includes(":") ? `[${host}]` : host;
-    console.log(`listening on http://${displayHost}:${server.port}`);
-
-    await new Promise<void>((done) => {
-      const shutdown = async (signal: string) => {
-        process.off("SIGTERM", onTerm);
-        process.off("SIGINT", onInt);
-        console.log(JSON.stringify({ ts: new Date().toISOString(), level: "info", msg: "shutting down", signal }));
-        await server.stop();
-        done();
-      };
-      const onTerm = () => void shutdown("SIGTERM");
-      const onInt = () => void shutdown("SIGINT");
-      process.on("SIGTERM", onTerm);
-      process.on("SIGINT", onInt);
-    });
-    return 0;
-  },
-};
 
 export const initCommand: Command = {
   name: "init",

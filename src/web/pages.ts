@@ -1,12 +1,23 @@
 // The sign-in pages are plain HTML embedded in the binary; no script, no CDN.
-import layoutHtml from "./layout.html" with { type: "text" };
-import signinHtml from "./signin.html" with { type: "text" };
-import accountHtml from "./account.html" with { type: "text" };
-import magicHtml from "./magic.html" with { type: "text" };
-import setupHtml from "./setup.html" with { type: "text" };
-import deviceHtml from "./device.html" with { type: "text" };
-import deviceEnterHtml from "./device-enter.html" with { type: "text" };
-import messageHtml from "./message.html" with { type: "text" };
+import layoutImport from "./layout.html" with { type: "text" };
+import signinImport from "./signin.html" with { type: "text" };
+import accountImport from "./account.html" with { type: "text" };
+import magicImport from "./magic.html" with { type: "text" };
+import setupImport from "./setup.html" with { type: "text" };
+import deviceImport from "./device.html" with { type: "text" };
+import deviceEnterImport from "./device-enter.html" with { type: "text" };
+import messageImport from "./message.html" with { type: "text" };
+
+/** `type: "text"` makes each import the file's text; bun-types still declares `*.html` as an HTMLBundle. */
+const text = (imported: unknown) => imported as string;
+const layoutHtml = text(layoutImport);
+const signinHtml = text(signinImport);
+const accountHtml = text(accountImport);
+const magicHtml = text(magicImport);
+const setupHtml = text(setupImport);
+const deviceHtml = text(deviceImport);
+const deviceEnterHtml = text(deviceEnterImport);
+const messageHtml = text(messageImport);
 
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

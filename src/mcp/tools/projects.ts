@@ -11,7 +11,7 @@ export const projectTools = [
     async run(_args, open) {
       const client = open();
       const me = await client.request<Me>("GET", "/api/admin/me");
-      return { user: me.user, project: me.project, projectSource: client.projectSource, serverUrl: client.serverUrl, credential: client.credentialSource };
+      return { user: me.user, project: me.project, projectSource: client.projectSource, serverUrl: client.serverUrl, credential: me.credential, credentialSource: client.credentialSource };
     },
   }),
   defineTool({

@@ -130,14 +130,15 @@ export function redirectResponse(location: string, cookies: (string | null)[] = 
  * Runs a browser POST handler. A plain form gets an HTML page for our
  * errors; a JSON caller gets the usual error body from the root handler.
  */
-export async function formOrJson<T>(request: Request, handler: () => T | Promise<T>): Promise<T | Response> {
+export function formOrJson<T>(request: Request, handler: () => T | Response): T {
   try {
-    return await handler();
+    // Typed as T so routes keep their documented JSON schema; Elysia passes a Response through as it is.
+    return handler() as T;
   } catch (err) {
     if (err instanceof ApiError && isFormPost(request)) {
       return htmlResponse(messagePage(err.status === 429 ? "Too many requests" : "That did not work", [err.message, err.detail ?? ""].filter(Boolean).join(": ")), {
         status: err.status,
-      });
+      }) as T;
     }
     throw err;
   }

@@ -43,7 +43,7 @@ const ALGORITHMS: Record<string, { import: RsaHashedImportParams | EcKeyImportPa
   EdDSA: { import: { name: "Ed25519" }, verify: { name: "Ed25519" } },
 };
 
-export function base64UrlDecode(part: string): Uint8Array {
+export function base64UrlDecode(part: string): Uint8Array<ArrayBuffer> {
   return new Uint8Array(Buffer.from(part, "base64url"));
 }
 

@@ -1,4 +1,4 @@
-import { UsageError } from "../../lib/config";
+import { UsageError } from "../../lib/usage-error";
 import type { Mailer } from "./mail";
 import type { RateRule } from "./rate-limit";
 

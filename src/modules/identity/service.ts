@@ -59,7 +59,7 @@ export class IdentityService {
     );
   }
 
-  iso(ms = this.now()): string {
+  private iso(ms = this.now()): string {
     return new Date(ms).toISOString();
   }
 

@@ -1,0 +1,77 @@
+import { resolve } from "node:path";
+import { DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_PORT, UsageError } from "../lib/config";
+import { KEY_SECRET_PATTERN } from "../modules/keys/service";
+import { signInOptionsFromEnv } from "../modules/identity/options";
+import { startServer } from "../server";
+import type { Command } from "./command";
+
+/*
+ * The long-running server reads its few settings with plain checks instead of
+ * arktype (which the short-lived CLI commands use): importing arktype keeps
+ * about 40 MB resident, and the server is held to under 100 MB under load.
+ */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+function portSetting(flag: unknown, env: string | undefined): number {
+  const text = typeof flag === "string" ? flag : env;
+  if (text === undefined) return DEFAULT_PORT;
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(port >= 0 && port <= 65535)) throw new UsageError(`--port: must be an integer from 0 to 65535 (was "${text}")`);
+  return port;
+}
+
+export const serveCommand: Command = {
+  name: "serve",
+  summary: "Run the HTTP server (admin API, SDK paths, device sign-in, intake) on one port",
+  usage: "svc serve [--port 8080] [--host 0.0.0.0] [--data ./data] [--edge-only] [--no-request-log]",
+  examples: ["svc serve", "svc serve --port 9000 --data /var/lib/svc", "PORT=9000 SERVICE_DATA_DIR=/data svc serve"],
+  options: {
+    port: { type: "string" },
+    host: { type: "string" },
+    data: { type: "string" },
+    "edge-only": { type: "boolean" },
+    "no-request-log": { type: "boolean" },
+  },
+  async run({ values }) {
+    const port = portSetting(values.port, process.env.PORT);
+    const host = (values.host as string | undefined) ?? process.env.HOST ?? DEFAULT_HOST;
+    if (host.trim() === "") throw new UsageError("--host must not be empty");
+    const dataDir = resolve((values.data as string | undefined) ?? process.env.SERVICE_DATA_DIR ?? DEFAULT_DATA_DIR);
+    const initAdminKey = process.env.SERVICE_INIT_ADMIN_KEY || undefined;
+    // Checked without parseOrThrow so that the message never echoes the secret.
+    if (initAdminKey && !KEY_SECRET_PATTERN.test(initAdminKey)) {
+      throw new UsageError("SERVICE_INIT_ADMIN_KEY must be sdk_admin_ followed by 16-128 letters or digits");
+    }
+    const adminEmail = process.env.SERVICE_ADMIN_EMAIL || undefined;
+    if (adminEmail && !EMAIL.test(adminEmail)) throw new UsageError(`SERVICE_ADMIN_EMAIL: must be an email address (was "${adminEmail}")`);
+
+    const server = await startServer({
+      port,
+      host,
+      dataDir,
+      initAdminKey,
+      adminEmail,
+      signIn: signInOptionsFromEnv(process.env),
+      edgeOnly: values["edge-only"] === true,
+      logRequests: values["no-request-log"] !== true,
+    });
+    const displayHost = host.includes(":") ? `[${host}]` : host;
+    console.log(`listening on http://${displayHost}:${server.port}`);
+
+    await new Promise<void>((done) => {
+      const shutdown = async (signal: string) => {
+        process.off("SIGTERM", onTerm);
+        process.off("SIGINT", onInt);
+        console.log(JSON.stringify({ ts: new Date().toISOString(), level: "info", msg: "shutting down", signal }));
+        await server.stop();
+        done();
+      };
+      const onTerm = () => void shutdown("SIGTERM");
+      const onInt = () => void shutdown("SIGINT");
+      process.on("SIGTERM", onTerm);
+      process.on("SIGINT", onInt);
+    });
+    return 0;
+  },
+};
+

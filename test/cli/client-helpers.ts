@@ -1,0 +1,158 @@
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import type { Subprocess } from "bun";
+import { join } from "node:path";
+import { Browser, MailCapture, signInWithMagicLink, testClock } from "../browser";
+import { startTestServer, tempDir, type TestServer } from "../helpers";
+import { SVC_SOURCE, type RunResult } from "./process";
+
+/** Variables of the parent that would change what the CLI under test does. */
+const CLIENT_ENV = ["SERVICE_CLI_TOKEN", "SERVICE_URL", "SERVICE_CONFIG_DIR", "BROWSER", "HOME", "PORT", "HOST", "SERVICE_DATA_DIR"];
+
+/** A user's machine: a HOME, a config dir (SERVICE_CONFIG_DIR) and a working directory, all fresh. */
+export type Sandbox = { root: string; home: string; configDir: string; cwd: string; credentialsPath: string };
+
+const sandboxes: string[] = [];
+
+export function sandbox(): Sandbox {
+  const root = tempDir("svc-cli-");
+  sandboxes.push(root);
+  const s = { root, home: join(root, "home"), configDir: join(root, "config"), cwd: join(root, "work"), credentialsPath: join(root, "config", "credentials") };
+  for (const dir of [s.home, s.cwd]) mkdirSync(dir, { recursive: true });
+  return s;
+}
+
+/** Deletes every sandbox this test file made. */
+export function removeSandboxes(): void {
+  for (const dir of sandboxes.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+export type SvcOptions = { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number; stdin?: "ignore" | "pipe" };
+
+function envFor(box: Sandbox, extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !CLIENT_ENV.includes(k)) env[k] = v;
+  env.HOME = box.home;
+  env.SERVICE_CONFIG_DIR = box.configDir;
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+export type LiveSvc = {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  /** stderr so far. */
+  stderr(): string;
+  /** Resolves with the first match of `pattern` in stderr. */
+  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  result(): Promise<RunResult>;
+};
+
+/** Starts `svc ARGS` from source as a user would on that sandbox. */
+export function startSvc(box: Sandbox, args: string[], options: SvcOptions = {}): LiveSvc {
+  const proc = Bun.spawn([...SVC_SOURCE, ...args], {
+    cwd: options.cwd ?? box.cwd,
+    env: envFor(box, options.env),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: options.timeoutMs ?? 60_000,
+  });
+  let stderr = "";
+  const stdoutText = new Response(proc.stdout).text();
+  const stderrDone = (async () => {
+    const decoder = new TextDecoder();
+    const reader = proc.stderr.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) stderr += decoder.decode(r.value, { stream: true });
+  })();
+  return {
+    proc,
+    stderr: () => stderr,
+    async waitForStderr(pattern, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const m = pattern.exec(stderr);
+        if (m) return m;
+        if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`no ${pattern} in stderr (exit ${proc.exitCode}):\n${stderr}`);
+        await Bun.sleep(20);
+      }
+    },
+    async result() {
+      const [stdout, code] = await Promise.all([stdoutText, proc.exited, stderrDone]);
+      return { code, stdout, stderr };
+    },
+  };
+}
+
+export async function svc(box: Sandbox, args: string[], options: SvcOptions = {}): Promise<RunResult> {
+  return startSvc(box, args, options).result();
+}
+
+/** `svc ... --json` that must succeed; its stdout parsed. */
+export async function svcJson<T = any>(box: Sandbox, args: string[], options: SvcOptions = {}): Promise<T> {
+  const r = await svc(box, [...args, "--json"], options);
+  if (r.code !== 0) throw new Error(`svc ${args.join(" ")} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+export function readCredentialsFile(box: Sandbox): Record<string, any> {
+  return JSON.parse(readFileSync(box.credentialsPath, "utf8"));
+}
+
+/** A server whose sign-in mails and clock the test holds. */
+export type ClientTestServer = TestServer & { mails: MailCapture; clock: ReturnType<typeof testClock>; browsers: Map<string, Browser> };
+
+const UNLIMITED = { limit: 10_000, windowMs: 60_000 };
+
+export async function startClientTestServer(): Promise<ClientTestServer> {
+  const mails = new MailCapture();
+  const clock = testClock();
+  const ts = await startTestServer({
+    signIn: { mailer: mails, now: clock.now, rateLimits: { magicLinkPerEmail: UNLIMITED, magicLinkPerIp: UNLIMITED, deviceCodePerIp: UNLIMITED } },
+  });
+  return Object.assign(ts, { mails, clock, browsers: new Map<string, Browser>() });
+}
+
+/** A browser signed in as `email` (through the magic-link pages), kept for the server's lifetime. */
+async function browserOf(ts: ClientTestServer, email: string): Promise<Browser> {
+  let browser = ts.browsers.get(email);
+  if (!browser) {
+    browser = await signInWithMagicLink(ts, ts.mails, email, new Browser(ts.url));
+    ts.browsers.set(email, browser);
+  }
+  return browser;
+}
+
+/**
+ * Approves the device code `userCode` as `email` through the real pages:
+ * magic-link sign-in, the approval page, the form post with the session
+ * cookie and CSRF token. Answers the approval page's HTML.
+ */
+export async function approveInBrowser(ts: ClientTestServer, email: string, userCode: string, options: { projectId?: string; action?: "approve" | "deny" } = {}): Promise<string> {
+  const browser = await browserOf(ts, email);
+  const page = await browser.get(`/device?user_code=${encodeURIComponent(userCode)}`);
+  if (page.status !== 200) throw new Error(`device page answered ${page.status}: ${page.text}`);
+  const fields: Record<string, string> = { user_code: userCode, action: options.action ?? "approve", csrf: browser.csrf };
+  if (options.projectId) fields.project_id = options.projectId;
+  const confirmed = await browser.postForm("/auth/device/confirm", fields);
+  if (confirmed.status !== 200) throw new Error(`confirm answered ${confirmed.status}: ${confirmed.text}`);
+  return page.text;
+}
+
+export const USER_CODE = /enter the code ([A-Z]{4}-[A-Z]{4})/;
+
+/** `svc login --no-browser` approved in the browser by `email`; returns the CLI's result. */
+export async function cliLogin(
+  ts: ClientTestServer,
+  box: Sandbox,
+  email = "owner@example.com",
+  options: { args?: string[]; projectId?: string; env?: Record<string, string> } = {},
+): Promise<RunResult> {
+  const live = startSvc(box, ["login", "--no-browser", "--url", ts.url, ...(options.args ?? [])], { env: options.env });
+  const [, userCode] = await live.waitForStderr(USER_CODE);
+  await approveInBrowser(ts, email, userCode!, { projectId: options.projectId });
+  const result = await live.result();
+  if (result.code !== 0) throw new Error(`svc login exited ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  return result;
+}

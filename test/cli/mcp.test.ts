@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { cliLogin, removeSandboxes, sandbox, startClientTestServer, type ClientTestServer, type Sandbox } from "./client-helpers";
+import { ROOT, SVC_SOURCE } from "./process";
+
+setDefaultTimeout(60_000);
+
+let ts: ClientTestServer;
+let box: Sandbox;
+
+beforeAll(async () => {
+  ts = await startClientTestServer();
+  box = sandbox();
+  await cliLogin(ts, box);
+  expect((await ts.api("/api/admin/killswitches", { body: { name: "search", switches: { beta: false } } })).status).toBe(201);
+  const schema = { type: "object", properties: { max: { type: "integer", minimum: 1 } }, required: ["max"] };
+  expect((await ts.api("/api/admin/configs", { body: { name: "limits", schema, value: { max: 3 } } })).status).toBe(201);
+});
+afterAll(async () => {
+  await ts.stop();
+  removeSandboxes();
+});
+
+type Session = { client: Client; stderr: () => string; close(): Promise<void> };
+
+/** The SDK's own client, spawning `svc mcp` over stdio with the sandbox's HOME and config dir. */
+async function connect(env: Record<string, string>): Promise<Session> {
+  const transport = new StdioClientTransport({ command: SVC_SOURCE[0]!, args: [...SVC_SOURCE.slice(1), "mcp"], env: { PATH: process.env.PATH ?? "", ...env }, cwd: ROOT, stderr: "pipe" });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const client = new Client({ name: "svc-test", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, stderr: () => stderr, close: () => client.close() };
+}
+
+const signedIn = () => ({ HOME: box.home, SERVICE_CONFIG_DIR: box.configDir });
+
+function json(result: unknown): any {
+  const r = result as CallToolResult;
+  expect(r.isError ?? false).toBe(false);
+  const first = r.content[0]!;
+  if (first.type !== "text") throw new Error("expected text content");
+  return JSON.parse(first.text);
+}
+
+function errorText(result: unknown): string {
+  const r = result as CallToolResult;
+  expect(r.isError).toBe(true);
+  const first = r.content[0]!;
+  return first.type === "text" ? first.text : "";
+}
+
+describe("svc mcp", () => {
+  test("lists every tool with annotations: reads are read-only, writes say what they do", async () => {
+    const s = await connect(signedIn());
+    try {
+      const { tools } = await s.client.listTools();
+      const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+      expect(Object.keys(byName).sort()).toEqual(
+        ["get_config", "list_killswitches", "list_projects", "list_sdk_keys", "publish_config", "save_config_draft", "toggle_killswitch", "whoami"].sort(),
+      );
+      for (const name of ["whoami", "list_projects", "list_killswitches", "get_config", "list_sdk_keys"]) {
+        expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
+      }
+      expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+      expect(byName.save_config_draft!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
+      expect(byName.publish_config!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+      expect(byName.toggle_killswitch!.inputSchema.required).toEqual(["name"]);
+      expect(Object.keys(byName.toggle_killswitch!.inputSchema.properties!).sort()).toEqual(["env", "name", "project_id", "switch_key", "value"]);
+      expect(s.stderr()).toContain("serving on stdio");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("whoami, toggle_killswitch, configs and list_sdk_keys act on the real server", async () => {
+    const s = await connect(signedIn());
+    try {
+      const me = json(await s.client.callTool({ name: "whoami", arguments: {} }));
+      expect(me).toMatchObject({ user: { email: "owner@example.com" }, project: { id: ts.projectId }, projectSource: "login", serverUrl: ts.url });
+      const projects = json(await s.client.callTool({ name: "list_projects", arguments: {} }));
+      expect(projects).toEqual([expect.objectContaining({ id: ts.projectId, active: true })]);
+
+      const toggled = json(await s.client.callTool({ name: "toggle_killswitch", arguments: { name: "search", env: "staging", switch_key: "beta", value: true } }));
+      expect(toggled).toMatchObject({ env: "staging", switchKey: "beta", previous: false, value: true, version: 2 });
+      const flipped = json(await s.client.callTool({ name: "toggle_killswitch", arguments: { name: "search" } }));
+      expect(flipped).toMatchObject({ env: "prod", switchKey: null, previous: false, value: true });
+      const stored = (await ts.api("/api/admin/killswitches/search")).body;
+      expect(stored.envs.staging).toMatchObject({ switches: { beta: true }, version: 2 });
+      expect(stored.envs.prod).toMatchObject({ value: true, version: 2, updatedBy: "owner@example.com" });
+      const listed = json(await s.client.callTool({ name: "list_killswitches", arguments: { q: "sea" } }));
+      expect(listed.map((k: any) => k.name)).toEqual(["search"]);
+
+      const draft = json(await s.client.callTool({ name: "save_config_draft", arguments: { name: "limits", env: "dev", value: { max: 7 } } }));
+      expect(draft).toMatchObject({ env: "dev", baseVersion: 1 });
+      const published = json(await s.client.callTool({ name: "publish_config", arguments: { name: "limits", env: "dev" } }));
+      expect(published).toMatchObject({ env: "dev", version: 2 });
+      expect(json(await s.client.callTool({ name: "get_config", arguments: { name: "limits", env: "dev" } }))).toMatchObject({ value: { max: 7 }, version: 2, draft: null });
+
+      const keysResult = await s.client.callTool({ name: "list_sdk_keys", arguments: {} });
+      const keys = json(keysResult);
+      expect(keys.length).toBe(3);
+      expect(Object.keys(keys[0]).sort()).toEqual(["createdAt", "id", "lastUsedAt", "maskedKey", "name", "scopes", "type"]);
+      const text = JSON.stringify(keysResult);
+      for (const secret of [ts.adminKey, ts.serverKey, ts.clientKey]) expect(text).not.toContain(secret);
+      expect(text).not.toMatch(/sdk_(admin|server|client)_[A-Za-z0-9]{16,}/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("server refusals and bad arguments are tool errors, never crashes; nothing changes", async () => {
+    const s = await connect(signedIn());
+    try {
+      const before = (await ts.api("/api/admin/killswitches/search")).body;
+      expect(errorText(await s.client.callTool({ name: "toggle_killswitch", arguments: { name: "nope" } }))).toContain("NOT_FOUND");
+      expect(errorText(await s.client.callTool({ name: "toggle_killswitch", arguments: { name: "search", env: "qa" } }))).toContain("env");
+      expect(errorText(await s.client.callTool({ name: "save_config_draft", arguments: { name: "limits", env: "dev", value: { max: 0 } } }))).toContain("VALIDATION");
+      const other = ts.server.ctx.services.projects.createOrganisationWithProject({ projectName: "Foreign", ownerEmail: "stranger@example.com" });
+      expect(errorText(await s.client.callTool({ name: "list_sdk_keys", arguments: { project_id: other.project.id } }))).toContain("FORBIDDEN");
+      expect((await ts.api("/api/admin/killswitches/search")).body).toEqual(before);
+      // Still serving after the errors.
+      expect(json(await s.client.callTool({ name: "whoami", arguments: {} })).user.email).toBe("owner@example.com");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("without credentials: starts, and every tool explains HOME / SERVICE_CONFIG_DIR and svc login", async () => {
+    const empty = sandbox();
+    const s = await connect({ HOME: empty.home });
+    try {
+      const message = errorText(await s.client.callTool({ name: "whoami", arguments: {} }));
+      expect(message).toContain(`${empty.home}/.service/credentials`);
+      expect(message).toContain("SERVICE_CONFIG_DIR");
+      expect(message).toContain("HOME");
+      expect(message).toContain("svc login");
+      expect(s.stderr()).toContain("not signed in");
+    } finally {
+      await s.close();
+    }
+  });
+});

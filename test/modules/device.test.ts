@@ -1,0 +1,363 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { startTestServer, type TestServer } from "../helpers";
+import { Browser, MailCapture, deviceLogin, fieldValue, pkcePair, signInWithMagicLink, testClock } from "../browser";
+
+const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
+const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
+
+let ts: TestServer;
+let owner: Browser;
+const mails = new MailCapture();
+const clock = testClock();
+
+beforeAll(async () => {
+  ts = await startTestServer({ signIn: { mailer: mails, now: clock.now, rateLimits: { deviceCodePerIp: { limit: 1000, windowMs: 60_000 } } } });
+  owner = await signInWithMagicLink(ts, mails, "owner@example.com");
+});
+afterAll(() => ts.stop());
+
+async function newCode(body: Record<string, unknown> = {}) {
+  const { verifier, challenge } = pkcePair();
+  const res = await ts.api("/auth/device/code", { key: null, body: { code_challenge: challenge, code_challenge_method: "S256", ...body } });
+  expect(res.status).toBe(200);
+  return { ...res.body, verifier } as { device_code: string; user_code: string; verification_uri_complete: string; verifier: string };
+}
+
+const poll = (code: { device_code: string; verifier: string }, verifier = code.verifier) =>
+  ts.api("/auth/device/token", { key: null, body: { device_code: code.device_code, code_verifier: verifier, grant_type: "urn:ietf:params:oauth:grant-type:device_code" } });
+
+/** Steps the clock past the poll interval so the next poll is on time. */
+const wait = (seconds = 2) => clock.advance(seconds * 1000);
+
+describe("device code", () => {
+  test("answers the RFC 8628 fields; JSON and form bodies both work", async () => {
+    const { challenge } = pkcePair();
+    const res = await ts.api("/auth/device/code", { key: null, body: { code_challenge: challenge, code_challenge_method: "S256", client_name: "svc CLI" } });
+    expect(res.status).toBe(200);
+    expect(res.body.user_code).toMatch(USER_CODE);
+    expect(res.body.device_code).toMatch(/^\w{43}$/);
+    expect(res.body).toMatchObject({
+      verification_uri: `${ts.url}/device`,
+      verification_uri_complete: `${ts.url}/device?user_code=${res.body.user_code}`,
+      expires_in: 600,
+      interval: 2,
+    });
+    const stored = ts.server.db.query("SELECT device_code_hash, client_name, status FROM device_codes WHERE device_code_hash = ?").get(sha256(res.body.device_code));
+    expect(stored).toEqual({ device_code_hash: sha256(res.body.device_code), client_name: "svc CLI", status: "pending" });
+
+    const form = await fetch(`${ts.url}/auth/device/code`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ code_challenge: challenge, code_challenge_method: "S256" }).toString(),
+    });
+    expect(form.status).toBe(200);
+    expect(((await form.json()) as any).user_code).toMatch(USER_CODE);
+  });
+
+  test("refuses plain PKCE, a malformed challenge, missing fields and malformed JSON", async () => {
+    const { challenge } = pkcePair();
+    const plain = await ts.api("/auth/device/code", { key: null, body: { code_challenge: challenge, code_challenge_method: "plain" } });
+    expect(plain.status).toBe(400);
+    expect(plain.body.code).toBe("VALIDATION");
+    expect(plain.body.detail).toContain("code_challenge_method");
+    const short = await ts.api("/auth/device/code", { key: null, body: { code_challenge: "abc", code_challenge_method: "S256" } });
+    expect(short.body.detail).toContain("code_challenge");
+    const missing = await ts.api("/auth/device/code", { key: null, body: {} });
+    expect(missing.body.code).toBe("VALIDATION");
+    const malformed = await ts.api("/auth/device/code", { key: null, rawBody: "{nope" });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.code).toBe("BAD_REQUEST");
+  });
+
+  test("creation is rate-limited per client with 429 and Retry-After", async () => {
+    const limited = await startTestServer({ signIn: { rateLimits: { deviceCodePerIp: { limit: 2, windowMs: 60_000 } } } });
+    try {
+      const { challenge } = pkcePair();
+      const body = { code_challenge: challenge, code_challenge_method: "S256" };
+      expect((await limited.api("/auth/device/code", { key: null, body })).status).toBe(200);
+      expect((await limited.api("/auth/device/code", { key: null, body })).status).toBe(200);
+      const third = await limited.api("/auth/device/code", { key: null, body });
+      expect(third.status).toBe(429);
+      expect(third.body.code).toBe("BAD_REQUEST");
+      expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(limited.server.db.query("SELECT COUNT(*) AS n FROM device_codes").get()).toEqual({ n: 2 });
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
+describe("approval page and confirm", () => {
+  test("without a session /device sends the browser to sign in and back", async () => {
+    const code = await newCode();
+    const res = await new Browser(ts.url).get(`/device?user_code=${code.user_code}`);
+    expect(res.status).toBe(303);
+    expect(res.location).toBe(`/signin?redirect=${encodeURIComponent(`/device?user_code=${code.user_code}`)}`);
+  });
+
+  test("the page shows the code, the projects to bind and approve/deny; unknown codes get the entry form", async () => {
+    const other = ts.newProject("Second org project");
+    const code = await newCode({ client_name: "laptop" });
+    const page = await owner.get(`/device?user_code=${code.user_code.toLowerCase().replace("-", "")}&project_id=${other.projectId}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(code.user_code);
+    expect(page.text).toContain("laptop");
+    expect(page.text).toContain(`value="${ts.projectId}"`);
+    expect(page.text).toContain(`<option value="${other.projectId}" selected>`);
+    expect(fieldValue(page.text, "csrf")).toBe(owner.csrf);
+    expect(page.text).toContain('value="approve"');
+    expect(page.text).toContain('value="deny"');
+    const unknown = await owner.get("/device?user_code=BBBB-BBBB");
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toContain('name="user_code"');
+    expect((await owner.get("/device")).text).toContain("Enter the code");
+  });
+
+  test("confirm needs a session, the CSRF token and a reachable project", async () => {
+    const code = await newCode();
+    const anonymous = new Browser(ts.url);
+    await anonymous.get("/signin");
+    const noSession = await anonymous.postJson("/auth/device/confirm", { user_code: code.user_code, action: "approve" }, { "x-csrf-token": anonymous.csrf });
+    expect(noSession.status).toBe(401);
+    expect(noSession.body.code).toBe("UNAUTHORIZED");
+    const noCsrf = await owner.postJson("/auth/device/confirm", { user_code: code.user_code, action: "approve" });
+    expect(noCsrf.status).toBe(403);
+
+    // A person invited only to the main organisation cannot bind a project of another one.
+    const foreign = ts.newProject("Not yours");
+    await ts.api("/api/admin/invites", { body: { email: "dev@example.com" } });
+    const dev = await signInWithMagicLink(ts, mails, "dev@example.com");
+    const forbidden = await dev.postJson("/auth/device/confirm", { user_code: code.user_code, action: "approve", project_id: foreign.projectId }, { "x-csrf-token": dev.csrf });
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body.code).toBe("FORBIDDEN");
+    const unknown = await owner.postJson("/auth/device/confirm", { user_code: "BBBB-BBBB", action: "approve" }, { "x-csrf-token": owner.csrf });
+    expect(unknown.status).toBe(404);
+    const badAction = await owner.postJson("/auth/device/confirm", { user_code: code.user_code, action: "maybe" }, { "x-csrf-token": owner.csrf });
+    expect(badAction.body.code).toBe("VALIDATION");
+    expect(ts.server.db.query("SELECT status FROM device_codes WHERE device_code_hash = ?").get(sha256(code.device_code))).toEqual({ status: "pending" });
+
+    const ok = await owner.postJson("/auth/device/confirm", { device_code: code.device_code, action: "approve" }, { "x-csrf-token": owner.csrf });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({ status: "approved", user_code: code.user_code, project_id: ts.projectId });
+    const twice = await owner.postJson("/auth/device/confirm", { device_code: code.device_code, action: "deny" }, { "x-csrf-token": owner.csrf });
+    expect(twice.status).toBe(400);
+  });
+});
+
+describe("token polling", () => {
+  test("end to end: pending, approve in the browser, one pair, then invalid_grant on a second redeem", async () => {
+    const code = await newCode({ client_name: "svc CLI" });
+    const pending = await poll(code);
+    expect(pending.status).toBe(400);
+    expect(pending.body).toMatchObject({ error: "authorization_pending", code: "BAD_REQUEST" });
+    expect(typeof pending.body.error_description).toBe("string");
+
+    const page = await owner.get(new URL(code.verification_uri_complete).pathname + new URL(code.verification_uri_complete).search);
+    const approved = await owner.postForm("/auth/device/confirm", { user_code: fieldValue(page.text, "user_code")!, action: "approve", project_id: ts.projectId, csrf: owner.csrf });
+    expect(approved.status).toBe(200);
+    expect(approved.text).toContain("Device approved");
+
+    wait();
+    const tokens = await poll(code);
+    expect(tokens.status).toBe(200);
+    expect(tokens.body).toMatchObject({ token_type: "Bearer", expires_in: 3600, project_id: ts.projectId, user_email: "owner@example.com" });
+    expect(tokens.body.access_token).toMatch(/^svc_at_\w+$/);
+    expect(tokens.body.refresh_token).toMatch(/^svc_rt_\w+$/);
+    const rows = ts.server.db.query("SELECT token_hash, kind FROM device_tokens WHERE token_hash IN (?, ?) ORDER BY kind").all(sha256(tokens.body.access_token), sha256(tokens.body.refresh_token));
+    expect(rows).toEqual([
+      { token_hash: sha256(tokens.body.access_token), kind: "access" },
+      { token_hash: sha256(tokens.body.refresh_token), kind: "refresh" },
+    ]);
+    const plaintext = ts.server.db.query("SELECT COUNT(*) AS n FROM device_tokens WHERE token_hash IN (?, ?)").get(tokens.body.access_token, tokens.body.refresh_token);
+    expect(plaintext).toEqual({ n: 0 });
+
+    const me = await ts.api("/api/admin/projects/current", { key: tokens.body.access_token });
+    expect(me.status).toBe(200);
+    expect(me.body.id).toBe(ts.projectId);
+
+    wait();
+    const again = await poll(code);
+    expect(again.status).toBe(400);
+    expect(again.body.error).toBe("invalid_grant");
+  });
+
+  test("polling faster than the interval is slow_down, and the interval grows by 5 seconds", async () => {
+    const code = await newCode();
+    expect((await poll(code)).body.error).toBe("authorization_pending");
+    const fast = await poll(code);
+    expect(fast.body).toMatchObject({ error: "slow_down", interval: 7 });
+    wait(2);
+    expect((await poll(code)).body).toMatchObject({ error: "slow_down", interval: 12 });
+    wait(12);
+    expect((await poll(code)).body.error).toBe("authorization_pending");
+    wait(11);
+    expect((await poll(code)).body.error).toBe("slow_down");
+  });
+
+  test("a wrong or missing code_verifier is refused, and the right one still works", async () => {
+    const code = await newCode();
+    await owner.postJson("/auth/device/confirm", { user_code: code.user_code, action: "approve" }, { "x-csrf-token": owner.csrf });
+    const wrong = await poll(code, pkcePair().verifier);
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error).toBe("invalid_grant");
+    const missing = await ts.api("/auth/device/token", { key: null, body: { device_code: code.device_code } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.code).toBe("VALIDATION");
+    expect(missing.body.detail).toContain("code_verifier");
+    const badGrant = await ts.api("/auth/device/token", { key: null, body: { device_code: code.device_code, code_verifier: code.verifier, grant_type: "password" } });
+    expect(badGrant.body.code).toBe("VALIDATION");
+    wait();
+    expect((await poll(code)).status).toBe(200);
+  });
+
+  test("unknown device codes are invalid_grant; denied ones access_denied; expired ones expired_token", async () => {
+    expect((await poll({ device_code: "nope", verifier: pkcePair().verifier })).body.error).toBe("invalid_grant");
+
+    const denied = await newCode();
+    const deny = await owner.postForm("/auth/device/confirm", { user_code: denied.user_code, action: "deny", csrf: owner.csrf });
+    expect(deny.text).toContain("Device denied");
+    expect((await poll(denied)).body.error).toBe("access_denied");
+
+    const late = await newCode();
+    clock.advance(601_000);
+    expect((await poll(late)).body.error).toBe("expired_token");
+    const tooLate = await owner.postJson("/auth/device/confirm", { user_code: late.user_code, action: "approve" }, { "x-csrf-token": owner.csrf });
+    expect(tooLate.status).toBe(400);
+  });
+});
+
+describe("refresh, revoke and access", () => {
+  test("refresh rotates the pair; the old refresh token is spent", async () => {
+    const first = await deviceLogin(ts, owner);
+    const second = await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } });
+    expect(second.status).toBe(200);
+    expect(second.body).toMatchObject({ token_type: "Bearer", expires_in: 3600, project_id: ts.projectId, user_email: "owner@example.com" });
+    expect(second.body.access_token).not.toBe(first.access_token);
+    expect(second.body.refresh_token).not.toBe(first.refresh_token);
+    expect((await ts.api("/api/admin/projects/current", { key: second.body.access_token })).status).toBe(200);
+    const spent = ts.server.db.query("SELECT rotated_at FROM device_tokens WHERE token_hash = ?").get(sha256(first.refresh_token)) as any;
+    expect(spent.rotated_at).not.toBeNull();
+  });
+
+  test("within 30 seconds the previous refresh token gets the same current pair; later its reuse revokes the family", async () => {
+    const first = await deviceLogin(ts, owner);
+    const second = (await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } })).body;
+    clock.advance(10_000);
+    const replay = await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } });
+    expect(replay.status).toBe(200);
+    expect(replay.body.access_token).toBe(second.access_token);
+    expect(replay.body.refresh_token).toBe(second.refresh_token);
+    expect(replay.body.expires_in).toBe(3590);
+
+    clock.advance(21_000);
+    const reuse = await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } });
+    expect(reuse.status).toBe(400);
+    expect(reuse.body.error).toBe("invalid_grant");
+    // The whole family is gone: the current access token and refresh token too.
+    expect((await ts.api("/api/admin/projects/current", { key: second.access_token })).status).toBe(401);
+    expect((await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: second.refresh_token } })).body.error).toBe("invalid_grant");
+  });
+
+  test("only the immediately previous token has the grace window", async () => {
+    const first = await deviceLogin(ts, owner);
+    const second = (await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } })).body;
+    const third = (await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: second.refresh_token } })).body;
+    const stale = await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } });
+    expect(stale.body.error).toBe("invalid_grant");
+    expect((await ts.api("/api/admin/projects/current", { key: third.access_token })).status).toBe(401);
+    const family = ts.server.db.query("SELECT f.revoked_reason FROM token_families f JOIN device_tokens t ON t.family_id = f.id WHERE t.token_hash = ?").get(sha256(third.refresh_token));
+    expect(family).toEqual({ revoked_reason: "refresh token reused" });
+  });
+
+  test("revoke ends the whole sign-in, by refresh or access token; unknown tokens answer revoked false", async () => {
+    const a = await deviceLogin(ts, owner);
+    const res = await ts.api("/auth/device/revoke", { key: null, body: { token: a.refresh_token } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ revoked: true });
+    const unauthorized = await ts.api("/api/admin/projects/current", { key: a.access_token });
+    expect(unauthorized.status).toBe(401);
+    expect(unauthorized.body.code).toBe("UNAUTHORIZED");
+    expect((await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: a.refresh_token } })).body.error).toBe("invalid_grant");
+
+    const b = await deviceLogin(ts, owner);
+    expect((await ts.api("/auth/device/revoke", { key: null, body: { token: b.access_token } })).body).toEqual({ revoked: true });
+    expect((await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: b.refresh_token } })).status).toBe(400);
+    expect((await ts.api("/auth/device/revoke", { key: null, body: { token: "svc_rt_unknown" } })).body).toEqual({ revoked: false });
+    expect((await ts.api("/auth/device/revoke", { key: null, body: {} })).body.code).toBe("VALIDATION");
+  });
+
+  test("an access token expires after an hour; the refresh token then still works", async () => {
+    const pair = await deviceLogin(ts, owner);
+    clock.advance(3600_000);
+    expect((await ts.api("/api/admin/projects/current", { key: pair.access_token })).status).toBe(401);
+    const renewed = await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: pair.refresh_token } });
+    expect(renewed.status).toBe(200);
+    expect((await ts.api("/api/admin/projects/current", { key: renewed.body.access_token })).status).toBe(200);
+  });
+
+  test("the access token reaches every project of the person's organisations, chosen by X-Project-Id", async () => {
+    const second = ts.newProject("Second organisation");
+    const pair = await deviceLogin(ts, owner, ts.projectId);
+    const current = await ts.api("/api/admin/projects/current", { key: pair.access_token });
+    expect(current.body.id).toBe(ts.projectId);
+    const selected = await ts.api("/api/admin/projects/current", { key: pair.access_token, headers: { "x-project-id": second.projectId } });
+    expect(selected.status).toBe(200);
+    expect(selected.body.id).toBe(second.projectId);
+    const patched = await ts.api(`/api/admin/projects/${second.projectId}`, {
+      method: "PATCH",
+      key: pair.access_token,
+      headers: { "x-project-id": second.projectId },
+      body: { name: "Renamed by a person" },
+    });
+    expect(patched.status).toBe(200);
+    expect(ts.server.ctx.services.projects.get(second.projectId).name).toBe("Renamed by a person");
+
+    const me = await ts.api("/api/admin/me", { key: pair.access_token });
+    expect(me.status).toBe(200);
+    expect(me.body.user).toEqual({ email: "owner@example.com" });
+    expect(me.body.project).toEqual({ id: ts.projectId, name: "Main project" });
+    expect(me.body.credential).toEqual({ kind: "user_token", readOnly: false });
+    const ids = me.body.projects.map((p: any) => p.id);
+    expect(ids).toContain(ts.projectId);
+    expect(ids).toContain(second.projectId);
+    expect(me.body.projects.find((p: any) => p.id === second.projectId)).toEqual({
+      id: second.projectId,
+      name: "Renamed by a person",
+      organisationId: second.organisationId,
+      organisationName: "Second organisation organisation",
+    });
+    const meSelected = await ts.api("/api/admin/me", { key: pair.access_token, headers: { "x-project-id": second.projectId } });
+    expect(meSelected.body.project.id).toBe(second.projectId);
+  });
+
+  test("a project of an organisation the person is not in is FORBIDDEN, and nothing changes", async () => {
+    const foreign = ts.newProject("Foreign");
+    await ts.api("/api/admin/invites", { body: { email: "member@example.com" } });
+    const member = await signInWithMagicLink(ts, mails, "member@example.com");
+    const pair = await deviceLogin(ts, member);
+    expect(pair.project_id).toBe(ts.projectId);
+    const res = await ts.api(`/api/admin/projects/${foreign.projectId}`, {
+      method: "PATCH",
+      key: pair.access_token,
+      headers: { "x-project-id": foreign.projectId },
+      body: { name: "Hijacked" },
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe("FORBIDDEN");
+    expect(ts.server.ctx.services.projects.get(foreign.projectId).name).toBe("Foreign");
+    const me = await ts.api("/api/admin/me", { key: pair.access_token });
+    expect(me.body.projects.map((p: any) => p.id)).toEqual([ts.projectId]);
+  });
+
+  test("/me for an admin key names its actor and its one project; without credentials it is UNAUTHORIZED", async () => {
+    const me = await ts.api("/api/admin/me");
+    expect(me.status).toBe(200);
+    expect(me.body.user.email).toMatch(/^admin-key:key_\w+@keys\.local$/);
+    expect(me.body.project).toEqual({ id: ts.projectId, name: "Main project" });
+    expect(me.body.projects).toEqual([{ id: ts.projectId, name: "Main project", organisationId: ts.organisationId, organisationName: "Main project organisation" }]);
+    expect(me.body.credential).toEqual({ kind: "admin_key", readOnly: false });
+    expect((await ts.api("/api/admin/me", { key: null })).status).toBe(401);
+    expect((await ts.api("/api/admin/me", { key: "svc_at_forged" })).status).toBe(401);
+  });
+});
