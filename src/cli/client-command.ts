@@ -1,5 +1,5 @@
 import { UsageError } from "../lib/config";
-import { ApiRequestError, ENVS, type Env, NetworkError, NotSignedInError, SvcClient } from "./client";
+import { ApiRequestError, ENVS, type Env, NetworkError, NotSignedInError, SvcClient, normaliseUrl } from "./client";
 import type { Command, OptionSpec } from "./command";
 
 /** Flags every command that talks to the server takes. */
@@ -51,7 +51,15 @@ export function clientCommand(spec: Omit<Command, "run"> & { run(args: ClientArg
 }
 
 export function openClient(values: ClientArgs["values"]): SvcClient {
-  return SvcClient.open({ url: values.url as string | undefined, project: values.project as string | undefined });
+  const url = values.url as string | undefined;
+  if (url !== undefined) {
+    try {
+      normaliseUrl(url);
+    } catch (err) {
+      throw new UsageError(`--url: ${(err as Error).message}`);
+    }
+  }
+  return SvcClient.open({ url, project: values.project as string | undefined });
 }
 
 export function envFlag(value: unknown): Env | undefined {

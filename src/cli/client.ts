@@ -178,9 +178,9 @@ export type SessionOptions = {
 
 /** Refresh this long before the recorded expiry, so a call does not race the clock. */
 const EXPIRY_SKEW_MS = 30_000;
-/** A lock older than this was left by a process that died mid-refresh. */
-const STALE_LOCK_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 30_000;
+/** A lock older than this was left by a process that died mid-refresh (a live one gives up on the server sooner). */
+const STALE_LOCK_MS = REQUEST_TIMEOUT_MS + 15_000;
 
 export function normaliseUrl(url: string): string {
   let parsed: URL;

@@ -155,8 +155,8 @@ export const loginCommand = clientCommand({
     try {
       tokens = await pollForTokens(serverUrl, code, verifier);
     } catch (err) {
-      if (!(err instanceof LoginFailed)) throw err;
       stopSpinner();
+      if (!(err instanceof LoginFailed)) throw err;
       console.error(`svc login: ${err.message}`);
       return 1;
     }

@@ -26,7 +26,15 @@ export function removeSandboxes(): void {
   for (const dir of sandboxes.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-export type SvcOptions = { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number; stdin?: "ignore" | "pipe" };
+export type SvcOptions = {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  timeoutMs?: number;
+  /** Run on a pseudo-terminal (script(1)); stdout and stderr then arrive merged, as `stderr`. */
+  terminal?: boolean;
+};
+
+const shellQuote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
 
 function envFor(box: Sandbox, extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string> = {};
@@ -51,7 +59,8 @@ export type LiveSvc = {
 
 /** Starts `svc ARGS` from source as a user would on that sandbox. */
 export function startSvc(box: Sandbox, args: string[], options: SvcOptions = {}): LiveSvc {
-  const proc = Bun.spawn([...SVC_SOURCE, ...args], {
+  const command = [...SVC_SOURCE, ...args];
+  const proc = Bun.spawn(options.terminal ? ["script", "-qfec", command.map(shellQuote).join(" "), "/dev/null"] : command, {
     cwd: options.cwd ?? box.cwd,
     env: envFor(box, options.env),
     stdin: "ignore",
@@ -60,12 +69,13 @@ export function startSvc(box: Sandbox, args: string[], options: SvcOptions = {})
     timeout: options.timeoutMs ?? 60_000,
   });
   let stderr = "";
-  const stdoutText = new Response(proc.stdout).text();
-  const stderrDone = (async () => {
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();
-    const reader = proc.stderr.getReader();
+    const reader = stream.getReader();
     for (let r = await reader.read(); !r.done; r = await reader.read()) stderr += decoder.decode(r.value, { stream: true });
-  })();
+  };
+  const stdoutText = options.terminal ? collect(proc.stdout).then(() => "") : new Response(proc.stdout).text();
+  const stderrDone = collect(proc.stderr);
   return {
     proc,
     stderr: () => stderr,

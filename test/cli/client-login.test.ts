@@ -156,6 +156,21 @@ describe("svc login", () => {
     expect(interval()).toBe(7);
   });
 
+  test("a spinner on stderr while polling, only when stderr is a terminal", async () => {
+    const box = sandbox();
+    const live = startSvc(box, ["login", "--no-browser", "--url", ts.url], { terminal: true });
+    const [, userCode] = await live.waitForStderr(USER_CODE);
+    await live.waitForStderr(/⠋ Waiting for approval in the browser…/);
+    await approveInBrowser(ts, "owner@example.com", userCode!);
+    const r = await live.result();
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("\r\x1b[K");
+    expect(r.stderr).toContain("Signed in to");
+
+    const piped = await cliLogin(ts, sandbox());
+    expect(piped.stderr).not.toContain("Waiting for approval");
+  });
+
   test("usage and network failures", async () => {
     const box = sandbox();
     const bad = await svc(box, ["login", "--url", "ftp://x"]);

@@ -101,6 +101,7 @@ describe("credential precedence", () => {
     expect((await svc(box, ["whoami"])).stderr).toContain(`could not reach ${dead}`);
     expect((await svc(box, ["whoami"], { env: { SERVICE_URL: ts.url } })).code).toBe(0);
     expect((await svc(box, ["whoami", "--url", ts.url], { env: { SERVICE_URL: dead } })).code).toBe(0);
+    expect((await svc(box, ["whoami", "--url", "localhost:8080"])).code).toBe(2);
   });
 
   test("config.json's env is the default of toggle", async () => {
