@@ -1,19 +1,10 @@
 import { UsageError } from "../lib/config";
+import type { ToggleResult } from "../modules/killswitches/service";
 import { ENVS, type Env } from "./client";
 import { CLIENT_OPTIONS, clientCommand, emit, envFlag, expectPositionals, openClient, rejectFlags, table } from "./client-command";
 
 const onOff = (v: boolean) => (v ? "on" : "off");
 const path = (...parts: string[]) => parts.map(encodeURIComponent).join("/");
-
-export type ToggleResult = {
-  id: string;
-  env: Env;
-  switchKey: string | null;
-  previous: boolean;
-  value: boolean;
-  version: number;
-  published: { value: boolean; switches: Record<string, boolean> };
-};
 
 export const toggleCommand = clientCommand({
   name: "toggle",

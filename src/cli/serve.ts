@@ -1,9 +1,10 @@
 import { resolve } from "node:path";
-import { DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_PORT, UsageError } from "../lib/config";
+import { DEFAULT_DATA_DIR, DEFAULT_HOST, UsageError } from "../lib/config";
 import { KEY_SECRET_PATTERN } from "../modules/keys/service";
 import { signInOptionsFromEnv } from "../modules/identity/options";
 import { startServer } from "../server";
 import type { Command } from "./command";
+import { portSetting } from "./port";
 
 /*
  * The long-running server reads its few settings with plain checks instead of
@@ -11,14 +12,6 @@ import type { Command } from "./command";
  * about 40 MB resident, and the server is held to under 100 MB under load.
  */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
-function portSetting(flag: unknown, env: string | undefined): number {
-  const text = typeof flag === "string" ? flag : env;
-  if (text === undefined) return DEFAULT_PORT;
-  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(port >= 0 && port <= 65535)) throw new UsageError(`--port: must be an integer from 0 to 65535 (was "${text}")`);
-  return port;
-}
 
 export const serveCommand: Command = {
   name: "serve",

@@ -3,20 +3,16 @@ import { resolve } from "node:path";
 import { type } from "arktype";
 import {
   DEFAULT_DATA_DIR,
-  DEFAULT_PORT,
   UsageError,
   databasePath,
 } from "../lib/config";
 import { openDatabase } from "../lib/db";
-import { EmailText, PortText, parseOrThrow } from "./parse";
+import { EmailText, parseOrThrow } from "./parse";
+import { portSetting } from "./port";
 import { closeServices, createServices } from "../app";
 import { VERSION } from "../version";
 import type { Command } from "./command";
 
-function portFrom(flag: unknown, env: string | undefined, what: string): number {
-  const text = typeof flag === "string" ? flag : env;
-  return text === undefined ? DEFAULT_PORT : parseOrThrow(PortText, text, what);
-}
 
 export const initCommand: Command = {
   name: "init",
@@ -97,7 +93,7 @@ export const healthcheckCommand: Command = {
   examples: ["svc healthcheck", "svc healthcheck --port 9000"],
   options: { port: { type: "string" }, host: { type: "string" }, "timeout-ms": { type: "string" } },
   async run({ values }) {
-    const port = portFrom(values.port, process.env.PORT, "--port");
+    const port = portSetting(values.port, process.env.PORT);
     const host = (values.host as string | undefined) ?? "127.0.0.1";
     const timeout = values["timeout-ms"] === undefined ? 2000 : parseOrThrow(type("string.integer.parse").to("1 <= number <= 60000"), values["timeout-ms"], "--timeout-ms");
     const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}/healthz`;

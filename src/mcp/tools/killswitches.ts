@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ToggleResult } from "../../cli/resources";
+import type { ToggleResult } from "../../modules/killswitches/service";
 import { READ_ONLY, defineTool, envArg, projectIdArg } from "../tool";
 
 const path = (name: string) => `/api/admin/killswitches/${encodeURIComponent(name)}`;
