@@ -20,7 +20,7 @@ export const ROOT = resolve(import.meta.dir, "..");
 export const BUN = join(ROOT, "node_modules/.bin/bun");
 
 export type Target = { url: string; proc: Subprocess<"ignore", "pipe", "inherit"> };
-export type Settings = { duration: number; connections: number; samples: number; binary: boolean };
+export type Settings = { duration: number; connections: number; samples: number; binary: boolean; ramHint: boolean };
 export type Row = { name: string; requestsPerSec?: number; p50Ms: number; p99Ms: number; requests?: number; failed?: number };
 
 /** Starts a process that prints `listening on http://HOST:PORT` and resolves with its URL. */
@@ -54,8 +54,15 @@ export function initProject(settings: Settings, dataDir: string): { adminKey: st
   return JSON.parse(init.stdout.toString());
 }
 
+/**
+ * The GC hint the Dockerfile ships with (see there); `--no-ram-hint` measures
+ * without it. An explicit BUN_JSC_forceRAMSize in the environment wins.
+ */
+export const SHIPPED_RAM_HINT = { BUN_JSC_forceRAMSize: "268435456" };
+
 export function startSvc(settings: Settings, dataDir: string): Promise<Target> {
-  return spawnListening(svcCommand(settings, "serve", "--port", "0", "--host", "127.0.0.1", "--data", dataDir, "--no-request-log"));
+  const env = settings.ramHint && !process.env.BUN_JSC_forceRAMSize ? SHIPPED_RAM_HINT : {};
+  return spawnListening(svcCommand(settings, "serve", "--port", "0", "--host", "127.0.0.1", "--data", dataDir, "--no-request-log"), env);
 }
 
 /** The bare Bun.serve baseline answering `body` (and its gzip form and 304 for `etag`, when given). */

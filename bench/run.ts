@@ -1,10 +1,11 @@
 /**
- * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--only foundation|delivery]`
+ * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery]`
  *
  * Loads svc and a bare Bun.serve answering the same bytes, in the same run, on
  * loopback with autocannon; prints one table per suite and the headline
  * ratios, and writes everything to bench/results.json (gitignored).
- * `--binary` measures the compiled dist/svc (run `bun run build` first).
+ * `--binary` measures the compiled dist/svc (run `bun run build` first); svc runs
+ * with the Dockerfile's GC hint unless `--no-ram-hint`.
  */
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -26,6 +27,7 @@ const { values: flags } = parseArgs({
     connections: { type: "string", default: "50" },
     samples: { type: "string", default: "200" },
     binary: { type: "boolean", default: false },
+    "no-ram-hint": { type: "boolean", default: false },
     only: { type: "string" },
   },
   strict: true,
@@ -35,14 +37,15 @@ const settings: Settings = {
   connections: Number(flags.connections),
   samples: Number(flags.samples),
   binary: flags.binary === true,
+  ramHint: flags["no-ram-hint"] !== true,
 };
 const chosen = flags.only ? [flags.only] : Object.keys(SUITES);
 if (!(settings.duration > 0) || !Number.isInteger(settings.connections) || settings.connections < 1 || !Number.isInteger(settings.samples) || settings.samples < 1 || chosen.some((n) => !SUITES[n])) {
-  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--only foundation|delivery]");
+  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery]");
   process.exit(2);
 }
 
-console.log(`${settings.connections} connections, ${settings.duration} s per load run, ${cpus().length} CPUs, bun ${Bun.version}, svc from ${settings.binary ? "dist/svc" : "sources"}`);
+console.log(`${settings.connections} connections, ${settings.duration} s per load run, ${cpus().length} CPUs, bun ${Bun.version}, svc from ${settings.binary ? "dist/svc" : "sources"}, GC hint ${settings.ramHint ? "on (as the Dockerfile ships)" : "off"}`);
 const report: Record<string, unknown> = { at: new Date().toISOString(), bun: Bun.version, cpus: cpus().length, cpuModel: cpus()[0]?.model, settings };
 let failed = false;
 for (const name of chosen) {

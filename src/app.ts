@@ -4,6 +4,7 @@ import { Authenticator, authPlugin } from "./lib/auth";
 import type { Db } from "./lib/db";
 import { ApiError, ErrorBodySchema } from "./lib/errors";
 import { randomBase62 } from "./lib/ids";
+import { requestIdFor } from "./lib/http";
 import type { Logger } from "./lib/log";
 import { KeysService } from "./modules/keys/service";
 import { ProjectsService } from "./modules/projects/service";
@@ -93,7 +94,6 @@ export function closeServices(services: Services): void {
 
 /** Paths a browser SDK may call cross-origin; CORS headers are only given there. */
 const CORS_PREFIXES = ["/api/sdk/", "/ofrep/", "/ops/"];
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 type RequestMeta = { start: number; id: string };
 
@@ -192,8 +192,7 @@ export function buildApp(ctx: AppContext) {
   return (
     new Elysia()
       .onRequest(({ request, set }) => {
-        const incoming = request.headers.get("x-request-id");
-        const id = incoming && REQUEST_ID.test(incoming) ? incoming : randomBase62(16);
+        const id = requestIdFor(request.headers.get("x-request-id"));
         meta.set(request, { start: performance.now(), id });
         set.headers["x-request-id"] = id;
         if (options.edgeOnly && !isEdgePath(pathOf(request.url))) {

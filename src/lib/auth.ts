@@ -70,6 +70,7 @@ const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 export class Authenticator {
   private readonly resolvers: BearerResolver[] = [];
+  private readonly keyPrincipals = new WeakMap<SdkKey, Principal>();
   /** Elysia JSON-stringifies plugin seeds; one short id per authenticator is enough to tell apps apart. */
   private readonly seedId = randomBase62(12);
   toJSON(): string {
@@ -133,8 +134,22 @@ export class Authenticator {
     const projectHeader = headers["x-project-id"];
     if (projectHeader && projectHeader !== key.projectId) throw forbidden("This key is not allowed on that project", `X-Project-Id: ${projectHeader}`);
     this.keys.markUsed(key.id);
-    const { defaultProjectId: _d, canAccess: _c, ...rest } = keyCredential(key, `${kind}_key`);
-    return { ...rest, projectId: key.projectId };
+    return this.keyPrincipal(key);
+  }
+
+  /**
+   * A key's principal never changes while the key is cached, so it is built
+   * once per resolution: the SDK paths run this on every poll. Callers treat
+   * principals as read-only.
+   */
+  private keyPrincipal(key: SdkKey): Principal {
+    let principal = this.keyPrincipals.get(key);
+    if (!principal) {
+      const { defaultProjectId: _d, canAccess: _c, ...rest } = keyCredential(key, `${key.type}_key` as Principal["kind"]);
+      principal = { ...rest, projectId: key.projectId };
+      this.keyPrincipals.set(key, principal);
+    }
+    return principal;
   }
 }
 

@@ -1,5 +1,18 @@
 import { Elysia, t, type TSchema } from "elysia";
 import { type ApiError, ErrorBodySchema, badRequest, validation } from "./errors";
+import { randomBase62 } from "./ids";
+
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Per-process prefix: request ids only need to be unique, and a counter costs nothing on hot paths. */
+const REQUEST_ID_PREFIX = randomBase62(8);
+let requestSequence = 0;
+
+/** The caller's X-Request-Id when it is safe to echo and log, else a new one (16 letters and digits). */
+export function requestIdFor(incoming: string | null): string {
+  if (incoming && SAFE_REQUEST_ID.test(incoming)) return incoming;
+  requestSequence = (requestSequence + 1) % 2_821_109_907_456; // 36^8
+  return REQUEST_ID_PREFIX + requestSequence.toString(36).padStart(8, "0");
+}
 
 /** `{id}` path parameter: the spec's 1..128 characters (an id, or a name where the resource allows). */
 export const IdParam = t.Object({ id: t.String({ minLength: 1, maxLength: 128, description: "Id (or name, where the resource allows)" }) });

@@ -4,6 +4,8 @@ export type Logger = {
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
   request(fields: Record<string, unknown>): void;
+  /** Whether request lines are written: hot paths skip building them otherwise. */
+  readonly requests: boolean;
 };
 
 export function createLogger(options: { requests: boolean; quiet?: boolean }): Logger {
@@ -18,5 +20,6 @@ export function createLogger(options: { requests: boolean; quiet?: boolean }): L
     request: (fields) => {
       if (options.requests) write(process.stdout, "info", "request", fields);
     },
+    requests: options.requests,
   };
 }

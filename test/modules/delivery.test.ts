@@ -503,7 +503,7 @@ describe("SDK paths refuse other credentials and never leak another project", ()
   });
 });
 
-test("a 304 does not touch the database", async () => {
+test("a prepared snapshot (200 or 304) is answered without touching the database", async () => {
   // Its own server: the database handle is closed under it.
   const own = await startTestServer();
   try {
@@ -515,6 +515,15 @@ test("a 304 does not touch the database", async () => {
     // With an Origin the request takes the Elysia route: the same holds there.
     const routed = await own.api("/api/sdk/v1/snapshot?env=prod", { key: null, headers: { "x-sdk-key": own.serverKey, "if-none-match": etag, origin: "https://app.test" } });
     expect(routed.status).toBe(304);
+    // The full body comes from the prepared bytes too, plain and gzip.
+    const full = await own.api("/api/sdk/v1/snapshot?env=prod", { key: null, headers: { "x-sdk-key": own.serverKey } });
+    expect(full.status).toBe(200);
+    expect(full.text).toBe(snapshot.text);
+    expect(full.headers.get("etag")).toBe(etag);
+    const gz = await fetch(`${own.url}/api/sdk/v1/snapshot?env=prod`, { headers: { "x-sdk-key": own.serverKey, "accept-encoding": "gzip" }, decompress: false } as RequestInit);
+    expect(gz.status).toBe(200);
+    expect(gz.headers.get("content-encoding")).toBe("gzip");
+    expect(new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await gz.arrayBuffer())))).toBe(snapshot.text);
   } finally {
     await own.stop().catch(() => {});
   }

@@ -9,18 +9,17 @@ import { DEFAULT_HEARTBEAT_MS, snapshotStream } from "./stream";
 // Origin is listed because browser replies carry Access-Control-Allow-Origin for the caller's origin.
 const VARY = "Accept-Encoding, Origin";
 
-function notModified(etag: string): Response {
-  return new Response(null, { status: 304, headers: { etag, "cache-control": "no-cache", vary: VARY } });
-}
 
 /**
  * The snapshot reply: 304 when If-None-Match names the current revision,
  * else the prepared bytes, gzip ones when the client takes gzip. Shared by
  * the Elysia route and the native fast path so both answer identically.
  */
-export function snapshotResponse(entry: SnapshotEntry, ifNoneMatch: string | null, acceptEncoding: string | null): Response {
-  if (etagMatches(ifNoneMatch, entry.etag)) return notModified(entry.etag);
-  const headers: Record<string, string> = { "content-type": "application/json", etag: entry.etag, "cache-control": "no-cache", vary: VARY };
+export function snapshotResponse(entry: SnapshotEntry, ifNoneMatch: string | null, acceptEncoding: string | null, requestId?: string): Response {
+  const headers: Record<string, string> = { etag: entry.etag, "cache-control": "no-cache", vary: VARY };
+  if (requestId) headers["x-request-id"] = requestId;
+  if (etagMatches(ifNoneMatch, entry.etag)) return new Response(null, { status: 304, headers });
+  headers["content-type"] = "application/json";
   if (!acceptsGzip(acceptEncoding)) return new Response(entry.body, { headers });
   headers["content-encoding"] = "gzip";
   return new Response(entry.gzip, { headers });
@@ -149,7 +148,9 @@ export function deliveryRoutes(ctx: AppContext) {
         const parsed = parseEvaluationRequest(bodyText(body), () => snapshots.defaultEnv(principal.projectId));
         if (isFailure(parsed)) return ofrepJson(400, parsed);
         const entry = snapshots.get(principal.projectId, parsed.env);
-        if (etagMatches(request.headers.get("if-none-match"), entry.etag)) return notModified(entry.etag);
+        if (etagMatches(request.headers.get("if-none-match"), entry.etag)) {
+          return new Response(null, { status: 304, headers: { etag: entry.etag, "cache-control": "no-cache", vary: VARY } });
+        }
         let json = bulkBodies.get(entry);
         if (json === undefined) bulkBodies.set(entry, (json = JSON.stringify({ flags: evaluateAll(entry.snapshot) })));
         return new Response(json, { headers: { "content-type": "application/json", etag: entry.etag, "cache-control": "no-cache" } });

@@ -50,8 +50,8 @@ export const KEY_SECRET_PATTERN = /^sdk_admin_[A-Za-z0-9]{16,128}$/;
 
 export class KeysService {
   private readonly resolved = new Map<string, { key: SdkKey | null; until: number }>();
-  /** keyId → last use not yet written; flushed on a timer so the request path never writes. */
-  private readonly pendingUse = new Map<string, string>();
+  /** keyId → last use (epoch ms) not yet written; flushed on a timer so the request path never writes. */
+  private readonly pendingUse = new Map<string, number>();
   private readonly flushTimer: ReturnType<typeof setInterval>;
   private readonly byHash;
 
@@ -126,7 +126,10 @@ export class KeysService {
     return rows.map((r) => {
       const key = this.toKey(r);
       const pending = this.pendingUse.get(key.id);
-      if (pending && (!key.lastUsedAt || pending > key.lastUsedAt)) key.lastUsedAt = pending;
+      if (pending !== undefined) {
+        const at = new Date(pending).toISOString();
+        if (!key.lastUsedAt || at > key.lastUsedAt) key.lastUsedAt = at;
+      }
       return { ...key, maskedKey: `sdk_${r.type}_…${r.secret_tail}` };
     });
   }
@@ -155,7 +158,7 @@ export class KeysService {
 
   /** Notes a use in memory; the timer writes it at most once per flush interval. */
   markUsed(keyId: string): void {
-    this.pendingUse.set(keyId, nowIso());
+    this.pendingUse.set(keyId, Date.now());
   }
 
   flushLastUsed(): void {
@@ -165,7 +168,7 @@ export class KeysService {
     try {
       immediate(this.db, () => {
         const update = this.db.query("UPDATE sdk_keys SET last_used_at = ? WHERE id = ?");
-        for (const [id, at] of entries) update.run(at, id);
+        for (const [id, at] of entries) update.run(new Date(at).toISOString(), id);
       });
     } catch (err) {
       // Losing a last-used stamp is harmless; never let the timer crash the server.
