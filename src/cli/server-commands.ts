@@ -89,24 +89,27 @@ export const versionCommand: Command = {
 export const healthcheckCommand: Command = {
   name: "healthcheck",
   summary: "Exit 0 when the local server answers GET /healthz (for Docker HEALTHCHECK)",
-  usage: "svc healthcheck [--port 8080] [--host 127.0.0.1] [--timeout-ms 2000]",
+  usage: "svc healthcheck [--port 8080] [--host 127.0.0.1] [--timeout-ms 2000] [--json]",
   examples: ["svc healthcheck", "svc healthcheck --port 9000"],
-  options: { port: { type: "string" }, host: { type: "string" }, "timeout-ms": { type: "string" } },
+  options: { port: { type: "string" }, host: { type: "string" }, "timeout-ms": { type: "string" }, json: { type: "boolean" } },
   async run({ values }) {
     const port = portSetting(values.port, process.env.PORT);
     const host = (values.host as string | undefined) ?? "127.0.0.1";
     const timeout = values["timeout-ms"] === undefined ? 2000 : parseOrThrow(type("string.integer.parse").to("1 <= number <= 60000"), values["timeout-ms"], "--timeout-ms");
     const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}/healthz`;
+    let problem: string;
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(timeout) });
       if (res.ok) {
-        console.log(`healthy: ${url}`);
+        console.log(values.json ? JSON.stringify({ healthy: true, url }) : `healthy: ${url}`);
         return 0;
       }
-      console.error(`unhealthy: ${url} answered ${res.status}`);
+      problem = `answered ${res.status}`;
     } catch (err) {
-      console.error(`unhealthy: ${url}: ${(err as Error).message}`);
+      problem = (err as Error).message;
     }
+    if (values.json) console.log(JSON.stringify({ healthy: false, url, error: problem }));
+    else console.error(`unhealthy: ${url}: ${problem}`);
     return 1;
   },
 };
@@ -114,9 +117,9 @@ export const healthcheckCommand: Command = {
 export const backupCommand: Command = {
   name: "backup",
   summary: "Write a consistent copy of the database while the server runs (VACUUM INTO)",
-  usage: "svc backup --out FILE [--data ./data]",
+  usage: "svc backup --out FILE [--data ./data] [--json]",
   examples: ["svc backup --out backup-2026-11-21.db", "svc backup --data /var/lib/svc --out /backups/svc.db"],
-  options: { out: { type: "string" }, data: { type: "string" } },
+  options: { out: { type: "string" }, data: { type: "string" }, json: { type: "boolean" } },
   run({ values }) {
     const out = values.out as string | undefined;
     if (!out) throw new UsageError("--out FILE is required\nRun `svc help backup` for usage.");
@@ -137,7 +140,7 @@ export const backupCommand: Command = {
     } finally {
       db.close();
     }
-    console.log(`backup written to ${target}`);
+    console.log(values.json ? JSON.stringify({ out: target }) : `backup written to ${target}`);
     return 0;
   },
 };

@@ -352,6 +352,12 @@ describe("svc backup", () => {
       copy.close();
     }
 
+    const jsonOut = join(dataDir(), "backup.json.db");
+    const json = await run(svc("backup", "--data", dir, "--out", jsonOut, "--json"));
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ out: jsonOut });
+    expect(projectRows(jsonOut)).toHaveLength(2);
+
     const size = statSync(out).size;
     const again = await run(svc("backup", "--data", dir, "--out", out));
     expect(again.code).toBe(1);
@@ -389,11 +395,16 @@ describe("svc healthcheck", () => {
     expect(live.stdout).toContain("healthy");
     const viaEnv = await run(svc("healthcheck"), { env: { PORT: String(server.port) } });
     expect(viaEnv.code).toBe(0);
+    const json = await run(svc("healthcheck", "--port", String(server.port), "--json"));
+    expect(JSON.parse(json.stdout)).toEqual({ healthy: true, url: `http://127.0.0.1:${server.port}/healthz` });
     expect(await server.stop()).toBe(0);
 
     const dead = await run(svc("healthcheck", "--port", String(server.port), "--timeout-ms", "1000"));
     expect(dead.code).toBe(1);
     expect(dead.stderr).toContain("unhealthy");
+    const deadJson = await run(svc("healthcheck", "--port", String(server.port), "--timeout-ms", "1000", "--json"));
+    expect(deadJson.code).toBe(1);
+    expect(JSON.parse(deadJson.stdout)).toMatchObject({ healthy: false });
   });
 
   test("a bad timeout is a usage error", async () => {
