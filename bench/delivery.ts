@@ -1,5 +1,6 @@
 /**
- * SDK delivery figures (issue targets in brackets), with 50 killswitches and 20 configs:
+ * SDK delivery figures (issue targets in brackets), with 50 killswitches and 20 configs,
+ * loaded by autocannon with 2 worker threads:
  * - the snapshot 304 path (If-None-Match) against a bare Bun.serve answering the same 304 [>= 70 %];
  * - the full snapshot, plain and gzip, against the bare server answering the same bytes [>= 15k req/s];
  * - toggle latency, sequential HTTP toggles [p50 < 2 ms];
@@ -10,6 +11,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Row, type Settings, type Target, initProject, latencyRow, load, rssMb, startBare, startSvc, stop, watchPeakRss } from "./lib";
+
+/** The issue states its throughput targets for 2 load-generator threads (as wrk -t2 would run). */
+const LOAD_THREADS = 2;
 
 export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; figures: Record<string, number> }> {
   const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-delivery-"));
@@ -57,7 +61,7 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
       ["svc snapshot, full body", snapshotUrl, identity, "2xx"],
       ["svc snapshot, full body gzip", snapshotUrl, { ...sdk, "accept-encoding": "gzip" }, "2xx"],
     ] as const) {
-      rows.push(await load(settings, name, { url, headers }, expect));
+      rows.push(await load(settings, name, { url, headers }, expect, LOAD_THREADS));
       console.log(`  done: ${name}`);
     }
     const rssPeakMb = peakRss();

@@ -14,7 +14,7 @@ type AutocannonResult = {
 };
 export type LoadRequest = { url: string; method?: string; headers?: Record<string, string>; body?: string };
 // autocannon ships no types; this is the part of its API used here.
-const autocannon = require("autocannon") as (options: LoadRequest & { connections: number; duration: number }) => Promise<AutocannonResult>;
+const autocannon = require("autocannon") as (options: LoadRequest & { connections: number; duration: number; workers?: number }) => Promise<AutocannonResult>;
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const BUN = join(ROOT, "node_modules/.bin/bun");
@@ -95,9 +95,13 @@ export function watchPeakRss(pid: number): () => number {
   };
 }
 
-/** One autocannon run; `expect` is the status class every answer must have (304s on the conditional path). */
-export async function load(settings: Settings, name: string, request: LoadRequest, expect: "2xx" | "3xx" = "2xx"): Promise<Row> {
-  const r = await autocannon({ ...request, connections: settings.connections, duration: settings.duration });
+/**
+ * One autocannon run; `expect` is the status class every answer must have (304s on the conditional path).
+ * `threads` > 1 spreads the connections over that many autocannon worker threads.
+ */
+export async function load(settings: Settings, name: string, request: LoadRequest, expect: "2xx" | "3xx" = "2xx", threads = 1): Promise<Row> {
+  const workers = threads > 1 ? { workers: threads } : {};
+  const r = await autocannon({ ...request, connections: settings.connections, duration: settings.duration, ...workers });
   return {
     name,
     requestsPerSec: Math.round(r.requests.average),

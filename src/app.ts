@@ -95,7 +95,8 @@ export function closeServices(services: Services): void {
 /** Paths a browser SDK may call cross-origin; CORS headers are only given there. */
 const CORS_PREFIXES = ["/api/sdk/", "/ofrep/", "/ops/"];
 
-type RequestMeta = { start: number; id: string };
+/** `status` is set where the answer bypasses Elysia's `set.status` (error responses, early answers). */
+type RequestMeta = { start: number; id: string; status?: number };
 
 export function createContext(db: Db, log: Logger, options: AppOptions, shutdown: AbortSignal = new AbortController().signal): AppContext {
   const services = createServices(db, options);
@@ -130,6 +131,7 @@ type SchemaLike = {
   maximum?: number;
   minLength?: number;
   maxLength?: number;
+  minProperties?: number;
 };
 
 /** What a (TypeBox) schema expects, in words a caller can act on. */
@@ -157,7 +159,7 @@ function expectation(schema: SchemaLike | undefined): string | null {
     case "array":
       return "must be an array";
     case "object":
-      return "must be an object";
+      return schema.minProperties ? "must be an object with at least one field" : "must be an object";
     default:
       return null;
   }
@@ -179,29 +181,83 @@ function validationDetail(error: unknown): string {
   return (error as Error).message?.slice(0, 500) ?? "invalid request";
 }
 
-function errorResponse(status: number, body: unknown, requestId: string | undefined, extra?: Record<string, string>) {
+/** Requests whose body, sent without Content-Length, passed the limit while it was read. */
+const oversized = new WeakSet<Request>();
+
+/**
+ * Counts a body sent without Content-Length (chunked) as it is read: past
+ * `max` bytes the read fails and the request is marked, so that onError
+ * answers 413 whatever was reading it. Declared lengths are checked up
+ * front in onRequest, so Bun's own cap (which answers with an empty body)
+ * never has to.
+ */
+function limitChunkedBody(request: Request, max: number): Request {
+  let seen = 0;
+  const limited: Request = new Request(request, {
+    body: request.body!.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          seen += chunk.byteLength;
+          if (seen <= max) return controller.enqueue(chunk);
+          oversized.add(limited);
+          controller.error(new Error("Body too large"));
+        },
+      }),
+    ),
+    duplex: "half",
+  } as RequestInit);
+  // Bun's router hands over path parameters on the request itself, and Elysia reads them from there.
+  Object.defineProperty(limited, "params", { value: (request as Request & { params?: unknown }).params });
+  return limited;
+}
+
+function errorResponse(status: number, body: unknown, m: RequestMeta | undefined, extra?: Record<string, string>) {
   const headers: Record<string, string> = { "content-type": "application/json", ...extra };
-  if (requestId) headers["x-request-id"] = requestId;
+  if (m) {
+    headers["x-request-id"] = m.id;
+    m.status = status;
+  }
   return new Response(JSON.stringify(body), { status, headers });
 }
 
 export function buildApp(ctx: AppContext) {
   const meta = new WeakMap<Request, RequestMeta>();
   const { log, options } = ctx;
+  const logRequest = (request: Request, m: RequestMeta, status: number) =>
+    log.request({
+      method: request.method,
+      path: pathOf(request.url),
+      status,
+      durationMs: Math.round((performance.now() - m.start) * 1000) / 1000,
+      requestId: m.id,
+    });
+  // Elysia runs no afterResponse hook for a Response returned by onRequest: such answers are logged here.
+  const answerEarly = (request: Request, m: RequestMeta, response: Response) => {
+    logRequest(request, m, response.status);
+    return response;
+  };
 
   return (
     new Elysia()
+      .wrap(
+        (handle, request) =>
+          // Only bodies without Content-Length are counted; the header test comes first so other requests never touch `body`.
+          (!request.headers.has("content-length") && request.body
+            ? () => handle(limitChunkedBody(request, options.maxBodyBytes))
+            : handle) as ReturnType<typeof handle>,
+      )
       .onRequest(({ request, set }) => {
         const id = requestIdFor(request.headers.get("x-request-id"));
-        meta.set(request, { start: performance.now(), id });
+        const m: RequestMeta = { start: performance.now(), id };
+        meta.set(request, m);
         set.headers["x-request-id"] = id;
         if (options.edgeOnly && !isEdgePath(pathOf(request.url))) {
-          return errorResponse(404, { error: "This server runs the edge role only (public intake under /ops)", code: "NOT_FOUND" }, id);
+          return answerEarly(request, m, errorResponse(404, { error: "This server runs the edge role only (public intake under /ops)", code: "NOT_FOUND" }, m));
         }
 
         const length = request.headers.get("content-length");
         if (length !== null && Number(length) > options.maxBodyBytes) {
-          return errorResponse(413, { error: "Body too large", code: "BAD_REQUEST", detail: `at most ${options.maxBodyBytes} bytes` }, id);
+          return answerEarly(request, m, errorResponse(413, { error: "Body too large", code: "BAD_REQUEST", detail: `at most ${options.maxBodyBytes} bytes` }, m));
         }
         const origin = request.headers.get("origin");
         if (origin && isCorsPath(pathOf(request.url))) {
@@ -210,7 +266,7 @@ export function buildApp(ctx: AppContext) {
           set.headers["vary"] = "Origin";
           set.headers["access-control-expose-headers"] = "ETag, X-Request-Id, Retry-After";
           if (request.method === "OPTIONS") {
-            return new Response(null, {
+            return answerEarly(request, m, new Response(null, {
               status: 204,
               headers: {
                 "access-control-allow-origin": origin,
@@ -220,50 +276,47 @@ export function buildApp(ctx: AppContext) {
                 vary: "Origin",
                 "x-request-id": id,
               },
-            });
+            }));
           }
         }
       })
       .onError(({ code, error, request }) => {
-        const id = meta.get(request)?.id;
+        const m = meta.get(request);
+        if (oversized.has(request)) {
+          return errorResponse(413, { error: "Body too large", code: "BAD_REQUEST", detail: `at most ${options.maxBodyBytes} bytes` }, m);
+        }
         if (error instanceof ApiError) {
-          return errorResponse(error.status, error.toBody(), id, error.headers);
+          return errorResponse(error.status, error.toBody(), m, error.headers);
         }
         switch (code) {
           case "VALIDATION": {
             const type = (error as { type?: string }).type;
             if (type === "response") {
               log.error("response failed its schema", { path: pathOf(request.url), detail: validationDetail(error) });
-              return errorResponse(500, { error: "Internal error", code: "INTERNAL" }, id);
+              return errorResponse(500, { error: "Internal error", code: "INTERNAL" }, m);
             }
-            return errorResponse(400, { error: "Request failed validation", code: "VALIDATION", detail: validationDetail(error) }, id);
+            return errorResponse(400, { error: "Request failed validation", code: "VALIDATION", detail: validationDetail(error) }, m);
           }
           case "PARSE":
-            return errorResponse(400, { error: "Malformed request body", code: "BAD_REQUEST", detail: "body: expected valid JSON (Content-Type: application/json)" }, id);
+            return errorResponse(400, { error: "Malformed request body", code: "BAD_REQUEST", detail: "body: expected valid JSON (Content-Type: application/json)" }, m);
           case "NOT_FOUND":
-            return errorResponse(404, { error: `No route for ${request.method} ${pathOf(request.url)}`, code: "NOT_FOUND" }, id);
+            return errorResponse(404, { error: `No route for ${request.method} ${pathOf(request.url)}`, code: "NOT_FOUND" }, m);
           case "INVALID_COOKIE_SIGNATURE":
-            return errorResponse(401, { error: "Invalid session", code: "UNAUTHORIZED" }, id);
+            return errorResponse(401, { error: "Invalid session", code: "UNAUTHORIZED" }, m);
           default: {
             const message = (error as Error)?.message ?? String(error);
             if (/too large|payload/i.test(message)) {
-              return errorResponse(413, { error: "Body too large", code: "BAD_REQUEST" }, id);
+              return errorResponse(413, { error: "Body too large", code: "BAD_REQUEST" }, m);
             }
             log.error("unhandled error", { path: pathOf(request.url), code: String(code), error: message, stack: (error as Error)?.stack });
-            return errorResponse(500, { error: "Internal error", code: "INTERNAL" }, id);
+            return errorResponse(500, { error: "Internal error", code: "INTERNAL" }, m);
           }
         }
       })
       .onAfterResponse(({ request, set }) => {
         const m = meta.get(request);
         if (!m) return;
-        log.request({
-          method: request.method,
-          path: pathOf(request.url),
-          status: typeof set.status === "number" ? set.status : Number(set.status) || 200,
-          durationMs: Math.round((performance.now() - m.start) * 1000) / 1000,
-          requestId: m.id,
-        });
+        logRequest(request, m, m.status ?? (typeof set.status === "number" ? set.status : Number(set.status) || 200));
       })
       .use(
         openapi({
@@ -276,7 +329,7 @@ export function buildApp(ctx: AppContext) {
               title: "svc",
               version: VERSION,
               description:
-                "Feature flags, dynamic configs and experimentation. Errors are `{error, code, detail?}`; lists are bare arrays; list operations take `q` (≤100 chars, case-insensitive substring over name/title/description).",
+                `Feature flags, dynamic configs and experimentation. Errors are \`{error, code, detail?}\`; lists are bare arrays; list operations take \`q\` (≤100 chars, case-insensitive substring over name/title/description). A request body over ${options.maxBodyBytes} bytes is refused with 413 \`Body too large\` (code BAD_REQUEST).`,
             },
             components: {
               securitySchemes: {

@@ -1,6 +1,6 @@
 import type { Server } from "bun";
 import { type App, buildApp, closeServices, createContext, type AppContext } from "./app";
-import { type Db, openDatabase } from "./lib/db";
+import { type Db, immediate, openDatabase } from "./lib/db";
 import { createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES, databasePath } from "./lib/config";
 import { snapshotFastRoutes } from "./modules/delivery/fast-path";
@@ -44,9 +44,14 @@ export type RunningServer = {
 function bootstrapHeadless(ctx: AppContext, adminKey: string, ownerEmail: string, log: Logger): void {
   const { projects, keys } = ctx.services;
   // No project means no key (keys reference projects). Asking resolveSecret here would cache "unknown" for this very key.
-  if (projects.countProjects() > 0) return;
-  const { project } = projects.createOrganisationWithProject({ projectName: "Default project", ownerEmail });
-  keys.mint(project.id, { type: "admin", name: "SERVICE_INIT_ADMIN_KEY" }, adminKey);
+  // One transaction: two first starts on the same file cannot both see it empty, and no project is left without its key.
+  const project = immediate(ctx.db, () => {
+    if (projects.countProjects() > 0) return null;
+    const created = projects.createOrganisationWithProject({ projectName: "Default project", ownerEmail }).project;
+    keys.mint(created.id, { type: "admin", name: "SERVICE_INIT_ADMIN_KEY" }, adminKey);
+    return created;
+  });
+  if (!project) return;
   log.info("created the first project from SERVICE_INIT_ADMIN_KEY", { projectId: project.id, ownerEmail });
 }
 
@@ -64,8 +69,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   app.listen({
     port: options.port,
     hostname: options.host,
-    // Bun's own cap for bodies without Content-Length; the onRequest check answers the rest with 413.
-    maxRequestBodySize: maxBodyBytes + 1024,
+    // Bun's own cap answers 413 with an empty body; the app answers every oversized body itself with the
+    // error body (declared lengths in onRequest, chunked ones as they are read), so this cap only backs that up.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     development: false,
   });
   const server = app.server as Server<unknown>;

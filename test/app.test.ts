@@ -40,20 +40,63 @@ describe("common rules", () => {
     expect((await s.api("/api/admin/projects/current")).body).toEqual(before);
   });
 
-  test("a chunked body over the limit (no Content-Length) is refused too", async () => {
-    const chunk = new TextEncoder().encode("x".repeat(1024));
-    const stream = new ReadableStream({
-      start(c) {
-        for (let i = 0; i < 10; i++) c.enqueue(chunk);
-        c.close();
-      },
-    });
-    const res = await fetch(`${s.url}/api/admin/keys`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${s.adminKey}`, "content-type": "application/json" },
-      body: stream,
-    });
-    expect([400, 413]).toContain(res.status);
+  test("a body far over the limit gets the same 413 error body, with its request id", async () => {
+    const r = await s.api("/api/admin/keys", { rawBody: JSON.stringify({ type: "admin", name: "x".repeat(1024 * 1024) }), headers: { "x-request-id": "huge-1" } });
+    expect(r.status).toBe(413);
+    expect(r.body).toMatchObject({ error: "Body too large", code: "BAD_REQUEST" });
+    expect(r.headers.get("x-request-id")).toBe("huge-1");
+  });
+
+  test("a chunked body over the limit (no Content-Length) is 413 too and mints nothing", async () => {
+    const before = ((await s.api("/api/admin/keys")).body as unknown[]).length;
+    // Valid JSON just over the limit, and far over it; on a static path and on a path with an id.
+    const justOver = JSON.stringify({ type: "admin", name: "x", pad: "p".repeat(4096) });
+    for (const [path, method, text] of [
+      ["/api/admin/keys", "POST", justOver],
+      ["/api/admin/keys", "POST", "x".repeat(64 * 1024)],
+      [`/api/admin/projects/${s.projectId}`, "PATCH", JSON.stringify({ name: "n".repeat(4096) })],
+    ] as const) {
+      const bytes = new TextEncoder().encode(text);
+      const stream = new ReadableStream({
+        start(c) {
+          for (let i = 0; i < bytes.length; i += 1000) c.enqueue(bytes.slice(i, i + 1000));
+          c.close();
+        },
+      });
+      const res = await fetch(`${s.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${s.adminKey}`, "content-type": "application/json", "x-request-id": "chunked-1" },
+        body: stream,
+      });
+      expect(res.status, `${path} ${text.length}`).toBe(413);
+      expect(await res.json()).toMatchObject({ error: "Body too large", code: "BAD_REQUEST" });
+      expect(res.headers.get("x-request-id")).toBe("chunked-1");
+    }
+    expect(((await s.api("/api/admin/keys")).body as unknown[]).length).toBe(before);
+    expect((await s.api("/api/admin/projects/current")).body.name).not.toStartWith("nnn");
+  });
+
+  test("a chunked body under the limit is read as usual, path parameters included", async () => {
+    const chunked = (path: string, method: string, body: unknown) => {
+      const bytes = new TextEncoder().encode(JSON.stringify(body));
+      const stream = new ReadableStream({
+        start(c) {
+          c.enqueue(bytes.slice(0, 5));
+          c.enqueue(bytes.slice(5));
+          c.close();
+        },
+      });
+      return fetch(`${s.url}${path}`, { method, headers: { authorization: `Bearer ${s.adminKey}`, "content-type": "application/json" }, body: stream });
+    };
+    const minted = await chunked("/api/admin/keys", "POST", { type: "server", name: "chunked" });
+    expect(minted.status).toBe(201);
+    const { id, name } = await minted.json();
+    expect(name).toBe("chunked");
+    const patched = await chunked(`/api/admin/projects/${s.projectId}`, "PATCH", { timezone: "Europe/Paris" });
+    expect(patched.status).toBe(200);
+    expect((await s.api("/api/admin/projects/current")).body.timezone).toBe("Europe/Paris");
+    expect((await chunked(`/api/admin/keys/${id}`, "DELETE", {})).status).toBe(204);
+    expect(((await s.api("/api/admin/keys")).body as { id: string }[]).some((k) => k.id === id)).toBe(false);
   });
 
   test("X-Project-Id: the key's own is accepted, another is FORBIDDEN, an overlong one BAD_REQUEST", async () => {
@@ -110,6 +153,7 @@ describe("OpenAPI", () => {
     const spec = r.body;
     expect(spec.openapi).toMatch(/^3\./);
     expect(spec.components.securitySchemes.bearer.scheme).toBe("bearer");
+    expect(spec.info.description).toContain("over 4096 bytes is refused with 413 `Body too large`");
     const routes = ((s.server as any).app.routes as any[]).filter((x) => x.path.startsWith("/api/") || x.path.startsWith("/ofrep/") || x.path.startsWith("/auth/device/") || x.path.startsWith("/ops/"));
     expect(routes.length).toBeGreaterThan(0);
     for (const route of routes) {

@@ -14,16 +14,15 @@ export const DEFAULT_SERVER_URL = "http://localhost:8080";
 export const ENVS = ["dev", "staging", "prod"] as const;
 export type Env = (typeof ENVS)[number];
 
-/** `~/.service/credentials`: what `svc login` writes. */
+/** `~/.service/credentials`: what `svc login` writes; exactly the spec's fields plus `server_url`. */
 export type Credentials = {
   access_token: string;
   refresh_token: string;
   project_id: string | null;
   user_email: string;
+  /** When this pair was issued (ISO 8601): the access token stops working ACCESS_TOKEN_LIFETIME_MS later. */
   created_at: string;
   server_url: string;
-  /** When the access token stops working (ISO 8601); absent means unknown. */
-  expires_at?: string;
 };
 
 /** `~/.service/config.json`: preferences used when no flag says otherwise. */
@@ -95,7 +94,6 @@ export function readCredentials(env: Environment = process.env): Credentials | n
     user_email: typeof data.user_email === "string" ? data.user_email : "",
     created_at: typeof data.created_at === "string" ? data.created_at : "",
     server_url: isNonEmptyString(data.server_url) ? data.server_url : DEFAULT_SERVER_URL,
-    ...(isNonEmptyString(data.expires_at) ? { expires_at: data.expires_at } : {}),
   };
 }
 
@@ -176,8 +174,10 @@ export type SessionOptions = {
   lockWaitMs?: number;
 };
 
-/** Refresh this long before the recorded expiry, so a call does not race the clock. */
+/** Refresh this long before the access token expires, so a call does not race the clock. */
 const EXPIRY_SKEW_MS = 30_000;
+/** Access tokens live 1 hour (SPEC "Limits"); a server that disagrees answers 401, which also refreshes. */
+const ACCESS_TOKEN_LIFETIME_MS = 3600_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** A lock older than this was left by a process that died mid-refresh (a live one gives up on the server sooner). */
 const STALE_LOCK_MS = REQUEST_TIMEOUT_MS + 15_000;
@@ -269,24 +269,27 @@ async function withFileLock<T>(lockPath: string, waitMs: number, fn: () => Promi
   }
 }
 
-function expiresAt(expiresIn: unknown): string | undefined {
-  return typeof expiresIn === "number" && Number.isFinite(expiresIn) && expiresIn > 0 ? new Date(Date.now() + expiresIn * 1000).toISOString() : undefined;
+/**
+ * When the pair was issued, from the seconds its access token has left: a
+ * pair handed out again (the refresh grace window) was issued earlier.
+ */
+function issuedAt(expiresIn: unknown): string {
+  const left = typeof expiresIn === "number" && Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn * 1000 : ACCESS_TOKEN_LIFETIME_MS;
+  return new Date(Date.now() - Math.max(0, ACCESS_TOKEN_LIFETIME_MS - left)).toISOString();
 }
 
 /** The fields the token and refresh operations answer, ready to store. */
-export function credentialsFromTokenResponse(body: any, base: { server_url: string; project_id: string | null; user_email: string; created_at: string }): Credentials {
+export function credentialsFromTokenResponse(body: any, base: { server_url: string; project_id: string | null; user_email: string }): Credentials {
   if (!isNonEmptyString(body?.access_token) || !isNonEmptyString(body?.refresh_token)) {
     throw new NetworkError("the server's token answer has no access_token/refresh_token");
   }
-  const expires = expiresAt(body.expires_in);
   return {
     access_token: body.access_token,
     refresh_token: body.refresh_token,
     project_id: isNonEmptyString(body.project_id) ? body.project_id : base.project_id,
     user_email: isNonEmptyString(body.user_email) ? body.user_email : base.user_email,
-    created_at: base.created_at,
+    created_at: issuedAt(body.expires_in),
     server_url: base.server_url,
-    ...(expires ? { expires_at: expires } : {}),
   };
 }
 
@@ -356,9 +359,10 @@ export class SvcClient {
     return readPreferences(this.env).env;
   }
 
+  /** An unreadable created_at counts as fresh: the server's 401 then triggers the refresh. */
   private isExpired(): boolean {
-    const at = this.credentials?.expires_at;
-    return at !== undefined && Date.parse(at) - EXPIRY_SKEW_MS <= Date.now();
+    const issued = Date.parse(this.credentials?.created_at ?? "");
+    return issued + ACCESS_TOKEN_LIFETIME_MS - EXPIRY_SKEW_MS <= Date.now();
   }
 
   /**
@@ -427,7 +431,7 @@ export class SvcClient {
     if (this.credentials && this.isExpired()) await this.refresh();
     let res = await this.send(method, path, options.body);
     if (res.status === 401 && this.credentials) {
-      // The clock or the server disagreed with expires_at: refresh once and retry.
+      // The clock or the server disagreed with created_at: refresh once and retry.
       await res.body?.cancel();
       await this.refresh();
       res = await this.send(method, path, options.body);

@@ -161,9 +161,12 @@ export const loginCommand = clientCommand({
       return 1;
     }
     stopSpinner();
-    const credentials = credentialsFromTokenResponse(tokens, { server_url: serverUrl, project_id: project ?? null, user_email: "", created_at: new Date().toISOString() });
-    if (project) credentials.project_id = project;
+    // The project bound is the one approved in the browser; --project only preselected it there.
+    const credentials = credentialsFromTokenResponse(tokens, { server_url: serverUrl, project_id: project ?? null, user_email: "" });
     writeCredentials(credentials);
+    if (project && credentials.project_id !== project) {
+      console.error(`warning: you approved project ${credentials.project_id ?? "(none)"} in the browser, not ${project}; that one is bound (change it with \`svc bind\`).`);
+    }
 
     const summary = { user_email: credentials.user_email, project_id: credentials.project_id, server_url: serverUrl, credentials: credentialsPath() };
     emit(values.json, summary, () =>

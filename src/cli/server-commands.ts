@@ -6,7 +6,7 @@ import {
   UsageError,
   databasePath,
 } from "../lib/config";
-import { openDatabase } from "../lib/db";
+import { immediate, openDatabase } from "../lib/db";
 import { EmailText, parseOrThrow } from "./parse";
 import { portSetting } from "./port";
 import { closeServices, createServices } from "../app";
@@ -38,16 +38,22 @@ export const initCommand: Command = {
     const db = openDatabase(databasePath(dataDir));
     const services = createServices(db);
     try {
-      const { organisation, project } = services.projects.createOrganisationWithProject({
-        projectName,
-        ownerEmail,
-        plan,
-        publicTicketCreation: values["public-tickets"] === true,
+      // One transaction: the project never exists without its three keys.
+      const { organisation, project, admin, client, server } = immediate(db, () => {
+        const created = services.projects.createOrganisationWithProject({
+          projectName,
+          ownerEmail,
+          plan,
+          publicTicketCreation: values["public-tickets"] === true,
+        });
+        const origin = services.projects.allowedOrigin(created.project.id);
+        return {
+          ...created,
+          admin: services.keys.mint(created.project.id, { type: "admin", name: "init admin key", allowedOrigin: origin }),
+          client: services.keys.mint(created.project.id, { type: "client", name: "init client key", allowedOrigin: origin }),
+          server: services.keys.mint(created.project.id, { type: "server", name: "init server key", allowedOrigin: origin }),
+        };
       });
-      const origin = services.projects.allowedOrigin(project.id);
-      const admin = services.keys.mint(project.id, { type: "admin", name: "init admin key", allowedOrigin: origin });
-      const client = services.keys.mint(project.id, { type: "client", name: "init client key", allowedOrigin: origin });
-      const server = services.keys.mint(project.id, { type: "server", name: "init server key", allowedOrigin: origin });
       const result = {
         organisationId: organisation.id,
         projectId: project.id,

@@ -96,6 +96,15 @@ function unref(timer: unknown): void {
   (timer as { unref?: () => void }).unref?.();
 }
 
+function hasOwn(map: object, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(map, key);
+}
+
+/** A snapshot map's own entry: a name such as `constructor` must not find Object.prototype's members. */
+function ownEntry<V>(map: Record<string, V>, name: string): V | undefined {
+  return hasOwn(map, name) ? map[name] : undefined;
+}
+
 function kindOf(value: unknown): string {
   if (value === null) return "null";
   return Array.isArray(value) ? "array" : typeof value;
@@ -271,15 +280,15 @@ export function createClient(options: ClientOptions): Client {
       return new Promise<void>((resolve, reject) => waiters.push({ resolve, reject }));
     },
     isKilled(name, switchKey) {
-      const killswitch = current?.killswitches[name];
+      const killswitch = current && ownEntry(current.killswitches, name);
       if (!killswitch) return false;
-      if (switchKey !== undefined && Object.prototype.hasOwnProperty.call(killswitch.switches, switchKey)) {
+      if (switchKey !== undefined && hasOwn(killswitch.switches, switchKey)) {
         return killswitch.switches[switchKey] === true;
       }
       return killswitch.value;
     },
     getConfig<T>(name: string, defaultValue: T): T {
-      const config = current?.configs[name];
+      const config = current && ownEntry(current.configs, name);
       if (!config) return defaultValue;
       if (defaultValue !== null && defaultValue !== undefined && kindOf(config.value) !== kindOf(defaultValue)) return defaultValue;
       return config.value as T;

@@ -51,7 +51,25 @@ export function accountPage(input: { email: string; csrf: string; projects: Page
       ? `<p>None yet: ask an owner to invite you.</p>`
       : `<ul>${input.projects.map((p) => `<li>${escapeHtml(p.name)} <span class="muted">(${escapeHtml(p.organisationName)}, <code>${escapeHtml(p.id)}</code>)</span></li>`).join("")}</ul>`;
   const next = input.next ? `<p><a class="button" href="${escapeHtml(input.next)}">Continue</a></p>` : "";
-  return page("Signed in", accountHtml, { email: input.email, csrf: input.csrf, projects, next });
+  return page("Signed in", accountHtml, { email: input.email, csrf: input.csrf, projects, next, invite: inviteForm(input.csrf, input.projects) });
+}
+
+/** Invite a teammate into one of the signed-in person's organisations (one option per organisation, named by a project of it). */
+function inviteForm(csrf: string, projects: PageProject[]): string {
+  if (projects.length === 0) return "";
+  const seen = new Set<string>();
+  const options = projects
+    .filter((p) => !seen.has(p.organisationName) && seen.add(p.organisationName))
+    .map((p) => `<option value="${escapeHtml(p.id)}">${escapeHtml(p.organisationName)}</option>`)
+    .join("");
+  return `<hr><form method="post" action="/auth/invite">
+  <p class="muted">Invite a teammate: they get a sign-in link.</p>
+  <input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
+  <label for="invite_email">Email</label><input id="invite_email" name="email" type="email" required>
+  <label for="invite_project">Organisation</label><select id="invite_project" name="project_id">${options}</select>
+  <label for="invite_role">Role</label><select id="invite_role" name="role"><option value="member">member</option><option value="admin">admin</option></select>
+  <button type="submit">Invite</button>
+</form>`;
 }
 
 export function magicPage(input: { csrf: string; token: string }): string {

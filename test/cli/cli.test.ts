@@ -164,6 +164,21 @@ describe("svc init", () => {
     expect(rows[1]!.name).toBe("Shop");
   });
 
+  test("--plan and --public-tickets are stored on the project; the defaults are pro and off", async () => {
+    const dir = dataDir();
+    const plain = await init(dir);
+    const chosen = await init(dir, "--plan", "free", "--public-tickets");
+    const db = new Database(join(dir, "service.db"), { readonly: true });
+    try {
+      const row = (id: string) => db.query("SELECT plan, public_ticket_creation AS publicTickets FROM projects WHERE id = ?").get(id);
+      expect(row(plain.projectId)).toEqual({ plan: "pro", publicTickets: 0 });
+      expect(row(chosen.projectId)).toEqual({ plan: "free", publicTickets: 1 });
+      expect(db.query("SELECT type FROM sdk_keys WHERE project_id = ? ORDER BY type").all(chosen.projectId)).toEqual([{ type: "admin" }, { type: "client" }, { type: "server" }]);
+    } finally {
+      db.close();
+    }
+  });
+
   test("without --json it prints the keys for a human", async () => {
     const { code, stdout } = await run(svc("init", "--data", dataDir()));
     expect(code).toBe(0);
@@ -235,6 +250,27 @@ describe("svc serve", () => {
     expect(requestLines).toHaveLength(3);
     // Secrets never reach the log.
     expect(server.lines().join("\n")).not.toContain(keys.adminKey);
+  });
+
+  test("the request line carries the status actually sent, for errors and early answers too", async () => {
+    const dir = dataDir();
+    const keys = await init(dir);
+    const server = await serve(dir);
+    const admin = { authorization: `Bearer ${keys.adminKey}`, "content-type": "application/json" };
+    const cases: [string, string, RequestInit][] = [
+      ["log-validation", "/api/admin/keys", { method: "POST", headers: admin, body: '{"type":"root"}' }],
+      ["log-no-route", "/nothing-here", {}],
+      ["log-too-large", "/api/admin/keys", { method: "POST", headers: admin, body: "x".repeat(1024 * 1024 + 1) }],
+      ["log-preflight", "/api/sdk/v1/snapshot", { method: "OPTIONS", headers: { origin: "https://app.example.com" } }],
+    ];
+    for (const [id, path, init] of cases) {
+      const res = await fetch(server.url + path, { ...init, headers: { ...(init.headers as Record<string, string>), "x-request-id": id } });
+      await res.arrayBuffer();
+      const line = JSON.parse(await server.waitForLine((l) => l.startsWith("{") && JSON.parse(l).requestId === id));
+      expect(line, id).toMatchObject({ msg: "request", method: init.method ?? "GET", path, status: res.status });
+    }
+    expect(await server.stop()).toBe(0);
+    for (const [id] of cases) expect(server.lines().filter((l) => l.includes(`"requestId":"${id}"`)), id).toHaveLength(1);
   });
 
   test("--no-request-log keeps request lines out of stdout", async () => {

@@ -37,14 +37,15 @@ describe("svc login", () => {
     expect(r.stdout).toContain(`Signed in to ${ts.url} as owner@example.com`);
     expect(r.stderr).toMatch(/open http:\/\/127\.0\.0\.1:\d+\/device and enter the code [A-Z]{4}-[A-Z]{4}/);
     const creds = readCredentialsFile(box);
-    expect(Object.keys(creds).sort()).toEqual(["access_token", "created_at", "expires_at", "project_id", "refresh_token", "server_url", "user_email"]);
+    // Exactly the spec's fields plus server_url: the access token's expiry follows from created_at (when this pair was issued) + 1 hour.
+    expect(Object.keys(creds).sort()).toEqual(["access_token", "created_at", "project_id", "refresh_token", "server_url", "user_email"]);
     expect(creds.access_token).toStartWith("svc_at_");
     expect(creds.refresh_token).toStartWith("svc_rt_");
     expect(creds.project_id).toBe(ts.projectId);
     expect(creds.user_email).toBe("owner@example.com");
     expect(creds.server_url).toBe(ts.url);
     expect(Date.parse(creds.created_at)).toBeGreaterThan(Date.now() - 60_000);
-    expect(Date.parse(creds.expires_at) - Date.now()).toBeGreaterThan(3500_000);
+    expect(Date.parse(creds.created_at)).toBeLessThanOrEqual(Date.now());
     expect(statSync(box.credentialsPath).mode & 0o777).toBe(0o600);
     // No temp files or lock left beside it.
     expect(readdirSync(box.configDir)).toEqual(["credentials"]);
@@ -87,6 +88,18 @@ describe("svc login", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ user_email: "owner@example.com", project_id: second.projectId, server_url: ts.url });
     expect(readCredentialsFile(box).project_id).toBe(second.projectId);
     expect((await svcJson(box, ["whoami"])).project.id).toBe(second.projectId);
+  });
+
+  test("--project only preselects: the project approved in the browser is bound, with a warning", async () => {
+    const box = sandbox();
+    const live = startSvc(box, ["login", "--no-browser", "--url", ts.url, "--project", second.projectId, "--json"]);
+    const [, userCode] = await live.waitForStderr(USER_CODE);
+    await approveInBrowser(ts, "owner@example.com", userCode!, { projectId: ts.projectId });
+    const r = await live.result();
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`you approved project ${ts.projectId} in the browser, not ${second.projectId}`);
+    expect(JSON.parse(r.stdout).project_id).toBe(ts.projectId);
+    expect(readCredentialsFile(box).project_id).toBe(ts.projectId);
   });
 
   test("opens $BROWSER (split on spaces) with the approval URL unless --no-browser", async () => {

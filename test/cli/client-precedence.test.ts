@@ -126,19 +126,25 @@ describe("access-token refresh", () => {
     const after = readCredentialsFile(box);
     expect(after.access_token).not.toBe(before.access_token);
     expect(after.refresh_token).not.toBe(before.refresh_token);
-    expect({ ...after, access_token: 0, refresh_token: 0, expires_at: 0 }).toEqual({ ...before, access_token: 0, refresh_token: 0, expires_at: 0 });
+    expect({ ...after, access_token: 0, refresh_token: 0, created_at: 0 }).toEqual({ ...before, access_token: 0, refresh_token: 0, created_at: 0 });
+    expect(Date.parse(after.created_at)).toBeGreaterThanOrEqual(Date.parse(before.created_at));
     expect((await ts.api("/api/admin/me", { key: after.access_token })).status).toBe(200);
   });
 
-  test("an access token past expires_at is refreshed before the call", async () => {
+  test("a pair issued (created_at) over an hour ago is refreshed before the call", async () => {
     const box = sandbox();
     await cliLogin(ts, box);
     const before = readCredentialsFile(box);
-    writeCredentials(box, { ...before, expires_at: new Date(Date.now() - 1000).toISOString() });
+    // The server still accepts the access token (its clock stands still): only the file says it is stale.
+    writeCredentials(box, { ...before, created_at: new Date(Date.now() - HOUR - 1000).toISOString() });
     expect((await svc(box, ["sdk", "keys", "list"])).code).toBe(0);
     const after = readCredentialsFile(box);
     expect(after.refresh_token).not.toBe(before.refresh_token);
-    expect(Date.parse(after.expires_at)).toBeGreaterThan(Date.now());
+    expect(Date.parse(after.created_at)).toBeGreaterThan(Date.now() - 60_000);
+
+    // A fresh pair is used as it is: no refresh.
+    expect((await svc(box, ["sdk", "keys", "list"])).code).toBe(0);
+    expect(readCredentialsFile(box).refresh_token).toBe(after.refresh_token);
   });
 
   test("two processes with an expired token at once both succeed and the sign-in survives", async () => {
@@ -170,7 +176,7 @@ describe("access-token refresh", () => {
 
     // "The other process": rotates and writes the new pair, then releases the lock.
     const pair = await rotate(before.refresh_token);
-    writeCredentials(box, { ...before, access_token: pair.access_token, refresh_token: pair.refresh_token, expires_at: new Date(Date.now() + HOUR).toISOString() });
+    writeCredentials(box, { ...before, access_token: pair.access_token, refresh_token: pair.refresh_token, created_at: new Date().toISOString() });
     await Bun.sleep(100);
     rmSync(lock);
 

@@ -245,10 +245,34 @@ describe("PATCH", () => {
     const malformed = await s.api(`/api/admin/configs/${id}`, { method: "PATCH", rawBody: '{"value": ' });
     expect(malformed.status).toBe(400);
     expect(malformed.body.code).toBe("BAD_REQUEST");
+    // A body that is not a JSON object is refused as such on every config write, never read as {}.
+    const writes: [string, string, Record<string, string>?][] = [
+      ["POST", "/api/admin/configs"],
+      ["PATCH", `/api/admin/configs/${id}`],
+      ["PUT", `/api/admin/configs/${id}/drafts`, withProject()],
+      ["POST", `/api/admin/configs/${id}/publish`],
+    ];
+    for (const [method, path, headers] of writes) {
+      for (const raw of ["[]", "null", "5", '"x"']) {
+        const r = await s.api(path, { method, rawBody: raw, headers });
+        expect(r.status, `${method} ${path} ${raw}`).toBe(400);
+        expect(r.body.code).toBe("VALIDATION");
+        expect(r.body.detail, `${method} ${path} ${raw}`).toStartWith("(body): expected an object");
+      }
+    }
     const unknown = await s.api("/api/admin/configs/nope", { method: "PATCH", body: { value: 1 } });
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe("NOT_FOUND");
     expect(configRows(id)).toEqual(before);
+  });
+
+  test("JSON sent as text/plain is read as JSON: the caller's value, not an empty body", async () => {
+    const { id } = await createConfig({ name: uniqueName("plain"), schema: true, value: 1 });
+    const r = await s.api(`/api/admin/configs/${id}`, { method: "PATCH", rawBody: JSON.stringify({ dev: 2 }), headers: { "content-type": "text/plain" } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const c = await getConfig(id);
+    expect(c.envs.dev).toMatchObject({ value: 2, version: 2 });
+    expect(c.envs.prod).toMatchObject({ value: 1, version: 1 });
   });
 
   test("a schema that a stored value breaks is VALIDATION naming the env and path, and nothing changes", async () => {

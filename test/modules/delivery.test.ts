@@ -419,6 +419,21 @@ describe("OFREP", () => {
     expect((await sdk(`/ofrep/v1/evaluate/flags/${ks}`, { method: "POST" })).status).toBe(200);
   });
 
+  test("Object.prototype names are not flags unless a killswitch or config has that name", async () => {
+    for (const key of ["constructor", "toString", "hasOwnProperty", "valueOf", "__proto__"]) {
+      const r = await evaluate(key);
+      expect(r.status, key).toBe(404);
+      expect(r.body, key).toMatchObject({ key, errorCode: "FLAG_NOT_FOUND" });
+    }
+    const named = await s.api("/api/admin/configs", { body: { name: "valueOf", schema: true, value: { real: true } } });
+    expect(named.status).toBe(201);
+    const found = await evaluate("valueOf");
+    expect(found.status).toBe(200);
+    expect(found.body).toEqual({ key: "valueOf", value: { real: true }, reason: "STATIC", metadata: { version: 1 } });
+    expect((await s.api(`/api/admin/configs/${named.body.id}`, { method: "DELETE" })).status).toBe(204);
+    expect((await evaluate("valueOf")).status).toBe(404);
+  });
+
   test("bulk: every flag with an ETag; If-None-Match answers 304 until a publish", async () => {
     const r = await sdk("/ofrep/v1/evaluate/flags", { body: { context: { targetingKey: "u" } } });
     expect(r.status).toBe(200);

@@ -135,6 +135,12 @@ describe("approval page and confirm", () => {
     expect(unknown.status).toBe(404);
     const badAction = await owner.postJson("/auth/device/confirm", { user_code: code.user_code, action: "maybe" }, { "x-csrf-token": owner.csrf });
     expect(badAction.body.code).toBe("VALIDATION");
+    // Naming no request at all is a malformed body, not an unknown request.
+    const unnamed = await owner.postJson("/auth/device/confirm", { action: "approve" }, { "x-csrf-token": owner.csrf });
+    expect(unnamed.status).toBe(400);
+    expect(unnamed.body.code).toBe("VALIDATION");
+    expect(unnamed.body.detail).toContain("device_code");
+    expect(unnamed.body.detail).toContain("user_code");
     expect(ts.server.db.query("SELECT status FROM device_codes WHERE device_code_hash = ?").get(sha256(code.device_code))).toEqual({ status: "pending" });
 
     const ok = await owner.postJson("/auth/device/confirm", { device_code: code.device_code, action: "approve" }, { "x-csrf-token": owner.csrf });
@@ -359,5 +365,37 @@ describe("refresh, revoke and access", () => {
     expect(me.body.credential).toEqual({ kind: "admin_key", readOnly: false });
     expect((await ts.api("/api/admin/me", { key: null })).status).toBe(401);
     expect((await ts.api("/api/admin/me", { key: "svc_at_forged" })).status).toBe(401);
+  });
+});
+
+describe("refresh token lifetime", () => {
+  test("a refresh token works for 30 days, then is invalid_grant; each rotation starts a new 30 days", async () => {
+    // Its own server and clock: moving 30 days ahead would end the sessions the other tests use.
+    const ownMails = new MailCapture();
+    const ownClock = testClock();
+    const own = await startTestServer({ signIn: { mailer: ownMails, now: ownClock.now } });
+    try {
+      const browser = await signInWithMagicLink(own, ownMails, "owner@example.com");
+      const first = await deviceLogin(own, browser);
+      const stored = own.server.db.query("SELECT created_at, expires_at FROM device_tokens WHERE token_hash = ?").get(sha256(first.refresh_token)) as any;
+      expect(Date.parse(stored.expires_at) - Date.parse(stored.created_at)).toBe(30 * 24 * 3600_000);
+
+      ownClock.advance(30 * 24 * 3600_000 - 60_000);
+      const renewed = await own.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } });
+      expect(renewed.status).toBe(200);
+
+      ownClock.advance(30 * 24 * 3600_000);
+      const late = await own.api("/auth/device/refresh", { key: null, body: { refresh_token: renewed.body.refresh_token } });
+      expect(late.status).toBe(400);
+      expect(late.body).toMatchObject({ error: "invalid_grant", code: "BAD_REQUEST" });
+      expect(late.body.error_description).toContain("expired");
+      // Expiry is not reuse: the sign-in was not marked revoked, and nothing new was issued.
+      const family = own.server.db
+        .query("SELECT f.revoked_at, f.generation FROM token_families f JOIN device_tokens t ON t.family_id = f.id WHERE t.token_hash = ?")
+        .get(sha256(renewed.body.refresh_token));
+      expect(family).toEqual({ revoked_at: null, generation: 2 });
+    } finally {
+      await own.stop();
+    }
   });
 });

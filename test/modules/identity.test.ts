@@ -299,6 +299,47 @@ describe("invites and members", () => {
     const foreign = await ts.api("/api/admin/members", { headers: { "x-project-id": other.projectId } });
     expect(foreign.status).toBe(403);
   });
+
+  test("a signed-in person invites a teammate from the browser page", async () => {
+    const b = await signInWithMagicLink(ts, mails, "owner@example.com");
+    const account = await b.get("/signin");
+    expect(account.text).toContain('action="/auth/invite"');
+    expect(fieldValue(account.text, "csrf")).toBe(b.csrf);
+
+    const sent = await b.postForm("/auth/invite", { email: "Teammate@Example.com", project_id: ts.projectId, role: "member", csrf: b.csrf });
+    expect(sent.status).toBe(200);
+    expect(sent.text).toContain("Invitation sent");
+    expect(mails.lastTo("teammate@example.com")!.reason).toBe("invite");
+    const members = (await ts.api("/api/admin/members")).body.map((m: any) => [m.email, m.role]);
+    expect(members).toContainEqual(["teammate@example.com", "member"]);
+
+    // Again: ALREADY_EXISTS, shown as a page; nothing added twice.
+    const again = await b.postForm("/auth/invite", { email: "teammate@example.com", project_id: ts.projectId, csrf: b.csrf });
+    expect(again.status).toBe(409);
+    expect((await ts.api("/api/admin/members")).body.filter((m: any) => m.email === "teammate@example.com")).toHaveLength(1);
+  });
+
+  test("browser invites need the CSRF token, a session, and an organisation of one's own", async () => {
+    // A member of the main organisation only (test projects are all owned by owner@example.com).
+    expect((await ts.api("/api/admin/invites", { body: { email: "solo@example.com" } })).status).toBe(201);
+    const b = await signInWithMagicLink(ts, mails, "solo@example.com");
+    const noCsrf = await b.postForm("/auth/invite", { email: "x1@example.com", project_id: ts.projectId });
+    expect(noCsrf.status).toBe(403);
+
+    const anonymous = new Browser(ts.url);
+    await anonymous.get("/signin");
+    const noSession = await anonymous.postForm("/auth/invite", { email: "x2@example.com", project_id: ts.projectId, csrf: anonymous.csrf });
+    expect(noSession.status).toBe(401);
+
+    const other = ts.newProject("Not mine");
+    const foreign = await b.postForm("/auth/invite", { email: "x3@example.com", project_id: other.projectId, csrf: b.csrf });
+    expect(foreign.status).toBe(403);
+    const bad = await b.postForm("/auth/invite", { email: "not-an-email", project_id: ts.projectId, csrf: b.csrf });
+    expect(bad.status).toBe(400);
+
+    const everyone = [...(await ts.api("/api/admin/members")).body, ...(await ts.api("/api/admin/members", { key: other.adminKey })).body].map((m: any) => m.email);
+    for (const email of ["x1@example.com", "x2@example.com", "x3@example.com"]) expect(everyone).not.toContain(email);
+  });
 });
 
 describe("first run and headless owner", () => {

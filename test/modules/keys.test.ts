@@ -98,3 +98,36 @@ test("a foreign admin key cannot list or revoke our keys", async () => {
   const scoped = await s.api("/api/admin/keys", { key: other.adminKey, headers: { "x-project-id": s.projectId } });
   expect(scoped.status).toBe(403);
 });
+
+test("the list takes q: case-insensitive substring of the name; over 100 characters is VALIDATION", async () => {
+  const a = await s.api("/api/admin/keys", { body: { type: "server", name: "Checkout Backend" } });
+  const b = await s.api("/api/admin/keys", { body: { type: "client", name: "marketing site" } });
+  const found = await s.api("/api/admin/keys?q=CHECKOUT");
+  expect(found.status).toBe(200);
+  expect((found.body as any[]).map((k) => k.id)).toEqual([a.body.id]);
+  const none = await s.api("/api/admin/keys?q=nothing-matches-this");
+  expect(none.body).toEqual([]);
+  const all = await s.api("/api/admin/keys?q=");
+  expect((all.body as any[]).map((k) => k.id)).toEqual(expect.arrayContaining([a.body.id, b.body.id]));
+  const long = await s.api(`/api/admin/keys?q=${"a".repeat(101)}`);
+  expect(long.status).toBe(400);
+  expect(long.body.code).toBe("VALIDATION");
+  expect(long.body.detail).toContain("q");
+});
+
+test("a key id over 128 characters is VALIDATION and revokes nothing", async () => {
+  const before = ((await s.api("/api/admin/keys")).body as any[]).length;
+  const r = await s.api(`/api/admin/keys/${"k".repeat(129)}`, { method: "DELETE" });
+  expect(r.status).toBe(400);
+  expect(r.body.code).toBe("VALIDATION");
+  expect(r.body.detail).toContain("id");
+  expect(((await s.api("/api/admin/keys")).body as any[]).length).toBe(before);
+});
+
+test("OpenAPI documents the key routes at the paths of DECISIONS.md", async () => {
+  const paths = (await s.api("/openapi/json", { key: null })).body.paths;
+  expect(Object.keys(paths["/api/admin/keys"] ?? {}).sort()).toEqual(["get", "post"]);
+  expect(paths["/api/admin/keys/"]).toBeUndefined();
+  expect(paths["/api/admin/keys"].get.parameters.map((p: any) => p.name)).toContain("q");
+  expect(Object.keys(paths["/api/admin/keys/{id}"].delete.responses)).toEqual(expect.arrayContaining(["400", "401", "403", "404"]));
+});

@@ -318,6 +318,13 @@ describe("switch, value, history, rollback", () => {
     expect(all.body[0]).toMatchObject({ env: "prod", action: "killswitch.switch.delete" });
     expect(all.body[1]).toMatchObject({ env: "dev", version: 2, action: "killswitch.value.set", value: true });
     expect((await s.api(`${BASE}/${id}/history?limit=2`)).body.length).toBe(2);
+    expect((await s.api(`${BASE}/${id}/history?limit=1000`)).body.length).toBe(7);
+    for (const limit of ["0", "-1", "1001", "1.5", "x", ""]) {
+      const r = await s.api(`${BASE}/${id}/history?limit=${limit}`);
+      expect(r.status, limit).toBe(400);
+      expect(expectErrorShape(r.body).code, limit).toBe("VALIDATION");
+      expect(r.body.detail, limit).toStartWith("limit:");
+    }
     expect((await s.api(`${BASE}/${id}/history?env=qa`)).status).toBe(400);
     expect((await s.api(`${BASE}/nope/history`)).status).toBe(404);
   });

@@ -91,6 +91,9 @@ describe("PATCH project", () => {
       [{ domain: "https://example.com/path" }, "domain"],
       [{ analysis: { method: "magic" } }, "analysis"],
       [{ analysis: { significanceThreshold: 2 } }, "analysis"],
+      [{ analysis: null }, "analysis"],
+      [{ analysis: 5 }, "analysis"],
+      [{ analysis: { autoRollback: null } }, "analysis.autoRollback"],
       [{ moduleGates: "yes" }, "moduleGates"],
       [{ name: "ok", timezone: "Nowhere/Nope" }, "timezone"],
     ];
@@ -112,6 +115,27 @@ describe("PATCH project", () => {
     expect((await s.api("/api/admin/projects/current")).body).toEqual(before);
   });
 
+  test("a body that is not a JSON object is refused, never applied as an empty patch", async () => {
+    const before = (await s.api("/api/admin/projects/current")).body;
+    const cases: [string, string, string][] = [
+      ["[]", "application/json", "VALIDATION"],
+      ["null", "application/json", "VALIDATION"],
+      ['"name"', "application/json", "VALIDATION"],
+      ["name=Renamed", "application/x-www-form-urlencoded", "BAD_REQUEST"],
+    ];
+    for (const [rawBody, type, code] of cases) {
+      const r = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", rawBody, headers: { "content-type": type } });
+      expect(r.status, `${type} ${rawBody}`).toBe(400);
+      expect(r.body.code, `${type} ${rawBody}`).toBe(code);
+    }
+    expect((await s.api("/api/admin/projects/current")).body).toEqual(before);
+    // JSON sent with another content type is still read as JSON: the change it asks for is made.
+    const text = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", rawBody: '{"timezone":"Asia/Tokyo"}', headers: { "content-type": "text/plain" } });
+    expect(text.status).toBe(200);
+    expect((await s.api("/api/admin/projects/current")).body.timezone).toBe("Asia/Tokyo");
+    await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { timezone: before.timezone } });
+  });
+
   test("another project's id is FORBIDDEN and changes nothing there", async () => {
     const other = s.newProject("Victim");
     const r = await s.api(`/api/admin/projects/${other.projectId}`, { method: "PATCH", body: { name: "pwned" } });
@@ -128,6 +152,13 @@ describe("PATCH project", () => {
     const keys = (await s.api("/api/admin/keys")).body as any[];
     expect(keys.length).toBeGreaterThanOrEqual(3);
     for (const k of keys) expect(k.allowedOrigin).toBe("https://shop.example.com");
+    const sdk = (origin: string) => s.api("/api/sdk/v1/snapshot?env=prod", { key: null, headers: { "x-sdk-key": s.serverKey, origin } });
+    const allowed = await sdk("https://shop.example.com");
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get("access-control-allow-origin")).toBe("https://shop.example.com");
+    const refused = await sdk("https://elsewhere.example.com");
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe("FORBIDDEN");
     // Keys minted afterwards carry it too.
     const minted = await s.api("/api/admin/keys", { body: { type: "server" } });
     const listed = ((await s.api("/api/admin/keys")).body as any[]).find((k) => k.id === minted.body.id);

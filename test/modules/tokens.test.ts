@@ -97,6 +97,21 @@ describe("project API tokens", () => {
     expect((await ts.api("/api/admin/tokens")).body.map((t: any) => t.id)).not.toContain(theirs.id);
   });
 
+  test("no per-domain limits: a token works from any Origin, in bursts, on a project with a domain", async () => {
+    const shop = ts.newProject("Shop with a domain");
+    expect((await ts.api(`/api/admin/projects/${shop.projectId}`, { method: "PATCH", key: shop.adminKey, body: { domain: "shop.example.com" } })).status).toBe(200);
+    const token = (await mint("read-write", "ci", shop.adminKey)).body.token;
+    const elsewhere = { origin: "https://elsewhere.example.com" };
+    const reads = await Promise.all(Array.from({ length: 50 }, () => ts.api("/api/admin/projects/current", { key: token, headers: elsewhere })));
+    expect(reads.map((r) => r.status)).toEqual(Array(50).fill(200));
+    const write = await ts.api(`/api/admin/projects/${shop.projectId}`, { method: "PATCH", key: token, headers: elsewhere, body: { timezone: "Asia/Tokyo" } });
+    expect(write.status).toBe(200);
+    expect(ts.server.ctx.services.projects.get(shop.projectId).timezone).toBe("Asia/Tokyo");
+    // The same Origin is refused to the project's SDK keys, which are domain-bound.
+    const sdk = await ts.api("/api/sdk/v1/snapshot?env=prod", { key: null, headers: { ...elsewhere, "x-sdk-key": shop.serverKey } });
+    expect(sdk.status).toBe(403);
+  });
+
   test("a signed-in person mints tokens with their access token", async () => {
     const browser = await signInWithMagicLink(ts, mails, "owner@example.com");
     const pair = await deviceLogin(ts, browser, ts.projectId);

@@ -62,6 +62,13 @@ describe("createClient", () => {
     expect(c.getConfig("banner", { text: "x" })).toEqual({ text: "x" });
     expect(c.getConfig("limits", ["a"])).toEqual(["a"]);
     expect(c.getConfig<unknown>("limits", null)).toEqual({ perMinute: 120 });
+    // Names of Object.prototype members are unknown names, not members.
+    for (const name of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      expect(c.isKilled(name), name).toBe(false);
+      expect(c.isKilled(name, "eu"), name).toBe(false);
+      expect(c.getConfig<unknown>(name, null), name).toBeNull();
+      expect(c.getConfig(name, 7), name).toBe(7);
+    }
   });
 
   test("answers defaults before the first snapshot", () => {

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../app";
-import { IdParam, ListQuery, describe } from "../../lib/http";
+import { IdParam, ListQuery, describe, jsonBodyPlugin } from "../../lib/http";
 import {
   ActivityQuery,
   ActivitySchema,
@@ -29,6 +29,7 @@ export function configRoutes(ctx: AppContext) {
   const { configs } = ctx.services;
   return new Elysia({ name: "configs", seed: ctx, prefix: "/api/admin/configs" })
     .use(ctx.auth)
+    .use(jsonBodyPlugin)
     .post(
       "/",
       ({ principal, body, set }) => {
@@ -38,6 +39,7 @@ export function configRoutes(ctx: AppContext) {
       },
       {
         admin: true,
+        jsonObjectBody: true,
         body: CreateConfigBody,
         ...describe({
           summary: "Create a config",
@@ -65,6 +67,7 @@ export function configRoutes(ctx: AppContext) {
       ({ principal, params, body }) => ({ id: configs.patch(principal.projectId, params.id, body, principal.actor).id }),
       {
         admin: true,
+        jsonObjectBody: true,
         params: IdParam,
         body: PatchConfigBody,
         ...describe({
@@ -112,6 +115,7 @@ export function configRoutes(ctx: AppContext) {
       ({ principal, params, body }) => configs.saveDraft(principal.projectId, params.id, body.env, body.value, principal.actor),
       {
         admin: PROJECT_REQUIRED,
+        jsonObjectBody: true,
         params: IdParam,
         body: SaveDraftBody,
         ...describe({
@@ -151,6 +155,7 @@ export function configRoutes(ctx: AppContext) {
       ({ principal, params, body }) => configs.publishDraft(principal.projectId, params.id, body.env, principal.actor),
       {
         admin: true,
+        jsonObjectBody: true,
         params: IdParam,
         body: PublishBody,
         ...describe({

@@ -165,11 +165,15 @@ export class ConfigsService {
     );
   }
 
-  /** Everything published on one env, by config name: the snapshot builder's one query. */
+  /**
+   * Everything published on one env, by config name: the snapshot builder's
+   * one query. The map has no prototype, so a lookup by a key from a request
+   * (`constructor`, `__proto__`) finds only real configs.
+   */
   publishedForEnv(projectId: string, env: Env): Record<string, { value: unknown; version: number }> {
-    return Object.fromEntries(
-      this.published.all(projectId, env).map((r) => [r.name, { value: JSON.parse(r.value) as unknown, version: r.version }]),
-    );
+    const out: Record<string, { value: unknown; version: number }> = Object.create(null);
+    for (const r of this.published.all(projectId, env)) out[r.name] = { value: JSON.parse(r.value) as unknown, version: r.version };
+    return out;
   }
 
   /**

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { BearerResolver, Credential } from "../../lib/auth";
 import { type Db, immediate } from "../../lib/db";
-import { ApiError, type ErrorBody, badRequest, forbidden, notFound } from "../../lib/errors";
+import { ApiError, type ErrorBody, badRequest, forbidden, notFound, validation } from "../../lib/errors";
 import { newId, randomBase62, sha256Hex } from "../../lib/ids";
 import type { IdentityService, SignedInUser } from "../identity/service";
 
@@ -217,18 +217,19 @@ export class DeviceService {
     user: SignedInUser,
     input: { deviceCode?: string; userCode?: string; action: "approve" | "deny"; projectId?: string },
   ): { status: "approved" | "denied"; user_code: string; project_id: string | null } {
-    let projectId: string | null = null;
-    if (input.action === "approve") {
-      if (input.projectId) {
-        if (!this.identity.canAccess(user.id, input.projectId)) {
-          throw forbidden("You cannot reach that project", `project_id: ${input.projectId} is not in your organisations`);
-        }
-        projectId = input.projectId;
-      } else {
-        projectId = this.identity.accessibleProjects(user.id)[0]?.id ?? null;
-      }
-    }
+    if (!input.deviceCode && !input.userCode) throw validation("Name the sign-in request", "device_code or user_code: one is required");
     return immediate(this.db, () => {
+      let projectId: string | null = null;
+      if (input.action === "approve") {
+        if (input.projectId) {
+          if (!this.identity.canAccess(user.id, input.projectId)) {
+            throw forbidden("You cannot reach that project", `project_id: ${input.projectId} is not in your organisations`);
+          }
+          projectId = input.projectId;
+        } else {
+          projectId = this.identity.accessibleProjects(user.id)[0]?.id ?? null;
+        }
+      }
       const row = this.findCode(input);
       if (!row) throw notFound("No such sign-in request", input.deviceCode ? "device_code" : "user_code");
       if (row.expires_at <= this.iso()) throw badRequest("This sign-in request has expired", "start the sign-in again on the device");

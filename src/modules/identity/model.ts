@@ -47,6 +47,13 @@ export const InviteBody = t.Object(
   { additionalProperties: false },
 );
 
+export const InviteFormBody = t.Object({
+  email: Email,
+  project_id: t.String({ minLength: 1, maxLength: 128, description: "A project of the organisation to invite into" }),
+  role: t.Optional(t.Union([t.Literal("admin"), t.Literal("member")], { description: "Default member" })),
+  csrf: Csrf,
+});
+
 export const InvitationSchema = t.Object(
   {
     email: t.String(),

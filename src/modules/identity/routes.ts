@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../app";
-import { ApiError, forbidden } from "../../lib/errors";
+import { ApiError, forbidden, unauthorized } from "../../lib/errors";
 import { ListQuery, describe, filterByQuery } from "../../lib/http";
 import { accountPage, magicPage, messagePage, setupPage, signinPage } from "../../web/pages";
 import {
@@ -25,6 +25,7 @@ import {
 import {
   InvitationSchema,
   InviteBody,
+  InviteFormBody,
   LogoutBody,
   MagicConsumeBody,
   MagicLinkBody,
@@ -150,6 +151,32 @@ export function identityRoutes(ctx: AppContext) {
       {
         body: LogoutBody,
         ...describe({ summary: "End the browser session", tag: "Sign-in", auth: "none", errors: [400, 403], description: BROWSER_POST }),
+      },
+    )
+    .post(
+      "/auth/invite",
+      ({ body, request }) =>
+        formOrJson(request, () => {
+          checkCsrf(request, body.csrf, publicUrl);
+          const user = identity.sessionUser(sessionToken(request));
+          if (!user) throw unauthorized("Sign in first", "Open /signin, then invite from there");
+          if (!identity.canAccess(user.id, body.project_id)) throw forbidden("You are not a member of that organisation", `project_id: ${body.project_id}`);
+          const invitation = identity.invite(body.project_id, { email: body.email, role: body.role }, baseUrlOf(request, publicUrl));
+          if (!isFormPost(request)) return invitation;
+          return htmlResponse(
+            messagePage("Invitation sent", `${invitation.email} can now sign in to ${invitation.organisationName} as ${invitation.role}; a sign-in link is on its way.`, `<a class="button" href="/signin">Back</a>`),
+          );
+        }),
+      {
+        body: InviteFormBody,
+        ...describe({
+          summary: "Invite a teammate from the browser (session)",
+          tag: "Sign-in",
+          auth: "none",
+          errors: [400, 401, 403, 409],
+          description: `The signed-in person adds someone to one of their organisations (named by one of its projects); they get a sign-in link valid 7 days. ${BROWSER_POST}`,
+          response: { 200: InvitationSchema },
+        }),
       },
     )
     .get(

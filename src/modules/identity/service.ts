@@ -100,10 +100,12 @@ export class IdentityService {
     const normalised = email.trim().toLowerCase();
     this.limiter.take(`magic-link:ip:${input.ip}`, this.rateLimits.magicLinkPerIp);
     this.limiter.take(`magic-link:email:${normalised}`, this.rateLimits.magicLinkPerEmail);
-    const user = this.findMember(normalised);
-    if (!user) return;
-    const token = this.issueLink("magic", user.email, input.redirect, MAGIC_LINK_TTL_MS);
-    this.dispatch({ to: user.email, url: `${input.baseUrl}/auth/magic?token=${token}`, reason: "sign-in" });
+    const link = immediate(this.db, () => {
+      const user = this.findMember(normalised);
+      return user ? { email: user.email, token: this.issueLink("magic", user.email, input.redirect, MAGIC_LINK_TTL_MS) } : null;
+    });
+    if (!link) return;
+    this.dispatch({ to: link.email, url: `${input.baseUrl}/auth/magic?token=${link.token}`, reason: "sign-in" });
   }
 
   /** Whether a link is still usable, without using it (the GET that mail scanners may follow). */

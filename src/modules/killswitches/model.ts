@@ -34,9 +34,11 @@ export const SetValueBody = t.Object({ env: EnvSchema, value: t.Boolean() });
 
 export const RollbackBody = t.Object({ env: EnvSchema, version: StrictPositiveInteger });
 
+// `limit` is taken as text and checked by the service, so that its VALIDATION detail names `limit`
+// (Elysia's coerced integer reports an out-of-range query value without its name).
 export const HistoryQuery = t.Object({
   env: t.Optional(EnvSchema),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: HISTORY_MAX_LIMIT, description: "Default 100" })),
+  limit: t.Optional(t.String({ description: `Integer, 1 to ${HISTORY_MAX_LIMIT}; default 100` })),
 });
 
 const Published = t.Object({ value: t.Boolean(), switches: SwitchMap });

@@ -21,6 +21,9 @@ import {
 
 const TAG = "Killswitches";
 
+/** Query text to a number for the service's range check ("x" becomes NaN and is refused there). */
+const optionalNumber = (text: string | undefined) => (text === undefined ? undefined : Number(text));
+
 /** One DELETE /switch field from the body or the query; both given and different is refused. */
 function pick<T>(field: string, fromBody: T | undefined, fromQuery: T | undefined): T {
   if (fromBody !== undefined && fromQuery !== undefined && fromBody !== fromQuery) {
@@ -164,19 +167,23 @@ export function killswitchRoutes(ctx: AppContext) {
         response: { 200: SetValueResultSchema },
       }),
     })
-    .get("/:id/history", ({ principal, params, query }) => killswitches.history(principal.projectId, params.id, query), {
-      admin: true,
-      params: IdParam,
-      query: HistoryQuery,
-      ...describe({
-        summary: "Published versions, newest first",
-        tag: TAG,
-        auth: "admin",
-        errors: [404],
-        description: "All envs unless `env` is given; at most `limit` rows (default 100, at most 1000).",
-        response: { 200: t.Array(HistoryEntrySchema) },
-      }),
-    })
+    .get(
+      "/:id/history",
+      ({ principal, params, query }) => killswitches.history(principal.projectId, params.id, { env: query.env, limit: optionalNumber(query.limit) }),
+      {
+        admin: true,
+        params: IdParam,
+        query: HistoryQuery,
+        ...describe({
+          summary: "Published versions, newest first",
+          tag: TAG,
+          auth: "admin",
+          errors: [404],
+          description: "All envs unless `env` is given; at most `limit` rows (default 100, at most 1000).",
+          response: { 200: t.Array(HistoryEntrySchema) },
+        }),
+      },
+    )
     .post("/:id/rollback", ({ principal, params, body }) => killswitches.rollback(principal.projectId, params.id, body, principal.actor), {
       admin: true,
       jsonObjectBody: true,

@@ -337,8 +337,11 @@ export class KillswitchesService {
 
   /** Published versions, newest first; all envs when `env` is absent. */
   history(projectId: string, idOrName: string, options: { env?: Env; limit?: number } = {}): HistoryEntry[] {
+    const limit = options.limit ?? HISTORY_DEFAULT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT) {
+      throw validation(`limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`, `limit: must be an integer from 1 to ${HISTORY_MAX_LIMIT}`);
+    }
     const ks = this.resolve(projectId, idOrName);
-    const limit = Math.min(Math.max(options.limit ?? HISTORY_DEFAULT_LIMIT, 1), HISTORY_MAX_LIMIT);
     const columns = "version, env, value, switches, action, actor_email, actor_type, created_at";
     const rows = options.env
       ? this.db

@@ -44,7 +44,8 @@ export const ProjectPatchSchema = t.Object(
     slug: t.Optional(t.String({ minLength: 1, maxLength: 63 })),
     defaultEnv: t.Optional(EnvSchema),
     timezone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-    analysis: t.Optional(t.Partial(AnalysisSchema)),
+    // minProperties: Elysia turns any value (null, 5, "x") sent for an all-optional object into `{}`; this refuses them.
+    analysis: t.Optional(t.Partial(AnalysisSchema, { minProperties: 1, description: "Any of the analysis settings; the others keep their values." })),
     moduleTranslations: t.Optional(t.Boolean()),
     moduleConfigs: t.Optional(t.Boolean()),
     moduleGates: t.Optional(t.Boolean()),

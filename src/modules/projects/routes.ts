@@ -1,13 +1,14 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../app";
 import { forbidden } from "../../lib/errors";
-import { IdParam, describe } from "../../lib/http";
+import { IdParam, describe, jsonBodyPlugin } from "../../lib/http";
 import { ProjectPatchSchema, ProjectSchema } from "./model";
 
 export function projectRoutes(ctx: AppContext) {
   const { projects } = ctx.services;
   return new Elysia({ name: "projects", seed: ctx, prefix: "/api/admin/projects" })
     .use(ctx.auth)
+    .use(jsonBodyPlugin)
     .get("/current", ({ principal }) => projects.get(principal.projectId), {
       admin: true,
       ...describe({ summary: "The project the credential resolves to", tag: "Projects", auth: "admin", errors: [404], response: { 200: ProjectSchema } }),
@@ -32,6 +33,8 @@ export function projectRoutes(ctx: AppContext) {
       },
       {
         admin: true,
+        // Every field is optional: without it a form, `[]` or `null` body would pass as an empty patch and answer 200.
+        jsonObjectBody: true,
         params: IdParam,
         body: ProjectPatchSchema,
         ...describe({
