@@ -589,7 +589,7 @@ describe("revisions", () => {
 test("the OpenAPI document shows each killswitch request body as JSON", async () => {
   const doc = (await s.api("/openapi/json", { key: null })).body;
   const body = (path: string, method: string) => doc.paths[path]?.[method]?.requestBody?.content?.["application/json"]?.schema;
-  expect(body("/api/admin/killswitches/", "post")?.properties).toHaveProperty("name");
+  expect(body("/api/admin/killswitches", "post")?.properties).toHaveProperty("name");
   expect(body("/api/admin/killswitches/{id}/toggle", "post")?.properties).toHaveProperty("switchKey");
   expect(body("/api/admin/killswitches/{id}/switch", "put")?.required).toEqual(expect.arrayContaining(["env", "switchKey", "value"]));
   expect(body("/api/admin/killswitches/{id}/value", "put")?.properties).toHaveProperty("value");

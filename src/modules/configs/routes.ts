@@ -31,7 +31,7 @@ export function configRoutes(ctx: AppContext) {
     .use(ctx.auth)
     .use(jsonBodyPlugin)
     .post(
-      "/",
+      "",
       ({ principal, body, set }) => {
         const created = configs.create(principal.projectId, body, principal.actor);
         set.status = 201;
@@ -52,7 +52,7 @@ export function configRoutes(ctx: AppContext) {
         }),
       },
     )
-    .get("/", ({ principal, query }) => configs.list(principal.projectId, query.q), {
+    .get("", ({ principal, query }) => configs.list(principal.projectId, query.q), {
       admin: true,
       query: ListQuery,
       ...describe({ summary: "List configs (q over name and description)", tag: TAG, auth: "admin", response: { 200: t.Array(ConfigSchema) } }),

@@ -40,7 +40,7 @@ export function killswitchRoutes(ctx: AppContext) {
     .use(ctx.auth)
     .use(jsonBodyPlugin)
     .post(
-      "/",
+      "",
       ({ principal, body, set }) => {
         const ks = killswitches.create(principal.projectId, body, principal.actor);
         set.status = 201;
@@ -60,7 +60,7 @@ export function killswitchRoutes(ctx: AppContext) {
         }),
       },
     )
-    .get("/", ({ principal, query }) => killswitches.list(principal.projectId, query.q), {
+    .get("", ({ principal, query }) => killswitches.list(principal.projectId, query.q), {
       admin: true,
       query: ListQuery,
       ...describe({ summary: "List killswitches with their state on every env", tag: TAG, auth: "admin", response: { 200: t.Array(KillswitchSchema) } }),

@@ -18,7 +18,7 @@ export function tokenRoutes(ctx: AppContext) {
   return new Elysia({ name: "tokens", seed: ctx, prefix: "/api/admin/tokens" })
     .use(ctx.auth)
     .post(
-      "/",
+      "",
       ({ principal, body, set }) => {
         refuseApiTokens(principal);
         const minted = tokens.mint(principal.projectId, body, principal.actor.email);
@@ -38,7 +38,7 @@ export function tokenRoutes(ctx: AppContext) {
       },
     )
     .get(
-      "/",
+      "",
       ({ principal }) =>
         tokens.list(principal.projectId).map((tk) => ({
           id: tk.id,
