@@ -5,6 +5,7 @@ import type { Db } from "./lib/db";
 import { ApiError, ErrorBodySchema } from "./lib/errors";
 import { randomBase62 } from "./lib/ids";
 import { requestIdFor } from "./lib/http";
+import { type RequestMeta, errorResponse, isCorsPath, isEdgePath, limitChunkedBody, oversized, pathOf, validationDetail } from "./lib/pipeline";
 import type { Logger } from "./lib/log";
 import { KeysService } from "./modules/keys/service";
 import { ProjectsService } from "./modules/projects/service";
@@ -92,12 +93,6 @@ export function closeServices(services: Services): void {
   services.snapshots.close();
 }
 
-/** Paths a browser SDK may call cross-origin; CORS headers are only given there. */
-const CORS_PREFIXES = ["/api/sdk/", "/ofrep/", "/ops/"];
-
-/** `status` is set where the answer bypasses Elysia's `set.status` (error responses, early answers). */
-type RequestMeta = { start: number; id: string; status?: number };
-
 export function createContext(db: Db, log: Logger, options: AppOptions, shutdown: AbortSignal = new AbortController().signal): AppContext {
   const services = createServices(db, options);
   const authenticator = new Authenticator(services.keys);
@@ -105,119 +100,6 @@ export function createContext(db: Db, log: Logger, options: AppOptions, shutdown
   authenticator.register(services.tokens.bearerResolver());
   const id = randomBase62(12);
   return { db, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, toJSON: () => id };
-}
-
-/** Paths the edge role (`--edge-only`) serves. */
-function isEdgePath(path: string): boolean {
-  return path === "/healthz" || path.startsWith("/ops/");
-}
-
-function isCorsPath(path: string): boolean {
-  return CORS_PREFIXES.some((p) => path.startsWith(p));
-}
-
-function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  const end = url.indexOf("?", start);
-  return end === -1 ? url.slice(start) : url.slice(start, end);
-}
-
-type SchemaLike = {
-  const?: unknown;
-  anyOf?: SchemaLike[];
-  type?: string;
-  format?: string;
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  minProperties?: number;
-};
-
-/** What a (TypeBox) schema expects, in words a caller can act on. */
-function expectation(schema: SchemaLike | undefined): string | null {
-  if (!schema) return null;
-  if (schema.const !== undefined) return `must be ${JSON.stringify(schema.const)}`;
-  if (schema.anyOf) {
-    if (schema.anyOf.every((b) => b.const !== undefined)) return `must be one of: ${schema.anyOf.map((b) => String(b.const)).join(", ")}`;
-    // Elysia adds a numeric-string branch to number fields; describe the real one.
-    const real = schema.anyOf.filter((b) => !(b.type === "string" && (b.format === "integer" || b.format === "numeric")));
-    if (real.length > 1 && real.every((b) => b.type && b.const === undefined)) return `must be ${real.map((b) => b.type).join(" or ")}`;
-    return real.length === 1 ? expectation({ ...real[0], minimum: schema.minimum ?? real[0]!.minimum, maximum: schema.maximum ?? real[0]!.maximum }) : null;
-  }
-  const range = (lo?: number, hi?: number, unit = "") =>
-    lo !== undefined && hi !== undefined ? ` between ${lo} and ${hi}${unit}` : lo !== undefined ? ` of at least ${lo}${unit}` : hi !== undefined ? ` of at most ${hi}${unit}` : "";
-  switch (schema.type) {
-    case "integer":
-      return `must be an integer${range(schema.minimum, schema.maximum)}`;
-    case "number":
-      return `must be a number${range(schema.minimum, schema.maximum)}`;
-    case "string":
-      return `must be a string${range(schema.minLength, schema.maxLength, " characters")}`;
-    case "boolean":
-      return "must be true or false";
-    case "array":
-      return "must be an array";
-    case "object":
-      return schema.minProperties ? "must be an object with at least one field" : "must be an object";
-    default:
-      return null;
-  }
-}
-
-/** Turns Elysia's validation error into `detail`: one `field: what is wrong` per failing field. */
-function validationDetail(error: unknown): string {
-  const all = (error as { all?: { path?: string; message?: string; summary?: string; schema?: SchemaLike }[] }).all;
-  if (Array.isArray(all) && all.length > 0) {
-    const byPath = new Map<string, string>();
-    for (const e of all) {
-      const path = (e.path ?? "").replace(/^\//, "").replaceAll("/", ".") || "(body)";
-      if (byPath.has(path)) continue;
-      const missing = e.message === "Expected required property";
-      byPath.set(path, missing ? "is required" : (expectation(e.schema) ?? e.summary ?? e.message ?? "is invalid"));
-    }
-    return [...byPath].slice(0, 20).map(([path, what]) => `${path}: ${what}`).join("; ");
-  }
-  return (error as Error).message?.slice(0, 500) ?? "invalid request";
-}
-
-/** Requests whose body, sent without Content-Length, passed the limit while it was read. */
-const oversized = new WeakSet<Request>();
-
-/**
- * Counts a body sent without Content-Length (chunked) as it is read: past
- * `max` bytes the read fails and the request is marked, so that onError
- * answers 413 whatever was reading it. Declared lengths are checked up
- * front in onRequest, so Bun's own cap (which answers with an empty body)
- * never has to.
- */
-function limitChunkedBody(request: Request, max: number): Request {
-  let seen = 0;
-  const limited: Request = new Request(request, {
-    body: request.body!.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          seen += chunk.byteLength;
-          if (seen <= max) return controller.enqueue(chunk);
-          oversized.add(limited);
-          controller.error(new Error("Body too large"));
-        },
-      }),
-    ),
-    duplex: "half",
-  } as RequestInit);
-  // Bun's router hands over path parameters on the request itself, and Elysia reads them from there.
-  Object.defineProperty(limited, "params", { value: (request as Request & { params?: unknown }).params });
-  return limited;
-}
-
-function errorResponse(status: number, body: unknown, m: RequestMeta | undefined, extra?: Record<string, string>) {
-  const headers: Record<string, string> = { "content-type": "application/json", ...extra };
-  if (m) {
-    headers["x-request-id"] = m.id;
-    m.status = status;
-  }
-  return new Response(JSON.stringify(body), { status, headers });
 }
 
 export function buildApp(ctx: AppContext) {
