@@ -120,7 +120,9 @@ export function buildApp(ctx: AppContext) {
   };
 
   return (
-    new Elysia()
+    // TypeBox's own cleaning: unknown fields are dropped, but a wrong type is refused. Elysia's default
+    // ("exactMirror") turns `5`, `[]` or `null` sent for an object or map field into `{}` instead.
+    new Elysia({ normalize: "typebox" })
       .wrap(
         (handle, request) =>
           // Only bodies without Content-Length are counted; the header test comes first so other requests never touch `body`.

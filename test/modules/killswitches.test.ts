@@ -364,6 +364,10 @@ describe("bad input changes nothing", () => {
       [{ name: "ok-name-bad-value", value: "yes" }, "VALIDATION"],
       [{ name: "ok-name-bad-switches", switches: { a: "yes" } }, "VALIDATION"],
       [{ name: "ok-name-bad-switches-2", switches: ["a"] }, "VALIDATION"],
+      // Not turned into an empty map: a wrong type is refused.
+      [{ name: "ok-name-bad-switches-3", switches: 5 }, "VALIDATION"],
+      [{ name: "ok-name-bad-switches-4", switches: [] }, "VALIDATION"],
+      [{ name: "ok-name-bad-switches-5", switches: "on" }, "VALIDATION"],
       [{ name: "ok-name-empty-key", switches: { "": true } }, "VALIDATION"],
       [{ name: "ok-name-long-key", switches: { ["k".repeat(129)]: true } }, "VALIDATION"],
       [{ name: "ok-name-description", description: 7 }, "VALIDATION"],
