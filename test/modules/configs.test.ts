@@ -497,6 +497,40 @@ describe("drafts and publish", () => {
 });
 
 describe("JSON Schema dialects and checks", () => {
+  test("pattern and patternProperties are enforced, each pattern on its own", async () => {
+    const name = uniqueName("patterns");
+    const schema = {
+      type: "object",
+      properties: { code: { type: "string", pattern: "^[A-Z]{3}$" }, slug: { type: "string", pattern: "^[a-z-]+$" } },
+      patternProperties: { "^x-": { type: "number" } },
+    };
+    await createConfig({ name, schema, value: { code: "ABC", slug: "a-b", "x-n": 1 } });
+    for (const [value, path] of [
+      [{ code: "abc", slug: "a-b" }, "/code"],
+      [{ code: "ABC", slug: "A B" }, "/slug"],
+      [{ code: "ABC", slug: "a", "x-n": "one" }, "/x-n"],
+    ] as const) {
+      const r = await s.api(`/api/admin/configs/${name}`, { method: "PATCH", body: { value } });
+      expect(r.status, JSON.stringify(value)).toBe(400);
+      expect(r.body.code).toBe("VALIDATION");
+      expect(r.body.detail).toContain(path);
+    }
+    expect((await getConfig(name)).envs.prod.value).toEqual({ code: "ABC", slug: "a-b", "x-n": 1 });
+  });
+
+  test("patterns match in linear time: a catastrophic pattern cannot stall the server; lookaround is refused", async () => {
+    const name = uniqueName("redos");
+    await createConfig({ name, schema: { type: "string", pattern: "^(a+)+$" }, value: "aaa" });
+    // With a backtracking engine this value takes longer than the test's whole time limit.
+    const r = await s.api(`/api/admin/configs/${name}`, { method: "PATCH", body: { value: `${"a".repeat(50_000)}b` } });
+    expect(r.status).toBe(400);
+    expect(r.body.detail).toContain("must match pattern");
+    const lookahead = await s.api("/api/admin/configs", { body: { name: uniqueName("lookahead"), schema: { type: "string", pattern: "(?=a)b" }, value: "b" } });
+    expect(lookahead.status).toBe(400);
+    expect(lookahead.body.code).toBe("VALIDATION");
+    expect(lookahead.body.detail).toContain("schema");
+  });
+
   test("draft-07 and 2020-12 schemas both work, formats included", async () => {
     const draft07 = {
       $schema: "http://json-schema.org/draft-07/schema#",

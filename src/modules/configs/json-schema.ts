@@ -1,6 +1,7 @@
 import Ajv, { type ErrorObject, type Options, type ValidateFunction } from "ajv";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
+import { RE2JS } from "re2js";
 import { ApiError, validation } from "../../lib/errors";
 import { sha256Hex } from "../../lib/ids";
 
@@ -27,8 +28,24 @@ export const MAX_DEPTH = 64;
 /** How many schema errors one `detail` lists. */
 const MAX_REPORTED_ERRORS = 10;
 
+/**
+ * `pattern` and `patternProperties` run through RE2 (linear time) instead of
+ * the JS engine: a user schema like `^(a+)+$` would otherwise let a crafted
+ * value stall the server. RE2 has no lookaround or backreferences; a schema
+ * using them is refused when it is saved.
+ */
+const linearRegExp = Object.assign(
+  (pattern: string, flags: string) => {
+    const re = RE2JS.compile(pattern);
+    // ajv caches compiled patterns by their text form, as it would a RegExp's.
+    return { test: (text: string) => re.matcher(text).find(), toString: () => `/${pattern}/${flags}` };
+  },
+  { code: "re2js" },
+);
+
 const AJV_OPTIONS: Options = {
   allErrors: true,
+  code: { regExp: linearRegExp },
   // Compiled validators live in our cache only, so two configs may carry the same `$id`.
   addUsedSchema: false,
   // Unknown keywords and formats are refused (a typo must not silently validate

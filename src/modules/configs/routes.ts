@@ -47,7 +47,7 @@ export function configRoutes(ctx: AppContext) {
           auth: "admin",
           errors: [409],
           description:
-            "Validates the schema, then the value (or the schema's root `default` when no value is sent) against it, and publishes it on every env at version 1. A value that fails its schema is VALIDATION with `detail` naming each JSON path.",
+            "Validates the schema, then the value (or the schema's root `default` when no value is sent) against it, and publishes it on every env at version 1. A value that fails its schema is VALIDATION with `detail` naming each JSON path. Schemas are JSON Schema 2020-12 (default) or draft-07 (`$schema`); `pattern` uses RE2 syntax (linear-time matching: no lookaround or backreferences).",
           response: { 201: CreatedSchema },
         }),
       },
