@@ -107,13 +107,13 @@ async function parseJsonObject({ request }: { request: Request }): Promise<Parse
 }
 
 /**
- * The `jsonObjectBody` macro, for routes where an empty body means something
- * (a toggle with `{}` flips). Elysia's own parsing turns a body that is not
- * a JSON object (`[]`, `null`, a string, JSON sent as text/plain) into `{}`
- * for an all-optional schema, and drops bad JSON on an optional DELETE body;
- * such a request would then act as one the caller never sent. With this
- * macro every body is read as JSON whatever its content type: empty is `{}`,
- * bad JSON is BAD_REQUEST, anything but an object is VALIDATION. The error
+ * The `jsonObjectBody` macro, for write routes whose fields are all optional
+ * (a toggle with `{}` flips). Elysia's own parsing answers an empty body
+ * with a parse error, reads JSON sent as text/plain as a string, and drops
+ * bad JSON on an optional DELETE body, so that request would act as one the
+ * caller never sent. With this macro every body is read as JSON whatever
+ * its content type: empty is `{}`, bad JSON is BAD_REQUEST, anything but an
+ * object is VALIDATION (as TypeBox normalisation makes it elsewhere). The error
  * is raised in `transform`, so list the macro after `admin: true` in the
  * route options: authentication (also a transform) then comes first, and a
  * caller without a credential learns nothing about the body.
