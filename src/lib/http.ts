@@ -17,6 +17,16 @@ export function requestIdFor(incoming: string | null): string {
 /** `{id}` path parameter: the spec's 1..128 characters (an id, or a name where the resource allows). */
 export const IdParam = t.Object({ id: t.String({ minLength: 1, maxLength: 128, description: "Id (or name, where the resource allows)" }) });
 
+/**
+ * A numeric query parameter taken as text (Elysia's own number coercion
+ * loses the parameter's name in its error): the service checks the number
+ * and names the parameter. Absent stays undefined; anything else becomes a
+ * number, NaN included, for that check to refuse.
+ */
+export function numberParam(text: string | undefined): number | undefined {
+  return text === undefined ? undefined : Number(text);
+}
+
 /** The shared `q` filter of list operations. */
 export const ListQuery = t.Object({
   q: t.Optional(

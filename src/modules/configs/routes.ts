@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../app";
-import { IdParam, ListQuery, describe, jsonBodyPlugin } from "../../lib/http";
+import { IdParam, ListQuery, describe, jsonBodyPlugin, numberParam } from "../../lib/http";
 import {
   ActivityQuery,
   ActivitySchema,
@@ -21,9 +21,6 @@ import {
 
 const TAG = "Configs";
 const PROJECT_REQUIRED = { projectHeader: "required" } as const;
-
-/** Query text to a number for the service's range check ("x" becomes NaN and is refused there). */
-const optionalNumber = (text: string | undefined) => (text === undefined ? undefined : Number(text));
 
 export function configRoutes(ctx: AppContext) {
   const { configs } = ctx.services;
@@ -95,7 +92,7 @@ export function configRoutes(ctx: AppContext) {
     )
     .get(
       "/:id/history",
-      ({ principal, params, query }) => configs.history(principal.projectId, params.id, { env: query.env, limit: optionalNumber(query.limit) }),
+      ({ principal, params, query }) => configs.history(principal.projectId, params.id, { env: query.env, limit: numberParam(query.limit) }),
       {
         admin: true,
         params: IdParam,
@@ -170,7 +167,7 @@ export function configRoutes(ctx: AppContext) {
     )
     .get(
       "/:id/activity",
-      ({ principal, params, query }) => configs.activity(principal.projectId, params.id, optionalNumber(query.limit)),
+      ({ principal, params, query }) => configs.activity(principal.projectId, params.id, numberParam(query.limit)),
       {
         admin: PROJECT_REQUIRED,
         params: IdParam,

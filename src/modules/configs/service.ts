@@ -2,6 +2,7 @@ import { type Db, immediate } from "../../lib/db";
 import { alreadyExists, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
+import { checkLimit, checkResourceName } from "../../lib/validate";
 import type { RevisionsService } from "../delivery/revisions";
 import { ENVS, type Env } from "../projects/service";
 import { type CompiledSchema, ConfigSchemas, checkDepth } from "./json-schema";
@@ -79,17 +80,8 @@ type ValueRow = { config_id: string; env: Env; value: string; version: number; u
 type DraftRow = { config_id: string; env: Env; value: string; base_version: number; updated_at: string };
 
 const CONFIG_COLUMNS = "id, name, description, schema, schema_hash, created_at, updated_at";
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
-
-/** Name rules hold for every caller (HTTP, CLI, tool server), so the service checks them. */
 export function checkName(name: string): void {
-  if (name.length < 1 || name.length > NAME_MAX) {
-    throw validation(`name must be 1 to ${NAME_MAX} characters`, `name: ${name.length} characters; allowed 1 to ${NAME_MAX}`);
-  }
-  if (name.includes("/")) throw validation("name must not contain '/'", "name: '/' is not allowed in names used as keys and in paths");
-  if (CONTROL_CHARS.test(name)) throw validation("name must not contain control characters", "name: control characters are not allowed");
-  if (name.trim() !== name) throw validation("name must not start or end with whitespace", "name: remove leading and trailing whitespace");
-  if (name.startsWith("cfg_")) throw validation("name must not start with cfg_", "name: the cfg_ prefix is reserved for ids");
+  checkResourceName(name, { max: NAME_MAX, idPrefix: "cfg_", slashReason: "'/' is not allowed in names used as keys and in paths" });
 }
 
 function checkDescription(description: string): void {
@@ -401,9 +393,7 @@ export class ConfigsService {
    * so its history, delete row included, stays readable.
    */
   activity(projectId: string, idOrName: string, limit = ACTIVITY_DEFAULT_LIMIT): ActivityRow[] {
-    if (!Number.isInteger(limit) || limit < 1 || limit > ACTIVITY_MAX_LIMIT) {
-      throw validation(`limit must be an integer from 1 to ${ACTIVITY_MAX_LIMIT}`, `limit: must be an integer from 1 to ${ACTIVITY_MAX_LIMIT}`);
-    }
+    checkLimit(limit, ACTIVITY_MAX_LIMIT);
     const live = this.byId.get(idOrName, projectId) ?? this.byName.get(idOrName, projectId);
     const rows = this.db
       .query<
@@ -429,9 +419,7 @@ export class ConfigsService {
   history(projectId: string, idOrName: string, options: { env?: Env; limit?: number } = {}): HistoryEntry[] {
     const row = this.resolve(projectId, idOrName);
     const limit = options.limit ?? HISTORY_DEFAULT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT) {
-      throw validation(`limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`, `limit: must be an integer from 1 to ${HISTORY_MAX_LIMIT}`);
-    }
+    checkLimit(limit, HISTORY_MAX_LIMIT);
     type VersionRow = { env: Env; version: number; value: string; actor_email: string; actor_type: string; created_at: string };
     const columns = "env, version, value, actor_email, actor_type, created_at";
     const rows = options.env

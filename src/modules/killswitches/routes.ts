@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../app";
 import { validation } from "../../lib/errors";
-import { IdParam, ListQuery, describe, jsonBodyPlugin } from "../../lib/http";
+import { IdParam, ListQuery, describe, jsonBodyPlugin, numberParam } from "../../lib/http";
 import {
   CreateKillswitchBody,
   CreatedSchema,
@@ -20,9 +20,6 @@ import {
 } from "./model";
 
 const TAG = "Killswitches";
-
-/** Query text to a number for the service's range check ("x" becomes NaN and is refused there). */
-const optionalNumber = (text: string | undefined) => (text === undefined ? undefined : Number(text));
 
 /** One DELETE /switch field from the body or the query; both given and different is refused. */
 function pick<T>(field: string, fromBody: T | undefined, fromQuery: T | undefined): T {
@@ -169,7 +166,7 @@ export function killswitchRoutes(ctx: AppContext) {
     })
     .get(
       "/:id/history",
-      ({ principal, params, query }) => killswitches.history(principal.projectId, params.id, { env: query.env, limit: optionalNumber(query.limit) }),
+      ({ principal, params, query }) => killswitches.history(principal.projectId, params.id, { env: query.env, limit: numberParam(query.limit) }),
       {
         admin: true,
         params: IdParam,

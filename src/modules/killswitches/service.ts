@@ -2,6 +2,7 @@ import { type Db, immediate } from "../../lib/db";
 import { alreadyExists, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
+import { CONTROL_CHARS, checkLimit, checkResourceName } from "../../lib/validate";
 import type { RevisionsService } from "../delivery/revisions";
 import { ENVS, type Env } from "../projects/service";
 
@@ -77,21 +78,11 @@ type VersionRow = {
   created_at: string;
 };
 
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 /** JSON maps drop this key on the way in and out (Elysia cleans it), so it could be set but never seen. */
 const RESERVED_KEY = "__proto__";
 
-/** Name rules: they hold for every caller (HTTP, CLI, tool server), so the service checks them. */
 export function checkName(name: string): void {
-  if (name.length < 1 || name.length > NAME_MAX) {
-    throw validation(`name must be 1 to ${NAME_MAX} characters`, `name: ${name.length} characters; allowed 1 to ${NAME_MAX}`);
-  }
-  if (name.includes("/")) {
-    throw validation("name must not contain '/'", "name: '/' separates a killswitch from a sub-switch in flag keys (name/switchKey)");
-  }
-  if (CONTROL_CHARS.test(name)) throw validation("name must not contain control characters", "name: control characters are not allowed");
-  if (name.trim() !== name) throw validation("name must not start or end with whitespace", "name: remove leading and trailing whitespace");
-  if (name.startsWith("ksw_")) throw validation("name must not start with ksw_", "name: the ksw_ prefix is reserved for ids");
+  checkResourceName(name, { max: NAME_MAX, idPrefix: "ksw_", slashReason: "'/' separates a killswitch from a sub-switch in flag keys (name/switchKey)" });
   if (name === RESERVED_KEY) throw validation(`name must not be ${RESERVED_KEY}`, `name: ${RESERVED_KEY} is reserved`);
 }
 
@@ -338,9 +329,7 @@ export class KillswitchesService {
   /** Published versions, newest first; all envs when `env` is absent. */
   history(projectId: string, idOrName: string, options: { env?: Env; limit?: number } = {}): HistoryEntry[] {
     const limit = options.limit ?? HISTORY_DEFAULT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT) {
-      throw validation(`limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`, `limit: must be an integer from 1 to ${HISTORY_MAX_LIMIT}`);
-    }
+    checkLimit(limit, HISTORY_MAX_LIMIT);
     const ks = this.resolve(projectId, idOrName);
     const columns = "version, env, value, switches, action, actor_email, actor_type, created_at";
     const rows = options.env
