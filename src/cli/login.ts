@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { pkceChallenge } from "../lib/ids";
 import { hostname } from "node:os";
 import { UsageError } from "../lib/config";
 import {
@@ -19,7 +20,7 @@ const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 /** PKCE (RFC 7636): a 64-character verifier and its S256 challenge. */
 export function pkcePair(): { verifier: string; challenge: string } {
   const verifier = randomBytes(48).toString("base64url");
-  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
+  return { verifier, challenge: pkceChallenge(verifier) };
 }
 
 /** `$BROWSER` (split on spaces, URL appended), else the platform's opener. */

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -32,4 +32,9 @@ export function sha256Hex(value: string): string {
 
 export function nowIso(): string {
   return new Date().toISOString();
+}
+
+/** RFC 7636 S256: BASE64URL(SHA256(verifier)). The CLI makes it, the device flow checks it, OIDC sends it. */
+export function pkceChallenge(verifier: string): string {
+  return createHash("sha256").update(verifier).digest("base64url");
 }

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEq
 import type { BearerResolver, Credential } from "../../lib/auth";
 import { type Db, immediate } from "../../lib/db";
 import { ApiError, type ErrorBody, badRequest, forbidden, notFound, validation } from "../../lib/errors";
-import { newId, randomBase62, sha256Hex } from "../../lib/ids";
+import { newId, pkceChallenge, randomBase62, sha256Hex } from "../../lib/ids";
 import type { IdentityService, SignedInUser } from "../identity/service";
 
 export const DEVICE_CODE_TTL_MS = 600_000;
@@ -119,7 +119,7 @@ function newUserCode(): string {
 
 /** RFC 7636 S256: BASE64URL(SHA256(verifier)) must equal the challenge sent with the code request. */
 function pkceMatches(verifier: string, challenge: string): boolean {
-  const computed = Buffer.from(createHash("sha256").update(verifier).digest("base64url"));
+  const computed = Buffer.from(pkceChallenge(verifier));
   const expected = Buffer.from(challenge);
   return computed.length === expected.length && timingSafeEqual(computed, expected);
 }

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { pkceChallenge } from "../../lib/ids";
 import type { OidcSettings } from "./options";
 
 /** Why an OIDC sign-in failed; shown to the person on the callback page. */
@@ -45,10 +45,6 @@ const ALGORITHMS: Record<string, { import: RsaHashedImportParams | EcKeyImportPa
 
 export function base64UrlDecode(part: string): Uint8Array<ArrayBuffer> {
   return new Uint8Array(Buffer.from(part, "base64url"));
-}
-
-export function pkceChallenge(verifier: string): string {
-  return createHash("sha256").update(verifier).digest("base64url");
 }
 
 function jsonPart(part: string): Record<string, unknown> {
