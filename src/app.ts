@@ -105,14 +105,10 @@ export function createContext(db: Db, log: Logger, options: AppOptions, shutdown
 export function buildApp(ctx: AppContext) {
   const meta = new WeakMap<Request, RequestMeta>();
   const { log, options } = ctx;
-  const logRequest = (request: Request, m: RequestMeta, status: number) =>
-    log.request({
-      method: request.method,
-      path: pathOf(request.url),
-      status,
-      durationMs: Math.round((performance.now() - m.start) * 1000) / 1000,
-      requestId: m.id,
-    });
+  const logRequest = (request: Request, m: RequestMeta, status: number) => {
+    if (!log.requests) return;
+    log.request({ method: request.method, path: m.path, status, durationMs: Math.round((performance.now() - m.start) * 1000) / 1000, requestId: m.id });
+  };
   // Elysia runs no afterResponse hook for a Response returned by onRequest: such answers are logged here.
   const answerEarly = (request: Request, m: RequestMeta, response: Response) => {
     logRequest(request, m, response.status);
@@ -132,10 +128,10 @@ export function buildApp(ctx: AppContext) {
       )
       .onRequest(({ request, set }) => {
         const id = requestIdFor(request.headers.get("x-request-id"));
-        const m: RequestMeta = { start: performance.now(), id };
+        const m: RequestMeta = { start: performance.now(), id, path: pathOf(request.url) };
         meta.set(request, m);
         set.headers["x-request-id"] = id;
-        if (options.edgeOnly && !isEdgePath(pathOf(request.url))) {
+        if (options.edgeOnly && !isEdgePath(m.path)) {
           return answerEarly(request, m, errorResponse(404, { error: "This server runs the edge role only (public intake under /ops)", code: "NOT_FOUND" }, m));
         }
 
@@ -144,7 +140,7 @@ export function buildApp(ctx: AppContext) {
           return answerEarly(request, m, errorResponse(413, { error: "Body too large", code: "BAD_REQUEST", detail: `at most ${options.maxBodyBytes} bytes` }, m));
         }
         const origin = request.headers.get("origin");
-        if (origin && isCorsPath(pathOf(request.url))) {
+        if (origin && isCorsPath(m.path)) {
           // The key's allowed origin is enforced by the sdk auth macro; here we only answer the browser.
           set.headers["access-control-allow-origin"] = origin;
           set.headers["vary"] = "Origin";

@@ -8,7 +8,7 @@
 const CORS_PREFIXES = ["/api/sdk/", "/ofrep/", "/ops/"];
 
 /** `status` is set where the answer bypasses Elysia's `set.status` (error responses, early answers). */
-export type RequestMeta = { start: number; id: string; status?: number };
+export type RequestMeta = { start: number; id: string; path: string; status?: number };
 
 /** Paths the edge role (`--edge-only`) serves. */
 export function isEdgePath(path: string): boolean {
