@@ -14,6 +14,8 @@ export type Principal = {
   scopes: string[];
   /** Browser origin the credential is limited to on the SDK paths; null allows any. */
   allowedOrigin: string | null;
+  /** The person behind a device-flow access token. */
+  userId?: string;
 };
 
 /** What a bearer credential grants before a project is chosen. */
@@ -99,6 +101,11 @@ export class Authenticator {
 
   /** The /api/admin rule: admin keys, user access tokens and project API tokens. */
   admin(headers: Record<string, string | undefined>, method: string, options: AdminAuthOptions): Principal {
+    return this.forProject(this.identify(headers), headers, method, options);
+  }
+
+  /** The admin credential of a request, before any project is chosen (`/me` answers without one). */
+  identify(headers: Record<string, string | undefined>): Credential {
     const secret = bearerSecret(headers.authorization);
     if (!secret) throw unauthorized("Missing credentials", "Authorization: send `Bearer <admin key or access token>`");
     const credential = this.resolveBearer(secret);
@@ -106,6 +113,11 @@ export class Authenticator {
     if (credential.kind === "server_key" || credential.kind === "client_key") {
       throw forbidden(`A ${credential.kind.replace("_", " ")} cannot use the admin API`, "Authorization: use an admin key, an access token or a project API token");
     }
+    return credential;
+  }
+
+  /** Picks the request's project for an identified credential and applies the admin rules. */
+  forProject(credential: Credential, headers: Record<string, string | undefined>, method: string, options: AdminAuthOptions): Principal {
     const required = options !== true && options.projectHeader === "required";
     const projectId = chooseProject(credential, headers["x-project-id"], required);
     if (credential.readOnly && WRITE_METHODS.has(method)) {

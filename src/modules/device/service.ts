@@ -352,7 +352,7 @@ export class DeviceService {
   }
 
   /** The person behind a live access token, and the project bound at login. */
-  userOfAccessToken(secret: string): (SignedInUser & { familyId: string; boundProjectId: string | null }) | null {
+  private userOfAccessToken(secret: string): (SignedInUser & { familyId: string; boundProjectId: string | null }) | null {
     if (!secret.startsWith(ACCESS_TOKEN_PREFIX)) return null;
     const row = this.accessStatement.get(sha256Hex(secret), this.iso());
     return row ? { id: row.user_id, email: row.email, familyId: row.family_id, boundProjectId: row.project_id } : null;
@@ -378,6 +378,7 @@ export class DeviceService {
           actor: { email: user.email, type: "user" },
           scopes: [],
           allowedOrigin: null,
+          userId: user.id,
         };
       },
     };

@@ -48,7 +48,7 @@ const OIDC_COOKIE_PATH = "/auth/oidc";
 
 /** Browser sign-in pages and endpoints, plus the people endpoints of the admin API. */
 export function identityRoutes(ctx: AppContext) {
-  const { identity, device, projects } = ctx.services;
+  const { identity, projects } = ctx.services;
   const publicUrl = identity.options.publicUrl;
 
   /** Opens the session in this browser (ending any it had), then goes on. */
@@ -289,17 +289,16 @@ export function identityRoutes(ctx: AppContext) {
     .get(
       "/me",
       ({ headers, request }) => {
-        const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? "")?.[1];
-        const user = bearer ? device.userOfAccessToken(bearer) : null;
+        const caller = ctx.authenticator.identify(headers);
         const credential = { kind: "user_token" as const, readOnly: false };
         // A person whose bound project is gone (or who never had one) still learns who they are and what they reach.
-        if (user && !headers["x-project-id"] && !(user.boundProjectId && identity.canAccess(user.id, user.boundProjectId))) {
-          return { user: { email: user.email }, project: null, projects: identity.accessibleProjects(user.id), credential };
+        if (caller.userId && !headers["x-project-id"] && !caller.defaultProjectId) {
+          return { user: { email: caller.actor.email }, project: null, projects: identity.accessibleProjects(caller.userId), credential };
         }
-        const principal = ctx.authenticator.admin(headers, request.method, true);
+        const principal = ctx.authenticator.forProject(caller, headers, request.method, true);
         const project = projects.get(principal.projectId);
-        if (principal.kind === "user_token" && user) {
-          return { user: { email: user.email }, project: { id: project.id, name: project.name }, projects: identity.accessibleProjects(user.id), credential };
+        if (principal.userId) {
+          return { user: { email: principal.actor.email }, project: { id: project.id, name: project.name }, projects: identity.accessibleProjects(principal.userId), credential };
         }
         const organisation = projects.organisationOf(project.id);
         return {
