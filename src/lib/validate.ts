@@ -1,0 +1,29 @@
+import { validation } from "./errors";
+
+/** Refused in names and keys: they break logs, terminals and paths. */
+export const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+
+/**
+ * The name rules every named resource shares (services check them, so every
+ * caller gets them): a name usable in paths in place of the id is 1 to `max`
+ * characters, has no `/`, no control characters and no surrounding
+ * whitespace, and does not start with the id prefix (no name shadows an id).
+ */
+export function checkResourceName(name: string, rules: { max: number; idPrefix: string; slashReason: string }): void {
+  if (name.length < 1 || name.length > rules.max) {
+    throw validation(`name must be 1 to ${rules.max} characters`, `name: ${name.length} characters; allowed 1 to ${rules.max}`);
+  }
+  if (name.includes("/")) throw validation("name must not contain '/'", `name: ${rules.slashReason}`);
+  if (CONTROL_CHARS.test(name)) throw validation("name must not contain control characters", "name: control characters are not allowed");
+  if (name.trim() !== name) throw validation("name must not start or end with whitespace", "name: remove leading and trailing whitespace");
+  if (name.startsWith(rules.idPrefix)) {
+    throw validation(`name must not start with ${rules.idPrefix}`, `name: the ${rules.idPrefix} prefix is reserved for ids`);
+  }
+}
+
+/** A row limit of a history or activity read: an integer from 1 to `max`, else VALIDATION naming `limit`. */
+export function checkLimit(limit: number, max: number): void {
+  if (!Number.isInteger(limit) || limit < 1 || limit > max) {
+    throw validation(`limit must be an integer from 1 to ${max}`, `limit: must be an integer from 1 to ${max}`);
+  }
+}
