@@ -5,8 +5,22 @@ import type { Db } from "./lib/db";
 import { ApiError, ErrorBodySchema } from "./lib/errors";
 import { randomBase62 } from "./lib/ids";
 import { requestIdFor } from "./lib/http";
-import { type RequestMeta, errorResponse, isCorsPath, isEdgePath, limitChunkedBody, oversized, pathOf, validationDetail } from "./lib/pipeline";
-import type { Logger } from "./lib/log";
+import {
+  MAX_BODY_DEPTH,
+  type RequestMeta,
+  bufferBody,
+  errorResponse,
+  isApiPath,
+  isCorsPath,
+  isEdgePath,
+  oversized,
+  pathOf,
+  tooDeep,
+  validationDetail,
+} from "./lib/pipeline";
+import { isBusyError } from "./lib/db";
+import { createLogger, type Logger } from "./lib/log";
+import { Network, type NetworkOptions } from "./lib/network";
 import { KeysService } from "./modules/keys/service";
 import { ProjectsService } from "./modules/projects/service";
 import { RevisionsService } from "./modules/delivery/revisions";
@@ -39,6 +53,8 @@ export type AppOptions = {
   streamHeartbeatMs?: number;
   /** Browser sign-in, mail, OIDC and the sign-in clock. */
   signIn?: SignInOptions;
+  /** SERVICE_PUBLIC_URL, SERVICE_ALLOWED_HOSTS, SERVICE_TRUSTED_PROXIES. */
+  network?: NetworkOptions;
 };
 
 export type Services = {
@@ -62,6 +78,8 @@ export type AppContext = {
   options: AppOptions;
   /** Aborted when the server begins to shut down: long-lived responses (streams) end on it. */
   shutdown: AbortSignal;
+  /** Our host names, the public origin of links, and trusted proxies. */
+  network: Network;
   /**
    * Modules pass the context as their Elysia plugin `seed`, which Elysia
    * JSON-stringifies to dedupe plugins per app: this keeps that to one short
@@ -70,17 +88,17 @@ export type AppContext = {
   toJSON(): string;
 };
 
-export function createServices(db: Db, options: Pick<AppOptions, "lastUsedFlushMs" | "signIn"> = {}): Services {
-  const keys = new KeysService(db, { lastUsedFlushMs: options.lastUsedFlushMs });
+export function createServices(db: Db, options: Pick<AppOptions, "lastUsedFlushMs" | "signIn"> = {}, log: Logger = createLogger({ requests: false })): Services {
+  const keys = new KeysService(db, { lastUsedFlushMs: options.lastUsedFlushMs, log });
   const projects = new ProjectsService(db, keys);
-  const revisions = new RevisionsService(db);
+  const revisions = new RevisionsService(db, { log });
   const killswitches = new KillswitchesService(db, revisions);
   const configs = new ConfigsService(db, revisions);
   const snapshots = new SnapshotService(db, revisions, projects, {
     killswitches: (projectId, env) => killswitches.publishedForEnv(projectId, env),
     configs: (projectId, env) => configs.publishedForEnv(projectId, env),
-  });
-  const identity = new IdentityService(db, projects, options.signIn);
+  }, log);
+  const identity = new IdentityService(db, projects, options.signIn, log);
   const device = new DeviceService(db, identity);
   const tokens = new TokensService(db);
   return { keys, projects, revisions, killswitches, snapshots, configs, identity, device, tokens };
@@ -94,12 +112,13 @@ export function closeServices(services: Services): void {
 }
 
 export function createContext(db: Db, log: Logger, options: AppOptions, shutdown: AbortSignal = new AbortController().signal): AppContext {
-  const services = createServices(db, options);
+  const services = createServices(db, options, log);
   const authenticator = new Authenticator(services.keys);
   authenticator.register(services.device.bearerResolver());
   authenticator.register(services.tokens.bearerResolver());
   const id = randomBase62(12);
-  return { db, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, toJSON: () => id };
+  const network = new Network({ ...options.network, publicUrl: options.network?.publicUrl ?? options.signIn?.publicUrl });
+  return { db, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, network, toJSON: () => id };
 }
 
 export function buildApp(ctx: AppContext) {
@@ -121,9 +140,9 @@ export function buildApp(ctx: AppContext) {
     new Elysia({ normalize: "typebox" })
       .wrap(
         (handle, request) =>
-          // Only bodies without Content-Length are counted; the header test comes first so other requests never touch `body`.
-          (!request.headers.has("content-length") && request.body
-            ? () => handle(limitChunkedBody(request, options.maxBodyBytes))
+          // Every body is read (size-limited) and scanned for nesting before any parser sees it; body-less requests pass untouched.
+          (request.body && request.method !== "GET" && request.method !== "HEAD"
+            ? async () => handle(await bufferBody(request, options.maxBodyBytes))
             : handle) as ReturnType<typeof handle>,
       )
       .onRequest(({ request, set }) => {
@@ -136,8 +155,20 @@ export function buildApp(ctx: AppContext) {
         }
 
         const length = request.headers.get("content-length");
-        if (length !== null && Number(length) > options.maxBodyBytes) {
+        if (oversized.has(request) || (length !== null && Number(length) > options.maxBodyBytes)) {
           return answerEarly(request, m, errorResponse(413, { error: "Body too large", code: "BAD_REQUEST", detail: `at most ${options.maxBodyBytes} bytes` }, m));
+        }
+        if (tooDeep.has(request)) {
+          return answerEarly(
+            request,
+            m,
+            errorResponse(400, { error: "Body nested too deeply", code: "BAD_REQUEST", detail: `body: at most ${MAX_BODY_DEPTH} levels of arrays/objects` }, m),
+          );
+        }
+        // Sign-in pages and links answer only on our own host names (no magic link may point at someone else's).
+        if (!isApiPath(m.path)) {
+          const refused = ctx.network.checkBrowserHost(request);
+          if (refused) return answerEarly(request, m, errorResponse(refused.status, refused.toBody(), m));
         }
         const origin = request.headers.get("origin");
         if (origin && isCorsPath(m.path)) {
@@ -168,6 +199,8 @@ export function buildApp(ctx: AppContext) {
         if (error instanceof ApiError) {
           return errorResponse(error.status, error.toBody(), m, error.headers);
         }
+        // Another process holds the SQLite write lock (a write outside writeTransaction gave up at once).
+        if (isBusyError(error)) return errorResponse(503, { error: "Unavailable" }, m, { "Retry-After": "1" });
         switch (code) {
           case "VALIDATION": {
             const type = (error as { type?: string }).type;
@@ -184,12 +217,17 @@ export function buildApp(ctx: AppContext) {
           case "INVALID_COOKIE_SIGNATURE":
             return errorResponse(401, { error: "Invalid session", code: "UNAUTHORIZED" }, m);
           default: {
-            const message = (error as Error)?.message ?? String(error);
-            if (/too large|payload/i.test(message)) {
-              return errorResponse(413, { error: "Body too large", code: "BAD_REQUEST" }, m);
-            }
-            log.error("unhandled error", { path: pathOf(request.url), code: String(code), error: message, stack: (error as Error)?.stack });
-            return errorResponse(500, { error: "Internal error", code: "INTERNAL" }, m);
+            // Our bug, whatever it is: logged with the request id the client was given, answered without internals.
+            const message = error instanceof Error ? error.message : String(error);
+            log.error("unexpected error", {
+              requestId: m?.id,
+              method: request.method,
+              path: pathOf(request.url),
+              code: String(code),
+              error: message.slice(0, 1000),
+              stack: error instanceof Error ? error.stack?.slice(0, 4000) : undefined,
+            });
+            return errorResponse(500, { error: "Internal error", code: "INTERNAL", detail: `request id ${m?.id ?? "unknown"}` }, m);
           }
         }
       })

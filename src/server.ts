@@ -1,10 +1,13 @@
 import type { Server } from "bun";
 import { type App, buildApp, closeServices, createContext, type AppContext } from "./app";
-import { type Db, immediate, openDatabase } from "./lib/db";
+import { type Db, openDatabase, writeTransaction } from "./lib/db";
 import { createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES, databasePath } from "./lib/config";
 import { snapshotFastRoutes } from "./modules/delivery/fast-path";
 import type { SignInOptions } from "./modules/identity/options";
+import type { NetworkOptions } from "./lib/network";
+import { appendOutbox, describeMailDelivery } from "./modules/identity/mail";
+import { outboxPathOf } from "./modules/identity/service";
 
 /** Longest a graceful stop waits for in-flight requests before closing connections. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -26,8 +29,12 @@ export type ServerOptions = {
   edgeOnly?: boolean;
   /** Keep-alive interval of SDK streams (tests shorten it). */
   streamHeartbeatMs?: number;
-  /** Browser sign-in: public URL, SMTP, OIDC (`signInOptionsFromEnv`); tests add a mailer and a clock. */
+  /** Browser sign-in: SMTP, OIDC (`signInOptionsFromEnv`); tests add a mailer and a clock. */
   signIn?: SignInOptions;
+  /** SERVICE_PUBLIC_URL, SERVICE_ALLOWED_HOSTS, SERVICE_TRUSTED_PROXIES (`networkOptionsFromEnv`). */
+  network?: NetworkOptions;
+  /** How often expired sessions, links, device codes and tokens are deleted (default hourly). */
+  cleanupEveryMs?: number;
 };
 
 export type RunningServer = {
@@ -41,11 +48,11 @@ export type RunningServer = {
 };
 
 /** Headless first start: creates the first project around an operator-chosen admin key. */
-function bootstrapHeadless(ctx: AppContext, adminKey: string, ownerEmail: string, log: Logger): void {
+async function bootstrapHeadless(ctx: AppContext, adminKey: string, ownerEmail: string, log: Logger): Promise<void> {
   const { projects, keys } = ctx.services;
   // No project means no key (keys reference projects). Asking resolveSecret here would cache "unknown" for this very key.
   // One transaction: two first starts on the same file cannot both see it empty, and no project is left without its key.
-  const project = immediate(ctx.db, () => {
+  const project = await writeTransaction(ctx.db, () => {
     if (projects.countProjects() > 0) return null;
     const created = projects.createOrganisationWithProject({ projectName: "Default project", ownerEmail }).project;
     keys.mint(created.id, { type: "admin", name: "SERVICE_INIT_ADMIN_KEY" }, adminKey);
@@ -55,13 +62,44 @@ function bootstrapHeadless(ctx: AppContext, adminKey: string, ownerEmail: string
   log.info("created the first project from SERVICE_INIT_ADMIN_KEY", { projectId: project.id, ownerEmail });
 }
 
+const CLEANUP_EVERY_MS = 3600_000;
+
+/** Deletes what has expired (sessions, sign-in links, OIDC logins, device codes and tokens); never fails the server. */
+async function removeExpired(ctx: AppContext): Promise<void> {
+  try {
+    const identity = await ctx.services.identity.removeExpired();
+    const device = await ctx.services.device.removeExpired();
+    const removed = { ...identity, ...device };
+    if (Object.values(removed).some((n) => (n as number) > 0)) ctx.log.info("removed expired sign-in records", removed);
+  } catch (err) {
+    ctx.log.warn("cleanup of expired sign-in records failed; retrying at the next run", { error: String(err) });
+  }
+}
+
+/**
+ * The first-run setup link: a plain line on stdout that stands out from the
+ * JSON log, and a copy in the outbox (where every link is kept, DECISIONS.md
+ * "Mail"); the JSON log line itself carries no link.
+ */
+function announceSetupLink(setupUrl: string, outboxPath: string, log: Logger, quiet: boolean | undefined): void {
+  appendOutbox(outboxPath, { to: "(first-run setup)", subject: "svc first-run setup", link: setupUrl });
+  if (!quiet) process.stdout.write(`\n  First-run setup: open ${setupUrl}\n\n`);
+  log.warn("first-run setup: open the setup link printed above (also in the outbox file) to create the first organisation, project and owner", { outbox: outboxPath });
+}
+
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const log = createLogger({ requests: options.logRequests ?? true, quiet: options.quiet });
-  const db = openDatabase(databasePath(options.dataDir));
+  // busy_timeout 0: a lock held by another process must never block the event loop (see writeTransaction).
+  const db = openDatabase(databasePath(options.dataDir), { busyTimeoutMs: 0 });
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const shutdown = new AbortController();
-  const ctx = createContext(db, log, { maxBodyBytes, lastUsedFlushMs: options.lastUsedFlushMs, edgeOnly: options.edgeOnly, streamHeartbeatMs: options.streamHeartbeatMs, signIn: options.signIn }, shutdown.signal);
-  if (options.initAdminKey) bootstrapHeadless(ctx, options.initAdminKey, options.adminEmail ?? "admin@example.com", log);
+  const ctx = createContext(
+    db,
+    log,
+    { maxBodyBytes, lastUsedFlushMs: options.lastUsedFlushMs, edgeOnly: options.edgeOnly, streamHeartbeatMs: options.streamHeartbeatMs, signIn: options.signIn, network: options.network },
+    shutdown.signal,
+  );
+  if (options.initAdminKey) await bootstrapHeadless(ctx, options.initAdminKey, options.adminEmail ?? "admin@example.com", log);
 
   const app = buildApp(ctx);
   // Elysia merges `serve.routes` into Bun's native router: the snapshot's current-tag 304 is answered there, ahead of the pipeline.
@@ -78,10 +116,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const port = server.port ?? options.port;
   const shownHost = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
   const url = `http://${shownHost}:${port}`;
+  ctx.network.listening(options.host, port, server);
+  const outboxPath = outboxPathOf(db);
   if (!options.edgeOnly) {
-    const setup = ctx.services.identity.bootstrap({ adminEmail: options.adminEmail, baseUrl: options.signIn?.publicUrl ?? url });
-    if (setup) log.warn("first-run setup", { url: setup.setupUrl });
+    if (!options.signIn?.mailer) log.info("mail delivery", { delivery: describeMailDelivery({ smtpUrl: options.signIn?.smtpUrl, outboxPath }) });
+    const setup = await ctx.services.identity.bootstrap({ adminEmail: options.adminEmail, baseUrl: ctx.network.publicUrl ?? url });
+    if (setup) announceSetupLink(setup.setupUrl, outboxPath, log, options.quiet);
   }
+  const cleanup = setInterval(() => void removeExpired(ctx), options.cleanupEveryMs ?? CLEANUP_EVERY_MS);
+  cleanup.unref?.();
+  if (!options.edgeOnly) setTimeout(() => void removeExpired(ctx), 1000).unref?.();
   let stopped = false;
   return {
     url,
@@ -92,6 +136,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     async stop() {
       if (stopped) return;
       stopped = true;
+      clearInterval(cleanup);
       // End streams first so that draining does not wait on them; give other requests time to finish.
       shutdown.abort();
       const drained = server.stop(false);

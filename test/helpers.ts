@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type RunningServer, type ServerOptions } from "../src/server";
+import { pkceChallenge, randomBase62 } from "../src/lib/ids";
 
 export type ProjectKeys = { projectId: string; organisationId: string; adminKey: string; serverKey: string; clientKey: string };
 
@@ -18,6 +19,14 @@ export type TestServer = ProjectKeys & {
   ): Promise<ApiResponse<T>>;
   /** Another organisation with its own project and keys, on the same server. */
   newProject(name?: string, options?: { publicTicketCreation?: boolean; plan?: string }): ProjectKeys;
+  /**
+   * A device-flow access token (what `svc login` stores) for a person, made
+   * through the real device service: the person must be a member. Binds
+   * `projectId` (default the main project) when they can reach it.
+   */
+  accessTokenFor(email: string, projectId?: string): Promise<string>;
+  /** Adds a person to the organisation of `projectId` (default the main project) with a role, as an owner would. */
+  addMember(email: string, role: "owner" | "editor" | "viewer", projectId?: string): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -47,6 +56,20 @@ export async function startTestServer(options: Partial<ServerOptions> = {}): Pro
     };
   };
   const main = newProject("Main project", { publicTicketCreation: true });
+  let tokenRequests = 0;
+  const accessTokenFor: TestServer["accessTokenFor"] = async (email, projectId = main.projectId) => {
+    const { device, identity } = server.ctx.services;
+    const verifier = randomBase62(64);
+    // A distinct client address per call keeps the device-code rate limit out of the way.
+    const grant = await device.createCode({ codeChallenge: pkceChallenge(verifier), clientName: "test" }, { baseUrl: server.url, ip: `test-${tokenRequests++}` });
+    const user = identity.findMember(email);
+    if (!user) throw new Error(`${email} is not a member of any organisation`);
+    await device.confirm(user, { deviceCode: grant.device_code, action: "approve", projectId: identity.canAccess(user.id, projectId) ? projectId : undefined });
+    return (await device.exchange({ deviceCode: grant.device_code, codeVerifier: verifier })).access_token;
+  };
+  const addMember: TestServer["addMember"] = async (email, role, projectId = main.projectId) => {
+    await server.ctx.services.identity.invite(projectId, { email, role }, server.url);
+  };
 
   const api: TestServer["api"] = async (path, init = {}) => {
     const headers: Record<string, string> = { ...init.headers };
@@ -73,6 +96,8 @@ export async function startTestServer(options: Partial<ServerOptions> = {}): Pro
     server,
     api,
     newProject,
+    accessTokenFor,
+    addMember,
     async stop() {
       await server.stop();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });

@@ -8,6 +8,12 @@ import { VERSION } from "../version";
  * What the CLI and the MCP tool server share: where the user's files are,
  * which credential, server and project a call uses (the spec's precedence),
  * access-token refresh under a lock, and authenticated HTTP.
+ *
+ * Stored credentials (the device-flow pair in the credentials file) are only
+ * ever sent to the server that issued them, the file's `server_url`: a
+ * `--url` or `SERVICE_URL` naming another server is refused before anything
+ * is sent (NotSignedInError), and needs its own `svc login --url`.
+ * SERVICE_CLI_TOKEN, given explicitly, goes where `--url`/`SERVICE_URL` say.
  */
 
 export const DEFAULT_SERVER_URL = "http://localhost:8080";
@@ -22,6 +28,7 @@ export type Credentials = {
   user_email: string;
   /** When this pair was issued (ISO 8601): the access token stops working ACCESS_TOKEN_LIFETIME_MS later. */
   created_at: string;
+  /** The server that issued the pair, normalised (normaliseUrl): the only one it is ever sent to. */
   server_url: string;
 };
 
@@ -87,13 +94,21 @@ export function readCredentials(env: Environment = process.env): Credentials | n
   if (typeof data !== "object" || data === null || !isNonEmptyString(data.access_token) || !isNonEmptyString(data.refresh_token)) {
     throw new NotSignedInError(`${path} has no access_token/refresh_token; run \`svc login\` again`);
   }
+  // Without the issuing server there is no server the pair may be sent to (no guessing a default).
+  let issuer: string;
+  try {
+    if (!isNonEmptyString(data.server_url)) throw new Error("no server_url");
+    issuer = normaliseUrl(data.server_url);
+  } catch {
+    throw new NotSignedInError(`${path} does not name the server that issued it (server_url); run \`svc login --url <server>\` again`);
+  }
   return {
     access_token: data.access_token,
     refresh_token: data.refresh_token,
     project_id: isNonEmptyString(data.project_id) ? data.project_id : null,
     user_email: typeof data.user_email === "string" ? data.user_email : "",
     created_at: typeof data.created_at === "string" ? data.created_at : "",
-    server_url: isNonEmptyString(data.server_url) ? data.server_url : DEFAULT_SERVER_URL,
+    server_url: issuer,
   };
 }
 
@@ -193,9 +208,39 @@ export function normaliseUrl(url: string): string {
   return parsed.origin + parsed.pathname.replace(/\/+$/, "");
 }
 
-/** Server URL order: `--url`, `SERVICE_URL`, the credentials file's `server_url`, localhost. */
+/**
+ * Server URL order: `--url`, `SERVICE_URL`, the credentials file's `server_url`, localhost.
+ * Only for calls that carry no stored credential (`svc login`, SERVICE_CLI_TOKEN);
+ * the stored pair goes to `credentialsServerUrl` alone.
+ */
 export function resolveServerUrl(flag: string | undefined, env: Environment, credentials: Credentials | null): string {
   return normaliseUrl(flag || env.SERVICE_URL || credentials?.server_url || DEFAULT_SERVER_URL);
+}
+
+/** The server the caller asked for (`--url`, else `SERVICE_URL`), normalised; null when neither is set. */
+export function requestedServer(flag: string | undefined, env: Environment): { url: string; from: "--url" | "SERVICE_URL" } | null {
+  if (flag) return { url: normaliseUrl(flag), from: "--url" };
+  if (env.SERVICE_URL) return { url: normaliseUrl(env.SERVICE_URL), from: "SERVICE_URL" };
+  return null;
+}
+
+/**
+ * Where the stored credentials may go: only the server that issued them.
+ * A `--url` or `SERVICE_URL` naming another server is refused here, before
+ * anything is sent, with the command that signs in there.
+ */
+export function credentialsServerUrl(flag: string | undefined, env: Environment, credentials: Credentials): string {
+  const issuer = normaliseUrl(credentials.server_url);
+  const requested = requestedServer(flag, env);
+  if (requested && requested.url !== issuer) {
+    throw new NotSignedInError(
+      `the stored credentials (${credentialsPath(env)}) were issued by ${issuer}, but ${requested.from} names ${requested.url}; ` +
+        `they are only ever sent to the server that issued them, so nothing was sent. ` +
+        `Run \`svc login --url ${requested.url}\` to sign in there (it replaces the stored credentials)` +
+        (requested.from === "SERVICE_URL" ? `, or unset SERVICE_URL to use ${issuer}.` : `, or leave out --url to use ${issuer}.`),
+    );
+  }
+  return issuer;
 }
 
 type ErrorBody = { error?: unknown; code?: unknown; detail?: unknown };
@@ -210,7 +255,20 @@ async function readBody(res: Response): Promise<unknown> {
   }
 }
 
-/** POST of a JSON body with no credential (the /auth/device paths). */
+/**
+ * Redirects are not followed: a 307/308 would re-send a body (a refresh
+ * token) to wherever the Location says, so a redirect is an error instead.
+ */
+async function refuseRedirect(serverUrl: string, res: Response): Promise<void> {
+  if (res.status < 300 || res.status >= 400) return;
+  await res.body?.cancel();
+  const location = res.headers.get("location");
+  throw new NetworkError(
+    `${serverUrl} answered a redirect (HTTP ${res.status}${location ? ` to ${location}` : ""}); svc does not follow redirects, so nothing was sent there. If the server moved, run \`svc login --url <its new URL>\`.`,
+  );
+}
+
+/** POST of a JSON body with no Authorization header (the /auth/device paths; refresh and revoke carry a token in the body). */
 export async function postJson(serverUrl: string, path: string, body: unknown): Promise<{ status: number; body: any }> {
   let res: Response;
   try {
@@ -218,11 +276,13 @@ export async function postJson(serverUrl: string, path: string, body: unknown): 
       method: "POST",
       headers: { "content-type": "application/json", "user-agent": `svc-cli/${VERSION}` },
       body: JSON.stringify(body),
+      redirect: "manual",
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
   } catch (err) {
     throw new NetworkError(`could not reach ${serverUrl}: ${(err as Error).message}`);
   }
+  await refuseRedirect(serverUrl, res);
   return { status: res.status, body: await readBody(res) };
 }
 
@@ -329,7 +389,10 @@ export class SvcClient {
   /**
    * Precedence: SERVICE_CLI_TOKEN always wins over the credentials file (which
    * is then not read at all); project: `--project`, then the nearest `.service`
-   * file, then the project bound at login, then config.json.
+   * file, then the project bound at login, then config.json. Server: with
+   * SERVICE_CLI_TOKEN, `--url`, then `SERVICE_URL`, then localhost; with the
+   * credentials file, its `server_url` only (a different `--url`/`SERVICE_URL`
+   * throws NotSignedInError).
    */
   static open(options: SessionOptions = {}): SvcClient {
     const env = options.env ?? process.env;
@@ -340,7 +403,7 @@ export class SvcClient {
         `not signed in: no credentials at ${credentialsPath(env)} (set by SERVICE_CONFIG_DIR, else HOME/.service). Run \`svc login\`, or set SERVICE_CLI_TOKEN.`,
       );
     }
-    const serverUrl = resolveServerUrl(options.url, env, credentials);
+    const serverUrl = credentials ? credentialsServerUrl(options.url, env, credentials) : resolveServerUrl(options.url, env, null);
     const [projectId, source] = selectProject(options.project, options.cwd ?? process.cwd(), credentials, env);
     return new SvcClient(
       env,
@@ -377,6 +440,12 @@ export class SvcClient {
     await withFileLock(`${path}.lock`, this.lockWaitMs, async () => {
       const current = readCredentials(this.env);
       if (!current) throw new NotSignedInError("signed out while this command ran; run `svc login`");
+      // A `svc login` to another server meanwhile: that pair must not come here.
+      if (current.server_url !== this.serverUrl) {
+        throw new NotSignedInError(
+          `the stored credentials were replaced while this command ran by a sign-in to ${current.server_url}; they are not sent to ${this.serverUrl}, so nothing was sent. Run the command again, or \`svc login --url ${this.serverUrl}\`.`,
+        );
+      }
       if (current.access_token !== used.access_token) {
         this.adopt(current);
         return;
@@ -413,16 +482,20 @@ export class SvcClient {
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: "application/json", "user-agent": `svc-cli/${VERSION}` };
     if (this.projectId) headers["x-project-id"] = this.projectId;
     if (body !== undefined) headers["content-type"] = "application/json";
+    let res: Response;
     try {
-      return await fetch(this.serverUrl + path, {
+      res = await fetch(this.serverUrl + path, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
+        redirect: "manual",
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
     } catch (err) {
       throw new NetworkError(`could not reach ${this.serverUrl}: ${(err as Error).message}`);
     }
+    await refuseRedirect(this.serverUrl, res);
+    return res;
   }
 
   /** An authenticated /api/admin call; answers the parsed JSON body or throws ApiRequestError. */

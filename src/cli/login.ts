@@ -10,6 +10,7 @@ import {
   deleteCredentials,
   postJson,
   readCredentials,
+  requestedServer,
   resolveServerUrl,
   writeCredentials,
 } from "./client";
@@ -123,7 +124,13 @@ function existingCredentials(): Credentials | null {
 export const loginCommand = clientCommand({
   name: "login",
   summary: "Sign in through the browser (device flow) and store the credentials",
-  usage: "svc login [--project ID] [--no-browser] [--url URL] [--json]",
+  usage: [
+    "svc login [--project ID] [--no-browser] [--url URL] [--json]",
+    "",
+    "Signs in to --url, else SERVICE_URL, else the server of the stored credentials, else http://localhost:8080,",
+    "and stores the pair with that server as its server_url (replacing any stored credentials). Stored",
+    "credentials are only ever sent to that server: to use another one, run `svc login --url` for it.",
+  ].join("\n"),
   examples: ["svc login", "svc login --project 6f1c… --url https://flags.example.com", "svc login --no-browser"],
   options: { project: { type: "string" }, "no-browser": { type: "boolean" }, url: { type: "string" }, json: { type: "boolean" } },
   async run({ values }) {
@@ -183,21 +190,39 @@ export const loginCommand = clientCommand({
 
 export const logoutCommand = clientCommand({
   name: "logout",
-  summary: "Revoke the session on the server and delete the local credentials",
-  usage: "svc logout [--url URL] [--json]",
+  summary: "Revoke the session at the server that issued it and delete the local credentials",
+  usage: [
+    "svc logout [--url URL] [--json]",
+    "",
+    "The refresh token is revoked only at the server that issued it (the credentials' server_url) and",
+    "never sent anywhere else. When --url or SERVICE_URL names another server, nothing is sent there:",
+    "logout says whose credentials they were, revokes them at their own server and deletes them.",
+    "The local file is deleted even when the revoke fails (with a warning).",
+  ].join("\n"),
   examples: ["svc logout"],
   options: { url: { type: "string" }, json: { type: "boolean" } },
   async run({ values }) {
-    // An unreadable file has nothing to revoke; it is deleted all the same.
+    let requested: ReturnType<typeof requestedServer> = null;
+    try {
+      requested = requestedServer(values.url as string | undefined, process.env);
+    } catch (err) {
+      // Only --url is the user's typing here; a broken SERVICE_URL names no server to compare with.
+      if (values.url !== undefined) throw new UsageError(`--url: ${(err as Error).message}`);
+    }
+    // An unreadable file (or one that does not name its server) has nothing to revoke; it is deleted all the same.
     const credentials = existingCredentials();
     if (!credentials) {
       const deleted = deleteCredentials();
-      emit(values.json, { signedOut: deleted, revoked: false }, () => (deleted ? "Deleted unreadable credentials." : "Not signed in; nothing to do."));
+      emit(values.json, { signedOut: deleted, revoked: false }, () =>
+        deleted ? "Deleted unreadable credentials (nothing was sent to any server)." : "Not signed in; nothing to do.",
+      );
       return 0;
     }
+    // The refresh token goes to the server that issued it and nowhere else, whatever --url/SERVICE_URL say.
+    const serverUrl = credentials.server_url;
+    const elsewhere = requested && requested.url !== serverUrl ? requested : null;
     let warning: string | null = null;
     try {
-      const serverUrl = resolveServerUrl(values.url as string | undefined, process.env, credentials);
       const res = await postJson(serverUrl, "/auth/device/revoke", { token: credentials.refresh_token });
       if (res.status >= 300) warning = `${serverUrl} answered HTTP ${res.status} to the revoke`;
     } catch (err) {
@@ -205,8 +230,15 @@ export const logoutCommand = clientCommand({
     }
     // The local file goes whatever the server said: a user who logs out must not stay signed in on this machine.
     deleteCredentials();
+    if (elsewhere) {
+      console.error(
+        `note: the stored credentials were issued by ${serverUrl}, not ${elsewhere.url} (${elsewhere.from}), so the revoke went to ${serverUrl} only, and they were deleted here. Nothing was sent to ${elsewhere.url}.`,
+      );
+    }
     if (warning) console.error(`warning: could not revoke the session on the server (${warning}); the local credentials were deleted anyway.`);
-    emit(values.json, { signedOut: true, revoked: warning === null, user_email: credentials.user_email }, () => `Signed out${credentials.user_email ? ` ${credentials.user_email}` : ""}.`);
+    emit(values.json, { signedOut: true, revoked: warning === null, user_email: credentials.user_email, server_url: serverUrl }, () =>
+      `Signed out${credentials.user_email ? ` ${credentials.user_email}` : ""} from ${serverUrl}.`,
+    );
     return 0;
   },
 });

@@ -64,6 +64,13 @@ export const sdkCommand = clientCommand({
       case "revoke": {
         const [id] = expectPositionals(rest, 1, "svc sdk keys revoke <id>");
         rejectFlags(values, ["type", "name"], "sdk keys revoke");
+        // A secret given instead of the id is neither sent (it would sit in a URL) nor echoed: only its masked form.
+        const secret = /^(sdk|svc)_([a-z]+)_/i.exec(id!);
+        if (secret) {
+          throw new UsageError(
+            `that is a secret (${secret[0]}…${id!.slice(-4)}), not a key id; it was not sent. Find the key's id with \`svc sdk keys list\` (its KEY column shows the same masked form) and run \`svc sdk keys revoke <id>\`.`,
+          );
+        }
         await openClient(values).request("DELETE", `/api/admin/keys/${path(id!)}`);
         emit(values.json, { id, revoked: true }, () => `Revoked ${id}.`);
         return 0;

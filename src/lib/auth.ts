@@ -3,12 +3,41 @@ import { badRequest, forbidden, unauthorized } from "./errors";
 import { randomBase62 } from "./ids";
 import type { KeysService, SdkKey } from "../modules/keys/service";
 
+/**
+ * What a caller may do in a project:
+ * - `read`: every GET;
+ * - `write`: change resources (killswitches, configs, ...);
+ * - `manage`: SDK keys, API tokens and project settings;
+ * - `members`: invite, remove and re-role people (organisation-wide, so only
+ *   an owner who signed in has it, never a key or a token).
+ */
+export type Permission = "read" | "write" | "manage" | "members";
+
+/** A role in an organisation (see identity): viewer reads, editor writes, owner manages. */
+export type Role = "owner" | "editor" | "viewer";
+
+export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
+  viewer: ["read"],
+  editor: ["read", "write"],
+  owner: ["read", "write", "manage", "members"],
+};
+/** An admin SDK key runs its own project (not its organisation's people). */
+export const ADMIN_KEY_PERMISSIONS: readonly Permission[] = ["read", "write", "manage"];
+/** Project API tokens (CI) read, or read and write; they never mint keys or tokens, so a leaked one cannot make itself permanent. */
+export const READ_ONLY_TOKEN_PERMISSIONS: readonly Permission[] = ["read"];
+export const READ_WRITE_TOKEN_PERMISSIONS: readonly Permission[] = ["read", "write"];
+
 /** Who is calling, and for which project, once the credential has been checked. */
 export type Principal = {
   kind: "admin_key" | "server_key" | "client_key" | "user_token" | "api_token";
   credentialId: string;
   projectId: string;
+  /** No write of any kind (a read-only token, a viewer). */
   readOnly: boolean;
+  /** What the caller may do in `projectId` (SDK keys: none on /api/admin). */
+  permissions: readonly Permission[];
+  /** A person's role in the project's organisation. */
+  role?: Role;
   /** Recorded in audit rows. */
   actor: { email: string; type: "user" | "key" | "token" };
   scopes: string[];
@@ -19,11 +48,15 @@ export type Principal = {
 };
 
 /** What a bearer credential grants before a project is chosen. */
-export type Credential = Omit<Principal, "projectId"> & {
+export type Credential = Omit<Principal, "projectId" | "permissions" | "readOnly" | "role"> & {
   /** Project used when the request sends no X-Project-Id. */
   defaultProjectId: string | null;
-  canAccess(projectId: string): boolean;
+  /** What the credential may do in a project, or null when it cannot reach it at all. */
+  access(projectId: string): { permissions: readonly Permission[]; role?: Role } | null;
 };
+
+/** An admin operation's need: `true` infers it from the method (GET reads, anything else writes). */
+export type AdminAuthOptions = true | Permission | { permission?: Permission; projectHeader?: "required" };
 
 /**
  * Resolves one family of bearer secrets (by prefix). The admin key resolver
@@ -31,17 +64,18 @@ export type Credential = Omit<Principal, "projectId"> & {
  */
 export type BearerResolver = { prefix: string; resolve(secret: string): Credential | null };
 
-export type AdminAuthOptions = true | { projectHeader: "required" };
 
 const PROJECT_HEADER_MAX = 128;
 
+const NO_PERMISSIONS: readonly Permission[] = [];
+
 function keyCredential(key: SdkKey, kind: Principal["kind"]): Credential {
+  const permissions = kind === "admin_key" ? ADMIN_KEY_PERMISSIONS : NO_PERMISSIONS;
   return {
     kind,
     credentialId: key.id,
     defaultProjectId: key.projectId,
-    canAccess: (projectId) => projectId === key.projectId,
-    readOnly: false,
+    access: (projectId) => (projectId === key.projectId ? { permissions } : null),
     actor: { email: `${key.type}-key:${key.id}@keys.local`, type: "key" },
     scopes: key.scopes,
     allowedOrigin: key.allowedOrigin,
@@ -64,11 +98,35 @@ function chooseProject(credential: Credential, header: string | undefined, requi
     return credential.defaultProjectId;
   }
   if (header.length > PROJECT_HEADER_MAX) throw badRequest("X-Project-Id is too long", "X-Project-Id: at most 128 characters");
-  if (!credential.canAccess(header)) throw forbidden("This credential is not allowed on that project", `X-Project-Id: ${header}`);
   return header;
 }
 
-const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+const READ_METHODS = new Set(["GET", "HEAD"]);
+
+function requiredPermission(options: AdminAuthOptions, method: string): Permission {
+  const declared = typeof options === "string" ? options : options === true ? undefined : options.permission;
+  return declared ?? (READ_METHODS.has(method) ? "read" : "write");
+}
+
+/** Why a credential that reaches the project may not do this, in words that say what would. */
+function refusal(credential: Credential, needed: Permission, role: Role | undefined) {
+  if (credential.kind === "api_token") {
+    if (needed === "write") return forbidden("This token is read-only", "Create a read-write token to make changes");
+    return forbidden(
+      "API tokens cannot manage keys, tokens, members or settings",
+      "Authorization: use an admin key, or sign in as an owner with `svc login`",
+    );
+  }
+  if (credential.kind === "admin_key") {
+    return forbidden(
+      "SDK keys cannot add, remove or re-role people: membership spans the whole organisation",
+      "Sign in as an owner of the organisation (`svc login`, or the browser) to manage members",
+    );
+  }
+  const what = needed === "write" ? "make changes" : needed === "manage" ? "manage keys, tokens and settings" : "manage members";
+  const who = needed === "write" ? "an editor or owner" : "an owner";
+  return forbidden(`Your role (${role ?? "none"}) cannot ${what}`, `Ask an owner of the organisation to make you ${who}`);
+}
 
 export class Authenticator {
   private readonly resolvers: BearerResolver[] = [];
@@ -116,16 +174,19 @@ export class Authenticator {
     return credential;
   }
 
-  /** Picks the request's project for an identified credential and applies the admin rules. */
+  /** Picks the request's project for an identified credential and applies the admin rules (reach, then permission). */
   forProject(credential: Credential, headers: Record<string, string | undefined>, method: string, options: AdminAuthOptions): Principal {
-    const required = options !== true && options.projectHeader === "required";
+    const required = typeof options === "object" && options.projectHeader === "required";
     const projectId = chooseProject(credential, headers["x-project-id"], required);
-    if (credential.readOnly && WRITE_METHODS.has(method)) {
-      throw forbidden("This token is read-only", "Create a read-write token to make changes");
-    }
+    const access = credential.access(projectId);
+    if (!access) throw forbidden("This credential is not allowed on that project", `X-Project-Id: ${projectId}`);
+    const needed = requiredPermission(options, method);
+    if (!access.permissions.includes(needed)) throw refusal(credential, needed, access.role);
     if (credential.kind === "admin_key") this.keys.markUsed(credential.credentialId);
-    const { defaultProjectId: _d, canAccess: _c, ...rest } = credential;
-    return { ...rest, projectId };
+    const { defaultProjectId: _d, access: _a, ...rest } = credential;
+    const principal: Principal = { ...rest, projectId, permissions: access.permissions, readOnly: !access.permissions.includes("write") };
+    if (access.role) principal.role = access.role;
+    return principal;
   }
 
   /**
@@ -157,8 +218,8 @@ export class Authenticator {
   private keyPrincipal(key: SdkKey): Principal {
     let principal = this.keyPrincipals.get(key);
     if (!principal) {
-      const { defaultProjectId: _d, canAccess: _c, ...rest } = keyCredential(key, `${key.type}_key` as Principal["kind"]);
-      principal = { ...rest, projectId: key.projectId };
+      const { defaultProjectId: _d, access: _a, ...rest } = keyCredential(key, `${key.type}_key` as Principal["kind"]);
+      principal = { ...rest, projectId: key.projectId, permissions: NO_PERMISSIONS, readOnly: true };
       this.keyPrincipals.set(key, principal);
     }
     return principal;

@@ -9,6 +9,7 @@ export type ErrorCode =
   | "ALREADY_EXISTS"
   | "IMMUTABLE_FIELD"
   | "VALIDATION"
+  | "UNAVAILABLE"
   | "INTERNAL";
 
 const STATUS: Record<ErrorCode, number> = {
@@ -19,6 +20,7 @@ const STATUS: Record<ErrorCode, number> = {
   ALREADY_EXISTS: 409,
   IMMUTABLE_FIELD: 409,
   VALIDATION: 400,
+  UNAVAILABLE: 503,
   INTERNAL: 500,
 };
 
@@ -40,7 +42,9 @@ export class ApiError extends Error {
     this.status = status ?? STATUS[code];
   }
 
-  toBody(): ErrorBody {
+  toBody(): ErrorBody | { error: string } {
+    // DECISIONS.md: `Unavailable` is 503 with `{"error": "Unavailable"}` and nothing else.
+    if (this.code === "UNAVAILABLE") return { error: this.message };
     return this.detail === undefined
       ? { error: this.message, code: this.code }
       : { error: this.message, code: this.code, detail: this.detail };
@@ -58,6 +62,9 @@ export const alreadyExists = (message: string, detail?: string) => new ApiError(
 export const validation = (message: string, detail?: string) => new ApiError("VALIDATION", message, detail);
 export const immutableField = (message: string, detail?: string) => new ApiError("IMMUTABLE_FIELD", message, detail);
 export const bodyTooLarge = () => new ApiError("BAD_REQUEST", "Body too large", undefined, 413);
+/** The store cannot take the write now (another process holds its lock): 503, try again after `retryAfterSeconds`. */
+export const unavailable = (retryAfterSeconds: number) =>
+  new ApiError("UNAVAILABLE", "Unavailable", undefined, 503, { "Retry-After": String(retryAfterSeconds) });
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new ApiError("BAD_REQUEST", "Too many requests", undefined, 429, { "Retry-After": String(retryAfterSeconds) });
 

@@ -1,12 +1,13 @@
 import type { Migration } from "./db";
-import { tenancyMigration } from "../modules/projects/schema";
+import { rolesMigration, tenancyMigration } from "../modules/projects/schema";
 import { sdkKeysMigration } from "../modules/keys/schema";
 import { revisionsMigration } from "../modules/delivery/schema";
 import { killswitchesMigration } from "../modules/killswitches/schema";
-import { configsMigration } from "../modules/configs/schema";
-import { identityMigration } from "../modules/identity/schema";
-import { deviceMigration } from "../modules/device/schema";
+import { configChangeSeqMigration, configsMigration } from "../modules/configs/schema";
+import { identityMigration, oidcIdentitiesMigration } from "../modules/identity/schema";
+import { deviceExpiryMigration, deviceMigration } from "../modules/device/schema";
 import { apiTokensMigration } from "../modules/tokens/schema";
+import { storeMetaMigration } from "./store-meta";
 
 /**
  * Every schema step in the order it was released. Append only: a step's
@@ -22,4 +23,9 @@ export const MIGRATIONS: Migration[] = [
   identityMigration,
   deviceMigration,
   apiTokensMigration,
+  rolesMigration,
+  storeMetaMigration,
+  oidcIdentitiesMigration,
+  deviceExpiryMigration,
+  configChangeSeqMigration,
 ];

@@ -15,6 +15,11 @@ export function isEdgePath(path: string): boolean {
   return path === "/healthz" || path.startsWith("/ops/");
 }
 
+/** Paths of machine clients (admin API, SDK, OFREP, intake, health, docs); everything else is a browser page or sign-in endpoint. */
+export function isApiPath(path: string): boolean {
+  return path.startsWith("/api/") || path.startsWith("/ofrep/") || path.startsWith("/ops/") || path === "/healthz" || path === "/openapi" || path.startsWith("/openapi/");
+}
+
 export function isCorsPath(path: string): boolean {
   return CORS_PREFIXES.some((p) => path.startsWith(p));
 }
@@ -84,34 +89,83 @@ export function validationDetail(error: unknown): string {
   return (error as Error).message?.slice(0, 500) ?? "invalid request";
 }
 
-/** Requests whose body, sent without Content-Length, passed the limit while it was read. */
+/** Requests whose body passed the size limit while it was read (413). */
 export const oversized = new WeakSet<Request>();
+/** Requests whose body nests arrays/objects deeper than MAX_BODY_DEPTH (400). */
+export const tooDeep = new WeakSet<Request>();
+/**
+ * The request Bun handed us, for one rebuilt around its buffered body: the
+ * peer address (`server.requestIP`) and per-request timeouts only know the
+ * original.
+ */
+export const originalRequest = new WeakMap<Request, Request>();
+
+/** Deepest nesting of arrays/objects accepted in a request body. */
+export const MAX_BODY_DEPTH = 64;
 
 /**
- * Counts a body sent without Content-Length (chunked) as it is read: past
- * `max` bytes the read fails and the request is marked, so that onError
- * answers 413 whatever was reading it. Declared lengths are checked up
- * front in onRequest, so Bun's own cap (which answers with an empty body)
- * never has to.
+ * Whether JSON text (as UTF-8 bytes) opens more than `limit` arrays/objects
+ * at once. A linear scan that skips strings; it does not validate anything
+ * else. Bytes 0x22/0x5B/0x5C/0x7B never occur inside a multi-byte UTF-8
+ * sequence, so scanning bytes is exact.
  */
-export function limitChunkedBody(request: Request, max: number): Request {
-  let seen = 0;
-  const limited: Request = new Request(request, {
-    body: request.body!.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          seen += chunk.byteLength;
-          if (seen <= max) return controller.enqueue(chunk);
-          oversized.add(limited);
-          controller.error(new Error("Body too large"));
-        },
-      }),
-    ),
-    duplex: "half",
-  } as RequestInit);
+export function nestedDeeperThan(bytes: Uint8Array, limit: number): boolean {
+  if (bytes.length <= limit) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+function rebuilt(request: Request, body: Uint8Array | null): Request {
+  const next = new Request(request.url, { method: request.method, headers: request.headers, body: body as BodyInit | null });
   // Bun's router hands over path parameters on the request itself, and Elysia reads them from there.
-  Object.defineProperty(limited, "params", { value: (request as Request & { params?: unknown }).params });
-  return limited;
+  Object.defineProperty(next, "params", { value: (request as Request & { params?: unknown }).params });
+  originalRequest.set(next, originalRequest.get(request) ?? request);
+  return next;
+}
+
+/**
+ * Reads a request body before anything parses it, so that two limits hold
+ * for every route: at most `maxBytes` (counted as it arrives, also when sent
+ * chunked without Content-Length; a declared length over the limit is
+ * refused by onRequest without reading), and at most MAX_BODY_DEPTH levels of
+ * nesting (100,000 `[` once held the event loop for seconds and then
+ * overflowed the stack while the validation error was rendered). The answer
+ * is a request over the buffered bytes, marked `oversized` or `tooDeep` when
+ * a limit failed (onRequest then answers 413 or 400).
+ */
+export async function bufferBody(request: Request, maxBytes: number): Promise<Request> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > maxBytes) return request;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body!.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      const refused = rebuilt(request, null);
+      oversized.add(refused);
+      return refused;
+    }
+    chunks.push(value);
+  }
+  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  const next = rebuilt(request, bytes);
+  if (nestedDeeperThan(bytes, MAX_BODY_DEPTH)) tooDeep.add(next);
+  return next;
 }
 
 export function errorResponse(status: number, body: unknown, m: RequestMeta | undefined, extra?: Record<string, string>) {

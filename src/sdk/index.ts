@@ -12,6 +12,12 @@
  * If-None-Match as a safety net. When the server cannot be reached it keeps
  * answering from the last snapshot it had; before the first one, every
  * answer is the caller's default.
+ *
+ * It never goes backwards: a snapshot replaces the one in use only when its
+ * revision is greater, or when it comes from another database epoch (a
+ * restored or copied database starts a new epoch, whose revisions may be
+ * lower). So a slow poll answer that lands after a newer stream event is
+ * ignored.
  */
 
 export type Env = "dev" | "staging" | "prod";
@@ -23,6 +29,12 @@ export type Config = { value: unknown; version: number };
 export type Snapshot = {
   projectId: string;
   env: Env;
+  /**
+   * The server database's epoch: a restored or copied database starts a new
+   * one, and revisions are only comparable within one epoch. A server that
+   * sends none counts as epoch "".
+   */
+  epoch: string;
   revision: number;
   killswitches: Record<string, Killswitch>;
   configs: Record<string, Config>;
@@ -191,10 +203,24 @@ export function createClient(options: ClientOptions): Client {
 
   const headers = (extra: Record<string, string> = {}) => ({ "x-sdk-key": options.sdkKey, ...extra });
 
-  const apply = (snapshot: Snapshot, tag: string | null) => {
-    // The server's tag names (project, env, revision); when the stream delivered the snapshot, rebuild it the same way.
-    etag = tag ?? `"${snapshot.projectId}-${snapshot.env}-${snapshot.revision}"`;
-    if (current && current.revision === snapshot.revision && current.env === snapshot.env) return;
+  /** Whether `next` may replace the snapshot in use: never an older or the same revision of the same epoch. */
+  const isNewer = (next: Snapshot): boolean => {
+    if (!current) return true;
+    // Another env or project (the project's default env changed) numbers its revisions on its own.
+    if (next.env !== current.env || next.projectId !== current.projectId) return true;
+    if (next.epoch !== current.epoch) return true;
+    return next.revision > current.revision;
+  };
+
+  const apply = (received: Snapshot, tag: string | null) => {
+    const snapshot: Snapshot = { ...received, epoch: typeof received.epoch === "string" ? received.epoch : "" };
+    if (!isNewer(snapshot)) {
+      // The same snapshot again: the server's own tag is the one to send back. An older one changes nothing.
+      if (tag && current && snapshot.epoch === current.epoch && snapshot.revision === current.revision) etag = tag;
+      return;
+    }
+    // The server's tag names (epoch, project, env, revision); when the stream delivered the snapshot, rebuild it the same way.
+    etag = tag ?? `"${snapshot.epoch ? `${snapshot.epoch}-` : ""}${snapshot.projectId}-${snapshot.env}-${snapshot.revision}"`;
     current = snapshot;
     const pending = waiters;
     waiters = [];

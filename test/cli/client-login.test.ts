@@ -219,7 +219,7 @@ describe("svc logout", () => {
     const creds = readCredentialsFile(box);
     const r = await svc(box, ["logout"]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("Signed out owner@example.com.");
+    expect(r.stdout).toContain(`Signed out owner@example.com from ${ts.url}.`);
     expect(r.stderr).toBe("");
     expect(existsSync(box.credentialsPath)).toBe(false);
     // The refresh token no longer rotates, and the whole sign-in (its access token) is gone.
@@ -231,6 +231,43 @@ describe("svc logout", () => {
     const again = await svc(box, ["logout"]);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("Not signed in");
+  });
+
+  test("--url or SERVICE_URL naming another server: the refresh token goes only to its own server, which revokes it", async () => {
+    // A second server that records every request's Authorization header and body.
+    const requests: { method: string; path: string; authorization: string | null; body: string }[] = [];
+    const other = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(req) {
+        requests.push({ method: req.method, path: new URL(req.url).pathname, authorization: req.headers.get("authorization"), body: await req.text() });
+        return Response.json({});
+      },
+    });
+    const otherUrl = other.url.origin;
+    try {
+      for (const [args, env] of [
+        [["--url", otherUrl], {}],
+        [[], { SERVICE_URL: otherUrl }],
+      ] as const) {
+        const box = sandbox();
+        await cliLogin(ts, box);
+        const creds = readCredentialsFile(box);
+        const r = await svc(box, ["logout", "--json", ...args], { env });
+        expect(JSON.stringify(requests)).not.toContain(creds.refresh_token);
+        expect(requests).toEqual([]);
+        expect(r.code).toBe(0);
+        expect(JSON.parse(r.stdout)).toMatchObject({ signedOut: true, revoked: true, server_url: ts.url });
+        expect(r.stderr).toContain(`issued by ${ts.url}, not ${otherUrl}`);
+        expect(r.stderr).toContain(`Nothing was sent to ${otherUrl}`);
+        expect(existsSync(box.credentialsPath)).toBe(false);
+        // Revoked where it was issued: it no longer rotates.
+        const refresh = await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: creds.refresh_token } });
+        expect(refresh.status).toBe(400);
+      }
+    } finally {
+      other.stop(true);
+    }
   });
 
   test("with the server down the file is still deleted, with a warning", async () => {

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { cliLogin, readCredentialsFile, removeSandboxes, sandbox, startClientTestServer, startSvc, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
+import { ROOT, SVC_SOURCE } from "./process";
 
 // Each test spawns the CLI several times and waits out device-flow polls.
 setDefaultTimeout(60_000);
@@ -27,6 +31,38 @@ afterAll(async () => {
 
 function writeCredentials(box: Sandbox, creds: Record<string, unknown>) {
   writeFileSync(box.credentialsPath, JSON.stringify(creds), { mode: 0o600 });
+}
+
+type Recorded = { method: string; path: string; authorization: string | null; body: string };
+
+/**
+ * A second local HTTP server that records every request's method, path,
+ * Authorization header and body. It answers `answer(path)`, else 401 (which
+ * would make a client refresh there too).
+ */
+function startRecorder(answer: (path: string) => Response | undefined = () => undefined) {
+  const requests: Recorded[] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      requests.push({ method: req.method, path, authorization: req.headers.get("authorization"), body: await req.text() });
+      return answer(path) ?? Response.json({ error: "Unauthorized", code: "UNAUTHORIZED" }, { status: 401 });
+    },
+  });
+  recorders.push(server);
+  return { url: server.url.origin, requests, seen: () => JSON.stringify(requests) };
+}
+const recorders: ReturnType<typeof Bun.serve>[] = [];
+afterAll(() => {
+  for (const r of recorders.splice(0)) r.stop(true);
+});
+
+/** Neither token of the stored pair appears in any header or body the recorder got. */
+function expectNoStoredToken(recorder: ReturnType<typeof startRecorder>, creds: Record<string, any>) {
+  expect(recorder.seen()).not.toContain(creds.access_token);
+  expect(recorder.seen()).not.toContain(creds.refresh_token);
 }
 
 /** A fresh pair for the same sign-in, as another process would get it. */
@@ -92,16 +128,24 @@ describe("credential precedence", () => {
     expect(r.stderr).toContain('has no "project_id"');
   });
 
-  test("server: --url, then SERVICE_URL, then the file's server_url", async () => {
+  test("server: the credentials file's server_url; --url and SERVICE_URL may only name that same server", async () => {
     const box = sandbox();
     await cliLogin(ts, box);
     const creds = readCredentialsFile(box);
+    // The same server spelled another way (upper-case scheme, trailing slash) is the same server.
+    const sameServer = `${ts.url.replace("http://", "HTTP://")}/`;
+    expect((await svc(box, ["whoami", "--url", sameServer])).code).toBe(0);
+    expect((await svc(box, ["whoami"], { env: { SERVICE_URL: sameServer } })).code).toBe(0);
     const dead = "http://127.0.0.1:9";
     writeCredentials(box, { ...creds, server_url: dead });
     expect((await svc(box, ["whoami"])).stderr).toContain(`could not reach ${dead}`);
-    expect((await svc(box, ["whoami"], { env: { SERVICE_URL: ts.url } })).code).toBe(0);
-    expect((await svc(box, ["whoami", "--url", ts.url], { env: { SERVICE_URL: dead } })).code).toBe(0);
     expect((await svc(box, ["whoami", "--url", "localhost:8080"])).code).toBe(2);
+    // A file that does not say which server issued it is sent nowhere.
+    const { server_url: _, ...withoutServer } = creds;
+    writeCredentials(box, withoutServer);
+    const unnamed = await svc(box, ["whoami", "--url", ts.url]);
+    expect(unnamed.code).toBe(3);
+    expect(unnamed.stderr).toContain("server_url");
   });
 
   test("config.json's env is the default of toggle", async () => {
@@ -111,6 +155,131 @@ describe("credential precedence", () => {
     writeFileSync(join(box.configDir, "config.json"), JSON.stringify({ env: "staging" }));
     expect((await svcJson(box, ["toggle", "prefs"])).env).toBe("staging");
     expect((await svcJson(box, ["toggle", "prefs", "--env", "dev"])).env).toBe("dev");
+  });
+});
+
+describe("stored credentials go only to the server that issued them", () => {
+  test("a --url or SERVICE_URL naming another server: exit 3 naming both and `svc login --url`, nothing sent (fresh or expired pair)", async () => {
+    const box = sandbox();
+    await cliLogin(ts, box);
+    const creds = readCredentialsFile(box);
+    const other = startRecorder();
+    for (const expired of [false, true]) {
+      // Expired: the client would refresh first; fresh: it would send the access token (and refresh on the 401).
+      writeCredentials(box, { ...creds, created_at: expired ? new Date(Date.now() - 2 * HOUR).toISOString() : creds.created_at });
+      for (const [args, env] of [
+        [["--url", other.url], {}],
+        [[], { SERVICE_URL: other.url }],
+        [["--url", `${other.url}/`], { SERVICE_URL: ts.url }],
+      ] as const) {
+        for (const command of [["whoami"], ["sdk", "keys", "list"], ["toggle", "x", "--on"]]) {
+          const r = await svc(box, [...command, ...args], { env });
+          const what = `${command.join(" ")} ${JSON.stringify({ args, env, expired })}`;
+          expectNoStoredToken(other, creds);
+          expect(other.requests, what).toEqual([]);
+          expect(r.code, what).toBe(3);
+          expect(r.stderr, what).toContain(`issued by ${ts.url}`);
+          expect(r.stderr, what).toContain(other.url);
+          expect(r.stderr, what).toContain(`svc login --url ${other.url}\``);
+        }
+      }
+    }
+    const json = await svc(box, ["whoami", "--json", "--url", other.url]);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stderr)).toMatchObject({ code: "NOT_SIGNED_IN" });
+    expect(other.requests).toEqual([]);
+    expectNoStoredToken(other, creds);
+    // The stored pair was neither spent nor changed, and still works where it was issued.
+    expect(readCredentialsFile(box).refresh_token).toBe(creds.refresh_token);
+    expect((await svc(box, ["whoami"])).code).toBe(0);
+  });
+
+  test("a pair that another process swapped for another server's while this one waited to refresh is not sent", async () => {
+    // This process is for `other` (its file said so); the pair it finds under the lock was issued by the real server.
+    const box = sandbox();
+    await cliLogin(ts, box);
+    const real = readCredentialsFile(box);
+    const other = startRecorder();
+    const stale = { ...real, access_token: "svc_at_stale", refresh_token: "svc_rt_stale", server_url: other.url, created_at: new Date(Date.now() - 2 * HOUR).toISOString() };
+    writeCredentials(box, stale);
+    const lock = `${box.credentialsPath}.lock`;
+    writeFileSync(lock, "12345");
+    const live = startSvc(box, ["whoami"]);
+    await Bun.sleep(1500);
+    expect(live.proc.exitCode).toBeNull();
+    writeCredentials(box, real);
+    rmSync(lock);
+    const r = await live.result();
+    expectNoStoredToken(other, real);
+    expect(other.requests).toEqual([]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`replaced while this command ran by a sign-in to ${ts.url}`);
+    expect(readCredentialsFile(box).refresh_token).toBe(real.refresh_token);
+  });
+
+  test("a redirect from the issuing server is not followed: the refresh token is not re-sent to its Location", async () => {
+    const box = sandbox();
+    await cliLogin(ts, box);
+    const creds = readCredentialsFile(box);
+    const other = startRecorder();
+    const redirector = startRecorder((path) => new Response(null, { status: 307, headers: { location: `${other.url}${path}` } }));
+    writeCredentials(box, { ...creds, server_url: redirector.url, created_at: new Date(Date.now() - 2 * HOUR).toISOString() });
+    const r = await svc(box, ["whoami"]);
+    expectNoStoredToken(other, creds);
+    expect(other.requests).toEqual([]);
+    expect(redirector.requests.map((q) => q.path)).toEqual(["/auth/device/refresh"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("redirect");
+  });
+
+  test("SERVICE_CLI_TOKEN still goes where --url or SERVICE_URL say, and the stored pair stays home", async () => {
+    const box = sandbox();
+    await cliLogin(ts, box);
+    const creds = readCredentialsFile(box);
+    const me = { user: { email: "ci@example.com" }, project: { id: "prj_other", name: "Other" }, projects: [], credential: { kind: "api_token", readOnly: true } };
+    const other = startRecorder((path) => (path === "/api/admin/me" ? Response.json(me) : undefined));
+    const token = "svc_pat_given_explicitly";
+    for (const [args, env] of [
+      [["--url", other.url], { SERVICE_CLI_TOKEN: token }],
+      [[], { SERVICE_CLI_TOKEN: token, SERVICE_URL: other.url }],
+    ] as const) {
+      other.requests.length = 0;
+      const r = await svcJson(box, ["whoami", ...args], { env });
+      expect(r).toMatchObject({ serverUrl: other.url, credentialSource: "SERVICE_CLI_TOKEN", project: { id: "prj_other" } });
+      expect(other.requests.map((q) => [q.path, q.authorization])).toEqual([["/api/admin/me", `Bearer ${token}`]]);
+    }
+    expectNoStoredToken(other, creds);
+  });
+
+  test("svc mcp follows the same rule: with SERVICE_URL naming another server, tools answer how to sign in there, and nothing is sent", async () => {
+    const box = sandbox();
+    await cliLogin(ts, box);
+    const creds = readCredentialsFile(box);
+    const other = startRecorder();
+    const transport = new StdioClientTransport({
+      command: SVC_SOURCE[0]!,
+      args: [...SVC_SOURCE.slice(1), "mcp"],
+      env: { PATH: process.env.PATH ?? "", HOME: box.home, SERVICE_CONFIG_DIR: box.configDir, SERVICE_URL: other.url },
+      cwd: ROOT,
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "svc-test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      for (const name of ["whoami", "list_sdk_keys"]) {
+        const result = (await client.callTool({ name, arguments: {} })) as CallToolResult;
+        expectNoStoredToken(other, creds);
+        expect(other.requests).toEqual([]);
+        expect(result.isError).toBe(true);
+        const text = result.content[0]!.type === "text" ? result.content[0]!.text : "";
+        expect(text).toContain(`issued by ${ts.url}`);
+        expect(text).toContain(`svc login --url ${other.url}`);
+      }
+    } finally {
+      await client.close();
+    }
+    expect(other.requests).toEqual([]);
+    expectNoStoredToken(other, creds);
   });
 });
 

@@ -126,7 +126,7 @@ describe("approval page and confirm", () => {
 
     // A person invited only to the main organisation cannot bind a project of another one.
     const foreign = ts.newProject("Not yours");
-    await ts.api("/api/admin/invites", { body: { email: "dev@example.com" } });
+    await ts.addMember("dev@example.com", "editor");
     const dev = await signInWithMagicLink(ts, mails, "dev@example.com");
     const forbidden = await dev.postJson("/auth/device/confirm", { user_code: code.user_code, action: "approve", project_id: foreign.projectId }, { "x-csrf-token": dev.csrf });
     expect(forbidden.status).toBe(403);
@@ -246,26 +246,24 @@ describe("refresh, revoke and access", () => {
     expect(spent.rotated_at).not.toBeNull();
   });
 
-  test("within 30 seconds the previous refresh token gets the same current pair; later its reuse revokes the family", async () => {
+  test("rotation is strict: the previous refresh token, presented again even at once, revokes the whole sign-in", async () => {
     const first = await deviceLogin(ts, owner);
     const second = (await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } })).body;
-    clock.advance(10_000);
+    // No grace window (issue 8): a replay a second later is a copy, not a retry, and gets nothing.
+    clock.advance(1_000);
     const replay = await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } });
-    expect(replay.status).toBe(200);
-    expect(replay.body.access_token).toBe(second.access_token);
-    expect(replay.body.refresh_token).toBe(second.refresh_token);
-    expect(replay.body.expires_in).toBe(3590);
-
-    clock.advance(21_000);
-    const reuse = await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } });
-    expect(reuse.status).toBe(400);
-    expect(reuse.body.error).toBe("invalid_grant");
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe("invalid_grant");
+    expect(replay.body.access_token).toBeUndefined();
     // The whole family is gone: the current access token and refresh token too.
     expect((await ts.api("/api/admin/projects/current", { key: second.access_token })).status).toBe(401);
     expect((await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: second.refresh_token } })).body.error).toBe("invalid_grant");
+    const family = ts.server.db.query("SELECT f.revoked_reason FROM token_families f JOIN device_tokens t ON t.family_id = f.id WHERE t.token_hash = ?").get(sha256(second.refresh_token));
+    expect(family).toEqual({ revoked_reason: "refresh token reused" });
+    expect(ts.server.db.query("SELECT COUNT(*) AS n FROM device_tokens WHERE grace_payload IS NOT NULL").get()).toEqual({ n: 0 });
   });
 
-  test("only the immediately previous token has the grace window", async () => {
+  test("an older refresh token is refused the same way", async () => {
     const first = await deviceLogin(ts, owner);
     const second = (await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } })).body;
     const third = (await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: second.refresh_token } })).body;
@@ -323,7 +321,7 @@ describe("refresh, revoke and access", () => {
     expect(me.status).toBe(200);
     expect(me.body.user).toEqual({ email: "owner@example.com" });
     expect(me.body.project).toEqual({ id: ts.projectId, name: "Main project" });
-    expect(me.body.credential).toEqual({ kind: "user_token", readOnly: false });
+    expect(me.body.credential).toEqual({ kind: "user_token", readOnly: false, role: "owner", permissions: ["read", "write", "manage", "members"] });
     const ids = me.body.projects.map((p: any) => p.id);
     expect(ids).toContain(ts.projectId);
     expect(ids).toContain(second.projectId);
@@ -339,7 +337,7 @@ describe("refresh, revoke and access", () => {
 
   test("a project of an organisation the person is not in is FORBIDDEN, and nothing changes", async () => {
     const foreign = ts.newProject("Foreign");
-    await ts.api("/api/admin/invites", { body: { email: "member@example.com" } });
+    await ts.addMember("member@example.com", "owner");
     const member = await signInWithMagicLink(ts, mails, "member@example.com");
     const pair = await deviceLogin(ts, member);
     expect(pair.project_id).toBe(ts.projectId);
@@ -362,15 +360,15 @@ describe("refresh, revoke and access", () => {
     expect(me.body.user.email).toMatch(/^admin-key:key_\w+@keys\.local$/);
     expect(me.body.project).toEqual({ id: ts.projectId, name: "Main project" });
     expect(me.body.projects).toEqual([{ id: ts.projectId, name: "Main project", organisationId: ts.organisationId, organisationName: "Main project organisation" }]);
-    expect(me.body.credential).toEqual({ kind: "admin_key", readOnly: false });
+    expect(me.body.credential).toEqual({ kind: "admin_key", readOnly: false, role: null, permissions: ["read", "write", "manage"] });
     expect((await ts.api("/api/admin/me", { key: null })).status).toBe(401);
     expect((await ts.api("/api/admin/me", { key: "svc_at_forged" })).status).toBe(401);
   });
 });
 
 describe("refresh token lifetime", () => {
-  test("a refresh token works for 30 days, then is invalid_grant; each rotation starts a new 30 days", async () => {
-    // Its own server and clock: moving 30 days ahead would end the sessions the other tests use.
+  test("a refresh token works for 30 days; rotations renew it, but a sign-in ends after 90 days however often it is used", async () => {
+    // Its own server and clock: moving months ahead would end the sessions the other tests use.
     const ownMails = new MailCapture();
     const ownClock = testClock();
     const own = await startTestServer({ signIn: { mailer: ownMails, now: ownClock.now } });
@@ -380,20 +378,37 @@ describe("refresh token lifetime", () => {
       const stored = own.server.db.query("SELECT created_at, expires_at FROM device_tokens WHERE token_hash = ?").get(sha256(first.refresh_token)) as any;
       expect(Date.parse(stored.expires_at) - Date.parse(stored.created_at)).toBe(30 * 24 * 3600_000);
 
+      // Unused for 30 days: expired (expiry is not reuse, so the sign-in is not marked revoked).
+      const idle = await deviceLogin(own, browser);
       ownClock.advance(30 * 24 * 3600_000 - 60_000);
-      const renewed = await own.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } });
-      expect(renewed.status).toBe(200);
-
-      ownClock.advance(30 * 24 * 3600_000);
-      const late = await own.api("/auth/device/refresh", { key: null, body: { refresh_token: renewed.body.refresh_token } });
-      expect(late.status).toBe(400);
+      let current = (await own.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } })).body;
+      expect(typeof current.refresh_token).toBe("string");
+      ownClock.advance(60_001);
+      const late = await own.api("/auth/device/refresh", { key: null, body: { refresh_token: idle.refresh_token } });
       expect(late.body).toMatchObject({ error: "invalid_grant", code: "BAD_REQUEST" });
       expect(late.body.error_description).toContain("expired");
-      // Expiry is not reuse: the sign-in was not marked revoked, and nothing new was issued.
+
+      // Refreshed every 20 days, the first sign-in still ends 90 days after it began (issue 8: a sign-in used to never end).
+      for (const _day of [50, 70]) {
+        ownClock.advance(20 * 24 * 3600_000);
+        const next = await own.api("/auth/device/refresh", { key: null, body: { refresh_token: current.refresh_token } });
+        expect(next.status).toBe(200);
+        current = next.body;
+      }
+      // Day 90 minus a minute: the access token handed out expires with the sign-in, not an hour later.
       const family = own.server.db
-        .query("SELECT f.revoked_at, f.generation FROM token_families f JOIN device_tokens t ON t.family_id = f.id WHERE t.token_hash = ?")
-        .get(sha256(renewed.body.refresh_token));
-      expect(family).toEqual({ revoked_at: null, generation: 2 });
+        .query("SELECT f.created_at FROM token_families f JOIN device_tokens t ON t.family_id = f.id WHERE t.token_hash = ?")
+        .get(sha256(current.refresh_token)) as { created_at: string };
+      const end = Date.parse(family.created_at) + 90 * 24 * 3600_000;
+      ownClock.advance(end - 60_000 - ownClock.now());
+      const lastRefresh = await own.api("/auth/device/refresh", { key: null, body: { refresh_token: current.refresh_token } });
+      expect(lastRefresh.status).toBe(200);
+      expect(lastRefresh.body.expires_in).toBe(60);
+      ownClock.advance(60_000);
+      const over = await own.api("/auth/device/refresh", { key: null, body: { refresh_token: lastRefresh.body.refresh_token } });
+      expect(over.status).toBe(400);
+      expect(over.body.error).toBe("invalid_grant");
+      expect((await own.api("/api/admin/projects/current", { key: lastRefresh.body.access_token })).status).toBe(401);
     } finally {
       await own.stop();
     }

@@ -47,23 +47,32 @@ describe("project API tokens", () => {
     const read = await ts.api("/api/admin/projects/current", { key: token });
     expect(read.status).toBe(200);
     expect(read.body.id).toBe(ts.projectId);
-    const write = await ts.api(`/api/admin/projects/${ts.projectId}`, { method: "PATCH", key: token, body: { name: "Read-only rename" } });
+    const write = await ts.api("/api/admin/killswitches", { key: token, body: { name: "read-only-write" } });
     expect(write.status).toBe(403);
     expect(write.body).toMatchObject({ code: "FORBIDDEN", error: "This token is read-only" });
+    expect((await ts.api("/api/admin/killswitches/read-only-write")).status).toBe(404);
+    const settings = await ts.api(`/api/admin/projects/${ts.projectId}`, { method: "PATCH", key: token, body: { name: "Read-only rename" } });
+    expect(settings.status).toBe(403);
     expect(ts.server.ctx.services.projects.get(ts.projectId).name).toBe("Main project");
     expect((await ts.api("/api/admin/tokens", { key: token })).status).toBe(200);
     expect((await mint("read-only", "nested", token)).status).toBe(403);
 
     const me = await ts.api("/api/admin/me", { key: token });
-    expect(me.body.credential).toEqual({ kind: "api_token", readOnly: true });
+    expect(me.body.credential).toEqual({ kind: "api_token", readOnly: true, role: null, permissions: ["read"] });
     expect(me.body.user.email).toMatch(/^api-token:tok_\w+@tokens\.local$/);
   });
 
-  test("a read-write token writes its own project only, and cannot manage tokens", async () => {
+  test("a read-write token writes its own project only, and manages neither keys, tokens nor settings", async () => {
     const token = (await mint("read-write")).body.token;
-    const patch = await ts.api(`/api/admin/projects/${ts.projectId}`, { method: "PATCH", key: token, body: { timezone: "Europe/Berlin" } });
-    expect(patch.status).toBe(200);
-    expect(ts.server.ctx.services.projects.get(ts.projectId).timezone).toBe("Europe/Berlin");
+    const created = await ts.api("/api/admin/killswitches", { key: token, body: { name: "written-by-ci" } });
+    expect(created.status).toBe(201);
+    expect((await ts.api("/api/admin/killswitches/written-by-ci/toggle", { key: token, body: {} })).body.version).toBe(2);
+    const settings = await ts.api(`/api/admin/projects/${ts.projectId}`, { method: "PATCH", key: token, body: { timezone: "Europe/Berlin" } });
+    expect(settings.status).toBe(403);
+    expect(settings.body.error).toBe("API tokens cannot manage keys, tokens, members or settings");
+    expect(ts.server.ctx.services.projects.get(ts.projectId).timezone).toBe("UTC");
+    const me = await ts.api("/api/admin/me", { key: token });
+    expect(me.body.credential).toEqual({ kind: "api_token", readOnly: false, role: null, permissions: ["read", "write"] });
 
     const other = ts.newProject("Other");
     const foreign = await ts.api("/api/admin/projects/current", { key: token, headers: { "x-project-id": other.projectId } });
@@ -72,7 +81,7 @@ describe("project API tokens", () => {
 
     const nested = await mint("read-write", "escalate", token);
     expect(nested.status).toBe(403);
-    expect(nested.body.error).toBe("API tokens cannot manage API tokens");
+    expect(nested.body.error).toBe("API tokens cannot manage keys, tokens, members or settings");
     const victim = (await mint("read-only", "victim")).body;
     expect((await ts.api(`/api/admin/tokens/${victim.id}`, { method: "DELETE", key: token })).status).toBe(403);
     expect((await ts.api("/api/admin/projects/current", { key: victim.token })).status).toBe(200);
@@ -104,9 +113,9 @@ describe("project API tokens", () => {
     const elsewhere = { origin: "https://elsewhere.example.com" };
     const reads = await Promise.all(Array.from({ length: 50 }, () => ts.api("/api/admin/projects/current", { key: token, headers: elsewhere })));
     expect(reads.map((r) => r.status)).toEqual(Array(50).fill(200));
-    const write = await ts.api(`/api/admin/projects/${shop.projectId}`, { method: "PATCH", key: token, headers: elsewhere, body: { timezone: "Asia/Tokyo" } });
-    expect(write.status).toBe(200);
-    expect(ts.server.ctx.services.projects.get(shop.projectId).timezone).toBe("Asia/Tokyo");
+    const write = await ts.api("/api/admin/killswitches", { key: token, headers: elsewhere, body: { name: "from-anywhere" } });
+    expect(write.status).toBe(201);
+    expect((await ts.api("/api/admin/killswitches/from-anywhere", { key: shop.adminKey })).status).toBe(200);
     // The same Origin is refused to the project's SDK keys, which are domain-bound.
     const sdk = await ts.api("/api/sdk/v1/snapshot?env=prod", { key: null, headers: { ...elsewhere, "x-sdk-key": shop.serverKey } });
     expect(sdk.status).toBe(403);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createClient, readEventStream, type Client, type SvcError } from "../../src/sdk";
+import { createClient, readEventStream, type Client, type Snapshot, type SvcError } from "../../src/sdk";
 import { startTestServer, tempDir, type TestServer } from "../helpers";
 
 let s: TestServer;
@@ -112,7 +112,9 @@ describe("createClient", () => {
     await c.ready();
     await waitFor(() => statuses.filter((x) => x === 304).length >= 2, 2000, "304 polls");
     expect(tags[0]).toBeNull();
-    expect(tags.at(-1)).toBe(`"${s.projectId}-prod-${c.snapshot()!.revision}"`);
+    const snap = c.snapshot()!;
+    // The server's tag: `"<epoch>-<projectId>-<env>-<revision>"`, or without the epoch from a server that sends none.
+    expect(tags.at(-1)).toBe(`"${snap.epoch ? `${snap.epoch}-` : ""}${s.projectId}-prod-${snap.revision}"`);
     await s.api("/api/admin/configs/banner", { method: "PATCH", body: { prod: "changed" } });
     await waitFor(() => c.getConfig<string>("banner", "") === "changed", 2000, "poll sees the change");
   });
@@ -168,6 +170,159 @@ describe("createClient", () => {
     c.close();
     await own.stop();
   }, 20_000);
+
+  test("never goes backwards: a slow poll answer that lands after newer stream events is ignored", async () => {
+    // An in-process proxy in front of the real server (the client's fetch): it holds back the answer to one poll.
+    type Hold = {
+      taken: boolean;
+      captured: PromiseWithResolvers<string | null>;
+      forward: PromiseWithResolvers<void>;
+      answered: PromiseWithResolvers<{ status: number; snapshot: Snapshot }>;
+      release: PromiseWithResolvers<void>;
+      consumed: PromiseWithResolvers<void>;
+    };
+    let hold: Hold | null = null;
+    let holding = false;
+    const streamConnected = Promise.withResolvers<void>();
+    const laterTags: (string | null)[] = [];
+    const c = client({
+      pollIntervalMs: 50,
+      fetch: async (input, init) => {
+        const url = String(input);
+        if (url.includes("/stream")) {
+          const res = await fetch(input, init);
+          // The server subscribes the stream before it answers: from here on, publishes arrive by stream.
+          if (res.ok) streamConnected.resolve();
+          return res;
+        }
+        if (!holding || !hold) {
+          laterTags.push(new Headers(init?.headers).get("if-none-match"));
+          return fetch(input, init);
+        }
+        // Every other poll while the scenario runs: "not modified", so newer snapshots can only come by stream.
+        const h = hold;
+        if (h.taken) return new Response(null, { status: 304 });
+        h.taken = true;
+        h.captured.resolve(new Headers(init?.headers).get("if-none-match"));
+        await h.forward.promise;
+        const upstream = await fetch(input, init);
+        const text = await upstream.text();
+        h.answered.resolve({ status: upstream.status, snapshot: JSON.parse(text) });
+        await h.release.promise;
+        const headers: Record<string, string> = { "content-type": "application/json" };
+        const tag = upstream.headers.get("etag");
+        if (tag) headers.etag = tag;
+        const held = new Response(text, { status: upstream.status, headers });
+        // Tells the test once the client has read the answer (its handling runs before this timer).
+        const json = held.json.bind(held);
+        held.json = async () => {
+          try {
+            return await json();
+          } finally {
+            setTimeout(() => h.consumed.resolve(), 0);
+          }
+        };
+        return held;
+      },
+    });
+    await c.ready();
+    await streamConnected.promise;
+    const base = c.snapshot()!.revision;
+    const revisions: number[] = [];
+    c.onChange((snap) => revisions.push(snap.revision));
+
+    hold = {
+      taken: false,
+      captured: Promise.withResolvers(),
+      forward: Promise.withResolvers(),
+      answered: Promise.withResolvers(),
+      release: Promise.withResolvers(),
+      consumed: Promise.withResolvers(),
+    };
+    holding = true;
+    // The next poll asks with the tag of revision `base`...
+    expect(await hold.captured.promise).toEndWith(`-prod-${base}"`);
+    // ...a publish (base + 1) arrives by stream...
+    expect((await s.api("/api/admin/configs/banner", { method: "PATCH", body: { prod: "race-1" } })).status).toBe(200);
+    await waitFor(() => c.snapshot()!.revision === base + 1, 2000, "first publish by stream");
+    // ...the held poll reaches the server now and gets base + 1 in full...
+    hold.forward.resolve();
+    const answered = await hold.answered.promise;
+    expect(answered.status).toBe(200);
+    expect(answered.snapshot.revision).toBe(base + 1);
+    // ...a toggle (base + 2) arrives by stream before that answer is delivered...
+    const toggled = await s.api("/api/admin/killswitches/search/toggle", { body: {} });
+    expect(toggled.status).toBe(200);
+    await waitFor(() => c.snapshot()!.revision === base + 2, 2000, "toggle by stream");
+    const killed = c.isKilled("search");
+    expect(killed).toBe(toggled.body.value);
+    // ...and then the older answer lands.
+    hold.release.resolve();
+    await hold.consumed.promise;
+
+    expect(c.snapshot()!.revision).toBe(base + 2);
+    expect(c.isKilled("search")).toBe(killed);
+    expect(c.getConfig("banner", "")).toBe("race-1");
+    expect(revisions).toEqual([base + 1, base + 2]);
+    // The next poll names the newest revision, not the stale answer's tag.
+    holding = false;
+    laterTags.length = 0;
+    await waitFor(() => laterTags.length > 0, 2000, "a later poll");
+    expect(laterTags[0]).toEndWith(`-prod-${base + 2}"`);
+    c.close();
+    expect((await s.api("/api/admin/killswitches/search/toggle", { body: {} })).status).toBe(200);
+  });
+
+  test("a snapshot of another epoch is taken even with a lower revision; within one epoch only a higher one", async () => {
+    // A stand-in for the server's snapshot endpoint, answering whatever `served` says, in full every time
+    // (as a cache that ignores If-None-Match would), so the client sees even a repeat of its own revision.
+    const base = { projectId: "prj_fake", env: "prod", killswitches: {}, gates: {}, universes: {}, experiments: {}, translations: {} };
+    let served: Record<string, unknown> = { ...base, epoch: "e1", revision: 10, configs: { banner: { value: "e1-10", version: 1 } } };
+    let requests = 0;
+    const fake = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(req) {
+        if (new URL(req.url).pathname !== "/api/sdk/v1/snapshot") return new Response("not found", { status: 404 });
+        requests++;
+        return Response.json(served, { headers: { etag: `"${served.epoch === undefined ? "" : `${served.epoch}-`}${served.projectId}-${served.env}-${served.revision}"` } });
+      },
+    });
+    try {
+      const c = client({ stream: false, pollIntervalMs: 20 }, { url: fake.url.origin, serverKey: "sdk_server_fake" });
+      await c.ready();
+      const seen: string[] = [];
+      c.onChange((snap) => seen.push(`${snap.epoch}/${snap.revision}`));
+      const serve = async (next: Record<string, unknown>) => {
+        served = next;
+        const after = requests;
+        await waitFor(() => requests >= after + 3, 2000, "three polls");
+      };
+      const state = () => [c.snapshot()!.epoch, c.snapshot()!.revision, c.getConfig("banner", "")];
+      expect(state()).toEqual(["e1", 10, "e1-10"]);
+
+      // Same epoch: a lower revision and the same revision with other content are both ignored.
+      await serve({ ...base, epoch: "e1", revision: 9, configs: { banner: { value: "e1-9", version: 1 } } });
+      expect(state()).toEqual(["e1", 10, "e1-10"]);
+      await serve({ ...base, epoch: "e1", revision: 10, configs: { banner: { value: "e1-10-other", version: 1 } } });
+      expect(state()).toEqual(["e1", 10, "e1-10"]);
+      // A restored database: a new epoch with a lower revision is taken, then counts up from there.
+      await serve({ ...base, epoch: "e2", revision: 3, configs: { banner: { value: "e2-3", version: 1 } } });
+      expect(state()).toEqual(["e2", 3, "e2-3"]);
+      await serve({ ...base, epoch: "e2", revision: 4, configs: { banner: { value: "e2-4", version: 1 } } });
+      expect(state()).toEqual(["e2", 4, "e2-4"]);
+      // A server that sends no epoch counts as epoch "": another epoch once, then revisions compare.
+      await serve({ ...base, revision: 2, configs: { banner: { value: "none-2", version: 1 } } });
+      expect(state()).toEqual(["", 2, "none-2"]);
+      await serve({ ...base, revision: 1, configs: { banner: { value: "none-1", version: 1 } } });
+      expect(state()).toEqual(["", 2, "none-2"]);
+      expect(seen).toEqual(["e2/3", "e2/4", "/2"]);
+      expect(c.errors).toEqual([]);
+      c.close();
+    } finally {
+      fake.stop(true);
+    }
+  });
 
   test("close() releases the stream and rejects a pending ready()", async () => {
     const { snapshots } = s.server.ctx.services;

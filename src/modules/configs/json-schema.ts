@@ -20,10 +20,17 @@ const COMPILES_PER_GENERATION = 200;
 
 /**
  * Deepest nesting of arrays/objects accepted in a value or a schema: far
- * beyond any real config, and well inside the stack that validating,
- * serialising and answering need.
+ * beyond any real config, well inside the stack that validating, serialising
+ * and answering need, and a few levels under the request body's own limit
+ * (64) so that a value wrapped in a body can reach it.
  */
-export const MAX_DEPTH = 64;
+export const MAX_DEPTH = 60;
+
+/**
+ * Most items one array in a config value may hold. With the size limit this
+ * bounds what validating one value can cost.
+ */
+export const MAX_ARRAY_ITEMS = 10_000;
 
 /** How many schema errors one `detail` lists. */
 const MAX_REPORTED_ERRORS = 10;
@@ -66,21 +73,81 @@ export type CompiledSchema = {
 
 type Generation = { draft2020: Ajv2020; draft07: Ajv; compiles: number };
 
+/**
+ * JSON text with object keys sorted: two values are equal as JSON Schema
+ * means it exactly when their canonical texts are equal (numbers are parsed
+ * values, so 1 and 1.0 agree).
+ */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * `uniqueItems` in linear time. ajv compares object and array items pairwise
+ * (quadratic: 30k objects held the event loop for seconds); a set of
+ * canonical texts gives the same answer in one pass.
+ */
+const uniqueItemsKeyword = {
+  keyword: "uniqueItems",
+  type: "array" as const,
+  schemaType: "boolean" as const,
+  errors: true,
+  validate: function uniqueItems(this: unknown, enabled: boolean, data: unknown[]): boolean {
+    if (!enabled) return true;
+    const seen = new Map<string, number>();
+    for (let i = 0; i < data.length; i++) {
+      const key = canonicalJson(data[i]);
+      const first = seen.get(key);
+      if (first !== undefined) {
+        (uniqueItems as unknown as { errors: Partial<ErrorObject>[] }).errors = [
+          { keyword: "uniqueItems", message: `must NOT have duplicate items (items ## ${first} and ${i} are identical)`, params: { i: first, j: i } },
+        ];
+        return false;
+      }
+      seen.set(key, i);
+    }
+    return true;
+  },
+};
+
 function newGeneration(): Generation {
   const draft2020 = new Ajv2020(AJV_OPTIONS);
   const draft07 = new Ajv(AJV_OPTIONS);
-  addFormats(draft2020);
-  addFormats(draft07);
+  for (const ajv of [draft2020, draft07]) {
+    addFormats(ajv);
+    ajv.removeKeyword("uniqueItems");
+    ajv.addKeyword(uniqueItemsKeyword);
+  }
   return { draft2020, draft07, compiles: 0 };
 }
 
 /** VALIDATION when `value` nests arrays/objects deeper than MAX_DEPTH. Iterative, so any depth is safe to check. */
 export function checkDepth(value: unknown, field: string): void {
+  checkShape(value, field, Number.POSITIVE_INFINITY);
+}
+
+/**
+ * The work bound of one config value: at most MAX_DEPTH levels of nesting
+ * and MAX_ARRAY_ITEMS items in any array (the byte limit is the caller's).
+ */
+export function checkValueBounds(value: unknown, field: string): void {
+  checkShape(value, field, MAX_ARRAY_ITEMS);
+}
+
+function checkShape(value: unknown, field: string, maxItems: number): void {
   const stack: [unknown, number][] = [[value, 1]];
   while (stack.length > 0) {
     const [node, depth] = stack.pop()!;
     if (typeof node !== "object" || node === null) continue;
     if (depth > MAX_DEPTH) throw validation(`${field} is nested too deeply`, `${field}: at most ${MAX_DEPTH} levels of arrays/objects`);
+    if (Array.isArray(node) && node.length > maxItems) {
+      throw validation(`${field} has an array that is too long`, `${field}: an array has ${node.length} items; at most ${maxItems}`);
+    }
     for (const child of Object.values(node)) stack.push([child, depth + 1]);
   }
 }

@@ -29,8 +29,8 @@ export function configRoutes(ctx: AppContext) {
     .use(jsonBodyPlugin)
     .post(
       "",
-      ({ principal, body, set }) => {
-        const created = configs.create(principal.projectId, body, principal.actor);
+      async ({ principal, body, set }) => {
+        const created = await configs.create(principal.projectId, body, principal.actor);
         set.status = 201;
         return created;
       },
@@ -61,7 +61,7 @@ export function configRoutes(ctx: AppContext) {
     })
     .patch(
       "/:id",
-      ({ principal, params, body }) => ({ id: configs.patch(principal.projectId, params.id, body, principal.actor).id }),
+      async ({ principal, params, body }) => ({ id: (await configs.patch(principal.projectId, params.id, body, principal.actor)).id }),
       {
         admin: true,
         jsonObjectBody: true,
@@ -80,8 +80,8 @@ export function configRoutes(ctx: AppContext) {
     )
     .delete(
       "/:id",
-      ({ principal, params, set }) => {
-        configs.remove(principal.projectId, params.id, principal.actor);
+      async ({ principal, params, set }) => {
+        await configs.remove(principal.projectId, params.id, principal.actor);
         set.status = 204;
       },
       {
@@ -137,8 +137,8 @@ export function configRoutes(ctx: AppContext) {
     })
     .delete(
       "/:id/drafts/:env",
-      ({ principal, params, set }) => {
-        configs.deleteDraft(principal.projectId, params.id, params.env);
+      async ({ principal, params, set }) => {
+        await configs.deleteDraft(principal.projectId, params.id, params.env);
         set.status = 204;
       },
       {

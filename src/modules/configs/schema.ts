@@ -66,3 +66,13 @@ CREATE TABLE config_activity (
 CREATE INDEX config_activity_by_config ON config_activity(project_id, config_id, seq);
 `,
 };
+
+/**
+ * A counter every change of a config bumps (schema, values, drafts): values
+ * are validated before the write transaction, and the transaction only checks
+ * that this counter has not moved since.
+ */
+export const configChangeSeqMigration: Migration = {
+  name: "config_change_seq",
+  sql: `ALTER TABLE configs ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 1;`,
+};

@@ -1,11 +1,11 @@
-import { type Db, immediate } from "../../lib/db";
-import { alreadyExists, notFound, validation } from "../../lib/errors";
+import { type Db, writeTransaction } from "../../lib/db";
+import { alreadyExists, notFound, unavailable, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import { checkLimit, checkResourceName } from "../../lib/validate";
 import type { RevisionsService } from "../delivery/revisions";
 import { ENVS, type Env } from "../projects/service";
-import { type CompiledSchema, ConfigSchemas, checkDepth } from "./json-schema";
+import { type CompiledSchema, ConfigSchemas, checkValueBounds } from "./json-schema";
 
 export const NAME_MAX = 128;
 export const DESCRIPTION_MAX = 1000;
@@ -73,13 +73,19 @@ type ConfigRow = {
   description: string;
   schema: string;
   schema_hash: string;
+  change_seq: number;
   created_at: string;
   updated_at: string;
 };
 type ValueRow = { config_id: string; env: Env; value: string; version: number; updated_at: string };
 type DraftRow = { config_id: string; env: Env; value: string; base_version: number; updated_at: string };
 
-const CONFIG_COLUMNS = "id, name, description, schema, schema_hash, created_at, updated_at";
+const CONFIG_COLUMNS = "id, name, description, schema, schema_hash, change_seq, created_at, updated_at";
+
+/** Tries of an optimistic write whose config changed between validation and commit, before 503. */
+const WRITE_ATTEMPTS = 5;
+/** Returned by a commit step when the config moved since it was validated: validate again. */
+const STALE = Symbol("stale");
 export function checkName(name: string): void {
   checkResourceName(name, { max: NAME_MAX, idPrefix: "cfg_", slashReason: "'/' is not allowed in names used as keys and in paths" });
 }
@@ -90,10 +96,10 @@ function checkDescription(description: string): void {
   }
 }
 
-/** JSON text of a config value, refused when it is too large or too deeply nested. */
+/** JSON text of a config value, refused when it is too large, too deeply nested or has too many items. */
 function valueJson(value: unknown, field: string): string {
   if (value === undefined) throw validation(`${field} is required`, `${field}: any JSON value (null included)`);
-  checkDepth(value, field);
+  checkValueBounds(value, field);
   const json = JSON.stringify(value);
   const bytes = Buffer.byteLength(json);
   if (bytes > VALUE_MAX_BYTES) throw validation(`${field} is too large`, `${field}: ${bytes} bytes of JSON; at most ${VALUE_MAX_BYTES}`);
@@ -107,8 +113,12 @@ function failIfProblems(message: string, problems: string[]): void {
 /**
  * Dynamic configs: JSON values per env, validated against the config's JSON
  * Schema, with drafts, publish, history and an activity log. Every change is
- * one `immediate` transaction that also writes its activity row and bumps the
+ * one write transaction that also writes its activity row and bumps the
  * revision of each env whose published value moved.
+ *
+ * Validation can cost real CPU, so it never runs while the write lock is
+ * held: a change reads the config, validates, then commits only if the
+ * config's `change_seq` has not moved meanwhile (else it validates again).
  */
 export class ConfigsService {
   private readonly schemas = new ConfigSchemas();
@@ -121,6 +131,7 @@ export class ConfigsService {
   private readonly insertVersion;
   private readonly insertActivity;
   private readonly touch;
+  private readonly bumpChange;
   private readonly published;
 
   constructor(
@@ -149,7 +160,8 @@ export class ConfigsService {
       `INSERT INTO config_activity (id, project_id, config_id, action, actor_email, actor_type, payload, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.touch = db.prepare<never, [string, string]>("UPDATE configs SET updated_at = ? WHERE id = ?");
+    this.bumpChange = db.prepare<never, [string]>("UPDATE configs SET change_seq = change_seq + 1 WHERE id = ?");
+    this.touch = db.prepare<never, [string, string]>("UPDATE configs SET updated_at = ?, change_seq = change_seq + 1 WHERE id = ?");
     this.published = db.prepare<{ name: string; value: string; version: number }, [string, string]>(
       `SELECT c.name, v.value, v.version
        FROM configs c JOIN config_values v ON v.config_id = c.id
@@ -172,7 +184,7 @@ export class ConfigsService {
    * Creates the config and publishes its value on every env at version 1.
    * Without a value the schema's root `default` is used; the value must fit.
    */
-  create(projectId: string, input: CreateInput, actor: Actor): { id: string; name: string } {
+  async create(projectId: string, input: CreateInput, actor: Actor): Promise<{ id: string; name: string }> {
     checkName(input.name);
     const description = input.description ?? "";
     checkDescription(description);
@@ -186,7 +198,7 @@ export class ConfigsService {
     const json = valueJson(value, "value");
     failIfProblems("value does not match the schema", this.schemas.problems(compiled, value, "value"));
 
-    const id = immediate(this.db, () => {
+    const id = await writeTransaction(this.db, () => {
       if (this.byName.get(input.name, projectId)) {
         throw alreadyExists(`A config named ${input.name} already exists in this project`, "name: choose another name");
       }
@@ -248,7 +260,7 @@ export class ConfigsService {
    * replaces the schema once every resulting value and every draft fits it.
    * Any failure changes nothing.
    */
-  patch(projectId: string, idOrName: string, input: PatchInput, actor: Actor): PatchResult {
+  async patch(projectId: string, idOrName: string, input: PatchInput, actor: Actor): Promise<PatchResult> {
     if (input.description !== undefined) checkDescription(input.description);
     const next = new Map<Env, { value: unknown; json: string; label: string }>();
     let sharedJson: string | undefined;
@@ -265,49 +277,53 @@ export class ConfigsService {
     }
     const newSchema = input.schema === undefined ? null : this.schemas.compile(input.schema);
 
-    const result = immediate(this.db, () => {
-      const row = this.resolve(projectId, idOrName);
-      const schema = newSchema ?? this.schemaOf(row);
-      const problems: string[] = [];
-      const checked = new Set<string>();
-      for (const { value, label } of next.values()) {
-        // `value` fans out to several envs: report its failures once.
-        if (checked.has(label)) continue;
-        checked.add(label);
-        problems.push(...this.schemas.problems(schema, value, label));
-      }
-      if (newSchema) {
-        for (const stored of this.valuesOf.all(row.id)) {
-          if (!next.has(stored.env)) problems.push(...this.schemas.problems(newSchema, JSON.parse(stored.value), stored.env));
+    const result = await this.validatedWrite(
+      projectId,
+      idOrName,
+      (row) => {
+        const schema = newSchema ?? this.schemaOf(row);
+        const problems: string[] = [];
+        const checked = new Set<string>();
+        for (const { value, label } of next.values()) {
+          // `value` fans out to several envs: report its failures once.
+          if (checked.has(label)) continue;
+          checked.add(label);
+          problems.push(...this.schemas.problems(schema, value, label));
         }
-        for (const draft of this.draftsOf.all(row.id)) {
-          problems.push(...this.schemas.problems(newSchema, JSON.parse(draft.value), `draft ${draft.env}`));
+        if (newSchema) {
+          for (const stored of this.valuesOf.all(row.id)) {
+            if (!next.has(stored.env)) problems.push(...this.schemas.problems(newSchema, JSON.parse(stored.value), stored.env));
+          }
+          for (const draft of this.draftsOf.all(row.id)) {
+            problems.push(...this.schemas.problems(newSchema, JSON.parse(draft.value), `draft ${draft.env}`));
+          }
         }
-      }
-      failIfProblems(newSchema ? "A value or draft does not match the new schema" : "value does not match the schema", problems);
-
-      const now = nowIso();
-      const schemaChanged = newSchema !== null && newSchema.hash !== row.schema_hash;
-      if (schemaChanged) {
-        this.db.query("UPDATE configs SET schema = ?, schema_hash = ? WHERE id = ?").run(newSchema.json, newSchema.hash, row.id);
-      }
-      if (input.description !== undefined) this.db.query("UPDATE configs SET description = ? WHERE id = ?").run(input.description, row.id);
-      this.touch.run(now, row.id);
-      const versions: Partial<Record<Env, number>> = {};
-      for (const [env, { json }] of next) versions[env] = this.publish(projectId, row.id, env, json, actor, now);
-      const payload: Record<string, unknown> = { versions };
-      if (schemaChanged) payload.schemaChanged = true;
-      if (input.description !== undefined) payload.descriptionChanged = true;
-      this.record(projectId, row.id, ACTIONS.update, actor, payload, now);
-      return { id: row.id, versions, schemaChanged };
-    });
+        failIfProblems(newSchema ? "A value or draft does not match the new schema" : "value does not match the schema", problems);
+      },
+      (row) => {
+        const now = nowIso();
+        const schemaChanged = newSchema !== null && newSchema.hash !== row.schema_hash;
+        if (schemaChanged) {
+          this.db.query("UPDATE configs SET schema = ?, schema_hash = ? WHERE id = ?").run(newSchema.json, newSchema.hash, row.id);
+        }
+        if (input.description !== undefined) this.db.query("UPDATE configs SET description = ? WHERE id = ?").run(input.description, row.id);
+        this.touch.run(now, row.id);
+        const versions: Partial<Record<Env, number>> = {};
+        for (const [env, { json }] of next) versions[env] = this.publish(projectId, row.id, env, json, actor, now);
+        const payload: Record<string, unknown> = { versions };
+        if (schemaChanged) payload.schemaChanged = true;
+        if (input.description !== undefined) payload.descriptionChanged = true;
+        this.record(projectId, row.id, ACTIONS.update, actor, payload, now);
+        return { id: row.id, versions, schemaChanged };
+      },
+    );
     if (result.schemaChanged) this.schemas.remember(result.id, newSchema!);
     return result;
   }
 
   /** Deletes the config with its values, versions and drafts; its activity stays readable by id. */
-  remove(projectId: string, idOrName: string, actor: Actor): void {
-    const id = immediate(this.db, () => {
+  async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {
+    const id = await writeTransaction(this.db, () => {
       const row = this.resolve(projectId, idOrName);
       this.db.query("DELETE FROM configs WHERE id = ?").run(row.id);
       for (const env of ENVS) this.revisions.bump(projectId, env);
@@ -318,28 +334,32 @@ export class ConfigsService {
   }
 
   /** Stores (or overwrites) the env's draft, forked from the env's current version. Publishes nothing. */
-  saveDraft(
+  async saveDraft(
     projectId: string,
     idOrName: string,
     env: Env,
     value: unknown,
     actor: Actor,
-  ): { id: string; env: Env; baseVersion: number; updatedAt: string } {
+  ): Promise<{ id: string; env: Env; baseVersion: number; updatedAt: string }> {
     const json = valueJson(value, "value");
-    return immediate(this.db, () => {
-      const row = this.resolve(projectId, idOrName);
-      failIfProblems("value does not match the schema", this.schemas.problems(this.schemaOf(row), value, "value"));
-      const baseVersion = this.currentVersion(row.id, env);
-      const now = nowIso();
-      this.db
-        .query(
-          `INSERT INTO config_drafts (config_id, env, value, base_version, actor_email, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-           ON CONFLICT (config_id, env) DO UPDATE SET value = ?3, base_version = ?4, actor_email = ?5, updated_at = ?6`,
-        )
-        .run(row.id, env, json, baseVersion, actor.email, now);
-      this.record(projectId, row.id, ACTIONS.draftSave, actor, { env, baseVersion }, now);
-      return { id: row.id, env, baseVersion, updatedAt: now };
-    });
+    return this.validatedWrite(
+      projectId,
+      idOrName,
+      (row) => failIfProblems("value does not match the schema", this.schemas.problems(this.schemaOf(row), value, "value")),
+      (row) => {
+        const baseVersion = this.currentVersion(row.id, env);
+        const now = nowIso();
+        this.db
+          .query(
+            `INSERT INTO config_drafts (config_id, env, value, base_version, actor_email, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (config_id, env) DO UPDATE SET value = ?3, base_version = ?4, actor_email = ?5, updated_at = ?6`,
+          )
+          .run(row.id, env, json, baseVersion, actor.email, now);
+        this.bumpChange.run(row.id);
+        this.record(projectId, row.id, ACTIONS.draftSave, actor, { env, baseVersion }, now);
+        return { id: row.id, env, baseVersion, updatedAt: now };
+      },
+    );
   }
 
   listDrafts(projectId: string, idOrName: string): Draft[] {
@@ -355,37 +375,45 @@ export class ConfigsService {
     return toDraft(draft);
   }
 
-  deleteDraft(projectId: string, idOrName: string, env: Env): void {
-    immediate(this.db, () => {
+  async deleteDraft(projectId: string, idOrName: string, env: Env): Promise<void> {
+    await writeTransaction(this.db, () => {
       const row = this.resolve(projectId, idOrName);
       const changes = this.db.query("DELETE FROM config_drafts WHERE config_id = ? AND env = ?").run(row.id, env).changes;
       if (changes === 0) throw noDraft(row.name, env);
+      this.bumpChange.run(row.id);
     });
   }
 
-  /** Promotes the env's draft to a new published version (it must still fit the schema) and removes it. */
-  publishDraft(
-    projectId: string,
-    idOrName: string,
-    env: Env,
-    actor: Actor,
-  ): { id: string; env: Env; version: number; value: unknown } {
-    return immediate(this.db, () => {
-      const row = this.resolve(projectId, idOrName);
-      const draft = this.draftOf.get(row.id, env);
-      if (!draft) throw noDraft(row.name, env);
-      const value = JSON.parse(draft.value) as unknown;
-      failIfProblems(
-        "The draft no longer matches the config's schema; save a new draft",
-        this.schemas.problems(this.schemaOf(row), value, `draft ${env}`),
-      );
-      const now = nowIso();
-      const version = this.publish(projectId, row.id, env, draft.value, actor, now);
-      this.db.query("DELETE FROM config_drafts WHERE config_id = ? AND env = ?").run(row.id, env);
-      this.touch.run(now, row.id);
-      this.record(projectId, row.id, ACTIONS.publish, actor, { env, version }, now);
-      return { id: row.id, env, version, value };
-    });
+  /**
+   * Promotes the env's draft to a new published version and removes it. The
+   * draft is checked against the schema before the transaction; the commit
+   * only checks that neither moved since.
+   */
+  async publishDraft(projectId: string, idOrName: string, env: Env, actor: Actor): Promise<{ id: string; env: Env; version: number; value: unknown }> {
+    let draftValue: unknown;
+    return this.validatedWrite(
+      projectId,
+      idOrName,
+      (row) => {
+        const draft = this.draftOf.get(row.id, env);
+        if (!draft) throw noDraft(row.name, env);
+        draftValue = JSON.parse(draft.value) as unknown;
+        failIfProblems(
+          "The draft no longer matches the config's schema; save a new draft",
+          this.schemas.problems(this.schemaOf(row), draftValue, `draft ${env}`),
+        );
+      },
+      (row) => {
+        const draft = this.draftOf.get(row.id, env);
+        if (!draft) throw noDraft(row.name, env);
+        const now = nowIso();
+        const version = this.publish(projectId, row.id, env, draft.value, actor, now);
+        this.db.query("DELETE FROM config_drafts WHERE config_id = ? AND env = ?").run(row.id, env);
+        this.touch.run(now, row.id);
+        this.record(projectId, row.id, ACTIONS.publish, actor, { env, version }, now);
+        return { id: row.id, env, version, value: draftValue };
+      },
+    );
   }
 
   /**
@@ -439,6 +467,27 @@ export class ConfigsService {
       actorType: r.actor_type,
       createdAt: r.created_at,
     }));
+  }
+
+  /**
+   * An optimistic write: `check` validates against the config as read now,
+   * outside the write lock (it may throw to refuse); `commit` runs in the
+   * write transaction only if the config's change_seq is still the one
+   * checked, else the config is read and checked again.
+   */
+  private async validatedWrite<T>(projectId: string, idOrName: string, check: (row: ConfigRow) => void, commit: (row: ConfigRow) => T): Promise<T> {
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const seen = this.resolve(projectId, idOrName);
+      check(seen);
+      const outcome = await writeTransaction(this.db, (): T | typeof STALE => {
+        const row = this.resolve(projectId, idOrName);
+        if (row.id !== seen.id || row.change_seq !== seen.change_seq) return STALE;
+        return commit(row);
+      });
+      if (outcome !== STALE) return outcome;
+    }
+    // Others keep changing this config faster than it can be validated: let the caller retry.
+    throw unavailable(1);
   }
 
   private resolve(projectId: string, idOrName: string): ConfigRow {

@@ -1,4 +1,5 @@
 import type { Db } from "../../lib/db";
+import type { Logger } from "../../lib/log";
 import { nowIso } from "../../lib/ids";
 import type { Env } from "../projects/service";
 
@@ -20,11 +21,13 @@ export class RevisionsService {
   private readonly upsertRevision;
   private readonly dataVersion;
   private lastDataVersion = -1;
+  private readonly log: Logger | undefined;
 
   constructor(
     private readonly db: Db,
-    options: { pollMs?: number } = {},
+    options: { pollMs?: number; log?: Logger } = {},
   ) {
+    this.log = options.log;
     this.selectRevision = db.prepare<{ revision: number }, [string, string]>(
       "SELECT revision FROM env_revisions WHERE project_id = ? AND env = ?",
     );
@@ -88,7 +91,7 @@ export class RevisionsService {
       try {
         listener(projectId, env, revision);
       } catch (err) {
-        console.error(JSON.stringify({ level: "error", msg: "revision listener failed", error: String(err) }));
+        this.log?.error("revision listener failed", { projectId, env, error: String(err) });
       }
     }
   }
@@ -104,7 +107,8 @@ export class RevisionsService {
         .all();
       for (const row of rows) this.announce(row.project_id, row.env, row.revision);
     } catch (err) {
-      console.error(JSON.stringify({ level: "warn", msg: "revision poll failed", error: String(err) }));
+      // Busy (another process mid-checkpoint) or transient: the next poll tries again.
+      this.log?.warn("revision poll failed", { error: String(err) });
     }
   }
 }

@@ -1,4 +1,5 @@
 import type { Db } from "../../lib/db";
+import type { Logger } from "../../lib/log";
 import type { Env, ProjectsService } from "../projects/service";
 import type { RevisionsService } from "./revisions";
 
@@ -63,6 +64,7 @@ export class SnapshotService {
     private readonly revisions: RevisionsService,
     private readonly projects: ProjectsService,
     private readonly sources: SnapshotSources,
+    private readonly log?: Logger,
   ) {
     this.unsubscribe = revisions.subscribe((projectId, env, revision) => this.onRevision(projectId, env, revision));
   }
@@ -121,14 +123,14 @@ export class SnapshotService {
     } catch (err) {
       // Drop the stale entry so the next request rebuilds (and reports) rather than serving old content.
       this.entries.delete(key);
-      console.error(JSON.stringify({ level: "error", msg: "snapshot rebuild failed", projectId, env, error: String(err) }));
+      this.log?.error("snapshot rebuild failed", { projectId, env, error: String(err) });
       return;
     }
     for (const listener of this.listeners.get(key) ?? []) {
       try {
         listener(entry);
       } catch (err) {
-        console.error(JSON.stringify({ level: "error", msg: "snapshot listener failed", error: String(err) }));
+        this.log?.error("snapshot listener failed", { projectId, env, error: String(err) });
       }
     }
   }

@@ -4,10 +4,7 @@ import { unauthorized } from "../../lib/errors";
 import { describe } from "../../lib/http";
 import { deviceEnterPage, devicePage, messagePage } from "../../web/pages";
 import {
-  baseUrlOf,
-  checkCsrf,
-  clientIp,
-  csrfFor,
+  browserKit,
   formOrJson,
   htmlResponse,
   isFormPost,
@@ -32,13 +29,13 @@ const GRANT_ERRORS =
 
 export function deviceRoutes(ctx: AppContext) {
   const { device, identity } = ctx.services;
-  const publicUrl = identity.options.publicUrl;
+  const { baseUrlOf, checkCsrf, clientIp, csrfFor } = browserKit(ctx.network);
 
   return new Elysia({ name: "device", seed: ctx })
     .post(
       "/auth/device/code",
-      ({ body, request, server }) =>
-        device.createCode({ codeChallenge: body.code_challenge, clientName: body.client_name }, { baseUrl: baseUrlOf(request, publicUrl), ip: clientIp(server, request) }),
+      ({ body, request }) =>
+        device.createCode({ codeChallenge: body.code_challenge, clientName: body.client_name }, { baseUrl: baseUrlOf(request), ip: clientIp(request) }),
       {
         body: DeviceCodeBody,
         ...describe({
@@ -69,11 +66,11 @@ export function deviceRoutes(ctx: AppContext) {
         tag: "Sign-in",
         auth: "none",
         errors: [400],
-        description: `The presented refresh token is spent. Presenting a spent one again revokes every token of that sign-in (invalid_grant), except the immediately previous token within 30 seconds of its rotation: it gets the same current pair again, with no new rotation (two processes of one client refreshing at once). ${GRANT_ERRORS}`,
+        description: `The presented refresh token is spent. Presenting a spent one again revokes every token of that sign-in (invalid_grant): clients refresh under a lock, so a reuse means a copy. A sign-in ends 90 days after it began, however often it is refreshed. ${GRANT_ERRORS}`,
         response: { 200: TokenPairSchema },
       }),
     })
-    .post("/auth/device/revoke", ({ body }) => ({ revoked: device.revoke(body.token) }), {
+    .post("/auth/device/revoke", async ({ body }) => ({ revoked: await device.revoke(body.token) }), {
       body: RevokeBody,
       ...describe({
         summary: "Log out: revoke an access or refresh token and its whole sign-in",
@@ -87,11 +84,11 @@ export function deviceRoutes(ctx: AppContext) {
     .post(
       "/auth/device/confirm",
       ({ body, request }) =>
-        formOrJson(request, () => {
-          checkCsrf(request, body.csrf, publicUrl);
+        formOrJson(request, async () => {
+          checkCsrf(request, body.csrf);
           const user = identity.sessionUser(sessionToken(request));
           if (!user) throw unauthorized("Sign in first", "Cookie svc_session: sign in at /signin");
-          const result = device.confirm(user, {
+          const result = await device.confirm(user, {
             deviceCode: body.device_code,
             userCode: body.user_code,
             action: body.action,

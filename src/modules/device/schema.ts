@@ -50,3 +50,13 @@ CREATE TABLE device_tokens (
 CREATE INDEX device_tokens_by_family ON device_tokens(family_id);
 `,
 };
+
+/** Serve the cleanup job: expired codes and tokens are found by expiry, not by a scan. */
+export const deviceExpiryMigration: Migration = {
+  name: "device_expiry_indexes",
+  sql: `
+CREATE INDEX device_codes_by_expiry ON device_codes(expires_at);
+CREATE INDEX device_tokens_by_expiry ON device_tokens(expires_at);
+CREATE INDEX token_families_by_creation ON token_families(created_at);
+`,
+};

@@ -1,9 +1,9 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { BearerResolver, Credential } from "../../lib/auth";
-import { type Db, immediate } from "../../lib/db";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { type BearerResolver, type Credential, ROLE_PERMISSIONS } from "../../lib/auth";
+import { type Db, writeTransaction } from "../../lib/db";
 import { ApiError, type ErrorBody, badRequest, forbidden, notFound, validation } from "../../lib/errors";
 import { newId, pkceChallenge, randomBase62, sha256Hex } from "../../lib/ids";
-import type { IdentityService, SignedInUser } from "../identity/service";
+import { deleteInBatches, type IdentityService, type SignedInUser } from "../identity/service";
 
 export const DEVICE_CODE_TTL_MS = 600_000;
 export const POLL_INTERVAL_S = 2;
@@ -14,11 +14,10 @@ const POLL_TOLERANCE_MS = 250;
 export const ACCESS_TOKEN_TTL_MS = 3600_000;
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600_000;
 /**
- * After a rotation the previous refresh token, presented again within this
- * window, gets the same current pair back (two processes of one client
- * refreshing at once); later, or for any older token, reuse revokes the family.
+ * The longest one sign-in lasts, however often it is refreshed: every token of
+ * a family expires by then, and the person signs in again.
  */
-export const REFRESH_GRACE_MS = 30_000;
+export const SIGN_IN_MAX_LIFETIME_MS = 90 * 24 * 3600_000;
 /** Device codes are kept a day past expiry so that late polls still get expired_token. */
 const DEVICE_CODE_RETENTION_MS = 24 * 3600_000;
 
@@ -84,8 +83,8 @@ type RefreshRow = {
   generation: number;
   expires_at: string;
   rotated_at: string | null;
-  grace_payload: string | null;
   family_generation: number;
+  family_created_at: string;
   revoked_at: string | null;
   user_id: string;
   project_id: string | null;
@@ -124,29 +123,6 @@ function pkceMatches(verifier: string, challenge: string): boolean {
   return computed.length === expected.length && timingSafeEqual(computed, expected);
 }
 
-/** The key that seals a successor pair: derived from the rotated refresh token, never from its stored hash. */
-function graceKey(refreshToken: string): Buffer {
-  return createHash("sha256").update("svc refresh grace\0").update(refreshToken).digest();
-}
-
-function sealPair(refreshToken: string, pair: { access_token: string; refresh_token: string }): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", graceKey(refreshToken), iv);
-  const sealed = Buffer.concat([cipher.update(JSON.stringify(pair), "utf8"), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString("base64");
-}
-
-function openPair(refreshToken: string, payload: string): { access_token: string; refresh_token: string } | null {
-  try {
-    const raw = Buffer.from(payload, "base64");
-    const decipher = createDecipheriv("aes-256-gcm", graceKey(refreshToken), raw.subarray(0, 12));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8"));
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The device authorization flow of the CLI and the tool server: codes,
  * browser approval, the PKCE-checked token exchange, refresh rotation
@@ -174,11 +150,11 @@ export class DeviceService {
     return new Date(ms).toISOString();
   }
 
-  createCode(input: { codeChallenge: string; clientName?: string }, request: { baseUrl: string; ip: string }): DeviceCodeGrant {
+  async createCode(input: { codeChallenge: string; clientName?: string }, request: { baseUrl: string; ip: string }): Promise<DeviceCodeGrant> {
     this.identity.limiter.take(`device-code:ip:${request.ip}`, this.identity.rateLimits.deviceCodePerIp);
     const deviceCode = randomBase62(43);
     const now = this.now;
-    const userCode = immediate(this.db, () => {
+    const userCode = await writeTransaction(this.db, () => {
       this.db.query("DELETE FROM device_codes WHERE expires_at < ?").run(this.iso(now - DEVICE_CODE_RETENTION_MS));
       let code = newUserCode();
       while (this.db.query("SELECT 1 FROM device_codes WHERE user_code = ?").get(code)) code = newUserCode();
@@ -213,12 +189,12 @@ export class DeviceService {
   }
 
   /** The signed-in person approves (binding a project they can reach) or denies a pending request. */
-  confirm(
+  async confirm(
     user: SignedInUser,
     input: { deviceCode?: string; userCode?: string; action: "approve" | "deny"; projectId?: string },
-  ): { status: "approved" | "denied"; user_code: string; project_id: string | null } {
+  ): Promise<{ status: "approved" | "denied"; user_code: string; project_id: string | null }> {
     if (!input.deviceCode && !input.userCode) throw validation("Name the sign-in request", "device_code or user_code: one is required");
-    return immediate(this.db, () => {
+    return writeTransaction(this.db, () => {
       let projectId: string | null = null;
       if (input.action === "approve") {
         if (input.projectId) {
@@ -244,8 +220,8 @@ export class DeviceService {
    * The polled token request. Every answer but the pair is a
    * DeviceGrantError; poll bookkeeping (slow_down) commits before it is thrown.
    */
-  exchange(input: { deviceCode: string; codeVerifier: string }): TokenPair {
-    const outcome = immediate(this.db, (): Outcome<TokenPair> => {
+  async exchange(input: { deviceCode: string; codeVerifier: string }): Promise<TokenPair> {
+    const outcome = await writeTransaction(this.db, (): Outcome<TokenPair> => {
       const row = this.db
         .query<DeviceCodeRow & { email: string | null }, [string]>(
           `SELECT d.*, u.email FROM device_codes d LEFT JOIN users u ON u.id = d.user_id WHERE d.device_code_hash = ?`,
@@ -272,24 +248,27 @@ export class DeviceService {
       this.db
         .query("INSERT INTO token_families (id, user_id, project_id, client_name, generation, created_at) VALUES (?, ?, ?, ?, 1, ?)")
         .run(familyId, row.user_id, row.project_id, row.client_name, this.iso(now));
-      const pair = this.issuePair(familyId, 1);
-      return { ok: { ...pair, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_MS / 1000, project_id: row.project_id, user_email: row.email } };
+      const pair = this.issuePair(familyId, 1, now + SIGN_IN_MAX_LIFETIME_MS);
+      return {
+        ok: { access_token: pair.access_token, refresh_token: pair.refresh_token, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_MS / 1000, project_id: row.project_id, user_email: row.email },
+      };
     });
     if ("error" in outcome) throw outcome.error;
     return outcome.ok;
   }
 
   /**
-   * Rotates a refresh token: a new pair, the old refresh token spent. A
-   * spent token presented again revokes the whole family (it was copied),
-   * except the immediately previous one within REFRESH_GRACE_MS, which gets
-   * the same current pair again without another rotation.
+   * Rotates a refresh token: a new pair, the old refresh token spent. A spent
+   * token presented again revokes the whole family: it was copied, or the
+   * client lost the answer (clients refresh under a lock, so two processes of
+   * one client never present the same token). A sign-in ends
+   * SIGN_IN_MAX_LIFETIME_MS after it began, however often it is refreshed.
    */
-  refresh(refreshToken: string): TokenPair {
-    const outcome = immediate(this.db, (): Outcome<TokenPair> => {
+  async refresh(refreshToken: string): Promise<TokenPair> {
+    const outcome = await writeTransaction(this.db, (): Outcome<TokenPair> => {
       const row = this.db
         .query<RefreshRow, [string]>(
-          `SELECT t.family_id, t.generation, t.expires_at, t.rotated_at, t.grace_payload, f.generation AS family_generation,
+          `SELECT t.family_id, t.generation, t.expires_at, t.rotated_at, f.generation AS family_generation, f.created_at AS family_created_at,
                   f.revoked_at, f.user_id, f.project_id, u.email
            FROM device_tokens t JOIN token_families f ON f.id = t.family_id JOIN users u ON u.id = f.user_id
            WHERE t.token_hash = ? AND t.kind = 'refresh'`,
@@ -298,49 +277,65 @@ export class DeviceService {
       if (!row) return { error: new DeviceGrantError("invalid_grant", "Unknown refresh token") };
       if (row.revoked_at) return { error: new DeviceGrantError("invalid_grant", "This sign-in was revoked; sign in again") };
       const now = this.now;
-      if (row.expires_at <= this.iso(now)) return { error: new DeviceGrantError("invalid_grant", "The refresh token has expired; sign in again") };
-      const shape = (pair: { access_token: string; refresh_token: string }, expiresIn: number): TokenPair => ({
-        ...pair,
-        token_type: "Bearer",
-        expires_in: expiresIn,
-        project_id: row.project_id,
-        user_email: row.email,
-      });
-
       if (row.rotated_at !== null) {
-        const withinGrace = row.generation === row.family_generation - 1 && now - Date.parse(row.rotated_at) <= REFRESH_GRACE_MS;
-        const current = withinGrace && row.grace_payload ? openPair(refreshToken, row.grace_payload) : null;
-        if (current) {
-          const access = this.db
-            .query<{ expires_at: string }, [string]>("SELECT expires_at FROM device_tokens WHERE token_hash = ?")
-            .get(sha256Hex(current.access_token));
-          const expiresIn = access ? Math.max(0, Math.floor((Date.parse(access.expires_at) - now) / 1000)) : 0;
-          return { ok: shape(current, expiresIn) };
-        }
         this.db
           .query("UPDATE token_families SET revoked_at = ?, revoked_reason = 'refresh token reused' WHERE id = ?")
           .run(this.iso(now), row.family_id);
         return { error: new DeviceGrantError("invalid_grant", "This refresh token was already used; every token of this sign-in is now revoked") };
       }
+      if (row.expires_at <= this.iso(now)) return { error: new DeviceGrantError("invalid_grant", "The refresh token has expired; sign in again") };
+      const familyEnd = Date.parse(row.family_created_at) + SIGN_IN_MAX_LIFETIME_MS;
+      if (familyEnd <= now) return { error: new DeviceGrantError("invalid_grant", "This sign-in has reached its 90-day limit; sign in again") };
 
       const generation = row.family_generation + 1;
-      const pair = this.issuePair(row.family_id, generation);
-      // Only the immediately previous token may be replayed, so older sealed pairs go.
-      this.db.query("UPDATE device_tokens SET grace_payload = NULL WHERE family_id = ? AND grace_payload IS NOT NULL").run(row.family_id);
-      this.db
-        .query("UPDATE device_tokens SET rotated_at = ?, grace_payload = ? WHERE token_hash = ?")
-        .run(this.iso(now), sealPair(refreshToken, pair), sha256Hex(refreshToken));
+      const pair = this.issuePair(row.family_id, generation, familyEnd);
+      this.db.query("UPDATE device_tokens SET rotated_at = ? WHERE token_hash = ?").run(this.iso(now), sha256Hex(refreshToken));
       this.db.query("UPDATE token_families SET generation = ? WHERE id = ?").run(generation, row.family_id);
       this.db.query("DELETE FROM device_tokens WHERE family_id = ? AND expires_at <= ?").run(row.family_id, this.iso(now));
-      return { ok: shape(pair, ACCESS_TOKEN_TTL_MS / 1000) };
+      return {
+        ok: {
+          access_token: pair.access_token,
+          refresh_token: pair.refresh_token,
+          token_type: "Bearer",
+          expires_in: Math.floor((pair.accessExpiresMs - now) / 1000),
+          project_id: row.project_id,
+          user_email: row.email,
+        },
+      };
     });
     if ("error" in outcome) throw outcome.error;
     return outcome.ok;
   }
 
+  /**
+   * Deletes device codes a day past expiry (late polls still learn
+   * expired_token until then), expired tokens, and sign-ins that can no
+   * longer be used (revoked, past their 90 days, or with no token left).
+   */
+  async removeExpired(): Promise<{ deviceCodes: number; deviceTokens: number; signIns: number }> {
+    const now = this.now;
+    const deviceCodes = await deleteInBatches(
+      this.db,
+      "DELETE FROM device_codes WHERE rowid IN (SELECT rowid FROM device_codes WHERE expires_at < ?1 LIMIT 500)",
+      this.iso(now - DEVICE_CODE_RETENTION_MS),
+    );
+    const deviceTokens = await deleteInBatches(
+      this.db,
+      "DELETE FROM device_tokens WHERE rowid IN (SELECT rowid FROM device_tokens WHERE expires_at <= ?1 LIMIT 500)",
+      this.iso(now),
+    );
+    const signIns = await deleteInBatches(
+      this.db,
+      `DELETE FROM token_families WHERE rowid IN (SELECT f.rowid FROM token_families f
+         WHERE f.revoked_at IS NOT NULL OR f.created_at <= ?1 OR NOT EXISTS (SELECT 1 FROM device_tokens t WHERE t.family_id = f.id) LIMIT 500)`,
+      this.iso(now - SIGN_IN_MAX_LIFETIME_MS),
+    );
+    return { deviceCodes, deviceTokens, signIns };
+  }
+
   /** Logout: revokes the whole family of an access or refresh token. False when the token is unknown or already revoked. */
-  revoke(token: string): boolean {
-    return immediate(this.db, () => {
+  async revoke(token: string): Promise<boolean> {
+    return writeTransaction(this.db, () => {
       const row = this.db.query<{ family_id: string }, [string]>("SELECT family_id FROM device_tokens WHERE token_hash = ?").get(sha256Hex(token));
       if (!row) return false;
       return (
@@ -368,13 +363,15 @@ export class DeviceService {
       resolve: (secret): Credential | null => {
         const user = this.userOfAccessToken(secret);
         if (!user) return null;
-        const bound = user.boundProjectId && this.identity.canAccess(user.id, user.boundProjectId) ? user.boundProjectId : null;
+        // The bound project stays the default even when the person lost it: calls then get FORBIDDEN, not "no project".
         return {
           kind: "user_token",
           credentialId: user.familyId,
-          defaultProjectId: bound,
-          canAccess: (projectId) => this.identity.canAccess(user.id, projectId),
-          readOnly: false,
+          defaultProjectId: user.boundProjectId,
+          access: (projectId) => {
+            const role = this.identity.roleIn(user.id, projectId);
+            return role ? { permissions: ROLE_PERMISSIONS[role], role } : null;
+          },
           actor: { email: user.email, type: "user" },
           scopes: [],
           allowedOrigin: null,
@@ -392,13 +389,15 @@ export class DeviceService {
     return code ? this.db.query<DeviceCodeRow, [string]>("SELECT * FROM device_codes WHERE user_code = ?").get(code) : null;
   }
 
-  private issuePair(familyId: string, generation: number): { access_token: string; refresh_token: string } {
+  /** A new pair of the family; neither token outlives the sign-in's end (`familyEndMs`). */
+  private issuePair(familyId: string, generation: number, familyEndMs: number): { access_token: string; refresh_token: string; accessExpiresMs: number } {
     const access = `${ACCESS_TOKEN_PREFIX}${randomBase62(43)}`;
     const refresh = `${REFRESH_TOKEN_PREFIX}${randomBase62(43)}`;
     const now = this.now;
+    const accessExpiresMs = Math.min(now + ACCESS_TOKEN_TTL_MS, familyEndMs);
     const insert = this.db.query("INSERT INTO device_tokens (token_hash, family_id, kind, generation, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)");
-    insert.run(sha256Hex(access), familyId, "access", generation, this.iso(now), this.iso(now + ACCESS_TOKEN_TTL_MS));
-    insert.run(sha256Hex(refresh), familyId, "refresh", generation, this.iso(now), this.iso(now + REFRESH_TOKEN_TTL_MS));
-    return { access_token: access, refresh_token: refresh };
+    insert.run(sha256Hex(access), familyId, "access", generation, this.iso(now), this.iso(accessExpiresMs));
+    insert.run(sha256Hex(refresh), familyId, "refresh", generation, this.iso(now), this.iso(Math.min(now + REFRESH_TOKEN_TTL_MS, familyEndMs)));
+    return { access_token: access, refresh_token: refresh, accessExpiresMs };
   }
 }

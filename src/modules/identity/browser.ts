@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { ApiError, forbidden, validation } from "../../lib/errors";
 import { randomBase62 } from "../../lib/ids";
+import type { Network } from "../../lib/network";
 import { messagePage } from "../../web/pages";
 
 /** Browser plumbing shared by the sign-in and device pages: cookies, CSRF, HTML answers. */
@@ -26,46 +27,6 @@ export function parseCookies(header: string | null | undefined): Record<string, 
   return out;
 }
 
-/** TLS as the browser sees it: direct, or terminated by a proxy that says so. */
-export function isHttps(request: Request): boolean {
-  return request.url.startsWith("https:") || request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
-}
-
-export function cookie(
-  request: Request,
-  name: string,
-  value: string,
-  options: { maxAgeSeconds: number; httpOnly?: boolean; path?: string },
-): string {
-  const parts = [`${name}=${encodeURIComponent(value)}`, `Path=${options.path ?? "/"}`, `Max-Age=${options.maxAgeSeconds}`, "SameSite=Lax"];
-  if (options.httpOnly !== false) parts.push("HttpOnly");
-  if (isHttps(request)) parts.push("Secure");
-  return parts.join("; ");
-}
-
-export function clearCookie(request: Request, name: string, path = "/"): string {
-  return cookie(request, name, "", { maxAgeSeconds: 0, path });
-}
-
-/** Origin for links we hand out: SERVICE_PUBLIC_URL when set, else the one the request came to. */
-export function baseUrlOf(request: Request, publicUrl: string | undefined): string {
-  if (publicUrl) return publicUrl;
-  const url = new URL(request.url);
-  return `${isHttps(request) ? "https:" : url.protocol}//${url.host}`;
-}
-
-/**
- * The CSRF token of this browser (double-submit: a `svc_csrf` cookie the
- * pages mirror into a form field). Readable by the page's own script so
- * that fetch calls can send it as `X-CSRF-Token`.
- */
-export function csrfFor(request: Request): { token: string; setCookie: string | null } {
-  const existing = parseCookies(request.headers.get("cookie"))[CSRF_COOKIE];
-  if (existing && /^[A-Za-z0-9]{32}$/.test(existing)) return { token: existing, setCookie: null };
-  const token = randomBase62(32);
-  return { token, setCookie: cookie(request, CSRF_COOKIE, token, { maxAgeSeconds: 30 * 24 * 3600, httpOnly: false }) };
-}
-
 function sameString(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
@@ -73,30 +34,57 @@ function sameString(a: string, b: string): boolean {
 }
 
 /**
- * Every state-changing browser POST: the CSRF token (form field `csrf` or
- * header `X-CSRF-Token`) must equal the `svc_csrf` cookie, and the request
- * must come from our own pages (Origin, else Referer, on this host).
+ * The browser plumbing that depends on where the server is (the Network):
+ * cookies (Secure over https, as a trusted proxy may say), CSRF, the origin
+ * of links handed out, and the client address that rate limits key on.
  */
-export function checkCsrf(request: Request, provided: string | undefined, publicUrl: string | undefined): void {
-  const expected = parseCookies(request.headers.get("cookie"))[CSRF_COOKIE];
-  const token = provided || request.headers.get("x-csrf-token") || "";
-  if (!expected || !token || !sameString(expected, token)) {
-    throw forbidden("CSRF check failed", "csrf: reload the page and try again (the form's token must match the svc_csrf cookie)");
-  }
-  const hosts = new Set([request.headers.get("host") ?? new URL(request.url).host]);
-  if (publicUrl) hosts.add(new URL(publicUrl).host);
-  const origin = request.headers.get("origin");
-  const source = origin && origin !== "null" ? origin : request.headers.get("referer");
-  let host: string | null = null;
-  try {
-    host = source ? new URL(source).host : null;
-  } catch {
-    host = null;
-  }
-  if (!host || !hosts.has(host)) {
-    throw forbidden("Cross-site request refused", "Origin: the request must come from this server's own pages");
-  }
+export function browserKit(network: Network) {
+  const cookie = (request: Request, name: string, value: string, options: { maxAgeSeconds: number; httpOnly?: boolean; path?: string }): string => {
+    const parts = [`${name}=${encodeURIComponent(value)}`, `Path=${options.path ?? "/"}`, `Max-Age=${options.maxAgeSeconds}`, "SameSite=Lax"];
+    if (options.httpOnly !== false) parts.push("HttpOnly");
+    if (network.isHttps(request)) parts.push("Secure");
+    return parts.join("; ");
+  };
+  return {
+    cookie,
+    clearCookie: (request: Request, name: string, path = "/") => cookie(request, name, "", { maxAgeSeconds: 0, path }),
+    /** Origin for links we hand out: SERVICE_PUBLIC_URL, else this request's, when its Host is ours (else BAD_REQUEST). */
+    baseUrlOf: (request: Request) => network.publicOrigin(request),
+    /** The client address (through trusted proxies only): the key of the per-IP rate limits. */
+    clientIp: (request: Request) => network.clientAddress(request),
+    /**
+     * The CSRF token of this browser (double-submit: a `svc_csrf` cookie the
+     * pages mirror into a form field). Readable by the page's own script so
+     * that fetch calls can send it as `X-CSRF-Token`.
+     */
+    csrfFor(request: Request): { token: string; setCookie: string | null } {
+      const existing = parseCookies(request.headers.get("cookie"))[CSRF_COOKIE];
+      if (existing && /^[A-Za-z0-9]{32}$/.test(existing)) return { token: existing, setCookie: null };
+      const token = randomBase62(32);
+      return { token, setCookie: cookie(request, CSRF_COOKIE, token, { maxAgeSeconds: 30 * 24 * 3600, httpOnly: false }) };
+    },
+    /**
+     * Every state-changing browser POST: the CSRF token (form field `csrf` or
+     * header `X-CSRF-Token`) must equal the `svc_csrf` cookie, and the request
+     * must come from one of this server's own origins (Origin, else Referer):
+     * never merely the one the request's Host header claims.
+     */
+    checkCsrf(request: Request, provided: string | undefined): void {
+      const expected = parseCookies(request.headers.get("cookie"))[CSRF_COOKIE];
+      const token = provided || request.headers.get("x-csrf-token") || "";
+      if (!expected || !token || !sameString(expected, token)) {
+        throw forbidden("CSRF check failed", "csrf: reload the page and try again (the form's token must match the svc_csrf cookie)");
+      }
+      const origin = request.headers.get("origin");
+      const source = origin && origin !== "null" ? origin : request.headers.get("referer");
+      if (!network.isOwnOrigin(source)) {
+        throw forbidden("Cross-site request refused", "Origin: the request must come from this server's own pages");
+      }
+    },
+  };
 }
+
+export type BrowserKit = ReturnType<typeof browserKit>;
 
 /** A plain HTML form posts urlencoded (or multipart); our JSON clients post JSON. */
 export function isFormPost(request: Request): boolean {
@@ -130,10 +118,10 @@ export function redirectResponse(location: string, cookies: (string | null)[] = 
  * Runs a browser POST handler. A plain form gets an HTML page for our
  * errors; a JSON caller gets the usual error body from the root handler.
  */
-export function formOrJson<T>(request: Request, handler: () => T | Response): T {
+export async function formOrJson<T>(request: Request, handler: () => T | Response | Promise<T | Response>): Promise<T> {
   try {
     // Typed as T so routes keep their documented JSON schema; Elysia passes a Response through as it is.
-    return handler() as T;
+    return (await handler()) as T;
   } catch (err) {
     if (err instanceof ApiError && isFormPost(request)) {
       return htmlResponse(messagePage(err.status === 429 ? "Too many requests" : "That did not work", [err.message, err.detail ?? ""].filter(Boolean).join(": ")), {
@@ -161,11 +149,6 @@ export function isSafeRedirect(value: string): boolean {
 /** The browser's session secret, if it sent one. */
 export function sessionToken(request: Request): string | undefined {
   return parseCookies(request.headers.get("cookie"))[SESSION_COOKIE];
-}
-
-/** The peer address, the key of the per-IP rate limits. */
-export function clientIp(server: { requestIP(request: Request): { address: string } | null } | null, request: Request): string {
-  return server?.requestIP(request)?.address ?? "unknown";
 }
 
 export function jsonResponse(body: unknown, cookies: (string | null)[] = [], status = 200): Response {

@@ -1,27 +1,27 @@
-import { connect as netConnect, type Socket } from "node:net";
-import { hostname } from "node:os";
-import { connect as tlsConnect } from "node:tls";
-import { randomBase62 } from "../../lib/ids";
+import { closeSync, constants, fchmodSync, fstatSync, openSync, writeSync } from "node:fs";
+import nodemailer, { type Transporter } from "nodemailer";
+import type SMTPTransport from "nodemailer/lib/smtp-transport";
+import { UsageError } from "../../lib/usage-error";
 
-/** A sign-in link on its way to a person. */
-export type SignInMail = { to: string; url: string; reason: "sign-in" | "invite"; organisationName?: string };
+/** A link on its way to a person (sign-in, invitation, or the first-run setup link). */
+export type SignInMail = { to: string; url: string; reason: "sign-in" | "invite" | "setup"; organisationName?: string };
 
 export interface Mailer {
   send(mail: SignInMail): Promise<void>;
 }
 
-/** Without SMTP the link goes to the server log (stderr), where the operator can pass it on. */
-export class LogMailer implements Mailer {
-  async send(mail: SignInMail): Promise<void> {
-    process.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), level: "info", msg: "magic link", email: mail.to, url: mail.url, reason: mail.reason })}\n`);
-  }
-}
-
-function compose(mail: SignInMail): { subject: string; text: string } {
+/** Subject and plain-text body of a mail. */
+export function compose(mail: SignInMail): { subject: string; text: string } {
   if (mail.reason === "invite") {
     return {
       subject: "You have been invited to svc",
       text: `You have been added to ${mail.organisationName ?? "an organisation"} on svc.\r\n\r\nSign in with this link (valid for 7 days, usable once):\r\n\r\n${mail.url}\r\n`,
+    };
+  }
+  if (mail.reason === "setup") {
+    return {
+      subject: "Set up your svc server",
+      text: `Create the first account of this svc server with this link (valid for 24 hours, usable once):\r\n\r\n${mail.url}\r\n`,
     };
   }
   return {
@@ -30,142 +30,179 @@ function compose(mail: SignInMail): { subject: string; text: string } {
   };
 }
 
-const SMTP_TIMEOUT_MS = 15_000;
+// ---------------------------------------------------------------------------
+// SERVICE_SMTP_URL
 
-/** Reads SMTP replies (possibly multi-line: `250-...` then `250 ...`) from whichever socket is current. */
-class SmtpReplies {
-  private buffer = "";
-  private lines: string[] = [];
-  private waiter: ((reply: { code: number; text: string }) => void) | null = null;
-  private failure: Error | null = null;
-  private onFailure: ((err: Error) => void) | null = null;
+/**
+ * How the connection to the SMTP server is protected:
+ * - `implicit`: `smtps://`, TLS from the first byte (default port 465);
+ * - `starttls`: `smtp://`, STARTTLS is required before anything else is sent
+ *   (default port 587); a server that does not offer it is refused;
+ * - `off`: `smtp://…?tls=off`, plain text, and STARTTLS is not used even
+ *   when the server offers it.
+ */
+export type SmtpSecurity = "implicit" | "starttls" | "off";
 
-  attach(socket: Socket): void {
-    socket.setEncoding("utf8");
-    socket.on("data", (chunk: string) => {
-      this.buffer += chunk;
-      let i: number;
-      while ((i = this.buffer.indexOf("\n")) !== -1) {
-        this.lines.push(this.buffer.slice(0, i).replace(/\r$/, ""));
-        this.buffer = this.buffer.slice(i + 1);
-      }
-      this.deliver();
-    });
-    socket.on("error", (err) => this.fail(err));
-    socket.on("close", () => this.fail(new Error("SMTP server closed the connection")));
+export type SmtpTarget = { security: SmtpSecurity; host: string; port: number; user?: string; pass?: string };
+
+const SMTP_URL_USAGE = "smtps://[user:pass@]host[:port] (TLS, port 465) or smtp://[user:pass@]host[:port] (STARTTLS required, port 587); add ?tls=off to smtp:// only for a plain-text relay on a trusted network";
+
+/** Parses SERVICE_SMTP_URL; anything it does not understand is a UsageError that says what is allowed. */
+export function parseSmtpUrl(value: string): SmtpTarget {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`SERVICE_SMTP_URL is not a URL; expected ${SMTP_URL_USAGE}`);
+  }
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") throw new UsageError(`SERVICE_SMTP_URL must start with smtp:// or smtps://; expected ${SMTP_URL_USAGE}`);
+  if (!url.hostname) throw new UsageError(`SERVICE_SMTP_URL has no host; expected ${SMTP_URL_USAGE}`);
+  if ((url.pathname !== "" && url.pathname !== "/") || url.hash) throw new UsageError(`SERVICE_SMTP_URL must not have a path or #fragment; expected ${SMTP_URL_USAGE}`);
+
+  let security: SmtpSecurity = url.protocol === "smtps:" ? "implicit" : "starttls";
+  const keys = [...url.searchParams.keys()];
+  for (const key of keys) {
+    if (key !== "tls") throw new UsageError(`SERVICE_SMTP_URL: unknown parameter "${key}"; the only parameter is tls=off (on smtp:// only)`);
+  }
+  if (keys.length > 1) throw new UsageError("SERVICE_SMTP_URL: tls is given more than once; the only parameter is tls=off (on smtp:// only)");
+  if (keys.length === 1) {
+    const tls = url.searchParams.get("tls");
+    if (tls !== "off") throw new UsageError(`SERVICE_SMTP_URL: tls=${tls} is not allowed; the only value is tls=off (plain text, on smtp:// only)`);
+    if (url.protocol === "smtps:") throw new UsageError("SERVICE_SMTP_URL: tls=off contradicts smtps:// (TLS from the start); use smtp://…?tls=off for a plain-text relay");
+    security = "off";
   }
 
-  /** Stops reading from the current socket (before STARTTLS hands it to TLS). */
-  detach(socket: Socket): void {
-    socket.removeAllListeners("data");
-    socket.removeAllListeners("error");
-    socket.removeAllListeners("close");
+  const target: SmtpTarget = {
+    security,
+    // A bracketed IPv6 literal becomes a plain address for the socket.
+    host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+    port: url.port ? Number(url.port) : security === "implicit" ? 465 : 587,
+  };
+  if (url.username || url.password) {
+    if (!url.username) throw new UsageError("SERVICE_SMTP_URL has a password but no user name");
+    try {
+      target.user = decodeURIComponent(url.username);
+      target.pass = decodeURIComponent(url.password);
+    } catch {
+      throw new UsageError("SERVICE_SMTP_URL: the user name or password is not correctly percent-encoded (write % as %25)");
+    }
   }
+  return target;
+}
 
-  next(): Promise<{ code: number; text: string }> {
-    if (this.failure) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => {
-      this.waiter = resolve;
-      this.onFailure = reject;
-      this.deliver();
-    });
-  }
+const SECURITY_TEXT: Record<SmtpSecurity, string> = {
+  implicit: "TLS",
+  starttls: "STARTTLS required",
+  off: "plain text, tls=off",
+};
 
-  private deliver(): void {
-    if (!this.waiter) return;
-    const end = this.lines.findIndex((l) => /^\d{3}(?: |$)/.test(l));
-    if (end === -1) return;
-    const reply = this.lines.splice(0, end + 1);
-    const waiter = this.waiter;
-    this.waiter = null;
-    this.onFailure = null;
-    waiter({ code: Number(reply[end]!.slice(0, 3)), text: reply.map((l) => l.slice(4)).join("\n") });
-  }
-
-  private fail(err: Error): void {
-    this.failure ??= err;
-    this.onFailure?.(err);
-    this.waiter = null;
-    this.onFailure = null;
-  }
+function hostPort(target: SmtpTarget): string {
+  return `${target.host.includes(":") ? `[${target.host}]` : target.host}:${target.port}`;
 }
 
 /**
- * A small SMTP client (RFC 5321) for the few mails svc sends: EHLO,
- * STARTTLS when the server offers it on `smtp://`, AUTH PLAIN when the URL
- * carries credentials, one message, QUIT.
+ * Sends mail through an SMTP server with nodemailer, one connection per mail.
+ * Certificates are always verified (`smtpCa` adds a trusted CA, for tests or a
+ * private CA); credentials go out only after TLS unless the URL says tls=off.
  */
 export class SmtpMailer implements Mailer {
-  private readonly url: URL;
+  readonly target: SmtpTarget;
   readonly from: string;
+  private readonly transport: Transporter<SMTPTransport.SentMessageInfo>;
 
-  constructor(smtpUrl: string, from?: string) {
-    this.url = new URL(smtpUrl);
-    this.from = from ?? `svc <no-reply@${this.url.hostname}>`;
+  constructor(smtpUrl: string, from?: string, smtpCa?: string) {
+    this.target = parseSmtpUrl(smtpUrl);
+    this.from = from ?? `svc <no-reply@${this.target.host}>`;
+    const { security, host, port, user, pass } = this.target;
+    const tls: NonNullable<SMTPTransport.Options["tls"]> = { rejectUnauthorized: true, minVersion: "TLSv1.2" };
+    if (smtpCa) tls.ca = smtpCa;
+    this.transport = nodemailer.createTransport({
+      host,
+      port,
+      secure: security === "implicit",
+      requireTLS: security === "starttls",
+      ignoreTLS: security === "off",
+      auth: user !== undefined ? { user, pass } : undefined,
+      tls,
+      connectionTimeout: 15_000,
+      greetingTimeout: 15_000,
+      socketTimeout: 30_000,
+      // Nothing about the messages (they carry links) goes to any log.
+      logger: false,
+      debug: false,
+      disableFileAccess: true,
+      disableUrlAccess: true,
+    });
   }
 
   async send(mail: SignInMail): Promise<void> {
     const { subject, text } = compose(mail);
-    const envelopeFrom = /<([^>]+)>/.exec(this.from)?.[1] ?? this.from;
-    const message = [
-      `From: ${this.from}`,
-      `To: <${mail.to}>`,
-      `Subject: ${subject}`,
-      `Date: ${new Date().toUTCString()}`,
-      `Message-ID: <${randomBase62(24)}@${this.url.hostname}>`,
-      "MIME-Version: 1.0",
-      "Content-Type: text/plain; charset=utf-8",
-      "Content-Transfer-Encoding: 8bit",
-      "",
-      text,
-    ].join("\r\n");
-    await this.deliver(envelopeFrom, mail.to, message);
-  }
-
-  private async deliver(from: string, to: string, message: string): Promise<void> {
-    const secure = this.url.protocol === "smtps:";
-    const host = this.url.hostname;
-    const port = Number(this.url.port) || (secure ? 465 : 587);
-    const replies = new SmtpReplies();
-    let socket: Socket = secure ? tlsConnect({ host, port, servername: host }) : netConnect({ host, port });
-    replies.attach(socket);
-    const timer = setTimeout(() => socket.destroy(new Error(`SMTP timed out after ${SMTP_TIMEOUT_MS} ms`)), SMTP_TIMEOUT_MS);
-
-    const command = async (line: string | null, expect: number[]) => {
-      if (line !== null) socket.write(`${line}\r\n`);
-      const reply = await replies.next();
-      if (!expect.includes(reply.code)) {
-        const shown = line?.startsWith("AUTH") ? "AUTH" : line;
-        throw new Error(`SMTP ${shown ?? "greeting"} answered ${reply.code} ${reply.text}`);
-      }
-      return reply;
-    };
-
     try {
-      await command(null, [220]);
-      const helo = `EHLO ${hostname() || "localhost"}`;
-      let ehlo = await command(helo, [250]);
-      if (!secure && /^STARTTLS$/im.test(ehlo.text)) {
-        await command("STARTTLS", [220]);
-        replies.detach(socket);
-        socket = tlsConnect({ socket, servername: host });
-        replies.attach(socket);
-        ehlo = await command(helo, [250]);
+      await this.transport.sendMail({ from: this.from, to: mail.to, subject, text });
+    } catch (err) {
+      const e = err as Error & { code?: string; command?: string; responseCode?: number };
+      const where = `${hostPort(this.target)} (${SECURITY_TEXT[this.target.security]})`;
+      if (this.target.security === "starttls" && e.command === "STARTTLS" && e.code === "ETLS" && e.message.includes("upgrading")) {
+        throw new Error(
+          `SMTP server ${hostPort(this.target)} does not accept STARTTLS, which smtp:// requires; nothing was sent. ` +
+            "Use smtps:// if it speaks TLS from the start, or add ?tls=off to SERVICE_SMTP_URL for a plain-text relay on a trusted network",
+          { cause: err },
+        );
       }
-      if (this.url.username) {
-        const user = decodeURIComponent(this.url.username);
-        const pass = decodeURIComponent(this.url.password);
-        await command(`AUTH PLAIN ${Buffer.from(`\0${user}\0${pass}`).toString("base64")}`, [235]);
-      }
-      await command(`MAIL FROM:<${from}>`, [250]);
-      await command(`RCPT TO:<${to}>`, [250, 251]);
-      await command("DATA", [354]);
-      // Dot-stuffing: a line that starts with "." gets a second one.
-      await command(`${message.replace(/\r?\n/g, "\r\n").replace(/^\./gm, "..")}\r\n.`, [250]);
-      await command("QUIT", [221]).catch(() => undefined);
-    } finally {
-      clearTimeout(timer);
-      socket.end();
+      throw new Error(`SMTP delivery through ${where} failed: ${e.message}`, { cause: err });
     }
   }
+}
+
+// ---------------------------------------------------------------------------
+// The outbox file (no SMTP configured)
+
+/** One line of `<data>/outbox.log`. */
+export type OutboxEntry = { to: string; subject: string; link: string };
+
+/**
+ * Appends one JSON line `{"ts","to","subject","link"}` to the outbox file,
+ * creating it with mode 0600 (and narrowing an existing file with group or
+ * other bits to 0600). The line goes out in a single O_APPEND write, so
+ * concurrent appends do not interleave.
+ */
+export function appendOutbox(path: string, entry: OutboxEntry, now: Date = new Date()): void {
+  const line = `${JSON.stringify({ ts: now.toISOString(), to: entry.to, subject: entry.subject, link: entry.link })}\n`;
+  const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error(`${path} is not a regular file`);
+    if (stat.mode & 0o077) fchmodSync(fd, 0o600);
+    const bytes = Buffer.from(line);
+    let written = writeSync(fd, bytes);
+    // A regular file takes the whole line at once; only a full disk stops short.
+    while (written < bytes.length) written += writeSync(fd, bytes, written);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Without SMTP, every mail is appended to `<data>/outbox.log`, where the operator can pass the link on. */
+export class OutboxMailer implements Mailer {
+  constructor(readonly path: string) {}
+
+  async send(mail: SignInMail): Promise<void> {
+    appendOutbox(this.path, { to: mail.to, subject: compose(mail).subject, link: mail.url });
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+export type MailDeliveryOptions = { smtpUrl?: string; mailFrom?: string; smtpCa?: string; outboxPath: string };
+
+/** SMTP when `smtpUrl` is set, otherwise the outbox file. */
+export function createMailer(options: MailDeliveryOptions): Mailer {
+  return options.smtpUrl ? new SmtpMailer(options.smtpUrl, options.mailFrom, options.smtpCa) : new OutboxMailer(options.outboxPath);
+}
+
+/** One line for the server to print at start: where mail goes (never credentials). */
+export function describeMailDelivery(options: Pick<MailDeliveryOptions, "smtpUrl" | "outboxPath">): string {
+  if (!options.smtpUrl) return `mail goes to ${options.outboxPath} (no SERVICE_SMTP_URL set)`;
+  const target = parseSmtpUrl(options.smtpUrl);
+  return `mail is sent through ${hostPort(target)} (${SECURITY_TEXT[target.security]})`;
 }

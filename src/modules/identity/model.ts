@@ -37,20 +37,26 @@ export const OidcCallbackQuery = t.Object({
   error_description: t.Optional(t.String({ maxLength: 1024 })),
 });
 
-export const Role = t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]);
+export const Role = t.Union([t.Literal("owner"), t.Literal("editor"), t.Literal("viewer")], {
+  description: "viewer reads; editor also writes; owner also manages members, keys, tokens and settings",
+});
 
 export const InviteBody = t.Object(
   {
     email: Email,
-    role: t.Optional(t.Union([t.Literal("admin"), t.Literal("member")], { description: "Default member" })),
+    role: t.Optional(t.Union([t.Literal("owner"), t.Literal("editor"), t.Literal("viewer")], { description: "Default editor" })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ email: "dana@example.com", role: "editor" }] },
 );
+
+export const RoleBody = t.Object({ role: Role }, { additionalProperties: false, examples: [{ role: "viewer" }] });
+
+export const EmailParam = t.Object({ email: t.String({ minLength: 3, maxLength: 254, description: "The member's email address" }) });
 
 export const InviteFormBody = t.Object({
   email: Email,
   project_id: t.String({ minLength: 1, maxLength: 128, description: "A project of the organisation to invite into" }),
-  role: t.Optional(t.Union([t.Literal("admin"), t.Literal("member")], { description: "Default member" })),
+  role: t.Optional(t.Union([t.Literal("owner"), t.Literal("editor"), t.Literal("viewer")], { description: "Default editor" })),
   csrf: Csrf,
 });
 
@@ -74,7 +80,9 @@ export const MeSchema = t.Object(
     projects: t.Array(t.Object({ id: t.String(), name: t.String(), organisationId: t.String(), organisationName: t.String() })),
     credential: t.Object({
       kind: t.Union([t.Literal("user_token"), t.Literal("api_token"), t.Literal("admin_key")]),
-      readOnly: t.Boolean(),
+      readOnly: t.Boolean({ description: "True when the caller may not write in the selected project" }),
+      role: t.Union([Role, t.Null()], { description: "A person's role in the selected project's organisation" }),
+      permissions: t.Array(t.Union([t.Literal("read"), t.Literal("write"), t.Literal("manage"), t.Literal("members")])),
     }),
   },
   { title: "Me" },

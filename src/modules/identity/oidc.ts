@@ -1,4 +1,5 @@
-import { pkceChallenge } from "../../lib/ids";
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import * as openid from "openid-client";
 import type { OidcSettings } from "./options";
 
 /** Why an OIDC sign-in failed; shown to the person on the callback page. */
@@ -12,186 +13,285 @@ export class OidcError extends Error {
   }
 }
 
-type Discovery = {
-  issuer: string;
-  authorization_endpoint: string;
-  token_endpoint: string;
-  jwks_uri: string;
-  token_endpoint_auth_methods_supported?: string[];
-};
+/** What a verified id_token tells us: who (issuer + subject) and their verified email (lower-cased). */
+export type OidcIdentity = { issuer: string; subject: string; email: string };
 
-type Jwk = JsonWebKey & { kid?: string; use?: string; alg?: string };
+/** Seconds each request to the provider may take (discovery, token, JWKS). */
+const TIMEOUT_S = 10;
+/** Leeway for exp, nbf and iat of id_tokens. */
+const CLOCK_TOLERANCE_S = 60;
 
-export type IdTokenClaims = { sub: string; email: string; [claim: string]: unknown };
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
-const FETCH_TIMEOUT_MS = 10_000;
-const CLOCK_SKEW_S = 60;
-const JWKS_TTL_MS = 10 * 60_000;
-/** An unknown `kid` may mean the provider rotated keys; refetch, but not more often than this. */
-const JWKS_REFETCH_MIN_MS = 60_000;
-
-const ALGORITHMS: Record<string, { import: RsaHashedImportParams | EcKeyImportParams | Algorithm; verify: Algorithm | RsaPssParams | EcdsaParams }> = {
-  RS256: { import: { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, verify: { name: "RSASSA-PKCS1-v1_5" } },
-  RS384: { import: { name: "RSASSA-PKCS1-v1_5", hash: "SHA-384" }, verify: { name: "RSASSA-PKCS1-v1_5" } },
-  RS512: { import: { name: "RSASSA-PKCS1-v1_5", hash: "SHA-512" }, verify: { name: "RSASSA-PKCS1-v1_5" } },
-  PS256: { import: { name: "RSA-PSS", hash: "SHA-256" }, verify: { name: "RSA-PSS", saltLength: 32 } as RsaPssParams },
-  PS384: { import: { name: "RSA-PSS", hash: "SHA-384" }, verify: { name: "RSA-PSS", saltLength: 48 } as RsaPssParams },
-  PS512: { import: { name: "RSA-PSS", hash: "SHA-512" }, verify: { name: "RSA-PSS", saltLength: 64 } as RsaPssParams },
-  ES256: { import: { name: "ECDSA", namedCurve: "P-256" }, verify: { name: "ECDSA", hash: "SHA-256" } as EcdsaParams },
-  ES384: { import: { name: "ECDSA", namedCurve: "P-384" }, verify: { name: "ECDSA", hash: "SHA-384" } as EcdsaParams },
-  ES512: { import: { name: "ECDSA", namedCurve: "P-521" }, verify: { name: "ECDSA", hash: "SHA-512" } as EcdsaParams },
-  EdDSA: { import: { name: "Ed25519" }, verify: { name: "Ed25519" } },
-};
-
-export function base64UrlDecode(part: string): Uint8Array<ArrayBuffer> {
-  return new Uint8Array(Buffer.from(part, "base64url"));
-}
-
-function jsonPart(part: string): Record<string, unknown> {
+/**
+ * Plain http to the provider is allowed only for an issuer on this machine
+ * (a development or test provider); everything else must be https.
+ */
+export function isLoopbackHttp(url: string): boolean {
   try {
-    const value = JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
-    if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {}
-  throw new OidcError("The identity provider sent a malformed id_token", 502);
+    const parsed = new URL(url);
+    return parsed.protocol === "http:" && LOOPBACK_HOSTS.has(parsed.hostname);
+  } catch {
+    return false;
+  }
 }
 
 /**
- * OpenID Connect relying party: discovery, the authorization code flow with
- * PKCE, and id_token checks (signature against the provider's JWKS with
- * WebCrypto, then iss, aud, azp, exp, nbf and nonce).
+ * OpenID Connect relying party on openid-client (panva): discovery, the
+ * authorization code flow with PKCE (S256), state and nonce, the code
+ * exchange, and id_token checks (iss, aud, azp, exp, nbf, iat, nonce and,
+ * explicitly enabled, the signature against the provider's JWKS). Every
+ * failure leaves as an OidcError.
  */
 export class OidcClient {
-  private discovery: Promise<Discovery> | null = null;
-  private jwks: { keys: Jwk[]; fetchedAt: number } | null = null;
+  private metadata: Promise<openid.ServerMetadata> | null = null;
+  /** The provider's JWKS as openid-client cached it, carried from one sign-in's configuration to the next. */
+  private jwksCache: openid.ExportedJWKSCache | undefined;
+  /** http:// is allowed only for a loopback issuer. */
+  private readonly insecure: boolean;
 
   constructor(
     readonly settings: OidcSettings,
+    /** The service clock: id_token times are checked against it (as everything else in svc). */
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.insecure = isLoopbackHttp(settings.issuer);
+  }
 
   async authorizationUrl(input: { redirectUri: string; state: string; nonce: string; codeVerifier: string }): Promise<string> {
-    const discovery = await this.discover();
-    const url = new URL(discovery.authorization_endpoint);
-    url.searchParams.set("response_type", "code");
-    url.searchParams.set("client_id", this.settings.clientId);
-    url.searchParams.set("redirect_uri", input.redirectUri);
-    url.searchParams.set("scope", "openid email profile");
-    url.searchParams.set("state", input.state);
-    url.searchParams.set("nonce", input.nonce);
-    url.searchParams.set("code_challenge", pkceChallenge(input.codeVerifier));
-    url.searchParams.set("code_challenge_method", "S256");
-    return url.toString();
-  }
-
-  /** Exchanges the code and returns the verified id_token claims. */
-  async signIn(input: { code: string; codeVerifier: string; redirectUri: string; nonce: string }): Promise<IdTokenClaims> {
-    const discovery = await this.discover();
-    const body = new URLSearchParams({
-      grant_type: "authorization_code",
-      code: input.code,
-      redirect_uri: input.redirectUri,
-      code_verifier: input.codeVerifier,
-      client_id: this.settings.clientId,
-    });
-    const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded", accept: "application/json" };
-    const methods = discovery.token_endpoint_auth_methods_supported;
-    // client_secret_basic is the OIDC default; use the body only where the provider supports nothing else.
-    if (methods && !methods.includes("client_secret_basic") && methods.includes("client_secret_post")) {
-      body.set("client_secret", this.settings.clientSecret);
-    } else {
-      const id = encodeURIComponent(this.settings.clientId);
-      const secret = encodeURIComponent(this.settings.clientSecret);
-      headers.authorization = `Basic ${Buffer.from(`${id}:${secret}`).toString("base64")}`;
-    }
-    const response = await this.fetchJson(discovery.token_endpoint, { method: "POST", headers, body: body.toString() }, "token endpoint");
-    const idToken = response.id_token;
-    if (typeof idToken !== "string") throw new OidcError("The identity provider returned no id_token", 502);
-    return this.verifyIdToken(idToken, input.nonce);
-  }
-
-  async verifyIdToken(idToken: string, nonce: string): Promise<IdTokenClaims> {
-    const parts = idToken.split(".");
-    if (parts.length !== 3) throw new OidcError("The identity provider sent a malformed id_token", 502);
-    const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
-    const header = jsonPart(headerPart);
-    const alg = typeof header.alg === "string" ? header.alg : "";
-    const algorithm = ALGORITHMS[alg];
-    if (!algorithm) throw new OidcError(`id_token algorithm ${alg || "(none)"} is not accepted`, 401);
-    const jwk = await this.keyFor(typeof header.kid === "string" ? header.kid : undefined, alg);
-    let valid = false;
+    const config = await this.configuration();
     try {
-      const key = await crypto.subtle.importKey("jwk", jwk, algorithm.import, false, ["verify"]);
-      valid = await crypto.subtle.verify(algorithm.verify, key, base64UrlDecode(signaturePart), new TextEncoder().encode(`${headerPart}.${payloadPart}`));
-    } catch {
-      valid = false;
-    }
-    if (!valid) throw new OidcError("The id_token signature does not verify", 401);
-
-    const claims = jsonPart(payloadPart);
-    const nowS = this.now() / 1000;
-    if (claims.iss !== this.settings.issuer) throw new OidcError("The id_token was issued by another issuer", 401);
-    const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-    if (!audiences.includes(this.settings.clientId)) throw new OidcError("The id_token is meant for another client", 401);
-    if (audiences.length > 1 && claims.azp !== undefined && claims.azp !== this.settings.clientId) {
-      throw new OidcError("The id_token was issued to another party", 401);
-    }
-    if (typeof claims.exp !== "number" || claims.exp + CLOCK_SKEW_S < nowS) throw new OidcError("The id_token has expired", 401);
-    if (typeof claims.nbf === "number" && claims.nbf - CLOCK_SKEW_S > nowS) throw new OidcError("The id_token is not valid yet", 401);
-    if (claims.nonce !== nonce) throw new OidcError("The id_token nonce does not match this sign-in", 401);
-    if (typeof claims.sub !== "string") throw new OidcError("The id_token names no subject", 401);
-    if (typeof claims.email !== "string" || !claims.email.includes("@")) {
-      throw new OidcError("The identity provider did not share an email address (scope email)", 401);
-    }
-    if (claims.email_verified === false) throw new OidcError("The identity provider has not verified this email address", 401);
-    return claims as IdTokenClaims;
-  }
-
-  private discover(): Promise<Discovery> {
-    this.discovery ??= (async () => {
-      const doc = await this.fetchJson(`${this.settings.issuer}/.well-known/openid-configuration`, {}, "discovery document");
-      for (const field of ["issuer", "authorization_endpoint", "token_endpoint", "jwks_uri"] as const) {
-        if (typeof doc[field] !== "string") throw new OidcError(`The provider's discovery document lacks ${field}`, 502);
-      }
-      // OIDC Discovery §4.3: the document must name exactly the issuer we were configured with.
-      if (doc.issuer !== this.settings.issuer) throw new OidcError(`The provider calls itself ${String(doc.issuer)}, not ${this.settings.issuer}`, 502);
-      return doc as unknown as Discovery;
-    })();
-    // A failed discovery is retried on the next sign-in rather than remembered.
-    this.discovery.catch(() => (this.discovery = null));
-    return this.discovery;
-  }
-
-  private async keyFor(kid: string | undefined, alg: string): Promise<Jwk> {
-    const pick = (keys: Jwk[]) =>
-      keys.find((k) => (kid === undefined || k.kid === kid) && (k.use === undefined || k.use === "sig") && (k.alg === undefined || k.alg === alg));
-    const now = this.now();
-    if (this.jwks && now - this.jwks.fetchedAt < JWKS_TTL_MS) {
-      const key = pick(this.jwks.keys);
-      if (key) return key;
-      if (now - this.jwks.fetchedAt < JWKS_REFETCH_MIN_MS) throw new OidcError("No signing key of the provider matches the id_token", 401);
-    }
-    const discovery = await this.discover();
-    const doc = await this.fetchJson(discovery.jwks_uri, {}, "JWKS");
-    if (!Array.isArray(doc.keys)) throw new OidcError("The provider's JWKS has no keys", 502);
-    this.jwks = { keys: doc.keys as Jwk[], fetchedAt: now };
-    const key = pick(this.jwks.keys);
-    if (!key) throw new OidcError("No signing key of the provider matches the id_token", 401);
-    return key;
-  }
-
-  private async fetchJson(url: string, init: RequestInit, what: string): Promise<Record<string, unknown>> {
-    let response: Response;
-    try {
-      response = await fetch(url, { ...init, redirect: "error", signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+      return openid
+        .buildAuthorizationUrl(config, {
+          redirect_uri: input.redirectUri,
+          scope: "openid email profile",
+          state: input.state,
+          nonce: input.nonce,
+          code_challenge: await openid.calculatePKCECodeChallenge(input.codeVerifier),
+          code_challenge_method: "S256",
+        })
+        .toString();
     } catch (err) {
-      throw new OidcError(`The identity provider's ${what} could not be reached (${(err as Error).message})`, 502);
+      throw toOidcError(err, "authorization endpoint");
     }
-    const text = await response.text();
-    if (!response.ok) throw new OidcError(`The identity provider's ${what} answered ${response.status}: ${text.slice(0, 200)}`, 502);
+  }
+
+  /**
+   * Exchanges the code of the provider's redirect (`callbackUrl`: our
+   * callback address with every parameter the provider sent) and returns
+   * who the verified id_token names. A missing or false `email_verified` is
+   * refused unless the operator allowed unverified addresses.
+   */
+  async signIn(input: { callbackUrl: URL; codeVerifier: string; state: string; nonce: string }): Promise<OidcIdentity> {
+    const config = await this.configuration();
+    let claims: openid.IDToken | undefined;
     try {
-      const value = JSON.parse(text);
-      if (typeof value === "object" && value !== null && !Array.isArray(value)) return value;
-    } catch {}
-    throw new OidcError(`The identity provider's ${what} did not answer JSON`, 502);
+      const tokens = await openid.authorizationCodeGrant(config, input.callbackUrl, {
+        pkceCodeVerifier: input.codeVerifier,
+        expectedState: input.state,
+        expectedNonce: input.nonce,
+        idTokenExpected: true,
+      });
+      claims = tokens.claims();
+    } catch (err) {
+      throw toOidcError(err, "token endpoint");
+    } finally {
+      this.jwksCache = openid.getJwksCache(config) ?? this.jwksCache;
+    }
+    if (!claims) throw new OidcError("The identity provider returned no id_token", 502);
+    if (typeof claims.sub !== "string" || claims.sub === "") throw new OidcError("The id_token names no subject", 401);
+    const email = typeof claims.email === "string" ? claims.email.trim().toLowerCase() : "";
+    if (!email.includes("@")) throw new OidcError("The identity provider did not share an email address (scope email)", 401);
+    if (claims.email_verified !== true && !this.settings.allowUnverifiedEmail) {
+      throw new OidcError(
+        claims.email_verified === undefined
+          ? "The identity provider does not say that this email address is verified (no email_verified claim), so it cannot sign you in here"
+          : "The identity provider has not verified this email address; verify it there, then sign in again",
+        401,
+      );
+    }
+    return { issuer: claims.iss, subject: claims.sub, email };
+  }
+
+  /** The provider's metadata, discovered once (a failed discovery is retried on the next sign-in). */
+  private discover(): Promise<openid.ServerMetadata> {
+    this.metadata ??= (async () => {
+      let config: openid.Configuration;
+      try {
+        // openid-client checks that the document names the issuer we were configured with (OIDC Discovery §4.3).
+        config = await openid.discovery(new URL(this.settings.issuer), this.settings.clientId, undefined, undefined, {
+          timeout: TIMEOUT_S,
+          execute: this.insecure ? [openid.allowInsecureRequests] : [],
+        });
+      } catch (err) {
+        throw toOidcError(err, "discovery document");
+      }
+      const metadata = config.serverMetadata();
+      if (typeof metadata.jwks_uri !== "string") throw new OidcError("The provider's discovery document lacks jwks_uri", 502);
+      if (this.insecure) {
+        // A loopback issuer may use http, but only towards itself.
+        for (const field of ["authorization_endpoint", "token_endpoint", "jwks_uri"] as const) {
+          const value = metadata[field];
+          if (typeof value === "string" && !value.startsWith("https:") && !isLoopbackHttp(value)) {
+            throw new OidcError(`The provider's ${field} must be https or on this machine: ${value}`, 502);
+          }
+        }
+      }
+      return metadata;
+    })();
+    this.metadata.catch(() => (this.metadata = null));
+    return this.metadata;
+  }
+
+  /**
+   * One openid-client configuration per use: discovery is cached, and the
+   * client's clock skew follows the service clock at this moment.
+   */
+  private async configuration(): Promise<openid.Configuration> {
+    const metadata = await this.discover();
+    const methods = metadata.token_endpoint_auth_methods_supported;
+    // client_secret_basic is the OIDC default; use the body only where the provider supports nothing else.
+    const auth =
+      methods && !methods.includes("client_secret_basic") && methods.includes("client_secret_post")
+        ? openid.ClientSecretPost(this.settings.clientSecret)
+        : openid.ClientSecretBasic(this.settings.clientSecret);
+    try {
+      const config = new openid.Configuration(
+        metadata,
+        this.settings.clientId,
+        {
+          client_secret: this.settings.clientSecret,
+          [openid.clockSkew]: Math.round((this.now() - Date.now()) / 1000),
+          [openid.clockTolerance]: CLOCK_TOLERANCE_S,
+        },
+        auth,
+      );
+      config.timeout = TIMEOUT_S;
+      if (this.insecure) openid.allowInsecureRequests(config);
+      // openid-client skips the id_token signature when the token came straight from the token endpoint over TLS; svc checks it anyway.
+      openid.enableNonRepudiationChecks(config);
+      if (this.jwksCache) openid.setJwksCache(config, this.jwksCache);
+      return config;
+    } catch (err) {
+      throw toOidcError(err, "discovery document");
+    }
+  }
+}
+
+type ProcessingCause = { message?: string; cause?: { claim?: unknown; header?: { alg?: unknown }; claims?: unknown } };
+
+const CLAIM_MISMATCH: Record<string, string> = {
+  iss: "The id_token was issued by another issuer",
+  aud: "The id_token is meant for another client",
+  azp: "The id_token was issued to another party",
+  nonce: "The id_token nonce does not match this sign-in",
+};
+
+const TIMESTAMP_FAILURE: Record<string, string> = {
+  exp: "The id_token has expired",
+  nbf: "The id_token is not valid yet",
+  iat: "The id_token was issued too long ago",
+  auth_time: "The sign-in at the identity provider is too old",
+};
+
+/**
+ * Maps whatever openid-client (or fetch under it) throws to an OidcError:
+ * 401 when the answer fails to prove a person (the id_token's signature,
+ * claims or times, a refused code), 502 when the provider could not be
+ * reached or answered something unusable. Nothing raw escapes (it would
+ * become a 500).
+ */
+export function toOidcError(err: unknown, what: string): OidcError {
+  if (err instanceof OidcError) return err;
+  if (err instanceof openid.ResponseBodyError) {
+    if (err.error === "invalid_grant") {
+      return new OidcError("The identity provider refused the authorization code (used, expired or not ours); start again", 401);
+    }
+    const description = err.error_description ? `: ${err.error_description.slice(0, 200)}` : "";
+    return new OidcError(`The identity provider's ${what} answered ${err.status} ${err.error}${description}`, 502);
+  }
+  if (err instanceof openid.AuthorizationResponseError) {
+    return new OidcError(`The identity provider answered ${err.error}${err.error_description ? `: ${err.error_description.slice(0, 200)}` : ""}`, 401);
+  }
+  if (err instanceof openid.WWWAuthenticateChallengeError) {
+    return new OidcError(`The identity provider's ${what} refused svc's client credentials (${err.status})`, 502);
+  }
+  if (err instanceof openid.ClientError) {
+    const cause = (err.cause ?? {}) as ProcessingCause;
+    const detail = cause.message ?? err.message;
+    switch (err.code) {
+      case "OAUTH_JWT_CLAIM_COMPARISON_FAILED": {
+        const claim = String(cause.cause?.claim ?? "");
+        return new OidcError(CLAIM_MISMATCH[claim] ?? `The id_token does not match this sign-in (${claim || detail})`, 401);
+      }
+      case "OAUTH_JWT_TIMESTAMP_CHECK_FAILED":
+        return new OidcError(TIMESTAMP_FAILURE[String(cause.cause?.claim ?? "")] ?? "The id_token is not valid at this time", 401);
+      case "OAUTH_KEY_SELECTION_FAILED":
+        return new OidcError("No signing key of the provider matches the id_token", 401);
+      case "OAUTH_INVALID_RESPONSE":
+      case "OAUTH_PARSE_ERROR":
+        if (/signature verification failed/i.test(detail)) return new OidcError("The id_token signature does not verify", 401);
+        if (/"alg" header/.test(detail)) return new OidcError(`id_token algorithm ${String(cause.cause?.header?.alg ?? "(none)")} is not accepted`, 401);
+        if (/"state"|"iss" \(issuer\) response parameter/.test(detail)) return new OidcError("The provider's answer does not belong to this sign-in; start again", 401);
+        if (/JWT "\w+" .*claim (missing|type)/.test(detail)) return new OidcError(`The id_token is incomplete: ${detail}`, 401);
+        return new OidcError(`The identity provider's ${what} sent an invalid answer: ${detail}`, 502);
+      case "OAUTH_TIMEOUT":
+        return new OidcError(`The identity provider's ${what} did not answer within ${TIMEOUT_S} s`, 502);
+      case "OAUTH_HTTP_REQUEST_FORBIDDEN":
+      case "OAUTH_REQUEST_PROTOCOL_FORBIDDEN":
+        return new OidcError(`The identity provider's ${what} must be reached over https`, 502);
+      case "OAUTH_RESPONSE_IS_NOT_CONFORM": {
+        const status = err.cause instanceof Response ? ` HTTP ${err.cause.status}` : "";
+        return new OidcError(`The identity provider's ${what} answered${status || " unexpectedly"}`, 502);
+      }
+      case "OAUTH_RESPONSE_IS_NOT_JSON":
+        return new OidcError(`The identity provider's ${what} did not answer JSON`, 502);
+      case "OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED":
+        return new OidcError(`The provider's ${what} does not match the configured issuer (${detail})`, 502);
+      default:
+        return new OidcError(`Single sign-on failed at the identity provider's ${what}: ${detail}`, 502);
+    }
+  }
+  // fetch under Bun reports an unreachable host as a TypeError (code ECONNREFUSED and the like); openid-client lets TypeErrors through.
+  const message = err instanceof Error ? err.message : String(err);
+  if (String((err as { code?: unknown })?.code ?? "").startsWith("ERR_INVALID_ARG")) {
+    return new OidcError(`svc could not use the identity provider's ${what}: ${message}`, 502);
+  }
+  return new OidcError(`The identity provider's ${what} could not be reached (${message})`, 502);
+}
+
+// Pending logins: the PKCE verifier and the nonce are sealed under a key only the browser's cookie holds.
+
+export type PendingSecrets = { codeVerifier: string; nonce: string };
+
+const SEAL_LABEL = "svc oidc pending login v1\0";
+
+function sealKey(browserKey: string): Buffer {
+  return createHash("sha256").update(SEAL_LABEL).update(browserKey).digest();
+}
+
+/** AES-256-GCM of the secrets under a key derived from `browserKey`, bound to the row (`stateHash` as associated data): base64url(iv ‖ tag ‖ ciphertext). */
+export function sealPendingLogin(browserKey: string, stateHash: string, secrets: PendingSecrets): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", sealKey(browserKey), iv);
+  cipher.setAAD(Buffer.from(stateHash));
+  const ciphertext = Buffer.concat([cipher.update(JSON.stringify(secrets), "utf8"), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString("base64url");
+}
+
+/** The secrets, or null when `browserKey` is not the one they were sealed with (or the row was altered). */
+export function unsealPendingLogin(browserKey: string, stateHash: string, sealed: string): PendingSecrets | null {
+  try {
+    const raw = Buffer.from(sealed, "base64url");
+    if (raw.length < 12 + 16 + 1) return null;
+    const decipher = createDecipheriv("aes-256-gcm", sealKey(browserKey), raw.subarray(0, 12));
+    decipher.setAAD(Buffer.from(stateHash));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    const plain = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
+    const value = JSON.parse(plain) as Partial<PendingSecrets>;
+    if (typeof value.codeVerifier !== "string" || typeof value.nonce !== "string") return null;
+    return { codeVerifier: value.codeVerifier, nonce: value.nonce };
+  } catch {
+    return null;
   }
 }

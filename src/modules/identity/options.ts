@@ -1,8 +1,15 @@
 import { UsageError } from "../../lib/usage-error";
-import type { Mailer } from "./mail";
+import { type Mailer, parseSmtpUrl } from "./mail";
+import { isLoopbackHttp } from "./oidc";
 import type { RateRule } from "./rate-limit";
 
-export type OidcSettings = { issuer: string; clientId: string; clientSecret: string };
+export type OidcSettings = {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** SERVICE_OIDC_ALLOW_UNVERIFIED_EMAIL=true: accept an id_token without `email_verified: true` (for a provider that lacks the claim). */
+  allowUnverifiedEmail?: boolean;
+};
 
 /** Rate limits of the unauthenticated sign-in endpoints (per process, fixed windows). */
 export type SignInRateLimits = {
@@ -21,13 +28,19 @@ export const DEFAULT_RATE_LIMITS: SignInRateLimits = {
 export type SignInOptions = {
   /** SERVICE_PUBLIC_URL: origin used in mailed links and `verification_uri`; default the request's own origin. */
   publicUrl?: string;
-  /** SERVICE_SMTP_URL: `smtp://user:pass@host:port` (STARTTLS when offered) or `smtps://` (TLS from the start). */
+  /**
+   * SERVICE_SMTP_URL: `smtps://user:pass@host:port` (TLS from the start, port 465) or
+   * `smtp://user:pass@host:port` (STARTTLS required, port 587); `smtp://…?tls=off` for a
+   * plain-text relay. Without it, mail goes to `<data>/outbox.log`.
+   */
   smtpUrl?: string;
   /** SERVICE_SMTP_FROM: sender address of sign-in mails. */
   mailFrom?: string;
-  /** Replaces SMTP and the log (tests capture links with it). */
+  /** Extra CA certificate (PEM) trusted for the SMTP server's certificate (tests trust a self-signed one). */
+  smtpCa?: string;
+  /** Replaces SMTP and the outbox (tests capture links with it). */
   mailer?: Mailer;
-  /** SERVICE_OIDC_ISSUER, SERVICE_OIDC_CLIENT_ID, SERVICE_OIDC_CLIENT_SECRET. */
+  /** SERVICE_OIDC_ISSUER, SERVICE_OIDC_CLIENT_ID, SERVICE_OIDC_CLIENT_SECRET, SERVICE_OIDC_ALLOW_UNVERIFIED_EMAIL. */
   oidc?: OidcSettings;
   /** Clock in epoch milliseconds (tests move it to reach expiries). */
   now?: () => number;
@@ -50,7 +63,7 @@ export function signInOptionsFromEnv(env: Record<string, string | undefined>): S
   const options: SignInOptions = {};
   if (env.SERVICE_PUBLIC_URL) options.publicUrl = httpUrl(env.SERVICE_PUBLIC_URL, "SERVICE_PUBLIC_URL", ["http:", "https:"]).origin;
   if (env.SERVICE_SMTP_URL) {
-    httpUrl(env.SERVICE_SMTP_URL, "SERVICE_SMTP_URL", ["smtp:", "smtps:"]);
+    parseSmtpUrl(env.SERVICE_SMTP_URL);
     options.smtpUrl = env.SERVICE_SMTP_URL;
   }
   if (env.SERVICE_SMTP_FROM) options.mailFrom = env.SERVICE_SMTP_FROM;
@@ -61,8 +74,20 @@ export function signInOptionsFromEnv(env: Record<string, string | undefined>): S
     if (!issuer || !clientId || !clientSecret) {
       throw new UsageError("OIDC needs all of SERVICE_OIDC_ISSUER, SERVICE_OIDC_CLIENT_ID and SERVICE_OIDC_CLIENT_SECRET");
     }
-    httpUrl(issuer, "SERVICE_OIDC_ISSUER", ["http:", "https:"]);
+    const issuerUrl = httpUrl(issuer, "SERVICE_OIDC_ISSUER", ["http:", "https:"]);
+    if (issuerUrl.protocol === "http:" && !isLoopbackHttp(issuer)) {
+      throw new UsageError("SERVICE_OIDC_ISSUER must be https:// (plain http:// only for 127.0.0.1, ::1 or localhost)");
+    }
     options.oidc = { issuer: issuer.replace(/\/+$/, ""), clientId, clientSecret };
+    const allowUnverified = env.SERVICE_OIDC_ALLOW_UNVERIFIED_EMAIL;
+    if (allowUnverified !== undefined && allowUnverified !== "") {
+      if (allowUnverified !== "true" && allowUnverified !== "false") {
+        throw new UsageError(`SERVICE_OIDC_ALLOW_UNVERIFIED_EMAIL must be true or false, not ${JSON.stringify(allowUnverified)}`);
+      }
+      options.oidc.allowUnverifiedEmail = allowUnverified === "true";
+    }
+  } else if (env.SERVICE_OIDC_ALLOW_UNVERIFIED_EMAIL) {
+    throw new UsageError("SERVICE_OIDC_ALLOW_UNVERIFIED_EMAIL needs SERVICE_OIDC_ISSUER, SERVICE_OIDC_CLIENT_ID and SERVICE_OIDC_CLIENT_SECRET");
   }
   return options;
 }

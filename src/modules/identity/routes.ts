@@ -6,13 +6,8 @@ import { accountPage, magicPage, messagePage, setupPage, signinPage } from "../.
 import {
   OIDC_COOKIE,
   SESSION_COOKIE,
-  baseUrlOf,
-  checkCsrf,
+  browserKit,
   checkRedirect,
-  clearCookie,
-  clientIp,
-  cookie,
-  csrfFor,
   formOrJson,
   htmlResponse,
   isFormPost,
@@ -30,7 +25,9 @@ import {
   MagicConsumeBody,
   MagicLinkBody,
   MagicLinkSentSchema,
+  EmailParam,
   MeSchema,
+  RoleBody,
   MemberSchema,
   OidcCallbackQuery,
   RedirectQuery,
@@ -45,15 +42,16 @@ const CHECK_MAIL = "If this address belongs to an account, a sign-in link is on 
 const BROWSER_POST =
   "Browser endpoint: needs the CSRF token (`csrf` field or `X-CSRF-Token`, equal to the `svc_csrf` cookie the pages set) and a same-origin Origin or Referer. A plain form post gets HTML (or a 303) back; JSON gets JSON.";
 const OIDC_COOKIE_PATH = "/auth/oidc";
+const MEMBERS_PERMISSION = "Only a signed-in owner may do this: membership spans the whole organisation, so SDK keys and API tokens never can.";
 
 /** Browser sign-in pages and endpoints, plus the people endpoints of the admin API. */
 export function identityRoutes(ctx: AppContext) {
   const { identity, projects } = ctx.services;
-  const publicUrl = identity.options.publicUrl;
+  const { cookie, clearCookie, csrfFor, checkCsrf, baseUrlOf, clientIp } = browserKit(ctx.network);
 
   /** Opens the session in this browser (ending any it had), then goes on. */
-  const signedIn = (request: Request, result: SignInResult, cookies: string[] = []) => {
-    identity.endSession(sessionToken(request));
+  const signedIn = async (request: Request, result: SignInResult, cookies: string[] = []) => {
+    await identity.endSession(sessionToken(request));
     const session = cookie(request, SESSION_COOKIE, result.sessionToken, { maxAgeSeconds: SESSION_TTL_MS / 1000 });
     const next = result.redirect ?? "/signin";
     return isFormPost(request) || request.method === "GET"
@@ -86,11 +84,11 @@ export function identityRoutes(ctx: AppContext) {
     )
     .post(
       "/auth/magic-link",
-      ({ body, request, server }) =>
-        formOrJson(request, () => {
-          checkCsrf(request, body.csrf, publicUrl);
+      ({ body, request }) =>
+        formOrJson(request, async () => {
+          checkCsrf(request, body.csrf);
           const redirect = checkRedirect(body.redirect);
-          identity.requestMagicLink(body.email, { redirect, baseUrl: baseUrlOf(request, publicUrl), ip: clientIp(server, request) });
+          await identity.requestMagicLink(body.email, { redirect, baseUrl: baseUrlOf(request), ip: clientIp(request) });
           return isFormPost(request) ? htmlResponse(messagePage("Check your mail", CHECK_MAIL)) : { ok: true as const, message: CHECK_MAIL };
         }),
       {
@@ -123,9 +121,9 @@ export function identityRoutes(ctx: AppContext) {
     .post(
       "/auth/magic",
       ({ body, request }) =>
-        formOrJson(request, () => {
-          checkCsrf(request, body.csrf, publicUrl);
-          return signedIn(request, identity.consumeMagicLink(body.token));
+        formOrJson(request, async () => {
+          checkCsrf(request, body.csrf);
+          return signedIn(request, await identity.consumeMagicLink(body.token));
         }),
       {
         body: MagicConsumeBody,
@@ -142,9 +140,9 @@ export function identityRoutes(ctx: AppContext) {
     .post(
       "/auth/logout",
       ({ body, request }) =>
-        formOrJson(request, () => {
-          checkCsrf(request, body.csrf, publicUrl);
-          identity.endSession(sessionToken(request));
+        formOrJson(request, async () => {
+          checkCsrf(request, body.csrf);
+          await identity.endSession(sessionToken(request));
           const clear = clearCookie(request, SESSION_COOKIE);
           return isFormPost(request) ? redirectResponse("/signin", [clear]) : jsonResponse({ ok: true }, [clear]);
         }),
@@ -156,12 +154,14 @@ export function identityRoutes(ctx: AppContext) {
     .post(
       "/auth/invite",
       ({ body, request }) =>
-        formOrJson(request, () => {
-          checkCsrf(request, body.csrf, publicUrl);
+        formOrJson(request, async () => {
+          checkCsrf(request, body.csrf);
           const user = identity.sessionUser(sessionToken(request));
           if (!user) throw unauthorized("Sign in first", "Open /signin, then invite from there");
-          if (!identity.canAccess(user.id, body.project_id)) throw forbidden("You are not a member of that organisation", `project_id: ${body.project_id}`);
-          const invitation = identity.invite(body.project_id, { email: body.email, role: body.role }, baseUrlOf(request, publicUrl));
+          const role = identity.roleIn(user.id, body.project_id);
+          if (!role) throw forbidden("You are not a member of that organisation", `project_id: ${body.project_id.slice(0, 128)}`);
+          if (role !== "owner") throw forbidden(`Your role (${role}) cannot invite people`, "Ask an owner of the organisation to invite them, or to make you owner");
+          const invitation = await identity.invite(body.project_id, { email: body.email, role: body.role }, baseUrlOf(request));
           if (!isFormPost(request)) return invitation;
           return htmlResponse(
             messagePage("Invitation sent", `${invitation.email} can now sign in to ${invitation.organisationName} as ${invitation.role}; a sign-in link is on its way.`, `<a class="button" href="/signin">Back</a>`),
@@ -174,7 +174,7 @@ export function identityRoutes(ctx: AppContext) {
           tag: "Sign-in",
           auth: "none",
           errors: [400, 401, 403, 409],
-          description: `The signed-in person adds someone to one of their organisations (named by one of its projects); they get a sign-in link valid 7 days. ${BROWSER_POST}`,
+          description: `A signed-in owner adds someone to one of their organisations (named by one of its projects) as owner, editor (the default) or viewer; they get a sign-in link valid 7 days. ${BROWSER_POST}`,
           response: { 200: InvitationSchema },
         }),
       },
@@ -202,9 +202,9 @@ export function identityRoutes(ctx: AppContext) {
     .post(
       "/setup",
       ({ body, request }) =>
-        formOrJson(request, () => {
-          checkCsrf(request, body.csrf, publicUrl);
-          const result = identity.completeSetup(body.token, { email: body.email, organisationName: body.organisation, projectName: body.project });
+        formOrJson(request, async () => {
+          checkCsrf(request, body.csrf);
+          const result = await identity.completeSetup(body.token, { email: body.email, organisationName: body.organisation, projectName: body.project });
           return signedIn(request, result);
         }),
       {
@@ -224,8 +224,9 @@ export function identityRoutes(ctx: AppContext) {
       async ({ request, query }) => {
         const redirect = query.redirect && isSafeRedirect(query.redirect) ? query.redirect : undefined;
         try {
-          const { url, state } = await identity.beginOidc({ redirect, baseUrl: baseUrlOf(request, publicUrl) });
-          return redirectResponse(url, [cookie(request, OIDC_COOKIE, state, { maxAgeSeconds: 600, path: OIDC_COOKIE_PATH })]);
+          // The cookie is `<state>.<browserKey>`: the key unseals this browser's pending login at the callback.
+          const started = await identity.beginOidc({ redirect, baseUrl: baseUrlOf(request) });
+          return redirectResponse(started.url, [cookie(request, OIDC_COOKIE, started.cookie, { maxAgeSeconds: 600, path: OIDC_COOKIE_PATH })]);
         } catch (err) {
           return failurePage("Single sign-on failed", err);
         }
@@ -244,12 +245,12 @@ export function identityRoutes(ctx: AppContext) {
         }
         try {
           const result = await identity.finishOidc({
-            code: query.code,
-            state: query.state,
+            // Every parameter the provider sent (RFC 9207 `iss` included), not only those the schema names.
+            callback: new URL(request.url).searchParams,
             stateCookie: parseCookies(request.headers.get("cookie"))[OIDC_COOKIE],
-            baseUrl: baseUrlOf(request, publicUrl),
+            baseUrl: baseUrlOf(request),
           });
-          return signedIn(request, result, [clear]);
+          return await signedIn(request, result, [clear]);
         } catch (err) {
           return failurePage("Single sign-on failed", err, [clear]);
         }
@@ -261,22 +262,20 @@ export function identityRoutes(ctx: AppContext) {
     .use(ctx.auth)
     .post(
       "/invites",
-      ({ principal, body, request, set }) => {
-        if (principal.kind === "api_token") throw forbidden("API tokens cannot invite people", "Authorization: use an admin key or sign in with `svc login`");
-        const invitation = identity.invite(principal.projectId, body, baseUrlOf(request, publicUrl));
+      async ({ principal, body, request, set }) => {
+        const invitation = await identity.invite(principal.projectId, body, baseUrlOf(request));
         set.status = 201;
         return invitation;
       },
       {
-        admin: true,
+        admin: "members",
         body: InviteBody,
         ...describe({
           summary: "Add a person to the organisation of the project",
           tag: "People",
           auth: "admin",
           errors: [404, 409],
-          description:
-            "Sends them a single-use sign-in link valid 7 days (by SMTP; without SMTP it is written to the server log). 409 when they already belong to the organisation. Admin keys and signed-in people may invite; API tokens may not.",
+          description: `Sends them a single-use sign-in link valid 7 days (by SMTP; without SMTP it is appended to \`<data>/outbox.log\`). 409 when they already belong to the organisation. ${MEMBERS_PERMISSION}`,
           response: { 201: InvitationSchema },
         }),
       },
@@ -286,17 +285,58 @@ export function identityRoutes(ctx: AppContext) {
       query: ListQuery,
       ...describe({ summary: "People of the project's organisation", tag: "People", auth: "admin", response: { 200: t.Array(MemberSchema) } }),
     })
+    .patch("/members/:email", ({ principal, params, body }) => identity.setRole(principal.projectId, params.email, body.role), {
+      admin: "members",
+      params: EmailParam,
+      body: RoleBody,
+      ...describe({
+        summary: "Change a person's role",
+        tag: "People",
+        auth: "admin",
+        errors: [404],
+        description: `viewer reads; editor also writes; owner also manages members, keys, tokens and settings. The organisation keeps at least one owner (demoting the last one is FORBIDDEN). ${MEMBERS_PERMISSION}`,
+        response: { 200: MemberSchema },
+      }),
+    })
+    .delete(
+      "/members/:email",
+      async ({ principal, params, set }) => {
+        await identity.removeMember(principal.projectId, params.email);
+        set.status = 204;
+      },
+      {
+        admin: "members",
+        params: EmailParam,
+        ...describe({
+          summary: "Remove a person from the organisation",
+          tag: "People",
+          auth: "admin",
+          errors: [404],
+          description: `They lose every project of the organisation at once (their sign-ins stay valid only for other organisations they belong to). The last owner cannot be removed. ${MEMBERS_PERMISSION}`,
+        }),
+      },
+    )
     .get(
       "/me",
       ({ headers, request }) => {
         const caller = ctx.authenticator.identify(headers);
-        const credential = { kind: "user_token" as const, readOnly: false };
         // A person whose bound project is gone (or who never had one) still learns who they are and what they reach.
-        if (caller.userId && !headers["x-project-id"] && !caller.defaultProjectId) {
-          return { user: { email: caller.actor.email }, project: null, projects: identity.accessibleProjects(caller.userId), credential };
+        if (caller.userId && !headers["x-project-id"] && (!caller.defaultProjectId || !caller.access(caller.defaultProjectId))) {
+          return {
+            user: { email: caller.actor.email },
+            project: null,
+            projects: identity.accessibleProjects(caller.userId),
+            credential: { kind: "user_token" as const, readOnly: true, role: null, permissions: [] },
+          };
         }
         const principal = ctx.authenticator.forProject(caller, headers, request.method, true);
         const project = projects.get(principal.projectId);
+        const credential = {
+          kind: principal.kind as "user_token" | "admin_key" | "api_token",
+          readOnly: principal.readOnly,
+          role: principal.role ?? null,
+          permissions: [...principal.permissions],
+        };
         if (principal.userId) {
           return { user: { email: principal.actor.email }, project: { id: project.id, name: project.name }, projects: identity.accessibleProjects(principal.userId), credential };
         }
@@ -305,7 +345,7 @@ export function identityRoutes(ctx: AppContext) {
           user: { email: principal.actor.email },
           project: { id: project.id, name: project.name },
           projects: [{ id: project.id, name: project.name, organisationId: project.organisationId, organisationName: organisation?.name ?? "" }],
-          credential: { kind: principal.kind as "admin_key" | "api_token", readOnly: principal.readOnly },
+          credential,
         };
       },
       {
@@ -315,7 +355,7 @@ export function identityRoutes(ctx: AppContext) {
           auth: "admin",
           errors: [404],
           description:
-            "For a person (access token): their email, the selected project (X-Project-Id, else the one bound at login; null when there is none) and the projects of all their organisations. For an admin key or API token: `user.email` is the actor its audit rows record (`admin-key:…@keys.local`, `api-token:…@tokens.local`) and `projects` is its one project.",
+            "For a person (access token): their email, the selected project (X-Project-Id, else the one bound at login; null when there is none), their role there and the projects of all their organisations. For an admin key or API token: `user.email` is the actor its audit rows record (`admin-key:…@keys.local`, `api-token:…@tokens.local`) and `projects` is its one project. `credential.permissions` says what the caller may do in the selected project.",
           response: { 200: MeSchema },
         }),
       },

@@ -39,3 +39,39 @@ CREATE TABLE oidc_logins (
 ) STRICT;
 `,
 };
+
+/**
+ * OIDC accounts are bound to the provider's issuer + subject (an email can
+ * change hands at the provider; the subject cannot). Pending logins keep the
+ * PKCE verifier and nonce sealed under a key only the browser's cookie holds,
+ * so the database alone cannot finish someone's sign-in. Pending logins are
+ * ten-minute records, so the old table is simply replaced.
+ * The expiry indexes serve the cleanup job.
+ */
+export const oidcIdentitiesMigration: Migration = {
+  name: "oidc_identities",
+  sql: `
+CREATE TABLE user_identities (
+  issuer TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  email TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  last_used_at TEXT NOT NULL,
+  PRIMARY KEY (issuer, subject)
+) STRICT;
+CREATE INDEX user_identities_by_user ON user_identities(user_id);
+
+DROP TABLE oidc_logins;
+CREATE TABLE oidc_logins (
+  state_hash TEXT PRIMARY KEY,
+  sealed TEXT NOT NULL,
+  redirect TEXT,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX oidc_logins_by_expiry ON oidc_logins(expires_at);
+CREATE INDEX sign_in_links_by_expiry ON sign_in_links(expires_at);
+CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+`,
+};

@@ -1,11 +1,29 @@
-import { type Db, immediate } from "../../lib/db";
-import { alreadyExists, badRequest, notFound, validation } from "../../lib/errors";
+import { dirname, join } from "node:path";
+import { tmpdir } from "node:os";
+import { type Db, immediate, writeTransaction } from "../../lib/db";
+import type { Logger } from "../../lib/log";
+import { alreadyExists, badRequest, forbidden, notFound, validation } from "../../lib/errors";
 import { newId, randomBase62, sha256Hex } from "../../lib/ids";
 import type { ProjectsService } from "../projects/service";
-import { LogMailer, type Mailer, type SignInMail, SmtpMailer } from "./mail";
-import { OidcClient, OidcError } from "./oidc";
+import { createMailer, type Mailer, type SignInMail } from "./mail";
+import { OidcClient, OidcError, type OidcIdentity, sealPendingLogin, unsealPendingLogin } from "./oidc";
 import { DEFAULT_RATE_LIMITS, type SignInOptions, type SignInRateLimits } from "./options";
 import { RateLimiter } from "./rate-limit";
+
+/** Runs a batched DELETE (500 rows a transaction, `?1` = now) until nothing is left; the number deleted. */
+export async function deleteInBatches(db: Db, sql: string, now: string): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const changes = await writeTransaction(db, () => db.query(sql).run(now).changes);
+    total += changes;
+    if (changes < 500) return total;
+  }
+}
+
+/** `<data>/outbox.log`: beside the database (mail without SMTP goes there, DECISIONS.md "Mail"). */
+export function outboxPathOf(db: Db): string {
+  return join(dirname(db.filename === ":memory:" || db.filename === "" ? join(tmpdir(), "svc-memory", "x") : db.filename), "outbox.log");
+}
 
 export const MAGIC_LINK_TTL_MS = 15 * 60_000;
 export const INVITE_LINK_TTL_MS = 7 * 24 * 3600_000;
@@ -14,8 +32,10 @@ export const SESSION_TTL_MS = 30 * 24 * 3600_000;
 export const SETUP_LINK_TTL_MS = 24 * 3600_000;
 const OIDC_LOGIN_TTL_MS = 10 * 60_000;
 
-export const INVITE_ROLES = ["admin", "member"] as const;
-export type Role = "owner" | "admin" | "member";
+/** A viewer reads; an editor also writes; an owner also manages members, keys, tokens and settings. */
+export const ROLES = ["owner", "editor", "viewer"] as const;
+export type Role = (typeof ROLES)[number];
+export const DEFAULT_INVITE_ROLE: Role = "editor";
 
 export type SignedInUser = { id: string; email: string };
 export type AccessibleProject = { id: string; name: string; organisationId: string; organisationName: string };
@@ -36,21 +56,22 @@ export class IdentityService {
   readonly rateLimits: SignInRateLimits;
   readonly oidc: OidcClient | null;
   private readonly mailer: Mailer;
-  private readonly canAccessStatement;
+  private readonly roleStatement;
   private readonly sessionStatement;
 
   constructor(
     private readonly db: Db,
     private readonly projects: ProjectsService,
     readonly options: SignInOptions = {},
+    private readonly log?: Logger,
   ) {
     this.now = options.now ?? Date.now;
     this.limiter = new RateLimiter(this.now);
     this.rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
     this.oidc = options.oidc ? new OidcClient(options.oidc, this.now) : null;
-    this.mailer = options.mailer ?? (options.smtpUrl ? new SmtpMailer(options.smtpUrl, options.mailFrom) : new LogMailer());
-    this.canAccessStatement = db.prepare<{ ok: number }, [string, string]>(
-      `SELECT 1 AS ok FROM projects p JOIN memberships m ON m.organisation_id = p.organisation_id
+    this.mailer = options.mailer ?? createMailer({ ...options, outboxPath: outboxPathOf(db) });
+    this.roleStatement = db.prepare<{ role: Role }, [string, string]>(
+      `SELECT m.role FROM projects p JOIN memberships m ON m.organisation_id = p.organisation_id
        WHERE p.id = ? AND m.user_id = ?`,
     );
     this.sessionStatement = db.prepare<{ id: string; user_id: string; email: string }, [string, string]>(
@@ -86,8 +107,13 @@ export class IdentityService {
       .all(userId);
   }
 
+  /** The person's role in the organisation of the project, or null when they are not a member. */
+  roleIn(userId: string, projectId: string): Role | null {
+    return this.roleStatement.get(projectId, userId)?.role ?? null;
+  }
+
   canAccess(userId: string, projectId: string): boolean {
-    return this.canAccessStatement.get(projectId, userId) !== null;
+    return this.roleIn(userId, projectId) !== null;
   }
 
   // Magic links.
@@ -96,11 +122,11 @@ export class IdentityService {
    * Sends a sign-in link when `email` belongs to a member; for anyone else
    * it silently does nothing, so the answer never tells who has an account.
    */
-  requestMagicLink(email: string, input: { redirect: string | undefined; baseUrl: string; ip: string }): void {
+  async requestMagicLink(email: string, input: { redirect: string | undefined; baseUrl: string; ip: string }): Promise<void> {
     const normalised = email.trim().toLowerCase();
     this.limiter.take(`magic-link:ip:${input.ip}`, this.rateLimits.magicLinkPerIp);
     this.limiter.take(`magic-link:email:${normalised}`, this.rateLimits.magicLinkPerEmail);
-    const link = immediate(this.db, () => {
+    const link = await writeTransaction(this.db, () => {
       const user = this.findMember(normalised);
       return user ? { email: user.email, token: this.issueLink("magic", user.email, input.redirect, MAGIC_LINK_TTL_MS) } : null;
     });
@@ -118,8 +144,8 @@ export class IdentityService {
   }
 
   /** Uses a magic link (once, before it expires) and opens a session for its member. */
-  consumeMagicLink(token: string): SignInResult {
-    return immediate(this.db, () => {
+  async consumeMagicLink(token: string): Promise<SignInResult> {
+    return writeTransaction(this.db, () => {
       const link = this.takeLink(token, "magic");
       const user = link.email ? this.findMember(link.email) : null;
       if (!user) throw badRequest("This sign-in link no longer matches a member", "token: ask an owner to invite you again");
@@ -135,9 +161,11 @@ export class IdentityService {
     return row ? { id: row.user_id, email: row.email, sessionId: row.id } : null;
   }
 
-  endSession(token: string | undefined): void {
+  async endSession(token: string | undefined): Promise<void> {
     if (!token) return;
-    this.db.query("UPDATE sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL").run(this.iso(), sha256Hex(token));
+    await writeTransaction(this.db, () =>
+      this.db.query("UPDATE sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL").run(this.iso(), sha256Hex(token)),
+    );
   }
 
   // First run.
@@ -148,12 +176,12 @@ export class IdentityService {
    * there is none) and signs in by magic link. Otherwise, while nobody
    * exists at all, it returns a fresh single-use setup link to print.
    */
-  bootstrap(input: { adminEmail?: string; baseUrl: string }): { setupUrl: string } | null {
+  async bootstrap(input: { adminEmail?: string; baseUrl: string }): Promise<{ setupUrl: string } | null> {
     if (input.adminEmail) {
-      this.ensureAdmin(input.adminEmail);
+      await this.ensureAdmin(input.adminEmail);
       return null;
     }
-    return immediate(this.db, () => {
+    return writeTransaction(this.db, () => {
       if (this.countUsers() > 0) return null;
       // One live setup link at a time: a restart replaces the one printed before.
       this.db.query("DELETE FROM sign_in_links WHERE purpose = 'setup'").run();
@@ -163,10 +191,10 @@ export class IdentityService {
   }
 
   /** The setup form: creates the first organisation, project and owner, and signs the owner in. */
-  completeSetup(token: string, input: { email: string; organisationName: string; projectName: string }): SignInResult & { projectId: string } {
+  async completeSetup(token: string, input: { email: string; organisationName: string; projectName: string }): Promise<SignInResult & { projectId: string }> {
     if (input.organisationName.trim() === "") throw validation("organisation must not be empty", "organisation: at least one non-space character");
     if (input.projectName.trim() === "") throw validation("project must not be empty", "project: at least one non-space character");
-    return immediate(this.db, () => {
+    return writeTransaction(this.db, () => {
       this.takeLink(token, "setup");
       if (this.countUsers() > 0) throw badRequest("svc is already set up", "token: sign in at /signin instead");
       const { user, project } = this.projects.createOrganisationWithProject({
@@ -181,59 +209,79 @@ export class IdentityService {
 
   // OIDC.
 
-  async beginOidc(input: { redirect: string | undefined; baseUrl: string }): Promise<{ url: string; state: string }> {
+  /**
+   * Starts a sign-in at the provider. The browser gets `<state>.<browserKey>`
+   * (the `svc_oidc` cookie); the database keeps only sha256(state) and the
+   * PKCE verifier and nonce sealed under a key derived from browserKey, so
+   * that a copy of the database cannot finish anybody's sign-in.
+   */
+  async beginOidc(input: { redirect: string | undefined; baseUrl: string }): Promise<{ url: string; cookie: string }> {
     if (!this.oidc) throw notFound("Single sign-on is not configured on this server");
     const state = randomBase62(32);
+    const browserKey = randomBase62(43);
     const nonce = randomBase62(32);
     const codeVerifier = randomBase62(64);
+    // Discovery first: a provider that cannot be reached leaves no pending login behind.
+    const url = await this.oidc.authorizationUrl({ redirectUri: `${input.baseUrl}/auth/oidc/callback`, state, nonce, codeVerifier });
+    const stateHash = sha256Hex(state);
+    const sealed = sealPendingLogin(browserKey, stateHash, { codeVerifier, nonce });
     const now = this.now();
-    immediate(this.db, () => {
+    await writeTransaction(this.db, () => {
       this.db.query("DELETE FROM oidc_logins WHERE expires_at <= ?").run(this.iso(now));
       this.db
-        .query("INSERT INTO oidc_logins (state_hash, nonce, code_verifier, redirect, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
-        .run(sha256Hex(state), nonce, codeVerifier, input.redirect ?? null, this.iso(now), this.iso(now + OIDC_LOGIN_TTL_MS));
+        .query("INSERT INTO oidc_logins (state_hash, sealed, redirect, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
+        .run(stateHash, sealed, input.redirect ?? null, this.iso(now), this.iso(now + OIDC_LOGIN_TTL_MS));
     });
-    const url = await this.oidc.authorizationUrl({ redirectUri: `${input.baseUrl}/auth/oidc/callback`, state, nonce, codeVerifier });
-    return { url, state };
+    return { url, cookie: `${state}.${browserKey}` };
   }
 
   /**
-   * The provider's redirect back: the state must be the one this browser
-   * started (its cookie) and unused; then the code is exchanged and the
-   * id_token checked before a member's session is opened.
+   * The provider's redirect back (`callback`: every query parameter it
+   * sent). The state must be the one of this browser's cookie, its pending
+   * login unused and unexpired (it is deleted here: single use) and
+   * unsealed by the cookie's key; then openid-client exchanges the code and
+   * checks the id_token, and the account bound to (issuer, subject) signs in.
    */
-  async finishOidc(input: { code: string | undefined; state: string | undefined; stateCookie: string | undefined; baseUrl: string }): Promise<SignInResult> {
+  async finishOidc(input: { callback: URLSearchParams; stateCookie: string | undefined; baseUrl: string }): Promise<SignInResult> {
     if (!this.oidc) throw notFound("Single sign-on is not configured on this server");
-    if (!input.state || !input.stateCookie || input.state !== input.stateCookie) {
+    const state = input.callback.get("state");
+    const dot = input.stateCookie?.indexOf(".") ?? -1;
+    const cookieState = dot > 0 ? input.stateCookie!.slice(0, dot) : "";
+    const browserKey = dot > 0 ? input.stateCookie!.slice(dot + 1) : "";
+    if (!state || !cookieState || !browserKey || state !== cookieState) {
       throw new OidcError("This sign-in was started in another browser or has expired; start again", 401);
     }
-    const login = this.db
-      .query<{ nonce: string; code_verifier: string; redirect: string | null }, [string, string]>(
-        "DELETE FROM oidc_logins WHERE state_hash = ? AND expires_at > ? RETURNING nonce, code_verifier, redirect",
-      )
-      .get(sha256Hex(input.state), this.iso());
-    if (!login) throw new OidcError("This sign-in was already used or has expired; start again", 401);
-    if (!input.code) throw new OidcError("The identity provider sent no authorization code", 502);
-    const claims = await this.oidc.signIn({
-      code: input.code,
-      codeVerifier: login.code_verifier,
-      redirectUri: `${input.baseUrl}/auth/oidc/callback`,
-      nonce: login.nonce,
+    const stateHash = sha256Hex(state);
+    const now = this.iso();
+    const login = await writeTransaction(this.db, () =>
+      this.db
+        .query<{ sealed: string; redirect: string | null; expires_at: string }, [string]>(
+          "DELETE FROM oidc_logins WHERE state_hash = ? RETURNING sealed, redirect, expires_at",
+        )
+        .get(stateHash),
+    );
+    if (!login || login.expires_at <= now) throw new OidcError("This sign-in was already used or has expired; start again", 401);
+    const secrets = unsealPendingLogin(browserKey, stateHash, login.sealed);
+    if (!secrets) throw new OidcError("This sign-in was started in another browser; start again", 401);
+    if (!input.callback.get("code")) throw new OidcError("The identity provider sent no authorization code", 502);
+    const callbackUrl = new URL(`${input.baseUrl}/auth/oidc/callback`);
+    for (const [name, value] of input.callback) callbackUrl.searchParams.append(name, value);
+    const identity = await this.oidc.signIn({ callbackUrl, codeVerifier: secrets.codeVerifier, state, nonce: secrets.nonce });
+    return writeTransaction(this.db, () => {
+      const user = this.oidcAccount(identity);
+      return { sessionToken: this.createSession(user.id), user, redirect: login.redirect ?? undefined };
     });
-    const user = this.findMember(claims.email);
-    if (!user) throw new OidcError(`${claims.email} has no account here; ask an owner to invite you`, 403);
-    return { sessionToken: this.createSession(user.id), user, redirect: login.redirect ?? undefined };
   }
 
   // Invitations and members.
 
   /**
    * Adds a person to the organisation of the project and sends them a
-   * sign-in link valid 7 days (by mail, or to the server log without SMTP).
+   * sign-in link valid 7 days (by mail, or to the outbox without SMTP).
    */
-  invite(projectId: string, input: { email: string; role?: (typeof INVITE_ROLES)[number] }, baseUrl: string): Invitation {
-    const role = input.role ?? "member";
-    const invitation = immediate(this.db, () => {
+  async invite(projectId: string, input: { email: string; role?: Role }, baseUrl: string): Promise<Invitation> {
+    const role = input.role ?? DEFAULT_INVITE_ROLE;
+    const invitation = await writeTransaction(this.db, () => {
       const organisation = this.projects.organisationOf(projectId);
       if (!organisation) throw notFound(`Project ${projectId} not found`);
       const user = this.projects.findOrCreateUser(input.email);
@@ -259,6 +307,40 @@ export class IdentityService {
       .all(projectId);
   }
 
+  /** Changes a member's role; the organisation keeps at least one owner. */
+  async setRole(projectId: string, email: string, role: Role): Promise<Member> {
+    return writeTransaction(this.db, () => {
+      const { organisationId, userId, current } = this.membership(projectId, email);
+      if (current.role === "owner" && role !== "owner") this.keepAnOwner(organisationId);
+      this.db.query("UPDATE memberships SET role = ? WHERE organisation_id = ? AND user_id = ?").run(role, organisationId, userId);
+      return { ...current, role };
+    });
+  }
+
+  /** Removes a person from the organisation (their sessions and sign-ins there end with it); never the last owner. */
+  async removeMember(projectId: string, email: string): Promise<void> {
+    await writeTransaction(this.db, () => {
+      const { organisationId, userId, current } = this.membership(projectId, email);
+      if (current.role === "owner") this.keepAnOwner(organisationId);
+      this.db.query("DELETE FROM memberships WHERE organisation_id = ? AND user_id = ?").run(organisationId, userId);
+    });
+  }
+
+  /**
+   * Deletes expired or revoked sessions, expired sign-in links and pending
+   * OIDC logins, in small batches (the write lock is held briefly).
+   * Answers how many rows of each went.
+   */
+  async removeExpired(): Promise<{ sessions: number; signInLinks: number; oidcLogins: number }> {
+    const now = this.iso();
+    const batch = (sql: string) => deleteInBatches(this.db, sql, now);
+    return {
+      sessions: await batch("DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE expires_at <= ?1 OR revoked_at IS NOT NULL LIMIT 500)"),
+      signInLinks: await batch("DELETE FROM sign_in_links WHERE rowid IN (SELECT rowid FROM sign_in_links WHERE expires_at <= ?1 LIMIT 500)"),
+      oidcLogins: await batch("DELETE FROM oidc_logins WHERE rowid IN (SELECT rowid FROM oidc_logins WHERE expires_at <= ?1 LIMIT 500)"),
+    };
+  }
+
   /** Whether anybody exists yet (then the setup link has no use). */
   isSetUp(): boolean {
     return this.countUsers() > 0;
@@ -270,8 +352,8 @@ export class IdentityService {
     return (this.db.query("SELECT COUNT(*) AS n FROM users").get() as { n: number }).n;
   }
 
-  private ensureAdmin(email: string): void {
-    immediate(this.db, () => {
+  private async ensureAdmin(email: string): Promise<void> {
+    await writeTransaction(this.db, () => {
       if (this.findMember(email)) return;
       const first = this.db.query<{ id: string }, []>("SELECT id FROM organisations ORDER BY created_at, rowid LIMIT 1").get();
       if (!first) {
@@ -283,6 +365,23 @@ export class IdentityService {
         .query("INSERT INTO memberships (organisation_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?) ON CONFLICT DO NOTHING")
         .run(first.id, user.id, this.iso());
     });
+  }
+
+  private membership(projectId: string, email: string): { organisationId: string; userId: string; current: Member } {
+    const row = this.db
+      .query<{ organisation_id: string; user_id: string; email: string; role: Role; created_at: string }, [string, string]>(
+        `SELECT m.organisation_id, m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
+         WHERE m.organisation_id = (SELECT organisation_id FROM projects WHERE id = ?) AND u.email = ?`,
+      )
+      .get(projectId, email.trim().toLowerCase());
+    if (!row) throw notFound(`${email} is not a member of this organisation`, "email: see GET /api/admin/members");
+    return { organisationId: row.organisation_id, userId: row.user_id, current: { email: row.email, role: row.role, joinedAt: row.created_at } };
+  }
+
+  /** Refuses a change that would leave the organisation without an owner (call before removing or demoting one). */
+  private keepAnOwner(organisationId: string): void {
+    const owners = (this.db.query("SELECT COUNT(*) AS n FROM memberships WHERE organisation_id = ? AND role = 'owner'").get(organisationId) as { n: number }).n;
+    if (owners <= 1) throw forbidden("An organisation needs at least one owner", "role: make someone else owner first");
   }
 
   private issueLink(purpose: "magic" | "setup", email: string | null, redirect: string | undefined, ttlMs: number): string {
@@ -324,7 +423,51 @@ export class IdentityService {
   /** Mail leaves after the answer: a slow SMTP server must not show who has an account by timing. */
   private dispatch(mail: SignInMail): void {
     this.mailer.send(mail).catch((err) => {
-      process.stderr.write(`${JSON.stringify({ ts: this.iso(), level: "error", msg: "sign-in mail failed", email: mail.to, error: String(err) })}\n`);
+      this.log?.error("sign-in mail failed", { email: mail.to, reason: mail.reason, error: String(err) });
     });
+  }
+
+  /**
+   * The account an OIDC identity signs in as; call inside the sign-in's
+   * transaction. A known (issuer, subject) is its bound user, whatever email
+   * the provider sends now (the binding's email and last use are updated),
+   * as long as that user still belongs to an organisation. An unknown one is
+   * bound to the member whose address the (verified) email is, unless that
+   * member is already bound to another subject of the same issuer.
+   */
+  private oidcAccount(identity: OidcIdentity): SignedInUser {
+    const now = this.iso();
+    const bound = this.db
+      .query<{ user_id: string }, [string, string]>("SELECT user_id FROM user_identities WHERE issuer = ? AND subject = ?")
+      .get(identity.issuer, identity.subject);
+    if (bound) {
+      const user = this.memberById(bound.user_id);
+      if (!user) throw new OidcError("Your account here no longer belongs to any organisation; ask an owner to invite you", 403);
+      this.db
+        .query("UPDATE user_identities SET email = ?, last_used_at = ? WHERE issuer = ? AND subject = ?")
+        .run(identity.email, now, identity.issuer, identity.subject);
+      return user;
+    }
+    const user = this.findMember(identity.email);
+    if (!user) throw new OidcError(`${identity.email} has no account here; ask an owner to invite you`, 403);
+    const other = this.db
+      .query<{ subject: string }, [string, string]>("SELECT subject FROM user_identities WHERE issuer = ? AND user_id = ? LIMIT 1")
+      .get(identity.issuer, user.id);
+    if (other) throw new OidcError("This account is linked to another identity at that provider", 403);
+    this.db
+      .query("INSERT INTO user_identities (issuer, subject, user_id, email, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(identity.issuer, identity.subject, user.id, identity.email, now, now);
+    return user;
+  }
+
+  /** A user, by id, who belongs to at least one organisation (the by-id twin of findMember). */
+  private memberById(userId: string): SignedInUser | null {
+    return (
+      this.db
+        .query<SignedInUser, [string]>(
+          "SELECT u.id, u.email FROM users u WHERE u.id = ? AND EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = u.id)",
+        )
+        .get(userId) ?? null
+    );
   }
 }

@@ -1,8 +1,11 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../app";
-import { immediate } from "../../lib/db";
+import { writeTransaction } from "../../lib/db";
+import { forbidden } from "../../lib/errors";
 import { IdParam, ListQuery, describe, filterByQuery } from "../../lib/http";
 import { ListedKeySchema, MintKeyBody, MintedKeySchema } from "./model";
+
+const MANAGERS = "Needs the manage permission: an admin key, or a signed-in owner. API tokens cannot mint or revoke keys.";
 
 export function keyRoutes(ctx: AppContext) {
   const { keys, projects } = ctx.services;
@@ -11,16 +14,22 @@ export function keyRoutes(ctx: AppContext) {
     // "" rather than "/": the documented path is then /api/admin/keys, as DECISIONS.md names it.
     .post(
       "",
-      ({ principal, body, set }) => {
+      async ({ principal, body, set }) => {
         // The origin is read in the minting transaction, so a concurrent domain change cannot leave this key on the old one.
-        const minted = immediate(ctx.db, () => keys.mint(principal.projectId, { ...body, allowedOrigin: projects.allowedOrigin(principal.projectId) }));
+        const minted = await writeTransaction(ctx.db, () => keys.mint(principal.projectId, { ...body, allowedOrigin: projects.allowedOrigin(principal.projectId) }));
         set.status = 201;
         return { id: minted.id, key: minted.key, type: minted.type, name: minted.name, scopes: minted.scopes, createdAt: minted.createdAt };
       },
       {
-        admin: true,
+        admin: "manage",
         body: MintKeyBody,
-        ...describe({ summary: "Mint an SDK key (the secret is shown once)", tag: "SDK keys", auth: "admin", response: { 201: MintedKeySchema } }),
+        ...describe({
+          summary: "Mint an SDK key (the secret is shown once)",
+          tag: "SDK keys",
+          auth: "admin",
+          description: MANAGERS,
+          response: { 201: MintedKeySchema },
+        }),
       },
     )
     .get(
@@ -44,14 +53,18 @@ export function keyRoutes(ctx: AppContext) {
     )
     .delete(
       "/:id",
-      ({ principal, params, set }) => {
-        keys.revoke(principal.projectId, params.id);
+      async ({ principal, params, query, set }) => {
+        if (principal.kind === "admin_key" && principal.credentialId === params.id && query.force !== "true") {
+          throw forbidden("This is the key making the call: revoking it would lock you out", "add ?force=true to revoke the calling key anyway");
+        }
+        await keys.revoke(principal.projectId, params.id);
         set.status = 204;
       },
       {
-        admin: true,
+        admin: "manage",
         params: IdParam,
-        ...describe({ summary: "Revoke an SDK key", tag: "SDK keys", auth: "admin", errors: [404] }),
+        query: t.Object({ force: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "Needed to revoke the admin key that makes the call" })) }),
+        ...describe({ summary: "Revoke an SDK key", tag: "SDK keys", auth: "admin", errors: [404], description: `${MANAGERS} An admin key revoking itself needs \`?force=true\`.` }),
       },
     );
 }

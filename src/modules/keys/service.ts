@@ -1,6 +1,8 @@
-import { type Db, immediate } from "../../lib/db";
+import { type Db, immediate, isBusyError, writeTransaction } from "../../lib/db";
 import { badRequest, notFound } from "../../lib/errors";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
+import type { Logger } from "../../lib/log";
+import { LruCache } from "../../lib/lru";
 
 export const KEY_TYPES = ["admin", "client", "server"] as const;
 export type KeyType = (typeof KEY_TYPES)[number];
@@ -45,20 +47,25 @@ const KEY_COLUMNS = "id, project_id, type, name, scopes, secret_tail, allowed_or
 /** How long a resolved key stays in memory: a revoke by another process on the same file takes effect within this. */
 const RESOLVE_CACHE_MS = 5_000;
 
+/** Resolutions kept in memory (known and unknown secrets alike), least recently used forgotten first. */
+const RESOLVE_CACHE_ENTRIES = 10_000;
+
 /** What an operator-chosen admin secret (SERVICE_INIT_ADMIN_KEY) must look like. */
 export const KEY_SECRET_PATTERN = /^sdk_admin_[A-Za-z0-9]{16,128}$/;
 
 export class KeysService {
-  private readonly resolved = new Map<string, { key: SdkKey | null; until: number }>();
+  private readonly resolved = new LruCache<string, { key: SdkKey | null; until: number }>(RESOLVE_CACHE_ENTRIES);
   /** keyId → last use (epoch ms) not yet written; flushed on a timer so the request path never writes. */
   private readonly pendingUse = new Map<string, number>();
   private readonly flushTimer: ReturnType<typeof setInterval>;
   private readonly byHash;
+  private readonly log: Logger | undefined;
 
   constructor(
     private readonly db: Db,
-    options: { lastUsedFlushMs?: number } = {},
+    options: { lastUsedFlushMs?: number; log?: Logger } = {},
   ) {
+    this.log = options.log;
     this.byHash = db.prepare<KeyRow, [string]>(
       `SELECT ${KEY_COLUMNS} FROM sdk_keys WHERE secret_hash = ? AND revoked_at IS NULL`,
     );
@@ -134,13 +141,21 @@ export class KeysService {
     });
   }
 
-  revoke(projectId: string, id: string): void {
-    const changed = this.db
-      .query("UPDATE sdk_keys SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL")
-      .run(nowIso(), id, projectId).changes;
+  async revoke(projectId: string, id: string): Promise<void> {
+    const changed = await writeTransaction(this.db, () =>
+      this.db.query("UPDATE sdk_keys SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL").run(nowIso(), id, projectId).changes,
+    );
     if (changed === 0) throw notFound(`No live key ${id} in this project`);
     // Forget cached resolutions so the revoke takes effect at once in this process.
-    for (const [hash, entry] of this.resolved) if (entry.key?.id === id) this.resolved.delete(hash);
+    this.resolved.deleteWhere((entry) => entry.key?.id === id);
+  }
+
+  /** A live key of the project by id (no secret), or null. */
+  find(projectId: string, id: string): SdkKey | null {
+    const row = this.db
+      .query<KeyRow, [string, string]>(`SELECT ${KEY_COLUMNS} FROM sdk_keys WHERE id = ? AND project_id = ? AND revoked_at IS NULL`)
+      .get(id, projectId);
+    return row ? this.toKey(row) : null;
   }
 
   /** Resolves a presented secret to its live key, or null. Cached briefly; never writes. */
@@ -151,7 +166,6 @@ export class KeysService {
     if (cached && cached.until > now) return cached.key;
     const row = this.byHash.get(hash);
     const key = row ? this.toKey(row) : null;
-    if (this.resolved.size > 10_000) this.resolved.clear();
     this.resolved.set(hash, { key, until: now + RESOLVE_CACHE_MS });
     return key;
   }
@@ -171,8 +185,13 @@ export class KeysService {
         for (const [id, at] of entries) update.run(new Date(at).toISOString(), id);
       });
     } catch (err) {
+      // Another process holds the write lock: keep the stamps for the next flush (a newer use wins).
+      if (isBusyError(err)) {
+        for (const [id, at] of entries) if ((this.pendingUse.get(id) ?? 0) < at) this.pendingUse.set(id, at);
+        return;
+      }
       // Losing a last-used stamp is harmless; never let the timer crash the server.
-      console.error(JSON.stringify({ level: "warn", msg: "last-used flush failed", error: String(err) }));
+      this.log?.warn("last-used flush failed", { error: String(err) });
     }
   }
 
@@ -184,7 +203,7 @@ export class KeysService {
     this.db
       .query("UPDATE sdk_keys SET allowed_origin = ? WHERE project_id = ? AND revoked_at IS NULL")
       .run(allowedOrigin, projectId);
-    for (const [hash, entry] of this.resolved) if (entry.key?.projectId === projectId) this.resolved.delete(hash);
+    this.resolved.deleteWhere((entry) => entry.key?.projectId === projectId);
   }
 
   close(): void {

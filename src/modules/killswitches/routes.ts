@@ -38,8 +38,8 @@ export function killswitchRoutes(ctx: AppContext) {
     .use(jsonBodyPlugin)
     .post(
       "",
-      ({ principal, body, set }) => {
-        const ks = killswitches.create(principal.projectId, body, principal.actor);
+      async ({ principal, body, set }) => {
+        const ks = await killswitches.create(principal.projectId, body, principal.actor);
         set.status = 201;
         return { id: ks.id, name: ks.name };
       },
@@ -69,8 +69,8 @@ export function killswitchRoutes(ctx: AppContext) {
     })
     .delete(
       "/:id",
-      ({ principal, params, set }) => {
-        killswitches.remove(principal.projectId, params.id);
+      async ({ principal, params, set }) => {
+        await killswitches.remove(principal.projectId, params.id);
         set.status = 204;
       },
       {
@@ -106,8 +106,8 @@ export function killswitchRoutes(ctx: AppContext) {
     })
     .put(
       "/:id/switch",
-      ({ principal, params, body }) => {
-        const r = killswitches.setSwitch(principal.projectId, params.id, body, principal.actor);
+      async ({ principal, params, body }) => {
+        const r = await killswitches.setSwitch(principal.projectId, params.id, body, principal.actor);
         return { id: r.id, env: r.env, switchKey: r.switchKey, value: r.value };
       },
       {

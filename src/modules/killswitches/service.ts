@@ -1,4 +1,4 @@
-import { type Db, immediate } from "../../lib/db";
+import { type Db, writeTransaction } from "../../lib/db";
 import { alreadyExists, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
@@ -191,7 +191,7 @@ export class KillswitchesService {
     return out;
   }
 
-  create(projectId: string, input: CreateInput, actor: Actor): Killswitch {
+  async create(projectId: string, input: CreateInput, actor: Actor): Promise<Killswitch> {
     checkName(input.name);
     const switches = Object.fromEntries(Object.entries(input.switches ?? {}));
     for (const key of Object.keys(switches)) checkSwitchKey(key, `switches.${key}`);
@@ -202,7 +202,7 @@ export class KillswitchesService {
     }
     const value = input.value ?? false;
 
-    return immediate(this.db, () => {
+    return writeTransaction(this.db, () => {
       if (this.byName.get(input.name, projectId)) {
         throw alreadyExists(`A killswitch named ${input.name} already exists in this project`, "name: choose another name");
       }
@@ -249,8 +249,8 @@ export class KillswitchesService {
   }
 
   /** Deletes the killswitch and its history; every env's revision moves so SDKs drop it. */
-  remove(projectId: string, idOrName: string): void {
-    immediate(this.db, () => {
+  async remove(projectId: string, idOrName: string): Promise<void> {
+    await writeTransaction(this.db, () => {
       const row = this.resolve(projectId, idOrName);
       this.db.query("DELETE FROM killswitches WHERE id = ?").run(row.id);
       for (const env of ENVS) this.revisions.bump(projectId, env);
@@ -262,12 +262,12 @@ export class KillswitchesService {
    * alone flips that entry (a missing one counts as false); a boolean value
    * publishes exactly that value; each call publishes one version on one env.
    */
-  toggle(projectId: string, idOrName: string, input: ToggleInput, actor: Actor): ToggleResult {
+  async toggle(projectId: string, idOrName: string, input: ToggleInput, actor: Actor): Promise<ToggleResult> {
     const env = input.env ?? "prod";
     const switchKey = input.switchKey ?? null;
     if (switchKey !== null) checkSwitchKey(switchKey);
     const explicit = input.value ?? null;
-    const r = this.publish(projectId, idOrName, env, ACTIONS.toggle, actor, (current) => {
+    const r = await this.publish(projectId, idOrName, env, ACTIONS.toggle, actor, (current) => {
       if (switchKey === null) {
         const value = explicit ?? !current.value;
         return { next: { value, switches: current.switches }, previous: current.value, value };
@@ -282,14 +282,14 @@ export class KillswitchesService {
   }
 
   /** Sets (or adds) one sub-switch on one env; false keeps the entry in the map. */
-  setSwitch(
+  async setSwitch(
     projectId: string,
     idOrName: string,
     input: { env: Env; switchKey: string; value: boolean },
     actor: Actor,
-  ): { id: string; env: Env; switchKey: string; value: boolean; version: number } {
+  ): Promise<{ id: string; env: Env; switchKey: string; value: boolean; version: number }> {
     checkSwitchKey(input.switchKey);
-    const r = this.publish(projectId, idOrName, input.env, ACTIONS.switchSet, actor, (current) => {
+    const r = await this.publish(projectId, idOrName, input.env, ACTIONS.switchSet, actor, (current) => {
       const switches = withSwitch(current.switches, input.switchKey, input.value);
       checkSwitchCount(Object.keys(switches).length, "switchKey");
       return { next: { value: current.value, switches } };
@@ -298,13 +298,13 @@ export class KillswitchesService {
   }
 
   /** Removes one sub-switch entry on one env; an entry that is not there is NOT_FOUND. */
-  deleteSwitch(
+  async deleteSwitch(
     projectId: string,
     idOrName: string,
     input: { env: Env; switchKey: string },
     actor: Actor,
-  ): { id: string; env: Env; switchKey: string; version: number } {
-    const r = this.publish(projectId, idOrName, input.env, ACTIONS.switchDelete, actor, (current, ks) => {
+  ): Promise<{ id: string; env: Env; switchKey: string; version: number }> {
+    const r = await this.publish(projectId, idOrName, input.env, ACTIONS.switchDelete, actor, (current, ks) => {
       if (switchValue(current.switches, input.switchKey) === undefined) {
         throw notFound(`Killswitch ${ks.name} has no sub-switch ${input.switchKey} on ${input.env}`, `switchKey: ${input.switchKey}`);
       }
@@ -314,13 +314,13 @@ export class KillswitchesService {
   }
 
   /** Unconditional set of the flat value on one env. */
-  setValue(
+  async setValue(
     projectId: string,
     idOrName: string,
     input: { env: Env; value: boolean },
     actor: Actor,
-  ): { id: string; env: Env; value: boolean; version: number } {
-    const r = this.publish(projectId, idOrName, input.env, ACTIONS.valueSet, actor, (current) => ({
+  ): Promise<{ id: string; env: Env; value: boolean; version: number }> {
+    const r = await this.publish(projectId, idOrName, input.env, ACTIONS.valueSet, actor, (current) => ({
       next: { value: input.value, switches: current.switches },
     }));
     return { id: r.id, env: input.env, value: input.value, version: r.version };
@@ -354,8 +354,8 @@ export class KillswitchesService {
   }
 
   /** Publishes a new version whose content equals an earlier version of the same env. */
-  rollback(projectId: string, idOrName: string, input: { env: Env; version: number }, actor: Actor): ToggleResult {
-    const r = this.publish(projectId, idOrName, input.env, ACTIONS.rollback, actor, (current, ks) => {
+  async rollback(projectId: string, idOrName: string, input: { env: Env; version: number }, actor: Actor): Promise<ToggleResult> {
+    const r = await this.publish(projectId, idOrName, input.env, ACTIONS.rollback, actor, (current, ks) => {
       const target = this.db
         .query<{ value: number; switches: string }, [string, string, number]>(
           "SELECT value, switches FROM killswitch_versions WHERE killswitch_id = ? AND env = ? AND version = ?",
@@ -381,7 +381,7 @@ export class KillswitchesService {
   }
 
   /**
-   * The one publish path: inside a single immediate transaction, read the
+   * The one publish path: inside a single write transaction, read the
    * env's state, let `change` compute the next one (it may throw to refuse),
    * write it with version + 1, keep the version row and bump the revision.
    */
@@ -392,8 +392,8 @@ export class KillswitchesService {
     action: string,
     actor: Actor,
     change: (current: KillswitchEnvState, ks: KillswitchRow) => X,
-  ): X & { id: string; version: number; published: Published } {
-    return immediate(this.db, () => {
+  ): Promise<X & { id: string; version: number; published: Published }> {
+    return writeTransaction(this.db, () => {
       const ks = this.resolve(projectId, idOrName);
       const current = toEnvState(this.envRow.get(ks.id, env)!);
       const computed = change(current, ks);

@@ -4,6 +4,14 @@ import { forbidden } from "../../lib/errors";
 import { IdParam, describe, jsonBodyPlugin } from "../../lib/http";
 import { ProjectPatchSchema, ProjectSchema } from "./model";
 
+/** A path id naming another project than the one the credential resolved to. */
+function notYours(id: string) {
+  return forbidden(
+    "The path names another project than the one this call is for",
+    `id: ${id.slice(0, 128)} is not the caller's project; use its id or \`current\`, or select the project with X-Project-Id`,
+  );
+}
+
 export function projectRoutes(ctx: AppContext) {
   const { projects } = ctx.services;
   return new Elysia({ name: "projects", seed: ctx, prefix: "/api/admin/projects" })
@@ -16,7 +24,7 @@ export function projectRoutes(ctx: AppContext) {
     .get(
       "/:id",
       ({ principal, params }) => {
-        if (params.id !== principal.projectId) throw forbidden("This credential is not allowed on that project", `id: ${params.id}`);
+        if (params.id !== principal.projectId) throw notYours(params.id);
         return projects.get(params.id);
       },
       {
@@ -28,11 +36,13 @@ export function projectRoutes(ctx: AppContext) {
     .patch(
       "/:id",
       ({ principal, params, body }) => {
-        if (params.id !== principal.projectId) throw forbidden("This credential is not allowed on that project", `id: ${params.id}`);
-        return projects.update(params.id, body);
+        // `current` is the caller's own project, as in GET /projects/current.
+        const id = params.id === "current" ? principal.projectId : params.id;
+        if (id !== principal.projectId) throw notYours(id);
+        return projects.update(id, body);
       },
       {
-        admin: true,
+        admin: "manage",
         // Every field is optional: without it a form, `[]` or `null` body would pass as an empty patch and answer 200.
         jsonObjectBody: true,
         params: IdParam,
@@ -42,7 +52,8 @@ export function projectRoutes(ctx: AppContext) {
           tag: "Projects",
           auth: "admin",
           errors: [404],
-          description: "Only the fields sent change. A new `domain` is stamped as the allowed browser origin into every live SDK key of the project, in the same transaction.",
+          description:
+            "Only the fields sent change. The path takes the project's id (or `current`); it must be the project the credential resolves to (X-Project-Id selects among a person's projects). A new `domain` is stamped as the allowed browser origin into every live SDK key of the project, in the same transaction. Needs the manage permission (an admin key or an owner).",
           response: { 200: ProjectSchema },
         }),
       },

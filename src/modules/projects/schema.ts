@@ -54,3 +54,28 @@ CREATE TABLE projects (
 CREATE INDEX projects_by_organisation ON projects(organisation_id);
 `,
 };
+
+/**
+ * Roles that mean something: a viewer reads, an editor also writes, an owner
+ * also manages members, keys, tokens and settings. The old `admin` managed,
+ * so it becomes owner; the old `member` wrote, so it becomes editor.
+ * SQLite cannot alter a CHECK, so the table is rebuilt.
+ */
+export const rolesMigration: Migration = {
+  name: "membership_roles",
+  sql: `
+CREATE TABLE memberships_next (
+  organisation_id TEXT NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  role TEXT NOT NULL CHECK (role IN ('owner', 'editor', 'viewer')),
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (organisation_id, user_id)
+) STRICT;
+INSERT INTO memberships_next (organisation_id, user_id, role, created_at)
+  SELECT organisation_id, user_id, CASE role WHEN 'admin' THEN 'owner' WHEN 'member' THEN 'editor' ELSE role END, created_at
+  FROM memberships;
+DROP TABLE memberships;
+ALTER TABLE memberships_next RENAME TO memberships;
+CREATE INDEX memberships_by_user ON memberships(user_id);
+`,
+};

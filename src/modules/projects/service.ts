@@ -1,4 +1,4 @@
-import { type Db, immediate } from "../../lib/db";
+import { type Db, immediate, writeTransaction } from "../../lib/db";
 import { notFound, validation } from "../../lib/errors";
 import { newId, newUuid, nowIso } from "../../lib/ids";
 import type { KeysService } from "../keys/service";
@@ -236,7 +236,7 @@ export class ProjectsService {
    * Applies only the fields sent. A new domain is stamped into every live SDK
    * key in the same transaction, so no key is ever left with the old origin.
    */
-  update(id: string, patch: ProjectPatch): Project {
+  async update(id: string, patch: ProjectPatch): Promise<Project> {
     const sets: string[] = [];
     const values: (string | number)[] = [];
     let newOrigin: string | null | undefined;
@@ -263,7 +263,7 @@ export class ProjectsService {
       values.push(typeof value === "boolean" ? (value ? 1 : 0) : value);
     }
 
-    return immediate(this.db, () => {
+    return writeTransaction(this.db, () => {
       const current = this.get(id);
       if (patch.analysis !== undefined) {
         sets.push("analysis = ?");

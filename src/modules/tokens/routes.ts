@@ -1,17 +1,10 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../app";
-import type { Principal } from "../../lib/auth";
-import { forbidden } from "../../lib/errors";
 import { IdParam, describe } from "../../lib/http";
 import { ListedTokenSchema, MintTokenBody, MintedTokenSchema } from "./model";
 
 const WHO_MANAGES =
-  "Admin keys and signed-in people (device-flow access tokens) mint and revoke tokens; an API token may only list them, so a leaked CI token cannot make itself permanent.";
-
-/** API tokens cannot mint or revoke tokens. */
-function refuseApiTokens(principal: Principal): void {
-  if (principal.kind === "api_token") throw forbidden("API tokens cannot manage API tokens", "Authorization: use an admin key or sign in with `svc login`");
-}
+  "Needs the manage permission: an admin key, or a signed-in owner. An API token may only list tokens, so a leaked CI token cannot make itself permanent.";
 
 export function tokenRoutes(ctx: AppContext) {
   const { tokens } = ctx.services;
@@ -19,14 +12,13 @@ export function tokenRoutes(ctx: AppContext) {
     .use(ctx.auth)
     .post(
       "",
-      ({ principal, body, set }) => {
-        refuseApiTokens(principal);
-        const minted = tokens.mint(principal.projectId, body, principal.actor.email);
+      async ({ principal, body, set }) => {
+        const minted = await tokens.mint(principal.projectId, body, principal.actor.email);
         set.status = 201;
         return { id: minted.id, token: minted.token, name: minted.name, access: minted.access, createdAt: minted.createdAt };
       },
       {
-        admin: true,
+        admin: "manage",
         body: MintTokenBody,
         ...describe({
           summary: "Mint a project API token (the secret is shown once)",
@@ -55,13 +47,12 @@ export function tokenRoutes(ctx: AppContext) {
     )
     .delete(
       "/:id",
-      ({ principal, params, set }) => {
-        refuseApiTokens(principal);
-        tokens.revoke(principal.projectId, params.id);
+      async ({ principal, params, set }) => {
+        await tokens.revoke(principal.projectId, params.id);
         set.status = 204;
       },
       {
-        admin: true,
+        admin: "manage",
         params: IdParam,
         ...describe({ summary: "Revoke an API token", tag: "API tokens", auth: "admin", errors: [404], description: WHO_MANAGES }),
       },

@@ -1,5 +1,5 @@
-import type { BearerResolver, Credential } from "../../lib/auth";
-import type { Db } from "../../lib/db";
+import { type BearerResolver, type Credential, READ_ONLY_TOKEN_PERMISSIONS, READ_WRITE_TOKEN_PERMISSIONS } from "../../lib/auth";
+import { type Db, writeTransaction } from "../../lib/db";
 import { notFound, validation } from "../../lib/errors";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
 
@@ -20,17 +20,18 @@ export class TokensService {
     this.byHash = db.prepare<TokenRow, [string]>(`SELECT ${COLUMNS} FROM api_tokens WHERE secret_hash = ? AND revoked_at IS NULL`);
   }
 
-  mint(projectId: string, input: { name: string; access: TokenAccess }, createdBy: string): ApiToken & { token: string } {
+  async mint(projectId: string, input: { name: string; access: TokenAccess }, createdBy: string): Promise<ApiToken & { token: string }> {
     const name = input.name.trim();
     if (name === "") throw validation("name must not be empty", "name: at least one non-space character");
     const token = `${API_TOKEN_PREFIX}${randomBase62(40)}`;
     const row: TokenRow = { id: newId("tok"), project_id: projectId, name, access: input.access, secret_tail: token.slice(-4), created_by: createdBy, created_at: nowIso() };
-    this.db
+    await writeTransaction(this.db, () =>
+      this.db
       .query(
         `INSERT INTO api_tokens (id, project_id, name, access, secret_hash, secret_tail, created_by, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(row.id, projectId, row.name, row.access, sha256Hex(token), row.secret_tail, createdBy, row.created_at);
+      .run(row.id, projectId, row.name, row.access, sha256Hex(token), row.secret_tail, createdBy, row.created_at));
     return { ...toToken(row), token };
   }
 
@@ -42,10 +43,10 @@ export class TokensService {
       .map(toToken);
   }
 
-  revoke(projectId: string, id: string): void {
-    const changed = this.db
-      .query("UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL")
-      .run(nowIso(), id, projectId).changes;
+  async revoke(projectId: string, id: string): Promise<void> {
+    const changed = await writeTransaction(this.db, () =>
+      this.db.query("UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL").run(nowIso(), id, projectId).changes,
+    );
     if (changed === 0) throw notFound(`No live API token ${id} in this project`);
   }
 
@@ -56,12 +57,12 @@ export class TokensService {
       resolve: (secret): Credential | null => {
         const row = this.byHash.get(sha256Hex(secret));
         if (!row) return null;
+        const permissions = row.access === "read-only" ? READ_ONLY_TOKEN_PERMISSIONS : READ_WRITE_TOKEN_PERMISSIONS;
         return {
           kind: "api_token",
           credentialId: row.id,
           defaultProjectId: row.project_id,
-          canAccess: (projectId) => projectId === row.project_id,
-          readOnly: row.access === "read-only",
+          access: (projectId) => (projectId === row.project_id ? { permissions } : null),
           actor: { email: `api-token:${row.id}@tokens.local`, type: "token" },
           scopes: [row.access],
           allowedOrigin: null,
