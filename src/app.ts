@@ -51,6 +51,8 @@ export type AppOptions = {
   edgeOnly?: boolean;
   /** Interval of the SSE stream's keep-alive comment (default 15 s). */
   streamHeartbeatMs?: number;
+  /** Open SSE streams one SDK key may hold (default 500). */
+  maxStreamsPerKey?: number;
   /** Browser sign-in, mail, OIDC and the sign-in clock. */
   signIn?: SignInOptions;
   /** SERVICE_PUBLIC_URL, SERVICE_ALLOWED_HOSTS, SERVICE_TRUSTED_PROXIES. */
@@ -117,7 +119,7 @@ export function createContext(db: Db, log: Logger, options: AppOptions, shutdown
   authenticator.register(services.device.bearerResolver());
   authenticator.register(services.tokens.bearerResolver());
   const id = randomBase62(12);
-  const network = new Network({ ...options.network, publicUrl: options.network?.publicUrl ?? options.signIn?.publicUrl });
+  const network = new Network(options.network);
   return { db, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, network, toJSON: () => id };
 }
 

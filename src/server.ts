@@ -33,6 +33,8 @@ export type ServerOptions = {
   signIn?: SignInOptions;
   /** SERVICE_PUBLIC_URL, SERVICE_ALLOWED_HOSTS, SERVICE_TRUSTED_PROXIES (`networkOptionsFromEnv`). */
   network?: NetworkOptions;
+  /** SERVICE_MAX_STREAMS_PER_KEY: open SSE streams one SDK key may hold. */
+  maxStreamsPerKey?: number;
   /** How often expired sessions, links, device codes and tokens are deleted (default hourly). */
   cleanupEveryMs?: number;
 };
@@ -96,7 +98,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const ctx = createContext(
     db,
     log,
-    { maxBodyBytes, lastUsedFlushMs: options.lastUsedFlushMs, edgeOnly: options.edgeOnly, streamHeartbeatMs: options.streamHeartbeatMs, signIn: options.signIn, network: options.network },
+    {
+      maxBodyBytes,
+      lastUsedFlushMs: options.lastUsedFlushMs,
+      edgeOnly: options.edgeOnly,
+      streamHeartbeatMs: options.streamHeartbeatMs,
+      maxStreamsPerKey: options.maxStreamsPerKey,
+      signIn: options.signIn,
+      network: options.network,
+    },
     shutdown.signal,
   );
   if (options.initAdminKey) await bootstrapHeadless(ctx, options.initAdminKey, options.adminEmail ?? "admin@example.com", log);

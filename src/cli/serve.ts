@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { DEFAULT_DATA_DIR, DEFAULT_HOST, UsageError } from "../lib/config";
 import { KEY_SECRET_PATTERN } from "../modules/keys/service";
 import { signInOptionsFromEnv } from "../modules/identity/options";
+import { networkOptionsFromEnv } from "../lib/network";
 import { startServer } from "../server";
 import type { Command } from "./command";
 import { portSetting } from "./port";
@@ -38,6 +39,12 @@ export const serveCommand: Command = {
     const adminEmail = process.env.SERVICE_ADMIN_EMAIL || undefined;
     if (adminEmail && !EMAIL.test(adminEmail)) throw new UsageError(`SERVICE_ADMIN_EMAIL: must be an email address (was "${adminEmail}")`);
 
+    const streams = process.env.SERVICE_MAX_STREAMS_PER_KEY;
+    const maxStreamsPerKey = streams === undefined || streams === "" ? undefined : Number(streams);
+    if (maxStreamsPerKey !== undefined && (!Number.isInteger(maxStreamsPerKey) || maxStreamsPerKey < 1)) {
+      throw new UsageError(`SERVICE_MAX_STREAMS_PER_KEY: must be a whole number of at least 1 (was "${streams}")`);
+    }
+
     const server = await startServer({
       port,
       host,
@@ -45,6 +52,8 @@ export const serveCommand: Command = {
       initAdminKey,
       adminEmail,
       signIn: signInOptionsFromEnv(process.env),
+      network: networkOptionsFromEnv(process.env),
+      maxStreamsPerKey,
       edgeOnly: values["edge-only"] === true,
       logRequests: values["no-request-log"] !== true,
     });

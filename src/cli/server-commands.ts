@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, openSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { type } from "arktype";
 import {
@@ -140,9 +140,19 @@ export const backupCommand: Command = {
       console.error(`error: no database at ${source}; pass --data DIR`);
       return 1;
     }
+    // The copy holds every key hash and session: create it 0600 before SQLite writes into it (VACUUM INTO accepts an empty file).
+    try {
+      closeSync(openSync(target, "wx", 0o600));
+    } catch (err) {
+      console.error(`error: cannot create ${target}: ${(err as Error).message}`);
+      return 1;
+    }
     const db = openDatabase(source, { migrate: false });
     try {
       db.query("VACUUM INTO ?").run(target);
+    } catch (err) {
+      rmSync(target, { force: true });
+      throw err;
     } finally {
       db.close();
     }

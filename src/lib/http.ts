@@ -80,7 +80,8 @@ export function describe<const R extends Record<number, TSchema> = {}>(options: 
   description?: string;
   response?: R;
 }) {
-  const base = options.auth === "none" ? [] : [400, 401, 403];
+  // 503: another process holds the store's write lock past the retry budget (`Unavailable`, Retry-After).
+  const base = options.auth === "none" ? [503] : [400, 401, 403, 503];
   const codes = [...new Set([...base, ...(options.errors ?? [])])];
   const errors: Record<number, typeof ErrorBodySchema> = {};
   for (const code of codes) errors[code] = ErrorBodySchema;

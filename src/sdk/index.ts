@@ -195,6 +195,8 @@ export function createClient(options: ClientOptions): Client {
 
   let current: Snapshot | null = null;
   let etag: string | null = null;
+  /** The stream event id that delivered `current`, to send back as Last-Event-ID; null when a poll delivered it. */
+  let currentEventId: string | null = null;
   let closed = false;
   let waiters: Waiter[] = [];
   const listeners = new Set<(snapshot: Readonly<Snapshot>) => void>();
@@ -212,15 +214,20 @@ export function createClient(options: ClientOptions): Client {
     return next.revision > current.revision;
   };
 
-  const apply = (received: Snapshot, tag: string | null) => {
+  /** `tag`: the ETag of a poll's answer (if it had one); `eventId`: the id of the stream event that carried it. */
+  const apply = (received: Snapshot, source: { tag: string | null } | { eventId: string }) => {
     const snapshot: Snapshot = { ...received, epoch: typeof received.epoch === "string" ? received.epoch : "" };
     if (!isNewer(snapshot)) {
-      // The same snapshot again: the server's own tag is the one to send back. An older one changes nothing.
-      if (tag && current && snapshot.epoch === current.epoch && snapshot.revision === current.revision) etag = tag;
+      // The same snapshot again: keep the server's own names for it. An older one changes nothing.
+      if (current && snapshot.epoch === current.epoch && snapshot.revision === current.revision) {
+        if ("tag" in source) etag = source.tag ?? etag;
+        else currentEventId = source.eventId || currentEventId;
+      }
       return;
     }
     // The server's tag names (epoch, project, env, revision); when the stream delivered the snapshot, rebuild it the same way.
-    etag = tag ?? `"${snapshot.epoch ? `${snapshot.epoch}-` : ""}${snapshot.projectId}-${snapshot.env}-${snapshot.revision}"`;
+    etag = "tag" in source && source.tag ? source.tag : `"${snapshot.epoch ? `${snapshot.epoch}-` : ""}${snapshot.projectId}-${snapshot.env}-${snapshot.revision}"`;
+    currentEventId = "eventId" in source && source.eventId ? source.eventId : null;
     current = snapshot;
     const pending = waiters;
     waiters = [];
@@ -250,7 +257,7 @@ export function createClient(options: ClientOptions): Client {
       });
       if (response.status === 304) return;
       if (!response.ok) throw await httpError(response, "snapshot request failed");
-      apply((await response.json()) as Snapshot, response.headers.get("etag"));
+      apply((await response.json()) as Snapshot, { tag: response.headers.get("etag") });
     } catch (error) {
       fail(asSvcError(error, "snapshot request failed"));
     }
@@ -275,13 +282,14 @@ export function createClient(options: ClientOptions): Client {
     while (!closed) {
       try {
         const response = await fetchImpl(`${baseUrl}/api/sdk/v1/stream${query}`, {
-          headers: headers({ accept: "text/event-stream", ...(current ? { "last-event-id": String(current.revision) } : {}) }),
+          // The id of the event that brought the snapshot in use, else (a poll brought it) its revision.
+          headers: headers({ accept: "text/event-stream", ...(current ? { "last-event-id": currentEventId ?? String(current.revision) } : {}) }),
           signal: streamAbort.signal,
         });
         if (!response.ok || !response.body) throw await httpError(response, "stream request failed");
         attempt = 0;
         await readEventStream(response.body, (event) => {
-          if (event.event === "snapshot") apply(JSON.parse(event.data) as Snapshot, null);
+          if (event.event === "snapshot") apply(JSON.parse(event.data) as Snapshot, { eventId: event.id });
         });
       } catch (error) {
         fail(asSvcError(error, "stream failed"));

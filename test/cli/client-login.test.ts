@@ -184,6 +184,33 @@ describe("svc login", () => {
     expect(piped.stderr).not.toContain("Waiting for approval");
   });
 
+  test("--url naming a server other than the stored credentials' issuer: signs in there and replaces them, sending the old pair nowhere", async () => {
+    const requests: string[] = [];
+    const old = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(req) {
+        requests.push(`${req.method} ${new URL(req.url).pathname} ${req.headers.get("authorization")} ${await req.text()}`);
+        return Response.json({});
+      },
+    });
+    try {
+      const box = sandbox();
+      await cliLogin(ts, box);
+      const before = readCredentialsFile(box);
+      const stale = { ...before, access_token: "svc_at_from_the_old_server", refresh_token: "svc_rt_from_the_old_server", server_url: old.url.origin };
+      writeFileSync(box.credentialsPath, JSON.stringify(stale));
+      await cliLogin(ts, box);
+      const after = readCredentialsFile(box);
+      expect(after.server_url).toBe(ts.url);
+      expect(after.access_token).not.toBe(stale.access_token);
+      expect(requests).toEqual([]);
+      expect((await svcJson(box, ["whoami"])).serverUrl).toBe(ts.url);
+    } finally {
+      old.stop(true);
+    }
+  });
+
   test("usage and network failures", async () => {
     const box = sandbox();
     const bad = await svc(box, ["login", "--url", "ftp://x"]);

@@ -283,6 +283,35 @@ describe("stored credentials go only to the server that issued them", () => {
   });
 });
 
+describe("secrets on the command line", () => {
+  test("`sdk keys revoke <secret>` (instead of the id): exit 2, the secret is neither sent nor printed, only its masked form", async () => {
+    const box = sandbox();
+    await cliLogin(ts, box);
+    const minted = await ts.api("/api/admin/keys", { body: { type: "server", name: "pasted" } });
+    expect(minted.status).toBe(201);
+    const secret: string = minted.body.key;
+    const r = await svc(box, ["sdk", "keys", "revoke", secret]);
+    expect(r.stdout + r.stderr).not.toContain(secret);
+    expect(r.stdout + r.stderr).not.toContain(secret.slice(0, -4));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`sdk_server_…${secret.slice(-4)}`);
+    expect(r.stderr).toContain("svc sdk keys list");
+    // Still live: nothing was revoked.
+    expect((await ts.api("/api/admin/keys")).body.some((k: any) => k.id === minted.body.id)).toBe(true);
+
+    // Not sent either: a server that records everything hears nothing.
+    const other = startRecorder();
+    writeCredentials(box, { ...readCredentialsFile(box), server_url: other.url });
+    for (const args of [[secret], [secret, "--json"], ["svc_pat_0123456789abcdef"]]) {
+      const again = await svc(box, ["sdk", "keys", "revoke", ...args]);
+      expect(other.seen()).not.toContain(args[0]!.slice(4));
+      expect(again.stdout + again.stderr).not.toContain(args[0]!);
+      expect(again.code).toBe(2);
+    }
+    expect(other.requests).toEqual([]);
+  });
+});
+
 describe("access-token refresh", () => {
   test("an access token the server refuses (401) is refreshed once; the new pair is on disk", async () => {
     const box = sandbox();

@@ -15,6 +15,8 @@ beforeAll(async () => {
 afterAll(() => s.stop());
 
 const unique = (prefix: string) => `${prefix}-${++counter}-${Date.now()}`;
+/** The database's epoch: part of every ETag and stream event id. */
+const epoch = () => (s.server.db.query("SELECT value FROM store_meta WHERE key = 'epoch'").get() as { value: string }).value;
 
 /** An SDK call with the server key in X-SDK-Key (pass `key: null` for none). */
 function sdk(path: string, init: { key?: string | null; headers?: Record<string, string>; body?: unknown; rawBody?: string; method?: string } = {}) {
@@ -107,9 +109,9 @@ describe("GET /api/sdk/v1/snapshot", () => {
     expect(dev.headers.get("cache-control")).toBe("no-cache");
     expect(dev.headers.get("vary")).toContain("Accept-Encoding");
     expect(Object.keys(dev.body).sort()).toEqual(
-      ["configs", "env", "experiments", "gates", "killswitches", "projectId", "revision", "translations", "universes"].sort(),
+      ["configs", "env", "epoch", "experiments", "gates", "killswitches", "projectId", "revision", "translations", "universes"].sort(),
     );
-    expect(dev.body).toMatchObject({ projectId: s.projectId, env: "dev", gates: {}, universes: {}, experiments: {}, translations: {} });
+    expect(dev.body).toMatchObject({ projectId: s.projectId, env: "dev", epoch: epoch(), gates: {}, universes: {}, experiments: {}, translations: {} });
     expect(dev.body.killswitches[ks]).toEqual({ value: true, switches: { eu: true }, version: 2 });
     expect(prod.body.killswitches[ks]).toEqual({ value: false, switches: { eu: true }, version: 1 });
     expect(dev.body.configs[cfg]).toEqual({ value: { retries: 5 }, version: 2 });
@@ -133,7 +135,7 @@ describe("GET /api/sdk/v1/snapshot", () => {
     expect(r.status).toBe(200);
     expect(r.body.env).toBe("staging");
     expect(r.body.killswitches[name]).toEqual({ value: false, switches: {}, version: 1 });
-    expect(r.headers.get("etag")).toBe(`"${other.projectId}-staging-${r.body.revision}"`);
+    expect(r.headers.get("etag")).toBe(`"${epoch()}-${other.projectId}-staging-${r.body.revision}"`);
   });
 
   test("a bad env is VALIDATION naming env", async () => {
@@ -149,7 +151,7 @@ describe("GET /api/sdk/v1/snapshot", () => {
     const ks = await createKillswitch();
     const first = await sdk("/api/sdk/v1/snapshot?env=prod");
     const etag = first.headers.get("etag")!;
-    expect(etag).toBe(`"${s.projectId}-prod-${first.body.revision}"`);
+    expect(etag).toBe(`"${epoch()}-${s.projectId}-prod-${first.body.revision}"`);
 
     for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, "*"]) {
       const r = await sdk("/api/sdk/v1/snapshot?env=prod", { headers: { "if-none-match": ifNoneMatch } });
@@ -172,7 +174,7 @@ describe("GET /api/sdk/v1/snapshot", () => {
     expect(after.status).toBe(200);
     expect(after.body.revision).toBe(first.body.revision + 1);
     expect(after.body.killswitches[ks]).toEqual({ ...toggled.published, version: toggled.version });
-    expect(after.headers.get("etag")).toBe(`"${s.projectId}-prod-${first.body.revision + 1}"`);
+    expect(after.headers.get("etag")).toBe(`"${epoch()}-${s.projectId}-prod-${first.body.revision + 1}"`);
     // Another env's tag never matches this one.
     const devTag = (await sdk("/api/sdk/v1/snapshot?env=dev")).headers.get("etag")!;
     expect((await sdk("/api/sdk/v1/snapshot?env=prod", { headers: { "if-none-match": devTag } })).status).toBe(200);
@@ -280,14 +282,14 @@ describe("GET /api/sdk/v1/stream", () => {
     const first = stream.events[0]!;
     const current = (await sdk("/api/sdk/v1/snapshot?env=prod")).body;
     expect(first.event).toBe("snapshot");
-    expect(first.id).toBe(String(current.revision));
+    expect(first.id).toBe(`${epoch()}-${current.revision}`);
     expect(JSON.parse(first.data)).toEqual(current);
 
     await toggle(ks, { env: "dev" }); // another env: no event here
     const toggled = await toggle(ks);
     await stream.until(() => stream.events.length === 2);
     const second = stream.events[1]!;
-    expect(second.id).toBe(String(current.revision + 1));
+    expect(second.id).toBe(`${epoch()}-${current.revision + 1}`);
     expect(JSON.parse(second.data).killswitches[ks]).toEqual({ ...toggled.published, version: toggled.version });
 
     await toggle(ks, { switchKey: "eu" });
@@ -295,26 +297,36 @@ describe("GET /api/sdk/v1/stream", () => {
     expect(JSON.parse(stream.events[2]!.data).killswitches[ks].switches).toEqual({ eu: true });
 
     await stream.until(() => stream.comments() >= 1, HEARTBEAT_MS * 4);
-    expect(stream.events.map((e) => Number(e.id))).toEqual([current.revision, current.revision + 1, current.revision + 2]);
+    expect(stream.events.map((e) => e.id)).toEqual([0, 1, 2].map((n) => `${epoch()}-${current.revision + n}`));
     await stream.close();
   });
 
   test("resumes with Last-Event-ID: nothing re-sent when it is current, the snapshot when it is stale", async () => {
     const ks = await createKillswitch();
     const revision = (await sdk("/api/sdk/v1/snapshot?env=prod")).body.revision as number;
-    const resumed = await openStream("/api/sdk/v1/stream?env=prod", { "last-event-id": String(revision) });
+    const resumed = await openStream("/api/sdk/v1/stream?env=prod", { "last-event-id": `${epoch()}-${revision}` });
     await resumed.until(() => resumed.comments() >= 2, HEARTBEAT_MS * 5);
     expect(resumed.events).toEqual([]);
     await toggle(ks);
     await resumed.until(() => resumed.events.length === 1);
-    expect(resumed.events[0]!.id).toBe(String(revision + 1));
+    expect(resumed.events[0]!.id).toBe(`${epoch()}-${revision + 1}`);
     await resumed.close();
 
-    const stale = await openStream("/api/sdk/v1/stream?env=prod", { "last-event-id": String(revision) });
+    const stale = await openStream("/api/sdk/v1/stream?env=prod", { "last-event-id": `${epoch()}-${revision}` });
     await stale.until(() => stale.events.length === 1);
-    expect(stale.events[0]!.id).toBe(String(revision + 1));
+    expect(stale.events[0]!.id).toBe(`${epoch()}-${revision + 1}`);
     expect(JSON.parse(stale.events[0]!.data).killswitches[ks].value).toBe(true);
     await stale.close();
+
+    // The same revision number from another epoch (a restored database) names other content: the snapshot is sent.
+    const otherEpoch = await openStream("/api/sdk/v1/stream?env=prod", { "last-event-id": `Zz9restored-${revision + 1}` });
+    await otherEpoch.until(() => otherEpoch.events.length === 1);
+    expect(otherEpoch.events[0]!.id).toBe(`${epoch()}-${revision + 1}`);
+    await otherEpoch.close();
+    // A bare revision (what older SDKs sent) is not trusted either.
+    const bare = await openStream("/api/sdk/v1/stream?env=prod", { "last-event-id": String(revision + 1) });
+    await bare.until(() => bare.events.length === 1);
+    await bare.close();
   });
 
   test("a disconnect releases the subscription", async () => {

@@ -1075,10 +1075,9 @@ describe("OIDC sign-in", () => {
 });
 
 describe("sign-in settings from the environment", () => {
-  test("reads SMTP, the public URL and OIDC; refuses partial or malformed values", () => {
+  test("reads SMTP and OIDC; refuses partial or malformed values", () => {
     expect(
       signInOptionsFromEnv({
-        SERVICE_PUBLIC_URL: "https://flags.example.com/",
         SERVICE_SMTP_URL: "smtps://u:p@mail.example.com",
         SERVICE_SMTP_FROM: "svc <svc@example.com>",
         SERVICE_OIDC_ISSUER: "https://id.example.com/",
@@ -1086,7 +1085,6 @@ describe("sign-in settings from the environment", () => {
         SERVICE_OIDC_CLIENT_SECRET: "s",
       }),
     ).toEqual({
-      publicUrl: "https://flags.example.com",
       smtpUrl: "smtps://u:p@mail.example.com",
       mailFrom: "svc <svc@example.com>",
       oidc: { issuer: "https://id.example.com", clientId: "svc", clientSecret: "s" },
@@ -1094,6 +1092,5 @@ describe("sign-in settings from the environment", () => {
     expect(signInOptionsFromEnv({})).toEqual({});
     expect(() => signInOptionsFromEnv({ SERVICE_OIDC_ISSUER: "https://id.example.com" })).toThrow("OIDC needs all of");
     expect(() => signInOptionsFromEnv({ SERVICE_SMTP_URL: "http://mail.example.com" })).toThrow("SERVICE_SMTP_URL must start with");
-    expect(() => signInOptionsFromEnv({ SERVICE_PUBLIC_URL: "not a url" })).toThrow("SERVICE_PUBLIC_URL is not a URL");
   });
 });

@@ -1,6 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../app";
 import { IdParam, ListQuery, describe, jsonBodyPlugin, numberParam } from "../../lib/http";
+import { MAX_ARRAY_ITEMS, MAX_DEPTH, SCHEMA_MAX_BYTES } from "./json-schema";
+import { VALUE_MAX_BYTES } from "./service";
 import {
   ActivityQuery,
   ActivitySchema,
@@ -21,6 +23,8 @@ import {
 
 const TAG = "Configs";
 const PROJECT_REQUIRED = { projectHeader: "required" } as const;
+/** What one value may cost: said on every route that takes one. */
+const VALUE_LIMITS = `Limits of one value: at most ${VALUE_MAX_BYTES} bytes of JSON, ${MAX_DEPTH} levels of nesting and ${MAX_ARRAY_ITEMS} items in any array; a schema at most ${SCHEMA_MAX_BYTES} bytes. Values are validated before the write lock is taken, so a costly value never holds up other writers.`;
 
 export function configRoutes(ctx: AppContext) {
   const { configs } = ctx.services;
@@ -44,7 +48,8 @@ export function configRoutes(ctx: AppContext) {
           auth: "admin",
           errors: [409],
           description:
-            "Validates the schema, then the value (or the schema's root `default` when no value is sent) against it, and publishes it on every env at version 1. A value that fails its schema is VALIDATION with `detail` naming each JSON path. Schemas are JSON Schema 2020-12 (default) or draft-07 (`$schema`); `pattern` uses RE2 syntax (linear-time matching: no lookaround or backreferences).",
+            "Validates the schema, then the value (or the schema's root `default` when no value is sent) against it, and publishes it on every env at version 1. A value that fails its schema is VALIDATION with `detail` naming each JSON path. Schemas are JSON Schema 2020-12 (default) or draft-07 (`$schema`); `pattern` uses RE2 syntax (linear-time matching: no lookaround or backreferences). " +
+            VALUE_LIMITS,
           response: { 201: CreatedSchema },
         }),
       },
@@ -73,7 +78,8 @@ export function configRoutes(ctx: AppContext) {
           auth: "admin",
           errors: [404],
           description:
-            "`value` publishes one new version on every env; `dev`/`staging`/`prod` publish on that env only and win over `value` there; `schema` replaces the schema once every resulting value and every draft fits it (new values are checked against the new schema). Any failure changes nothing: VALIDATION with `detail` like `prod /retries: must be <= 5` or `draft dev /url: must match format \"uri\"`.",
+            "`value` publishes one new version on every env; `dev`/`staging`/`prod` publish on that env only and win over `value` there; `schema` replaces the schema once every resulting value and every draft fits it (new values are checked against the new schema). Any failure changes nothing: VALIDATION with `detail` like `prod /retries: must be <= 5` or `draft dev /url: must match format \"uri\"`. " +
+            VALUE_LIMITS,
           response: { 200: IdOnlySchema },
         }),
       },
@@ -120,7 +126,7 @@ export function configRoutes(ctx: AppContext) {
           tag: TAG,
           auth: "admin+project",
           errors: [404],
-          description: "Validated against the current schema and stored with `baseVersion`, the env's published version it forks from. Overwrites that env's draft. Publishes nothing.",
+          description: `Validated against the current schema and stored with \`baseVersion\`, the env's published version it forks from. Overwrites that env's draft. Publishes nothing. ${VALUE_LIMITS}`,
           response: { 200: DraftSavedSchema },
         }),
       },

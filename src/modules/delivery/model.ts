@@ -12,6 +12,7 @@ export const SnapshotSchema = t.Object(
   {
     projectId: t.String(),
     env: Env,
+    epoch: t.String({ description: "The database's epoch: a restored or copied database starts a new one; revisions compare within one epoch" }),
     revision: t.Integer({ description: "Bumped by every publish on this env; 0 before the first" }),
     killswitches: t.Record(t.String(), t.Object({ value: t.Boolean(), switches: t.Record(t.String(), t.Boolean()), version: t.Integer() })),
     configs: t.Record(t.String(), t.Object({ value: t.Unknown(), version: t.Integer() })),

@@ -1,10 +1,15 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../app";
+import { tooManyRequests } from "../../lib/errors";
 import { describe } from "../../lib/http";
 import { EnvQuery, OfrepBulkSchema, OfrepFailureSchema, OfrepRequestSchema, OfrepSuccessSchema, SnapshotSchema } from "./model";
 import { evaluateAll, evaluateFlag, isFailure, parseEvaluationRequest } from "./ofrep";
 import { type SnapshotEntry, acceptsGzip, etagMatches } from "./snapshot";
 import { DEFAULT_HEARTBEAT_MS, snapshotStream } from "./stream";
+
+/** Open SSE streams one SDK key may hold (SERVICE_MAX_STREAMS_PER_KEY). */
+export const DEFAULT_MAX_STREAMS_PER_KEY = 500;
+const STREAM_RETRY_AFTER_S = 30;
 
 // Origin is listed because browser replies carry Access-Control-Allow-Origin for the caller's origin.
 const VARY = "Accept-Encoding, Origin";
@@ -50,6 +55,9 @@ const OFREP_BODY_DOC = { content: { "application/json": { schema: OfrepRequestSc
 export function deliveryRoutes(ctx: AppContext) {
   const { snapshots } = ctx.services;
   const heartbeatMs = ctx.options.streamHeartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  const maxStreamsPerKey = ctx.options.maxStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY;
+  /** Open streams per SDK key: one leaked or looping client cannot hold every connection and its memory. */
+  const openStreams = new Map<string, number>();
   // The bulk OFREP reply only changes with the snapshot: render it once per entry.
   const bulkBodies = new WeakMap<SnapshotEntry, string>();
   const ofrepSingle = describe({
@@ -95,7 +103,7 @@ export function deliveryRoutes(ctx: AppContext) {
           tag: "SDK runtime",
           auth: "server",
           description:
-            "Prepared once per revision. Strong `ETag` `\"<projectId>-<env>-<revision>\"`: `If-None-Match` with it answers 304 without touching the database. " +
+            "Prepared once per revision. Strong `ETag` `\"<epoch>-<projectId>-<env>-<revision>\"` (the epoch changes when the database is restored or copied, so an old tag never matches other content): `If-None-Match` with it answers 304 without touching the database. " +
             "`Accept-Encoding: gzip` gets gzip bytes. `Cache-Control: no-cache`.",
           response: { 200: SnapshotSchema, 304: t.Void({ description: "Not modified" }) },
         }),
@@ -105,6 +113,10 @@ export function deliveryRoutes(ctx: AppContext) {
       "/api/sdk/v1/stream",
       ({ principal, query, request, server }) => {
         const env = query.env ?? snapshots.defaultEnv(principal.projectId);
+        const keyId = principal.credentialId;
+        const open = openStreams.get(keyId) ?? 0;
+        if (open >= maxStreamsPerKey) throw tooManyRequests(STREAM_RETRY_AFTER_S);
+        openStreams.set(keyId, open + 1);
         // The heartbeat keeps the connection alive; Bun's idle timer must not cut a quiet stream.
         server?.timeout(request, 0);
         return snapshotStream(snapshots, {
@@ -113,6 +125,11 @@ export function deliveryRoutes(ctx: AppContext) {
           lastEventId: request.headers.get("last-event-id"),
           heartbeatMs,
           signal: AbortSignal.any([request.signal, ctx.shutdown]),
+          onClose: () => {
+            const left = (openStreams.get(keyId) ?? 1) - 1;
+            if (left <= 0) openStreams.delete(keyId);
+            else openStreams.set(keyId, left);
+          },
         });
       },
       {
@@ -120,12 +137,14 @@ export function deliveryRoutes(ctx: AppContext) {
         query: EnvQuery,
         ...describe({
           summary: "Server-Sent Events: one snapshot event per new revision",
+          errors: [429],
           tag: "SDK runtime",
           auth: "server",
           description:
-            "`text/event-stream`. On connect, the current snapshot as `id: <revision>`, `event: snapshot`, `data: <snapshot JSON>` " +
-            "(skipped when `Last-Event-ID` already names the current revision); then one such event per publish on the env; " +
-            "a `: ping` comment every 15 s.",
+            "`text/event-stream`. On connect, the current snapshot as `id: <epoch>-<revision>`, `event: snapshot`, `data: <snapshot JSON>` " +
+            "(skipped when `Last-Event-ID` already names the current epoch and revision); then one such event per publish on the env; " +
+            "a `: ping` comment every 15 s. A client that stops reading gets only the newest snapshot when it reads again, and is disconnected after 60 s without reading. " +
+            `At most ${maxStreamsPerKey} open streams per key (429 \`Too many requests\` with Retry-After beyond).`,
           response: { 200: t.String({ description: "text/event-stream" }) },
         }),
       },

@@ -1,4 +1,4 @@
-import type { Db } from "../../lib/db";
+import { type Db, storeEpoch } from "../../lib/db";
 import type { Logger } from "../../lib/log";
 import type { Env, ProjectsService } from "../projects/service";
 import type { RevisionsService } from "./revisions";
@@ -10,6 +10,8 @@ export type PublishedConfig = { value: unknown; version: number };
 export type Snapshot = {
   projectId: string;
   env: Env;
+  /** The database's epoch: revisions count within one epoch (a restored or copied database starts another). */
+  epoch: string;
   revision: number;
   killswitches: Record<string, PublishedKillswitch>;
   configs: Record<string, PublishedConfig>;
@@ -34,8 +36,10 @@ export type SnapshotSources = {
 /** One prepared reply: built once per revision, served as-is until the next. */
 export type SnapshotEntry = {
   snapshot: Snapshot;
-  /** Strong validator, quoted: `"<projectId>-<env>-<revision>"`. */
+  /** Strong validator, quoted: `"<epoch>-<projectId>-<env>-<revision>"`. */
   etag: string;
+  /** The stream's event id: `<epoch>-<revision>`. */
+  eventId: string;
   json: string;
   body: Uint8Array<ArrayBuffer>;
   gzip: Uint8Array<ArrayBuffer>;
@@ -58,6 +62,8 @@ export class SnapshotService {
   private readonly defaultEnvs = new Map<string, { env: Env; until: number }>();
   private readonly unsubscribe: () => void;
   private readonly encoder = new TextEncoder();
+  /** Read once: a database gets a new epoch only while no server runs on it (backup copy, restore, moved file). */
+  private readonly epoch: string;
 
   constructor(
     private readonly db: Db,
@@ -66,6 +72,7 @@ export class SnapshotService {
     private readonly sources: SnapshotSources,
     private readonly log?: Logger,
   ) {
+    this.epoch = storeEpoch(db);
     this.unsubscribe = revisions.subscribe((projectId, env, revision) => this.onRevision(projectId, env, revision));
   }
 
@@ -151,6 +158,7 @@ export class SnapshotService {
         return {
           projectId,
           env,
+          epoch: this.epoch,
           revision: this.revisions.current(projectId, env),
           killswitches: section("killswitches"),
           configs: section("configs"),
@@ -163,7 +171,14 @@ export class SnapshotService {
       .deferred();
     const json = JSON.stringify(snapshot);
     const body = this.encoder.encode(json);
-    return { snapshot, etag: `"${projectId}-${env}-${snapshot.revision}"`, json, body, gzip: Bun.gzipSync(body) };
+    return {
+      snapshot,
+      etag: `"${this.epoch}-${projectId}-${env}-${snapshot.revision}"`,
+      eventId: `${this.epoch}-${snapshot.revision}`,
+      json,
+      body,
+      gzip: Bun.gzipSync(body),
+    };
   }
 }
 

@@ -6,54 +6,91 @@ export const DEFAULT_HEARTBEAT_MS = 15_000;
 const encoder = new TextEncoder();
 const HEARTBEAT = encoder.encode(": ping\n\n");
 
-/** One SSE event: the revision as its id, so a reconnecting client can say what it already has. */
+/**
+ * One SSE event; its id is `<epoch>-<revision>`, so a reconnecting client says
+ * exactly what it has (a revision number alone could name other content after
+ * a restore).
+ */
 export function snapshotEvent(entry: SnapshotEntry): Uint8Array {
   // The snapshot JSON is one line (JSON.stringify escapes newlines), so one `data:` field carries it.
-  return encoder.encode(`id: ${entry.snapshot.revision}\nevent: snapshot\ndata: ${entry.json}\n\n`);
+  return encoder.encode(`id: ${entry.eventId}\nevent: snapshot\ndata: ${entry.json}\n\n`);
 }
+
+/** How long a client may leave events unread before its stream is closed (it reconnects with Last-Event-ID). */
+export const SLOW_CLIENT_MS = 60_000;
 
 /**
  * The Server-Sent Events reply of `GET /api/sdk/v1/stream`: the current
  * snapshot unless the client's Last-Event-ID already names it, then one event
  * per new revision, and a comment line every `heartbeatMs` so proxies and
  * idle timers keep the connection. Everything is released when the client
- * goes away (stream cancel or request abort, whichever comes first).
+ * goes away (stream cancel or request abort, whichever comes first), and
+ * `onClose` runs once.
+ *
+ * Back-pressure: an event is queued only while the client keeps up
+ * (`desiredSize > 0`). Otherwise only the newest snapshot is kept aside (each
+ * event carries the whole snapshot, so older ones are worthless) and sent
+ * when the client reads again; a client that reads nothing for
+ * SLOW_CLIENT_MS is disconnected. Memory per stream stays bounded.
  */
 export function snapshotStream(
   snapshots: SnapshotService,
-  input: { projectId: string; env: Env; lastEventId: string | null; heartbeatMs: number; signal: AbortSignal },
+  input: { projectId: string; env: Env; lastEventId: string | null; heartbeatMs: number; signal: AbortSignal; onClose?: () => void },
 ): Response {
   const { projectId, env, lastEventId, heartbeatMs, signal } = input;
   const first = snapshots.get(projectId, env);
   let cleanup = () => {};
+  let flush = () => {};
 
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       let closed = false;
-      let sentRevision = lastEventId?.trim() === String(first.snapshot.revision) ? first.snapshot.revision : -1;
-      const send = (entry: SnapshotEntry) => {
-        if (closed || entry.snapshot.revision <= sentRevision) return;
-        sentRevision = entry.snapshot.revision;
+      let sentRevision = lastEventId?.trim() === first.eventId ? first.snapshot.revision : -1;
+      /** The newest entry the client has not been sent yet because it was not reading. */
+      let held: SnapshotEntry | null = null;
+      let stalledSince: number | null = null;
+      const enqueue = (chunk: Uint8Array) => {
         try {
-          controller.enqueue(snapshotEvent(entry));
+          controller.enqueue(chunk);
         } catch {
           cleanup();
         }
       };
+      const keepingUp = () => (controller.desiredSize ?? 1) > 0;
+      const send = (entry: SnapshotEntry) => {
+        if (closed || entry.snapshot.revision <= sentRevision) return;
+        if (!keepingUp()) {
+          held = entry;
+          stalledSince ??= Date.now();
+          return;
+        }
+        held = null;
+        stalledSince = null;
+        sentRevision = entry.snapshot.revision;
+        enqueue(snapshotEvent(entry));
+      };
+      flush = () => {
+        if (held && keepingUp()) send(held);
+        else if (!held) stalledSince = null;
+      };
       const unsubscribe = snapshots.subscribe(projectId, env, send);
       const heartbeat = setInterval(() => {
-        try {
-          controller.enqueue(HEARTBEAT);
-        } catch {
-          cleanup();
+        if (keepingUp()) {
+          flush();
+          if (!held) enqueue(HEARTBEAT);
+          return;
         }
+        stalledSince ??= Date.now();
+        if (Date.now() - stalledSince > SLOW_CLIENT_MS) cleanup();
       }, heartbeatMs);
       cleanup = () => {
         if (closed) return;
         closed = true;
+        held = null;
         clearInterval(heartbeat);
         unsubscribe();
         signal.removeEventListener("abort", cleanup);
+        input.onClose?.();
         try {
           controller.close();
         } catch {}
@@ -62,6 +99,9 @@ export function snapshotStream(
       signal.addEventListener("abort", cleanup);
       // A publish may have landed between `first` and the subscription: send whatever is current now.
       send(snapshots.get(projectId, env));
+    },
+    pull() {
+      flush();
     },
     cancel() {
       cleanup();

@@ -26,8 +26,6 @@ export const DEFAULT_RATE_LIMITS: SignInRateLimits = {
 
 /** How people sign in: where links point, how they are delivered, the optional identity provider. */
 export type SignInOptions = {
-  /** SERVICE_PUBLIC_URL: origin used in mailed links and `verification_uri`; default the request's own origin. */
-  publicUrl?: string;
   /**
    * SERVICE_SMTP_URL: `smtps://user:pass@host:port` (TLS from the start, port 465) or
    * `smtp://user:pass@host:port` (STARTTLS required, port 587); `smtp://…?tls=off` for a
@@ -61,7 +59,6 @@ function httpUrl(value: string, what: string, protocols: string[]): URL {
 /** Reads the sign-in settings of `svc serve` from its environment; a malformed value is an error at start. */
 export function signInOptionsFromEnv(env: Record<string, string | undefined>): SignInOptions {
   const options: SignInOptions = {};
-  if (env.SERVICE_PUBLIC_URL) options.publicUrl = httpUrl(env.SERVICE_PUBLIC_URL, "SERVICE_PUBLIC_URL", ["http:", "https:"]).origin;
   if (env.SERVICE_SMTP_URL) {
     parseSmtpUrl(env.SERVICE_SMTP_URL);
     options.smtpUrl = env.SERVICE_SMTP_URL;
