@@ -117,7 +117,8 @@ export async function writeTransaction<T>(db: Db, fn: () => T): Promise<T> {
       if (!isBusyError(err)) throw err;
       if (performance.now() + pause > deadline) throw unavailable(1);
       await Bun.sleep(pause);
-      pause = Math.min(pause * 2, 50);
+      // Short pauses: a busy writer in another process commits in well under a millisecond, so try again soon.
+      pause = Math.min(pause * 2, 16);
     }
   }
 }

@@ -46,7 +46,6 @@ export class Network {
   private readonly configuredHosts: string[];
   private readonly trust: ((address: string, index: number) => boolean) | null;
   private hosts = new Set<string>();
-  private port = 0;
   private peers: PeerSource | null = null;
 
   constructor(options: NetworkOptions = {}) {
@@ -61,7 +60,6 @@ export class Network {
    * (an IP in Host cannot be an attacker's domain), plus localhost.
    */
   listening(host: string, port: number, peers: PeerSource | null): void {
-    this.port = port;
     this.peers = peers;
     const hosts = new Set<string>();
     const add = (name: string, defaultPort = port) => {

@@ -1,6 +1,6 @@
 import { dirname, join } from "node:path";
 import { tmpdir } from "node:os";
-import { type Db, immediate, writeTransaction } from "../../lib/db";
+import { type Db, writeTransaction } from "../../lib/db";
 import type { Logger } from "../../lib/log";
 import { alreadyExists, badRequest, forbidden, notFound, validation } from "../../lib/errors";
 import { newId, randomBase62, sha256Hex } from "../../lib/ids";

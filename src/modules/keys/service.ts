@@ -10,10 +10,14 @@ export type KeyType = (typeof KEY_TYPES)[number];
 /** Scope a client key needs to file tickets through the public intake. */
 export const PUBLIC_TICKET_SCOPE = "tickets:public_create";
 
-/** Scopes each key type may carry; the first list is also the default. */
+/**
+ * Scopes each key type may carry; the list is also the default. Only what
+ * exists is advertised: event and error ingest will add their scopes when
+ * they are built.
+ */
 const SCOPES_BY_TYPE: Record<KeyType, readonly string[]> = {
   admin: ["admin"],
-  server: ["sdk:read", "events:write", "errors:write"],
+  server: ["sdk:read"],
   client: [PUBLIC_TICKET_SCOPE],
 };
 
