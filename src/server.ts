@@ -89,6 +89,21 @@ function announceSetupLink(setupUrl: string, outboxPath: string, log: Logger, qu
   log.warn("first-run setup: open the setup link printed above (also in the outbox file) to create the first organisation, project and owner", { outbox: outboxPath });
 }
 
+/** Starts accepting on the configured address (throws EADDRINUSE when it is taken). */
+function listen(app: App, options: ServerOptions): void {
+  app.listen({
+    port: options.port,
+    hostname: options.host,
+    // Bun's own cap answers 413 with an empty body; the app answers every oversized body itself with the
+    // error body (declared lengths in onRequest, chunked ones as they are read), so this cap only backs that up.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    development: false,
+    // Elysia asks Bun for SO_REUSEPORT: a second `svc serve` on a taken port would then start silently and
+    // split the requests between two databases. Without it the second start fails with EADDRINUSE.
+    reusePort: false,
+  });
+}
+
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const log = createLogger({ requests: options.logRequests ?? true, quiet: options.quiet });
   // busy_timeout 0: a lock held by another process must never block the event loop (see writeTransaction).
@@ -114,14 +129,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const app = buildApp(ctx);
   // Elysia merges `serve.routes` into Bun's native router: the snapshot's current-tag 304 is answered there, ahead of the pipeline.
   if (!options.edgeOnly) app.config.serve = { ...app.config.serve, routes: snapshotFastRoutes(ctx, (request) => app.fetch(request)) };
-  app.listen({
-    port: options.port,
-    hostname: options.host,
-    // Bun's own cap answers 413 with an empty body; the app answers every oversized body itself with the
-    // error body (declared lengths in onRequest, chunked ones as they are read), so this cap only backs that up.
-    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    development: false,
-  });
+  try {
+    listen(app, options);
+  } catch (err) {
+    closeServices(ctx.services);
+    db.close();
+    if ((err as { code?: string }).code === "EADDRINUSE") {
+      throw new Error(`address already in use: ${options.host}:${options.port} (another svc or another program listens there; stop it, or pass --port)`);
+    }
+    throw err;
+  }
   const server = app.server as Server<unknown>;
   const port = server.port ?? options.port;
   const shownHost = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;

@@ -185,14 +185,42 @@ describe("OpenAPI", () => {
   });
 });
 
-test("--edge-only serves /healthz and the intake paths only", async () => {
+test("--edge-only: /healthz answers 200; every admin, SDK, OFREP, sign-in and page path is 404 naming the edge role; /ops/* reaches the intake, which is not built yet (404 NOT_FOUND)", async () => {
   const edge = await startTestServer({ edgeOnly: true });
   try {
-    expect((await edge.api("/healthz", { key: null })).status).toBe(200);
-    const admin = await edge.api("/api/admin/projects/current");
-    expect(admin.status).toBe(404);
-    expect(admin.body.code).toBe("NOT_FOUND");
-    expect((await edge.api("/openapi/json", { key: null })).status).toBe(404);
+    const health = await edge.api("/healthz", { key: null });
+    expect(health.status).toBe(200);
+    expect(health.body).toEqual({ ok: true });
+
+    // Every path the full server registers, plus pages and docs, with the credential each would take.
+    const registered = ((edge.server.app as any).routes as { method: string; path: string }[])
+      .filter((r) => r.path !== "/healthz")
+      .map((r) => ({ method: r.method, path: r.path.replace(/:[A-Za-z_]+/g, "probe-id").replace(/\*$/, "probe-flag") }));
+    expect(registered.some((r) => r.path.startsWith("/api/admin/"))).toBe(true);
+    expect(registered.some((r) => r.path.startsWith("/api/sdk/"))).toBe(true);
+    expect(registered.some((r) => r.path.startsWith("/ofrep/"))).toBe(true);
+    expect(registered.some((r) => r.path.startsWith("/auth/"))).toBe(true);
+    const others = [...registered, { method: "GET", path: "/" }, { method: "GET", path: "/nothing-here" }, { method: "POST", path: "/api/0/envelope/" }];
+    for (const { method, path } of others) {
+      const headers: Record<string, string> = path.startsWith("/api/sdk/") || path.startsWith("/ofrep/") ? { "x-sdk-key": edge.serverKey } : {};
+      const r = await edge.api(path, { method, headers, key: path.startsWith("/api/admin/") ? edge.adminKey : null, rawBody: method === "GET" ? undefined : "{}" });
+      const label = `${method} ${path}`;
+      expect(r.status, label).toBe(404);
+      expect(r.headers.get("content-type"), label).toContain("application/json");
+      expect(Object.keys(r.body).sort(), label).toEqual(["code", "error"]);
+      expect(r.body.code, label).toBe("NOT_FOUND");
+      expect(r.body.error, label).toMatch(/edge role/);
+      expect(r.headers.get("x-request-id"), label).toBeTruthy();
+    }
+
+    // The public intake's paths are routed on (the client key's own paths), to an intake that does not exist yet.
+    for (const path of ["/ops/feature-request", "/ops/bug"]) {
+      const r = await edge.api(path, { key: null, headers: { "x-sdk-key": edge.clientKey }, body: { title: "t", useCase: "u" } });
+      expect(r.status, path).toBe(404);
+      expect(r.body.code, path).toBe("NOT_FOUND");
+      expect(typeof r.body.error, path).toBe("string");
+      expect(r.body.error, path).not.toMatch(/edge role/);
+    }
   } finally {
     await edge.stop();
   }

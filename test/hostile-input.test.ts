@@ -1,17 +1,47 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Browser, MailCapture } from "./browser";
 import { startTestServer, type TestServer } from "./helpers";
 
 /**
- * No request can make a 500: every registered route, called with a valid
- * credential and each of a set of hostile bodies, query strings and path
- * ids, must answer below 500 with the error shape. Walks app.routes, so new
- * modules are covered without touching this file.
+ * No request can make a 500, and every error keeps its documented shape.
+ * Every registered route (walked from app.routes, so new modules are covered
+ * without touching this file) is called with the credential that route
+ * really takes, so that the hostile bodies, query strings and path ids reach
+ * its handler instead of being stopped by the auth check:
+ *   /api/admin/*          Authorization: Bearer <admin key> + X-Project-Id
+ *   /api/sdk/*, /ofrep/*  X-SDK-Key: <server key> (nothing else)
+ *   /ops/*                X-SDK-Key: <client key> (public intake)
+ *   everything else       no credential (sign-in, device flow, browser pages);
+ *                         browser POSTs also with a valid CSRF cookie + token
+ *                         and a same-origin Origin, to get past the CSRF check,
+ *                         and every browser route also with a signed-in session.
+ * People routes (members, invites) refuse every SDK key by design, so admin
+ * routes are also called with the owner's device-flow access token.
  */
+
+const MAX_BODY = 64 * 1024;
+const CONCURRENCY = 16;
+
 let s: TestServer;
 type Route = { method: string; path: string };
 let routes: Route[] = [];
+/** A valid `svc_csrf` token, obtained from GET /signin like a browser would. */
+let csrf = "";
+/** The owner's device-flow access token (what `svc login` stores). */
+let ownerToken = "";
+/** The owner's browser session (`svc_session`); renewed when a fuzzed /auth/logout ends it. */
+let session = "";
+const mails = new MailCapture();
+let sessions = 0;
+const MEMBER = "teammate@example.com";
 
-const BODIES = [
+// ---------------------------------------------------------------- the inputs
+
+const nested = (depth: number, leaf = "1") => '{"a":'.repeat(depth) + leaf + "}".repeat(depth);
+const nestedArrays = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+
+/** JSON-ish bodies, sent with Content-Type: application/json. */
+const JSON_BODIES = [
   "",
   "null",
   "[]",
@@ -20,53 +50,452 @@ const BODIES = [
   "{",
   '{"a":',
   "{}",
+  "\u0000",
   '{"name":null,"value":null,"env":null,"schema":null,"type":null}',
   '{"name":{"$gt":""},"env":["prod"],"value":{"nested":[1,2,3]},"switchKey":{}}',
   '{"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}',
   `{"name":"${"x".repeat(10_000)}","env":"prod"}`,
   '{"name":"\\u0000\\ud800","env":"prod","value":1e400}',
   JSON.stringify({ env: "prod", value: true, switchKey: "a", schema: { type: "object", properties: { a: { $ref: "#" } } } }),
-  "[".repeat(5000) + "]".repeat(5000),
+  // Far over the nesting limit (refused before any parser), and just under it.
+  nestedArrays(5000),
+  nested(63),
+  nestedArrays(64),
+  JSON.stringify({ name: "deep", env: "prod", value: JSON.parse(nested(60)), context: JSON.parse(nested(60)) }),
+  // Huge and odd numbers.
+  '{"value":1e308,"version":9007199254740993,"limit":-1e20,"windowHours":1.5,"switches":{"a":1e999}}',
+  '{"version":-0,"value":-1e-400,"env":1e400,"name":12345678901234567890}',
+  // Arrays where objects are expected, objects where strings are.
+  '[{"name":"x","env":"prod"}]',
+  '{"switches":[true,false],"schema":[],"value":[],"context":[],"env":{"prod":true}}',
+  '{"name":["a"],"type":["server"],"access":{"x":1},"role":[],"email":{},"token":[],"device_code":[1]}',
+  // Unicode: emoji, bidi override, BOM, lone surrogates, NUL and controls.
+  '{"name":"🦄\u202e\ufeff","env":"prod","switchKey":"\u0000\u001f","value":"\ud83d"}',
+  '\ufeff{"name":"bom"}',
+  // Strings near the limits: 128/129 chars (ids), 100/101 (q), 254/255 (emails), close to the body limit.
+  JSON.stringify({ name: "n".repeat(128), switchKey: "k".repeat(128), email: `${"e".repeat(242)}@example.com`, q: "q".repeat(100) }),
+  JSON.stringify({ name: "n".repeat(129), switchKey: "k".repeat(129), email: `${"e".repeat(243)}@example.com`, q: "q".repeat(101) }),
+  JSON.stringify({ name: "big", value: { s: "v".repeat(MAX_BODY - 200) } }),
+  JSON.stringify({ name: "over", value: { s: "v".repeat(MAX_BODY) } }),
+  // OFREP: every kind of `context`.
+  '{"context":null}',
+  '{"context":[]}',
+  '{"context":"prod"}',
+  '{"context":{"env":"qa"}}',
+  '{"context":{"env":["prod"]}}',
+  '{"context":{"env":{"$ne":1}}}',
+  '{"context":{"env":"dev","targetingKey":"user-1","plan":"pro"}}',
+  '{"context":{"targetingKey":null,"env":null}}',
+  '{"context":{"__proto__":{"env":"dev"}}}',
+  `{"context":{"env":"prod","k":"${"x".repeat(20_000)}"}}`,
 ];
-const IDS = ["probe-id", "%00", "..%2F..%2Fetc", "x".repeat(128), "%E2%80%AE", "name%20with%20space"];
+
+/** Bodies of other content types, each with its own header. */
+const OTHER_BODIES: { type: string; text: string }[] = [
+  { type: "application/x-www-form-urlencoded", text: "email=a%40b.c&csrf=&token=%00&name=x&env=prod&value=true" },
+  { type: "application/x-www-form-urlencoded", text: "%FF=%FE&&&=&a[b][c]=1" },
+  { type: "text/plain", text: '{"name":"plain"}' },
+  { type: "multipart/form-data; boundary=x", text: "--x\r\nbroken" },
+  { type: "application/octet-stream", text: "\u0000\u0001\u0002" },
+];
+
+const QUERIES = [
+  "",
+  "?q=%FF&limit=-1&env=qa",
+  `?q=${"a".repeat(200)}`,
+  `?q=${"a".repeat(100)}&limit=100`,
+  "?env=prod",
+  "?env=dev&env=prod",
+  "?limit=1e309&from=99999999999999999999&to=-0&version=NaN",
+  "?q=%F0%9F%A6%84%E2%80%AE%00&limit=1",
+  "?env[]=prod&q[a]=1&__proto__[x]=1&constructor=1",
+  "?redirect=//evil.example&token=%00&user_code=%FF&project_id=..%2F",
+];
+
+/** Hostile values for every path parameter. */
+const IDS = [
+  "probe-id",
+  "%00",
+  "..%2F..%2Fetc",
+  "x".repeat(128),
+  "x".repeat(129),
+  "%E2%80%AE",
+  "name%20with%20space",
+  "%F0%9F%A6%84",
+  "99999999999999999999999",
+  "%FF",
+];
+
+/** Real values per parameter name, so that handlers past the lookup are reached too. */
+function realValues(param: string): string[] {
+  switch (param) {
+    case "id":
+      return ["probe-id", s.projectId];
+    case "env":
+      return ["prod", "dev"];
+    case "email":
+      return [encodeURIComponent(MEMBER)];
+    case "*":
+      return ["probe-id", "probe-id/sub", "probe-id/a/b", "probe-id%2Fsub"];
+    default:
+      return ["probe-id"];
+  }
+}
+
+/**
+ * Bodies that pass the schemas, so that the handlers themselves run: one with
+ * every field any route takes (unknown fields are dropped where a schema
+ * allows them), and small ones for the schemas that refuse unknown fields.
+ */
+function plausibleBodies(): string[] {
+  const all = {
+    name: "fuzz-plausible",
+    value: true,
+    env: "dev",
+    switchKey: "sub",
+    switches: { sub: true },
+    schema: { type: "object" },
+    type: "server",
+    access: "read-only",
+    version: 1,
+    email: "nobody@example.com",
+    token: "x".repeat(43),
+    device_code: "x",
+    user_code: "ABCD-EFGH",
+    code_challenge: "x".repeat(43),
+    code_challenge_method: "S256",
+    code_verifier: "x".repeat(43),
+    refresh_token: "svc_rt_x",
+    action: "deny",
+    project_id: s.projectId,
+    organisation: "Org",
+    project: "Proj",
+    context: { env: "prod", targetingKey: "u1" },
+  };
+  return [
+    all,
+    { ...all, value: {} },
+    { env: "dev" },
+    { env: "dev", value: true },
+    { env: "dev", switchKey: "sub", value: false },
+    { env: "prod", version: 1 },
+    { value: { a: 2 } },
+    { role: "viewer" },
+    { email: "fuzz@example.com", role: "viewer" },
+    { type: "server", name: "fuzz" },
+    { name: "fuzz", access: "read-only" },
+  ].map((body) => JSON.stringify(body));
+}
+
+/** Headers a client may send oddly: validators, stream resume ids, encodings, cookies, origins. */
+const HEADER_VARIANTS: Record<string, string>[] = [
+  { "if-none-match": "*" },
+  { "if-none-match": 'W/"x", "y", ,,, W/' },
+  { "if-none-match": '"' + "e".repeat(6000) + '"' },
+  { "last-event-id": "99999999999999999999-x" },
+  { "last-event-id": "-1" },
+  { "accept-encoding": "gzip;q=0, br, *;q=1e9" },
+  { cookie: "svc_session=%FF; svc_csrf=%; svc_oidc==;;;" },
+  { origin: "null", referer: "javascript:alert(1)" },
+  { "x-request-id": "x".repeat(500) },
+];
+
+// ---------------------------------------------------------------- the rules
+
+type Reply = { status: number; headers: Headers; text: string; body: any };
+
+type Credential = "admin" | "server" | "client" | "none";
+/** How a route is called: plain; browser routes also with CSRF and with a session; admin routes also with the owner's token. */
+type Variant = "plain" | "csrf" | "session" | "owner";
+
+/** The credential each route takes: the right one, so the route's own code runs. */
+function credentialOf(path: string): Credential {
+  if (path.startsWith("/api/admin/")) return "admin";
+  if (path.startsWith("/api/sdk/") || path.startsWith("/ofrep/")) return "server";
+  if (path.startsWith("/ops/")) return "client";
+  return "none";
+}
+
+function variantsOf(method: string, path: string): Variant[] {
+  const credential = credentialOf(path);
+  // People routes (members, invites) refuse every SDK key by design: an owner's access token reaches them.
+  if (credential === "admin") return ["plain", "owner"];
+  if (credential === "none" && isBrowserPath(path)) return method === "GET" ? ["plain", "session"] : ["plain", "csrf", "session"];
+  return ["plain"];
+}
+
+/** Browser pages and sign-in endpoints: anything that is not a machine API. */
+function isBrowserPath(path: string): boolean {
+  return !/^\/(api|ofrep|ops)\//.test(path) && path !== "/healthz" && !path.startsWith("/openapi");
+}
+
+const CODE_STATUS: Record<string, number[]> = {
+  BAD_REQUEST: [400, 413, 429],
+  UNAUTHORIZED: [401],
+  FORBIDDEN: [403],
+  NOT_FOUND: [404],
+  ALREADY_EXISTS: [409],
+  IMMUTABLE_FIELD: [409],
+  VALIDATION: [400],
+};
+const OFREP_CODES: Record<string, number> = {
+  PARSE_ERROR: 400,
+  INVALID_CONTEXT: 400,
+  TARGETING_KEY_MISSING: 400,
+  TYPE_MISMATCH: 400,
+  GENERAL: 400,
+  FLAG_NOT_FOUND: 404,
+};
+const GRANT_ERRORS = ["authorization_pending", "slow_down", "access_denied", "expired_token", "invalid_grant"];
+
+const onlyKeys = (body: object, allowed: string[]) => Object.keys(body).filter((k) => !allowed.includes(k));
+
+/**
+ * What is wrong with a response, or null. Every error is our
+ * `{error, code, detail?}` with the status of its code, except exactly these:
+ *   (a) OFREP evaluation failures under /ofrep/: `{key?, errorCode, errorDetails?}`;
+ *   (b) device-flow grant errors of /auth/device/token and /auth/device/refresh:
+ *       `{error: <grant error>, code: "BAD_REQUEST", error_description, interval?}`;
+ *   (c) browser pages (not the machine APIs) answering text/html.
+ * A 503 is `{error: "Unavailable"}` with Retry-After; a 429 has Retry-After.
+ */
+function problemWith(path: string, r: Reply): string | null {
+  if (!r.headers.get("x-request-id")) return "no x-request-id header";
+  if (r.status === 503) {
+    const ok = JSON.stringify(r.body) === '{"error":"Unavailable"}' && r.headers.get("retry-after");
+    return ok ? null : "a 503 must be {error: \"Unavailable\"} with Retry-After";
+  }
+  if (r.status >= 500) return `status ${r.status}`;
+  if (r.status < 400) return null;
+  if (r.status === 429 && !r.headers.get("retry-after")) return "a 429 without Retry-After";
+  const type = r.headers.get("content-type") ?? "";
+  if (type.startsWith("text/html")) return isBrowserPath(path) ? null : "an HTML error on a machine API path"; // (c)
+  if (!type.startsWith("application/json")) return `an error with content-type ${JSON.stringify(type)}`;
+  const body = r.body;
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return "an error body that is not a JSON object";
+
+  if (path.startsWith("/ofrep/") && "errorCode" in body) {
+    // (a)
+    const extra = onlyKeys(body, ["key", "errorCode", "errorDetails"]);
+    if (extra.length) return `OFREP failure with extra keys ${extra}`;
+    if (!(body.errorCode in OFREP_CODES)) return `unknown OFREP errorCode ${body.errorCode}`;
+    if (OFREP_CODES[body.errorCode] !== r.status) return `OFREP ${body.errorCode} with status ${r.status}`;
+    if (body.key !== undefined && typeof body.key !== "string") return "OFREP key is not a string";
+    if (body.errorDetails !== undefined && typeof body.errorDetails !== "string") return "OFREP errorDetails is not a string";
+    return null;
+  }
+  if ((path === "/auth/device/token" || path === "/auth/device/refresh") && "error_description" in body) {
+    // (b)
+    const extra = onlyKeys(body, ["error", "code", "error_description", "interval"]);
+    if (extra.length) return `grant error with extra keys ${extra}`;
+    if (r.status !== 400 || body.code !== "BAD_REQUEST" || !GRANT_ERRORS.includes(body.error)) return "grant error not 400 BAD_REQUEST with a grant error name";
+    if (typeof body.error_description !== "string") return "error_description is not a string";
+    if (body.interval !== undefined && typeof body.interval !== "number") return "interval is not a number";
+    return null;
+  }
+  const extra = onlyKeys(body, ["error", "code", "detail"]);
+  if (extra.length) return `error body with extra keys ${extra}`;
+  if (typeof body.error !== "string" || body.error === "") return "error is not a non-empty string";
+  if (typeof body.code !== "string") return "code is not a string";
+  if (body.detail !== undefined && typeof body.detail !== "string") return "detail is not a string";
+  if (!CODE_STATUS[body.code]?.includes(r.status)) return `code ${body.code} with status ${r.status}`;
+  return null;
+}
+
+// ---------------------------------------------------------------- the walk
 
 beforeAll(async () => {
-  s = await startTestServer();
-  // Something to find by name on the resource routes.
-  await s.api("/api/admin/killswitches", { body: { name: "probe-id" } });
-  await s.api("/api/admin/configs", { body: { name: "probe-id", schema: { type: "object" }, value: {} } });
-  routes = ((s.server.app as any).routes as any[]).map((r) => ({ method: r.method, path: r.path }));
+  s = await startTestServer({ maxBodyBytes: MAX_BODY, signIn: { mailer: mails } });
+  await seed();
+  const browser = new Browser(s.url);
+  await browser.get("/signin");
+  csrf = browser.csrf;
+  ownerToken = await s.accessTokenFor("owner@example.com");
+  routes = ((s.server.app as any).routes as any[]).map((r) => ({ method: String(r.method), path: String(r.path) }));
 });
 afterAll(() => s.stop());
 
-function paths(route: Route): string[] {
-  if (!route.path.includes(":") && !route.path.endsWith("*")) return [route.path];
-  return IDS.map((id) => route.path.replace(/:[A-Za-z_]+/g, id).replace(/\*$/, id));
+/** Something to find by name on the resource routes; put back before each route, since DELETEs remove it. */
+async function seed() {
+  await s.api("/api/admin/killswitches", { body: { name: "probe-id", switches: { sub: true } } });
+  await s.api("/api/admin/configs", { body: { name: "probe-id", schema: { type: "object" }, value: {} } });
+  await s.api("/api/admin/configs/probe-id/drafts", { method: "PUT", headers: { "x-project-id": s.projectId }, body: { env: "dev", value: { a: 1 } } });
+  if (!(await s.api("/api/admin/members")).text.includes(MEMBER)) await s.addMember(MEMBER, "editor");
+  const { identity } = s.server.ctx.services;
+  if (!identity.sessionUser(session)) {
+    await identity.requestMagicLink("owner@example.com", { redirect: undefined, baseUrl: s.url, ip: `fuzz-${++sessions}` });
+    const token = new URL(mails.lastTo("owner@example.com")!.url).searchParams.get("token")!;
+    session = (await identity.consumeMagicLink(token)).sessionToken;
+  }
 }
 
-test("every route answers hostile input below 500, in the error shape", async () => {
-  const checked: string[] = [];
+function paths(route: Route): string[] {
+  const params = route.path.match(/:[A-Za-z_]+|\*$/g) ?? [];
+  if (params.length === 0) return [route.path];
+  const fill = (pick: (param: string) => string) =>
+    route.path.replace(/:([A-Za-z_]+)/g, (_, p: string) => pick(p)).replace(/\*$/, () => pick("*"));
+  const out = new Set<string>();
+  // Every parameter hostile at once, then each one in turn (hostile or real) with real values elsewhere.
+  for (const id of IDS) out.add(fill(() => id));
+  for (const param of params.map((p) => (p === "*" ? "*" : p.slice(1)))) {
+    for (const value of [...IDS, ...realValues(param)]) out.add(fill((p) => (p === param ? value : realValues(p)[0]!)));
+  }
+  return [...out];
+}
+
+async function send(method: string, path: string, headers: Record<string, string>, body?: { type: string; text: string }): Promise<Reply> {
+  const controller = new AbortController();
+  const init: RequestInit = { method, headers: { ...headers }, redirect: "manual", signal: controller.signal };
+  if (body) {
+    (init.headers as Record<string, string>)["content-type"] = body.type;
+    init.body = body.text;
+  }
+  const res = await fetch(s.url + path, init);
+  if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
+    controller.abort(); // the SSE stream never ends: its status and headers are what we check
+    return { status: res.status, headers: res.headers, text: "", body: undefined };
+  }
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === "" ? undefined : JSON.parse(text);
+  } catch {}
+  return { status: res.status, headers: res.headers, text, body: parsed };
+}
+
+function headersFor(credential: Credential, variant: Variant): Record<string, string> {
+  switch (credential) {
+    case "admin":
+      return { authorization: `Bearer ${variant === "owner" ? ownerToken : s.adminKey}`, "x-project-id": s.projectId };
+    case "server":
+      return { "x-sdk-key": s.serverKey };
+    case "client":
+      return { "x-sdk-key": s.clientKey };
+    case "none":
+      if (variant === "csrf") return { cookie: `svc_csrf=${csrf}`, "x-csrf-token": csrf, origin: s.url };
+      if (variant === "session") return { cookie: `svc_session=${session}; svc_csrf=${csrf}`, "x-csrf-token": csrf, origin: s.url };
+      return {};
+  }
+}
+
+async function pool<T>(items: T[], run: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < items.length) await run(items[next++]!);
+  }));
+}
+
+const refusedByCsrf = (r: Reply) => r.status === 403 && /CSRF|Cross-site/.test(String(r.body?.error ?? r.text));
+const refusedBySchema = (r: Reply) => r.status === 413 || (r.status === 400 && /failed validation|Malformed|nested too deeply/.test(String(r.body?.error ?? "")));
+
+test("every route, called with its own credential, answers hostile input below 500 and in its documented shape", async () => {
+  const failures: string[] = [];
+  /** Statuses per route, to prove the handlers were reached. */
+  const seen = new Map<string, number[]>();
+  /** Browser routes: answers (with a valid CSRF token, with or without a session) from the handler, not the CSRF or schema checks. */
+  const pastCsrf = new Map<string, number>();
   let requests = 0;
+
   for (const route of routes) {
     if (route.path.startsWith("/openapi") || route.method === "ALL") continue;
-    const credential = route.path.startsWith("/api/sdk/") || route.path.startsWith("/ofrep/") ? s.serverKey : s.adminKey;
-    const headers: Record<string, string> = { "x-project-id": s.projectId, "x-sdk-key": s.clientKey };
-    for (const path of paths(route)) {
-      const bodies = ["GET", "HEAD"].includes(route.method) ? [undefined] : BODIES;
-      for (const rawBody of bodies) {
-        for (const query of ["", "?q=%FF&limit=-1&env=qa", `?q=${"a".repeat(200)}`]) {
-          requests++;
-          const r = await s.api(path + query, { method: route.method, rawBody, key: credential, headers });
-          const label = `${route.method} ${path}${query} body=${rawBody?.slice(0, 40)}`;
-          expect(r.status, label).toBeLessThan(500);
-          if (r.status >= 400 && r.headers.get("content-type")?.includes("application/json") && r.body && typeof r.body === "object" && "code" in r.body) {
-            expect(typeof r.body.error, label).toBe("string");
-          }
-        }
+    await seed();
+    const credential = credentialOf(route.path);
+    const hasBody = !["GET", "HEAD"].includes(route.method);
+    const variants = variantsOf(route.method, route.path);
+    const bodies: ({ type: string; text: string } | undefined)[] = hasBody
+      ? [...[...JSON_BODIES, ...plausibleBodies()].map((text) => ({ type: "application/json", text })), ...OTHER_BODIES]
+      : [undefined];
+    const calls: { path: string; variant: Variant; body?: { type: string; text: string }; headers?: Record<string, string> }[] = [];
+    const emptyBody = hasBody ? { type: "application/json", text: "{}" } : undefined;
+    for (const base of paths(route)) {
+      for (const variant of variants) {
+        for (const body of bodies) calls.push({ path: base, variant, body });
+        for (const query of QUERIES.slice(1)) calls.push({ path: base + query, variant, body: emptyBody });
       }
     }
-    checked.push(`${route.method} ${route.path}`);
+    for (const path of paths(route).slice(-3)) {
+      for (const headers of HEADER_VARIANTS) calls.push({ path, variant: variants.at(-1)!, body: emptyBody, headers });
+    }
+    const key = `${route.method} ${route.path}`;
+    await pool(calls, async ({ path, variant, body, headers }) => {
+      requests++;
+      const r = await send(route.method, path, { ...headersFor(credential, variant), ...headers }, body);
+      const problem = problemWith(route.path, r);
+      if (problem) {
+        const sent = `${route.method} ${path.slice(0, 120)} [${variant}${headers ? ` ${JSON.stringify(headers).slice(0, 80)}` : ""}] body=${JSON.stringify(body?.text.slice(0, 60))}`;
+        failures.push(`${sent}: ${problem} -> ${r.status} ${r.text.slice(0, 200)}`);
+      }
+      seen.set(key, [...(seen.get(key) ?? []), r.status]);
+      if ((variant === "csrf" || variant === "session") && !refusedByCsrf(r) && !refusedBySchema(r)) pastCsrf.set(key, (pastCsrf.get(key) ?? 0) + 1);
+    });
   }
-  expect(requests).toBeGreaterThan(3000);
-  expect(checked.length).toBeGreaterThan(30);
-}, 240_000);
+
+  expect(failures.slice(0, 30)).toEqual([]);
+  expect(requests).toBeGreaterThan(10_000);
+
+  // The credentials were the right ones: no route answered only 401/403, and every admin route
+  // answered something only its handler gives (a success, a lookup's 404, a name's 409).
+  const admitted = (key: string) => (seen.get(key) ?? []).some((status) => status !== 401 && status !== 403);
+  const walked = [...seen.keys()];
+  expect(walked.length).toBeGreaterThan(40);
+  for (const key of walked) expect(admitted(key), `${key}: only 401/403`).toBe(true);
+  for (const key of walked.filter((k) => k.includes(" /api/admin/"))) {
+    expect(seen.get(key)!.some((x) => (x >= 200 && x < 300) || x === 404 || x === 409), `${key}: never reached its handler`).toBe(true);
+  }
+  // The SDK and OFREP handlers really ran: each answered 200 (or 304) and 400/404 to what it parsed.
+  const sdk = walked.filter((k) => / \/(api\/sdk|ofrep)\//.test(k));
+  expect(sdk.length).toBeGreaterThanOrEqual(4);
+  for (const key of sdk) {
+    const statuses = seen.get(key)!;
+    expect(statuses.some((x) => x === 200 || x === 304), `${key}: no 200/304`).toBe(true);
+    expect(statuses.filter((x) => [200, 304, 400, 404].includes(x)).length, key).toBeGreaterThan(statuses.length / 2);
+  }
+  for (const key of walked.filter((k) => k.includes(" /ofrep/"))) {
+    expect(seen.get(key)!.includes(400), `${key}: no OFREP 400`).toBe(true);
+  }
+  // Every browser POST was reached past its CSRF check.
+  const browserPosts = walked.filter((k) => k.startsWith("POST ") && isBrowserPath(k.slice(5)));
+  expect(browserPosts.length).toBeGreaterThanOrEqual(5);
+  for (const key of browserPosts) expect(pastCsrf.get(key) ?? 0, `${key}: never past the CSRF check`).toBeGreaterThan(0);
+}, 120_000);
+
+test("methods a path does not register, and odd paths, answer below 500 in the error shape", async () => {
+  const failures: string[] = [];
+  const registered = new Set(routes.map((r) => `${r.method} ${r.path}`));
+  const odd = [
+    "/",
+    "/%FF",
+    "//healthz",
+    "/api/admin/",
+    "/api/admin//keys",
+    "/api/admin/keys/%",
+    `/api/admin/killswitches/${"a".repeat(5000)}`,
+    "/api/sdk/v1/snapshot/",
+    "/ofrep/v1/evaluate/flags/",
+    "/ofrep/v1/evaluate/flags//",
+    "/ofrep/v1/evaluate/flags/%2F%2E%2E",
+    "/ofrep/v1/evaluate/flags/probe-id/%FF",
+    "/ops/",
+    "/ops/bug",
+    "/ops/feature-request",
+    "/auth/../api/admin/keys",
+  ];
+  const targets = [...new Set(routes.filter((r) => !r.path.startsWith("/openapi")).map((r) => r.path)), ...odd];
+  let requests = 0;
+  await pool(
+    targets.flatMap((path) => ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"].map((method) => ({ path, method }))),
+    async ({ path, method }) => {
+      if (registered.has(`${method} ${path}`)) return;
+      const concrete = path.replace(/:[A-Za-z_]+/g, "probe-id").replace(/\*$/, "probe-id");
+      const credential = credentialOf(concrete);
+      const hasBody = !["GET", "HEAD", "OPTIONS"].includes(method);
+      requests++;
+      const r = await send(method, concrete, { ...headersFor(credential, "plain"), origin: s.url }, hasBody ? { type: "application/json", text: "{}" } : undefined);
+      // A HEAD answer has no body to check; a CORS preflight is 204.
+      const problem = method === "HEAD" ? (r.status >= 500 ? `status ${r.status}` : null) : problemWith(concrete, r);
+      if (problem) failures.push(`${method} ${concrete.slice(0, 100)}: ${problem} -> ${r.status} ${r.text.slice(0, 200)}`);
+    },
+  );
+  expect(failures).toEqual([]);
+  expect(requests).toBeGreaterThan(200);
+});
