@@ -86,7 +86,8 @@ export function validationDetail(error: unknown): string {
     }
     return [...byPath].slice(0, 20).map(([path, what]) => `${path}: ${what}`).join("; ");
   }
-  return (error as Error).message?.slice(0, 500) ?? "invalid request";
+  // Never Elysia's message: it carries the whole rejected value as JSON.
+  return "(body): does not match the documented schema";
 }
 
 /** Requests whose body passed the size limit while it was read (413). */
