@@ -137,9 +137,10 @@ export function buildApp(ctx: AppContext) {
   };
 
   return (
-    // TypeBox's own cleaning: unknown fields are dropped, but a wrong type is refused. Elysia's default
-    // ("exactMirror") turns `5`, `[]` or `null` sent for an object or map field into `{}` instead.
-    new Elysia({ normalize: "typebox" })
+    // No normalisation: a body field no schema declares is refused by name (every body is a BodyObject), a
+    // wrong type is refused, and nothing is silently dropped or turned into `{}` (Elysia's default,
+    // "exactMirror", made `5`, `[]` or `null` sent for an object field into `{}`).
+    new Elysia({ normalize: false })
       .wrap(
         (handle, request) =>
           // Every body is read (size-limited) and scanned for nesting before any parser sees it; body-less requests pass untouched.

@@ -144,8 +144,9 @@ function realValues(param: string): string[] {
 
 /**
  * Bodies that pass the schemas, so that the handlers themselves run: one with
- * every field any route takes (unknown fields are dropped where a schema
- * allows them), and small ones for the schemas that refuse unknown fields.
+ * every field any route takes (every schema refuses the fields it does not
+ * declare, so it reaches the handlers that parse their own bodies), and small
+ * ones that fit each schema exactly.
  */
 function plausibleBodies(): string[] {
   const all = {
@@ -178,12 +179,27 @@ function plausibleBodies(): string[] {
     { env: "dev" },
     { env: "dev", value: true },
     { env: "dev", switchKey: "sub", value: false },
+    { env: "dev", switchKey: "sub" },
     { env: "prod", version: 1 },
     { value: { a: 2 } },
     { role: "viewer" },
     { email: "fuzz@example.com", role: "viewer" },
     { type: "server", name: "fuzz" },
     { name: "fuzz", access: "read-only" },
+    { name: "fuzz-config", schema: { type: "object" }, value: {} },
+    { name: "fuzz-switch", value: true, switches: { sub: true } },
+    { value: { a: 2 }, schema: { type: "object" } },
+    // Sign-in and device bodies, one per route, exactly their fields (the CSRF token travels as a header).
+    { email: "nobody@example.com" },
+    { token: "x".repeat(43) },
+    {},
+    { email: "fuzz-invite@example.com", project_id: s.projectId },
+    { token: "x".repeat(43), email: "first@example.com", organisation: "Org", project: "Proj" },
+    { user_code: "ABCD-EFGH", action: "deny" },
+    { code_challenge: "x".repeat(43), code_challenge_method: "S256" },
+    { device_code: "x", code_verifier: "x".repeat(43) },
+    { refresh_token: "svc_rt_x" },
+    { context: { env: "prod", targetingKey: "u1" } },
   ].map((body) => JSON.stringify(body));
 }
 

@@ -1,4 +1,5 @@
 import { Elysia, t, type TSchema } from "elysia";
+import type { ObjectOptions, TProperties } from "@sinclair/typebox";
 import { type ApiError, ErrorBodySchema, badRequest, validation } from "./errors";
 import { randomBase62 } from "./ids";
 
@@ -12,6 +13,25 @@ export function requestIdFor(incoming: string | null): string {
   if (incoming && SAFE_REQUEST_ID.test(incoming)) return incoming;
   requestSequence = (requestSequence + 1) % 2_821_109_907_456; // 36^8
   return REQUEST_ID_PREFIX + requestSequence.toString(36).padStart(8, "0");
+}
+
+/**
+ * A request body object: a field it does not declare is refused with
+ * VALIDATION naming it (`enabled: is not a field of this body`), never
+ * dropped without a word. Use it for every body, and for the objects nested
+ * in one.
+ */
+export function BodyObject<P extends TProperties>(properties: P, options: ObjectOptions = {}) {
+  return t.Object(properties, { ...options, additionalProperties: false });
+}
+
+/**
+ * A query string's parameters: the ones named are checked, others are left
+ * alone (links carry extra parameters such as a provider's `iss` or a cache
+ * buster, and a query is not a body a client composes field by field).
+ */
+export function QueryObject<P extends TProperties>(properties: P, options: ObjectOptions = {}) {
+  return t.Object(properties, { ...options, additionalProperties: true });
 }
 
 /** `{id}` path parameter: the spec's 1..128 characters (an id, or a name where the resource allows). */
@@ -28,7 +48,7 @@ export function numberParam(text: string | undefined): number | undefined {
 }
 
 /** The shared `q` filter of list operations. */
-export const ListQuery = t.Object({
+export const ListQuery = QueryObject({
   q: t.Optional(
     t.String({ maxLength: 100, description: "Case-insensitive substring over name, title and description (OR-matched)" }),
   ),

@@ -81,6 +81,11 @@ export function validationDetail(error: unknown): string {
     for (const e of all) {
       const path = (e.path ?? "").replace(/^\//, "").replaceAll("/", ".") || "(body)";
       if (byPath.has(path)) continue;
+      if (e.message === "Unexpected property") {
+        const known = Object.keys((e.schema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
+        byPath.set(path, `is not a field of this body${known.length > 0 ? ` (known: ${known.join(", ")})` : ""}`);
+        continue;
+      }
       const missing = e.message === "Expected required property";
       byPath.set(path, missing ? "is required" : (expectation(e.schema) ?? e.summary ?? e.message ?? "is invalid"));
     }

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { BodyObject, QueryObject } from "../../lib/http";
 import { ACTIVITY_MAX_LIMIT, DESCRIPTION_MAX, HISTORY_MAX_LIMIT, NAME_MAX } from "./service";
 
 export const EnvSchema = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
@@ -11,17 +12,16 @@ const UserSchema = t.Unknown({
     "A JSON Schema (object or boolean). Dialect from `$schema`: 2020-12 (default) or draft-07 (`http://json-schema.org/draft-07/schema#`). Formats (email, uri, date-time, ...) are checked; unknown keywords and formats are refused. At most 64 KiB.",
 });
 
-export const CreateConfigBody = t.Object(
+export const CreateConfigBody = BodyObject(
   {
     name: t.String({ minLength: 1, maxLength: NAME_MAX, description: "Unique in the project; no '/', no leading/trailing spaces, not starting with cfg_" }),
     schema: UserSchema,
     value: t.Optional(JsonValue("Published on every env at version 1. Required unless the schema has a root `default`.")),
     description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
   },
-  { additionalProperties: false },
 );
 
-export const PatchConfigBody = t.Object(
+export const PatchConfigBody = BodyObject(
   {
     value: t.Optional(JsonValue("New version on every env")),
     dev: t.Optional(JsonValue("New version on dev only; wins over `value` there")),
@@ -30,24 +30,22 @@ export const PatchConfigBody = t.Object(
     schema: t.Optional(UserSchema),
     description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
   },
-  { additionalProperties: false },
 );
 
-export const SaveDraftBody = t.Object(
+export const SaveDraftBody = BodyObject(
   { env: EnvSchema, value: JsonValue("Validated against the current schema; nothing is published") },
-  { additionalProperties: false },
 );
 
-export const PublishBody = t.Object({ env: EnvSchema }, { additionalProperties: false });
+export const PublishBody = BodyObject({ env: EnvSchema });
 
 export const EnvParams = t.Object({ id: t.String({ minLength: 1, maxLength: 128 }), env: EnvSchema });
 
 // `limit` is taken as text and checked by the service, so that its VALIDATION detail names `limit`.
-export const ActivityQuery = t.Object({
+export const ActivityQuery = QueryObject({
   limit: t.Optional(t.String({ description: `Integer, 1 to ${ACTIVITY_MAX_LIMIT}; default 20` })),
 });
 
-export const HistoryQuery = t.Object({
+export const HistoryQuery = QueryObject({
   env: t.Optional(EnvSchema),
   limit: t.Optional(t.String({ description: `Integer, 1 to ${HISTORY_MAX_LIMIT}; default 100` })),
 });

@@ -1,8 +1,9 @@
 import { t } from "elysia";
+import { QueryObject } from "../../lib/http";
 
 const Env = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
 
-export const EnvQuery = t.Object({
+export const EnvQuery = QueryObject({
   env: t.Optional(t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")], { description: "Defaults to the project's `defaultEnv`" })),
 });
 

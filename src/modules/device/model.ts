@@ -1,6 +1,7 @@
+import { BodyObject, QueryObject } from "../../lib/http";
 import { t } from "elysia";
 
-export const DeviceCodeBody = t.Object({
+export const DeviceCodeBody = BodyObject({
   code_challenge: t.String({ pattern: "^[A-Za-z0-9_-]{43}$", description: "BASE64URL(SHA256(code_verifier)), RFC 7636" }),
   code_challenge_method: t.Literal("S256"),
   client_name: t.Optional(t.String({ maxLength: 100, description: "Shown on the approval page, e.g. `svc CLI on laptop`" })),
@@ -18,7 +19,7 @@ export const DeviceCodeSchema = t.Object(
   { title: "DeviceCode" },
 );
 
-export const DeviceTokenBody = t.Object({
+export const DeviceTokenBody = BodyObject({
   device_code: t.String({ minLength: 1, maxLength: 256 }),
   code_verifier: t.String({ minLength: 43, maxLength: 128, pattern: "^[A-Za-z0-9._~-]+$", description: "The PKCE verifier whose S256 challenge was sent" }),
   grant_type: t.Optional(t.Literal("urn:ietf:params:oauth:grant-type:device_code")),
@@ -36,13 +37,13 @@ export const TokenPairSchema = t.Object(
   { title: "TokenPair" },
 );
 
-export const RefreshBody = t.Object({ refresh_token: t.String({ minLength: 1, maxLength: 256 }) });
+export const RefreshBody = BodyObject({ refresh_token: t.String({ minLength: 1, maxLength: 256 }) });
 
-export const RevokeBody = t.Object({ token: t.String({ minLength: 1, maxLength: 256, description: "An access or a refresh token" }) });
+export const RevokeBody = BodyObject({ token: t.String({ minLength: 1, maxLength: 256, description: "An access or a refresh token" }) });
 
 export const RevokeResultSchema = t.Object({ revoked: t.Boolean({ description: "False when the token was unknown or already revoked" }) });
 
-export const ConfirmBody = t.Object({
+export const ConfirmBody = BodyObject({
   device_code: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
   user_code: t.Optional(t.String({ minLength: 1, maxLength: 32 })),
   action: t.Union([t.Literal("approve"), t.Literal("deny")]),
@@ -56,7 +57,7 @@ export const ConfirmResultSchema = t.Object({
   project_id: t.Union([t.String(), t.Null()]),
 });
 
-export const DevicePageQuery = t.Object({
+export const DevicePageQuery = QueryObject({
   user_code: t.Optional(t.String({ maxLength: 32 })),
   project_id: t.Optional(t.String({ maxLength: 128 })),
 });

@@ -1,12 +1,13 @@
 import { t } from "elysia";
+import { BodyObject, QueryObject } from "../../lib/http";
 
 const Email = t.String({ format: "email", maxLength: 254 });
 const Csrf = t.Optional(t.String({ maxLength: 128, description: "CSRF token (or header X-CSRF-Token), equal to the svc_csrf cookie" }));
 const LinkToken = t.String({ minLength: 1, maxLength: 128 });
 
-export const RedirectQuery = t.Object({ redirect: t.Optional(t.String({ maxLength: 2000 })) });
+export const RedirectQuery = QueryObject({ redirect: t.Optional(t.String({ maxLength: 2000 })) });
 
-export const MagicLinkBody = t.Object({
+export const MagicLinkBody = BodyObject({
   email: Email,
   redirect: t.Optional(t.String({ maxLength: 2000, description: "A path on this server to open after sign-in" })),
   csrf: Csrf,
@@ -14,15 +15,15 @@ export const MagicLinkBody = t.Object({
 
 export const MagicLinkSentSchema = t.Object({ ok: t.Literal(true), message: t.String() });
 
-export const TokenQuery = t.Object({ token: t.Optional(t.String({ maxLength: 128 })) });
+export const TokenQuery = QueryObject({ token: t.Optional(t.String({ maxLength: 128 })) });
 
-export const MagicConsumeBody = t.Object({ token: LinkToken, csrf: Csrf });
+export const MagicConsumeBody = BodyObject({ token: LinkToken, csrf: Csrf });
 
 export const SignedInSchema = t.Object({ ok: t.Literal(true), email: t.String(), redirect: t.String() });
 
-export const LogoutBody = t.Object({ csrf: Csrf });
+export const LogoutBody = BodyObject({ csrf: Csrf });
 
-export const SetupBody = t.Object({
+export const SetupBody = BodyObject({
   token: LinkToken,
   email: Email,
   organisation: t.String({ minLength: 1, maxLength: 200 }),
@@ -30,7 +31,7 @@ export const SetupBody = t.Object({
   csrf: Csrf,
 });
 
-export const OidcCallbackQuery = t.Object({
+export const OidcCallbackQuery = QueryObject({
   code: t.Optional(t.String({ maxLength: 4096 })),
   state: t.Optional(t.String({ maxLength: 256 })),
   error: t.Optional(t.String({ maxLength: 256 })),
@@ -41,7 +42,7 @@ export const Role = t.Union([t.Literal("owner"), t.Literal("editor"), t.Literal(
   description: "viewer reads; editor also writes; owner also manages members, keys, tokens and settings",
 });
 
-export const InviteBody = t.Object(
+export const InviteBody = BodyObject(
   {
     email: Email,
     role: t.Optional(t.Union([t.Literal("owner"), t.Literal("editor"), t.Literal("viewer")], { description: "Default editor" })),
@@ -49,11 +50,11 @@ export const InviteBody = t.Object(
   { additionalProperties: false, examples: [{ email: "dana@example.com", role: "editor" }] },
 );
 
-export const RoleBody = t.Object({ role: Role }, { additionalProperties: false, examples: [{ role: "viewer" }] });
+export const RoleBody = BodyObject({ role: Role }, { examples: [{ role: "viewer" }] });
 
 export const EmailParam = t.Object({ email: t.String({ minLength: 3, maxLength: 254, description: "The member's email address" }) });
 
-export const InviteFormBody = t.Object({
+export const InviteFormBody = BodyObject({
   email: Email,
   project_id: t.String({ minLength: 1, maxLength: 128, description: "A project of the organisation to invite into" }),
   role: t.Optional(t.Union([t.Literal("owner"), t.Literal("editor"), t.Literal("viewer")], { description: "Default editor" })),

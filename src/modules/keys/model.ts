@@ -1,14 +1,14 @@
 import { t } from "elysia";
+import { BodyObject } from "../../lib/http";
 
 export const KeyType = t.Union([t.Literal("admin"), t.Literal("client"), t.Literal("server")]);
 
-export const MintKeyBody = t.Object(
+export const MintKeyBody = BodyObject(
   {
     type: KeyType,
     name: t.Optional(t.String({ maxLength: 200 })),
     scopes: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 16, description: "Defaults to every scope of the type; a client key may be minted without `tickets:public_create`." })),
   },
-  { additionalProperties: false },
 );
 
 export const MintedKeySchema = t.Object({

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../app";
 import { writeTransaction } from "../../lib/db";
 import { forbidden } from "../../lib/errors";
-import { IdParam, ListQuery, describe, filterByQuery } from "../../lib/http";
+import { IdParam, ListQuery, QueryObject, describe, filterByQuery } from "../../lib/http";
 import { ListedKeySchema, MintKeyBody, MintedKeySchema } from "./model";
 
 const MANAGERS = "Needs the manage permission: an admin key, or a signed-in owner. API tokens cannot mint or revoke keys.";
@@ -63,7 +63,7 @@ export function keyRoutes(ctx: AppContext) {
       {
         admin: "manage",
         params: IdParam,
-        query: t.Object({ force: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "Needed to revoke the admin key that makes the call" })) }),
+        query: QueryObject({ force: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "Needed to revoke the admin key that makes the call" })) }),
         ...describe({ summary: "Revoke an SDK key", tag: "SDK keys", auth: "admin", errors: [404], description: `${MANAGERS} An admin key revoking itself needs \`?force=true\`.` }),
       },
     );

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { BodyObject, QueryObject } from "../../lib/http";
 import { EnvSchema } from "../projects/model";
 import { DESCRIPTION_MAX, HISTORY_MAX_LIMIT, NAME_MAX, SWITCHES_MAX, SWITCH_KEY_MAX } from "./service";
 
@@ -12,31 +13,32 @@ const SwitchMap = t.Record(t.String(), t.Boolean(), { maxProperties: SWITCHES_MA
 /** An integer without Elysia's string coercion (t.Integer accepts "5" in bodies). */
 const StrictPositiveInteger = t.Number({ minimum: 1, multipleOf: 1 });
 
-export const CreateKillswitchBody = t.Object({
+export const CreateKillswitchBody = BodyObject({
   name: Name,
   value: t.Optional(t.Boolean({ description: "Flat value on every env at version 1; default false" })),
   switches: t.Optional(SwitchMap),
   description: t.Optional(t.Union([t.String({ maxLength: DESCRIPTION_MAX }), t.Null()])),
 });
 
-export const ToggleBody = t.Object({
+export const ToggleBody = BodyObject({
   env: t.Optional(EnvSchema),
   switchKey: t.Optional(SwitchKey),
   value: t.Optional(t.Union([t.Boolean(), t.Null()], { description: "Publish exactly this value; absent or null flips" })),
 });
 
-export const SetSwitchBody = t.Object({ env: EnvSchema, switchKey: SwitchKey, value: t.Boolean() });
+export const SetSwitchBody = BodyObject({ env: EnvSchema, switchKey: SwitchKey, value: t.Boolean() });
 
 /** DELETE /switch takes these in the JSON body, or in the query for clients that cannot send DELETE bodies. */
-export const SwitchRef = t.Object({ env: t.Optional(EnvSchema), switchKey: t.Optional(SwitchKey) });
+export const SwitchRef = BodyObject({ env: t.Optional(EnvSchema), switchKey: t.Optional(SwitchKey) });
+export const SwitchRefQuery = QueryObject({ env: t.Optional(EnvSchema), switchKey: t.Optional(SwitchKey) });
 
-export const SetValueBody = t.Object({ env: EnvSchema, value: t.Boolean() });
+export const SetValueBody = BodyObject({ env: EnvSchema, value: t.Boolean() });
 
-export const RollbackBody = t.Object({ env: EnvSchema, version: StrictPositiveInteger });
+export const RollbackBody = BodyObject({ env: EnvSchema, version: StrictPositiveInteger });
 
 // `limit` is taken as text and checked by the service, so that its VALIDATION detail names `limit`
 // (Elysia's coerced integer reports an out-of-range query value without its name).
-export const HistoryQuery = t.Object({
+export const HistoryQuery = QueryObject({
   env: t.Optional(EnvSchema),
   limit: t.Optional(t.String({ description: `Integer, 1 to ${HISTORY_MAX_LIMIT}; default 100` })),
 });

@@ -15,6 +15,7 @@ import {
   SetValueBody,
   SetValueResultSchema,
   SwitchRef,
+  SwitchRefQuery,
   ToggleBody,
   ToggleResultSchema,
 } from "./model";
@@ -139,7 +140,7 @@ export function killswitchRoutes(ctx: AppContext) {
         jsonObjectBody: true,
         params: IdParam,
         body: SwitchRef,
-        query: SwitchRef,
+        query: SwitchRefQuery,
         ...describe({
           summary: "Remove one sub-switch entry on one env",
           tag: TAG,

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { BodyObject } from "../../lib/http";
 
 /** `dev | staging | prod`, shared by every module that takes an env. */
 export const EnvSchema = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
@@ -37,7 +38,7 @@ export const ProjectSchema = t.Object({
   updatedAt: t.String(),
 }, { title: "Project" });
 
-export const ProjectPatchSchema = t.Object(
+export const ProjectPatchSchema = BodyObject(
   {
     name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     domain: t.Optional(t.String({ maxLength: 253, description: "Host (example.com) or origin (https://app.example.com); empty clears. Stamped into every live SDK key as its allowed origin." })),
@@ -45,7 +46,7 @@ export const ProjectPatchSchema = t.Object(
     defaultEnv: t.Optional(EnvSchema),
     timezone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
     // minProperties: Elysia turns any value (null, 5, "x") sent for an all-optional object into `{}`; this refuses them.
-    analysis: t.Optional(t.Partial(AnalysisSchema, { minProperties: 1, description: "Any of the analysis settings; the others keep their values." })),
+    analysis: t.Optional(t.Partial(AnalysisSchema, { minProperties: 1, additionalProperties: false, description: "Any of the analysis settings; the others keep their values." })),
     moduleTranslations: t.Optional(t.Boolean()),
     moduleConfigs: t.Optional(t.Boolean()),
     moduleGates: t.Optional(t.Boolean()),
@@ -53,5 +54,4 @@ export const ProjectPatchSchema = t.Object(
     moduleFeedback: t.Optional(t.Boolean()),
     publicTicketCreation: t.Optional(t.Boolean()),
   },
-  { additionalProperties: false },
 );

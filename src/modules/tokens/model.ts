@@ -1,13 +1,13 @@
 import { t } from "elysia";
+import { BodyObject } from "../../lib/http";
 
 export const TokenAccess = t.Union([t.Literal("read-only"), t.Literal("read-write")]);
 
-export const MintTokenBody = t.Object(
+export const MintTokenBody = BodyObject(
   {
     name: t.String({ minLength: 1, maxLength: 200 }),
     access: TokenAccess,
   },
-  { additionalProperties: false },
 );
 
 export const MintedTokenSchema = t.Object(
