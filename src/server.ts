@@ -5,7 +5,7 @@ import { createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES, databasePath } from "./lib/config";
 import { snapshotFastRoutes } from "./modules/delivery/fast-path";
 import type { SignInOptions } from "./modules/identity/options";
-import type { NetworkOptions } from "./lib/network";
+import { type NetworkOptions, displayHost } from "./lib/network";
 import { appendOutbox, describeMailDelivery } from "./modules/identity/mail";
 import { outboxPathOf } from "./modules/identity/service";
 
@@ -141,8 +141,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
   const server = app.server as Server<unknown>;
   const port = server.port ?? options.port;
-  const shownHost = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
-  const url = `http://${shownHost}:${port}`;
+  const url = `http://${displayHost(options.host)}:${port}`;
   ctx.network.listening(options.host, port, server);
   const outboxPath = outboxPathOf(db);
   if (!options.edgeOnly) {

@@ -57,8 +57,7 @@ export const serveCommand: Command = {
       edgeOnly: values["edge-only"] === true,
       logRequests: values["no-request-log"] !== true,
     });
-    const displayHost = host.includes(":") ? `[${host}]` : host;
-    console.log(`listening on http://${displayHost}:${server.port}`);
+    console.log(`listening on ${server.url}`);
 
     await new Promise<void>((done) => {
       const shutdown = async (signal: string) => {

@@ -17,10 +17,11 @@ import type { Command } from "./command";
 export const initCommand: Command = {
   name: "init",
   summary: "Create an organisation, a project, its owner and one admin, client and server key",
-  usage: "svc init [--data ./data] [--project NAME] [--owner EMAIL] [--plan pro|free] [--public-tickets] [--json]",
-  examples: ["svc init --json", "svc init --project Shop --owner me@example.com --public-tickets --json"],
+  usage: "svc init [--data ./data] [--project NAME] [--organisation ID] [--owner EMAIL] [--plan pro|free] [--public-tickets] [--json]",
+  examples: ["svc init --json", "svc init --project Shop --owner me@example.com --public-tickets --json", "svc init --organisation org_… --project Checkout --json"],
   options: {
     data: { type: "string" },
+    organisation: { type: "string" },
     project: { type: "string" },
     owner: { type: "string" },
     plan: { type: "string" },
@@ -31,7 +32,10 @@ export const initCommand: Command = {
     const dataDir = resolve((values.data as string | undefined) ?? process.env.SERVICE_DATA_DIR ?? DEFAULT_DATA_DIR);
     const projectName = ((values.project as string | undefined) ?? "My project").trim();
     if (projectName === "" || projectName.length > 200) throw new UsageError("--project must be 1-200 characters");
-    const ownerEmail = parseOrThrow(EmailText, (values.owner as string | undefined) ?? process.env.SERVICE_ADMIN_EMAIL ?? "owner@example.com", "--owner");
+    const organisationId = values.organisation as string | undefined;
+    if (organisationId !== undefined && !/^org_[A-Za-z0-9]{1,64}$/.test(organisationId)) throw new UsageError("--organisation must be an organisation id (org_…); `svc whoami` lists yours");
+    const ownerFlag = (values.owner as string | undefined) ?? (organisationId ? undefined : process.env.SERVICE_ADMIN_EMAIL ?? "owner@example.com");
+    const ownerEmail = ownerFlag === undefined ? undefined : parseOrThrow(EmailText, ownerFlag, "--owner");
     const plan = parseOrThrow(type("'pro' | 'free'"), (values.plan as string | undefined) ?? "pro", "--plan");
 
     // Works beside a running server: both open the same WAL file, and every write is one immediate transaction.
@@ -39,28 +43,27 @@ export const initCommand: Command = {
     const services = createServices(db);
     try {
       // One transaction: the project never exists without its three keys.
-      const { organisation, project, admin, client, server } = immediate(db, () => {
-        const created = services.projects.createOrganisationWithProject({
-          projectName,
-          ownerEmail,
-          plan,
-          publicTicketCreation: values["public-tickets"] === true,
-        });
-        const origin = services.projects.allowedOrigin(created.project.id);
-        return {
-          ...created,
-          admin: services.keys.mint(created.project.id, { type: "admin", name: "init admin key", allowedOrigin: origin }),
-          client: services.keys.mint(created.project.id, { type: "client", name: "init client key", allowedOrigin: origin }),
-          server: services.keys.mint(created.project.id, { type: "server", name: "init server key", allowedOrigin: origin }),
-        };
+      const { organisation, project, keys } = immediate(db, () => {
+        const publicTicketCreation = values["public-tickets"] === true;
+        let created: { organisation: { id: string }; project: { id: string; name: string; ownerEmail: string } };
+        if (organisationId) {
+          // Another project of an existing organisation: its people reach it at once.
+          const organisation = services.projects.organisation(organisationId);
+          if (!organisation) throw new Error(`no organisation ${organisationId} in ${databasePath(dataDir)}; \`svc whoami\` lists yours`);
+          const owner = ownerEmail ?? services.projects.firstOwnerEmail(organisationId) ?? "owner@example.com";
+          created = { organisation, project: services.projects.createProject(organisationId, { name: projectName, ownerEmail: owner, plan, publicTicketCreation }) };
+        } else {
+          created = services.projects.createOrganisationWithProject({ projectName, ownerEmail: ownerEmail!, plan, publicTicketCreation });
+        }
+        return { ...created, keys: services.projects.mintStarterKeys(created.project.id) };
       });
       const result = {
         organisationId: organisation.id,
         projectId: project.id,
         ownerEmail: project.ownerEmail,
-        adminKey: admin.key,
-        clientKey: client.key,
-        serverKey: server.key,
+        adminKey: keys.admin,
+        clientKey: keys.client,
+        serverKey: keys.server,
       };
       if (values.json) {
         console.log(JSON.stringify(result));
@@ -68,9 +71,9 @@ export const initCommand: Command = {
         console.log(`Created project "${project.name}" (${project.id}) in organisation ${organisation.id}, owner ${project.ownerEmail}.`);
         console.log(`Data: ${databasePath(dataDir)}`);
         console.log("Keys (shown only now, store them safely):");
-        console.log(`  admin   ${admin.key}`);
-        console.log(`  client  ${client.key}`);
-        console.log(`  server  ${server.key}`);
+        console.log(`  admin   ${keys.admin}`);
+        console.log(`  client  ${keys.client}`);
+        console.log(`  server  ${keys.server}`);
       }
       return 0;
     } finally {

@@ -67,6 +67,11 @@ export type BearerResolver = { prefix: string; resolve(secret: string): Credenti
 
 const PROJECT_HEADER_MAX = 128;
 
+/** "an admin", "a server": key kinds in messages. */
+function withArticle(kind: string): string {
+  return /^[aeiou]/.test(kind) ? `an ${kind}` : `a ${kind}`;
+}
+
 const NO_PERMISSIONS: readonly Permission[] = [];
 
 function keyCredential(key: SdkKey, kind: Principal["kind"]): Credential {
@@ -196,10 +201,10 @@ export class Authenticator {
    */
   sdk(headers: Record<string, string | undefined>, kind: "server" | "client"): Principal {
     const secret = headers["x-sdk-key"]?.trim() || bearerSecret(headers.authorization);
-    if (!secret) throw unauthorized("Missing SDK key", `X-SDK-Key: send a ${kind} key`);
+    if (!secret) throw unauthorized("Missing SDK key", `X-SDK-Key: send ${withArticle(kind)} key`);
     const key = secret.startsWith("sdk_") ? this.keys.resolveSecret(secret) : null;
     if (!key) throw unauthorized("Invalid or revoked SDK key");
-    if (key.type !== kind) throw forbidden(`This path takes a ${kind} key, not a ${key.type} key`);
+    if (key.type !== kind) throw forbidden(`This path takes ${withArticle(kind)} key, not ${withArticle(key.type)} key`);
     const origin = headers.origin;
     if (origin && key.allowedOrigin && origin !== key.allowedOrigin) {
       throw forbidden("Origin not allowed for this key", `Origin: ${origin} is not the project's domain`);

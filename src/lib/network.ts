@@ -37,6 +37,17 @@ function normaliseHost(host: string, defaultPort: number): string | null {
   return `${match[1]}:${match[2] ?? defaultPort}`;
 }
 
+/**
+ * The host name to show for a bind address: `localhost` for a wildcard bind
+ * (0.0.0.0, ::), so that the `listening on` line, the first-run setup link
+ * and the CLI's default URL (`http://localhost:8080`) name the same origin
+ * and the browser's session cookie follows from one to the other.
+ */
+export function displayHost(bindHost: string): string {
+  if (bindHost === "0.0.0.0" || bindHost === "::" || bindHost === "") return "localhost";
+  return bracketed(bindHost);
+}
+
 function bracketed(address: string): string {
   return address.includes(":") ? `[${address}]` : address;
 }

@@ -4,6 +4,7 @@ import signinImport from "./signin.html" with { type: "text" };
 import accountImport from "./account.html" with { type: "text" };
 import magicImport from "./magic.html" with { type: "text" };
 import setupImport from "./setup.html" with { type: "text" };
+import setupDoneImport from "./setup-done.html" with { type: "text" };
 import deviceImport from "./device.html" with { type: "text" };
 import deviceEnterImport from "./device-enter.html" with { type: "text" };
 import messageImport from "./message.html" with { type: "text" };
@@ -15,6 +16,7 @@ const signinHtml = text(signinImport);
 const accountHtml = text(accountImport);
 const magicHtml = text(magicImport);
 const setupHtml = text(setupImport);
+const setupDoneHtml = text(setupDoneImport);
 const deviceHtml = text(deviceImport);
 const deviceEnterHtml = text(deviceEnterImport);
 const messageHtml = text(messageImport);
@@ -67,7 +69,7 @@ function inviteForm(csrf: string, projects: PageProject[]): string {
   <input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
   <label for="invite_email">Email</label><input id="invite_email" name="email" type="email" required>
   <label for="invite_project">Organisation</label><select id="invite_project" name="project_id">${options}</select>
-  <label for="invite_role">Role</label><select id="invite_role" name="role"><option value="member">member</option><option value="admin">admin</option></select>
+  <label for="invite_role">Role</label><select id="invite_role" name="role"><option value="editor">editor: reads and writes</option><option value="viewer">viewer: reads</option><option value="owner">owner: also manages keys, settings and people</option></select>
   <button type="submit">Invite</button>
 </form>`;
 }
@@ -78,6 +80,29 @@ export function magicPage(input: { csrf: string; token: string }): string {
 
 export function setupPage(input: { csrf: string; token: string }): string {
   return page("Set up svc", setupHtml, input);
+}
+
+/** After the first-run setup: the project's keys, shown once, and the next commands with this server's URL in them. */
+export function setupDonePage(input: {
+  email: string;
+  organisation: string;
+  project: string;
+  projectId: string;
+  base: string;
+  keys: { admin: string; server: string; client: string };
+}): string {
+  const loginCommand = input.base === "http://localhost:8080" ? "svc login" : `svc login --url ${input.base}`;
+  return page("Your project is ready", setupDoneHtml, {
+    email: input.email,
+    organisation: input.organisation,
+    project: input.project,
+    projectId: input.projectId,
+    base: input.base,
+    adminKey: input.keys.admin,
+    serverKey: input.keys.server,
+    clientKey: input.keys.client,
+    loginCommand,
+  });
 }
 
 export function devicePage(input: {

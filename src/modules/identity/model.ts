@@ -21,6 +21,22 @@ export const MagicConsumeBody = BodyObject({ token: LinkToken, csrf: Csrf });
 
 export const SignedInSchema = t.Object({ ok: t.Literal(true), email: t.String(), redirect: t.String() });
 
+export const SetupDoneSchema = t.Object(
+  {
+    ok: t.Literal(true),
+    email: t.String(),
+    redirect: t.String(),
+    organisationId: t.String(),
+    projectId: t.String(),
+    keys: t.Object({
+      admin: t.String({ description: "sdk_admin_…, shown only here" }),
+      server: t.String({ description: "sdk_server_…, shown only here" }),
+      client: t.String({ description: "sdk_client_…, shown only here" }),
+    }),
+  },
+  { title: "SetupDone" },
+);
+
 export const LogoutBody = BodyObject({ csrf: Csrf });
 
 export const SetupBody = BodyObject({

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../app";
 import { ApiError, forbidden, unauthorized } from "../../lib/errors";
 import { ListQuery, describe, filterByQuery } from "../../lib/http";
-import { accountPage, magicPage, messagePage, setupPage, signinPage } from "../../web/pages";
+import { accountPage, magicPage, messagePage, setupDonePage, setupPage, signinPage } from "../../web/pages";
 import {
   OIDC_COOKIE,
   SESSION_COOKIE,
@@ -32,6 +32,7 @@ import {
   OidcCallbackQuery,
   RedirectQuery,
   SetupBody,
+  SetupDoneSchema,
   SignedInSchema,
   TokenQuery,
 } from "./model";
@@ -205,7 +206,27 @@ export function identityRoutes(ctx: AppContext) {
         formOrJson(request, async () => {
           checkCsrf(request, body.csrf);
           const result = await identity.completeSetup(body.token, { email: body.email, organisationName: body.organisation, projectName: body.project });
-          return signedIn(request, result);
+          const session = cookie(request, SESSION_COOKIE, result.sessionToken, { maxAgeSeconds: SESSION_TTL_MS / 1000 });
+          const done = {
+            ok: true as const,
+            email: result.user.email,
+            redirect: "/signin",
+            organisationId: result.organisationId,
+            projectId: result.projectId,
+            keys: result.keys,
+          };
+          if (!isFormPost(request)) return jsonResponse(done, [session]);
+          return htmlResponse(
+            setupDonePage({
+              email: result.user.email,
+              organisation: result.organisationName,
+              project: result.projectName,
+              projectId: result.projectId,
+              base: baseUrlOf(request),
+              keys: result.keys,
+            }),
+            { cookies: [session] },
+          );
         }),
       {
         body: SetupBody,
@@ -214,8 +235,8 @@ export function identityRoutes(ctx: AppContext) {
           tag: "Sign-in",
           auth: "none",
           errors: [400, 403],
-          description: `Takes the single-use setup link the server prints on its first start (when no user exists and SERVICE_ADMIN_EMAIL is unset), and signs the owner in. ${BROWSER_POST}`,
-          response: { 200: SignedInSchema },
+          description: `Takes the single-use setup link the server prints on its first start (when no user exists and SERVICE_ADMIN_EMAIL is unset), signs the owner in, and answers the project's first admin, server and client keys (shown only here) with the next steps: a page for a form post, JSON otherwise. ${BROWSER_POST}`,
+          response: { 200: SetupDoneSchema },
         }),
       },
     )

@@ -112,6 +112,15 @@ export class IdentityService {
     return this.roleStatement.get(projectId, userId)?.role ?? null;
   }
 
+  /** The person's role in an organisation, or null when they are not a member. */
+  roleInOrganisation(userId: string, organisationId: string): Role | null {
+    return (
+      this.db
+        .query<{ role: Role }, [string, string]>("SELECT role FROM memberships WHERE organisation_id = ? AND user_id = ?")
+        .get(organisationId, userId)?.role ?? null
+    );
+  }
+
   canAccess(userId: string, projectId: string): boolean {
     return this.roleIn(userId, projectId) !== null;
   }
@@ -191,19 +200,33 @@ export class IdentityService {
   }
 
   /** The setup form: creates the first organisation, project and owner, and signs the owner in. */
-  async completeSetup(token: string, input: { email: string; organisationName: string; projectName: string }): Promise<SignInResult & { projectId: string }> {
+  async completeSetup(
+    token: string,
+    input: { email: string; organisationName: string; projectName: string },
+  ): Promise<SignInResult & { projectId: string; organisationId: string; organisationName: string; projectName: string; keys: { admin: string; server: string; client: string } }> {
     if (input.organisationName.trim() === "") throw validation("organisation must not be empty", "organisation: at least one non-space character");
     if (input.projectName.trim() === "") throw validation("project must not be empty", "project: at least one non-space character");
     return writeTransaction(this.db, () => {
       this.takeLink(token, "setup");
       if (this.countUsers() > 0) throw badRequest("svc is already set up", "token: sign in at /signin instead");
-      const { user, project } = this.projects.createOrganisationWithProject({
+      const { user, project, organisation } = this.projects.createOrganisationWithProject({
         projectName: input.projectName.trim(),
         organisationName: input.organisationName.trim(),
         ownerEmail: input.email,
       });
+      // The first owner leaves setup with working keys (shown once), as `svc init` hands them out.
+      const keys = this.projects.mintStarterKeys(project.id);
       const member = { id: user.id, email: user.email };
-      return { sessionToken: this.createSession(user.id), user: member, redirect: undefined, projectId: project.id };
+      return {
+        sessionToken: this.createSession(user.id),
+        user: member,
+        redirect: undefined,
+        projectId: project.id,
+        projectName: project.name,
+        organisationId: organisation.id,
+        organisationName: organisation.name,
+        keys,
+      };
     });
   }
 

@@ -55,3 +55,13 @@ export const ProjectPatchSchema = BodyObject(
     publicTicketCreation: t.Optional(t.Boolean()),
   },
 );
+
+export const CreateProjectBody = BodyObject(
+  {
+    name: t.String({ minLength: 1, maxLength: 200 }),
+    organisationId: t.Optional(t.String({ minLength: 1, maxLength: 128, description: "Default: the organisation of the selected project (X-Project-Id, else the one bound at login)" })),
+    plan: t.Optional(t.Union([t.Literal("pro"), t.Literal("free")], { description: "Default pro" })),
+    publicTicketCreation: t.Optional(t.Boolean({ description: "Default false" })),
+  },
+  { examples: [{ name: "Checkout service", plan: "pro" }] },
+);

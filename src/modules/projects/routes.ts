@@ -1,8 +1,8 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { AppContext } from "../../app";
-import { forbidden } from "../../lib/errors";
-import { IdParam, describe, jsonBodyPlugin } from "../../lib/http";
-import { ProjectPatchSchema, ProjectSchema } from "./model";
+import { badRequest, forbidden } from "../../lib/errors";
+import { IdParam, ListQuery, describe, filterByQuery, jsonBodyPlugin } from "../../lib/http";
+import { CreateProjectBody, ProjectPatchSchema, ProjectSchema } from "./model";
 
 /** A path id naming another project than the one the credential resolved to. */
 function notYours(id: string) {
@@ -13,10 +13,54 @@ function notYours(id: string) {
 }
 
 export function projectRoutes(ctx: AppContext) {
-  const { projects } = ctx.services;
+  const { projects, identity } = ctx.services;
   return new Elysia({ name: "projects", seed: ctx, prefix: "/api/admin/projects" })
     .use(ctx.auth)
     .use(jsonBodyPlugin)
+    .get("", ({ principal, query }) => filterByQuery(principal.userId ? projects.listForUser(principal.userId) : [projects.get(principal.projectId)], query.q, (p) => [p.name, p.slug]), {
+      admin: true,
+      query: ListQuery,
+      ...describe({
+        summary: "Projects the caller reaches",
+        tag: "Projects",
+        auth: "admin",
+        description: "A person: every project of every organisation they belong to. An admin key or API token: its one project. `q` filters name and slug.",
+        response: { 200: t.Array(ProjectSchema) },
+      }),
+    })
+    .post(
+      "",
+      ({ headers, body, set }) => {
+        // Organisation-level: the project header does not limit it, the person's role in the organisation does.
+        const caller = ctx.authenticator.identify(headers);
+        if (!caller.userId) {
+          throw forbidden("Projects are created by people", "Sign in with `svc login` (an SDK key or API token belongs to one project)");
+        }
+        const selected = headers["x-project-id"] || caller.defaultProjectId;
+        const organisationId = body.organisationId ?? (selected && caller.access(selected) ? projects.get(selected).organisationId : null);
+        if (!organisationId) throw badRequest("Which organisation?", "organisationId: send it (see GET /api/admin/me), or select a project of that organisation with X-Project-Id");
+        const role = identity.roleInOrganisation(caller.userId, organisationId);
+        if (!role) throw forbidden("You are not a member of that organisation", `organisationId: ${organisationId.slice(0, 128)}`);
+        if (role === "viewer") throw forbidden("Your role (viewer) cannot create projects", "Ask an owner of the organisation to make you editor or owner");
+        const project = projects.createProject(organisationId, { name: body.name, ownerEmail: caller.actor.email, plan: body.plan, publicTicketCreation: body.publicTicketCreation });
+        set.status = 201;
+        return project;
+      },
+      {
+        // The credential is checked before the body (as the admin macro does), so a caller without one learns nothing.
+        transform: ({ headers }) => void ctx.authenticator.identify(headers),
+        body: CreateProjectBody,
+        ...describe({
+          summary: "Create a project in one of your organisations",
+          tag: "Projects",
+          auth: "admin",
+          errors: [404],
+          description:
+            "For people (device-flow access token) with the editor or owner role in the organisation; SDK keys and API tokens cannot. The organisation is `organisationId`, else the selected project's. Mint its keys afterwards with `POST /api/admin/keys` and `X-Project-Id: <new id>`.",
+          response: { 201: ProjectSchema },
+        }),
+      },
+    )
     .get("/current", ({ principal }) => projects.get(principal.projectId), {
       admin: true,
       ...describe({ summary: "The project the credential resolves to", tag: "Projects", auth: "admin", errors: [404], response: { 200: ProjectSchema } }),

@@ -191,6 +191,66 @@ export class ProjectsService {
     });
   }
 
+  /**
+   * Adds a project to an existing organisation (`svc init --organisation`,
+   * `POST /api/admin/projects`). Runs inside the caller's transaction when
+   * there is one.
+   */
+  createProject(
+    organisationId: string,
+    input: { name: string; ownerEmail: string; plan?: string; publicTicketCreation?: boolean },
+  ): Project {
+    const name = input.name.trim();
+    if (name === "" || name.length > 200) throw validation("name must be 1 to 200 characters", "name: 1 to 200 characters, not only spaces");
+    return immediate(this.db, () => {
+      if (!this.organisation(organisationId)) throw notFound(`No organisation ${organisationId}`, "organisationId: see GET /api/admin/me for yours");
+      return this.insertProject(organisationId, {
+        name,
+        ownerEmail: input.ownerEmail.trim().toLowerCase(),
+        plan: input.plan ?? "pro",
+        publicTicketCreation: input.publicTicketCreation ?? false,
+      });
+    });
+  }
+
+  /**
+   * One admin, one server and one client key for a new project, as `svc init`
+   * and the first-run setup hand them out (shown once). Call inside the
+   * transaction that created the project, so it never exists without them.
+   */
+  mintStarterKeys(projectId: string): { admin: string; server: string; client: string } {
+    const allowedOrigin = this.allowedOrigin(projectId);
+    const mint = (type: "admin" | "server" | "client") => this.keys.mint(projectId, { type, name: `first ${type} key`, allowedOrigin }).key;
+    return { admin: mint("admin"), server: mint("server"), client: mint("client") };
+  }
+
+  /** The organisation's longest-standing owner (the default owner of a project added to it), or null. */
+  firstOwnerEmail(organisationId: string): string | null {
+    return (
+      this.db
+        .query<{ email: string }, [string]>(
+          "SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organisation_id = ? AND m.role = 'owner' ORDER BY m.created_at, u.email LIMIT 1",
+        )
+        .get(organisationId)?.email ?? null
+    );
+  }
+
+  organisation(id: string): Organisation | null {
+    const row = this.db.query<{ id: string; name: string; created_at: string }, [string]>("SELECT id, name, created_at FROM organisations WHERE id = ?").get(id);
+    return row ? { id: row.id, name: row.name, createdAt: row.created_at } : null;
+  }
+
+  /** Every project of the organisations the person belongs to, by organisation then name. */
+  listForUser(userId: string): Project[] {
+    return this.db
+      .query<ProjectRow, [string]>(
+        `SELECT p.* FROM projects p JOIN memberships m ON m.organisation_id = p.organisation_id JOIN organisations o ON o.id = p.organisation_id
+         WHERE m.user_id = ? ORDER BY o.name, o.id, p.name, p.id`,
+      )
+      .all(userId)
+      .map(toProject);
+  }
+
   findOrCreateUser(email: string): User {
     const normalised = email.trim().toLowerCase();
     const existing = this.db
