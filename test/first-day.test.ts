@@ -214,7 +214,7 @@ describe("the first run, on one host name", () => {
       const b = new Browser(base);
       const form = await b.get(new URL(setupUrl).pathname + new URL(setupUrl).search);
       expect(form.status).toBe(200);
-      const token = fieldValue(form.text, "token");
+      const token = fieldValue(form.text, "token")!;
       const done = await b.postForm("/setup", { token, email: "first@example.com", organisation: "Acme", project: "Shop", csrf: b.csrf });
       expect(done.status).toBe(200);
       expect(done.setCookies.some((c) => c.startsWith("svc_session="))).toBe(true);

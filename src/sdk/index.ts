@@ -1,6 +1,7 @@
 /**
- * svc runtime SDK: killswitches and configs for Bun, Node (18+) and browsers.
+ * svc runtime SDK: killswitches and configs for Node (18+), Bun, Deno and browsers.
  * No dependencies; it needs only `fetch` (and streams, for live updates).
+ * `npm run build:sdk` builds it into the npm package `svc-sdk` (dist/sdk).
  *
  *   const svc = createClient({ baseUrl: "https://flags.example.com", sdkKey: process.env.SVC_SERVER_KEY!, env: "prod" });
  *   await svc.ready();
@@ -102,7 +103,8 @@ const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
 
 type Waiter = { resolve: () => void; reject: (error: SvcError) => void };
-type SseEvent = { event: string; data: string; id: string };
+/** One dispatched Server-Sent Event (`event` defaults to "message"). */
+export type SseEvent = { event: string; data: string; id: string };
 
 function unref(timer: unknown): void {
   (timer as { unref?: () => void }).unref?.();
