@@ -1,21 +1,66 @@
 import { UsageError } from "../lib/config";
-import { writeBinding } from "./client";
-import { CLIENT_OPTIONS, clientCommand, emit, expectPositionals, openClient, table } from "./client-command";
+import { type SvcClient, writeBinding } from "./client";
+import { CLIENT_FLAGS, JSON_FLAG, URL_FLAG, emit, openClient, str, table } from "./client-command";
+import type { Command } from "./command";
+import { CliError } from "./errors";
 
 /** GET /api/admin/me */
 export type Me = {
   user: { email: string };
   project: { id: string; name: string } | null;
-  projects: { id: string; name: string; organisationId: string; organisationName: string }[];
-  credential?: { kind: string; readOnly: boolean };
+  projects: ReachableProject[];
+  credential?: { kind: string; readOnly: boolean; role?: string | null; permissions?: string[] };
 };
+export type ReachableProject = { id: string; name: string; organisationId: string; organisationName: string };
 
-export const whoamiCommand = clientCommand({
+/** Every project the caller reaches, asked without X-Project-Id so that an unreachable selection cannot hide them. */
+async function reachableProjects(client: SvcClient): Promise<Me> {
+  return client.request<Me>("GET", "/api/admin/me", { withoutProject: true });
+}
+
+function projectRows(projects: ReachableProject[], active?: string | null): string {
+  return table(
+    ["", "ID", "NAME", "ORGANISATION"],
+    projects.map((p) => [p.id === active ? "*" : " ", p.id, p.name, p.organisationName]),
+    { full: ["ID", "NAME", "ORGANISATION"] },
+  );
+}
+
+/** A few projects, one per line, for a hint. */
+function projectList(projects: ReachableProject[]): string {
+  const shown = projects.slice(0, 10).map((p) => `\n      ${p.id}  ${p.name}  (${p.organisationName})`);
+  return shown.join("") + (projects.length > 10 ? `\n      … and ${projects.length - 10} more` : "");
+}
+
+/**
+ * The project `wanted` names among those the caller reaches: its id, else
+ * its exact name, else its name in any case. Unknown or ambiguous: exit 1
+ * with the projects to choose from.
+ */
+export function findProject(me: Me, wanted: string, serverUrl: string): ReachableProject {
+  const byId = me.projects.find((p) => p.id === wanted);
+  if (byId) return byId;
+  let matches = me.projects.filter((p) => p.name === wanted);
+  if (matches.length === 0) matches = me.projects.filter((p) => p.name.toLowerCase() === wanted.toLowerCase());
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1) {
+    throw new CliError(`${matches.length} projects you can reach are named "${wanted}"`, "AMBIGUOUS", `give the id of the one you mean:${projectList(matches)}`);
+  }
+  const who = me.user.email ? ` as ${me.user.email}` : "";
+  throw new CliError(
+    `no project "${wanted}" among the projects you can reach${who} on ${serverUrl}; nothing was written`,
+    "NOT_FOUND",
+    me.projects.length
+      ? `bind one of these by id or name (\`svc projects list\` shows them all):${projectList(me.projects)}`
+      : "you reach no project yet: create one with `svc projects create <name>`, or ask an owner to invite you (`svc members invite`).",
+  );
+}
+
+export const whoamiCommand: Command = {
   name: "whoami",
   summary: "Show who you are signed in as, the active project and every project you can reach",
-  usage: "svc whoami [--project ID] [--url URL] [--json]",
   examples: ["svc whoami", "svc whoami --json"],
-  options: CLIENT_OPTIONS,
+  flags: { ...CLIENT_FLAGS },
   async run({ values }) {
     const client = openClient(values);
     const me = await client.request<Me>("GET", "/api/admin/me");
@@ -23,32 +68,108 @@ export const whoamiCommand = clientCommand({
     emit(values.json, result, () => {
       const readOnly = me.credential?.readOnly ? ", read-only" : "";
       const lines = [`Signed in to ${client.serverUrl} as ${me.user.email} (${client.credentialSource}${readOnly})`];
-      lines.push(me.project ? `Active project: ${me.project.name} (${me.project.id}), from ${client.projectSource}` : "Active project: none");
-      lines.push("", "Projects:");
-      lines.push(
-        table(
-          ["", "ID", "NAME", "ORGANISATION"],
-          me.projects.map((p) => [p.id === me.project?.id ? "*" : " ", p.id, p.name, p.organisationName]),
-        ),
-      );
+      const from = {
+        "--project": "--project",
+        ".service": client.bindingPath,
+        login: "login",
+        "config.json": "config.json",
+        credential: client.credentialSource === "SERVICE_CLI_TOKEN" ? "the API token's own project" : "the credential",
+      }[client.projectSource];
+      lines.push(me.project ? `Active project: ${me.project.name} (${me.project.id}), from ${from}` : "Active project: none (`svc bind <project>` picks one for this directory)");
+      lines.push("", "Projects:", projectRows(me.projects, me.project?.id));
       return lines.join("\n");
     });
     return 0;
   },
-});
+};
 
-export const bindCommand = clientCommand({
+export const bindCommand: Command = {
   name: "bind",
-  summary: "Bind the current directory to a project (writes ./.service)",
-  usage: "svc bind <project_id> [--json]",
-  examples: ["svc bind 6f1c2d3e-…"],
-  options: { json: { type: "boolean" } },
-  positionals: true,
+  summary: "Bind the current directory to one of your projects (writes ./.service)",
+  args: ["<project>"],
+  details: [
+    "<project> is a project id or name; it is checked with the server first, so only a project you can reach is bound (else exit 1, nothing written, and the projects you can reach are listed). Commands run in this directory or below then act on it, unless --project says otherwise.",
+  ],
+  examples: ["svc bind 6f1c2d3e-…", 'svc bind "Main project"', "svc projects list"],
+  flags: { json: JSON_FLAG, url: URL_FLAG },
   async run({ values, positionals }) {
-    const [projectId] = expectPositionals(positionals, 1, "svc bind <project_id>");
-    if (projectId!.length > 128 || !/^\S+$/.test(projectId!)) throw new UsageError("<project_id> must be 1-128 characters without spaces");
-    const path = writeBinding(process.cwd(), projectId!);
-    emit(values.json, { project_id: projectId, path }, () => `Bound ${process.cwd()} to project ${projectId} (${path}).`);
+    const wanted = positionals[0]!.trim();
+    if (wanted === "" || wanted.length > 200) throw new UsageError("<project> must be a project id or name (1-200 characters)");
+    // The .service file here (perhaps broken, perhaps naming an unreachable project) is what this replaces: it is not read.
+    const client = openClient(values, { ignoreBinding: true });
+    const me = await reachableProjects(client);
+    const project = findProject(me, wanted, client.serverUrl);
+    const path = writeBinding(process.cwd(), project.id);
+    emit(values.json, { project_id: project.id, name: project.name, organisationName: project.organisationName, path }, () =>
+      `Bound ${process.cwd()} to project ${project.name} (${project.id}) of ${project.organisationName}; wrote ${path}.`,
+    );
     return 0;
   },
-});
+};
+
+type Project = { id: string; name: string; organisationId: string; plan: string; publicTicketCreation: boolean };
+
+export const projectsCommand: Command = {
+  name: "projects",
+  summary: "Projects you can reach: list, create",
+  examples: ["svc projects list", "svc projects create Checkout --bind"],
+  subcommands: [
+    {
+      name: "list",
+      summary: "List every project you can reach, across your organisations; * marks the active one",
+      examples: ["svc projects list", "svc projects list --query shop --json"],
+      flags: { query: { type: "string", value: "TEXT", help: "Only projects whose name, id or organisation contains TEXT (case-insensitive)" }, ...CLIENT_FLAGS },
+      async run({ values }) {
+        const client = openClient(values);
+        const me = await reachableProjects(client);
+        const active = client.projectId ?? me.project?.id ?? null;
+        const q = str(values, "query")?.toLowerCase();
+        const projects = me.projects
+          .filter((p) => !q || [p.id, p.name, p.organisationName].some((t) => t.toLowerCase().includes(q)))
+          .map((p) => ({ ...p, active: p.id === active }));
+        emit(values.json, projects, () => {
+          const lines = [projects.length ? projectRows(projects, active) : q ? `No projects match "${q}".` : "You reach no project yet; create one with `svc projects create <name>`."];
+          if (active && !me.projects.some((p) => p.id === active)) {
+            const from = client.projectSource === ".service" ? client.bindingPath : client.projectSource;
+            lines.push("", `note: ${from} selects project ${active}, which you cannot reach; \`svc bind <project>\` picks another.`);
+          }
+          return lines.join("\n");
+        });
+        return 0;
+      },
+    },
+    {
+      name: "create",
+      summary: "Create a project in one of your organisations (editors and owners; not API tokens)",
+      args: ["<name>"],
+      examples: ["svc projects create Checkout", "svc projects create Checkout --organisation org_… --plan free --bind"],
+      flags: {
+        organisation: { type: "string", value: "ID", help: "Organisation to create it in (default: the active project's; `svc whoami` lists yours)" },
+        plan: { type: "string", value: "PLAN", help: "pro (default) or free" },
+        "public-tickets": { type: "boolean", help: "Let client keys file public tickets (bug reports, feature requests) into it" },
+        bind: { type: "boolean", help: "Also bind the current directory to the new project (writes ./.service)" },
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const name = positionals[0]!.trim();
+        if (name === "" || name.length > 200) throw new UsageError("<name> must be 1-200 characters");
+        const plan = str(values, "plan");
+        if (plan !== undefined && plan !== "pro" && plan !== "free") throw new UsageError(`--plan must be pro or free (got "${plan}")`);
+        const body: Record<string, unknown> = { name };
+        if (values.organisation !== undefined) body.organisationId = values.organisation;
+        if (plan) body.plan = plan;
+        if (values["public-tickets"]) body.publicTicketCreation = true;
+        const project = await openClient(values).request<Project>("POST", "/api/admin/projects", { body });
+        const bound = values.bind ? writeBinding(process.cwd(), project.id) : null;
+        emit(values.json, bound ? { ...project, boundPath: bound } : project, () =>
+          [
+            `Created project ${project.name} (${project.id}) in organisation ${project.organisationId}, plan ${project.plan}.`,
+            bound ? `Bound ${process.cwd()} to it (${bound}).` : `Bind a directory to it with \`svc bind ${project.id}\`.`,
+            `Next: its SDK keys, with \`svc sdk keys create --type server --project ${project.id}\`.`,
+          ].join("\n"),
+        );
+        return 0;
+      },
+    },
+  ],
+};

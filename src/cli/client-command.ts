@@ -1,57 +1,31 @@
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline/promises";
 import { UsageError } from "../lib/config";
-import { ApiRequestError, ENVS, type Env, NetworkError, NotSignedInError, SvcClient, normaliseUrl } from "./client";
-import type { Command, OptionSpec } from "./command";
+import { ENVS, type Env, SvcClient, normaliseUrl, type SessionOptions } from "./client";
+import type { ArgValues, Flag, Flags } from "./command";
+import { CliError } from "./errors";
 
 /** Flags every command that talks to the server takes. */
-export const CLIENT_OPTIONS = {
-  json: { type: "boolean" },
-  url: { type: "string" },
-  project: { type: "string" },
-} satisfies OptionSpec;
+export const JSON_FLAG: Flag = { type: "boolean", help: "Print the result as JSON on stdout; a failure prints one JSON object {error, code, …} on stderr" };
+export const URL_FLAG: Flag = {
+  type: "string",
+  value: "URL",
+  help: "Server to call (default: SERVICE_URL, else the server you signed in to, else http://localhost:8080)",
+};
+export const PROJECT_FLAG: Flag = {
+  type: "string",
+  value: "ID",
+  help: "Project to act on (default: the nearest .service file from `svc bind`, else the project chosen at login)",
+};
+export const CLIENT_FLAGS = { json: JSON_FLAG, url: URL_FLAG, project: PROJECT_FLAG } satisfies Flags;
+export const YES_FLAG: Flag = { type: "boolean", help: "Do not ask for confirmation in a terminal (scripts and SERVICE_CLI_TOKEN never ask)" };
+export const QUERY_FLAG: Flag = { type: "string", value: "TEXT", help: "Only rows whose name or description contains TEXT (case-insensitive)" };
 
-export type ClientArgs = { values: Record<string, string | boolean | undefined>; positionals: string[] };
+export const str = (values: ArgValues, name: string): string | undefined => values[name] as string | undefined;
+export const list = (values: ArgValues, name: string): string[] => (values[name] as string[] | undefined) ?? [];
 
-/** Exit status of a failure: 3 not signed in, 1 the server said no or could not be reached. */
-export function exitCodeOf(err: unknown): number | null {
-  if (err instanceof NotSignedInError) return 3;
-  if (err instanceof ApiRequestError || err instanceof NetworkError) return 1;
-  return null;
-}
-
-function describeError(err: Error): string {
-  if (err instanceof ApiRequestError) return `${err.message} (${err.code}, HTTP ${err.status})${err.detail ? `\n  ${err.detail}` : ""}`;
-  return err.message;
-}
-
-/**
- * A command that talks to the server: maps our failures to the CLI's exit
- * statuses and prints them on stderr (as one JSON object under --json).
- * Usage errors go on to main (exit 2).
- */
-export function clientCommand(spec: Omit<Command, "run"> & { run(args: ClientArgs): Promise<number> }): Command {
-  return {
-    ...spec,
-    async run(args) {
-      try {
-        return await spec.run(args);
-      } catch (err) {
-        const code = exitCodeOf(err);
-        if (code === null) throw err;
-        const e = err as Error;
-        if (args.values.json) {
-          const body = e instanceof ApiRequestError ? { error: e.message, code: e.code, status: e.status, detail: e.detail } : { error: e.message, code: code === 3 ? "NOT_SIGNED_IN" : "NETWORK" };
-          console.error(JSON.stringify(body));
-        } else {
-          console.error(`svc ${spec.name}: ${describeError(e)}`);
-        }
-        return code;
-      }
-    },
-  };
-}
-
-export function openClient(values: ClientArgs["values"]): SvcClient {
-  const url = values.url as string | undefined;
+export function openClient(values: ArgValues, options: Omit<SessionOptions, "url" | "project"> = {}): SvcClient {
+  const url = str(values, "url");
   if (url !== undefined) {
     try {
       normaliseUrl(url);
@@ -59,13 +33,48 @@ export function openClient(values: ClientArgs["values"]): SvcClient {
       throw new UsageError(`--url: ${(err as Error).message}`);
     }
   }
-  return SvcClient.open({ url, project: values.project as string | undefined });
+  const project = str(values, "project");
+  if (project !== undefined && (project.length < 1 || project.length > 128 || /\s/.test(project))) throw new UsageError("--project must be a project id: 1-128 characters without spaces");
+  return SvcClient.open({ ...options, url, project });
 }
 
-export function envFlag(value: unknown): Env | undefined {
+export function envFlag(value: unknown, flag = "--env"): Env | undefined {
   if (value === undefined) return undefined;
-  if (!ENVS.includes(value as Env)) throw new UsageError(`--env must be one of ${ENVS.join(", ")}`);
+  if (!ENVS.includes(value as Env)) throw new UsageError(`${flag} must be one of ${ENVS.join(", ")} (got "${value}")`);
   return value as Env;
+}
+
+export function requiredEnv(value: unknown): Env {
+  const env = envFlag(value);
+  if (!env) throw new UsageError(`--env ${ENVS.join("|")} is required`);
+  return env;
+}
+
+/** A whole number flag within bounds, or undefined when not given. */
+export function intFlag(value: unknown, flag: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\d+$/.test(String(value)) ? Number(value) : Number.NaN;
+  if (!(n >= min && n <= max)) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max} (got "${value}")`);
+  return n;
+}
+
+/** A JSON flag: inline JSON, or `@FILE` to read it from a file. */
+export function jsonFlag(text: unknown, flag: string): unknown {
+  if (typeof text !== "string") throw new UsageError(`--${flag} JSON is required`);
+  let source = text;
+  if (text.startsWith("@")) {
+    try {
+      source = readFileSync(text.slice(1), "utf8");
+    } catch (err) {
+      throw new UsageError(`--${flag} ${text}: cannot read ${text.slice(1)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  }
+  try {
+    return JSON.parse(source);
+  } catch {
+    const shown = source.length > 80 ? `${source.slice(0, 80)}…` : source;
+    throw new UsageError(`--${flag} must be JSON (a string needs quotes: --${flag} '"text"'), got: ${shown}`);
+  }
 }
 
 /** Prints `data` as JSON under --json, else the human text. */
@@ -73,20 +82,75 @@ export function emit(json: unknown, data: unknown, human: () => string): void {
   console.log(json ? JSON.stringify(data, null, 2) : human());
 }
 
-/** Left-aligned columns; empty cells print as "-". */
-export function table(header: string[], rows: (string | number | null | undefined)[][]): string {
-  const cells = [header, ...rows.map((r) => r.map((c) => (c === null || c === undefined || c === "" ? "-" : String(c))))];
+type Cell = string | number | boolean | null | undefined;
+
+/** Longest cell of a column that may be shortened (ids, emails and names are never shortened). */
+const CELL_MAX = 48;
+
+function cellText(c: Cell): string {
+  if (c === null || c === undefined || c === "") return "-";
+  return String(c).replace(/\s*\n\s*/g, " ");
+}
+
+/**
+ * Left-aligned columns separated by two spaces; empty cells print as "-".
+ * Cells of columns not named in `full` longer than 48 characters end in "…".
+ */
+export function table(header: string[], rows: Cell[][], options: { full?: string[] } = {}): string {
+  const full = new Set(options.full ?? ["ID", "NAME", "EMAIL"]);
+  const cells = [
+    header,
+    ...rows.map((r) =>
+      r.map((c, i) => {
+        const text = cellText(c);
+        return full.has(header[i]!) || text.length <= CELL_MAX ? text : `${text.slice(0, CELL_MAX - 1)}…`;
+      }),
+    ),
+  ];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
-  return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ")).join("\n");
+  return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd()).join("\n");
 }
 
-/** Exactly `count` positionals after the subcommand words, else a usage error naming the usage line. */
-export function expectPositionals(positionals: string[], count: number, usage: string): string[] {
-  if (positionals.length !== count) throw new UsageError(`expected: ${usage}`);
-  return positionals;
+/** `2026-11-23T13:25:07.123Z` → `2026-11-23 13:25` (UTC), for tables. */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return "";
+  return /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(iso) ? `${iso.slice(0, 10)} ${iso.slice(11, 16)}` : iso;
 }
 
-/** Flags that only some subcommands take: any other given one is a usage error. */
-export function rejectFlags(values: ClientArgs["values"], flags: string[], subcommand: string): void {
-  for (const f of flags) if (values[f] !== undefined) throw new UsageError(`--${f} does not apply to \`${subcommand}\``);
+/** stdin and stdout are both terminals: a person is watching and can answer. */
+export function isInteractive(): boolean {
+  return process.stdin.isTTY === true && process.stdout.isTTY === true;
+}
+
+async function ask(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  try {
+    const answer = await Promise.race([rl.question(`${question} [y/N] `), new Promise<string>((resolve) => rl.once("close", () => resolve("")))]);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+    process.stdin.pause();
+  }
+}
+
+/**
+ * Asks before a change to prod or a deletion when a person runs the command
+ * in a terminal. Never asks with --yes, in scripts (stdin or stdout not a
+ * terminal) or with SERVICE_CLI_TOKEN (CI). A "no" changes nothing: exit 1.
+ * True when it asked and the person said yes.
+ */
+export async function confirmChange(values: ArgValues, client: SvcClient, question: string): Promise<boolean> {
+  if (values.yes === true || !isInteractive() || client.credentialSource === "SERVICE_CLI_TOKEN") return false;
+  if (!(await ask(question))) throw new CliError("Cancelled; nothing was changed.", "DECLINED", "answer y to go ahead, or pass --yes to skip the question");
+  return true;
+}
+
+/** A secret typed where an id belongs: refused without sending it (it would sit in a URL and a log) or echoing it. */
+export function refuseSecret(id: string, what: string, listCommand: string, revokeCommand: string): void {
+  const secret = /^(sdk|svc)_([a-z]+)_/i.exec(id);
+  if (secret) {
+    throw new UsageError(
+      `that is a secret (${secret[0]}…${id.slice(-4)}), not ${what} id; it was not sent. Find the id with \`${listCommand}\` (it shows the same masked form) and run \`${revokeCommand} <id>\`.`,
+    );
+  }
 }

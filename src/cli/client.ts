@@ -38,8 +38,21 @@ export type Preferences = { project_id?: string; env?: Env };
 /** The call cannot be made without signing in first (exit status 3). */
 export class NotSignedInError extends Error {}
 
+/** What a refused call was, so that the CLI can say how to fix it in its own terms (errors.ts). */
+export type RequestContext = {
+  method: string;
+  path: string;
+  projectId: string | null;
+  projectSource: ProjectSource;
+  /** The `.service` file that chose the project, when one did. */
+  bindingPath?: string;
+  credentialSource: "SERVICE_CLI_TOKEN" | "credentials file";
+};
+
 /** The server refused the call: carries the contract's `{error, code, detail?}` (exit status 1). */
 export class ApiRequestError extends Error {
+  /** Set by SvcClient.request: the call that was refused. */
+  context?: RequestContext;
   constructor(
     readonly status: number,
     readonly code: string,
@@ -187,6 +200,8 @@ export type SessionOptions = {
   env?: Environment;
   /** How long a refresh waits for another process's lock before giving up (ms). */
   lockWaitMs?: number;
+  /** Do not read the `.service` file (`svc bind` replaces it, even a broken one). */
+  ignoreBinding?: boolean;
 };
 
 /** Refresh this long before the access token expires, so a call does not race the clock. */
@@ -357,16 +372,23 @@ export type RequestOptions = {
   body?: unknown;
   /** The operation takes X-Project-Id as required: resolve the credential's own project when none is selected. */
   requireProject?: boolean;
+  /** Send no X-Project-Id whatever is selected (GET /me then lists every project, even when the selected one is unreachable). */
+  withoutProject?: boolean;
 };
 
-/** The project calls are for, and where that choice came from; null leaves it to the credential. */
-function selectProject(flag: string | undefined, cwd: string, credentials: Credentials | null, env: Environment): [string | null, ProjectSource] {
-  if (flag) return [flag, "--project"];
-  const binding = findBinding(cwd);
-  if (binding) return [binding.projectId, ".service"];
-  if (credentials?.project_id) return [credentials.project_id, "login"];
+/** The project calls are for, where that choice came from (and the `.service` file that made it); null leaves it to the credential. */
+function selectProject(
+  flag: string | undefined,
+  cwd: string | null,
+  credentials: Credentials | null,
+  env: Environment,
+): [string | null, ProjectSource, string | undefined] {
+  if (flag) return [flag, "--project", undefined];
+  const binding = cwd === null ? null : findBinding(cwd);
+  if (binding) return [binding.projectId, ".service", binding.path];
+  if (credentials?.project_id) return [credentials.project_id, "login", undefined];
   const preferred = readPreferences(env).project_id;
-  return preferred ? [preferred, "config.json"] : [null, "credential"];
+  return preferred ? [preferred, "config.json", undefined] : [null, "credential", undefined];
 }
 
 /**
@@ -384,6 +406,8 @@ export class SvcClient {
     private token: string,
     private credentials: Credentials | null,
     private readonly lockWaitMs: number,
+    /** The `.service` file that chose the project (projectSource ".service"). */
+    readonly bindingPath?: string,
   ) {}
 
   /**
@@ -404,7 +428,8 @@ export class SvcClient {
       );
     }
     const serverUrl = credentials ? credentialsServerUrl(options.url, env, credentials) : resolveServerUrl(options.url, env, null);
-    const [projectId, source] = selectProject(options.project, options.cwd ?? process.cwd(), credentials, env);
+    const cwd = options.ignoreBinding ? null : (options.cwd ?? process.cwd());
+    const [projectId, source, bindingPath] = selectProject(options.project, cwd, credentials, env);
     return new SvcClient(
       env,
       serverUrl,
@@ -414,7 +439,13 @@ export class SvcClient {
       envToken || credentials!.access_token,
       credentials,
       options.lockWaitMs ?? STALE_LOCK_MS + 5_000,
+      bindingPath,
     );
+  }
+
+  /** The email the stored sign-in belongs to ("" for SERVICE_CLI_TOKEN or when unknown). */
+  get userEmail(): string {
+    return this.credentials?.user_email ?? "";
   }
 
   /** The user's preferred env from config.json, if any. */
@@ -473,14 +504,16 @@ export class SvcClient {
   async requireProjectId(): Promise<string> {
     if (this.projectId) return this.projectId;
     const me = await this.request<{ project: { id: string } | null }>("GET", "/api/admin/me");
-    if (!me.project) throw new ApiRequestError(400, "BAD_REQUEST", "No project selected", "pass --project, run `svc bind <project_id>`, or sign in with `svc login --project`");
+    if (!me.project) {
+      throw new ApiRequestError(400, "BAD_REQUEST", "No project selected", "pass --project ID, run `svc bind <project>` here, or sign in with `svc login --project ID`; `svc projects list` shows yours");
+    }
     this.projectId = me.project.id;
     return this.projectId;
   }
 
-  private async send(method: string, path: string, body: unknown): Promise<Response> {
+  private async send(method: string, path: string, body: unknown, withoutProject = false): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: "application/json", "user-agent": `svc-cli/${VERSION}` };
-    if (this.projectId) headers["x-project-id"] = this.projectId;
+    if (this.projectId && !withoutProject) headers["x-project-id"] = this.projectId;
     if (body !== undefined) headers["content-type"] = "application/json";
     let res: Response;
     try {
@@ -502,12 +535,12 @@ export class SvcClient {
   async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     if (options.requireProject) await this.requireProjectId();
     if (this.credentials && this.isExpired()) await this.refresh();
-    let res = await this.send(method, path, options.body);
+    let res = await this.send(method, path, options.body, options.withoutProject);
     if (res.status === 401 && this.credentials) {
       // The clock or the server disagreed with created_at: refresh once and retry.
       await res.body?.cancel();
       await this.refresh();
-      res = await this.send(method, path, options.body);
+      res = await this.send(method, path, options.body, options.withoutProject);
     }
     const body = await readBody(res);
     if (!res.ok) {
@@ -519,7 +552,16 @@ export class SvcClient {
             : `your session was refused (${why}); run \`svc login\``,
         );
       }
-      throw apiError(res.status, body);
+      const err = apiError(res.status, body);
+      err.context = {
+        method,
+        path,
+        projectId: options.withoutProject ? null : this.projectId,
+        projectSource: this.projectSource,
+        bindingPath: this.bindingPath,
+        credentialSource: this.credentialSource,
+      };
+      throw err;
     }
     return body as T;
   }

@@ -14,7 +14,9 @@ import {
   resolveServerUrl,
   writeCredentials,
 } from "./client";
-import { clientCommand, emit } from "./client-command";
+import { JSON_FLAG, emit } from "./client-command";
+import type { Command } from "./command";
+import { CliError } from "./errors";
 
 const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 
@@ -61,7 +63,12 @@ function startSpinner(text: string): () => void {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-class LoginFailed extends Error {}
+/** The sign-in did not complete: exit 1 with the device flow's reason as the code. */
+class LoginFailed extends CliError {
+  constructor(message: string, code = "LOGIN_FAILED") {
+    super(message, code);
+  }
+}
 
 /** The page that approves this code; with --project, that project is preselected there. */
 function approvalUrl(code: DeviceCode, project: string | undefined): string {
@@ -81,7 +88,7 @@ async function pollForTokens(serverUrl: string, code: DeviceCode, verifier: stri
   let networkWarned = false;
   for (;;) {
     await sleep(intervalMs);
-    if (Date.now() > deadline) throw new LoginFailed("The sign-in code expired before it was approved. Run `svc login` again.");
+    if (Date.now() > deadline) throw new LoginFailed("The sign-in code expired before it was approved. Run `svc login` again.", "EXPIRED_TOKEN");
     let res: { status: number; body: any };
     try {
       res = await postJson(serverUrl, "/auth/device/token", { grant_type: DEVICE_GRANT, device_code: code.device_code, code_verifier: verifier });
@@ -100,9 +107,9 @@ async function pollForTokens(serverUrl: string, code: DeviceCode, verifier: stri
         intervalMs = typeof res.body.interval === "number" ? Math.max(intervalMs, res.body.interval * 1000) : intervalMs + 5000;
         continue;
       case "access_denied":
-        throw new LoginFailed("Sign-in was denied in the browser.");
+        throw new LoginFailed("Sign-in was denied in the browser.", "ACCESS_DENIED");
       case "expired_token":
-        throw new LoginFailed("The sign-in code expired before it was approved. Run `svc login` again.");
+        throw new LoginFailed("The sign-in code expired before it was approved. Run `svc login` again.", "EXPIRED_TOKEN");
       default: {
         const what = typeof res.body?.error === "string" ? res.body.error : `HTTP ${res.status}`;
         const why = res.body?.error_description ?? res.body?.detail;
@@ -121,18 +128,19 @@ function existingCredentials(): Credentials | null {
   }
 }
 
-export const loginCommand = clientCommand({
+export const loginCommand: Command = {
   name: "login",
   summary: "Sign in through the browser (device flow) and store the credentials",
-  usage: [
-    "svc login [--project ID] [--no-browser] [--url URL] [--json]",
-    "",
-    "Signs in to --url, else SERVICE_URL, else the server of the stored credentials, else http://localhost:8080,",
-    "and stores the pair with that server as its server_url (replacing any stored credentials). Stored",
-    "credentials are only ever sent to that server: to use another one, run `svc login --url` for it.",
-  ].join("\n"),
+  details: [
+    "Signs in to --url, else SERVICE_URL, else the server of the stored credentials, else http://localhost:8080, and stores the pair in ~/.service/credentials (mode 0600) with that server as its server_url, replacing any stored credentials. Stored credentials are only ever sent to that server: to use another one, run `svc login --url` for it.",
+  ],
   examples: ["svc login", "svc login --project 6f1c… --url https://flags.example.com", "svc login --no-browser"],
-  options: { project: { type: "string" }, "no-browser": { type: "boolean" }, url: { type: "string" }, json: { type: "boolean" } },
+  flags: {
+    project: { type: "string", value: "ID", help: "Preselect this project on the approval page (the one you approve there is bound)" },
+    "no-browser": { type: "boolean", help: "Only print the approval URL and code; do not open a browser ($BROWSER, else the platform opener)" },
+    url: { type: "string", value: "URL", help: "Server to sign in to (default: SERVICE_URL, else the stored credentials' server, else http://localhost:8080)" },
+    json: { type: "boolean", help: "Print the result (user, project, server, credentials path) as JSON; failures as one JSON object on stderr" },
+  },
   async run({ values }) {
     const project = values.project as string | undefined;
     if (project !== undefined && (project.length < 1 || project.length > 128)) throw new UsageError("--project must be 1-128 characters");
@@ -150,8 +158,11 @@ export const loginCommand = clientCommand({
     });
     const code = started.body as DeviceCode;
     if (started.status !== 200 || typeof code?.device_code !== "string" || typeof code.user_code !== "string") {
-      console.error(`svc login: ${serverUrl} did not start a sign-in (HTTP ${started.status}): ${JSON.stringify(started.body)?.slice(0, 300)}`);
-      return 1;
+      throw new CliError(
+        `${serverUrl} did not start a sign-in (HTTP ${started.status}): ${JSON.stringify(started.body)?.slice(0, 300)}`,
+        "LOGIN_FAILED",
+        "check that --url (or SERVICE_URL) names an svc server",
+      );
     }
     const openUrl = approvalUrl(code, project);
     console.error(`To sign in, open ${code.verification_uri} and enter the code ${code.user_code}`);
@@ -164,9 +175,7 @@ export const loginCommand = clientCommand({
       tokens = await pollForTokens(serverUrl, code, verifier);
     } catch (err) {
       stopSpinner();
-      if (!(err instanceof LoginFailed)) throw err;
-      console.error(`svc login: ${err.message}`);
-      return 1;
+      throw err;
     }
     stopSpinner();
     // The project bound is the one approved in the browser; --project only preselected it there.
@@ -186,21 +195,19 @@ export const loginCommand = clientCommand({
     if (process.env.SERVICE_CLI_TOKEN) console.error("note: SERVICE_CLI_TOKEN is set and wins over these credentials until you unset it.");
     return 0;
   },
-});
+};
 
-export const logoutCommand = clientCommand({
+export const logoutCommand: Command = {
   name: "logout",
   summary: "Revoke the session at the server that issued it and delete the local credentials",
-  usage: [
-    "svc logout [--url URL] [--json]",
-    "",
-    "The refresh token is revoked only at the server that issued it (the credentials' server_url) and",
-    "never sent anywhere else. When --url or SERVICE_URL names another server, nothing is sent there:",
-    "logout says whose credentials they were, revokes them at their own server and deletes them.",
-    "The local file is deleted even when the revoke fails (with a warning).",
-  ].join("\n"),
+  details: [
+    "The refresh token is revoked only at the server that issued it (the credentials' server_url) and never sent anywhere else. When --url or SERVICE_URL names another server, nothing is sent there: logout says whose credentials they were, revokes them at their own server and deletes them. The local file is deleted even when the revoke fails (with a warning).",
+  ],
   examples: ["svc logout"],
-  options: { url: { type: "string" }, json: { type: "boolean" } },
+  flags: {
+    url: { type: "string", value: "URL", help: "Only compared with the credentials' server (the revoke always goes to the server that issued them)" },
+    json: JSON_FLAG,
+  },
   async run({ values }) {
     let requested: ReturnType<typeof requestedServer> = null;
     try {
@@ -241,4 +248,4 @@ export const logoutCommand = clientCommand({
     );
     return 0;
   },
-});
+};

@@ -5,10 +5,15 @@ import type { Command } from "./command";
 
 export const mcpCommand: Command = {
   name: "mcp",
-  summary: "Serve the MCP tools (killswitches, configs, SDK keys, projects) on stdio for AI assistants",
-  usage: "svc mcp [--url URL] [--project ID]",
+  summary: "Serve the MCP tools (killswitches, configs, SDK keys, members, projects) on stdio for AI assistants",
+  details: [
+    "Speaks the Model Context Protocol on stdin/stdout with the credentials of `svc login` (or SERVICE_CLI_TOKEN); it starts even when not signed in, and every tool then says how to sign in. Set HOME or SERVICE_CONFIG_DIR when the assistant starts it from elsewhere.",
+  ],
   examples: ["svc mcp", "claude mcp add svc -- svc mcp"],
-  options: { url: { type: "string" }, project: { type: "string" } },
+  flags: {
+    url: { type: "string", value: "URL", help: "Server the tools call (default: SERVICE_URL, else the server you signed in to)" },
+    project: { type: "string", value: "ID", help: "Project the tools act on when a call names none (default: .service, else the project chosen at login)" },
+  },
   async run({ values }) {
     // stdout carries only protocol messages; anything a dependency logs goes to stderr.
     console.log = console.error;

@@ -17,14 +17,16 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const serveCommand: Command = {
   name: "serve",
   summary: "Run the HTTP server (admin API, SDK paths, device sign-in, intake) on one port",
-  usage: "svc serve [--port 8080] [--host 0.0.0.0] [--data ./data] [--edge-only] [--no-request-log]",
+  details: [
+    "Environment: PORT, HOST and SERVICE_DATA_DIR stand in for the flags; SERVICE_INIT_ADMIN_KEY creates the first project around that admin key on an empty database; SERVICE_ADMIN_EMAIL names its owner. Prints `listening on http://HOST:PORT` once it accepts requests; SIGTERM drains and exits 0.",
+  ],
   examples: ["svc serve", "svc serve --port 9000 --data /var/lib/svc", "PORT=9000 SERVICE_DATA_DIR=/data svc serve"],
-  options: {
-    port: { type: "string" },
-    host: { type: "string" },
-    data: { type: "string" },
-    "edge-only": { type: "boolean" },
-    "no-request-log": { type: "boolean" },
+  flags: {
+    port: { type: "string", value: "PORT", help: "TCP port to listen on, 0 for any free one (default: PORT, else 8080)" },
+    host: { type: "string", value: "HOST", help: "Address to bind (default: HOST, else 0.0.0.0, every interface)" },
+    data: { type: "string", value: "DIR", help: "Directory of the database, service.db (default: SERVICE_DATA_DIR, else ./data)" },
+    "edge-only": { type: "boolean", help: "Serve only the public intake and /healthz (the edge role), no admin API or SDK paths" },
+    "no-request-log": { type: "boolean", help: "Do not print one JSON line per request on stdout" },
   },
   async run({ values }) {
     const port = portSetting(values.port, process.env.PORT);

@@ -12,21 +12,24 @@ import { portSetting } from "./port";
 import { closeServices, createServices } from "../app";
 import { VERSION } from "../version";
 import type { Command } from "./command";
+import { CliError } from "./errors";
 
 
 export const initCommand: Command = {
   name: "init",
   summary: "Create an organisation, a project, its owner and one admin, client and server key",
-  usage: "svc init [--data ./data] [--project NAME] [--organisation ID] [--owner EMAIL] [--plan pro|free] [--public-tickets] [--json]",
+  details: [
+    "Works with or without a running server on the same data directory. Each call creates a new organisation (or, with --organisation, a new project in that one). The keys are shown only here, never again.",
+  ],
   examples: ["svc init --json", "svc init --project Shop --owner me@example.com --public-tickets --json", "svc init --organisation org_… --project Checkout --json"],
-  options: {
-    data: { type: "string" },
-    organisation: { type: "string" },
-    project: { type: "string" },
-    owner: { type: "string" },
-    plan: { type: "string" },
-    "public-tickets": { type: "boolean" },
-    json: { type: "boolean" },
+  flags: {
+    data: { type: "string", value: "DIR", help: "Directory of the database (default: SERVICE_DATA_DIR, else ./data)" },
+    project: { type: "string", value: "NAME", help: 'Name of the new project (default "My project")' },
+    organisation: { type: "string", value: "ID", help: "Add the project to this existing organisation (org_…) instead of creating one" },
+    owner: { type: "string", value: "EMAIL", help: "Owner of a new organisation (default: SERVICE_ADMIN_EMAIL, else owner@example.com; with --organisation its first owner)" },
+    plan: { type: "string", value: "PLAN", help: "pro (default) or free" },
+    "public-tickets": { type: "boolean", help: "Let the client key file public tickets (bug reports, feature requests) into the project" },
+    json: { type: "boolean", help: "Print {organisationId, projectId, ownerEmail, adminKey, clientKey, serverKey} as one JSON line" },
   },
   run({ values }) {
     const dataDir = resolve((values.data as string | undefined) ?? process.env.SERVICE_DATA_DIR ?? DEFAULT_DATA_DIR);
@@ -49,7 +52,7 @@ export const initCommand: Command = {
         if (organisationId) {
           // Another project of an existing organisation: its people reach it at once.
           const organisation = services.projects.organisation(organisationId);
-          if (!organisation) throw new Error(`no organisation ${organisationId} in ${databasePath(dataDir)}; \`svc whoami\` lists yours`);
+          if (!organisation) throw new CliError(`no organisation ${organisationId} in ${databasePath(dataDir)}`, "NOT_FOUND", "`svc whoami` (signed in) lists your organisations and their projects");
           const owner = ownerEmail ?? services.projects.firstOwnerEmail(organisationId) ?? "owner@example.com";
           created = { organisation, project: services.projects.createProject(organisationId, { name: projectName, ownerEmail: owner, plan, publicTicketCreation }) };
         } else {
@@ -86,9 +89,8 @@ export const initCommand: Command = {
 export const versionCommand: Command = {
   name: "version",
   summary: "Print the version",
-  usage: "svc version [--json]",
-  examples: ["svc version"],
-  options: { json: { type: "boolean" } },
+  examples: ["svc version", "svc version --json"],
+  flags: { json: { type: "boolean", help: "Print {version, bun} as JSON" } },
   run({ values }) {
     console.log(values.json ? JSON.stringify({ version: VERSION, bun: Bun.version }) : `svc ${VERSION} (bun ${Bun.version})`);
     return 0;
@@ -98,9 +100,14 @@ export const versionCommand: Command = {
 export const healthcheckCommand: Command = {
   name: "healthcheck",
   summary: "Exit 0 when the local server answers GET /healthz (for Docker HEALTHCHECK)",
-  usage: "svc healthcheck [--port 8080] [--host 127.0.0.1] [--timeout-ms 2000] [--json]",
+  details: ["Exit status 0 when the server answers 200, else 1."],
   examples: ["svc healthcheck", "svc healthcheck --port 9000"],
-  options: { port: { type: "string" }, host: { type: "string" }, "timeout-ms": { type: "string" }, json: { type: "boolean" } },
+  flags: {
+    port: { type: "string", value: "PORT", help: "Port of the local server (default: PORT, else 8080)" },
+    host: { type: "string", value: "HOST", help: "Host of the server (default 127.0.0.1)" },
+    "timeout-ms": { type: "string", value: "MS", help: "Give up after MS milliseconds, 1 to 60000 (default 2000)" },
+    json: { type: "boolean", help: "Print {healthy, url, error?} as JSON on stdout" },
+  },
   async run({ values }) {
     const port = portSetting(values.port, process.env.PORT);
     const host = (values.host as string | undefined) ?? "127.0.0.1";
@@ -126,29 +133,26 @@ export const healthcheckCommand: Command = {
 export const backupCommand: Command = {
   name: "backup",
   summary: "Write a consistent copy of the database while the server runs (VACUUM INTO)",
-  usage: "svc backup --out FILE [--data ./data] [--json]",
+  details: ["The copy is a complete SQLite database (mode 0600): restore by starting `svc serve --data` on a directory holding it as service.db."],
   examples: ["svc backup --out backup-2026-11-21.db", "svc backup --data /var/lib/svc --out /backups/svc.db"],
-  options: { out: { type: "string" }, data: { type: "string" }, json: { type: "boolean" } },
+  flags: {
+    out: { type: "string", value: "FILE", help: "File to write (required; an existing file is never overwritten)" },
+    data: { type: "string", value: "DIR", help: "Directory of the database (default: SERVICE_DATA_DIR, else ./data)" },
+    json: { type: "boolean", help: "Print {out}, the path written, as JSON (failures as one JSON object on stderr)" },
+  },
   run({ values }) {
     const out = values.out as string | undefined;
-    if (!out) throw new UsageError("--out FILE is required\nRun `svc help backup` for usage.");
+    if (!out) throw new UsageError("--out FILE is required");
     const target = resolve(out);
-    if (existsSync(target)) {
-      console.error(`error: ${target} already exists; choose a new file name (backups never overwrite)`);
-      return 1;
-    }
+    if (existsSync(target)) throw new CliError(`${target} already exists`, "ALREADY_EXISTS", "choose a new file name (backups never overwrite)");
     const dataDir = resolve((values.data as string | undefined) ?? process.env.SERVICE_DATA_DIR ?? DEFAULT_DATA_DIR);
     const source = databasePath(dataDir);
-    if (!existsSync(source)) {
-      console.error(`error: no database at ${source}; pass --data DIR`);
-      return 1;
-    }
+    if (!existsSync(source)) throw new CliError(`no database at ${source}`, "NOT_FOUND", "pass --data DIR, the directory `svc serve --data` uses");
     // The copy holds every key hash and session: create it 0600 before SQLite writes into it (VACUUM INTO accepts an empty file).
     try {
       closeSync(openSync(target, "wx", 0o600));
     } catch (err) {
-      console.error(`error: cannot create ${target}: ${(err as Error).message}`);
-      return 1;
+      throw new CliError(`cannot create ${target}: ${(err as Error).message}`, "ERROR");
     }
     const db = openDatabase(source, { migrate: false });
     try {

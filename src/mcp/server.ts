@@ -14,7 +14,7 @@ function errorText(err: unknown): string {
 export function createMcpServer(open: OpenSession): McpServer {
   const server = new McpServer(
     { name: "svc", title: "svc feature flags and configs", version: VERSION },
-    { instructions: "Tools for the svc feature-flag service: killswitches, dynamic configs, SDK keys and projects of the signed-in user." },
+    { instructions: "Tools for the svc feature-flag service: killswitches, dynamic configs, SDK keys, members and projects of the signed-in user. list_configs and list_killswitches find names; get_config reads one config." },
   );
   for (const tool of TOOLS) {
     server.registerTool(

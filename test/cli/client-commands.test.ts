@@ -41,10 +41,11 @@ describe("svc toggle", () => {
 
     const off = await svc(box, ["toggle", "checkout", "--env", "staging", "--off"]);
     expect(off.code).toBe(0);
-    expect(off.stdout.trim()).toBe("checkout on staging: off → off (version 2)");
+    // The env it acted on comes first (issue 9).
+    expect(off.stdout.trim()).toBe("staging: checkout off → off (version 2)");
 
     const sub = await svc(box, ["toggle", "checkout", "--switch", "new-ui", "--on", "--env", "dev"]);
-    expect(sub.stdout.trim()).toBe("checkout/new-ui on dev: off → on (version 2)");
+    expect(sub.stdout.trim()).toBe("dev: checkout/new-ui off → on (version 2)");
     // --on twice publishes the same value: a retry cannot undo the first call.
     expect((await svcJson(box, ["toggle", "checkout", "--switch", "new-ui", "--on", "--env", "dev"])).value).toBe(true);
 
@@ -182,6 +183,8 @@ describe("svc bind", () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, ".service"), "utf8"))).toEqual({ project_id: ts.projectId });
     expect((await svc(box, ["bind"], { cwd: dir })).code).toBe(2);
-    expect((await svc(box, ["bind", "has space"], { cwd: dir })).code).toBe(2);
+    // A name may hold spaces: it is looked up among your projects (none is called this), and the binding stays.
+    expect((await svc(box, ["bind", "has space"], { cwd: dir })).code).toBe(1);
+    expect(JSON.parse(readFileSync(join(dir, ".service"), "utf8"))).toEqual({ project_id: ts.projectId });
   });
 });

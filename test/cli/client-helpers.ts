@@ -36,7 +36,7 @@ export type SvcOptions = {
 
 const shellQuote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
 
-function envFor(box: Sandbox, extra: Record<string, string | undefined> = {}): Record<string, string> {
+export function envFor(box: Sandbox, extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !CLIENT_ENV.includes(k)) env[k] = v;
   env.HOME = box.home;

@@ -59,9 +59,20 @@ describe("svc mcp", () => {
       const { tools } = await s.client.listTools();
       const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
       expect(Object.keys(byName).sort()).toEqual(
-        ["get_config", "list_killswitches", "list_projects", "list_sdk_keys", "publish_config", "save_config_draft", "toggle_killswitch", "whoami"].sort(),
+        [
+          "get_config",
+          "list_configs",
+          "list_killswitches",
+          "list_members",
+          "list_projects",
+          "list_sdk_keys",
+          "publish_config",
+          "save_config_draft",
+          "toggle_killswitch",
+          "whoami",
+        ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "get_config", "list_sdk_keys"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
@@ -106,6 +117,35 @@ describe("svc mcp", () => {
       const text = JSON.stringify(keysResult);
       for (const secret of [ts.adminKey, ts.serverKey, ts.clientKey]) expect(text).not.toContain(secret);
       expect(text).not.toMatch(/sdk_(admin|server|client)_[A-Za-z0-9]{16,}/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("list_configs finds every config by name with its versions and drafts; list_members lists people and roles", async () => {
+    const schema = { type: "string" };
+    expect((await ts.api("/api/admin/configs", { body: { name: "banner", schema, value: "hi", description: "Top banner" } })).status).toBe(201);
+    const project = { "x-project-id": ts.projectId };
+    expect((await ts.api("/api/admin/configs/banner/drafts", { method: "PUT", body: { env: "staging", value: "hello" }, headers: project })).status).toBe(200);
+    expect((await ts.api("/api/admin/configs/banner", { method: "PATCH", body: { prod: "hey" } })).status).toBe(200);
+    await ts.addMember("viewer@example.com", "viewer");
+    const s = await connect(signedIn());
+    try {
+      const configs = json(await s.client.callTool({ name: "list_configs", arguments: {} }));
+      const banner = configs.find((c: any) => c.name === "banner");
+      expect(banner).toEqual({ name: "banner", id: expect.stringMatching(/^cfg_/), description: "Top banner", versions: { dev: 1, staging: 1, prod: 2 }, drafts: ["staging"], updatedAt: expect.any(String) });
+      expect(configs.map((c: any) => c.name).sort()).toEqual(["banner", "limits"]);
+      // The values themselves stay in get_config: the list is for finding names.
+      expect(JSON.stringify(configs)).not.toContain("hello");
+      expect(json(await s.client.callTool({ name: "list_configs", arguments: { q: "BANN" } })).map((c: any) => c.name)).toEqual(["banner"]);
+
+      const members = json(await s.client.callTool({ name: "list_members", arguments: {} }));
+      expect(members).toEqual(
+        expect.arrayContaining([
+          { email: "owner@example.com", role: "owner", joinedAt: expect.any(String) },
+          { email: "viewer@example.com", role: "viewer", joinedAt: expect.any(String) },
+        ]),
+      );
     } finally {
       await s.close();
     }

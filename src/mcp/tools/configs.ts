@@ -1,11 +1,31 @@
 import { z } from "zod";
-import type { ConfigRecord } from "../../cli/resources";
+import { ENVS } from "../../cli/client";
+import type { ConfigRecord } from "../../cli/configs";
 import { READ_ONLY, defineTool, envArg, projectIdArg } from "../tool";
 
 const path = (name: string) => `/api/admin/configs/${encodeURIComponent(name)}`;
 const configName = z.string().min(1).max(128).describe("Config name or id");
 
 export const configTools = [
+  defineTool({
+    name: "list_configs",
+    title: "List dynamic configs",
+    description:
+      "The project's dynamic configs: name, id, description, the published version on each env (dev, staging, prod) and which envs have an unpublished draft. Call get_config for a config's schema and values.",
+    input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on name/description") },
+    annotations: READ_ONLY,
+    async run({ project_id, q }, open) {
+      const configs = await open(project_id).request<ConfigRecord[]>("GET", `/api/admin/configs${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      return configs.map((c) => ({
+        name: c.name,
+        id: c.id,
+        description: c.description,
+        versions: Object.fromEntries(ENVS.map((e) => [e, c.envs[e].version])),
+        drafts: ENVS.filter((e) => c.drafts[e] !== undefined),
+        updatedAt: c.updatedAt,
+      }));
+    },
+  }),
   defineTool({
     name: "get_config",
     title: "Get a dynamic config",

@@ -1,5 +1,7 @@
+import { z } from "zod";
 import type { Me } from "../../cli/account";
-import { READ_ONLY, defineTool } from "../tool";
+import type { Member } from "../../cli/people";
+import { READ_ONLY, defineTool, projectIdArg } from "../tool";
 
 export const projectTools = [
   defineTool({
@@ -23,6 +25,17 @@ export const projectTools = [
     async run(_args, open) {
       const me = await open().request<Me>("GET", "/api/admin/me");
       return me.projects.map((p) => ({ ...p, active: p.id === me.project?.id }));
+    },
+  }),
+  defineTool({
+    name: "list_members",
+    title: "List members",
+    description: "People of the project's organisation with their role (viewer reads; editor also writes; owner also manages keys, tokens, settings and members) and when they joined.",
+    input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on email") },
+    annotations: READ_ONLY,
+    async run({ project_id, q }, open) {
+      const members = await open(project_id).request<Member[]>("GET", `/api/admin/members${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      return members.map((m) => ({ email: m.email, role: m.role, joinedAt: m.joinedAt }));
     },
   }),
 ];

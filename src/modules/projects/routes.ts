@@ -17,17 +17,26 @@ export function projectRoutes(ctx: AppContext) {
   return new Elysia({ name: "projects", seed: ctx, prefix: "/api/admin/projects" })
     .use(ctx.auth)
     .use(jsonBodyPlugin)
-    .get("", ({ principal, query }) => filterByQuery(principal.userId ? projects.listForUser(principal.userId) : [projects.get(principal.projectId)], query.q, (p) => [p.name, p.slug]), {
-      admin: true,
-      query: ListQuery,
-      ...describe({
-        summary: "Projects the caller reaches",
-        tag: "Projects",
-        auth: "admin",
-        description: "A person: every project of every organisation they belong to. An admin key or API token: its one project. `q` filters name and slug.",
-        response: { 200: t.Array(ProjectSchema) },
-      }),
-    })
+    .get(
+      "",
+      ({ headers, request, query }) => {
+        // A person lists every project they reach, with or without one selected (like /me).
+        const caller = ctx.authenticator.identify(headers);
+        const reached = caller.userId ? projects.listForUser(caller.userId) : [projects.get(ctx.authenticator.forProject(caller, headers, request.method, true).projectId)];
+        return filterByQuery(reached, query.q, (p) => [p.name, p.slug]);
+      },
+      {
+        transform: ({ headers }) => void ctx.authenticator.identify(headers),
+        query: ListQuery,
+        ...describe({
+          summary: "Projects the caller reaches",
+          tag: "Projects",
+          auth: "admin",
+          description: "A person: every project of every organisation they belong to, with or without one selected. An admin key or API token: its one project. `q` filters name and slug.",
+          response: { 200: t.Array(ProjectSchema) },
+        }),
+      },
+    )
     .post(
       "",
       ({ headers, body, set }) => {

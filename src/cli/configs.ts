@@ -1,0 +1,170 @@
+import { ENVS, type Env } from "./client";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, intFlag, jsonFlag, openClient, requiredEnv, str, table, when } from "./client-command";
+import type { Command, Flag } from "./command";
+
+type EnvValue = { value: unknown; version: number; updatedAt: string };
+type DraftValue = { value: unknown; baseVersion: number; updatedAt: string };
+export type ConfigRecord = {
+  id: string;
+  name: string;
+  description: string;
+  schema: unknown;
+  envs: Record<Env, EnvValue>;
+  drafts: Partial<Record<Env, DraftValue>>;
+  createdAt: string;
+  updatedAt: string;
+};
+type Activity = { id: string; action: string; actorEmail: string; actorType: string; payload: Record<string, unknown>; createdAt: string };
+type Published = { id: string; env: Env; version: number };
+
+const base = (name: string) => `/api/admin/configs/${encodeURIComponent(name)}`;
+const pretty = (v: unknown) => JSON.stringify(v, null, 2);
+
+const ENV_FLAG: Flag = { type: "string", value: "ENV", help: "Env: dev, staging or prod" };
+const VALUE_FLAG: Flag = { type: "string", value: "JSON", help: "The new value as JSON (a string needs quotes: '\"text\"'), or @FILE to read it from a file" };
+
+export const configsCommand: Command = {
+  name: "configs",
+  summary: "Dynamic configs: list, get, create, set (save a draft), publish, activity",
+  details: ["`svc config` is the same command. A change is saved as a draft of one env and goes live when published (`set --publish` does both)."],
+  examples: ["svc configs list", `svc configs set checkout-limits --env staging --value '{"max":5}' --publish`, "svc configs activity checkout-limits"],
+  subcommands: [
+    {
+      name: "list",
+      summary: "List the project's configs: published version on every env and which envs have drafts",
+      examples: ["svc configs list", "svc configs list --query limits --json"],
+      flags: { query: QUERY_FLAG, ...CLIENT_FLAGS },
+      async run({ values }) {
+        const q = str(values, "query");
+        const all = await openClient(values).request<ConfigRecord[]>("GET", `/api/admin/configs${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        emit(values.json, all, () => {
+          if (all.length === 0) return q ? `No configs match "${q}".` : "No configs yet; create one with `svc configs create <name> --value JSON`.";
+          return table(
+            ["NAME", "DEV", "STAGING", "PROD", "DRAFTS", "DESCRIPTION"],
+            all.map((c) => [c.name, ...ENVS.map((e) => `v${c.envs[e].version}`), ENVS.filter((e) => c.drafts[e]).join(", "), c.description]),
+          );
+        });
+        return 0;
+      },
+    },
+    {
+      name: "get",
+      summary: "Show a config's published value and version on every env (or one), and any drafts",
+      args: ["<name>"],
+      examples: ["svc configs get checkout-limits", "svc configs get checkout-limits --env prod --json"],
+      flags: { env: { ...ENV_FLAG, help: "Only this env: dev, staging or prod (default: all three)" }, ...CLIENT_FLAGS },
+      async run({ values, positionals }) {
+        const env = envFlag(values.env);
+        const cfg = await openClient(values).request<ConfigRecord>("GET", base(positionals[0]!));
+        if (env) {
+          const result = { id: cfg.id, name: cfg.name, env, ...cfg.envs[env], draft: cfg.drafts[env] ?? null };
+          emit(values.json, result, () => {
+            const lines = [`${cfg.name} on ${env} (version ${result.version}):`, pretty(result.value)];
+            if (result.draft) lines.push(`Unpublished draft (from version ${result.draft.baseVersion}):`, pretty(result.draft.value));
+            return lines.join("\n");
+          });
+        } else {
+          emit(values.json, cfg, () =>
+            ENVS.flatMap((e) => {
+              const draft = cfg.drafts[e];
+              return [`${e} (version ${cfg.envs[e].version}): ${JSON.stringify(cfg.envs[e].value)}`, ...(draft ? [`  draft: ${JSON.stringify(draft.value)}`] : [])];
+            }).join("\n"),
+          );
+        }
+        return 0;
+      },
+    },
+    {
+      name: "create",
+      summary: "Create a config: its JSON Schema and version 1 on every env",
+      args: ["<name>"],
+      examples: [
+        `svc configs create checkout-limits --schema '{"type":"object","properties":{"max":{"type":"integer"}}}' --value '{"max":3}'`,
+        "svc configs create banner-text --value '\"Hello\"' --description 'Top banner'",
+        "svc configs create limits --schema @limits.schema.json --value @limits.json",
+      ],
+      flags: {
+        schema: { type: "string", value: "JSON", help: "JSON Schema every value must match, or @FILE (default: true, any JSON value)" },
+        value: { ...VALUE_FLAG, help: "Value published on every env at version 1, as JSON or @FILE (required unless the schema has a default)" },
+        description: { type: "string", value: "TEXT", help: "What the config is for, shown in lists" },
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const name = positionals[0]!;
+        const body: Record<string, unknown> = { name, schema: values.schema === undefined ? true : jsonFlag(values.schema, "schema") };
+        if (values.value !== undefined) body.value = jsonFlag(values.value, "value");
+        if (values.description !== undefined) body.description = values.description;
+        const created = await openClient(values).request<{ id: string; name: string }>("POST", "/api/admin/configs", { body });
+        emit(values.json, created, () =>
+          [`Created config ${created.name} (${created.id}): version 1 on dev, staging and prod.`, `Change it with \`svc configs set ${created.name} --env dev --value JSON --publish\`.`].join("\n"),
+        );
+        return 0;
+      },
+    },
+    {
+      name: "set",
+      summary: "Save a draft of one env (validated against the schema); --publish also makes it live",
+      args: ["<name>"],
+      examples: [`svc configs set checkout-limits --env staging --value '{"max":5}'`, `svc configs set checkout-limits --env prod --value @limits.json --publish`],
+      flags: {
+        env: { ...ENV_FLAG, help: "Env whose draft to save: dev, staging or prod (required)" },
+        value: { ...VALUE_FLAG, help: `${VALUE_FLAG.help} (required)` },
+        publish: { type: "boolean", help: "Publish the draft at once as the env's next version (asks first on prod in a terminal)" },
+        yes: YES_FLAG,
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const name = positionals[0]!;
+        const env = requiredEnv(values.env);
+        const value = jsonFlag(values.value, "value");
+        const client = openClient(values);
+        if (values.publish && env === "prod") await confirmChange(values, client, `Publish ${name} on prod? SDKs see the new value at once.`);
+        const draft = await client.request<{ id: string; env: Env; baseVersion: number; updatedAt: string }>("PUT", `${base(name)}/drafts`, { body: { env, value }, requireProject: true });
+        if (!values.publish) {
+          emit(values.json, { draft }, () => `Saved a draft of ${name} on ${env} (from version ${draft.baseVersion}); publish it with \`svc configs publish ${name} --env ${env}\`.`);
+          return 0;
+        }
+        const published = await client.request<Published>("POST", `${base(name)}/publish`, { body: { env }, requireProject: true });
+        emit(values.json, { draft, published }, () => `Published ${name} on ${env}: version ${published.version}.`);
+        return 0;
+      },
+    },
+    {
+      name: "publish",
+      summary: "Publish one env's draft as its next version (SDKs see it at once)",
+      args: ["<name>"],
+      examples: ["svc configs publish checkout-limits --env staging", "svc configs publish checkout-limits --env prod --yes"],
+      flags: { env: { ...ENV_FLAG, help: "Env whose draft to publish: dev, staging or prod (required)" }, yes: YES_FLAG, ...CLIENT_FLAGS },
+      async run({ values, positionals }) {
+        const name = positionals[0]!;
+        const env = requiredEnv(values.env);
+        const client = openClient(values);
+        if (env === "prod") await confirmChange(values, client, `Publish the prod draft of ${name}? SDKs see the new value at once.`);
+        const published = await client.request<Published>("POST", `${base(name)}/publish`, { body: { env }, requireProject: true });
+        emit(values.json, published, () => `Published ${name} on ${env}: version ${published.version}.`);
+        return 0;
+      },
+    },
+    {
+      name: "activity",
+      summary: "Who created, changed, drafted and published a config, newest first",
+      args: ["<name>"],
+      examples: ["svc configs activity checkout-limits", "svc configs activity checkout-limits --limit 5 --json"],
+      flags: { limit: { type: "string", value: "N", help: "At most N rows, 1 to 100 (default 20)" }, ...CLIENT_FLAGS },
+      async run({ values, positionals }) {
+        const limit = intFlag(values.limit, "limit", 1, 100);
+        const rows = await openClient(values).request<Activity[]>("GET", `${base(positionals[0]!)}/activity${limit === undefined ? "" : `?limit=${limit}`}`, { requireProject: true });
+        emit(values.json, rows, () =>
+          rows.length === 0
+            ? "No activity."
+            : table(
+                ["WHEN", "ACTION", "BY", "DETAILS"],
+                rows.map((a) => [when(a.createdAt), a.action.replace(/^config\./, ""), a.actorEmail, Object.keys(a.payload).length ? JSON.stringify(a.payload) : ""]),
+                { full: ["BY"] },
+              ),
+        );
+        return 0;
+      },
+    },
+  ],
+};
