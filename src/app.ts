@@ -1,8 +1,7 @@
 import { Elysia } from "elysia";
-import { openapi } from "@elysiajs/openapi";
 import { Authenticator, authPlugin } from "./lib/auth";
 import type { Db } from "./lib/db";
-import { ApiError, ErrorBodySchema } from "./lib/errors";
+import { ApiError } from "./lib/errors";
 import { randomBase62 } from "./lib/ids";
 import { requestIdFor } from "./lib/http";
 import {
@@ -33,6 +32,7 @@ import { configRoutes } from "./modules/configs/routes";
 import { keyRoutes } from "./modules/keys/routes";
 import { projectRoutes } from "./modules/projects/routes";
 import { systemRoutes } from "./modules/system/routes";
+import { openapiRoutes } from "./modules/system/openapi";
 import { IdentityService } from "./modules/identity/service";
 import { identityRoutes } from "./modules/identity/routes";
 import type { SignInOptions } from "./modules/identity/options";
@@ -40,7 +40,6 @@ import { DeviceService } from "./modules/device/service";
 import { deviceRoutes } from "./modules/device/routes";
 import { TokensService } from "./modules/tokens/service";
 import { tokenRoutes } from "./modules/tokens/routes";
-import { VERSION } from "./version";
 
 export type AppOptions = {
   /** Largest request body accepted, in bytes (413 `Body too large` above). */
@@ -239,29 +238,8 @@ export function buildApp(ctx: AppContext) {
         if (!m) return;
         logRequest(request, m, m.status ?? (typeof set.status === "number" ? set.status : Number(set.status) || 200));
       })
-      .use(
-        openapi({
-          path: "/openapi",
-          specPath: "/openapi/json",
-          exclude: { paths: ["/openapi/scalar.js"] },
-          scalar: { cdn: "/openapi/scalar.js" } as never,
-          documentation: {
-            info: {
-              title: "svc",
-              version: VERSION,
-              description:
-                `Feature flags, dynamic configs and experimentation. Errors are \`{error, code, detail?}\`; lists are bare arrays; list operations take \`q\` (≤100 chars, case-insensitive substring over name/title/description). A request body over ${options.maxBodyBytes} bytes is refused with 413 \`Body too large\` (code BAD_REQUEST).`,
-            },
-            components: {
-              securitySchemes: {
-                bearer: { type: "http", scheme: "bearer", description: "Admin SDK key (sdk_admin_…), device-flow access token (svc_at_…) or project API token (svc_pat_…)" },
-                sdkKey: { type: "apiKey", in: "header", name: "X-SDK-Key", description: "Server (sdk_server_…) or client (sdk_client_…) SDK key" },
-              },
-              schemas: { Error: { ...ErrorBodySchema, $id: undefined } as never },
-            },
-          },
-        }),
-      )
+      // The API reference (/openapi), its bundle and the OpenAPI document (/openapi/json, `servers` per request).
+      .use(openapiRoutes(ctx))
       .use(systemRoutes(ctx))
       .use(projectRoutes(ctx))
       .use(keyRoutes(ctx))

@@ -19,6 +19,21 @@ export const CreateConfigBody = BodyObject(
     value: t.Optional(JsonValue("Published on every env at version 1. Required unless the schema has a root `default`.")),
     description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
   },
+  {
+    examples: [
+      {
+        name: "checkout-banner",
+        schema: {
+          type: "object",
+          properties: { enabled: { type: "boolean" }, message: { type: "string", maxLength: 140 } },
+          required: ["enabled"],
+          additionalProperties: false,
+        },
+        value: { enabled: true, message: "Free shipping on orders over €50" },
+        description: "Banner above the checkout form",
+      },
+    ],
+  },
 );
 
 export const PatchConfigBody = BodyObject(
@@ -30,13 +45,23 @@ export const PatchConfigBody = BodyObject(
     schema: t.Optional(UserSchema),
     description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
   },
+  {
+    examples: [
+      {
+        value: { enabled: true, message: "Free shipping on orders over €50" },
+        prod: { enabled: false },
+        description: "Banner above the checkout form (off in prod until launch)",
+      },
+    ],
+  },
 );
 
 export const SaveDraftBody = BodyObject(
   { env: EnvSchema, value: JsonValue("Validated against the current schema; nothing is published") },
+  { examples: [{ env: "prod", value: { enabled: true, message: "Free shipping on orders over €40" } }] },
 );
 
-export const PublishBody = BodyObject({ env: EnvSchema });
+export const PublishBody = BodyObject({ env: EnvSchema }, { examples: [{ env: "prod" }] });
 
 export const EnvParams = t.Object({ id: t.String({ minLength: 1, maxLength: 128 }), env: EnvSchema });
 

@@ -27,7 +27,7 @@ export const SnapshotSchema = t.Object(
 
 export const OfrepRequestSchema = t.Object(
   { context: t.Optional(t.Record(t.String(), t.Unknown(), { description: "`env` picks the environment (default: the project's `defaultEnv`)" })) },
-  { title: "OfrepEvaluationRequest" },
+  { title: "OfrepEvaluationRequest", examples: [{ context: { targetingKey: "user-1234", env: "prod" } }] },
 );
 
 export const OfrepSuccessSchema = t.Object(

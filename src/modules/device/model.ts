@@ -5,6 +5,9 @@ export const DeviceCodeBody = BodyObject({
   code_challenge: t.String({ pattern: "^[A-Za-z0-9_-]{43}$", description: "BASE64URL(SHA256(code_verifier)), RFC 7636" }),
   code_challenge_method: t.Literal("S256"),
   client_name: t.Optional(t.String({ maxLength: 100, description: "Shown on the approval page, e.g. `svc CLI on laptop`" })),
+}, {
+  // S256 of the code_verifier in DeviceTokenBody's example: the two examples make one flow.
+  examples: [{ code_challenge: "NPsYzawS-__wqk67X9gyb4dr3JBo3hnlEi5MNyD5jX0", code_challenge_method: "S256", client_name: "svc CLI on dana-laptop" }],
 });
 
 export const DeviceCodeSchema = t.Object(
@@ -23,6 +26,14 @@ export const DeviceTokenBody = BodyObject({
   device_code: t.String({ minLength: 1, maxLength: 256 }),
   code_verifier: t.String({ minLength: 43, maxLength: 128, pattern: "^[A-Za-z0-9._~-]+$", description: "The PKCE verifier whose S256 challenge was sent" }),
   grant_type: t.Optional(t.Literal("urn:ietf:params:oauth:grant-type:device_code")),
+}, {
+  examples: [
+    {
+      device_code: "4vWb8Q2sKx7LmN0pRtYz3AcDeFgHiJkLoPqRsTuVwXy",
+      code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r-wW1gFWFOEjXk",
+      grant_type: "urn:ietf:params:oauth:grant-type:device_code",
+    },
+  ],
 });
 
 export const TokenPairSchema = t.Object(
@@ -37,9 +48,15 @@ export const TokenPairSchema = t.Object(
   { title: "TokenPair" },
 );
 
-export const RefreshBody = BodyObject({ refresh_token: t.String({ minLength: 1, maxLength: 256 }) });
+export const RefreshBody = BodyObject(
+  { refresh_token: t.String({ minLength: 1, maxLength: 256 }) },
+  { examples: [{ refresh_token: "svc_rt_7Gq2LmZ9xWc4VbN1sKd8RfT3yHj6Pa0EuOi5XnBvCzM" }] },
+);
 
-export const RevokeBody = BodyObject({ token: t.String({ minLength: 1, maxLength: 256, description: "An access or a refresh token" }) });
+export const RevokeBody = BodyObject(
+  { token: t.String({ minLength: 1, maxLength: 256, description: "An access or a refresh token" }) },
+  { examples: [{ token: "svc_rt_7Gq2LmZ9xWc4VbN1sKd8RfT3yHj6Pa0EuOi5XnBvCzM" }] },
+);
 
 export const RevokeResultSchema = t.Object({ revoked: t.Boolean({ description: "False when the token was unknown or already revoked" }) });
 
@@ -49,7 +66,7 @@ export const ConfirmBody = BodyObject({
   action: t.Union([t.Literal("approve"), t.Literal("deny")]),
   project_id: t.Optional(t.String({ maxLength: 128, description: "Project to bind; default the first one the person can reach" })),
   csrf: t.Optional(t.String({ maxLength: 128, description: "CSRF token (or header X-CSRF-Token)" })),
-});
+}, { examples: [{ user_code: "WDJB-MJHT", action: "approve", project_id: "0b9f6c2e-5d4a-4e8b-9c61-3f2a7d1e8b45" }] });
 
 export const ConfirmResultSchema = t.Object({
   status: t.Union([t.Literal("approved"), t.Literal("denied")]),

@@ -11,13 +11,13 @@ export const MagicLinkBody = BodyObject({
   email: Email,
   redirect: t.Optional(t.String({ maxLength: 2000, description: "A path on this server to open after sign-in" })),
   csrf: Csrf,
-});
+}, { examples: [{ email: "dana@example.com", redirect: "/device?user_code=WDJB-MJHT" }] });
 
 export const MagicLinkSentSchema = t.Object({ ok: t.Literal(true), message: t.String() });
 
 export const TokenQuery = QueryObject({ token: t.Optional(t.String({ maxLength: 128 })) });
 
-export const MagicConsumeBody = BodyObject({ token: LinkToken, csrf: Csrf });
+export const MagicConsumeBody = BodyObject({ token: LinkToken, csrf: Csrf }, { examples: [{ token: "Qm3xT8vLk2RzY7wN4pJc9HdA1sFb6GeU0iKoXyZtVnM" }] });
 
 export const SignedInSchema = t.Object({ ok: t.Literal(true), email: t.String(), redirect: t.String() });
 
@@ -37,7 +37,7 @@ export const SetupDoneSchema = t.Object(
   { title: "SetupDone" },
 );
 
-export const LogoutBody = BodyObject({ csrf: Csrf });
+export const LogoutBody = BodyObject({ csrf: Csrf }, { examples: [{ csrf: "h4Kd9sLq2XvB7nRt0YwZ3mPcE8uJ5aFg" }] });
 
 export const SetupBody = BodyObject({
   token: LinkToken,
@@ -45,6 +45,8 @@ export const SetupBody = BodyObject({
   organisation: t.String({ minLength: 1, maxLength: 200 }),
   project: t.String({ minLength: 1, maxLength: 200 }),
   csrf: Csrf,
+}, {
+  examples: [{ token: "Zr8Xc2Vb5Nm1Lk4Jh7Gf0Ds3Ap6Qw9EeRtYuIoPaSdF", email: "ops@example.com", organisation: "Acme", project: "Checkout service" }],
 });
 
 export const OidcCallbackQuery = QueryObject({
@@ -75,7 +77,7 @@ export const InviteFormBody = BodyObject({
   project_id: t.String({ minLength: 1, maxLength: 128, description: "A project of the organisation to invite into" }),
   role: t.Optional(t.Union([t.Literal("owner"), t.Literal("editor"), t.Literal("viewer")], { description: "Default editor" })),
   csrf: Csrf,
-});
+}, { examples: [{ email: "dana@example.com", project_id: "0b9f6c2e-5d4a-4e8b-9c61-3f2a7d1e8b45", role: "editor" }] });
 
 export const InvitationSchema = t.Object(
   {

@@ -9,6 +9,7 @@ export const MintKeyBody = BodyObject(
     name: t.Optional(t.String({ maxLength: 200 })),
     scopes: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 16, description: "Defaults to every scope of the type; a client key may be minted without `tickets:public_create`." })),
   },
+  { examples: [{ type: "server", name: "checkout-api (prod)", scopes: ["sdk:read"] }] },
 );
 
 export const MintedKeySchema = t.Object({

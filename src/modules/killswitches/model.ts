@@ -18,23 +18,29 @@ export const CreateKillswitchBody = BodyObject({
   value: t.Optional(t.Boolean({ description: "Flat value on every env at version 1; default false" })),
   switches: t.Optional(SwitchMap),
   description: t.Optional(t.Union([t.String({ maxLength: DESCRIPTION_MAX }), t.Null()])),
-});
+}, { examples: [{ name: "checkout", value: false, switches: { eu: false } }] });
 
 export const ToggleBody = BodyObject({
   env: t.Optional(EnvSchema),
   switchKey: t.Optional(SwitchKey),
   value: t.Optional(t.Union([t.Boolean(), t.Null()], { description: "Publish exactly this value; absent or null flips" })),
-});
+}, { examples: [{ env: "prod" }] });
 
-export const SetSwitchBody = BodyObject({ env: EnvSchema, switchKey: SwitchKey, value: t.Boolean() });
+export const SetSwitchBody = BodyObject(
+  { env: EnvSchema, switchKey: SwitchKey, value: t.Boolean() },
+  { examples: [{ env: "prod", switchKey: "eu", value: true }] },
+);
 
 /** DELETE /switch takes these in the JSON body, or in the query for clients that cannot send DELETE bodies. */
-export const SwitchRef = BodyObject({ env: t.Optional(EnvSchema), switchKey: t.Optional(SwitchKey) });
+export const SwitchRef = BodyObject(
+  { env: t.Optional(EnvSchema), switchKey: t.Optional(SwitchKey) },
+  { examples: [{ env: "prod", switchKey: "eu" }] },
+);
 export const SwitchRefQuery = QueryObject({ env: t.Optional(EnvSchema), switchKey: t.Optional(SwitchKey) });
 
-export const SetValueBody = BodyObject({ env: EnvSchema, value: t.Boolean() });
+export const SetValueBody = BodyObject({ env: EnvSchema, value: t.Boolean() }, { examples: [{ env: "prod", value: true }] });
 
-export const RollbackBody = BodyObject({ env: EnvSchema, version: StrictPositiveInteger });
+export const RollbackBody = BodyObject({ env: EnvSchema, version: StrictPositiveInteger }, { examples: [{ env: "prod", version: 3 }] });
 
 // `limit` is taken as text and checked by the service, so that its VALIDATION detail names `limit`
 // (Elysia's coerced integer reports an out-of-range query value without its name).

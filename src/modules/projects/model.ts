@@ -54,6 +54,11 @@ export const ProjectPatchSchema = BodyObject(
     moduleFeedback: t.Optional(t.Boolean()),
     publicTicketCreation: t.Optional(t.Boolean()),
   },
+  {
+    examples: [
+      { name: "Checkout service", domain: "https://shop.example.com", defaultEnv: "prod", timezone: "Europe/Berlin", analysis: { significanceThreshold: 0.05 } },
+    ],
+  },
 );
 
 export const CreateProjectBody = BodyObject(

@@ -8,6 +8,7 @@ export const MintTokenBody = BodyObject(
     name: t.String({ minLength: 1, maxLength: 200 }),
     access: TokenAccess,
   },
+  { examples: [{ name: "CI deploy pipeline", access: "read-write" }] },
 );
 
 export const MintedTokenSchema = t.Object(
