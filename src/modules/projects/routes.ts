@@ -14,19 +14,31 @@ function notYours(id: string) {
 
 export function projectRoutes(ctx: AppContext) {
   const { projects, identity } = ctx.services;
+  /** The caller of an organisation-level route; a project it names with X-Project-Id must be one it reaches. */
+  const callerOf = (headers: Record<string, string | undefined>) => {
+    const caller = ctx.authenticator.identify(headers);
+    const named = headers["x-project-id"];
+    if (named && !caller.access(named)) throw forbidden("This credential is not allowed on that project", `X-Project-Id: ${named.slice(0, 128)}`);
+    return caller;
+  };
+  const personOf = (headers: Record<string, string | undefined>) => {
+    const caller = callerOf(headers);
+    if (!caller.userId) throw forbidden("Projects are created by people", "Sign in with `svc login` (an SDK key or API token belongs to one project)");
+    return { ...caller, userId: caller.userId };
+  };
   return new Elysia({ name: "projects", seed: ctx, prefix: "/api/admin/projects" })
     .use(ctx.auth)
     .use(jsonBodyPlugin)
     .get(
       "",
       ({ headers, request, query }) => {
-        // A person lists every project they reach, with or without one selected (like /me).
-        const caller = ctx.authenticator.identify(headers);
+        // A person lists every project they reach, with or without one selected (like /me); a named one must be theirs.
+        const caller = callerOf(headers);
         const reached = caller.userId ? projects.listForUser(caller.userId) : [projects.get(ctx.authenticator.forProject(caller, headers, request.method, true).projectId)];
         return filterByQuery(reached, query.q, (p) => [p.name, p.slug]);
       },
       {
-        transform: ({ headers }) => void ctx.authenticator.identify(headers),
+        transform: ({ headers }) => void callerOf(headers),
         query: ListQuery,
         ...describe({
           summary: "Projects the caller reaches",
@@ -41,10 +53,7 @@ export function projectRoutes(ctx: AppContext) {
       "",
       ({ headers, body, set }) => {
         // Organisation-level: the project header does not limit it, the person's role in the organisation does.
-        const caller = ctx.authenticator.identify(headers);
-        if (!caller.userId) {
-          throw forbidden("Projects are created by people", "Sign in with `svc login` (an SDK key or API token belongs to one project)");
-        }
+        const caller = personOf(headers);
         const selected = headers["x-project-id"] || caller.defaultProjectId;
         const organisationId = body.organisationId ?? (selected && caller.access(selected) ? projects.get(selected).organisationId : null);
         if (!organisationId) throw badRequest("Which organisation?", "organisationId: send it (see GET /api/admin/me), or select a project of that organisation with X-Project-Id");
@@ -57,7 +66,7 @@ export function projectRoutes(ctx: AppContext) {
       },
       {
         // The credential is checked before the body (as the admin macro does), so a caller without one learns nothing.
-        transform: ({ headers }) => void ctx.authenticator.identify(headers),
+        transform: ({ headers }) => void personOf(headers),
         body: CreateProjectBody,
         ...describe({
           summary: "Create a project in one of your organisations",
