@@ -1,5 +1,5 @@
 /**
- * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery]`
+ * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores]`
  *
  * Loads svc and a bare Bun.serve answering the same bytes, in the same run, on
  * loopback with autocannon; prints one table per suite and the headline
@@ -13,11 +13,13 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { runDelivery } from "./delivery";
 import { runFoundation } from "./foundation";
+import { runStores } from "./stores";
 import { ROOT, type Row, type Settings, printTable } from "./lib";
 
 const SUITES: Record<string, (s: Settings) => Promise<{ rows: Row[]; figures: Record<string, number> }>> = {
   foundation: runFoundation,
   delivery: runDelivery,
+  stores: runStores,
 };
 
 const { values: flags } = parseArgs({
@@ -41,7 +43,7 @@ const settings: Settings = {
 };
 const chosen = flags.only ? [flags.only] : Object.keys(SUITES);
 if (!(settings.duration > 0) || !Number.isInteger(settings.connections) || settings.connections < 1 || !Number.isInteger(settings.samples) || settings.samples < 1 || chosen.some((n) => !SUITES[n])) {
-  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery]");
+  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores]");
   process.exit(2);
 }
 

@@ -1,6 +1,5 @@
 import { Elysia } from "elysia";
 import { Authenticator, authPlugin } from "./lib/auth";
-import type { Db } from "./lib/db";
 import { ApiError } from "./lib/errors";
 import { randomBase62 } from "./lib/ids";
 import { requestIdFor } from "./lib/http";
@@ -17,109 +16,47 @@ import {
   tooDeep,
   validationDetail,
 } from "./lib/pipeline";
-import { isBusyError } from "./lib/db";
 import { createLogger, type Logger } from "./lib/log";
-import { Network, type NetworkOptions } from "./lib/network";
-import { KeysService } from "./modules/keys/service";
-import { ProjectsService } from "./modules/projects/service";
-import { RevisionsService } from "./modules/delivery/revisions";
-import { SnapshotService } from "./modules/delivery/snapshot";
-import { deliveryRoutes } from "./modules/delivery/routes";
-import { KillswitchesService } from "./modules/killswitches/service";
-import { killswitchRoutes } from "./modules/killswitches/routes";
-import { ConfigsService } from "./modules/configs/service";
-import { configRoutes } from "./modules/configs/routes";
-import { keyRoutes } from "./modules/keys/routes";
-import { projectRoutes } from "./modules/projects/routes";
+import type { AppContext, AppOptions, ServiceContext, Services, SnapshotSection } from "./lib/module";
+import { Network } from "./lib/network";
+import { type Store, isBusyError, isPostgresUnavailable } from "./lib/store";
+import { MODULES } from "./modules";
 import { systemRoutes } from "./modules/system/routes";
 import { openapiRoutes } from "./modules/system/openapi";
-import { IdentityService } from "./modules/identity/service";
-import { identityRoutes } from "./modules/identity/routes";
-import type { SignInOptions } from "./modules/identity/options";
-import { DeviceService } from "./modules/device/service";
-import { deviceRoutes } from "./modules/device/routes";
-import { TokensService } from "./modules/tokens/service";
-import { tokenRoutes } from "./modules/tokens/routes";
 
-export type AppOptions = {
-  /** Largest request body accepted, in bytes (413 `Body too large` above). */
-  maxBodyBytes: number;
-  /** How often SDK key last-used stamps are written. */
-  lastUsedFlushMs?: number;
-  /** `svc serve --edge-only`: answer only the public intake (/ops) and /healthz. */
-  edgeOnly?: boolean;
-  /** Interval of the SSE stream's keep-alive comment (default 15 s). */
-  streamHeartbeatMs?: number;
-  /** Open SSE streams one SDK key may hold (default 500). */
-  maxStreamsPerKey?: number;
-  /** Browser sign-in, mail, OIDC and the sign-in clock. */
-  signIn?: SignInOptions;
-  /** SERVICE_PUBLIC_URL, SERVICE_ALLOWED_HOSTS, SERVICE_TRUSTED_PROXIES. */
-  network?: NetworkOptions;
-};
+export type { AppContext, AppOptions, Services } from "./lib/module";
 
-export type Services = {
-  keys: KeysService;
-  projects: ProjectsService;
-  revisions: RevisionsService;
-  killswitches: KillswitchesService;
-  snapshots: SnapshotService;
-  configs: ConfigsService;
-  identity: IdentityService;
-  device: DeviceService;
-  tokens: TokensService;
-};
-
-export type AppContext = {
-  db: Db;
-  services: Services;
-  authenticator: Authenticator;
-  auth: ReturnType<typeof authPlugin>;
-  log: Logger;
-  options: AppOptions;
-  /** Aborted when the server begins to shut down: long-lived responses (streams) end on it. */
-  shutdown: AbortSignal;
-  /** Our host names, the public origin of links, and trusted proxies. */
-  network: Network;
-  /**
-   * Modules pass the context as their Elysia plugin `seed`, which Elysia
-   * JSON-stringifies to dedupe plugins per app: this keeps that to one short
-   * id instead of walking every service (some hold cyclic objects).
-   */
-  toJSON(): string;
-};
-
-export function createServices(db: Db, options: Pick<AppOptions, "lastUsedFlushMs" | "signIn"> = {}, log: Logger = createLogger({ requests: false })): Services {
-  const keys = new KeysService(db, { lastUsedFlushMs: options.lastUsedFlushMs, log });
-  const projects = new ProjectsService(db, keys);
-  const revisions = new RevisionsService(db, { log });
-  const killswitches = new KillswitchesService(db, revisions);
-  const configs = new ConfigsService(db, revisions);
-  const snapshots = new SnapshotService(db, revisions, projects, {
-    killswitches: (projectId, env) => killswitches.publishedForEnv(projectId, env),
-    configs: (projectId, env) => configs.publishedForEnv(projectId, env),
-  }, log);
-  const identity = new IdentityService(db, projects, options.signIn, log);
-  const device = new DeviceService(db, identity);
-  const tokens = new TokensService(db);
-  return { keys, projects, revisions, killswitches, snapshots, configs, identity, device, tokens };
+/** Builds every module's service, in manifest order, then tells the snapshot which sections it carries. */
+export function createServices(
+  store: Store,
+  options: AppOptions = { maxBodyBytes: 1 << 20 },
+  log: Logger = createLogger({ requests: false }),
+  shutdown: AbortSignal = new AbortController().signal,
+): Services {
+  const services = {} as Services;
+  const ctx: ServiceContext = { store, log, options, services, shutdown };
+  store.setListenerErrorHandler((err, channel) => log.error("store listener failed", { channel, error: String(err) }));
+  for (const m of MODULES) (services as unknown as Record<string, unknown>)[m.name] = m.createService(ctx);
+  const sections: SnapshotSection[] = [];
+  for (const m of MODULES) if (m.snapshot) sections.push(m.snapshot(services[m.name] as never));
+  services.snapshots.setSections(sections);
+  return services;
 }
 
-/** Stops every service timer and flushes what they buffer; the database is closed by the caller. */
-export function closeServices(services: Services): void {
-  services.keys.close();
-  services.revisions.close();
-  services.snapshots.close();
+/** Stops every service timer and flushes what they buffer (last module first); the store is closed by the caller. */
+export async function closeServices(services: Services): Promise<void> {
+  for (const m of [...MODULES].reverse()) {
+    if (m.close) await m.close(services[m.name] as never);
+  }
 }
 
-export function createContext(db: Db, log: Logger, options: AppOptions, shutdown: AbortSignal = new AbortController().signal): AppContext {
-  const services = createServices(db, options, log);
+export function createContext(store: Store, log: Logger, options: AppOptions, shutdown: AbortSignal = new AbortController().signal): AppContext {
+  const services = createServices(store, options, log, shutdown);
   const authenticator = new Authenticator(services.keys);
-  authenticator.register(services.device.bearerResolver());
-  authenticator.register(services.tokens.bearerResolver());
+  for (const m of MODULES) for (const resolver of m.bearerResolvers?.(services[m.name] as never) ?? []) authenticator.register(resolver);
   const id = randomBase62(12);
   const network = new Network(options.network);
-  return { db, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, network, toJSON: () => id };
+  return { store, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, network, toJSON: () => id };
 }
 
 export function buildApp(ctx: AppContext) {
@@ -201,8 +138,8 @@ export function buildApp(ctx: AppContext) {
         if (error instanceof ApiError) {
           return errorResponse(error.status, error.toBody(), m, error.headers);
         }
-        // Another process holds the SQLite write lock (a write outside writeTransaction gave up at once).
-        if (isBusyError(error)) return errorResponse(503, { error: "Unavailable" }, m, { "Retry-After": "1" });
+        // The store is busy (another process holds the SQLite write lock) or PostgreSQL is unreachable.
+        if (isBusyError(error) || isPostgresUnavailable(error)) return errorResponse(503, { error: "Unavailable" }, m, { "Retry-After": "1" });
         switch (code) {
           case "VALIDATION": {
             const type = (error as { type?: string }).type;
@@ -241,15 +178,18 @@ export function buildApp(ctx: AppContext) {
       // The API reference (/openapi), its bundle and the OpenAPI document (/openapi/json, `servers` per request).
       .use(openapiRoutes(ctx))
       .use(systemRoutes(ctx))
-      .use(projectRoutes(ctx))
-      .use(keyRoutes(ctx))
-      .use(killswitchRoutes(ctx))
-      .use(deliveryRoutes(ctx))
-      .use(configRoutes(ctx))
-      .use(identityRoutes(ctx))
-      .use(deviceRoutes(ctx))
-      .use(tokenRoutes(ctx))
+      .use(moduleRoutes(ctx))
   );
+}
+
+/** Every module's routes, in manifest order. */
+function moduleRoutes(ctx: AppContext) {
+  const plugin = new Elysia({ name: "modules", seed: ctx });
+  for (const m of MODULES) {
+    const routes = m.routes?.(ctx);
+    if (routes) plugin.use(routes);
+  }
+  return plugin;
 }
 
 export type App = ReturnType<typeof buildApp>;

@@ -1,13 +1,15 @@
 import type { Server } from "bun";
+import { join } from "node:path";
 import { type App, buildApp, closeServices, createContext, type AppContext } from "./app";
-import { type Db, openDatabase, writeTransaction } from "./lib/db";
 import { createLogger, type Logger } from "./lib/log";
-import { DEFAULT_MAX_BODY_BYTES, databasePath } from "./lib/config";
+import { DEFAULT_MAX_BODY_BYTES } from "./lib/config";
+import { type Store, openStore, parseStoreTarget } from "./lib/store";
+import { storeMigrations } from "./modules";
 import { snapshotFastRoutes } from "./modules/delivery/fast-path";
+import { ORGANISATIONS_LOCK } from "./modules/projects/service";
 import type { SignInOptions } from "./modules/identity/options";
 import { type NetworkOptions, displayHost } from "./lib/network";
 import { appendOutbox, describeMailDelivery } from "./modules/identity/mail";
-import { outboxPathOf } from "./modules/identity/service";
 
 /** Longest a graceful stop waits for in-flight requests before closing connections. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -16,6 +18,10 @@ export type ServerOptions = {
   port: number;
   host: string;
   dataDir: string;
+  /** `--store` / SERVICE_STORE_URL: empty for `<data>/service.db`, or `postgres://…`. */
+  store?: string;
+  /** PostgreSQL connections per server (default 20). */
+  storePoolSize?: number;
   /** One JSON line per request on stdout. */
   logRequests?: boolean;
   quiet?: boolean;
@@ -44,20 +50,22 @@ export type RunningServer = {
   port: number;
   ctx: AppContext;
   app: App;
-  db: Db;
-  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  store: Store;
+  /** Stops accepting, lets in-flight requests finish, then closes the store. */
   stop(): Promise<void>;
 };
 
 /** Headless first start: creates the first project around an operator-chosen admin key. */
 async function bootstrapHeadless(ctx: AppContext, adminKey: string, ownerEmail: string, log: Logger): Promise<void> {
   const { projects, keys } = ctx.services;
-  // No project means no key (keys reference projects). Asking resolveSecret here would cache "unknown" for this very key.
-  // One transaction: two first starts on the same file cannot both see it empty, and no project is left without its key.
-  const project = await writeTransaction(ctx.db, () => {
-    if (projects.countProjects() > 0) return null;
-    const created = projects.createOrganisationWithProject({ projectName: "Default project", ownerEmail }).project;
-    keys.mint(created.id, { type: "admin", name: "SERVICE_INIT_ADMIN_KEY" }, adminKey);
+  // No project means no key (keys reference projects). Asking the key directory here would cache "unknown" for this very key.
+  // One transaction under one lock: two first starts (on one file or on several servers) cannot both see it
+  // empty, and no project is left without its key.
+  const project = await ctx.store.write(async (tx) => {
+    await tx.lock(ORGANISATIONS_LOCK);
+    if ((await projects.countProjects()) > 0) return null;
+    const created = (await projects.createOrganisationWithProject({ projectName: "Default project", ownerEmail })).project;
+    await keys.mint(created.id, { type: "admin", name: "SERVICE_INIT_ADMIN_KEY" }, adminKey);
     return created;
   });
   if (!project) return;
@@ -67,8 +75,10 @@ async function bootstrapHeadless(ctx: AppContext, adminKey: string, ownerEmail: 
 const CLEANUP_EVERY_MS = 3600_000;
 
 /** Deletes what has expired (sessions, sign-in links, OIDC logins, device codes and tokens); never fails the server. */
-async function removeExpired(ctx: AppContext): Promise<void> {
+async function removeExpired(ctx: AppContext, everyMs: number): Promise<void> {
   try {
+    // Several servers on one store: one of them does it per interval (the lease ends just before the holder's next run).
+    if (!(await ctx.store.lease("cleanup:expired", Math.max(1000, everyMs * 0.9)))) return;
     const identity = await ctx.services.identity.removeExpired();
     const device = await ctx.services.device.removeExpired();
     const removed = { ...identity, ...device };
@@ -106,12 +116,13 @@ function listen(app: App, options: ServerOptions): void {
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const log = createLogger({ requests: options.logRequests ?? true, quiet: options.quiet });
-  // busy_timeout 0: a lock held by another process must never block the event loop (see writeTransaction).
-  const db = openDatabase(databasePath(options.dataDir), { busyTimeoutMs: 0 });
+  const target = parseStoreTarget(options.store, options.dataDir);
+  const store = await openStore(target, { migrations: storeMigrations(), poolSize: options.storePoolSize });
+  const outboxPath = join(options.dataDir, "outbox.log");
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const shutdown = new AbortController();
   const ctx = createContext(
-    db,
+    store,
     log,
     {
       maxBodyBytes,
@@ -121,6 +132,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       maxStreamsPerKey: options.maxStreamsPerKey,
       signIn: options.signIn,
       network: options.network,
+      outboxPath,
     },
     shutdown.signal,
   );
@@ -132,8 +144,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   try {
     listen(app, options);
   } catch (err) {
-    closeServices(ctx.services);
-    db.close();
+    await closeServices(ctx.services);
+    await store.close();
     if ((err as { code?: string }).code === "EADDRINUSE") {
       throw new Error(`address already in use: ${options.host}:${options.port} (another svc or another program listens there; stop it, or pass --port)`);
     }
@@ -143,22 +155,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const port = server.port ?? options.port;
   const url = `http://${displayHost(options.host)}:${port}`;
   ctx.network.listening(options.host, port, server);
-  const outboxPath = outboxPathOf(db);
   if (!options.edgeOnly) {
     if (!options.signIn?.mailer) log.info("mail delivery", { delivery: describeMailDelivery({ smtpUrl: options.signIn?.smtpUrl, outboxPath }) });
     const setup = await ctx.services.identity.bootstrap({ adminEmail: options.adminEmail, baseUrl: ctx.network.publicUrl ?? url });
     if (setup) announceSetupLink(setup.setupUrl, outboxPath, log, options.quiet);
   }
-  const cleanup = setInterval(() => void removeExpired(ctx), options.cleanupEveryMs ?? CLEANUP_EVERY_MS);
+  const cleanupEveryMs = options.cleanupEveryMs ?? CLEANUP_EVERY_MS;
+  const cleanup = setInterval(() => void removeExpired(ctx, cleanupEveryMs), cleanupEveryMs);
   cleanup.unref?.();
-  if (!options.edgeOnly) setTimeout(() => void removeExpired(ctx), 1000).unref?.();
+  if (!options.edgeOnly) setTimeout(() => void removeExpired(ctx, cleanupEveryMs), 1000).unref?.();
   let stopped = false;
   return {
     url,
     port,
     ctx,
     app,
-    db,
+    store,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -168,8 +180,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       const drained = server.stop(false);
       const deadline = new Promise<"timeout">((done) => setTimeout(() => done("timeout"), DRAIN_TIMEOUT_MS).unref?.());
       if ((await Promise.race([drained, deadline])) === "timeout") await server.stop(true);
-      closeServices(ctx.services);
-      db.close();
+      await closeServices(ctx.services);
+      await store.close();
     },
   };
 }

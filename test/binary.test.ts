@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers";
-import { BUN, type InitOutput, ROOT, type ServeProcess, adminGet, run, startServe } from "./cli/process";
+import { BUN, type InitOutput, ROOT, type ServeProcess, type StoreArgs, adminGet, freshStoreArgs, run, startServe } from "./cli/process";
 
 const BINARY = join(ROOT, "dist/svc");
 
@@ -30,6 +30,8 @@ const cwd = tempDir("svc-bin-cwd-");
 const dataDir = tempDir("svc-bin-data-");
 let keys: InitOutput;
 let server: ServeProcess | undefined;
+/** On PostgreSQL runs the binary gets `--store` (its PostgreSQL driver is part of the build too). */
+let store: StoreArgs | undefined;
 
 beforeAll(async () => {
   if (!binaryIsFresh()) {
@@ -41,14 +43,16 @@ beforeAll(async () => {
     renameSync(staged, BINARY);
   }
   writeFileSync(join(cwd, ".env"), "SERVICE_INIT_ADMIN_KEY=not-a-key\nPORT=notaport\n");
-  const init = await run([BINARY, "init", "--data", dataDir, "--json"], { cwd });
+  store = await freshStoreArgs();
+  const init = await run([BINARY, "init", "--data", dataDir, ...store.args, "--json"], { cwd });
   if (init.code !== 0) throw new Error(`svc init failed (${init.code}): ${init.stderr}`);
   keys = JSON.parse(init.stdout);
-  server = await startServe([BINARY, "serve", "--port", "0", "--data", dataDir], { cwd });
+  server = await startServe([BINARY, "serve", "--port", "0", "--data", dataDir, ...store.args], { cwd });
 }, 300_000);
 
 afterAll(async () => {
   if (server && server.proc.exitCode === null) await server.stop();
+  await store?.drop();
   rmSync(cwd, { recursive: true, force: true });
   rmSync(dataDir, { recursive: true, force: true });
 });

@@ -120,7 +120,7 @@ describe.skipIf(!available)("CORS in headless Chromium", () => {
     expect(snapshot.status).toBe(200);
     expect(snapshot.body).toMatchObject({ projectId: s.projectId, env: "prod", killswitches: { [KILLSWITCH]: { value: true } } });
     // Readable from JS only because svc lists it in Access-Control-Expose-Headers.
-    const current = s.server.ctx.services.snapshots.get(s.projectId, "prod");
+    const current = await s.server.ctx.services.snapshots.get(s.projectId, "prod");
     expect(snapshot.etag).toBe(current.etag);
 
     // The tag read from JS works for a conditional poll from the page.

@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { DEFAULT_SERVER_URL } from "../src/cli/client";
 import { startTestServer, tempDir, type TestServer } from "./helpers";
 import { Browser, fieldValue } from "./browser";
-import { SVC_SOURCE, run, startServe } from "./cli/process";
+import { SVC_SOURCE, freshStoreArgs, run, startServe } from "./cli/process";
 
 /**
  * Issue 9, the server side of a new user's first day: each defect the trial
@@ -15,9 +15,12 @@ describe("a taken port", () => {
   test("a second `svc serve` on a port in use fails with one clear line and exit 1; the first keeps serving its own data", async () => {
     const firstDir = tempDir();
     const secondDir = tempDir();
-    const first = await startServe([...SVC_SOURCE, "serve", "--port", "0", "--host", "127.0.0.1", "--data", firstDir, "--no-request-log"]);
+    // The first server on the run's engine; the second one never gets as far as serving, its data dir's file is enough.
+    const store = await freshStoreArgs();
+    const first = await startServe([...SVC_SOURCE, "serve", "--port", "0", "--host", "127.0.0.1", "--data", firstDir, ...store.args, "--no-request-log"]);
     try {
-      const init = await run([...SVC_SOURCE, "init", "--data", firstDir, "--json"]);
+      const init = await run([...SVC_SOURCE, "init", "--data", firstDir, ...store.args, "--json"]);
+      expect(init.code, init.stderr).toBe(0);
       const { adminKey } = JSON.parse(init.stdout);
       const second = await run([...SVC_SOURCE, "serve", "--port", String(first.port), "--host", "127.0.0.1", "--data", secondDir, "--no-request-log"], { timeoutMs: 15_000 });
       expect(second.code).toBe(1);
@@ -32,6 +35,7 @@ describe("a taken port", () => {
       }
     } finally {
       await first.stop();
+      await store.drop();
       rmSync(firstDir, { recursive: true, force: true });
       rmSync(secondDir, { recursive: true, force: true });
     }
@@ -112,7 +116,7 @@ describe("messages and guard rails", () => {
     const r = await ts.api("/api/admin/projects/current", { method: "PATCH", body: { timezone: "Europe/Berlin" } });
     expect(r.status).toBe(200);
     expect(r.body.timezone).toBe("Europe/Berlin");
-    const other = ts.newProject("Other");
+    const other = await ts.newProject("Other");
     const wrong = await ts.api(`/api/admin/projects/${other.projectId}`, { method: "PATCH", body: { timezone: "UTC" } });
     expect(wrong.status).toBe(403);
     expect(wrong.body.detail).toContain("use its id or `current`");
@@ -167,10 +171,11 @@ describe("projects", () => {
     const token = (await ts.api("/api/admin/tokens", { body: { name: "ci", access: "read-write" } })).body.token;
     expect((await ts.api("/api/admin/projects", { key: token, body: { name: "By a token" } })).status).toBe(403);
     // Another organisation is out of reach.
-    const other = ts.newProject("Elsewhere");
+    const other = await ts.newProject("Elsewhere");
     const foreign = await ts.api("/api/admin/projects", { key: editor, body: { name: "Intruder", organisationId: other.organisationId } });
     expect(foreign.status).toBe(403);
-    const names = (ts.server.db.query("SELECT name FROM projects").all() as { name: string }[]).map((p) => p.name);
+    const names = (await ts.store.all<{ name: string }>("SELECT name FROM projects")).map((p) => p.name);
+    expect(names).toContain("Checkout service");
     expect(names).not.toContain("By a viewer");
     expect(names).not.toContain("Intruder");
     // A key lists its one project.
@@ -179,21 +184,23 @@ describe("projects", () => {
 
   test("`svc init --organisation` adds a project with its three keys to an existing organisation", async () => {
     const dir = tempDir();
+    const store = await freshStoreArgs();
     try {
-      const first = JSON.parse((await run([...SVC_SOURCE, "init", "--data", dir, "--owner", "lead@example.com", "--json"])).stdout);
-      const added = await run([...SVC_SOURCE, "init", "--data", dir, "--organisation", first.organisationId, "--project", "Second", "--json"]);
+      const first = JSON.parse((await run([...SVC_SOURCE, "init", "--data", dir, ...store.args, "--owner", "lead@example.com", "--json"])).stdout);
+      const added = await run([...SVC_SOURCE, "init", "--data", dir, ...store.args, "--organisation", first.organisationId, "--project", "Second", "--json"]);
       expect(added.code).toBe(0);
       const second = JSON.parse(added.stdout);
       expect(second.organisationId).toBe(first.organisationId);
       expect(second.projectId).not.toBe(first.projectId);
       expect(second.ownerEmail).toBe("lead@example.com");
       expect(Object.keys(second).sort()).toEqual(["adminKey", "clientKey", "organisationId", "ownerEmail", "projectId", "serverKey"]);
-      const unknown = await run([...SVC_SOURCE, "init", "--data", dir, "--organisation", "org_nope", "--json"]);
+      const unknown = await run([...SVC_SOURCE, "init", "--data", dir, ...store.args, "--organisation", "org_nope", "--json"]);
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toContain("no organisation org_nope");
-      const bad = await run([...SVC_SOURCE, "init", "--data", dir, "--organisation", "x y"]);
+      const bad = await run([...SVC_SOURCE, "init", "--data", dir, ...store.args, "--organisation", "x y"]);
       expect(bad.code).toBe(2);
     } finally {
+      await store.drop();
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -202,7 +209,8 @@ describe("projects", () => {
 describe("the first run, on one host name", () => {
   test("default bind: `listening on http://localhost:PORT`, the setup link on the same origin, the CLI's default too; setup hands out three working keys and the next steps", async () => {
     const dir = tempDir();
-    const serve = await startServe([...SVC_SOURCE, "serve", "--port", "0", "--data", dir, "--no-request-log"]);
+    const store = await freshStoreArgs();
+    const serve = await startServe([...SVC_SOURCE, "serve", "--port", "0", "--data", dir, ...store.args, "--no-request-log"]);
     try {
       expect(serve.listeningLine).toBe(`listening on http://localhost:${serve.port}`);
       const base = `http://localhost:${serve.port}`;
@@ -242,13 +250,15 @@ describe("the first run, on one host name", () => {
       expect((await new Browser(base).get(new URL(setupUrl).pathname + new URL(setupUrl).search)).status).toBe(400);
     } finally {
       await serve.stop();
+      await store.drop();
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   test("a JSON setup call answers the keys", async () => {
     const dir = tempDir();
-    const serve = await startServe([...SVC_SOURCE, "serve", "--port", "0", "--host", "127.0.0.1", "--data", dir, "--no-request-log"]);
+    const store = await freshStoreArgs();
+    const serve = await startServe([...SVC_SOURCE, "serve", "--port", "0", "--host", "127.0.0.1", "--data", dir, ...store.args, "--no-request-log"]);
     try {
       const setupUrl = /open (\S+)/.exec(await serve.waitForLine((l) => l.includes("First-run setup: open")))![1]!;
       const b = new Browser(serve.url);
@@ -264,6 +274,7 @@ describe("the first run, on one host name", () => {
       expect((await current.json()).id).toBe(r.body.projectId);
     } finally {
       await serve.stop();
+      await store.drop();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -1,8 +1,35 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SQL } from "bun";
 import { startServer, type RunningServer, type ServerOptions } from "../src/server";
 import { pkceChallenge, randomBase62 } from "../src/lib/ids";
+import type { Store } from "../src/lib/store";
+
+/**
+ * The engine this run tests: `npm test` runs the suite twice (scripts/test.ts),
+ * the second time with SVC_TEST_STORE naming a throwaway PostgreSQL cluster.
+ */
+export const TEST_PG_URL = process.env.SVC_TEST_STORE || "";
+export const TEST_ENGINE: "sqlite" | "postgres" = TEST_PG_URL ? "postgres" : "sqlite";
+
+let admin: SQL | undefined;
+/** A new empty PostgreSQL database on the test cluster (undefined on SQLite runs: the data dir's file is used). */
+export async function freshStoreUrl(): Promise<string | undefined> {
+  if (!TEST_PG_URL) return undefined;
+  admin ??= new SQL({ url: TEST_PG_URL, max: 2 });
+  const name = `t_${randomBase62(12).toLowerCase()}`;
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  const url = new URL(TEST_PG_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function dropStore(url: string | undefined): Promise<void> {
+  if (!url || !admin) return;
+  const name = new URL(url).pathname.slice(1);
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+}
 
 export type ProjectKeys = { projectId: string; organisationId: string; adminKey: string; serverKey: string; clientKey: string };
 
@@ -12,13 +39,17 @@ export type TestServer = ProjectKeys & {
   url: string;
   dataDir: string;
   server: RunningServer;
+  /** The server's store, for assertions on what was stored (`await ts.store.one(sql, ...params)`). */
+  store: Store;
+  /** The `--store` value of this server (undefined: the data dir's SQLite file). */
+  storeUrl: string | undefined;
   /** Calls the server; `key` defaults to the admin key (pass null for none). */
   api<T = any>(
     path: string,
     init?: { method?: string; body?: unknown; rawBody?: string; key?: string | null; headers?: Record<string, string> },
   ): Promise<ApiResponse<T>>;
   /** Another organisation with its own project and keys, on the same server. */
-  newProject(name?: string, options?: { publicTicketCreation?: boolean; plan?: string }): ProjectKeys;
+  newProject(name?: string, options?: { publicTicketCreation?: boolean; plan?: string }): Promise<ProjectKeys>;
   /**
    * A device-flow access token (what `svc login` stores) for a person, made
    * through the real device service: the person must be a member. Binds
@@ -37,11 +68,13 @@ export function tempDir(prefix = "svc-test-"): string {
 /** A real server on a random port over a real SQLite file in a temp dir, with one project already made. */
 export async function startTestServer(options: Partial<ServerOptions> = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
-  const server = await startServer({ port: 0, host: "127.0.0.1", dataDir, logRequests: false, quiet: true, ...options });
+  const ownStore = options.store === undefined ? await freshStoreUrl() : undefined;
+  const storeUrl = options.store ?? ownStore;
+  const server = await startServer({ port: 0, host: "127.0.0.1", dataDir, logRequests: false, quiet: true, ...options, store: storeUrl });
   const { projects, keys } = server.ctx.services;
 
-  const newProject: TestServer["newProject"] = (name = "Test project", opts = {}) => {
-    const { organisation, project } = projects.createOrganisationWithProject({
+  const newProject: TestServer["newProject"] = async (name = "Test project", opts = {}) => {
+    const { organisation, project } = await projects.createOrganisationWithProject({
       projectName: name,
       ownerEmail: "owner@example.com",
       publicTicketCreation: opts.publicTicketCreation,
@@ -50,21 +83,21 @@ export async function startTestServer(options: Partial<ServerOptions> = {}): Pro
     return {
       projectId: project.id,
       organisationId: organisation.id,
-      adminKey: keys.mint(project.id, { type: "admin" }).key,
-      serverKey: keys.mint(project.id, { type: "server" }).key,
-      clientKey: keys.mint(project.id, { type: "client" }).key,
+      adminKey: (await keys.mint(project.id, { type: "admin" })).key,
+      serverKey: (await keys.mint(project.id, { type: "server" })).key,
+      clientKey: (await keys.mint(project.id, { type: "client" })).key,
     };
   };
-  const main = newProject("Main project", { publicTicketCreation: true });
+  const main = await newProject("Main project", { publicTicketCreation: true });
   let tokenRequests = 0;
   const accessTokenFor: TestServer["accessTokenFor"] = async (email, projectId = main.projectId) => {
     const { device, identity } = server.ctx.services;
     const verifier = randomBase62(64);
     // A distinct client address per call keeps the device-code rate limit out of the way.
     const grant = await device.createCode({ codeChallenge: pkceChallenge(verifier), clientName: "test" }, { baseUrl: server.url, ip: `test-${tokenRequests++}` });
-    const user = identity.findMember(email);
+    const user = await identity.findMember(email);
     if (!user) throw new Error(`${email} is not a member of any organisation`);
-    await device.confirm(user, { deviceCode: grant.device_code, action: "approve", projectId: identity.canAccess(user.id, projectId) ? projectId : undefined });
+    await device.confirm(user, { deviceCode: grant.device_code, action: "approve", projectId: (await identity.canAccess(user.id, projectId)) ? projectId : undefined });
     return (await device.exchange({ deviceCode: grant.device_code, codeVerifier: verifier })).access_token;
   };
   const addMember: TestServer["addMember"] = async (email, role, projectId = main.projectId) => {
@@ -94,6 +127,8 @@ export async function startTestServer(options: Partial<ServerOptions> = {}): Pro
     url: server.url,
     dataDir,
     server,
+    store: server.store,
+    storeUrl,
     api,
     newProject,
     accessTokenFor,
@@ -101,6 +136,7 @@ export async function startTestServer(options: Partial<ServerOptions> = {}): Pro
     async stop() {
       await server.stop();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      await dropStore(ownStore);
     },
   };
 }

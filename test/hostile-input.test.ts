@@ -338,7 +338,7 @@ async function seed() {
   await s.api("/api/admin/configs/probe-id/drafts", { method: "PUT", headers: { "x-project-id": s.projectId }, body: { env: "dev", value: { a: 1 } } });
   if (!(await s.api("/api/admin/members")).text.includes(MEMBER)) await s.addMember(MEMBER, "editor");
   const { identity } = s.server.ctx.services;
-  if (!identity.sessionUser(session)) {
+  if (!(await identity.sessionUser(session))) {
     await identity.requestMagicLink("owner@example.com", { redirect: undefined, baseUrl: s.url, ip: `fuzz-${++sessions}` });
     const token = new URL(mails.lastTo("owner@example.com")!.url).searchParams.get("token")!;
     session = (await identity.consumeMagicLink(token)).sessionToken;

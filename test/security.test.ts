@@ -8,14 +8,14 @@ import { startTestServer, type TestServer } from "./helpers";
  * route does anything.
  */
 let s: TestServer;
-let foreign: ReturnType<TestServer["newProject"]>;
+let foreign: Awaited<ReturnType<TestServer["newProject"]>>;
 type Route = { method: string; path: string };
 let adminRoutes: Route[] = [];
 let sdkRoutes: Route[] = [];
 
 beforeAll(async () => {
   s = await startTestServer();
-  foreign = s.newProject("Foreign");
+  foreign = await s.newProject("Foreign");
   const app = (s.server as any).app ?? null;
   const routes: Route[] = (app?.routes ?? []).map((r: any) => ({ method: r.method, path: r.path }));
   if (routes.length === 0) throw new Error("expected RunningServer.app to expose the Elysia app");

@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-const epoch = () => (s.server.db.query("SELECT value FROM store_meta WHERE key = 'epoch'").get() as { value: string }).value;
+const epoch = async () => (await s.store.one<{ value: string }>("SELECT value FROM store_meta WHERE key = 'epoch'"))!.value;
 
 async function mintServerKey(name: string): Promise<string> {
   const r = await s.api("/api/admin/keys", { body: { type: "server", name } });
@@ -56,8 +56,8 @@ describe("open streams per SDK key", () => {
     expect(b.res.status).toBe(200);
     expect(a.res.headers.get("content-type")).toStartWith("text/event-stream");
     // Both are live streams: each got the current snapshot as its first event.
-    expect(await a.firstEventId()).toMatch(new RegExp(`^${epoch()}-\\d+$`));
-    expect(await b.firstEventId()).toMatch(new RegExp(`^${epoch()}-\\d+$`));
+    expect(await a.firstEventId()).toMatch(new RegExp(`^${await epoch()}-\\d+$`));
+    expect(await b.firstEventId()).toMatch(new RegExp(`^${await epoch()}-\\d+$`));
 
     const third = await fetch(`${s.url}/api/sdk/v1/stream?env=prod`, { headers: { "x-sdk-key": key } });
     expect(third.status).toBe(429);
@@ -91,7 +91,7 @@ describe("open streams per SDK key", () => {
       await Bun.sleep(25);
     }
     expect(reopened, "no stream could be opened after one of the two was closed").not.toBeNull();
-    expect(await reopened!.firstEventId()).toMatch(new RegExp(`^${epoch()}-\\d+$`));
+    expect(await reopened!.firstEventId()).toMatch(new RegExp(`^${await epoch()}-\\d+$`));
     // ...and only one place: the key is full again.
     const fullAgain = await fetch(`${s.url}/api/sdk/v1/stream?env=prod`, { headers: { "x-sdk-key": key } });
     expect(fullAgain.status).toBe(429);
@@ -163,7 +163,7 @@ describe("back-pressure", () => {
     await Bun.sleep(200);
     const grown = liveBytes() - memoryBefore;
     const rssGrown = process.memoryUsage().rss - rssBefore;
-    const current = s.server.ctx.services.snapshots.get(s.projectId, "prod");
+    const current = await s.server.ctx.services.snapshots.get(s.projectId, "prod");
     expect(current.snapshot.configs[name]).toMatchObject({ value: { n: PUBLISHES } });
     const eventBytes = current.json.length;
 
@@ -201,7 +201,7 @@ describe("back-pressure", () => {
     for (let i = 1; i < revisions.length; i++) expect(revisions[i]!).toBeGreaterThan(revisions[i - 1]!);
     // The last one is the newest revision, with the newest content.
     const last = events.at(-1)!;
-    expect(last.id).toBe(`${epoch()}-${current.snapshot.revision}`);
+    expect(last.id).toBe(`${await epoch()}-${current.snapshot.revision}`);
     expect(last.event).toBe("snapshot");
     const data = JSON.parse(last.data);
     expect(data.revision).toBe(current.snapshot.revision);

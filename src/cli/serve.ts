@@ -6,6 +6,7 @@ import { networkOptionsFromEnv } from "../lib/network";
 import { startServer } from "../server";
 import type { Command } from "./command";
 import { portSetting } from "./port";
+import { STORE_FLAG, storeOpenFailure, storeTargetOf } from "./store-option";
 
 /*
  * The long-running server reads its few settings with plain checks instead of
@@ -18,13 +19,14 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "Run the HTTP server (admin API, SDK paths, device sign-in, intake) on one port",
   details: [
-    "Environment: PORT, HOST and SERVICE_DATA_DIR stand in for the flags; SERVICE_INIT_ADMIN_KEY creates the first project around that admin key on an empty database; SERVICE_ADMIN_EMAIL names its owner. Prints `listening on http://HOST:PORT` once it accepts requests; SIGTERM drains and exits 0.",
+    "Environment: PORT, HOST, SERVICE_DATA_DIR and SERVICE_STORE_URL stand in for the flags; SERVICE_INIT_ADMIN_KEY creates the first project around that admin key on an empty database; SERVICE_ADMIN_EMAIL names its owner. Prints `listening on http://HOST:PORT` once it accepts requests; SIGTERM drains and exits 0.",
   ],
-  examples: ["svc serve", "svc serve --port 9000 --data /var/lib/svc", "PORT=9000 SERVICE_DATA_DIR=/data svc serve"],
+  examples: ["svc serve", "svc serve --port 9000 --data /var/lib/svc", "svc serve --store postgres://svc:secret@db:5432/svc", "PORT=9000 SERVICE_DATA_DIR=/data svc serve"],
   flags: {
     port: { type: "string", value: "PORT", help: "TCP port to listen on, 0 for any free one (default: PORT, else 8080)" },
     host: { type: "string", value: "HOST", help: "Address to bind (default: HOST, else 0.0.0.0, every interface)" },
-    data: { type: "string", value: "DIR", help: "Directory of the database, service.db (default: SERVICE_DATA_DIR, else ./data)" },
+    data: { type: "string", value: "DIR", help: "Directory of the database, service.db, and the outbox (default: SERVICE_DATA_DIR, else ./data)" },
+    store: STORE_FLAG,
     "edge-only": { type: "boolean", help: "Serve only the public intake and /healthz (the edge role), no admin API or SDK paths" },
     "no-request-log": { type: "boolean", help: "Do not print one JSON line per request on stdout" },
   },
@@ -47,10 +49,15 @@ export const serveCommand: Command = {
       throw new UsageError(`SERVICE_MAX_STREAMS_PER_KEY: must be a whole number of at least 1 (was "${streams}")`);
     }
 
-    const server = await startServer({
+    const target = storeTargetOf(values);
+    const storeUrl = target.engine === "postgres" ? target.url : `sqlite:${target.path}`;
+    let server: Awaited<ReturnType<typeof startServer>>;
+    try {
+      server = await startServer({
       port,
       host,
       dataDir,
+      store: storeUrl,
       initAdminKey,
       adminEmail,
       signIn: signInOptionsFromEnv(process.env),
@@ -59,6 +66,10 @@ export const serveCommand: Command = {
       edgeOnly: values["edge-only"] === true,
       logRequests: values["no-request-log"] !== true,
     });
+    } catch (err) {
+      if ((err as Error).message?.startsWith("address already in use")) throw err;
+      throw storeOpenFailure(target, err);
+    }
     console.log(`listening on ${server.url}`);
 
     await new Promise<void>((done) => {

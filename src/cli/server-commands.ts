@@ -1,13 +1,10 @@
-import { closeSync, existsSync, openSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { type } from "arktype";
-import {
-  DEFAULT_DATA_DIR,
-  UsageError,
-  databasePath,
-} from "../lib/config";
-import { immediate, openDatabase } from "../lib/db";
+import { UsageError } from "../lib/config";
+import { SqliteStore, describeTarget } from "../lib/store";
 import { EmailText, parseOrThrow } from "./parse";
+import { DATA_FLAG, STORE_FLAG, dataDirOf, openCommandStore, storeTargetOf } from "./store-option";
 import { portSetting } from "./port";
 import { closeServices, createServices } from "../app";
 import { VERSION } from "../version";
@@ -23,7 +20,8 @@ export const initCommand: Command = {
   ],
   examples: ["svc init --json", "svc init --project Shop --owner me@example.com --public-tickets --json", "svc init --organisation org_… --project Checkout --json"],
   flags: {
-    data: { type: "string", value: "DIR", help: "Directory of the database (default: SERVICE_DATA_DIR, else ./data)" },
+    data: DATA_FLAG,
+    store: STORE_FLAG,
     project: { type: "string", value: "NAME", help: 'Name of the new project (default "My project")' },
     organisation: { type: "string", value: "ID", help: "Add the project to this existing organisation (org_…) instead of creating one" },
     owner: { type: "string", value: "EMAIL", help: "Owner of a new organisation (default: SERVICE_ADMIN_EMAIL, else owner@example.com; with --organisation its first owner)" },
@@ -31,8 +29,9 @@ export const initCommand: Command = {
     "public-tickets": { type: "boolean", help: "Let the client key file public tickets (bug reports, feature requests) into the project" },
     json: { type: "boolean", help: "Print {organisationId, projectId, ownerEmail, adminKey, clientKey, serverKey} as one JSON line" },
   },
-  run({ values }) {
-    const dataDir = resolve((values.data as string | undefined) ?? process.env.SERVICE_DATA_DIR ?? DEFAULT_DATA_DIR);
+  async run({ values }) {
+    const target = storeTargetOf(values);
+    const where = describeTarget(target);
     const projectName = ((values.project as string | undefined) ?? "My project").trim();
     if (projectName === "" || projectName.length > 200) throw new UsageError("--project must be 1-200 characters");
     const organisationId = values.organisation as string | undefined;
@@ -41,24 +40,24 @@ export const initCommand: Command = {
     const ownerEmail = ownerFlag === undefined ? undefined : parseOrThrow(EmailText, ownerFlag, "--owner");
     const plan = parseOrThrow(type("'pro' | 'free'"), (values.plan as string | undefined) ?? "pro", "--plan");
 
-    // Works beside a running server: both open the same WAL file, and every write is one immediate transaction.
-    const db = openDatabase(databasePath(dataDir));
-    const services = createServices(db);
+    // Works beside running servers: on one WAL file or one PostgreSQL, every write is one locked transaction.
+    const store = await openCommandStore(target);
+    const services = createServices(store, { maxBodyBytes: 1 << 20, outboxPath: resolve(dataDirOf(values), "outbox.log") });
     try {
       // One transaction: the project never exists without its three keys.
-      const { organisation, project, keys } = immediate(db, () => {
+      const { organisation, project, keys } = await store.write(async () => {
         const publicTicketCreation = values["public-tickets"] === true;
         let created: { organisation: { id: string }; project: { id: string; name: string; ownerEmail: string } };
         if (organisationId) {
           // Another project of an existing organisation: its people reach it at once.
-          const organisation = services.projects.organisation(organisationId);
-          if (!organisation) throw new CliError(`no organisation ${organisationId} in ${databasePath(dataDir)}`, "NOT_FOUND", "`svc whoami` (signed in) lists your organisations and their projects");
-          const owner = ownerEmail ?? services.projects.firstOwnerEmail(organisationId) ?? "owner@example.com";
-          created = { organisation, project: services.projects.createProject(organisationId, { name: projectName, ownerEmail: owner, plan, publicTicketCreation }) };
+          const organisation = await services.projects.organisation(organisationId);
+          if (!organisation) throw new CliError(`no organisation ${organisationId} in ${where}`, "NOT_FOUND", "`svc whoami` (signed in) lists your organisations and their projects");
+          const owner = ownerEmail ?? (await services.projects.firstOwnerEmail(organisationId)) ?? "owner@example.com";
+          created = { organisation, project: await services.projects.createProject(organisationId, { name: projectName, ownerEmail: owner, plan, publicTicketCreation }) };
         } else {
-          created = services.projects.createOrganisationWithProject({ projectName, ownerEmail: ownerEmail!, plan, publicTicketCreation });
+          created = await services.projects.createOrganisationWithProject({ projectName, ownerEmail: ownerEmail!, plan, publicTicketCreation });
         }
-        return { ...created, keys: services.projects.mintStarterKeys(created.project.id) };
+        return { ...created, keys: await services.projects.mintStarterKeys(created.project.id) };
       });
       const result = {
         organisationId: organisation.id,
@@ -72,7 +71,7 @@ export const initCommand: Command = {
         console.log(JSON.stringify(result));
       } else {
         console.log(`Created project "${project.name}" (${project.id}) in organisation ${organisation.id}, owner ${project.ownerEmail}.`);
-        console.log(`Data: ${databasePath(dataDir)}`);
+        console.log(`Data: ${where}`);
         console.log("Keys (shown only now, store them safely):");
         console.log(`  admin   ${keys.admin}`);
         console.log(`  client  ${keys.client}`);
@@ -80,8 +79,8 @@ export const initCommand: Command = {
       }
       return 0;
     } finally {
-      closeServices(services);
-      db.close();
+      await closeServices(services);
+      await store.close();
     }
   },
 };
@@ -132,36 +131,38 @@ export const healthcheckCommand: Command = {
 
 export const backupCommand: Command = {
   name: "backup",
-  summary: "Write a consistent copy of the database while the server runs (VACUUM INTO)",
-  details: ["The copy is a complete SQLite database (mode 0600): restore by starting `svc serve --data` on a directory holding it as service.db."],
+  summary: "Write a consistent copy of the SQLite database while the server runs (VACUUM INTO)",
+  details: [
+    "The copy is a complete SQLite database (mode 0600): restore by starting `svc serve --data` on a directory holding it as service.db.",
+    "On PostgreSQL use its own tools: `pg_dump --format=custom --file svc.dump \"$SERVICE_STORE_URL\"` (restore with pg_restore into an empty database).",
+  ],
   examples: ["svc backup --out backup-2026-11-21.db", "svc backup --data /var/lib/svc --out /backups/svc.db"],
   flags: {
     out: { type: "string", value: "FILE", help: "File to write (required; an existing file is never overwritten)" },
-    data: { type: "string", value: "DIR", help: "Directory of the database (default: SERVICE_DATA_DIR, else ./data)" },
+    data: DATA_FLAG,
+    store: STORE_FLAG,
     json: { type: "boolean", help: "Print {out}, the path written, as JSON (failures as one JSON object on stderr)" },
   },
-  run({ values }) {
+  async run({ values }) {
     const out = values.out as string | undefined;
     if (!out) throw new UsageError("--out FILE is required");
     const target = resolve(out);
     if (existsSync(target)) throw new CliError(`${target} already exists`, "ALREADY_EXISTS", "choose a new file name (backups never overwrite)");
-    const dataDir = resolve((values.data as string | undefined) ?? process.env.SERVICE_DATA_DIR ?? DEFAULT_DATA_DIR);
-    const source = databasePath(dataDir);
-    if (!existsSync(source)) throw new CliError(`no database at ${source}`, "NOT_FOUND", "pass --data DIR, the directory `svc serve --data` uses");
-    // The copy holds every key hash and session: create it 0600 before SQLite writes into it (VACUUM INTO accepts an empty file).
-    try {
-      closeSync(openSync(target, "wx", 0o600));
-    } catch (err) {
-      throw new CliError(`cannot create ${target}: ${(err as Error).message}`, "ERROR");
+    const source = storeTargetOf(values);
+    if (source.engine === "postgres") {
+      throw new CliError("svc backup copies SQLite files; this store is PostgreSQL", "USAGE", `use pg_dump: pg_dump --format=custom --file ${out} "<the --store URL>"`, 2);
     }
-    const db = openDatabase(source, { migrate: false });
+    if (!existsSync(source.path)) throw new CliError(`no database at ${source.path}`, "NOT_FOUND", "pass --data DIR, the directory `svc serve --data` uses");
+    const store = await openCommandStore(source, { migrate: false });
     try {
-      db.query("VACUUM INTO ?").run(target);
+      // The copy holds every key hash and session: it is created 0600 before SQLite writes into it.
+      (store as SqliteStore).backupTo(target);
     } catch (err) {
       rmSync(target, { force: true });
-      throw err;
+      if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new CliError(`${target} already exists`, "ALREADY_EXISTS", "choose a new file name (backups never overwrite)");
+      throw new CliError(`cannot write ${target}: ${(err as Error).message}`, "ERROR");
     } finally {
-      db.close();
+      await store.close();
     }
     console.log(values.json ? JSON.stringify({ out: target }) : `backup written to ${target}`);
     return 0;

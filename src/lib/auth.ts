@@ -1,7 +1,26 @@
 import { Elysia } from "elysia";
 import { badRequest, forbidden, unauthorized } from "./errors";
 import { randomBase62 } from "./ids";
-import type { KeysService, SdkKey } from "../modules/keys/service";
+
+/** What the authenticator needs to know of an SDK key (the keys module provides it). */
+export type SdkKeyInfo = {
+  id: string;
+  projectId: string;
+  type: "admin" | "client" | "server";
+  scopes: string[];
+  allowedOrigin: string | null;
+};
+
+/**
+ * The SDK key lookup (the keys module implements it). `cached` answers from
+ * memory only: the SDK fast paths use it and never await the store;
+ * undefined means "not in memory, ask `resolve`".
+ */
+export interface KeyDirectory {
+  cached(secret: string): SdkKeyInfo | null | undefined;
+  resolve(secret: string): Promise<SdkKeyInfo | null>;
+  markUsed(keyId: string): void;
+}
 
 /**
  * What a caller may do in a project:
@@ -52,7 +71,7 @@ export type Credential = Omit<Principal, "projectId" | "permissions" | "readOnly
   /** Project used when the request sends no X-Project-Id. */
   defaultProjectId: string | null;
   /** What the credential may do in a project, or null when it cannot reach it at all. */
-  access(projectId: string): { permissions: readonly Permission[]; role?: Role } | null;
+  access(projectId: string): Promise<{ permissions: readonly Permission[]; role?: Role } | null>;
 };
 
 /** An admin operation's need: `true` infers it from the method (GET reads, anything else writes). */
@@ -62,7 +81,7 @@ export type AdminAuthOptions = true | Permission | { permission?: Permission; pr
  * Resolves one family of bearer secrets (by prefix). The admin key resolver
  * is built in; device-flow access tokens and project API tokens register theirs.
  */
-export type BearerResolver = { prefix: string; resolve(secret: string): Credential | null };
+export type BearerResolver = { prefix: string; resolve(secret: string): Promise<Credential | null> };
 
 
 const PROJECT_HEADER_MAX = 128;
@@ -74,17 +93,21 @@ function withArticle(kind: string): string {
 
 const NO_PERMISSIONS: readonly Permission[] = [];
 
-function keyCredential(key: SdkKey, kind: Principal["kind"]): Credential {
+function keyCredential(key: SdkKeyInfo, kind: Principal["kind"]): Credential {
   const permissions = kind === "admin_key" ? ADMIN_KEY_PERMISSIONS : NO_PERMISSIONS;
   return {
     kind,
     credentialId: key.id,
     defaultProjectId: key.projectId,
-    access: (projectId) => (projectId === key.projectId ? { permissions } : null),
+    access: async (projectId) => (projectId === key.projectId ? { permissions } : null),
     actor: { email: `${key.type}-key:${key.id}@keys.local`, type: "key" },
     scopes: key.scopes,
     allowedOrigin: key.allowedOrigin,
   };
+}
+
+function sdkSecret(headers: Record<string, string | undefined>): string | null {
+  return headers["x-sdk-key"]?.trim() || bearerSecret(headers.authorization);
 }
 
 function bearerSecret(authorization: string | undefined): string | null {
@@ -135,18 +158,18 @@ function refusal(credential: Credential, needed: Permission, role: Role | undefi
 
 export class Authenticator {
   private readonly resolvers: BearerResolver[] = [];
-  private readonly keyPrincipals = new WeakMap<SdkKey, Principal>();
+  private readonly keyPrincipals = new WeakMap<SdkKeyInfo, Principal>();
   /** Elysia JSON-stringifies plugin seeds; one short id per authenticator is enough to tell apps apart. */
   private readonly seedId = randomBase62(12);
   toJSON(): string {
     return this.seedId;
   }
 
-  constructor(private readonly keys: KeysService) {
+  constructor(private readonly keys: KeyDirectory) {
     this.register({
       prefix: "sdk_",
-      resolve: (secret) => {
-        const key = keys.resolveSecret(secret);
+      resolve: async (secret) => {
+        const key = keys.cached(secret) ?? (await keys.resolve(secret));
         if (!key) return null;
         return keyCredential(key, `${key.type}_key` as Principal["kind"]);
       },
@@ -157,21 +180,21 @@ export class Authenticator {
     this.resolvers.push(resolver);
   }
 
-  private resolveBearer(secret: string): Credential | null {
+  private async resolveBearer(secret: string): Promise<Credential | null> {
     for (const r of this.resolvers) if (secret.startsWith(r.prefix)) return r.resolve(secret);
     return null;
   }
 
   /** The /api/admin rule: admin keys, user access tokens and project API tokens. */
-  admin(headers: Record<string, string | undefined>, method: string, options: AdminAuthOptions): Principal {
-    return this.forProject(this.identify(headers), headers, method, options);
+  async admin(headers: Record<string, string | undefined>, method: string, options: AdminAuthOptions): Promise<Principal> {
+    return this.forProject(await this.identify(headers), headers, method, options);
   }
 
   /** The admin credential of a request, before any project is chosen (`/me` answers without one). */
-  identify(headers: Record<string, string | undefined>): Credential {
+  async identify(headers: Record<string, string | undefined>): Promise<Credential> {
     const secret = bearerSecret(headers.authorization);
     if (!secret) throw unauthorized("Missing credentials", "Authorization: send `Bearer <admin key or access token>`");
-    const credential = this.resolveBearer(secret);
+    const credential = await this.resolveBearer(secret);
     if (!credential) throw unauthorized("Invalid or revoked credentials");
     if (credential.kind === "server_key" || credential.kind === "client_key") {
       throw forbidden(`A ${credential.kind.replace("_", " ")} cannot use the admin API`, "Authorization: use an admin key, an access token or a project API token");
@@ -180,10 +203,10 @@ export class Authenticator {
   }
 
   /** Picks the request's project for an identified credential and applies the admin rules (reach, then permission). */
-  forProject(credential: Credential, headers: Record<string, string | undefined>, method: string, options: AdminAuthOptions): Principal {
+  async forProject(credential: Credential, headers: Record<string, string | undefined>, method: string, options: AdminAuthOptions): Promise<Principal> {
     const required = typeof options === "object" && options.projectHeader === "required";
     const projectId = chooseProject(credential, headers["x-project-id"], required);
-    const access = credential.access(projectId);
+    const access = await credential.access(projectId);
     if (!access) throw forbidden("This credential is not allowed on that project", `X-Project-Id: ${projectId}`);
     const needed = requiredPermission(options, method);
     if (!access.permissions.includes(needed)) throw refusal(credential, needed, access.role);
@@ -199,10 +222,27 @@ export class Authenticator {
    * secret. No X-Project-Id: the project is the key's own. A browser request
    * from an origin other than the project's domain is refused.
    */
-  sdk(headers: Record<string, string | undefined>, kind: "server" | "client"): Principal {
-    const secret = headers["x-sdk-key"]?.trim() || bearerSecret(headers.authorization);
+  async sdk(headers: Record<string, string | undefined>, kind: "server" | "client"): Promise<Principal> {
+    const secret = sdkSecret(headers);
     if (!secret) throw unauthorized("Missing SDK key", `X-SDK-Key: send ${withArticle(kind)} key`);
-    const key = secret.startsWith("sdk_") ? this.keys.resolveSecret(secret) : null;
+    const key = secret.startsWith("sdk_") ? (this.keys.cached(secret) ?? (await this.keys.resolve(secret))) : null;
+    return this.sdkPrincipal(key, headers, kind);
+  }
+
+  /**
+   * The SDK rule answered from memory only (the snapshot fast path): the
+   * principal, or undefined when the key is not in memory (ask `sdk`).
+   * Throws the same errors as `sdk`.
+   */
+  sdkFromMemory(headers: Record<string, string | undefined>, kind: "server" | "client"): Principal | undefined {
+    const secret = sdkSecret(headers);
+    if (!secret) throw unauthorized("Missing SDK key", `X-SDK-Key: send ${withArticle(kind)} key`);
+    const key = secret.startsWith("sdk_") ? this.keys.cached(secret) : null;
+    if (key === undefined) return undefined;
+    return this.sdkPrincipal(key, headers, kind);
+  }
+
+  private sdkPrincipal(key: SdkKeyInfo | null, headers: Record<string, string | undefined>, kind: "server" | "client"): Principal {
     if (!key) throw unauthorized("Invalid or revoked SDK key");
     if (key.type !== kind) throw forbidden(`This path takes ${withArticle(kind)} key, not ${withArticle(key.type)} key`);
     const origin = headers.origin;
@@ -220,7 +260,7 @@ export class Authenticator {
    * once per resolution: the SDK paths run this on every poll. Callers treat
    * principals as read-only.
    */
-  private keyPrincipal(key: SdkKey): Principal {
+  private keyPrincipal(key: SdkKeyInfo): Principal {
     let principal = this.keyPrincipals.get(key);
     if (!principal) {
       const { defaultProjectId: _d, access: _a, ...rest } = keyCredential(key, `${key.type}_key` as Principal["kind"]);
@@ -241,16 +281,16 @@ export function authPlugin(authenticator: Authenticator) {
   const principals = new WeakMap<Request, Principal>();
   return new Elysia({ name: "auth", seed: authenticator }).macro({
     admin: (options: AdminAuthOptions) => ({
-      transform({ headers, request }) {
-        principals.set(request, authenticator.admin(headers, request.method, options));
+      async transform({ headers, request }) {
+        principals.set(request, await authenticator.admin(headers, request.method, options));
       },
       resolve({ request }) {
         return { principal: principals.get(request)! };
       },
     }),
     sdk: (kind: "server" | "client") => ({
-      transform({ headers, request }) {
-        principals.set(request, authenticator.sdk(headers, kind));
+      async transform({ headers, request }) {
+        principals.set(request, await authenticator.sdk(headers, kind));
       },
       resolve({ request }) {
         return { principal: principals.get(request)! };

@@ -3,8 +3,9 @@ import { Database } from "bun:sqlite";
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { tempDir } from "../helpers";
-import { type InitOutput, type ServeProcess, SVC_SOURCE, adminGet, run, startServe } from "./process";
+import { type Param, PostgresStore, SqliteStore } from "../../src/lib/store";
+import { TEST_ENGINE, tempDir } from "../helpers";
+import { type InitOutput, type ServeProcess, type StoreArgs, SVC_SOURCE, adminGet, freshStoreArgs, run, startServe } from "./process";
 
 const svc = (...args: string[]) => [...SVC_SOURCE, ...args];
 const dirs: string[] = [];
@@ -16,20 +17,53 @@ function dataDir(): string {
   return dir;
 }
 
+const stores = new Map<string, StoreArgs>();
+
+/** The store of a data dir's `svc`: on PostgreSQL runs a fresh database per dir (`--store URL`), else the dir's service.db. */
+async function storeOf(dir: string): Promise<StoreArgs> {
+  let store = stores.get(dir);
+  if (!store) stores.set(dir, (store = await freshStoreArgs()));
+  return store;
+}
+
 async function serve(dir: string, extra: string[] = [], env?: Record<string, string>): Promise<ServeProcess> {
-  const server = await startServe(svc("serve", "--port", "0", "--host", "127.0.0.1", "--data", dir, ...extra), { env });
+  const server = await startServe(svc("serve", "--port", "0", "--host", "127.0.0.1", "--data", dir, ...(await storeOf(dir)).args, ...extra), { env });
   servers.push(server);
   return server;
 }
 
 async function init(dir: string, ...extra: string[]): Promise<InitOutput> {
-  const result = await run(svc("init", "--data", dir, "--json", ...extra));
+  const result = await run(svc("init", "--data", dir, ...(await storeOf(dir)).args, "--json", ...extra));
   expect(result.stderr).toBe("");
   expect(result.code).toBe(0);
   return JSON.parse(result.stdout);
 }
 
-function projectRows(file: string): { id: string; name: string }[] {
+/** Rows of the data dir's store (its PostgreSQL database on PostgreSQL runs), read beside a running server. */
+async function storeRows<T>(dir: string, sql: string, ...params: Param[]): Promise<T[]> {
+  const url = (await storeOf(dir)).url;
+  const store = url ? new PostgresStore(url, { max: 1 }) : new SqliteStore(join(dir, "service.db"));
+  try {
+    return await store.all<T>(sql, ...params);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Whether anything was created for the data dir: its SQLite file, or any table in its PostgreSQL database. */
+async function storeCreated(dir: string): Promise<boolean> {
+  const url = (await storeOf(dir)).url;
+  if (!url) return existsSync(join(dir, "service.db"));
+  const rows = await storeRows<{ n: number }>(dir, "SELECT CAST(COUNT(*) AS INTEGER) AS n FROM information_schema.tables WHERE table_schema = 'public'");
+  return rows[0]!.n > 0;
+}
+
+function projectRows(dir: string): Promise<{ id: string; name: string }[]> {
+  return storeRows(dir, "SELECT id, name FROM projects ORDER BY created_at");
+}
+
+/** Projects of a backup file (always SQLite). */
+function backupProjectRows(file: string): { id: string; name: string }[] {
   const db = new Database(file, { readonly: true });
   try {
     return db.query("SELECT id, name FROM projects ORDER BY created_at").all() as { id: string; name: string }[];
@@ -40,6 +74,7 @@ function projectRows(file: string): { id: string; name: string }[] {
 
 afterAll(async () => {
   for (const s of servers) if (s.proc.exitCode === null) await s.stop();
+  for (const store of stores.values()) await store.drop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -120,11 +155,11 @@ describe("usage errors", () => {
       [["--port", "abc"], undefined],
       [[], { PORT: "x" }],
     ] as const) {
-      const { code, stderr } = await run(svc("serve", "--data", dir, ...args), { env });
+      const { code, stderr } = await run(svc("serve", "--data", dir, ...(await storeOf(dir)).args, ...args), { env });
       expect(code).toBe(2);
       expect(stderr).toContain("--port");
     }
-    expect(existsSync(join(dir, "service.db"))).toBe(false);
+    expect(await storeCreated(dir)).toBe(false);
   });
 
   test("a flag missing its value exits 2", async () => {
@@ -159,7 +194,7 @@ describe("svc init", () => {
     expect(second.ownerEmail).toBe("me@example.com");
     expect(new Set([first.adminKey, second.adminKey, first.serverKey, second.serverKey]).size).toBe(4);
 
-    const rows = projectRows(join(dir, "service.db"));
+    const rows = await projectRows(dir);
     expect(rows.map((r) => r.id)).toEqual([first.projectId, second.projectId]);
     expect(rows[1]!.name).toBe("Shop");
   });
@@ -168,19 +203,15 @@ describe("svc init", () => {
     const dir = dataDir();
     const plain = await init(dir);
     const chosen = await init(dir, "--plan", "free", "--public-tickets");
-    const db = new Database(join(dir, "service.db"), { readonly: true });
-    try {
-      const row = (id: string) => db.query("SELECT plan, public_ticket_creation AS publicTickets FROM projects WHERE id = ?").get(id);
-      expect(row(plain.projectId)).toEqual({ plan: "pro", publicTickets: 0 });
-      expect(row(chosen.projectId)).toEqual({ plan: "free", publicTickets: 1 });
-      expect(db.query("SELECT type FROM sdk_keys WHERE project_id = ? ORDER BY type").all(chosen.projectId)).toEqual([{ type: "admin" }, { type: "client" }, { type: "server" }]);
-    } finally {
-      db.close();
-    }
+    const row = async (id: string) => (await storeRows(dir, "SELECT plan, public_ticket_creation AS \"publicTickets\" FROM projects WHERE id = ?", id))[0];
+    expect(await row(plain.projectId)).toEqual({ plan: "pro", publicTickets: 0 });
+    expect(await row(chosen.projectId)).toEqual({ plan: "free", publicTickets: 1 });
+    expect(await storeRows(dir, "SELECT type FROM sdk_keys WHERE project_id = ? ORDER BY type", chosen.projectId)).toEqual([{ type: "admin" }, { type: "client" }, { type: "server" }]);
   });
 
   test("without --json it prints the keys for a human", async () => {
-    const { code, stdout } = await run(svc("init", "--data", dataDir()));
+    const dir = dataDir();
+    const { code, stdout } = await run(svc("init", "--data", dir, ...(await storeOf(dir)).args));
     expect(code).toBe(0);
     expect(stdout).toMatch(/admin +sdk_admin_[A-Za-z0-9]+/);
     expect(stdout).toMatch(/client +sdk_client_[A-Za-z0-9]+/);
@@ -190,12 +221,12 @@ describe("svc init", () => {
   test("bad values exit 2 and create nothing", async () => {
     const dir = dataDir();
     for (const args of [["--owner", "not-an-email"], ["--plan", "gold"], ["--project", "  "]]) {
-      const { code, stdout, stderr } = await run(svc("init", "--data", dir, "--json", ...args));
+      const { code, stdout, stderr } = await run(svc("init", "--data", dir, ...(await storeOf(dir)).args, "--json", ...args));
       expect(code, args.join(" ")).toBe(2);
       expect(stdout).toBe("");
       expect(stderr).toContain(args[0]!);
     }
-    expect(existsSync(join(dir, "service.db"))).toBe(false);
+    expect(await storeCreated(dir)).toBe(false);
   });
 
   test("works beside a running server, which accepts the new admin key at once", async () => {
@@ -280,10 +311,12 @@ describe("svc serve", () => {
     expect(server.lines().some((l) => l.includes('"msg":"request"'))).toBe(false);
   });
 
-  test("PORT and SERVICE_DATA_DIR are read from the environment", async () => {
+  test("PORT, SERVICE_DATA_DIR and SERVICE_STORE_URL are read from the environment", async () => {
     const dir = dataDir();
     const keys = await init(dir);
-    const server = await startServe(svc("serve", "--host", "127.0.0.1"), { env: { PORT: "0", SERVICE_DATA_DIR: dir } });
+    // On PostgreSQL runs the store comes from SERVICE_STORE_URL (the data dir then only holds the outbox).
+    const url = (await storeOf(dir)).url;
+    const server = await startServe(svc("serve", "--host", "127.0.0.1"), { env: { PORT: "0", SERVICE_DATA_DIR: dir, ...(url ? { SERVICE_STORE_URL: url } : {}) } });
     servers.push(server);
     expect((await adminGet(`${server.url}/api/admin/projects/current`, keys.adminKey)).body.id).toBe(keys.projectId);
     expect(await server.stop()).toBe(0);
@@ -318,12 +351,7 @@ describe("svc serve", () => {
     expect(minted.name).toBe("in-flight");
     expect(await server.proc.exited).toBe(0);
 
-    const db = new Database(join(dir, "service.db"), { readonly: true });
-    try {
-      expect(db.query("SELECT name FROM sdk_keys WHERE id = ?").get(minted.id)).toEqual({ name: "in-flight" });
-    } finally {
-      db.close();
-    }
+    expect(await storeRows(dir, "SELECT name FROM sdk_keys WHERE id = ?", minted.id)).toEqual([{ name: "in-flight" }]);
     // New connections are refused once it has stopped.
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
   });
@@ -343,7 +371,7 @@ describe("SERVICE_INIT_ADMIN_KEY", () => {
     const again = await serve(dir, [], { SERVICE_INIT_ADMIN_KEY: chosen });
     expect((await adminGet(`${again.url}/api/admin/projects/current`, chosen)).body.id).toBe(res.body.id);
     expect(await again.stop()).toBe(0);
-    expect(projectRows(join(dir, "service.db"))).toHaveLength(1);
+    expect(await projectRows(dir)).toHaveLength(1);
   });
 
   test("is ignored when the database already has a project", async () => {
@@ -352,23 +380,24 @@ describe("SERVICE_INIT_ADMIN_KEY", () => {
     const server = await serve(dir, [], { SERVICE_INIT_ADMIN_KEY: chosen });
     expect((await adminGet(`${server.url}/api/admin/projects/current`, chosen)).status).toBe(401);
     expect(await server.stop()).toBe(0);
-    expect(projectRows(join(dir, "service.db"))).toHaveLength(1);
+    expect(await projectRows(dir)).toHaveLength(1);
   });
 
   test("an invalid key exits 2 before creating anything", async () => {
     for (const bad of ["sdk_admin_short", "sdk_server_" + "a".repeat(32), `sdk_admin_${"a".repeat(31)}-`]) {
       const dir = dataDir();
-      const { code, stdout, stderr } = await run(svc("serve", "--port", "0", "--data", dir), { env: { SERVICE_INIT_ADMIN_KEY: bad } });
+      const { code, stdout, stderr } = await run(svc("serve", "--port", "0", "--data", dir, ...(await storeOf(dir)).args), { env: { SERVICE_INIT_ADMIN_KEY: bad } });
       expect(code, bad).toBe(2);
       expect(stdout).not.toContain("listening on");
       expect(stderr).toContain("SERVICE_INIT_ADMIN_KEY");
-      expect(existsSync(join(dir, "service.db"))).toBe(false);
+      expect(await storeCreated(dir)).toBe(false);
     }
   });
 });
 
 describe("svc backup", () => {
-  test("writes a valid SQLite copy while the server runs, and never overwrites", async () => {
+  // `svc backup` copies SQLite files (VACUUM INTO); on PostgreSQL it refuses and names pg_dump (the last test here).
+  test.skipIf(TEST_ENGINE === "postgres")("writes a valid SQLite copy while the server runs, and never overwrites", async () => {
     const dir = dataDir();
     const a = await init(dir);
     const server = await serve(dir);
@@ -378,7 +407,7 @@ describe("svc backup", () => {
     const result = await run(svc("backup", "--data", dir, "--out", out));
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(out);
-    const rows = projectRows(out);
+    const rows = backupProjectRows(out);
     expect(rows.map((r) => r.id)).toEqual([a.projectId, b.projectId]);
     const copy = new Database(out, { readonly: true });
     try {
@@ -392,7 +421,7 @@ describe("svc backup", () => {
     const json = await run(svc("backup", "--data", dir, "--out", jsonOut, "--json"));
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual({ out: jsonOut });
-    expect(projectRows(jsonOut)).toHaveLength(2);
+    expect(backupProjectRows(jsonOut)).toHaveLength(2);
 
     const size = statSync(out).size;
     const again = await run(svc("backup", "--data", dir, "--out", out));
@@ -402,7 +431,7 @@ describe("svc backup", () => {
     expect(await server.stop()).toBe(0);
   });
 
-  test("refuses an existing non-database file, a missing database and a missing --out", async () => {
+  test.skipIf(TEST_ENGINE === "postgres")("refuses an existing non-database file, a missing database and a missing --out", async () => {
     const spare = dataDir();
     const existing = join(spare, "notes.txt");
     writeFileSync(existing, "keep me");
@@ -420,6 +449,16 @@ describe("svc backup", () => {
     const noOut = await run(svc("backup", "--data", dir));
     expect(noOut.code).toBe(2);
     expect(noOut.stderr).toContain("--out");
+  });
+
+  test("a PostgreSQL store is refused with the pg_dump command to use instead, and no file is written", async () => {
+    const out = join(dataDir(), "pg.db");
+    // Refused before connecting: no server needs to listen there.
+    const result = await run(svc("backup", "--store", "postgres://svc:secret@127.0.0.1:1/svc", "--out", out));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("pg_dump");
+    expect(result.stderr).not.toContain("secret");
+    expect(existsSync(out)).toBe(false);
   });
 });
 

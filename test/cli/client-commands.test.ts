@@ -9,12 +9,13 @@ setDefaultTimeout(60_000);
 let ts: ClientTestServer;
 let box: Sandbox;
 /** A project the signed-in user cannot reach. */
-let foreign: ReturnType<ClientTestServer["newProject"]>;
+let foreign: Awaited<ReturnType<ClientTestServer["newProject"]>>;
 
 beforeAll(async () => {
   ts = await startClientTestServer();
-  const other = ts.server.ctx.services.projects.createOrganisationWithProject({ projectName: "Foreign", ownerEmail: "stranger@example.com" });
-  foreign = { projectId: other.project.id, organisationId: other.organisation.id, adminKey: ts.server.ctx.services.keys.mint(other.project.id, { type: "admin" }).key, serverKey: "", clientKey: "" };
+  const other = await ts.server.ctx.services.projects.createOrganisationWithProject({ projectName: "Foreign", ownerEmail: "stranger@example.com" });
+  const adminKey = (await ts.server.ctx.services.keys.mint(other.project.id, { type: "admin" })).key;
+  foreign = { projectId: other.project.id, organisationId: other.organisation.id, adminKey, serverKey: "", clientKey: "" };
   box = sandbox();
   await cliLogin(ts, box);
 });

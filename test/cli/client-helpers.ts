@@ -6,7 +6,7 @@ import { startTestServer, tempDir, type TestServer } from "../helpers";
 import { SVC_SOURCE, type RunResult } from "./process";
 
 /** Variables of the parent that would change what the CLI under test does. */
-const CLIENT_ENV = ["SERVICE_CLI_TOKEN", "SERVICE_URL", "SERVICE_CONFIG_DIR", "BROWSER", "HOME", "PORT", "HOST", "SERVICE_DATA_DIR"];
+const CLIENT_ENV = ["SERVICE_CLI_TOKEN", "SERVICE_URL", "SERVICE_CONFIG_DIR", "BROWSER", "HOME", "PORT", "HOST", "SERVICE_DATA_DIR", "SERVICE_STORE_URL"];
 
 /** A user's machine: a HOME, a config dir (SERVICE_CONFIG_DIR) and a working directory, all fresh. */
 export type Sandbox = { root: string; home: string; configDir: string; cwd: string; credentialsPath: string };

@@ -23,7 +23,7 @@ let second: { projectId: string };
 beforeAll(async () => {
   ts = await startClientTestServer();
   // Same owner, another organisation: whoami must list both.
-  second = ts.newProject("Second project");
+  second = await ts.newProject("Second project");
 });
 afterAll(async () => {
   await ts.stop();
@@ -156,9 +156,10 @@ describe("svc login", () => {
     const live = startSvc(box, ["login", "--no-browser", "--url", ts.url]);
     const [, userCode] = await live.waitForStderr(USER_CODE);
     // The test clock stands still, so the CLI's second poll looks too fast to the server: slow_down, interval 2 + 5 s.
-    const interval = () => ts.server.db.query<{ interval_s: number }, [string]>("SELECT interval_s FROM device_codes WHERE user_code = ?").get(userCode!.replace("-", ""))!.interval_s;
-    for (let i = 0; i < 200 && interval() === 2; i++) await Bun.sleep(50);
-    expect(interval()).toBe(7);
+    const interval = async () =>
+      Number((await ts.store.one<{ interval_s: number }>("SELECT interval_s FROM device_codes WHERE user_code = ?", userCode!.replace("-", "")))!.interval_s);
+    for (let i = 0; i < 200 && (await interval()) === 2; i++) await Bun.sleep(50);
+    expect(await interval()).toBe(7);
     const slowedAt = Date.now();
     await approveInBrowser(ts, "owner@example.com", userCode!);
     ts.clock.advance(8_000);
@@ -166,7 +167,7 @@ describe("svc login", () => {
     expect(r.code).toBe(0);
     expect(Date.now() - slowedAt).toBeGreaterThan(6_000);
     // It did not poll early again (that would have raised the interval once more).
-    expect(interval()).toBe(7);
+    expect(await interval()).toBe(7);
   });
 
   test("a spinner on stderr while polling, only when stderr is a terminal", async () => {

@@ -13,16 +13,16 @@ setDefaultTimeout(60_000);
 const HOUR = 3600_000;
 
 let ts: ClientTestServer;
-let second: ReturnType<ClientTestServer["newProject"]>;
-let third: ReturnType<ClientTestServer["newProject"]>;
+let second: Awaited<ReturnType<ClientTestServer["newProject"]>>;
+let third: Awaited<ReturnType<ClientTestServer["newProject"]>>;
 let foreign: { projectId: string; adminKey: string };
 
 beforeAll(async () => {
   ts = await startClientTestServer();
-  second = ts.newProject("Second");
-  third = ts.newProject("Third");
-  const { project } = ts.server.ctx.services.projects.createOrganisationWithProject({ projectName: "Foreign", ownerEmail: "stranger@example.com" });
-  foreign = { projectId: project.id, adminKey: ts.server.ctx.services.keys.mint(project.id, { type: "admin" }).key };
+  second = await ts.newProject("Second");
+  third = await ts.newProject("Third");
+  const { project } = await ts.server.ctx.services.projects.createOrganisationWithProject({ projectName: "Foreign", ownerEmail: "stranger@example.com" });
+  foreign = { projectId: project.id, adminKey: (await ts.server.ctx.services.keys.mint(project.id, { type: "admin" })).key };
 });
 afterAll(async () => {
   await ts.stop();

@@ -22,7 +22,7 @@ let ownerToken: string;
 
 beforeAll(async () => {
   ts = await startClientTestServer();
-  const { project } = ts.server.ctx.services.projects.createOrganisationWithProject({ projectName: "Foreign", ownerEmail: "stranger@example.com" });
+  const { project } = await ts.server.ctx.services.projects.createOrganisationWithProject({ projectName: "Foreign", ownerEmail: "stranger@example.com" });
   foreign = { projectId: project.id };
   box = sandbox();
   await cliLogin(ts, box);

@@ -158,7 +158,7 @@ describe("svc mcp", () => {
       expect(errorText(await s.client.callTool({ name: "toggle_killswitch", arguments: { name: "nope" } }))).toContain("NOT_FOUND");
       expect(errorText(await s.client.callTool({ name: "toggle_killswitch", arguments: { name: "search", env: "qa" } }))).toContain("env");
       expect(errorText(await s.client.callTool({ name: "save_config_draft", arguments: { name: "limits", env: "dev", value: { max: 0 } } }))).toContain("VALIDATION");
-      const other = ts.server.ctx.services.projects.createOrganisationWithProject({ projectName: "Foreign", ownerEmail: "stranger@example.com" });
+      const other = await ts.server.ctx.services.projects.createOrganisationWithProject({ projectName: "Foreign", ownerEmail: "stranger@example.com" });
       expect(errorText(await s.client.callTool({ name: "list_sdk_keys", arguments: { project_id: other.project.id } }))).toContain("FORBIDDEN");
       expect((await ts.api("/api/admin/killswitches/search")).body).toEqual(before);
       // Still serving after the errors.

@@ -1,5 +1,6 @@
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { dropStore, freshStoreUrl } from "../helpers";
 
 export const ROOT = resolve(import.meta.dir, "../..");
 export const BUN = join(ROOT, "node_modules/.bin/bun");
@@ -7,12 +8,24 @@ export const BUN = join(ROOT, "node_modules/.bin/bun");
 export const SVC_SOURCE = [BUN, join(ROOT, "src/main.ts")];
 
 /** Variables that would change what a spawned `svc` does; tests set them explicitly. */
-const SVC_ENV = ["PORT", "HOST", "SERVICE_DATA_DIR", "SERVICE_INIT_ADMIN_KEY", "SERVICE_ADMIN_EMAIL"];
+const SVC_ENV = ["PORT", "HOST", "SERVICE_DATA_DIR", "SERVICE_STORE_URL", "SERVICE_INIT_ADMIN_KEY", "SERVICE_ADMIN_EMAIL"];
 
 function childEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SVC_ENV.includes(k)) env[k] = v;
   return { ...env, ...extra };
+}
+
+/**
+ * The store a spawned `svc serve` / `svc init` should use: on PostgreSQL runs
+ * `--store URL` of a fresh database (drop it when done), on SQLite runs no
+ * flag (the `--data` directory's service.db).
+ */
+export type StoreArgs = { args: string[]; url: string | undefined; drop(): Promise<void> };
+
+export async function freshStoreArgs(): Promise<StoreArgs> {
+  const url = await freshStoreUrl();
+  return { args: url ? ["--store", url] : [], url, drop: () => dropStore(url) };
 }
 
 export type SpawnOptions = { env?: Record<string, string>; cwd?: string };

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { auditOf } from "../../src/lib/audit";
+import { currentRevision } from "../../src/lib/revisions";
 import { startTestServer, type ProjectKeys, type TestServer } from "../helpers";
 
 const ENVS = ["dev", "staging", "prod"] as const;
@@ -15,7 +17,7 @@ let seq = 0;
 
 beforeAll(async () => {
   s = await startTestServer();
-  foreign = s.newProject("Foreign project");
+  foreign = await s.newProject("Foreign project");
 });
 afterAll(() => s.stop());
 
@@ -34,18 +36,19 @@ async function getConfig(idOrName: string) {
   return r.body;
 }
 
-function revisions(projectId = s.projectId) {
-  return Object.fromEntries(ENVS.map((env) => [env, s.server.ctx.services.revisions.current(projectId, env)]));
+async function revisions(projectId = s.projectId): Promise<Record<string, number>> {
+  return Object.fromEntries(await Promise.all(ENVS.map(async (env) => [env, await currentRevision(s.store, projectId, env)])));
 }
 
-function configRows(id: string) {
-  const db = s.server.db;
+async function configRows(id: string) {
+  const db = s.store;
   return {
-    config: db.query("SELECT * FROM configs WHERE id = ?").get(id),
-    values: db.query("SELECT * FROM config_values WHERE config_id = ? ORDER BY env").all(id),
-    drafts: db.query("SELECT * FROM config_drafts WHERE config_id = ? ORDER BY env").all(id),
-    versions: db.query("SELECT COUNT(*) AS n FROM config_versions WHERE config_id = ?").get(id),
-    activity: db.query("SELECT COUNT(*) AS n FROM config_activity WHERE config_id = ?").get(id),
+    config: await db.one("SELECT * FROM configs WHERE id = ?", id),
+    values: await db.all("SELECT * FROM config_values WHERE config_id = ? ORDER BY env", id),
+    drafts: await db.all("SELECT * FROM config_drafts WHERE config_id = ? ORDER BY env", id),
+    versions: await db.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM config_versions WHERE config_id = ?", id),
+    activity: await db.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM config_activity WHERE config_id = ?", id),
+    audit: await db.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM audit_log WHERE subject_id = ?", id),
   };
 }
 
@@ -57,7 +60,7 @@ async function activity(id: string, query = "") {
 
 describe("create, list, get, delete", () => {
   test("create publishes the value on every env at version 1 and bumps every revision", async () => {
-    const before = revisions();
+    const before = await revisions();
     const name = uniqueName("checkout");
     const created = await createConfig({ name, schema: RETRIES_SCHEMA, value: { retries: 3 }, description: "Checkout tuning" });
     expect(created.id).toMatch(/^cfg_[A-Za-z0-9]+$/);
@@ -71,9 +74,9 @@ describe("create, list, get, delete", () => {
     }
     expect(await getConfig(name)).toEqual(byId);
 
-    const after = revisions();
+    const after = await revisions();
     for (const env of ENVS) expect(after[env]).toBe(before[env]! + 1);
-    expect(s.server.ctx.services.configs.publishedForEnv(s.projectId, "prod")[name]).toEqual({ value: { retries: 3 }, version: 1 });
+    expect((await s.server.ctx.services.configs.publishedForEnv(s.projectId, "prod"))[name]).toEqual({ value: { retries: 3 }, version: 1 });
 
     const acts = await activity(created.id);
     expect(acts.map((a) => a.action)).toEqual(["config.create"]);
@@ -85,12 +88,12 @@ describe("create, list, get, delete", () => {
   test("a duplicate name is 409 ALREADY_EXISTS and stores nothing", async () => {
     const name = uniqueName("dup");
     await createConfig({ name, schema: true, value: 1 });
-    const count = () => (s.server.db.query("SELECT COUNT(*) AS n FROM configs").get() as { n: number }).n;
-    const n = count();
+    const count = async () => (await s.store.one<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM configs"))!.n;
+    const n = await count();
     const r = await s.api("/api/admin/configs", { body: { name, schema: true, value: 2 } });
     expect(r.status).toBe(409);
     expect(r.body.code).toBe("ALREADY_EXISTS");
-    expect(count()).toBe(n);
+    expect(await count()).toBe(n);
     expect((await getConfig(name)).envs.prod.value).toBe(1);
   });
 
@@ -124,7 +127,7 @@ describe("create, list, get, delete", () => {
     expect(r.body.code).toBe("VALIDATION");
     expect(r.body.detail).toContain("value /retries: must be >= 0");
     expect(r.body.detail).toContain("extra");
-    expect(s.server.db.query("SELECT id FROM configs WHERE name = ?").get(name)).toBeNull();
+    expect(await s.store.one("SELECT id FROM configs WHERE name = ?", name)).toBeUndefined();
   });
 
   test("list is a bare array filtered by q over name and description, case-insensitively", async () => {
@@ -147,14 +150,14 @@ describe("create, list, get, delete", () => {
   test("delete is 204, bumps every env, removes it from get and the SDK view, and keeps its activity", async () => {
     const name = uniqueName("doomed");
     const { id } = await createConfig({ name, schema: true, value: "x" });
-    const before = revisions();
+    const before = await revisions();
     const del = await s.api(`/api/admin/configs/${name}`, { method: "DELETE" });
     expect(del.status).toBe(204);
-    const after = revisions();
+    const after = await revisions();
     for (const env of ENVS) expect(after[env]).toBe(before[env]! + 1);
     expect((await s.api(`/api/admin/configs/${id}`)).status).toBe(404);
-    expect(s.server.ctx.services.configs.publishedForEnv(s.projectId, "dev")[name]).toBeUndefined();
-    expect(configRows(id).values).toEqual([]);
+    expect((await s.server.ctx.services.configs.publishedForEnv(s.projectId, "dev"))[name]).toBeUndefined();
+    expect((await configRows(id)).values).toEqual([]);
 
     const acts = await activity(id);
     expect(acts.map((a) => a.action)).toEqual(["config.delete", "config.create"]);
@@ -179,13 +182,13 @@ describe("create, list, get, delete", () => {
 describe("PATCH", () => {
   test("value publishes one new version on every env", async () => {
     const { id } = await createConfig({ name: uniqueName("all"), schema: RETRIES_SCHEMA, value: { retries: 1 } });
-    const before = revisions();
+    const before = await revisions();
     const r = await s.api(`/api/admin/configs/${id}`, { method: "PATCH", body: { value: { retries: 2 } } });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ id });
     const c = await getConfig(id);
     for (const env of ENVS) expect(c.envs[env]).toMatchObject({ value: { retries: 2 }, version: 2 });
-    const after = revisions();
+    const after = await revisions();
     for (const env of ENVS) expect(after[env]).toBe(before[env]! + 1);
     const [update] = await activity(id);
     expect(update).toMatchObject({ action: "config.update", payload: { versions: { dev: 2, staging: 2, prod: 2 } } });
@@ -194,14 +197,14 @@ describe("PATCH", () => {
   test("a per-env key publishes on that env only", async () => {
     const name = uniqueName("one-env");
     const { id } = await createConfig({ name, schema: RETRIES_SCHEMA, value: { retries: 1 } });
-    const before = revisions();
+    const before = await revisions();
     const r = await s.api(`/api/admin/configs/${name}`, { method: "PATCH", body: { staging: { retries: 7 } } });
     expect(r.status).toBe(200);
     const c = await getConfig(id);
     expect(c.envs.staging).toMatchObject({ value: { retries: 7 }, version: 2 });
     expect(c.envs.dev).toMatchObject({ value: { retries: 1 }, version: 1 });
     expect(c.envs.prod).toMatchObject({ value: { retries: 1 }, version: 1 });
-    expect(revisions()).toEqual({ ...before, staging: before.staging! + 1 });
+    expect(await revisions()).toEqual({ ...before, staging: before.staging! + 1 });
   });
 
   test("a per-env key wins over value on its env; null is a value, not an absence", async () => {
@@ -216,20 +219,20 @@ describe("PATCH", () => {
 
   test("new values that fail the schema are VALIDATION per field and change nothing", async () => {
     const { id } = await createConfig({ name: uniqueName("guarded"), schema: RETRIES_SCHEMA, value: { retries: 1 } });
-    const before = configRows(id);
-    const revs = revisions();
+    const before = await configRows(id);
+    const revs = await revisions();
     const r = await s.api(`/api/admin/configs/${id}`, { method: "PATCH", body: { value: { retries: "many" }, dev: { retries: 2 }, prod: {} } });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe("VALIDATION");
     expect(r.body.detail).toContain("value /retries: must be integer");
     expect(r.body.detail).toContain("prod /: must have required property 'retries'");
-    expect(configRows(id)).toEqual(before);
-    expect(revisions()).toEqual(revs);
+    expect(await configRows(id)).toEqual(before);
+    expect(await revisions()).toEqual(revs);
   });
 
   test("an empty body, unknown-only fields, wrong types and malformed JSON are refused and change nothing", async () => {
     const { id } = await createConfig({ name: uniqueName("untouched"), schema: true, value: 1 });
-    const before = configRows(id);
+    const before = await configRows(id);
     for (const body of [{}, { nmae: "x" }]) {
       const r = await s.api(`/api/admin/configs/${id}`, { method: "PATCH", body });
       expect(r.status, JSON.stringify(body)).toBe(400);
@@ -263,7 +266,7 @@ describe("PATCH", () => {
     const unknown = await s.api("/api/admin/configs/nope", { method: "PATCH", body: { value: 1 } });
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe("NOT_FOUND");
-    expect(configRows(id)).toEqual(before);
+    expect(await configRows(id)).toEqual(before);
   });
 
   test("JSON sent as text/plain is read as JSON: the caller's value, not an empty body", async () => {
@@ -278,8 +281,8 @@ describe("PATCH", () => {
   test("a schema that a stored value breaks is VALIDATION naming the env and path, and nothing changes", async () => {
     const { id } = await createConfig({ name: uniqueName("tighten"), schema: RETRIES_SCHEMA, value: { retries: 3 } });
     await s.api(`/api/admin/configs/${id}`, { method: "PATCH", body: { prod: { retries: 9 } } });
-    const before = configRows(id);
-    const revs = revisions();
+    const before = await configRows(id);
+    const revs = await revisions();
     const tighter = { ...RETRIES_SCHEMA, properties: { ...RETRIES_SCHEMA.properties, retries: { type: "integer", maximum: 5 } } };
     const r = await s.api(`/api/admin/configs/${id}`, { method: "PATCH", body: { schema: tighter } });
     expect(r.status).toBe(400);
@@ -288,8 +291,8 @@ describe("PATCH", () => {
     const after = await getConfig(id);
     expect(after.schema).toEqual(RETRIES_SCHEMA);
     expect(after.envs.prod).toMatchObject({ value: { retries: 9 }, version: 2 });
-    expect(configRows(id)).toEqual(before);
-    expect(revisions()).toEqual(revs);
+    expect(await configRows(id)).toEqual(before);
+    expect(await revisions()).toEqual(revs);
 
     // The same schema goes through when the offending env gets a fitting value in the same PATCH.
     const ok = await s.api(`/api/admin/configs/${id}`, { method: "PATCH", body: { schema: tighter, prod: { retries: 5 } } });
@@ -308,22 +311,22 @@ describe("PATCH", () => {
     const { id } = await createConfig({ name: uniqueName("draft-guard"), schema: RETRIES_SCHEMA, value: { retries: 1 } });
     const saved = await s.api(`/api/admin/configs/${id}/drafts`, { method: "PUT", headers: withProject(), body: { env: "staging", value: { retries: 8 } } });
     expect(saved.status).toBe(200);
-    const before = configRows(id);
+    const before = await configRows(id);
     const tighter = { ...RETRIES_SCHEMA, properties: { retries: { type: "integer", maximum: 5 } } };
     const r = await s.api(`/api/admin/configs/${id}`, { method: "PATCH", body: { schema: tighter } });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe("VALIDATION");
     expect(r.body.detail).toBe("draft staging /retries: must be <= 5");
-    expect(configRows(id)).toEqual(before);
+    expect(await configRows(id)).toEqual(before);
     expect((await getConfig(id)).schema).toEqual(RETRIES_SCHEMA);
   });
 
   test("a schema-only change publishes nothing and bumps no revision; new values are checked against the new schema", async () => {
     const { id } = await createConfig({ name: uniqueName("reschema"), schema: { type: "integer" }, value: 1 });
-    const revs = revisions();
+    const revs = await revisions();
     const r = await s.api(`/api/admin/configs/${id}`, { method: "PATCH", body: { schema: { type: ["integer", "string"] } } });
     expect(r.status).toBe(200);
-    expect(revisions()).toEqual(revs);
+    expect(await revisions()).toEqual(revs);
     expect((await getConfig(id)).envs.prod.version).toBe(1);
 
     const both = await s.api(`/api/admin/configs/${id}`, { method: "PATCH", body: { schema: { type: "string" }, value: "now a string" } });
@@ -340,7 +343,7 @@ describe("PATCH", () => {
 
   test("30 concurrent per-env PATCHes give 30 distinct versions on that env only", async () => {
     const { id } = await createConfig({ name: uniqueName("race"), schema: { type: "integer" }, value: 0 });
-    const revs = revisions();
+    const revs = await revisions();
     const results = await Promise.all(
       Array.from({ length: 30 }, (_, i) => s.api(`/api/admin/configs/${id}`, { method: "PATCH", body: { dev: i + 1 } })),
     );
@@ -352,7 +355,7 @@ describe("PATCH", () => {
     const versions = (history.body as any[]).map((h) => h.version);
     expect(versions).toEqual(Array.from({ length: 31 }, (_, i) => 31 - i));
     expect(new Set((history.body as any[]).slice(0, 30).map((h) => h.value)).size).toBe(30);
-    expect(revisions()).toEqual({ ...revs, dev: revs.dev! + 30 });
+    expect(await revisions()).toEqual({ ...revs, dev: revs.dev! + 30 });
   });
 });
 
@@ -361,7 +364,7 @@ describe("drafts and publish", () => {
     const name = uniqueName("drafted");
     const { id } = await createConfig({ name, schema: RETRIES_SCHEMA, value: { retries: 1 } });
     await s.api(`/api/admin/configs/${id}`, { method: "PATCH", body: { prod: { retries: 2 } } });
-    const revs = revisions();
+    const revs = await revisions();
 
     const first = await s.api(`/api/admin/configs/${name}/drafts`, { method: "PUT", headers: withProject(), body: { env: "prod", value: { retries: 3 } } });
     expect(first.status).toBe(200);
@@ -369,7 +372,7 @@ describe("drafts and publish", () => {
     expect(typeof first.body.updatedAt).toBe("string");
     const second = await s.api(`/api/admin/configs/${id}/drafts`, { method: "PUT", headers: withProject(), body: { env: "prod", value: { retries: 4 } } });
     expect(second.body).toMatchObject({ id, env: "prod", baseVersion: 2 });
-    expect(revisions()).toEqual(revs);
+    expect(await revisions()).toEqual(revs);
     expect((await getConfig(id)).envs.prod).toMatchObject({ value: { retries: 2 }, version: 2 });
 
     const one = await s.api(`/api/admin/configs/${id}/drafts/prod`, { headers: withProject() });
@@ -386,7 +389,7 @@ describe("drafts and publish", () => {
     expect(c.envs.prod).toMatchObject({ value: { retries: 4 }, version: 3 });
     expect(c.envs.dev.version).toBe(1);
     expect(c.drafts).toEqual({});
-    expect(revisions()).toEqual({ ...revs, prod: revs.prod! + 1 });
+    expect(await revisions()).toEqual({ ...revs, prod: revs.prod! + 1 });
     expect((await s.api(`/api/admin/configs/${id}/drafts/prod`, { headers: withProject() })).status).toBe(404);
 
     const acts = await activity(id);
@@ -408,7 +411,7 @@ describe("drafts and publish", () => {
     await s.api(`/api/admin/configs/${id}/drafts`, { method: "PUT", headers: withProject(), body: { env: "dev", value: 2 } });
     const del = await s.api(`/api/admin/configs/${id}/drafts/dev`, { method: "DELETE", headers: withProject() });
     expect(del.status).toBe(204);
-    expect(configRows(id).drafts).toEqual([]);
+    expect((await configRows(id)).drafts).toEqual([]);
     const again = await s.api(`/api/admin/configs/${id}/drafts/dev`, { method: "DELETE", headers: withProject() });
     expect(again.status).toBe(404);
     expect(again.body.code).toBe("NOT_FOUND");
@@ -421,17 +424,17 @@ describe("drafts and publish", () => {
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe("VALIDATION");
     expect(bad.body.detail).toBe("value /retries: must be integer");
-    expect(configRows(id).drafts).toEqual([]);
+    expect((await configRows(id)).drafts).toEqual([]);
 
     await s.api(`/api/admin/configs/${id}/drafts`, { method: "PUT", headers: withProject(), body: { env: "dev", value: { retries: 2 } } });
     // Another writer (a second process on the same file) left a draft that does not fit.
-    s.server.db.query("UPDATE config_drafts SET value = ? WHERE config_id = ?").run(JSON.stringify({ retries: "x" }), id);
-    const before = configRows(id);
+    await s.store.run("UPDATE config_drafts SET value = ? WHERE config_id = ?", JSON.stringify({ retries: "x" }), id);
+    const before = await configRows(id);
     const pub = await s.api(`/api/admin/configs/${id}/publish`, { body: { env: "dev" } });
     expect(pub.status).toBe(400);
     expect(pub.body.code).toBe("VALIDATION");
     expect(pub.body.detail).toBe("draft dev /retries: must be integer");
-    expect(configRows(id)).toEqual(before);
+    expect(await configRows(id)).toEqual(before);
   });
 
   test("draft bodies: missing value, bad env, wrong types and malformed JSON are refused", async () => {
@@ -456,7 +459,7 @@ describe("drafts and publish", () => {
     const badPublish = await s.api(`/api/admin/configs/${id}/publish`, { body: { env: "production" } });
     expect(badPublish.status).toBe(400);
     expect(badPublish.body.code).toBe("VALIDATION");
-    expect(configRows(id).drafts).toEqual([]);
+    expect((await configRows(id)).drafts).toEqual([]);
     expect((await activity(id)).map((a) => a.action)).toEqual(["config.create"]);
   });
 
@@ -478,7 +481,7 @@ describe("drafts and publish", () => {
       expect(wrong.status, `${method} ${path}`).toBe(403);
       expect(wrong.body.code).toBe("FORBIDDEN");
     }
-    expect(configRows(id).drafts).toEqual([]);
+    expect((await configRows(id)).drafts).toEqual([]);
   });
 
   test("activity limit must be an integer from 1 to 100", async () => {
@@ -588,7 +591,7 @@ describe("JSON Schema dialects and checks", () => {
       expect(r.status, JSON.stringify(schema).slice(0, 80)).toBe(400);
       expect(r.body.code).toBe("VALIDATION");
       expect(r.body.detail).toContain(detail);
-      expect(s.server.db.query("SELECT id FROM configs WHERE name = ?").get(name)).toBeNull();
+      expect(await s.store.one("SELECT id FROM configs WHERE name = ?", name)).toBeUndefined();
     }
     const missing = await s.api("/api/admin/configs", { body: { name: uniqueName("no-schema"), value: 1 } });
     expect(missing.status).toBe(400);
@@ -638,8 +641,8 @@ describe("tenancy", () => {
     const name = uniqueName("private");
     const { id } = await createConfig({ name, schema: true, value: "secret" });
     await s.api(`/api/admin/configs/${id}/drafts`, { method: "PUT", headers: withProject(), body: { env: "dev", value: "draft" } });
-    const before = configRows(id);
-    const revs = revisions();
+    const before = await configRows(id);
+    const revs = await revisions();
     const key = foreign.adminKey;
     const own = { "x-project-id": foreign.projectId };
 
@@ -668,10 +671,10 @@ describe("tenancy", () => {
     expect(cross.status).toBe(403);
     // Same name in the other project is fine: names are unique per project.
     expect((await s.api("/api/admin/configs", { key, body: { name, schema: true, value: 1 } })).status).toBe(201);
-    expect(configRows(id)).toEqual(before);
-    expect(revisions()).toEqual(revs);
-    expect(s.server.ctx.services.configs.publishedForEnv(foreign.projectId, "dev")[name]).toEqual({ value: 1, version: 1 });
-    expect(s.server.ctx.services.configs.publishedForEnv(s.projectId, "dev")[name]).toEqual({ value: "secret", version: 1 });
+    expect(await configRows(id)).toEqual(before);
+    expect(await revisions()).toEqual(revs);
+    expect((await s.server.ctx.services.configs.publishedForEnv(foreign.projectId, "dev"))[name]).toEqual({ value: 1, version: 1 });
+    expect((await s.server.ctx.services.configs.publishedForEnv(s.projectId, "dev"))[name]).toEqual({ value: "secret", version: 1 });
   });
 });
 
@@ -689,5 +692,57 @@ describe("history", () => {
     const bad = await s.api(`/api/admin/configs/${id}/history?env=qa`);
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe("VALIDATION");
+  });
+});
+
+describe("audit", () => {
+  test("every change records one audit row with the activity's facts; draft discards too; refused calls record none", async () => {
+    const p = await s.newProject("Audited configs");
+    const headers = { "x-project-id": p.projectId };
+    const call = (path: string, init: { method?: string; body?: unknown } = {}) => s.api(path, { ...init, key: p.adminKey, headers });
+    const created = await call("/api/admin/configs", { body: { name: "audited", schema: { type: "integer" }, value: 1 } });
+    expect(created.status).toBe(201);
+    const id: string = created.body.id;
+    const base = `/api/admin/configs/${id}`;
+    expect((await call(base, { method: "PATCH", body: { value: 2 } })).status).toBe(200);
+    expect((await call(base, { method: "PATCH", body: { schema: { type: ["integer", "string"] } } })).status).toBe(200);
+    expect((await call(`${base}/drafts`, { method: "PUT", body: { env: "dev", value: "x" } })).status).toBe(200);
+    expect((await call(`${base}/drafts/dev`, { method: "DELETE" })).status).toBe(204);
+    expect((await call(`${base}/drafts`, { method: "PUT", body: { env: "prod", value: 3 } })).status).toBe(200);
+    expect((await call(`${base}/publish`, { body: { env: "prod" } })).status).toBe(200);
+    // Refused: nothing recorded.
+    expect((await call(base, { method: "PATCH", body: { value: true } })).status).toBe(400);
+    expect((await call(`${base}/drafts/dev`, { method: "DELETE" })).status).toBe(404);
+    expect((await call(`${base}/publish`, { body: { env: "prod" } })).status).toBe(404);
+    expect((await call("/api/admin/configs", { body: { name: "audited", schema: true, value: 1 } })).status).toBe(409);
+    expect((await call(base, { method: "DELETE" })).status).toBe(204);
+
+    // Only this module's rows: making the project also recorded project.create and key.mint.
+    const rows = (await auditOf(s.store, p.projectId)).reverse().filter((r) => r.action.startsWith("config."));
+    expect(rows.map((r) => [r.action, r.env])).toEqual([
+      ["config.create", null],
+      ["config.update", null],
+      ["config.update", null],
+      ["config.draft.save", "dev"],
+      ["config.draft.delete", "dev"],
+      ["config.draft.save", "prod"],
+      ["config.publish", "prod"],
+      ["config.delete", null],
+    ]);
+    for (const r of rows) expect(r).toMatchObject({ subjectId: id, subjectName: "audited", actorType: "key" });
+    expect(rows[1]!.detail).toEqual({ versions: { dev: 2, staging: 2, prod: 2 } });
+    expect(rows[2]!.detail).toEqual({ versions: {}, schemaChanged: true });
+    expect(rows[6]!.detail).toEqual({ env: "prod", version: 3 });
+    // The activity log keeps its own five actions (a discarded draft is not one of them).
+    const activity = await s.api(`${base}/activity`, { key: p.adminKey, headers });
+    expect((activity.body as any[]).map((a) => a.action)).toEqual([
+      "config.delete",
+      "config.publish",
+      "config.draft.save",
+      "config.draft.save",
+      "config.update",
+      "config.update",
+      "config.create",
+    ]);
   });
 });

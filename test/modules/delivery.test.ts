@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { currentRevision } from "../../src/lib/revisions";
 import { expectErrorShape, startTestServer, type ProjectKeys, type TestServer } from "../helpers";
 
 let s: TestServer;
@@ -10,13 +11,13 @@ const HEARTBEAT_MS = 150;
 
 beforeAll(async () => {
   s = await startTestServer({ streamHeartbeatMs: HEARTBEAT_MS });
-  foreign = s.newProject("Foreign");
+  foreign = await s.newProject("Foreign");
 });
 afterAll(() => s.stop());
 
 const unique = (prefix: string) => `${prefix}-${++counter}-${Date.now()}`;
 /** The database's epoch: part of every ETag and stream event id. */
-const epoch = () => (s.server.db.query("SELECT value FROM store_meta WHERE key = 'epoch'").get() as { value: string }).value;
+const epoch = () => s.store.epoch;
 
 /** An SDK call with the server key in X-SDK-Key (pass `key: null` for none). */
 function sdk(path: string, init: { key?: string | null; headers?: Record<string, string>; body?: unknown; rawBody?: string; method?: string } = {}) {
@@ -118,16 +119,16 @@ describe("GET /api/sdk/v1/snapshot", () => {
     expect(prod.body.configs[cfg]).toEqual({ value: { retries: 3 }, version: 1 });
 
     // The stored state, read through the services, is what was served.
-    const { killswitches, configs, revisions } = s.server.ctx.services;
+    const { killswitches, configs } = s.server.ctx.services;
     for (const [env, body] of [["dev", dev.body], ["prod", prod.body]] as const) {
-      expect(body.killswitches).toEqual(killswitches.publishedForEnv(s.projectId, env));
-      expect(body.configs).toEqual(configs.publishedForEnv(s.projectId, env));
-      expect(body.revision).toBe(revisions.current(s.projectId, env));
+      expect(body.killswitches).toEqual(await killswitches.publishedForEnv(s.projectId, env));
+      expect(body.configs).toEqual(await configs.publishedForEnv(s.projectId, env));
+      expect(body.revision).toBe(await currentRevision(s.store, s.projectId, env));
     }
   });
 
   test("without env it serves the project's defaultEnv", async () => {
-    const other = s.newProject("Default env");
+    const other = await s.newProject("Default env");
     const name = await createKillswitch({}, other.adminKey);
     const patched = await s.api(`/api/admin/projects/${other.projectId}`, { key: other.adminKey, method: "PATCH", body: { defaultEnv: "staging" } });
     expect(patched.status).toBe(200);
@@ -239,7 +240,7 @@ describe("GET /api/sdk/v1/snapshot", () => {
   });
 
   test("a browser on the project's domain gets CORS headers; another origin is refused; preflight is 204", async () => {
-    const other = s.newProject("Browser project");
+    const other = await s.newProject("Browser project");
     const patched = await s.api(`/api/admin/projects/${other.projectId}`, { key: other.adminKey, method: "PATCH", body: { domain: "example.com" } });
     expect(patched.status).toBe(200);
     const ok = await sdk("/api/sdk/v1/snapshot?env=prod", { key: other.serverKey, headers: { origin: "https://example.com" } });
@@ -531,12 +532,12 @@ describe("SDK paths refuse other credentials and never leak another project", ()
 });
 
 test("a prepared snapshot (200 or 304) is answered without touching the database", async () => {
-  // Its own server: the database handle is closed under it.
+  // Its own server: the store is closed under it.
   const own = await startTestServer();
   try {
     const snapshot = await own.api("/api/sdk/v1/snapshot?env=prod", { key: null, headers: { "x-sdk-key": own.serverKey } });
     const etag = snapshot.headers.get("etag")!;
-    own.server.db.close();
+    await own.server.store.close();
     const fast = await own.api("/api/sdk/v1/snapshot?env=prod", { key: null, headers: { "x-sdk-key": own.serverKey, "if-none-match": etag } });
     expect(fast.status).toBe(304);
     // With an Origin the request takes the Elysia route: the same holds there.

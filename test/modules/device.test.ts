@@ -43,7 +43,7 @@ describe("device code", () => {
       expires_in: 600,
       interval: 2,
     });
-    const stored = ts.server.db.query("SELECT device_code_hash, client_name, status FROM device_codes WHERE device_code_hash = ?").get(sha256(res.body.device_code));
+    const stored = await ts.store.one("SELECT device_code_hash, client_name, status FROM device_codes WHERE device_code_hash = ?", sha256(res.body.device_code));
     expect(stored).toEqual({ device_code_hash: sha256(res.body.device_code), client_name: "svc CLI", status: "pending" });
 
     const form = await fetch(`${ts.url}/auth/device/code`, {
@@ -81,7 +81,7 @@ describe("device code", () => {
       expect(third.status).toBe(429);
       expect(third.body.code).toBe("BAD_REQUEST");
       expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
-      expect(limited.server.db.query("SELECT COUNT(*) AS n FROM device_codes").get()).toEqual({ n: 2 });
+      expect(await limited.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM device_codes")).toEqual({ n: 2 });
     } finally {
       await limited.stop();
     }
@@ -97,7 +97,7 @@ describe("approval page and confirm", () => {
   });
 
   test("the page shows the code, the projects to bind and approve/deny; unknown codes get the entry form", async () => {
-    const other = ts.newProject("Second org project");
+    const other = await ts.newProject("Second org project");
     const code = await newCode({ client_name: "laptop" });
     const page = await owner.get(`/device?user_code=${code.user_code.toLowerCase().replace("-", "")}&project_id=${other.projectId}`);
     expect(page.status).toBe(200);
@@ -125,7 +125,7 @@ describe("approval page and confirm", () => {
     expect(noCsrf.status).toBe(403);
 
     // A person invited only to the main organisation cannot bind a project of another one.
-    const foreign = ts.newProject("Not yours");
+    const foreign = await ts.newProject("Not yours");
     await ts.addMember("dev@example.com", "editor");
     const dev = await signInWithMagicLink(ts, mails, "dev@example.com");
     const forbidden = await dev.postJson("/auth/device/confirm", { user_code: code.user_code, action: "approve", project_id: foreign.projectId }, { "x-csrf-token": dev.csrf });
@@ -141,7 +141,7 @@ describe("approval page and confirm", () => {
     expect(unnamed.body.code).toBe("VALIDATION");
     expect(unnamed.body.detail).toContain("device_code");
     expect(unnamed.body.detail).toContain("user_code");
-    expect(ts.server.db.query("SELECT status FROM device_codes WHERE device_code_hash = ?").get(sha256(code.device_code))).toEqual({ status: "pending" });
+    expect(await ts.store.one("SELECT status FROM device_codes WHERE device_code_hash = ?", sha256(code.device_code))).toEqual({ status: "pending" });
 
     const ok = await owner.postJson("/auth/device/confirm", { device_code: code.device_code, action: "approve" }, { "x-csrf-token": owner.csrf });
     expect(ok.status).toBe(200);
@@ -170,12 +170,12 @@ describe("token polling", () => {
     expect(tokens.body).toMatchObject({ token_type: "Bearer", expires_in: 3600, project_id: ts.projectId, user_email: "owner@example.com" });
     expect(tokens.body.access_token).toMatch(/^svc_at_\w+$/);
     expect(tokens.body.refresh_token).toMatch(/^svc_rt_\w+$/);
-    const rows = ts.server.db.query("SELECT token_hash, kind FROM device_tokens WHERE token_hash IN (?, ?) ORDER BY kind").all(sha256(tokens.body.access_token), sha256(tokens.body.refresh_token));
+    const rows = await ts.store.all("SELECT token_hash, kind FROM device_tokens WHERE token_hash IN (?, ?) ORDER BY kind", sha256(tokens.body.access_token), sha256(tokens.body.refresh_token));
     expect(rows).toEqual([
       { token_hash: sha256(tokens.body.access_token), kind: "access" },
       { token_hash: sha256(tokens.body.refresh_token), kind: "refresh" },
     ]);
-    const plaintext = ts.server.db.query("SELECT COUNT(*) AS n FROM device_tokens WHERE token_hash IN (?, ?)").get(tokens.body.access_token, tokens.body.refresh_token);
+    const plaintext = await ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM device_tokens WHERE token_hash IN (?, ?)", tokens.body.access_token, tokens.body.refresh_token);
     expect(plaintext).toEqual({ n: 0 });
 
     const me = await ts.api("/api/admin/projects/current", { key: tokens.body.access_token });
@@ -242,7 +242,7 @@ describe("refresh, revoke and access", () => {
     expect(second.body.access_token).not.toBe(first.access_token);
     expect(second.body.refresh_token).not.toBe(first.refresh_token);
     expect((await ts.api("/api/admin/projects/current", { key: second.body.access_token })).status).toBe(200);
-    const spent = ts.server.db.query("SELECT rotated_at FROM device_tokens WHERE token_hash = ?").get(sha256(first.refresh_token)) as any;
+    const spent = (await ts.store.one("SELECT rotated_at FROM device_tokens WHERE token_hash = ?", sha256(first.refresh_token))) as any;
     expect(spent.rotated_at).not.toBeNull();
   });
 
@@ -258,9 +258,9 @@ describe("refresh, revoke and access", () => {
     // The whole family is gone: the current access token and refresh token too.
     expect((await ts.api("/api/admin/projects/current", { key: second.access_token })).status).toBe(401);
     expect((await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: second.refresh_token } })).body.error).toBe("invalid_grant");
-    const family = ts.server.db.query("SELECT f.revoked_reason FROM token_families f JOIN device_tokens t ON t.family_id = f.id WHERE t.token_hash = ?").get(sha256(second.refresh_token));
+    const family = await ts.store.one("SELECT f.revoked_reason FROM token_families f JOIN device_tokens t ON t.family_id = f.id WHERE t.token_hash = ?", sha256(second.refresh_token));
     expect(family).toEqual({ revoked_reason: "refresh token reused" });
-    expect(ts.server.db.query("SELECT COUNT(*) AS n FROM device_tokens WHERE grace_payload IS NOT NULL").get()).toEqual({ n: 0 });
+    expect(await ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM device_tokens WHERE grace_payload IS NOT NULL")).toEqual({ n: 0 });
   });
 
   test("an older refresh token is refused the same way", async () => {
@@ -270,7 +270,7 @@ describe("refresh, revoke and access", () => {
     const stale = await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: first.refresh_token } });
     expect(stale.body.error).toBe("invalid_grant");
     expect((await ts.api("/api/admin/projects/current", { key: third.access_token })).status).toBe(401);
-    const family = ts.server.db.query("SELECT f.revoked_reason FROM token_families f JOIN device_tokens t ON t.family_id = f.id WHERE t.token_hash = ?").get(sha256(third.refresh_token));
+    const family = await ts.store.one("SELECT f.revoked_reason FROM token_families f JOIN device_tokens t ON t.family_id = f.id WHERE t.token_hash = ?", sha256(third.refresh_token));
     expect(family).toEqual({ revoked_reason: "refresh token reused" });
   });
 
@@ -301,7 +301,7 @@ describe("refresh, revoke and access", () => {
   });
 
   test("the access token reaches every project of the person's organisations, chosen by X-Project-Id", async () => {
-    const second = ts.newProject("Second organisation");
+    const second = await ts.newProject("Second organisation");
     const pair = await deviceLogin(ts, owner, ts.projectId);
     const current = await ts.api("/api/admin/projects/current", { key: pair.access_token });
     expect(current.body.id).toBe(ts.projectId);
@@ -315,7 +315,7 @@ describe("refresh, revoke and access", () => {
       body: { name: "Renamed by a person" },
     });
     expect(patched.status).toBe(200);
-    expect(ts.server.ctx.services.projects.get(second.projectId).name).toBe("Renamed by a person");
+    expect((await ts.server.ctx.services.projects.get(second.projectId)).name).toBe("Renamed by a person");
 
     const me = await ts.api("/api/admin/me", { key: pair.access_token });
     expect(me.status).toBe(200);
@@ -336,7 +336,7 @@ describe("refresh, revoke and access", () => {
   });
 
   test("a project of an organisation the person is not in is FORBIDDEN, and nothing changes", async () => {
-    const foreign = ts.newProject("Foreign");
+    const foreign = await ts.newProject("Foreign");
     await ts.addMember("member@example.com", "owner");
     const member = await signInWithMagicLink(ts, mails, "member@example.com");
     const pair = await deviceLogin(ts, member);
@@ -349,7 +349,7 @@ describe("refresh, revoke and access", () => {
     });
     expect(res.status).toBe(403);
     expect(res.body.code).toBe("FORBIDDEN");
-    expect(ts.server.ctx.services.projects.get(foreign.projectId).name).toBe("Foreign");
+    expect((await ts.server.ctx.services.projects.get(foreign.projectId)).name).toBe("Foreign");
     const me = await ts.api("/api/admin/me", { key: pair.access_token });
     expect(me.body.projects.map((p: any) => p.id)).toEqual([ts.projectId]);
   });
@@ -375,7 +375,7 @@ describe("refresh token lifetime", () => {
     try {
       const browser = await signInWithMagicLink(own, ownMails, "owner@example.com");
       const first = await deviceLogin(own, browser);
-      const stored = own.server.db.query("SELECT created_at, expires_at FROM device_tokens WHERE token_hash = ?").get(sha256(first.refresh_token)) as any;
+      const stored = (await own.store.one("SELECT created_at, expires_at FROM device_tokens WHERE token_hash = ?", sha256(first.refresh_token))) as any;
       expect(Date.parse(stored.expires_at) - Date.parse(stored.created_at)).toBe(30 * 24 * 3600_000);
 
       // Unused for 30 days: expired (expiry is not reuse, so the sign-in is not marked revoked).
@@ -396,9 +396,7 @@ describe("refresh token lifetime", () => {
         current = next.body;
       }
       // Day 90 minus a minute: the access token handed out expires with the sign-in, not an hour later.
-      const family = own.server.db
-        .query("SELECT f.created_at FROM token_families f JOIN device_tokens t ON t.family_id = f.id WHERE t.token_hash = ?")
-        .get(sha256(current.refresh_token)) as { created_at: string };
+      const family = (await own.store.one("SELECT f.created_at FROM token_families f JOIN device_tokens t ON t.family_id = f.id WHERE t.token_hash = ?", sha256(current.refresh_token))) as { created_at: string };
       const end = Date.parse(family.created_at) + 90 * 24 * 3600_000;
       ownClock.advance(end - 60_000 - ownClock.now());
       const lastRefresh = await own.api("/auth/device/refresh", { key: null, body: { refresh_token: current.refresh_token } });

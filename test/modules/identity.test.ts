@@ -50,9 +50,9 @@ describe("magic-link sign-in", () => {
     expect(mail.url.startsWith(`${ts.url}/auth/magic?token=`)).toBe(true);
     const token = tokenOf(mail.url);
     // Only the hash is stored.
-    const row = ts.server.db.query("SELECT token_hash, email, used_at FROM sign_in_links WHERE token_hash = ?").get(sha256(token)) as any;
+    const row = (await ts.store.one("SELECT token_hash, email, used_at FROM sign_in_links WHERE token_hash = ?", sha256(token))) as any;
     expect(row).toEqual({ token_hash: sha256(token), email: "owner@example.com", used_at: null });
-    expect(ts.server.db.query("SELECT COUNT(*) AS n FROM sign_in_links WHERE token_hash = ?").get(token)).toEqual({ n: 0 });
+    expect(await ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM sign_in_links WHERE token_hash = ?", token)).toEqual({ n: 0 });
 
     // A mail scanner's GETs do not use it.
     for (let i = 0; i < 2; i++) {
@@ -70,7 +70,7 @@ describe("magic-link sign-in", () => {
     expect(sessionCookie).toContain(`Max-Age=${30 * 24 * 3600}`);
     expect(sessionCookie).not.toContain("Secure");
     const session = b.cookies.get("svc_session")!;
-    const stored = ts.server.db.query("SELECT s.token_hash, u.email FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?").get(sha256(session));
+    const stored = await ts.store.one("SELECT s.token_hash, u.email FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?", sha256(session));
     expect(stored).toEqual({ token_hash: sha256(session), email: "owner@example.com" });
 
     const account = await b.get("/signin");
@@ -92,8 +92,8 @@ describe("magic-link sign-in", () => {
   test("an unknown address gets the same answer and no mail, no link", async () => {
     const b = new Browser(ts.url);
     await b.get("/signin");
-    const links = () => (ts.server.db.query("SELECT COUNT(*) AS n FROM sign_in_links").get() as { n: number }).n;
-    const before = { mails: mails.sent.length, links: links() };
+    const links = async () => ((await ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM sign_in_links")) as { n: number }).n;
+    const before = { mails: mails.sent.length, links: await links() };
     const json = await b.postJson("/auth/magic-link", { email: "stranger@example.com" }, { "x-csrf-token": b.csrf });
     const member = await b.postJson("/auth/magic-link", { email: "owner@example.com" }, { "x-csrf-token": b.csrf });
     expect(json.status).toBe(200);
@@ -101,7 +101,7 @@ describe("magic-link sign-in", () => {
     expect(json.body.ok).toBe(true);
     expect(mails.sent.length).toBe(before.mails + 1);
     expect(mails.sent.at(-1)!.to).toBe("owner@example.com");
-    expect(links()).toBe(before.links + 1);
+    expect(await links()).toBe(before.links + 1);
   });
 
   test("a link expires after 15 minutes", async () => {
@@ -214,7 +214,7 @@ describe("magic-link sign-in", () => {
     expect(out.status).toBe(303);
     expect(out.location).toBe("/signin");
     expect(b.cookies.has("svc_session")).toBe(false);
-    const row = ts.server.db.query("SELECT revoked_at FROM sessions WHERE token_hash = ?").get(sha256(session)) as { revoked_at: string | null };
+    const row = (await ts.store.one("SELECT revoked_at FROM sessions WHERE token_hash = ?", sha256(session))) as { revoked_at: string | null };
     expect(row.revoked_at).not.toBeNull();
     // The old cookie no longer works even if replayed.
     b.cookies.set("svc_session", session);
@@ -264,7 +264,7 @@ describe("invites and members", () => {
     expect(res.body).toMatchObject({ email: "new@example.com", role: "viewer", organisationId: ts.organisationId, organisationName: "Main project organisation" });
     const mail = mails.lastTo("new@example.com")!;
     expect(mail.reason).toBe("invite");
-    const link = ts.server.db.query("SELECT created_at, expires_at FROM sign_in_links WHERE token_hash = ?").get(sha256(tokenOf(mail.url))) as any;
+    const link = (await ts.store.one("SELECT created_at, expires_at FROM sign_in_links WHERE token_hash = ?", sha256(tokenOf(mail.url)))) as any;
     expect(Date.parse(link.expires_at) - Date.parse(link.created_at)).toBe(7 * 24 * 3600_000);
 
     const b = new Browser(ts.url);
@@ -317,9 +317,9 @@ describe("invites and members", () => {
     expect(byToken.body.code).toBe("FORBIDDEN");
     expect((await ts.api("/api/admin/members", { key: rw })).status).toBe(200);
     expect((await ts.api("/api/admin/members")).body.map((m: any) => m.email)).not.toContain("a@example.com");
-    expect(ts.server.db.query("SELECT COUNT(*) AS n FROM users WHERE email = 'a@example.com'").get()).toEqual({ n: 0 });
+    expect(await ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM users WHERE email = 'a@example.com'")).toEqual({ n: 0 });
 
-    const other = ts.newProject("Elsewhere");
+    const other = await ts.newProject("Elsewhere");
     await ts.addMember("elsewhere@example.com", "editor", other.projectId);
     expect((await ts.api("/api/admin/members")).body.map((m: any) => m.email)).not.toContain("elsewhere@example.com");
     expect((await ts.api("/api/admin/members", { key: other.adminKey })).body.map((m: any) => m.email)).toContain("elsewhere@example.com");
@@ -353,7 +353,7 @@ describe("invites and members", () => {
       expect(r.status, `${method} ${path}`).toBe(403);
       expect(r.body.code).toBe("FORBIDDEN");
     }
-    expect(ts.server.ctx.services.projects.get(ts.projectId).name).toBe("Main project");
+    expect((await ts.server.ctx.services.projects.get(ts.projectId)).name).toBe("Main project");
     expect((await ts.api("/api/admin/keys", { key: owner, body: { type: "server" } })).status).toBe(201);
     const me = await ts.api("/api/admin/me", { key: viewer });
     expect(me.body.credential).toEqual({ kind: "user_token", readOnly: true, role: "viewer", permissions: ["read"] });
@@ -414,7 +414,7 @@ describe("invites and members", () => {
     const noSession = await anonymous.postForm("/auth/invite", { email: "x2@example.com", project_id: ts.projectId, csrf: anonymous.csrf });
     expect(noSession.status).toBe(401);
 
-    const other = ts.newProject("Not mine");
+    const other = await ts.newProject("Not mine");
     const foreign = await b.postForm("/auth/invite", { email: "x3@example.com", project_id: other.projectId, csrf: b.csrf });
     expect(foreign.status).toBe(403);
     const bad = await b.postForm("/auth/invite", { email: "not-an-email", project_id: ts.projectId, csrf: b.csrf });
@@ -541,11 +541,9 @@ describe("first run and headless owner", () => {
     const mails = new MailCapture();
     const ts = await startTestServer({ adminEmail: "ops@example.com", signIn: { mailer: mails } });
     try {
-      const rows = ts.server.db
-        .query("SELECT o.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id JOIN organisations o ON o.id = m.organisation_id WHERE u.email = 'ops@example.com'")
-        .all();
+      const rows = await ts.store.all("SELECT o.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id JOIN organisations o ON o.id = m.organisation_id WHERE u.email = 'ops@example.com'");
       expect(rows).toEqual([{ name: "Default organisation", role: "owner" }]);
-      expect(ts.server.db.query("SELECT COUNT(*) AS n FROM sign_in_links WHERE purpose = 'setup'").get()).toEqual({ n: 0 });
+      expect(await ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM sign_in_links WHERE purpose = 'setup'")).toEqual({ n: 0 });
       const b = await signInWithMagicLink(ts, mails, "ops@example.com");
       expect((await b.get("/signin")).text).toContain("Default project");
     } finally {
@@ -758,12 +756,14 @@ describe("OIDC sign-in", () => {
   });
   beforeEach(() => provider.reset());
 
-  const sessionCount = () => (ts.server.db.query("SELECT COUNT(*) AS n FROM sessions").get() as { n: number }).n;
-  const userIdOf = (email: string) => (ts.server.db.query("SELECT id FROM users WHERE email = ?").get(email) as { id: string }).id;
-  const bindingOf = (subject: string) =>
-    ts.server.db
-      .query("SELECT issuer, subject, user_id, email, created_at, last_used_at FROM user_identities WHERE issuer = ? AND subject = ?")
-      .get(provider.issuer, subject) as { issuer: string; subject: string; user_id: string; email: string; created_at: string; last_used_at: string } | null;
+  const sessionCount = async () => ((await ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM sessions")) as { n: number }).n;
+  const userIdOf = async (email: string) => ((await ts.store.one("SELECT id FROM users WHERE email = ?", email)) as { id: string }).id;
+  const bindingOf = async (subject: string) =>
+    (await ts.store.one<{ issuer: string; subject: string; user_id: string; email: string; created_at: string; last_used_at: string }>(
+      "SELECT issuer, subject, user_id, email, created_at, last_used_at FROM user_identities WHERE issuer = ? AND subject = ?",
+      provider.issuer,
+      subject,
+    )) ?? null;
   const signedInAs = async (b: Browser) => /Signed in as <strong>([^<]+)<\/strong>/.exec((await b.get("/signin")).text)?.[1] ?? null;
   const invite = async (email: string) => {
     await ts.server.ctx.services.identity.invite(ts.projectId, { email }, ts.url);
@@ -795,7 +795,7 @@ describe("OIDC sign-in", () => {
     expect(b.cookies.has("svc_session")).toBe(true);
     expect(b.cookies.has("svc_oidc")).toBe(false);
     expect(await signedInAs(b)).toBe("owner@example.com");
-    expect(bindingOf("user-1")).toMatchObject({ issuer: provider.issuer, subject: "user-1", user_id: userIdOf("owner@example.com"), email: "owner@example.com" });
+    expect(await bindingOf("user-1")).toMatchObject({ issuer: provider.issuer, subject: "user-1", user_id: await userIdOf("owner@example.com"), email: "owner@example.com" });
   });
 
   test("a second sign-in after the provider changed the email reaches the same account, and updates the binding", async () => {
@@ -804,8 +804,8 @@ describe("OIDC sign-in", () => {
     provider.state.email = "alice@example.com";
     const first = new Browser(ts.url);
     expect((await oidcRoundTrip(first)).status).toBe(303);
-    const bound = bindingOf("alice-sub")!;
-    expect(bound).toMatchObject({ user_id: userIdOf("alice@example.com"), email: "alice@example.com" });
+    const bound = (await bindingOf("alice-sub"))!;
+    expect(bound).toMatchObject({ user_id: await userIdOf("alice@example.com"), email: "alice@example.com" });
 
     await Bun.sleep(5);
     // The provider now sends an address nobody here has: the subject, not the email, decides.
@@ -814,25 +814,25 @@ describe("OIDC sign-in", () => {
     const done = await oidcRoundTrip(second);
     expect(done.status).toBe(303);
     expect(await signedInAs(second)).toBe("alice@example.com");
-    const after = bindingOf("alice-sub")!;
+    const after = (await bindingOf("alice-sub"))!;
     expect(after.email).toBe("alice.renamed@corp.example");
     expect(after.created_at).toBe(bound.created_at);
     expect(after.last_used_at > bound.last_used_at).toBe(true);
-    expect(ts.server.db.query("SELECT COUNT(*) AS n FROM user_identities WHERE user_id = ?").get(userIdOf("alice@example.com"))).toEqual({ n: 1 });
+    expect(await ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM user_identities WHERE user_id = ?", await userIdOf("alice@example.com"))).toEqual({ n: 1 });
   });
 
   test("a new subject claiming an email already bound to another subject at this issuer is refused (403)", async () => {
     expect((await oidcRoundTrip(new Browser(ts.url))).status).toBe(303); // owner@example.com is bound to user-1
-    expect(bindingOf("user-1")?.user_id).toBe(userIdOf("owner@example.com"));
+    expect((await bindingOf("user-1"))?.user_id).toBe(await userIdOf("owner@example.com"));
     provider.state.subject = "impostor";
-    const sessions = sessionCount();
+    const sessions = await sessionCount();
     const b = new Browser(ts.url);
     const refused = await oidcRoundTrip(b);
     expect(refused.status).toBe(403);
     expect(refused.text).toContain("linked to another identity at that provider");
     expect(b.cookies.has("svc_session")).toBe(false);
-    expect(sessionCount()).toBe(sessions);
-    expect(bindingOf("impostor")).toBeNull();
+    expect(await sessionCount()).toBe(sessions);
+    expect(await bindingOf("impostor")).toBeNull();
   });
 
   test("a bound account that left every organisation is refused, though the provider still vouches for it", async () => {
@@ -840,7 +840,7 @@ describe("OIDC sign-in", () => {
     provider.state.subject = "carol-sub";
     provider.state.email = "carol@example.com";
     expect((await oidcRoundTrip(new Browser(ts.url))).status).toBe(303);
-    ts.server.db.query("DELETE FROM memberships WHERE user_id = ?").run(userIdOf("carol@example.com"));
+    await ts.store.run("DELETE FROM memberships WHERE user_id = ?", await userIdOf("carol@example.com"));
     const b = new Browser(ts.url);
     const refused = await oidcRoundTrip(b);
     expect(refused.status).toBe(403);
@@ -856,7 +856,7 @@ describe("OIDC sign-in", () => {
     expect(refused.status).toBe(403);
     expect(refused.text).toContain("stranger@example.com has no account");
     expect(stranger.cookies.has("svc_session")).toBe(false);
-    expect(bindingOf("stranger-sub")).toBeNull();
+    expect(await bindingOf("stranger-sub")).toBeNull();
   });
 
   test("email_verified must be true: a missing or false claim is refused (401)", async () => {
@@ -868,15 +868,15 @@ describe("OIDC sign-in", () => {
     provider.state.subject = "unverified-sub";
     for (const [name, claims, message] of cases) {
       provider.state.claims = claims;
-      const sessions = sessionCount();
+      const sessions = await sessionCount();
       const b = new Browser(ts.url);
       const refused = await oidcRoundTrip(b);
       expect([name, refused.status]).toEqual([name, 401]);
       expect(refused.text).toContain(message);
       expect(b.cookies.has("svc_session")).toBe(false);
-      expect(sessionCount()).toBe(sessions);
+      expect(await sessionCount()).toBe(sessions);
     }
-    expect(bindingOf("unverified-sub")).toBeNull();
+    expect(await bindingOf("unverified-sub")).toBeNull();
   });
 
   test("SERVICE_OIDC_ALLOW_UNVERIFIED_EMAIL=true accepts a provider that lacks email_verified", async () => {
@@ -913,15 +913,15 @@ describe("OIDC sign-in", () => {
       provider.reset();
       provider.state.subject = "tampered-sub";
       breakIt();
-      const sessions = sessionCount();
+      const sessions = await sessionCount();
       const b = new Browser(ts.url);
       const done = await oidcRoundTrip(b);
       expect([name, done.status]).toEqual([name, 401]);
       expect([name, done.text.includes(message)]).toEqual([name, true]);
       expect(b.cookies.has("svc_session")).toBe(false);
-      expect(sessionCount()).toBe(sessions);
+      expect(await sessionCount()).toBe(sessions);
     }
-    expect(bindingOf("tampered-sub")).toBeNull();
+    expect(await bindingOf("tampered-sub")).toBeNull();
   });
 
   test("the callback must reach the browser that started it, with its state and key, once", async () => {
@@ -932,9 +932,9 @@ describe("OIDC sign-in", () => {
     const calls = provider.state.tokenCalls;
     const crossed = await new Browser(ts.url).get(callback);
     expect(crossed.status).toBe(401);
-    const pendingFor = (state: string) => (ts.server.db.query("SELECT COUNT(*) AS n FROM oidc_logins WHERE state_hash = ?").get(sha256(state)) as { n: number }).n;
+    const pendingFor = async (state: string) => ((await ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM oidc_logins WHERE state_hash = ?", sha256(state))) as { n: number }).n;
     const victimState = new URL(callback).searchParams.get("state")!;
-    expect(pendingFor(victimState)).toBe(1); // a callback without the cookie does not spend the victim's sign-in
+    expect(await pendingFor(victimState)).toBe(1); // a callback without the cookie does not spend the victim's sign-in
 
     // The right state with another browser's key: refused, and the pending login is spent.
     const [state] = victim.cookies.get("svc_oidc")!.split(".");
@@ -943,7 +943,7 @@ describe("OIDC sign-in", () => {
     const forged = await forger.get(callback);
     expect(forged.status).toBe(401);
     expect(forged.text).toContain("started in another browser");
-    expect(pendingFor(state!)).toBe(0);
+    expect(await pendingFor(state!)).toBe(0);
     expect((await victim.get(callback)).status).toBe(401);
 
     // Two sign-ins started in one browser: the first one's callback no longer matches the cookie's state.
@@ -954,7 +954,7 @@ describe("OIDC sign-in", () => {
     const mismatched = await b.get(firstCallback);
     expect(mismatched.status).toBe(401);
     expect(mismatched.text).toContain("started in another browser or has expired");
-    expect(pendingFor(new URL(firstCallback).searchParams.get("state")!)).toBe(1); // refused before its pending login is touched
+    expect(await pendingFor(new URL(firstCallback).searchParams.get("state")!)).toBe(1); // refused before its pending login is touched
     expect(b.cookies.has("svc_session")).toBe(false);
     expect(provider.state.tokenCalls).toBe(calls);
 
@@ -977,7 +977,7 @@ describe("OIDC sign-in", () => {
     const start = await b.get("/auth/oidc/start");
     const [state, browserKey] = b.cookies.get("svc_oidc")!.split(".") as [string, string];
     const nonce = new URL(start.location!).searchParams.get("nonce")!;
-    const rows = ts.server.db.query("SELECT * FROM oidc_logins WHERE state_hash = ?").all(sha256(state)) as Record<string, string>[];
+    const rows = (await ts.store.all("SELECT * FROM oidc_logins WHERE state_hash = ?", sha256(state))) as Record<string, string>[];
     expect(rows.length).toBe(1);
     const row = rows[0]!;
     expect(Object.keys(row).sort()).toEqual(["created_at", "expires_at", "redirect", "sealed", "state_hash"]);
@@ -999,7 +999,7 @@ describe("OIDC sign-in", () => {
     expect(unsealPendingLogin(`${browserKey.slice(0, -1)}${browserKey.endsWith("A") ? "B" : "A"}`, sha256(state), sealed)).toBeNull();
     expect(unsealPendingLogin(browserKey, sha256("another state"), sealed)).toBeNull();
     // Used once, gone.
-    expect(ts.server.db.query("SELECT COUNT(*) AS n FROM oidc_logins WHERE state_hash = ?").get(sha256(state))).toEqual({ n: 0 });
+    expect(await ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM oidc_logins WHERE state_hash = ?", sha256(state))).toEqual({ n: 0 });
   });
 
   test("a provider that is down or answers garbage gives a 502 page (a refused code 401), never a 500", async () => {
@@ -1033,7 +1033,7 @@ describe("OIDC sign-in", () => {
         expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
         expect(res.text).toContain("could not be reached");
       }
-      expect(dead.server.db.query("SELECT COUNT(*) AS n FROM oidc_logins").get()).toEqual({ n: 0 });
+      expect(await dead.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM oidc_logins")).toEqual({ n: 0 });
       expect((await new Browser(dead.url).get("/signin")).status).toBe(200);
     } finally {
       await dead.stop();

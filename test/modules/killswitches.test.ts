@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { ENVS, type Env } from "../../src/modules/projects/service";
+import { auditOf } from "../../src/lib/audit";
+import { ENVS, type Env } from "../../src/lib/envs";
+import { currentRevision } from "../../src/lib/revisions";
 import { expectErrorShape, startTestServer, type ProjectKeys, type TestServer } from "../helpers";
 
 const BASE = "/api/admin/killswitches";
@@ -11,7 +13,7 @@ let counter = 0;
 
 beforeAll(async () => {
   s = await startTestServer();
-  foreign = s.newProject("Foreign");
+  foreign = await s.newProject("Foreign");
 });
 afterAll(() => s.stop());
 
@@ -34,9 +36,9 @@ async function versions(id: string): Promise<Record<Env, number>> {
   return { dev: r.body.envs.dev.version, staging: r.body.envs.staging.version, prod: r.body.envs.prod.version };
 }
 
-function revisions(projectId = s.projectId): Record<Env, number> {
-  const rev = s.server.ctx.services.revisions;
-  return { dev: rev.current(projectId, "dev"), staging: rev.current(projectId, "staging"), prod: rev.current(projectId, "prod") };
+async function revisions(projectId = s.projectId): Promise<Record<Env, number>> {
+  const [dev, staging, prod] = await Promise.all(ENVS.map((env) => currentRevision(s.store, projectId, env)));
+  return { dev: dev!, staging: staging!, prod: prod! };
 }
 
 describe("create, list, get, delete", () => {
@@ -192,12 +194,23 @@ describe("toggle", () => {
     expect(await versions(id)).toEqual({ dev: 1, staging: 1, prod: 51 });
   });
 
-  test("two processes toggling the same data file lose nothing", async () => {
+  test("toggles by id and by name at once serialise on one lock: no version is lost or handed out twice", async () => {
+    const { id, name } = await create();
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => s.api(`${BASE}/${i % 2 ? id : encodeURIComponent(name)}/toggle`, { body: {} })),
+    );
+    for (const r of results) expect(r.status).toBe(200);
+    expect(results.map((r) => r.body.version as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 2));
+    expect((await get(id)).body.envs.prod).toMatchObject({ value: false, version: 41 });
+  });
+
+  test("two processes toggling the same store lose nothing", async () => {
     const { id } = await create();
     const N = 120;
     const child = Bun.spawn(
       [process.execPath, join(import.meta.dir, "../fixtures/killswitch-toggler.ts"), s.dataDir, s.projectId, id, String(N)],
-      { stdin: "pipe", stdout: "pipe", stderr: "pipe" },
+      // The child opens the test server's store: its PostgreSQL database on PostgreSQL runs, else the data dir's file.
+      { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, SERVICE_STORE_URL: s.storeUrl ?? "" } },
     );
     const reader = child.stdout.getReader();
     let out = "";
@@ -469,7 +482,7 @@ describe("bad input changes nothing", () => {
     const ks = (await get(id)).body;
     expect(ks.envs.prod.switches).toEqual({ toString: true, constructor: false });
     expect(ks.envs.prod.version).toBe(3);
-    const published = s.server.ctx.services.killswitches.publishedForEnv(s.projectId, "prod");
+    const published = await s.server.ctx.services.killswitches.publishedForEnv(s.projectId, "prod");
     expect(published["constructor"]).toBeUndefined();
     expect(published["toString"]).toBeUndefined();
     expect(published[ks.name]!.switches["hasOwnProperty"]).toBeUndefined();
@@ -538,12 +551,12 @@ describe("tenancy", () => {
 
 describe("revisions", () => {
   test("every publish bumps its env's revision by exactly one; delete bumps every env", async () => {
-    const p = s.newProject("Revisions");
+    const p = await s.newProject("Revisions");
     const call = (path: string, init: { method?: string; body?: unknown } = {}) => s.api(path, { ...init, key: p.adminKey });
-    const start = revisions(p.projectId);
+    const start = await revisions(p.projectId);
     const { body: created } = await call(BASE, { body: { name: "rev" } });
     let expected = { dev: start.dev + 1, staging: start.staging + 1, prod: start.prod + 1 };
-    expect(revisions(p.projectId)).toEqual(expected);
+    expect(await revisions(p.projectId)).toEqual(expected);
 
     const steps: [string, { method?: string; body?: unknown }, Env][] = [
       [`${BASE}/rev/toggle`, { body: {} }, "prod"],
@@ -557,36 +570,78 @@ describe("revisions", () => {
       const r = await call(path, init);
       expect(r.status, path).toBe(200);
       expected = { ...expected, [env]: expected[env] + 1 };
-      expect(revisions(p.projectId), `${init.method ?? "POST"} ${path}`).toEqual(expected);
+      expect(await revisions(p.projectId), `${init.method ?? "POST"} ${path}`).toEqual(expected);
     }
     // Refused calls bump nothing.
     await call(`${BASE}/rev/switch`, { method: "DELETE", body: { env: "staging", switchKey: "missing" } });
     await call(`${BASE}/rev/rollback`, { body: { env: "prod", version: 99 } });
     await call(`${BASE}/rev/toggle`, { body: { env: "qa" } });
     await call(BASE, { body: { name: "rev" } });
-    expect(revisions(p.projectId)).toEqual(expected);
+    expect(await revisions(p.projectId)).toEqual(expected);
 
     expect((await call(`${BASE}/${created.id}`, { method: "DELETE" })).status).toBe(204);
-    expect(revisions(p.projectId)).toEqual({ dev: expected.dev + 1, staging: expected.staging + 1, prod: expected.prod + 1 });
+    expect(await revisions(p.projectId)).toEqual({ dev: expected.dev + 1, staging: expected.staging + 1, prod: expected.prod + 1 });
     // Our main project's revisions were never touched by this project's publishes.
   });
 
   test("publishedForEnv gives each killswitch's published state and version on that env", async () => {
-    const p = s.newProject("Published");
+    const p = await s.newProject("Published");
     const svc = s.server.ctx.services.killswitches;
     const actor = { email: "tester@example.com", type: "user" };
-    svc.create(p.projectId, { name: "one", value: true, switches: { x: false } }, actor);
-    svc.create(p.projectId, { name: "two" }, actor);
-    svc.toggle(p.projectId, "two", { env: "dev", switchKey: "y" }, actor);
-    expect({ ...svc.publishedForEnv(p.projectId, "prod") }).toEqual({
+    await svc.create(p.projectId, { name: "one", value: true, switches: { x: false } }, actor);
+    await svc.create(p.projectId, { name: "two" }, actor);
+    await svc.create(p.projectId, { name: "Three" }, actor);
+    await svc.toggle(p.projectId, "two", { env: "dev", switchKey: "y" }, actor);
+    const prod = await svc.publishedForEnv(p.projectId, "prod");
+    expect({ ...prod }).toEqual({
       one: { value: true, switches: { x: false }, version: 1 },
       two: { value: false, switches: {}, version: 1 },
+      Three: { value: false, switches: {}, version: 1 },
     });
-    const dev = svc.publishedForEnv(p.projectId, "dev");
+    // Names in code-unit order on both engines, so every server serialises the same snapshot bytes.
+    expect(Object.keys(prod)).toEqual(["Three", "one", "two"]);
+    const dev = await svc.publishedForEnv(p.projectId, "dev");
     expect(dev.two).toEqual({ value: false, switches: { y: true }, version: 2 });
-    svc.remove(p.projectId, "one");
-    expect(Object.keys(svc.publishedForEnv(p.projectId, "prod"))).toEqual(["two"]);
-    expect(Object.keys(svc.publishedForEnv(foreign.projectId, "prod"))).not.toContain("two");
+    await svc.remove(p.projectId, "one", actor);
+    await svc.remove(p.projectId, "Three", actor);
+    expect(Object.keys(await svc.publishedForEnv(p.projectId, "prod"))).toEqual(["two"]);
+    expect(Object.keys(await svc.publishedForEnv(foreign.projectId, "prod"))).not.toContain("two");
+  });
+});
+
+describe("audit", () => {
+  test("every change records one audit row in its transaction; refused calls record none", async () => {
+    const p = await s.newProject("Audited");
+    const call = (path: string, init: { method?: string; body?: unknown } = {}) => s.api(path, { ...init, key: p.adminKey });
+    const { body: created } = await call(BASE, { body: { name: "audited", switches: { a: true } } });
+    const ok: [string, { method?: string; body?: unknown }][] = [
+      [`${BASE}/audited/toggle`, { body: { env: "dev" } }],
+      [`${BASE}/audited/switch`, { method: "PUT", body: { env: "staging", switchKey: "b", value: true } }],
+      [`${BASE}/audited/switch`, { method: "DELETE", body: { env: "staging", switchKey: "b" } }],
+      [`${BASE}/audited/value`, { method: "PUT", body: { env: "prod", value: true } }],
+      [`${BASE}/audited/rollback`, { body: { env: "prod", version: 1 } }],
+    ];
+    for (const [path, init] of ok) expect((await call(path, init)).status, path).toBe(200);
+    // Refused: nothing recorded.
+    expect((await call(`${BASE}/audited/switch`, { method: "DELETE", body: { env: "staging", switchKey: "missing" } })).status).toBe(404);
+    expect((await call(`${BASE}/audited/rollback`, { body: { env: "prod", version: 99 } })).status).toBe(404);
+    expect((await call(BASE, { body: { name: "audited" } })).status).toBe(409);
+    expect((await call(`${BASE}/${created.id}`, { method: "DELETE" })).status).toBe(204);
+
+    // Only this module's rows: making the project also recorded project.create and key.mint.
+    const rows = (await auditOf(s.store, p.projectId)).reverse().filter((r) => r.action.startsWith("killswitch."));
+    expect(rows.map((r) => [r.action, r.env])).toEqual([
+      ["killswitch.create", null],
+      ["killswitch.toggle", "dev"],
+      ["killswitch.switch.set", "staging"],
+      ["killswitch.switch.delete", "staging"],
+      ["killswitch.value.set", "prod"],
+      ["killswitch.rollback", "prod"],
+      ["killswitch.delete", null],
+    ]);
+    for (const r of rows) expect(r).toMatchObject({ subjectId: created.id, subjectName: "audited", actorType: "key" });
+    expect(rows[1]!.detail).toEqual({ version: 2, switchKey: null, previous: false, value: true });
+    expect(rows[5]!.detail).toMatchObject({ version: 3, from: 1, value: false });
   });
 });
 

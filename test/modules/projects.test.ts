@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { auditOf } from "../../src/lib/audit";
 import { expectErrorShape, startTestServer, type TestServer } from "../helpers";
 
 let s: TestServer;
@@ -28,7 +29,7 @@ describe("GET project", () => {
     const r = await s.api(`/api/admin/projects/${s.projectId}`);
     expect(r.status).toBe(200);
     expect(r.body.id).toBe(s.projectId);
-    const other = s.newProject("Other");
+    const other = await s.newProject("Other");
     const f = await s.api(`/api/admin/projects/${other.projectId}`);
     expect(f.status).toBe(403);
     expect(expectErrorShape(f.body).code).toBe("FORBIDDEN");
@@ -137,7 +138,7 @@ describe("PATCH project", () => {
   });
 
   test("another project's id is FORBIDDEN and changes nothing there", async () => {
-    const other = s.newProject("Victim");
+    const other = await s.newProject("Victim");
     const r = await s.api(`/api/admin/projects/${other.projectId}`, { method: "PATCH", body: { name: "pwned" } });
     expect(r.status).toBe(403);
     expect(r.body.code).toBe("FORBIDDEN");
@@ -174,10 +175,73 @@ describe("PATCH project", () => {
   });
 
   test("the domain stamp does not touch another project's keys", async () => {
-    const other = s.newProject("Untouched");
+    const other = await s.newProject("Untouched");
     await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { domain: "mine.example" } });
     const theirs = (await s.api("/api/admin/keys", { key: other.adminKey })).body as any[];
     for (const k of theirs) expect(k.allowedOrigin).toBeNull();
     await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { domain: "" } });
+  });
+});
+
+describe("audit and concurrency", () => {
+  test("a PATCH records one audit row with the caller and what changed; a refused one records none", async () => {
+    const before = (await auditOf(s.store, s.projectId, 1000)).length;
+    const r = await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { name: "Audited", domain: "Audit.Example" } });
+    expect(r.status).toBe(200);
+    const rows = await auditOf(s.store, s.projectId, 1000);
+    expect(rows.length).toBe(before + 1);
+    expect(rows[0]).toMatchObject({ action: "project.update", subjectId: s.projectId, subjectName: "Audited", actorType: "key" });
+    expect(rows[0]!.actorEmail).toMatch(/^admin-key:.+@keys\.local$/);
+    expect(rows[0]!.detail).toEqual({ changed: { name: "Audited", domain: "audit.example" } });
+    expect((await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { timezone: "Mars/Olympus" } })).status).toBe(400);
+    expect((await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: {} })).status).toBe(200);
+    expect((await auditOf(s.store, s.projectId, 1000)).length).toBe(before + 1);
+    await s.api(`/api/admin/projects/${s.projectId}`, { method: "PATCH", body: { domain: "" } });
+  });
+
+  test("creating a project records project.create, in a new or an existing organisation", async () => {
+    const { projects } = s.server.ctx.services;
+    const other = await s.newProject("Created");
+    const created = (await auditOf(s.store, other.projectId)).find((a) => a.action === "project.create");
+    expect(created).toMatchObject({ subjectId: other.projectId, subjectName: "Created" });
+    expect(created!.detail).toMatchObject({ newOrganisation: true });
+    const actor = { email: "person@example.com", type: "user" };
+    const second = await projects.createProject(other.organisationId, { name: "  Second  ", ownerEmail: "Owner@Example.com", actor });
+    expect(second).toMatchObject({ name: "Second", organisationId: other.organisationId, ownerEmail: "owner@example.com" });
+    const rows = await auditOf(s.store, second.id);
+    expect(rows.map((a) => a.action)).toEqual(["project.create"]);
+    expect(rows[0]).toMatchObject({ actorEmail: "person@example.com", actorType: "user", detail: { newOrganisation: false } });
+    await expect(projects.createProject("org_missing", { name: "x", ownerEmail: "a@example.com" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  test("concurrent partial analysis patches all land (each read-then-write holds the project's lock)", async () => {
+    const { projects } = s.server.ctx.services;
+    const start = { method: "frequentist" as const, significanceThreshold: 0.05, autoRollback: false, minSampleDays: 7 };
+    await projects.update(s.projectId, { analysis: start });
+    await Promise.all([
+      projects.update(s.projectId, { analysis: { method: "bayesian" } }),
+      projects.update(s.projectId, { analysis: { significanceThreshold: 0.2 } }),
+      projects.update(s.projectId, { analysis: { autoRollback: true } }),
+      projects.update(s.projectId, { analysis: { minSampleDays: 30 } }),
+    ]);
+    expect((await projects.get(s.projectId)).analysis).toEqual({ method: "bayesian", significanceThreshold: 0.2, autoRollback: true, minSampleDays: 30 });
+    await projects.update(s.projectId, { analysis: start });
+  });
+
+  test("users are found case-insensitively, and made once under concurrency", async () => {
+    const { projects } = s.server.ctx.services;
+    const owner = await projects.findOrCreateUser("owner@example.com");
+    expect((await projects.findOrCreateUser("  OWNER@Example.COM ")).id).toBe(owner.id);
+    const email = `new-${Date.now()}@example.com`;
+    const made = await Promise.all(Array.from({ length: 5 }, (_, i) => projects.findOrCreateUser(i % 2 ? email.toUpperCase() : email)));
+    expect(new Set(made.map((u) => u.id)).size).toBe(1);
+    expect(made[0]!.email).toBe(email);
+    expect(Number((await s.store.one<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM users WHERE lower(email) = ?", email))!.n)).toBe(1);
+  });
+
+  test("countProjects is a number on both engines", async () => {
+    const n = await s.server.ctx.services.projects.countProjects();
+    expect(typeof n).toBe("number");
+    expect(n).toBeGreaterThanOrEqual(2);
   });
 });

@@ -23,7 +23,7 @@ describe("project API tokens", () => {
     expect(res.body).toMatchObject({ name: "deploy bot", access: "read-write" });
     expect(res.body.id).toMatch(/^tok_\w+$/);
     expect(res.body.token).toMatch(/^svc_pat_[A-Za-z0-9]{40}$/);
-    const row = ts.server.db.query("SELECT secret_hash, project_id, created_by FROM api_tokens WHERE id = ?").get(res.body.id) as any;
+    const row = (await ts.store.one("SELECT secret_hash, project_id, created_by FROM api_tokens WHERE id = ?", res.body.id)) as any;
     expect(row.secret_hash).toBe(sha256(res.body.token));
     expect(row.project_id).toBe(ts.projectId);
     expect(row.created_by).toMatch(/^admin-key:/);
@@ -53,7 +53,7 @@ describe("project API tokens", () => {
     expect((await ts.api("/api/admin/killswitches/read-only-write")).status).toBe(404);
     const settings = await ts.api(`/api/admin/projects/${ts.projectId}`, { method: "PATCH", key: token, body: { name: "Read-only rename" } });
     expect(settings.status).toBe(403);
-    expect(ts.server.ctx.services.projects.get(ts.projectId).name).toBe("Main project");
+    expect((await ts.server.ctx.services.projects.get(ts.projectId)).name).toBe("Main project");
     expect((await ts.api("/api/admin/tokens", { key: token })).status).toBe(200);
     expect((await mint("read-only", "nested", token)).status).toBe(403);
 
@@ -70,11 +70,11 @@ describe("project API tokens", () => {
     const settings = await ts.api(`/api/admin/projects/${ts.projectId}`, { method: "PATCH", key: token, body: { timezone: "Europe/Berlin" } });
     expect(settings.status).toBe(403);
     expect(settings.body.error).toBe("API tokens cannot manage keys, tokens, members or settings");
-    expect(ts.server.ctx.services.projects.get(ts.projectId).timezone).toBe("UTC");
+    expect((await ts.server.ctx.services.projects.get(ts.projectId)).timezone).toBe("UTC");
     const me = await ts.api("/api/admin/me", { key: token });
     expect(me.body.credential).toEqual({ kind: "api_token", readOnly: false, role: null, permissions: ["read", "write"] });
 
-    const other = ts.newProject("Other");
+    const other = await ts.newProject("Other");
     const foreign = await ts.api("/api/admin/projects/current", { key: token, headers: { "x-project-id": other.projectId } });
     expect(foreign.status).toBe(403);
     expect(foreign.body.code).toBe("FORBIDDEN");
@@ -97,7 +97,7 @@ describe("project API tokens", () => {
     expect((await ts.api("/api/admin/tokens")).body.map((t: any) => t.id)).not.toContain(minted.id);
     expect((await ts.api(`/api/admin/tokens/${minted.id}`, { method: "DELETE" })).status).toBe(404);
 
-    const other = ts.newProject("Another");
+    const other = await ts.newProject("Another");
     const theirs = (await mint("read-only", "theirs", other.adminKey)).body;
     const cross = await ts.api(`/api/admin/tokens/${theirs.id}`, { method: "DELETE" });
     expect(cross.status).toBe(404);
@@ -107,7 +107,7 @@ describe("project API tokens", () => {
   });
 
   test("no per-domain limits: a token works from any Origin, in bursts, on a project with a domain", async () => {
-    const shop = ts.newProject("Shop with a domain");
+    const shop = await ts.newProject("Shop with a domain");
     expect((await ts.api(`/api/admin/projects/${shop.projectId}`, { method: "PATCH", key: shop.adminKey, body: { domain: "shop.example.com" } })).status).toBe(200);
     const token = (await mint("read-write", "ci", shop.adminKey)).body.token;
     const elsewhere = { origin: "https://elsewhere.example.com" };
@@ -126,13 +126,13 @@ describe("project API tokens", () => {
     const pair = await deviceLogin(ts, browser, ts.projectId);
     const res = await mint("read-only", "from a person", pair.access_token);
     expect(res.status).toBe(201);
-    const row = ts.server.db.query("SELECT created_by FROM api_tokens WHERE id = ?").get(res.body.id);
+    const row = await ts.store.one("SELECT created_by FROM api_tokens WHERE id = ?", res.body.id);
     expect(row).toEqual({ created_by: "owner@example.com" });
   });
 
   test("bad bodies: VALIDATION naming the field, malformed JSON BAD_REQUEST, no credential UNAUTHORIZED", async () => {
-    const count = () => (ts.server.db.query("SELECT COUNT(*) AS n FROM api_tokens").get() as { n: number }).n;
-    const before = count();
+    const count = async () => ((await ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM api_tokens")) as { n: number }).n;
+    const before = await count();
     const access = await ts.api("/api/admin/tokens", { body: { name: "x", access: "admin" } });
     expect(access.status).toBe(400);
     expect(access.body.code).toBe("VALIDATION");
@@ -149,6 +149,6 @@ describe("project API tokens", () => {
     expect((await ts.api("/api/admin/tokens", { key: null })).status).toBe(401);
     expect((await ts.api("/api/admin/tokens", { key: ts.serverKey })).status).toBe(403);
     expect((await ts.api("/api/admin/tokens", { key: "svc_pat_forged" })).status).toBe(401);
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createClient, readEventStream, type Client, type Snapshot, type SvcError } from "../../src/sdk";
-import { startTestServer, tempDir, type TestServer } from "../helpers";
+import { dropStore, freshStoreUrl, startTestServer, tempDir, type TestServer } from "../helpers";
 
 let s: TestServer;
 const clients: Client[] = [];
@@ -134,7 +134,9 @@ describe("createClient", () => {
 
   test("keeps serving the last snapshot when the server stops, and resumes with Last-Event-ID after a restart", async () => {
     const dataDir = tempDir();
-    let own = await startTestServer({ dataDir, streamHeartbeatMs: 200 });
+    // The restart must find the same data: on PostgreSQL runs one database kept across both starts.
+    const store = await freshStoreUrl();
+    let own = await startTestServer({ dataDir, store, streamHeartbeatMs: 200 });
     const { url, serverKey, adminKey, server } = own;
     expect((await own.api("/api/admin/killswitches", { body: { name: "payments", value: true } })).status).toBe(201);
     const lastEventIds: (string | null)[] = [];
@@ -159,7 +161,7 @@ describe("createClient", () => {
     expect(c.snapshot()!.revision).toBe(revision);
     await c.ready();
 
-    own = await startTestServer({ dataDir, port: server.port, streamHeartbeatMs: 200 });
+    own = await startTestServer({ dataDir, store, port: server.port, streamHeartbeatMs: 200 });
     const toggled = await own.api("/api/admin/killswitches/payments/toggle", { key: adminKey, body: {} });
     expect(toggled.status).toBe(200);
     await waitFor(() => c.isKilled("payments") === false, 8000, "change after restart");
@@ -171,6 +173,7 @@ describe("createClient", () => {
     for (const id of lastEventIds) expect(id === String(revision) || id === `${c.snapshot()!.epoch}-${revision}`).toBe(true);
     c.close();
     await own.stop();
+    await dropStore(store);
   }, 20_000);
 
   test("never goes backwards: a slow poll answer that lands after newer stream events is ignored", async () => {

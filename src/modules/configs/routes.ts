@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../app";
+import type { AppContext } from "../../lib/module";
 import { IdParam, ListQuery, describe, jsonBodyPlugin, numberParam } from "../../lib/http";
 import { MAX_ARRAY_ITEMS, MAX_DEPTH, SCHEMA_MAX_BYTES } from "./json-schema";
 import { VALUE_MAX_BYTES } from "./service";
@@ -19,7 +19,7 @@ import {
   PublishBody,
   PublishedSchema,
   SaveDraftBody,
-} from "./model";
+} from "./contract";
 
 const TAG = "Configs";
 const PROJECT_REQUIRED = { projectHeader: "required" } as const;
@@ -54,12 +54,12 @@ export function configRoutes(ctx: AppContext) {
         }),
       },
     )
-    .get("", ({ principal, query }) => configs.list(principal.projectId, query.q), {
+    .get("", async ({ principal, query }) => await configs.list(principal.projectId, query.q), {
       admin: true,
       query: ListQuery,
       ...describe({ summary: "List configs (q over name and description)", tag: TAG, auth: "admin", response: { 200: t.Array(ConfigSchema) } }),
     })
-    .get("/:id", ({ principal, params }) => configs.get(principal.projectId, params.id), {
+    .get("/:id", async ({ principal, params }) => await configs.get(principal.projectId, params.id), {
       admin: true,
       params: IdParam,
       ...describe({ summary: "Get a config by id or name", tag: TAG, auth: "admin", errors: [404], response: { 200: ConfigSchema } }),
@@ -98,7 +98,7 @@ export function configRoutes(ctx: AppContext) {
     )
     .get(
       "/:id/history",
-      ({ principal, params, query }) => configs.history(principal.projectId, params.id, { env: query.env, limit: numberParam(query.limit) }),
+      async ({ principal, params, query }) => await configs.history(principal.projectId, params.id, { env: query.env, limit: numberParam(query.limit) }),
       {
         admin: true,
         params: IdParam,
@@ -115,7 +115,7 @@ export function configRoutes(ctx: AppContext) {
     )
     .put(
       "/:id/drafts",
-      ({ principal, params, body }) => configs.saveDraft(principal.projectId, params.id, body.env, body.value, principal.actor),
+      async ({ principal, params, body }) => await configs.saveDraft(principal.projectId, params.id, body.env, body.value, principal.actor),
       {
         admin: PROJECT_REQUIRED,
         jsonObjectBody: true,
@@ -131,12 +131,12 @@ export function configRoutes(ctx: AppContext) {
         }),
       },
     )
-    .get("/:id/drafts", ({ principal, params }) => configs.listDrafts(principal.projectId, params.id), {
+    .get("/:id/drafts", async ({ principal, params }) => await configs.listDrafts(principal.projectId, params.id), {
       admin: PROJECT_REQUIRED,
       params: IdParam,
       ...describe({ summary: "List a config's drafts", tag: TAG, auth: "admin+project", errors: [404], response: { 200: t.Array(DraftSchema) } }),
     })
-    .get("/:id/drafts/:env", ({ principal, params }) => configs.getDraft(principal.projectId, params.id, params.env), {
+    .get("/:id/drafts/:env", async ({ principal, params }) => await configs.getDraft(principal.projectId, params.id, params.env), {
       admin: PROJECT_REQUIRED,
       params: EnvParams,
       ...describe({ summary: "Get one env's draft", tag: TAG, auth: "admin+project", errors: [404], response: { 200: DraftSchema } }),
@@ -144,7 +144,7 @@ export function configRoutes(ctx: AppContext) {
     .delete(
       "/:id/drafts/:env",
       async ({ principal, params, set }) => {
-        await configs.deleteDraft(principal.projectId, params.id, params.env);
+        await configs.deleteDraft(principal.projectId, params.id, params.env, principal.actor);
         set.status = 204;
       },
       {
@@ -155,7 +155,7 @@ export function configRoutes(ctx: AppContext) {
     )
     .post(
       "/:id/publish",
-      ({ principal, params, body }) => configs.publishDraft(principal.projectId, params.id, body.env, principal.actor),
+      async ({ principal, params, body }) => await configs.publishDraft(principal.projectId, params.id, body.env, principal.actor),
       {
         admin: true,
         jsonObjectBody: true,
@@ -173,7 +173,7 @@ export function configRoutes(ctx: AppContext) {
     )
     .get(
       "/:id/activity",
-      ({ principal, params, query }) => configs.activity(principal.projectId, params.id, numberParam(query.limit)),
+      async ({ principal, params, query }) => await configs.activity(principal.projectId, params.id, numberParam(query.limit)),
       {
         admin: PROJECT_REQUIRED,
         params: IdParam,

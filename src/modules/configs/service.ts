@@ -1,10 +1,12 @@
-import { type Db, writeTransaction } from "../../lib/db";
+import { recordAudit } from "../../lib/audit";
+import { ENVS, type Env } from "../../lib/envs";
 import { alreadyExists, notFound, unavailable, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
+import type { ServiceContext } from "../../lib/module";
+import type { Queryable, Tx } from "../../lib/store";
 import { checkLimit, checkResourceName } from "../../lib/validate";
-import type { RevisionsService } from "../delivery/revisions";
-import { ENVS, type Env } from "../projects/service";
+import { Versioned, byText } from "../../lib/versioned";
 import { type CompiledSchema, ConfigSchemas, checkValueBounds } from "./json-schema";
 
 export const NAME_MAX = 128;
@@ -67,6 +69,9 @@ export const ACTIONS = {
   delete: "config.delete",
 } as const;
 
+/** Audit actions that have no activity row (the activity log keeps its five actions). */
+export const AUDIT_ONLY_ACTIONS = { draftDelete: "config.draft.delete" } as const;
+
 type ConfigRow = {
   id: string;
   name: string;
@@ -78,14 +83,16 @@ type ConfigRow = {
   updated_at: string;
 };
 type ValueRow = { config_id: string; env: Env; value: string; version: number; updated_at: string };
+type VersionRow = { env: Env; version: number; value: string; actor_email: string; actor_type: string; created_at: string };
 type DraftRow = { config_id: string; env: Env; value: string; base_version: number; updated_at: string };
 
-const CONFIG_COLUMNS = "id, name, description, schema, schema_hash, change_seq, created_at, updated_at";
-
-/** Tries of an optimistic write whose config changed between validation and commit, before 503. */
+/** Tries of an optimistic write whose config changed between validation and commit, at least... */
 const WRITE_ATTEMPTS = 5;
+/** ...and for about this long (other servers writing the same config), before 503. */
+const WRITE_BUDGET_MS = 1000;
 /** Returned by a commit step when the config moved since it was validated: validate again. */
 const STALE = Symbol("stale");
+
 export function checkName(name: string): void {
   checkResourceName(name, { max: NAME_MAX, idPrefix: "cfg_", slashReason: "'/' is not allowed in names used as keys and in paths" });
 }
@@ -110,73 +117,54 @@ function failIfProblems(message: string, problems: string[]): void {
   if (problems.length > 0) throw validation(message, problems.join("; "));
 }
 
+function duplicateName(name: string) {
+  return alreadyExists(`A config named ${name} already exists in this project`, "name: choose another name");
+}
+
+/** The tables of the shared versioned-per-env publish path (src/lib/versioned.ts). */
+const versioned = new Versioned<ConfigRow>({
+  scope: "configs",
+  entity: "configs",
+  entityColumns: ["id", "name", "description", "schema", "schema_hash", "change_seq", "created_at", "updated_at"],
+  live: "config_values",
+  versions: "config_versions",
+  ref: "config_id",
+  content: ["value"],
+  notFound: (idOrName) => notFound(`No config ${idOrName} in this project`),
+  historyLimit: { default: HISTORY_DEFAULT_LIMIT, max: HISTORY_MAX_LIMIT },
+});
+
+const DRAFT_COLUMNS = "config_id, env, value, base_version, updated_at";
+
 /**
  * Dynamic configs: JSON values per env, validated against the config's JSON
  * Schema, with drafts, publish, history and an activity log. Every change is
- * one write transaction that also writes its activity row and bumps the
+ * one write transaction that locks the config (`configs:<projectId>:<id>`,
+ * on every server), writes its activity row and its audit row, and bumps the
  * revision of each env whose published value moved.
  *
  * Validation can cost real CPU, so it never runs while the write lock is
  * held: a change reads the config, validates, then commits only if the
  * config's `change_seq` has not moved meanwhile (else it validates again).
+ * Writers of one config in this process that lost that check retry in turn.
  */
 export class ConfigsService {
   private readonly schemas = new ConfigSchemas();
-  private readonly byId;
-  private readonly byName;
-  private readonly valuesOf;
-  private readonly draftsOf;
-  private readonly draftOf;
-  private readonly updateValue;
-  private readonly insertVersion;
-  private readonly insertActivity;
-  private readonly touch;
-  private readonly bumpChange;
-  private readonly published;
+  /** The tail of each config's queue of writers retrying an optimistic write in this process, by `projectId:configId`. */
+  private readonly turns = new Map<string, Promise<void>>();
 
-  constructor(
-    private readonly db: Db,
-    private readonly revisions: RevisionsService,
-  ) {
-    this.byId = db.prepare<ConfigRow, [string, string]>(`SELECT ${CONFIG_COLUMNS} FROM configs WHERE id = ? AND project_id = ?`);
-    this.byName = db.prepare<ConfigRow, [string, string]>(`SELECT ${CONFIG_COLUMNS} FROM configs WHERE name = ? AND project_id = ?`);
-    this.valuesOf = db.prepare<ValueRow, [string]>(
-      "SELECT config_id, env, value, version, updated_at FROM config_values WHERE config_id = ?",
-    );
-    this.draftsOf = db.prepare<DraftRow, [string]>(
-      "SELECT config_id, env, value, base_version, updated_at FROM config_drafts WHERE config_id = ?",
-    );
-    this.draftOf = db.prepare<DraftRow, [string, string]>(
-      "SELECT config_id, env, value, base_version, updated_at FROM config_drafts WHERE config_id = ? AND env = ?",
-    );
-    this.updateValue = db.prepare<{ version: number }, [string, string, string, string]>(
-      "UPDATE config_values SET value = ?, version = version + 1, updated_at = ? WHERE config_id = ? AND env = ? RETURNING version",
-    );
-    this.insertVersion = db.prepare<never, [string, string, number, string, string, string, string]>(
-      `INSERT INTO config_versions (config_id, env, version, value, actor_email, actor_type, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.insertActivity = db.prepare<never, [string, string, string, string, string, string, string, string]>(
-      `INSERT INTO config_activity (id, project_id, config_id, action, actor_email, actor_type, payload, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.bumpChange = db.prepare<never, [string]>("UPDATE configs SET change_seq = change_seq + 1 WHERE id = ?");
-    this.touch = db.prepare<never, [string, string]>("UPDATE configs SET updated_at = ?, change_seq = change_seq + 1 WHERE id = ?");
-    this.published = db.prepare<{ name: string; value: string; version: number }, [string, string]>(
-      `SELECT c.name, v.value, v.version
-       FROM configs c JOIN config_values v ON v.config_id = c.id
-       WHERE c.project_id = ? AND v.env = ?`,
-    );
-  }
+  constructor(private readonly ctx: ServiceContext) {}
 
   /**
-   * Everything published on one env, by config name: the snapshot builder's
-   * one query. The map has no prototype, so a lookup by a key from a request
-   * (`constructor`, `__proto__`) finds only real configs.
+   * Everything published on one env, by config name: the SDK snapshot's
+   * `configs` section. The map has no prototype, so a lookup by a key from a
+   * request (`constructor`, `__proto__`) finds only real configs.
    */
-  publishedForEnv(projectId: string, env: Env): Record<string, { value: unknown; version: number }> {
+  async publishedForEnv(projectId: string, env: Env): Promise<Record<string, { value: unknown; version: number }>> {
     const out: Record<string, { value: unknown; version: number }> = Object.create(null);
-    for (const r of this.published.all(projectId, env)) out[r.name] = { value: JSON.parse(r.value) as unknown, version: r.version };
+    for (const r of await versioned.published<{ value: string }>(this.ctx.store, projectId, env)) {
+      out[r.name] = { value: JSON.parse(r.value) as unknown, version: r.version };
+    }
     return out;
   }
 
@@ -198,60 +186,63 @@ export class ConfigsService {
     const json = valueJson(value, "value");
     failIfProblems("value does not match the schema", this.schemas.problems(compiled, value, "value"));
 
-    const id = await writeTransaction(this.db, () => {
-      if (this.byName.get(input.name, projectId)) {
-        throw alreadyExists(`A config named ${input.name} already exists in this project`, "name: choose another name");
-      }
-      const id = newId("cfg");
-      const now = nowIso();
-      this.db
-        .query(
+    let id: string;
+    try {
+      id = await this.ctx.store.write(async (tx) => {
+        // Name uniqueness is a decision over the whole project.
+        await versioned.lockProject(tx, projectId);
+        if (await versioned.findByName(tx, projectId, input.name)) throw duplicateName(input.name);
+        const id = newId("cfg");
+        const now = nowIso();
+        await tx.run(
           `INSERT INTO configs (id, project_id, name, description, schema, schema_hash, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(id, projectId, input.name, description, compiled.json, compiled.hash, now, now);
-      const insertValue = this.db.query("INSERT INTO config_values (config_id, env, value, version, updated_at) VALUES (?, ?, ?, 1, ?)");
-      for (const env of ENVS) {
-        insertValue.run(id, env, json, now);
-        this.insertVersion.run(id, env, 1, json, actor.email, actor.type, now);
-        this.revisions.bump(projectId, env);
-      }
-      this.record(projectId, id, ACTIONS.create, actor, { name: input.name, version: 1 }, now);
-      return id;
-    });
+          id,
+          projectId,
+          input.name,
+          description,
+          compiled.json,
+          compiled.hash,
+          now,
+          now,
+        );
+        await versioned.publishFirst(tx, { projectId, id, content: { value: json }, actor, now });
+        await this.record(tx, projectId, { id, name: input.name }, ACTIONS.create, actor, { name: input.name, version: 1 }, now);
+        return id;
+      });
+    } catch (err) {
+      // The last line of defence: UNIQUE (project_id, name).
+      if (this.ctx.store.isUniqueViolation(err)) throw duplicateName(input.name);
+      throw err;
+    }
     this.schemas.remember(id, compiled);
     return { id, name: input.name };
   }
 
-  list(projectId: string, q?: string): Config[] {
-    const rows = this.db
-      .query<ConfigRow, [string]>(`SELECT ${CONFIG_COLUMNS} FROM configs WHERE project_id = ? ORDER BY name, id`)
-      .all(projectId);
+  async list(projectId: string, q?: string): Promise<Config[]> {
+    const { store } = this.ctx;
+    const rows = await versioned.ofProject(store, projectId);
     const matching = filterByQuery(rows, q, (r) => [r.name, r.description]);
     if (matching.length === 0) return [];
-    const values = this.db
-      .query<ValueRow, [string]>(
-        "SELECT v.config_id, v.env, v.value, v.version, v.updated_at FROM config_values v JOIN configs c ON c.id = v.config_id WHERE c.project_id = ?",
-      )
-      .all(projectId);
-    const drafts = this.db
-      .query<DraftRow, [string]>(
+    const values = groupBy(await versioned.liveOfProject<ValueRow>(store, projectId));
+    const drafts = groupBy(
+      await store.all<DraftRow>(
         "SELECT d.config_id, d.env, d.value, d.base_version, d.updated_at FROM config_drafts d JOIN configs c ON c.id = d.config_id WHERE c.project_id = ?",
-      )
-      .all(projectId);
-    return matching.map((row) =>
-      toConfig(
-        row,
-        values.filter((v) => v.config_id === row.id),
-        drafts.filter((d) => d.config_id === row.id),
+        projectId,
       ),
     );
+    // A config deleted between the reads has no values left: leave it out.
+    return matching.filter((row) => values.has(row.id)).map((row) => toConfig(row, values.get(row.id)!, drafts.get(row.id) ?? []));
   }
 
   /** By id, else by name, within the project only. */
-  get(projectId: string, idOrName: string): Config {
-    const row = this.resolve(projectId, idOrName);
-    return toConfig(row, this.valuesOf.all(row.id), this.draftsOf.all(row.id));
+  async get(projectId: string, idOrName: string): Promise<Config> {
+    const { store } = this.ctx;
+    const row = await versioned.resolve(store, projectId, idOrName);
+    const values = await versioned.live<ValueRow>(store, row.id);
+    // Deleted since it was resolved.
+    if (values.length < ENVS.length) throw versioned.tables.notFound(idOrName);
+    return toConfig(row, values, await this.draftsOf(store, row.id));
   }
 
   /**
@@ -280,7 +271,7 @@ export class ConfigsService {
     const result = await this.validatedWrite(
       projectId,
       idOrName,
-      (row) => {
+      async (row) => {
         const schema = newSchema ?? this.schemaOf(row);
         const problems: string[] = [];
         const checked = new Set<string>();
@@ -291,29 +282,32 @@ export class ConfigsService {
           problems.push(...this.schemas.problems(schema, value, label));
         }
         if (newSchema) {
-          for (const stored of this.valuesOf.all(row.id)) {
+          const { store } = this.ctx;
+          for (const stored of byEnvName(await versioned.live<ValueRow>(store, row.id))) {
             if (!next.has(stored.env)) problems.push(...this.schemas.problems(newSchema, JSON.parse(stored.value), stored.env));
           }
-          for (const draft of this.draftsOf.all(row.id)) {
+          for (const draft of await this.draftsOf(store, row.id)) {
             problems.push(...this.schemas.problems(newSchema, JSON.parse(draft.value), `draft ${draft.env}`));
           }
         }
         failIfProblems(newSchema ? "A value or draft does not match the new schema" : "value does not match the schema", problems);
       },
-      (row) => {
+      async (tx, row) => {
         const now = nowIso();
         const schemaChanged = newSchema !== null && newSchema.hash !== row.schema_hash;
         if (schemaChanged) {
-          this.db.query("UPDATE configs SET schema = ?, schema_hash = ? WHERE id = ?").run(newSchema.json, newSchema.hash, row.id);
+          await tx.run("UPDATE configs SET schema = ?, schema_hash = ? WHERE id = ?", newSchema.json, newSchema.hash, row.id);
         }
-        if (input.description !== undefined) this.db.query("UPDATE configs SET description = ? WHERE id = ?").run(input.description, row.id);
-        this.touch.run(now, row.id);
+        if (input.description !== undefined) await tx.run("UPDATE configs SET description = ? WHERE id = ?", input.description, row.id);
+        await this.touch(tx, row.id, now);
         const versions: Partial<Record<Env, number>> = {};
-        for (const [env, { json }] of next) versions[env] = this.publish(projectId, row.id, env, json, actor, now);
+        for (const [env, { json }] of next) {
+          versions[env] = await versioned.publish(tx, { projectId, id: row.id, env, content: { value: json }, actor, now });
+        }
         const payload: Record<string, unknown> = { versions };
         if (schemaChanged) payload.schemaChanged = true;
         if (input.description !== undefined) payload.descriptionChanged = true;
-        this.record(projectId, row.id, ACTIONS.update, actor, payload, now);
+        await this.record(tx, projectId, row, ACTIONS.update, actor, payload, now);
         return { id: row.id, versions, schemaChanged };
       },
     );
@@ -323,11 +317,10 @@ export class ConfigsService {
 
   /** Deletes the config with its values, versions and drafts; its activity stays readable by id. */
   async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {
-    const id = await writeTransaction(this.db, () => {
-      const row = this.resolve(projectId, idOrName);
-      this.db.query("DELETE FROM configs WHERE id = ?").run(row.id);
-      for (const env of ENVS) this.revisions.bump(projectId, env);
-      this.record(projectId, row.id, ACTIONS.delete, actor, { name: row.name }, nowIso());
+    const id = await this.ctx.store.write(async (tx) => {
+      const row = await versioned.lock(tx, projectId, idOrName);
+      await versioned.remove(tx, projectId, row.id);
+      await this.record(tx, projectId, row, ACTIONS.delete, actor, { name: row.name }, nowIso());
       return row.id;
     });
     this.schemas.forget(id);
@@ -346,41 +339,49 @@ export class ConfigsService {
       projectId,
       idOrName,
       (row) => failIfProblems("value does not match the schema", this.schemas.problems(this.schemaOf(row), value, "value")),
-      (row) => {
-        const baseVersion = this.currentVersion(row.id, env);
+      async (tx, row) => {
+        const baseVersion = (await versioned.current(tx, row.id, env)).version;
         const now = nowIso();
-        this.db
-          .query(
-            `INSERT INTO config_drafts (config_id, env, value, base_version, actor_email, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT (config_id, env) DO UPDATE SET value = ?3, base_version = ?4, actor_email = ?5, updated_at = ?6`,
-          )
-          .run(row.id, env, json, baseVersion, actor.email, now);
-        this.bumpChange.run(row.id);
-        this.record(projectId, row.id, ACTIONS.draftSave, actor, { env, baseVersion }, now);
+        await tx.run(
+          `INSERT INTO config_drafts (config_id, env, value, base_version, actor_email, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+           ON CONFLICT (config_id, env) DO UPDATE SET value = ?3, base_version = ?4, actor_email = ?5, updated_at = ?6`,
+          row.id,
+          env,
+          json,
+          baseVersion,
+          actor.email,
+          now,
+        );
+        await this.bumpChange(tx, row.id);
+        await this.record(tx, projectId, row, ACTIONS.draftSave, actor, { env, baseVersion }, now);
         return { id: row.id, env, baseVersion, updatedAt: now };
       },
     );
   }
 
-  listDrafts(projectId: string, idOrName: string): Draft[] {
-    const row = this.resolve(projectId, idOrName);
-    const drafts = this.draftsOf.all(row.id);
-    return ENVS.flatMap((env) => drafts.filter((d) => d.env === env).map(toDraft));
+  async listDrafts(projectId: string, idOrName: string): Promise<Draft[]> {
+    const { store } = this.ctx;
+    const row = await versioned.resolve(store, projectId, idOrName);
+    return sortByEnv(await this.draftsOf(store, row.id)).map(toDraft);
   }
 
-  getDraft(projectId: string, idOrName: string, env: Env): Draft {
-    const row = this.resolve(projectId, idOrName);
-    const draft = this.draftOf.get(row.id, env);
+  async getDraft(projectId: string, idOrName: string, env: Env): Promise<Draft> {
+    const { store } = this.ctx;
+    const row = await versioned.resolve(store, projectId, idOrName);
+    const draft = await this.draftOf(store, row.id, env);
     if (!draft) throw noDraft(row.name, env);
     return toDraft(draft);
   }
 
-  async deleteDraft(projectId: string, idOrName: string, env: Env): Promise<void> {
-    await writeTransaction(this.db, () => {
-      const row = this.resolve(projectId, idOrName);
-      const changes = this.db.query("DELETE FROM config_drafts WHERE config_id = ? AND env = ?").run(row.id, env).changes;
+  /** Discards the env's draft (NOT_FOUND when there is none). */
+  async deleteDraft(projectId: string, idOrName: string, env: Env, actor: Actor): Promise<void> {
+    await this.ctx.store.write(async (tx) => {
+      const row = await versioned.lock(tx, projectId, idOrName);
+      const changes = await tx.run("DELETE FROM config_drafts WHERE config_id = ? AND env = ?", row.id, env);
       if (changes === 0) throw noDraft(row.name, env);
-      this.bumpChange.run(row.id);
+      await this.bumpChange(tx, row.id);
+      // No activity row (the log keeps its five actions), but the audit has it.
+      await recordAudit(tx, { projectId, action: AUDIT_ONLY_ACTIONS.draftDelete, subjectId: row.id, subjectName: row.name, env, actor });
     });
   }
 
@@ -394,8 +395,8 @@ export class ConfigsService {
     return this.validatedWrite(
       projectId,
       idOrName,
-      (row) => {
-        const draft = this.draftOf.get(row.id, env);
+      async (row) => {
+        const draft = await this.draftOf(this.ctx.store, row.id, env);
         if (!draft) throw noDraft(row.name, env);
         draftValue = JSON.parse(draft.value) as unknown;
         failIfProblems(
@@ -403,14 +404,14 @@ export class ConfigsService {
           this.schemas.problems(this.schemaOf(row), draftValue, `draft ${env}`),
         );
       },
-      (row) => {
-        const draft = this.draftOf.get(row.id, env);
+      async (tx, row) => {
+        const draft = await this.draftOf(tx, row.id, env);
         if (!draft) throw noDraft(row.name, env);
         const now = nowIso();
-        const version = this.publish(projectId, row.id, env, draft.value, actor, now);
-        this.db.query("DELETE FROM config_drafts WHERE config_id = ? AND env = ?").run(row.id, env);
-        this.touch.run(now, row.id);
-        this.record(projectId, row.id, ACTIONS.publish, actor, { env, version }, now);
+        const version = await versioned.publish(tx, { projectId, id: row.id, env, content: { value: draft.value }, actor, now });
+        await tx.run("DELETE FROM config_drafts WHERE config_id = ? AND env = ?", row.id, env);
+        await this.touch(tx, row.id, now);
+        await this.record(tx, projectId, row, ACTIONS.publish, actor, { env, version }, now);
         return { id: row.id, env, version, value: draftValue };
       },
     );
@@ -420,18 +421,17 @@ export class ConfigsService {
    * Activity rows, newest first. A deleted config is still found by its id,
    * so its history, delete row included, stays readable.
    */
-  activity(projectId: string, idOrName: string, limit = ACTIVITY_DEFAULT_LIMIT): ActivityRow[] {
+  async activity(projectId: string, idOrName: string, limit = ACTIVITY_DEFAULT_LIMIT): Promise<ActivityRow[]> {
     checkLimit(limit, ACTIVITY_MAX_LIMIT);
-    const live = this.byId.get(idOrName, projectId) ?? this.byName.get(idOrName, projectId);
-    const rows = this.db
-      .query<
-        { id: string; action: string; actor_email: string; actor_type: string; payload: string; created_at: string },
-        [string, string, number]
-      >(
-        `SELECT id, action, actor_email, actor_type, payload, created_at FROM config_activity
-         WHERE project_id = ? AND config_id = ? ORDER BY seq DESC LIMIT ?`,
-      )
-      .all(projectId, live?.id ?? idOrName, limit);
+    const { store } = this.ctx;
+    const live = await versioned.find(store, projectId, idOrName);
+    const rows = await store.all<{ id: string; action: string; actor_email: string; actor_type: string; payload: string; created_at: string }>(
+      `SELECT id, action, actor_email, actor_type, payload, created_at FROM config_activity
+       WHERE project_id = ? AND config_id = ? ORDER BY seq DESC LIMIT ?`,
+      projectId,
+      live?.id ?? idOrName,
+      limit,
+    );
     if (!live && rows.length === 0) throw notFound(`No config ${idOrName} in this project`);
     return rows.map((r) => ({
       id: r.id,
@@ -444,21 +444,8 @@ export class ConfigsService {
   }
 
   /** Published versions, newest first; every env when `env` is absent. */
-  history(projectId: string, idOrName: string, options: { env?: Env; limit?: number } = {}): HistoryEntry[] {
-    const row = this.resolve(projectId, idOrName);
-    const limit = options.limit ?? HISTORY_DEFAULT_LIMIT;
-    checkLimit(limit, HISTORY_MAX_LIMIT);
-    type VersionRow = { env: Env; version: number; value: string; actor_email: string; actor_type: string; created_at: string };
-    const columns = "env, version, value, actor_email, actor_type, created_at";
-    const rows = options.env
-      ? this.db
-          .query<VersionRow, [string, string, number]>(
-            `SELECT ${columns} FROM config_versions WHERE config_id = ? AND env = ? ORDER BY seq DESC LIMIT ?`,
-          )
-          .all(row.id, options.env, limit)
-      : this.db
-          .query<VersionRow, [string, number]>(`SELECT ${columns} FROM config_versions WHERE config_id = ? ORDER BY seq DESC LIMIT ?`)
-          .all(row.id, limit);
+  async history(projectId: string, idOrName: string, options: { env?: Env; limit?: number } = {}): Promise<HistoryEntry[]> {
+    const rows = await versioned.history<VersionRow>(this.ctx.store, projectId, idOrName, options);
     return rows.map((r) => ({
       env: r.env,
       version: r.version,
@@ -470,51 +457,133 @@ export class ConfigsService {
   }
 
   /**
-   * An optimistic write: `check` validates against the config as read now,
-   * outside the write lock (it may throw to refuse); `commit` runs in the
-   * write transaction only if the config's change_seq is still the one
-   * checked, else the config is read and checked again.
+   * An optimistic write: `check` validates against the config as read now
+   * (committed data), outside the write lock (it may throw to refuse);
+   * `commit` runs in the write transaction, under the config's lock, only if
+   * the config's change_seq is still the one checked, else the config is read
+   * and checked again. The first try runs at once; a writer that lost it
+   * tries again in turn with this process's other losers of the same config,
+   * so that they do not keep making each other's validation stale (only
+   * another process's writes can then). A call inside another transaction
+   * never loses its first try, so it never waits for a turn.
    */
-  private async validatedWrite<T>(projectId: string, idOrName: string, check: (row: ConfigRow) => void, commit: (row: ConfigRow) => T): Promise<T> {
-    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const seen = this.resolve(projectId, idOrName);
-      check(seen);
-      const outcome = await writeTransaction(this.db, (): T | typeof STALE => {
-        const row = this.resolve(projectId, idOrName);
-        if (row.id !== seen.id || row.change_seq !== seen.change_seq) return STALE;
-        return commit(row);
+  private async validatedWrite<T>(
+    projectId: string,
+    idOrName: string,
+    check: (row: ConfigRow) => void | Promise<void>,
+    commit: (tx: Tx, row: ConfigRow) => Promise<T>,
+  ): Promise<T> {
+    const { store } = this.ctx;
+    const attempt = async (): Promise<{ seen: ConfigRow; outcome: T | typeof STALE }> => {
+      const seen = await versioned.resolve(store, projectId, idOrName);
+      await check(seen);
+      const outcome = await store.write(async (tx): Promise<T | typeof STALE> => {
+        const row = await versioned.lock(tx, projectId, idOrName);
+        if (row.id !== seen.id || Number(row.change_seq) !== Number(seen.change_seq)) return STALE;
+        return commit(tx, row);
       });
-      if (outcome !== STALE) return outcome;
-    }
-    // Others keep changing this config faster than it can be validated: let the caller retry.
-    throw unavailable(1);
+      return { seen, outcome };
+    };
+    const first = await attempt();
+    if (first.outcome !== STALE) return first.outcome;
+    return this.inTurn(`${projectId}:${first.seen.id}`, async () => {
+      const deadline = performance.now() + WRITE_BUDGET_MS;
+      for (let tries = 1; tries < WRITE_ATTEMPTS || performance.now() < deadline; tries++) {
+        // Lost again inside our turn: another process writes this config too; step aside a little.
+        if (tries > 1) await Bun.sleep(Math.random() * Math.min(2 ** tries, 20));
+        const { outcome } = await attempt();
+        if (outcome !== STALE) return outcome;
+      }
+      // Others keep changing this config faster than it can be validated: let the caller retry.
+      throw unavailable(1);
+    });
   }
 
-  private resolve(projectId: string, idOrName: string): ConfigRow {
-    const row = this.byId.get(idOrName, projectId) ?? this.byName.get(idOrName, projectId);
-    if (!row) throw notFound(`No config ${idOrName} in this project`);
-    return row;
+  /** Runs `fn` after every earlier call with the same key has settled. */
+  private async inTurn<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.turns.get(key) ?? Promise.resolve();
+    const run = previous.then(fn);
+    const settled = run.then(
+      () => {},
+      () => {},
+    );
+    this.turns.set(key, settled);
+    try {
+      return await run;
+    } finally {
+      if (this.turns.get(key) === settled) this.turns.delete(key);
+    }
   }
 
   private schemaOf(row: ConfigRow): CompiledSchema {
     return this.schemas.forConfig(row.id, row.schema, row.schema_hash);
   }
 
-  private currentVersion(configId: string, env: Env): number {
-    return this.valuesOf.all(configId).find((v) => v.env === env)?.version ?? 0;
+  /** The config's drafts, by env name (the order SQLite's primary key gave before PostgreSQL). */
+  private async draftsOf(q: Queryable, configId: string): Promise<DraftRow[]> {
+    return byEnvName(await q.all<DraftRow>(`SELECT ${DRAFT_COLUMNS} FROM config_drafts WHERE config_id = ?`, configId));
   }
 
-  /** One new published version on one env: live value, history row, revision bump. Inside a transaction. */
-  private publish(projectId: string, configId: string, env: Env, json: string, actor: Actor, now: string): number {
-    const version = this.updateValue.get(json, now, configId, env)!.version;
-    this.insertVersion.run(configId, env, version, json, actor.email, actor.type, now);
-    this.revisions.bump(projectId, env);
-    return version;
+  private draftOf(q: Queryable, configId: string, env: Env): Promise<DraftRow | undefined> {
+    return q.one<DraftRow>(`SELECT ${DRAFT_COLUMNS} FROM config_drafts WHERE config_id = ? AND env = ?`, configId, env);
   }
 
-  private record(projectId: string, configId: string, action: string, actor: Actor, payload: Record<string, unknown>, now: string): void {
-    this.insertActivity.run(newId("act"), projectId, configId, action, actor.email, actor.type, JSON.stringify(payload), now);
+  private async touch(tx: Tx, configId: string, now: string): Promise<void> {
+    await tx.run("UPDATE configs SET updated_at = ?, change_seq = change_seq + 1 WHERE id = ?", now, configId);
   }
+
+  private async bumpChange(tx: Tx, configId: string): Promise<void> {
+    await tx.run("UPDATE configs SET change_seq = change_seq + 1 WHERE id = ?", configId);
+  }
+
+  /** The change's activity row and its audit row (same action and facts), in the change's transaction. */
+  private async record(
+    tx: Tx,
+    projectId: string,
+    config: { id: string; name: string },
+    action: string,
+    actor: Actor,
+    payload: Record<string, unknown>,
+    now: string,
+  ): Promise<void> {
+    await tx.run(
+      `INSERT INTO config_activity (id, project_id, config_id, action, actor_email, actor_type, payload, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      newId("act"),
+      projectId,
+      config.id,
+      action,
+      actor.email,
+      actor.type,
+      JSON.stringify(payload),
+      now,
+    );
+    const env = typeof payload.env === "string" ? payload.env : null;
+    await recordAudit(tx, { projectId, action, subjectId: config.id, subjectName: config.name, env, actor, detail: payload });
+  }
+}
+
+function groupBy<R extends { config_id: string }>(rows: R[]): Map<string, R[]> {
+  const out = new Map<string, R[]>();
+  for (const r of rows) {
+    let list = out.get(r.config_id);
+    if (!list) out.set(r.config_id, (list = []));
+    list.push(r);
+  }
+  return out;
+}
+
+/** Rows in ENVS order (dev, staging, prod), whatever order the engine returned them in. */
+function sortByEnv<R extends { env: Env }>(rows: R[]): R[] {
+  return rows.sort((a, b) => ENVS.indexOf(a.env) - ENVS.indexOf(b.env));
+}
+
+/**
+ * Rows by env name (dev, prod, staging): the primary key's order, in which
+ * validation problems of stored values and drafts have always been listed.
+ */
+function byEnvName<R extends { env: Env }>(rows: R[]): R[] {
+  return rows.sort((a, b) => byText(a.env, b.env));
 }
 
 function noDraft(name: string, env: Env) {

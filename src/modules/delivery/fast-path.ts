@@ -1,6 +1,6 @@
-import type { AppContext } from "../../app";
+import { ENVS, type Env } from "../../lib/envs";
 import { requestIdFor } from "../../lib/http";
-import { ENVS, type Env } from "../projects/service";
+import type { AppContext } from "../../lib/module";
 import { snapshotResponse } from "./routes";
 
 const SNAPSHOT_PATH = "/api/sdk/v1/snapshot";
@@ -38,18 +38,23 @@ export function snapshotFastRoutes(ctx: AppContext, fallback: Fallback) {
     if (env === null) return fallback(request);
     let projectId: string;
     try {
-      projectId = authenticator.sdk(
+      // From memory only: a key, default env or snapshot not in memory yet goes the awaited way.
+      const principal = authenticator.sdkFromMemory(
         {
           "x-sdk-key": h.get("x-sdk-key") ?? undefined,
           authorization: h.get("authorization") ?? undefined,
           "x-project-id": h.get("x-project-id") ?? undefined,
         },
         "server",
-      ).projectId;
+      );
+      if (!principal) return fallback(request);
+      projectId = principal.projectId;
     } catch {
       return fallback(request);
     }
-    const entry = services.snapshots.get(projectId, env ?? services.snapshots.defaultEnv(projectId));
+    const chosenEnv = env ?? services.snapshots.cachedDefaultEnv(projectId);
+    const entry = chosenEnv && services.snapshots.cached(projectId, chosenEnv);
+    if (!entry) return fallback(request);
     const requestId = requestIdFor(h.get("x-request-id"));
     const response = snapshotResponse(entry, h.get("if-none-match"), h.get("accept-encoding"), requestId);
     if (log.requests) {

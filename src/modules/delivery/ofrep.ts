@@ -1,4 +1,4 @@
-import { ENVS, type Env } from "../projects/service";
+import { ENVS, type Env } from "../../lib/envs";
 import type { Snapshot } from "./snapshot";
 
 /**

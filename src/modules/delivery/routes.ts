@@ -1,8 +1,8 @@
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../app";
+import type { AppContext } from "../../lib/module";
 import { tooManyRequests } from "../../lib/errors";
 import { describe } from "../../lib/http";
-import { EnvQuery, OfrepBulkSchema, OfrepFailureSchema, OfrepRequestSchema, OfrepSuccessSchema, SnapshotSchema } from "./model";
+import { EnvQuery, OfrepBulkSchema, OfrepFailureSchema, OfrepRequestSchema, OfrepSuccessSchema, SnapshotSchema } from "./contract";
 import { evaluateAll, evaluateFlag, isFailure, parseEvaluationRequest } from "./ofrep";
 import { type SnapshotEntry, acceptsGzip, etagMatches } from "./snapshot";
 import { DEFAULT_HEARTBEAT_MS, snapshotStream } from "./stream";
@@ -87,10 +87,10 @@ export function deliveryRoutes(ctx: AppContext) {
     .use(ctx.auth)
     .get(
       "/api/sdk/v1/snapshot",
-      ({ principal, query, request }) => {
-        const env = query.env ?? snapshots.defaultEnv(principal.projectId);
+      async ({ principal, query, request }) => {
+        const env = query.env ?? (await snapshots.defaultEnv(principal.projectId));
         return snapshotResponse(
-          snapshots.get(principal.projectId, env),
+          await snapshots.get(principal.projectId, env),
           request.headers.get("if-none-match"),
           request.headers.get("accept-encoding"),
         );
@@ -111,8 +111,9 @@ export function deliveryRoutes(ctx: AppContext) {
     )
     .get(
       "/api/sdk/v1/stream",
-      ({ principal, query, request, server }) => {
-        const env = query.env ?? snapshots.defaultEnv(principal.projectId);
+      async ({ principal, query, request, server }) => {
+        const env = query.env ?? (await snapshots.defaultEnv(principal.projectId));
+        const first = await snapshots.get(principal.projectId, env);
         const keyId = principal.credentialId;
         const open = openStreams.get(keyId) ?? 0;
         if (open >= maxStreamsPerKey) throw tooManyRequests(STREAM_RETRY_AFTER_S);
@@ -122,6 +123,7 @@ export function deliveryRoutes(ctx: AppContext) {
         return snapshotStream(snapshots, {
           projectId: principal.projectId,
           env,
+          first,
           lastEventId: request.headers.get("last-event-id"),
           heartbeatMs,
           signal: AbortSignal.any([request.signal, ctx.shutdown]),
@@ -151,11 +153,12 @@ export function deliveryRoutes(ctx: AppContext) {
     )
     .post(
       "/ofrep/v1/evaluate/flags/*",
-      ({ principal, params, body }) => {
+      async ({ principal, params, body }) => {
         const key = flagKey(params["*"]);
-        const request = parseEvaluationRequest(bodyText(body), () => snapshots.defaultEnv(principal.projectId));
+        const fallbackEnv = await snapshots.defaultEnv(principal.projectId);
+        const request = parseEvaluationRequest(bodyText(body), () => fallbackEnv);
         if (isFailure(request)) return ofrepJson(400, { key, ...request });
-        const flag = evaluateFlag(snapshots.get(principal.projectId, request.env).snapshot, key);
+        const flag = evaluateFlag((await snapshots.get(principal.projectId, request.env)).snapshot, key);
         if (!flag) return ofrepJson(404, { key, errorCode: "FLAG_NOT_FOUND", errorDetails: `No killswitch or config named ${key} on ${request.env}` });
         return ofrepJson(200, flag);
       },
@@ -163,10 +166,11 @@ export function deliveryRoutes(ctx: AppContext) {
     )
     .post(
       "/ofrep/v1/evaluate/flags",
-      ({ principal, body, request }) => {
-        const parsed = parseEvaluationRequest(bodyText(body), () => snapshots.defaultEnv(principal.projectId));
+      async ({ principal, body, request }) => {
+        const fallbackEnv = await snapshots.defaultEnv(principal.projectId);
+        const parsed = parseEvaluationRequest(bodyText(body), () => fallbackEnv);
         if (isFailure(parsed)) return ofrepJson(400, parsed);
-        const entry = snapshots.get(principal.projectId, parsed.env);
+        const entry = await snapshots.get(principal.projectId, parsed.env);
         if (etagMatches(request.headers.get("if-none-match"), entry.etag)) {
           return new Response(null, { status: 304, headers: { etag: entry.etag, "cache-control": "no-cache", vary: VARY } });
         }

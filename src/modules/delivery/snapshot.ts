@@ -1,7 +1,7 @@
-import { type Db, storeEpoch } from "../../lib/db";
-import type { Logger } from "../../lib/log";
-import type { Env, ProjectsService } from "../projects/service";
-import type { RevisionsService } from "./revisions";
+import type { Env } from "../../lib/envs";
+import type { ServiceContext, SnapshotSection as SectionSource } from "../../lib/module";
+import { REVISIONS_CHANNEL, allRevisions, currentRevision, decodeRevisionChange } from "../../lib/revisions";
+import { RESYNC } from "../../lib/store";
 
 export type PublishedKillswitch = { value: boolean; switches: Record<string, boolean>; version: number };
 export type PublishedConfig = { value: unknown; version: number };
@@ -22,16 +22,7 @@ export type Snapshot = {
 };
 
 export const SNAPSHOT_SECTIONS = ["killswitches", "configs", "gates", "universes", "experiments", "translations"] as const;
-export type SnapshotSection = (typeof SNAPSHOT_SECTIONS)[number];
-
-/**
- * Where each section's published content comes from. A module that publishes
- * something SDKs read adds its reader here (in createServices); a section
- * without a source is `{}`.
- */
-export type SnapshotSources = {
-  [S in SnapshotSection]?: (projectId: string, env: Env) => Snapshot[S];
-};
+export type SnapshotSectionName = (typeof SNAPSHOT_SECTIONS)[number];
 
 /** One prepared reply: built once per revision, served as-is until the next. */
 export type SnapshotEntry = {
@@ -47,49 +38,66 @@ export type SnapshotEntry = {
 
 export type SnapshotListener = (entry: SnapshotEntry) => void;
 
-/** How long a project's default env is trusted from memory (the same window as SDK key resolution). */
+/** How long a project's default env is trusted from memory. */
 const DEFAULT_ENV_CACHE_MS = 5_000;
+/** A build reads the revision before and after the sections; a publish in between makes it read again. */
+const BUILD_ATTEMPTS = 5;
 
 /**
- * Prepared snapshots per (project, env). Built lazily on the first request,
- * then rebuilt eagerly whenever the revisions service announces a publish
- * (ours or another process's), so requests, 304s included, never touch the
- * database once an entry exists.
+ * Prepared snapshots per (project, env). Built on the first request, then
+ * rebuilt eagerly whenever a publish is announced on the store's
+ * `revisions` channel (by this server or any other on the same store), so
+ * requests, 304s included, never touch the store once an entry exists.
  */
 export class SnapshotService {
   private readonly entries = new Map<string, SnapshotEntry>();
+  private readonly building = new Map<string, Promise<SnapshotEntry>>();
   private readonly listeners = new Map<string, Set<SnapshotListener>>();
   private readonly defaultEnvs = new Map<string, { env: Env; until: number }>();
-  private readonly unsubscribe: () => void;
+  private readonly unlisten: () => void;
   private readonly encoder = new TextEncoder();
-  /** Read once: a database gets a new epoch only while no server runs on it (backup copy, restore, moved file). */
-  private readonly epoch: string;
+  private sections: SectionSource[] = [];
 
-  constructor(
-    private readonly db: Db,
-    private readonly revisions: RevisionsService,
-    private readonly projects: ProjectsService,
-    private readonly sources: SnapshotSources,
-    private readonly log?: Logger,
-  ) {
-    this.epoch = storeEpoch(db);
-    this.unsubscribe = revisions.subscribe((projectId, env, revision) => this.onRevision(projectId, env, revision));
+  constructor(private readonly ctx: ServiceContext) {
+    this.unlisten = ctx.store.listen(REVISIONS_CHANNEL, (payload) => {
+      if (payload === RESYNC) {
+        void this.resync();
+        return;
+      }
+      const change = decodeRevisionChange(payload);
+      if (change) void this.onRevision(change.projectId, change.env, change.revision);
+    });
+  }
+
+  /** The modules' sections (from their manifests), set once by the app. */
+  setSections(sections: SectionSource[]): void {
+    this.sections = sections;
+  }
+
+  /** The current prepared snapshot from memory, or undefined when it was never built. */
+  cached(projectId: string, env: Env): SnapshotEntry | undefined {
+    return this.entries.get(`${projectId}/${env}`);
   }
 
   /** The current prepared snapshot (built now if this env was never asked for). */
-  get(projectId: string, env: Env): SnapshotEntry {
+  async get(projectId: string, env: Env): Promise<SnapshotEntry> {
     const key = `${projectId}/${env}`;
-    return this.entries.get(key) ?? this.store(key, this.build(projectId, env));
+    return this.entries.get(key) ?? this.rebuild(key, projectId, env);
+  }
+
+  /** The project's `defaultEnv` from memory, when known. */
+  cachedDefaultEnv(projectId: string): Env | undefined {
+    const cached = this.defaultEnvs.get(projectId);
+    return cached && cached.until > Date.now() ? cached.env : undefined;
   }
 
   /** The env used when a request names none: the project's `defaultEnv`, cached briefly. */
-  defaultEnv(projectId: string): Env {
-    const now = Date.now();
-    const cached = this.defaultEnvs.get(projectId);
-    if (cached && cached.until > now) return cached.env;
-    const env = this.projects.find(projectId)?.defaultEnv ?? "prod";
+  async defaultEnv(projectId: string): Promise<Env> {
+    const cached = this.cachedDefaultEnv(projectId);
+    if (cached) return cached;
+    const env = (await this.ctx.services.projects.find(projectId))?.defaultEnv ?? "prod";
     if (this.defaultEnvs.size > 10_000) this.defaultEnvs.clear();
-    this.defaultEnvs.set(projectId, { env, until: now + DEFAULT_ENV_CACHE_MS });
+    this.defaultEnvs.set(projectId, { env, until: Date.now() + DEFAULT_ENV_CACHE_MS });
     return env;
   }
 
@@ -113,12 +121,21 @@ export class SnapshotService {
   }
 
   close(): void {
-    this.unsubscribe();
+    this.unlisten();
     this.entries.clear();
     this.listeners.clear();
   }
 
-  private onRevision(projectId: string, env: Env, revision: number): void {
+  /** Announcements may have been missed (a dropped connection): compare every prepared entry with the store. */
+  private async resync(): Promise<void> {
+    try {
+      for (const change of await allRevisions(this.ctx.store)) await this.onRevision(change.projectId, change.env, change.revision);
+    } catch (err) {
+      this.ctx.log.error("snapshot resync failed", { error: String(err) });
+    }
+  }
+
+  private async onRevision(projectId: string, env: Env, revision: number): Promise<void> {
     const key = `${projectId}/${env}`;
     const cached = this.entries.get(key);
     // Nobody asked for this env yet and nobody listens: build it when someone does.
@@ -126,55 +143,78 @@ export class SnapshotService {
     if (cached && cached.snapshot.revision >= revision) return;
     let entry: SnapshotEntry;
     try {
-      entry = this.store(key, this.build(projectId, env));
+      entry = await this.rebuild(key, projectId, env);
     } catch (err) {
       // Drop the stale entry so the next request rebuilds (and reports) rather than serving old content.
       this.entries.delete(key);
-      this.log?.error("snapshot rebuild failed", { projectId, env, error: String(err) });
+      this.ctx.log.error("snapshot rebuild failed", { projectId, env, error: String(err) });
       return;
     }
+    if (entry.snapshot.revision < revision) return;
     for (const listener of this.listeners.get(key) ?? []) {
       try {
         listener(entry);
       } catch (err) {
-        this.log?.error("snapshot listener failed", { projectId, env, error: String(err) });
+        this.ctx.log.error("snapshot listener failed", { projectId, env, error: String(err) });
       }
     }
   }
 
-  private store(key: string, entry: SnapshotEntry): SnapshotEntry {
+  /** One build per key at a time; a publish announced meanwhile starts another after it. */
+  private rebuild(key: string, projectId: string, env: Env): Promise<SnapshotEntry> {
+    const running = this.building.get(key);
+    const next = (running ?? Promise.resolve(undefined as unknown as SnapshotEntry))
+      .catch(() => undefined)
+      .then(() => this.build(projectId, env))
+      .then((entry) => this.keep(key, entry));
+    this.building.set(key, next);
+    void next.finally(() => {
+      if (this.building.get(key) === next) this.building.delete(key);
+    }).catch(() => {});
+    return next;
+  }
+
+  private keep(key: string, entry: SnapshotEntry): SnapshotEntry {
     const current = this.entries.get(key);
-    // Two builds can race across a publish; never swap a newer entry for an older one.
+    // Never swap a newer entry for an older one.
     if (current && current.snapshot.revision > entry.snapshot.revision) return current;
     this.entries.set(key, entry);
     return entry;
   }
 
-  /** Reads the revision and every section in one read transaction, so the revision names exactly this content. */
-  private build(projectId: string, env: Env): SnapshotEntry {
-    const snapshot = this.db
-      .transaction((): Snapshot => {
-        const section = <S extends SnapshotSection>(name: S): Snapshot[S] => this.sources[name]?.(projectId, env) ?? {};
-        return {
-          projectId,
-          env,
-          epoch: this.epoch,
-          revision: this.revisions.current(projectId, env),
-          killswitches: section("killswitches"),
-          configs: section("configs"),
-          gates: section("gates"),
-          universes: section("universes"),
-          experiments: section("experiments"),
-          translations: section("translations"),
-        };
-      })
-      .deferred();
+  /**
+   * Reads the revision, every section, then the revision again: every publish
+   * bumps the revision in its own transaction, so an unchanged revision means
+   * the sections are exactly what it names.
+   */
+  private async build(projectId: string, env: Env): Promise<SnapshotEntry> {
+    const { store } = this.ctx;
+    let snapshot: Snapshot | undefined;
+    for (let attempt = 0; attempt < BUILD_ATTEMPTS && !snapshot; attempt++) {
+      const revision = await currentRevision(store, projectId, env);
+      const parts: Record<string, unknown> = {};
+      for (const section of this.sections) parts[section.field] = await section.published(projectId, env);
+      if (attempt < BUILD_ATTEMPTS - 1 && (await currentRevision(store, projectId, env)) !== revision) continue;
+      const part = <S extends SnapshotSectionName>(name: S) => (parts[name] ?? {}) as Snapshot[S];
+      snapshot = {
+        projectId,
+        env,
+        epoch: store.epoch,
+        revision,
+        killswitches: part("killswitches"),
+        configs: part("configs"),
+        gates: part("gates"),
+        universes: part("universes"),
+        experiments: part("experiments"),
+        translations: part("translations"),
+      };
+    }
     const json = JSON.stringify(snapshot);
     const body = this.encoder.encode(json);
     return {
-      snapshot,
-      etag: `"${this.epoch}-${projectId}-${env}-${snapshot.revision}"`,
-      eventId: `${this.epoch}-${snapshot.revision}`,
+      snapshot: snapshot!,
+      etag: `"${store.epoch}-${projectId}-${env}-${snapshot!.revision}"`,
+      eventId: `${store.epoch}-${snapshot!.revision}`,
       json,
       body,
       gzip: Bun.gzipSync(body),

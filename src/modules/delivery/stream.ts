@@ -1,4 +1,4 @@
-import type { Env } from "../projects/service";
+import type { Env } from "../../lib/envs";
 import type { SnapshotEntry, SnapshotService } from "./snapshot";
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
@@ -35,10 +35,9 @@ export const SLOW_CLIENT_MS = 60_000;
  */
 export function snapshotStream(
   snapshots: SnapshotService,
-  input: { projectId: string; env: Env; lastEventId: string | null; heartbeatMs: number; signal: AbortSignal; onClose?: () => void },
+  input: { projectId: string; env: Env; first: SnapshotEntry; lastEventId: string | null; heartbeatMs: number; signal: AbortSignal; onClose?: () => void },
 ): Response {
-  const { projectId, env, lastEventId, heartbeatMs, signal } = input;
-  const first = snapshots.get(projectId, env);
+  const { projectId, env, first, lastEventId, heartbeatMs, signal } = input;
   let cleanup = () => {};
   let flush = () => {};
 
@@ -98,7 +97,8 @@ export function snapshotStream(
       if (signal.aborted) return cleanup();
       signal.addEventListener("abort", cleanup);
       // A publish may have landed between `first` and the subscription: send whatever is current now.
-      send(snapshots.get(projectId, env));
+      const current = snapshots.cached(projectId, env);
+      if (current) send(current);
     },
     pull() {
       flush();

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { AppContext } from "../../app";
+import type { AppContext } from "../../lib/module";
 import { unauthorized } from "../../lib/errors";
 import { describe } from "../../lib/http";
 import { deviceEnterPage, devicePage, messagePage } from "../../web/pages";
@@ -22,7 +22,7 @@ import {
   RevokeBody,
   RevokeResultSchema,
   TokenPairSchema,
-} from "./model";
+} from "./contract";
 
 const GRANT_ERRORS =
   "Errors are 400 `{error, code: \"BAD_REQUEST\", error_description}` with `error` one of `authorization_pending`, `slow_down` (also `interval`, the new seconds to wait: 5 more each time), `access_denied`, `expired_token`, `invalid_grant`.";
@@ -86,7 +86,7 @@ export function deviceRoutes(ctx: AppContext) {
       ({ body, request }) =>
         formOrJson(request, async () => {
           checkCsrf(request, body.csrf);
-          const user = identity.sessionUser(sessionToken(request));
+          const user = await identity.sessionUser(sessionToken(request));
           if (!user) throw unauthorized("Sign in first", "Cookie svc_session: sign in at /signin");
           const result = await device.confirm(user, {
             deviceCode: body.device_code,
@@ -114,22 +114,22 @@ export function deviceRoutes(ctx: AppContext) {
     )
     .get(
       "/device",
-      ({ request, query }) => {
-        const user = identity.sessionUser(sessionToken(request));
+      async ({ request, query }) => {
+        const user = await identity.sessionUser(sessionToken(request));
         if (!user) {
           const here = new URL(request.url);
           return redirectResponse(`/signin?redirect=${encodeURIComponent(here.pathname + here.search)}`);
         }
         const csrf = csrfFor(request);
         if (!query.user_code) return htmlResponse(deviceEnterPage("Enter the code your device shows."), { cookies: [csrf.setCookie] });
-        const pending = device.pendingRequest(query.user_code);
+        const pending = await device.pendingRequest(query.user_code);
         if (!pending) {
           return htmlResponse(deviceEnterPage("That code is unknown, expired or already answered. Check it and try again."), {
             status: 404,
             cookies: [csrf.setCookie],
           });
         }
-        const projects = identity.accessibleProjects(user.id);
+        const projects = await identity.accessibleProjects(user.id);
         const selected = projects.find((p) => p.id === query.project_id)?.id ?? projects[0]?.id ?? null;
         return htmlResponse(
           devicePage({ csrf: csrf.token, email: user.email, userCode: pending.userCode, clientName: pending.clientName, projects, selectedProjectId: selected }),

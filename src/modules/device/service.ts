@@ -1,9 +1,10 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { type BearerResolver, type Credential, ROLE_PERMISSIONS } from "../../lib/auth";
-import { type Db, writeTransaction } from "../../lib/db";
 import { ApiError, type ErrorBody, badRequest, forbidden, notFound, validation } from "../../lib/errors";
 import { newId, pkceChallenge, randomBase62, sha256Hex } from "../../lib/ids";
-import { deleteInBatches, type IdentityService, type SignedInUser } from "../identity/service";
+import type { ServiceContext } from "../../lib/module";
+import type { Store, Tx } from "../../lib/store";
+import { CLEANUP_BATCH, deleteInBatches, type SignedInUser } from "../identity/service";
 
 export const DEVICE_CODE_TTL_MS = 600_000;
 export const POLL_INTERVAL_S = 2;
@@ -78,6 +79,13 @@ type DeviceCodeRow = {
   expires_at: string;
 };
 
+const DEVICE_CODE_COLUMNS = "id, user_code, code_challenge, client_name, status, user_id, project_id, interval_s, last_polled_at, expires_at";
+
+/** Lock scope of one sign-in (token family): rotation, reuse detection and revocation. */
+function familyLock(familyId: string): string {
+  return `device:family:${familyId}`;
+}
+
 type RefreshRow = {
   family_id: string;
   generation: number;
@@ -127,19 +135,20 @@ function pkceMatches(verifier: string, challenge: string): boolean {
  * The device authorization flow of the CLI and the tool server: codes,
  * browser approval, the PKCE-checked token exchange, refresh rotation
  * with reuse detection, revocation, and the `svc_at_` bearer resolver.
+ *
+ * Access tokens are read from the store on every request (nothing is
+ * cached), so a revoked sign-in stops working on every server at once.
  */
 export class DeviceService {
-  private readonly accessStatement;
+  constructor(private readonly ctx: ServiceContext) {}
 
-  constructor(
-    private readonly db: Db,
-    private readonly identity: IdentityService,
-  ) {
-    this.accessStatement = db.prepare<{ family_id: string; user_id: string; project_id: string | null; email: string }, [string, string]>(
-      `SELECT f.id AS family_id, f.user_id, f.project_id, u.email
-       FROM device_tokens t JOIN token_families f ON f.id = t.family_id JOIN users u ON u.id = f.user_id
-       WHERE t.token_hash = ? AND t.kind = 'access' AND t.expires_at > ? AND f.revoked_at IS NULL`,
-    );
+  private get store(): Store {
+    return this.ctx.store;
+  }
+
+  /** Reached lazily: the identity service may be created after this one. */
+  private get identity() {
+    return this.ctx.services.identity;
   }
 
   private get now(): number {
@@ -154,16 +163,24 @@ export class DeviceService {
     this.identity.limiter.take(`device-code:ip:${request.ip}`, this.identity.rateLimits.deviceCodePerIp);
     const deviceCode = randomBase62(43);
     const now = this.now;
-    const userCode = await writeTransaction(this.db, () => {
-      this.db.query("DELETE FROM device_codes WHERE expires_at < ?").run(this.iso(now - DEVICE_CODE_RETENTION_MS));
+    const userCode = await this.store.write(async (tx) => {
+      // Picking a user code that is not taken is a read-then-write: one at a time.
+      await tx.lock("device:user-codes");
+      await tx.run("DELETE FROM device_codes WHERE expires_at < ?", this.iso(now - DEVICE_CODE_RETENTION_MS));
       let code = newUserCode();
-      while (this.db.query("SELECT 1 FROM device_codes WHERE user_code = ?").get(code)) code = newUserCode();
-      this.db
-        .query(
-          `INSERT INTO device_codes (id, device_code_hash, user_code, code_challenge, client_name, status, interval_s, created_at, expires_at)
-           VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-        )
-        .run(newId("dev"), sha256Hex(deviceCode), code, input.codeChallenge, input.clientName?.trim() || null, POLL_INTERVAL_S, this.iso(now), this.iso(now + DEVICE_CODE_TTL_MS));
+      while (await tx.one("SELECT 1 AS one FROM device_codes WHERE user_code = ?", code)) code = newUserCode();
+      await tx.run(
+        `INSERT INTO device_codes (id, device_code_hash, user_code, code_challenge, client_name, status, interval_s, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+        newId("dev"),
+        sha256Hex(deviceCode),
+        code,
+        input.codeChallenge,
+        input.clientName?.trim() || null,
+        POLL_INTERVAL_S,
+        this.iso(now),
+        this.iso(now + DEVICE_CODE_TTL_MS),
+      );
       return formatUserCode(code);
     });
     return {
@@ -177,14 +194,14 @@ export class DeviceService {
   }
 
   /** A request still waiting for its person, for the approval page. */
-  pendingRequest(userCode: string): { userCode: string; clientName: string | null } | null {
+  async pendingRequest(userCode: string): Promise<{ userCode: string; clientName: string | null } | null> {
     const code = normaliseUserCode(userCode);
     if (!code) return null;
-    const row = this.db
-      .query<{ client_name: string | null }, [string, string]>(
-        "SELECT client_name FROM device_codes WHERE user_code = ? AND status = 'pending' AND expires_at > ?",
-      )
-      .get(code, this.iso());
+    const row = await this.store.one<{ client_name: string | null }>(
+      "SELECT client_name FROM device_codes WHERE user_code = ? AND status = 'pending' AND expires_at > ?",
+      code,
+      this.iso(),
+    );
     return row ? { userCode: formatUserCode(code), clientName: row.client_name } : null;
   }
 
@@ -194,24 +211,24 @@ export class DeviceService {
     input: { deviceCode?: string; userCode?: string; action: "approve" | "deny"; projectId?: string },
   ): Promise<{ status: "approved" | "denied"; user_code: string; project_id: string | null }> {
     if (!input.deviceCode && !input.userCode) throw validation("Name the sign-in request", "device_code or user_code: one is required");
-    return writeTransaction(this.db, () => {
+    return this.store.write(async (tx) => {
       let projectId: string | null = null;
       if (input.action === "approve") {
         if (input.projectId) {
-          if (!this.identity.canAccess(user.id, input.projectId)) {
+          if (!(await this.identity.canAccess(user.id, input.projectId))) {
             throw forbidden("You cannot reach that project", `project_id: ${input.projectId} is not in your organisations`);
           }
           projectId = input.projectId;
         } else {
-          projectId = this.identity.accessibleProjects(user.id)[0]?.id ?? null;
+          projectId = (await this.identity.accessibleProjects(user.id))[0]?.id ?? null;
         }
       }
-      const row = this.findCode(input);
+      const row = await this.lockedCode(tx, input);
       if (!row) throw notFound("No such sign-in request", input.deviceCode ? "device_code" : "user_code");
       if (row.expires_at <= this.iso()) throw badRequest("This sign-in request has expired", "start the sign-in again on the device");
       if (row.status !== "pending") throw badRequest("This sign-in request was already answered", `status: ${row.status}`);
       const status = input.action === "approve" ? "approved" : "denied";
-      this.db.query("UPDATE device_codes SET status = ?, user_id = ?, project_id = ? WHERE id = ?").run(status, user.id, projectId, row.id);
+      await tx.run("UPDATE device_codes SET status = ?, user_id = ?, project_id = ? WHERE id = ?", status, user.id, projectId, row.id);
       return { status, user_code: formatUserCode(row.user_code), project_id: projectId };
     });
   }
@@ -219,14 +236,11 @@ export class DeviceService {
   /**
    * The polled token request. Every answer but the pair is a
    * DeviceGrantError; poll bookkeeping (slow_down) commits before it is thrown.
+   * The code is locked first, so that it is redeemed once however many polls race.
    */
   async exchange(input: { deviceCode: string; codeVerifier: string }): Promise<TokenPair> {
-    const outcome = await writeTransaction(this.db, (): Outcome<TokenPair> => {
-      const row = this.db
-        .query<DeviceCodeRow & { email: string | null }, [string]>(
-          `SELECT d.*, u.email FROM device_codes d LEFT JOIN users u ON u.id = d.user_id WHERE d.device_code_hash = ?`,
-        )
-        .get(sha256Hex(input.deviceCode));
+    const outcome = await this.store.write(async (tx): Promise<Outcome<TokenPair>> => {
+      const row = await this.lockedCode(tx, { deviceCode: input.deviceCode });
       if (!row) return { error: new DeviceGrantError("invalid_grant", "Unknown device_code") };
       if (!pkceMatches(input.codeVerifier, row.code_challenge)) {
         return { error: new DeviceGrantError("invalid_grant", "code_verifier does not match the code_challenge of this request") };
@@ -234,23 +248,30 @@ export class DeviceService {
       if (row.status === "redeemed") return { error: new DeviceGrantError("invalid_grant", "This device_code was already redeemed") };
       const now = this.now;
       if (row.expires_at <= this.iso(now)) return { error: new DeviceGrantError("expired_token", "The device_code has expired; start again") };
-      if (row.last_polled_at && now - Date.parse(row.last_polled_at) < row.interval_s * 1000 - POLL_TOLERANCE_MS) {
-        const interval = row.interval_s + SLOW_DOWN_STEP_S;
-        this.db.query("UPDATE device_codes SET interval_s = ?, last_polled_at = ? WHERE id = ?").run(interval, this.iso(now), row.id);
+      const intervalS = Number(row.interval_s);
+      if (row.last_polled_at && now - Date.parse(row.last_polled_at) < intervalS * 1000 - POLL_TOLERANCE_MS) {
+        const interval = intervalS + SLOW_DOWN_STEP_S;
+        await tx.run("UPDATE device_codes SET interval_s = ?, last_polled_at = ? WHERE id = ?", interval, this.iso(now), row.id);
         return { error: new DeviceGrantError("slow_down", `Polling too fast; wait ${interval} seconds between requests`, interval) };
       }
-      this.db.query("UPDATE device_codes SET last_polled_at = ? WHERE id = ?").run(this.iso(now), row.id);
+      await tx.run("UPDATE device_codes SET last_polled_at = ? WHERE id = ?", this.iso(now), row.id);
       if (row.status === "pending") return { error: new DeviceGrantError("authorization_pending", "Waiting for the user to approve in the browser") };
       if (row.status === "denied") return { error: new DeviceGrantError("access_denied", "The user denied this sign-in") };
-      if (!row.user_id || !row.email) return { error: new DeviceGrantError("invalid_grant", "The approving user no longer exists") };
-      this.db.query("UPDATE device_codes SET status = 'redeemed' WHERE id = ?").run(row.id);
+      const email = row.user_id ? (await tx.one<{ email: string }>("SELECT email FROM users WHERE id = ?", row.user_id))?.email : undefined;
+      if (!row.user_id || !email) return { error: new DeviceGrantError("invalid_grant", "The approving user no longer exists") };
+      await tx.run("UPDATE device_codes SET status = 'redeemed' WHERE id = ?", row.id);
       const familyId = newId("tfam");
-      this.db
-        .query("INSERT INTO token_families (id, user_id, project_id, client_name, generation, created_at) VALUES (?, ?, ?, ?, 1, ?)")
-        .run(familyId, row.user_id, row.project_id, row.client_name, this.iso(now));
-      const pair = this.issuePair(familyId, 1, now + SIGN_IN_MAX_LIFETIME_MS);
+      await tx.run(
+        "INSERT INTO token_families (id, user_id, project_id, client_name, generation, created_at) VALUES (?, ?, ?, ?, 1, ?)",
+        familyId,
+        row.user_id,
+        row.project_id,
+        row.client_name,
+        this.iso(now),
+      );
+      const pair = await this.issuePair(tx, familyId, 1, now + SIGN_IN_MAX_LIFETIME_MS);
       return {
-        ok: { access_token: pair.access_token, refresh_token: pair.refresh_token, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_MS / 1000, project_id: row.project_id, user_email: row.email },
+        ok: { access_token: pair.access_token, refresh_token: pair.refresh_token, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_MS / 1000, project_id: row.project_id, user_email: email },
       };
     });
     if ("error" in outcome) throw outcome.error;
@@ -263,35 +284,39 @@ export class DeviceService {
    * client lost the answer (clients refresh under a lock, so two processes of
    * one client never present the same token). A sign-in ends
    * SIGN_IN_MAX_LIFETIME_MS after it began, however often it is refreshed.
+   * The family is locked first (`device:family:<id>`): of two servers
+   * presenting the same token at once, one rotates and the other sees a reuse.
    */
   async refresh(refreshToken: string): Promise<TokenPair> {
-    const outcome = await writeTransaction(this.db, (): Outcome<TokenPair> => {
-      const row = this.db
-        .query<RefreshRow, [string]>(
-          `SELECT t.family_id, t.generation, t.expires_at, t.rotated_at, f.generation AS family_generation, f.created_at AS family_created_at,
-                  f.revoked_at, f.user_id, f.project_id, u.email
-           FROM device_tokens t JOIN token_families f ON f.id = t.family_id JOIN users u ON u.id = f.user_id
-           WHERE t.token_hash = ? AND t.kind = 'refresh'`,
-        )
-        .get(sha256Hex(refreshToken));
+    const hash = sha256Hex(refreshToken);
+    const outcome = await this.store.write(async (tx): Promise<Outcome<TokenPair>> => {
+      // A token's family never changes: finding it before the lock is safe.
+      const token = await tx.one<{ family_id: string }>("SELECT family_id FROM device_tokens WHERE token_hash = ? AND kind = 'refresh'", hash);
+      if (!token) return { error: new DeviceGrantError("invalid_grant", "Unknown refresh token") };
+      await tx.lock(familyLock(token.family_id));
+      const row = await tx.one<RefreshRow>(
+        `SELECT t.family_id, t.generation, t.expires_at, t.rotated_at, f.generation AS family_generation, f.created_at AS family_created_at,
+                f.revoked_at, f.user_id, f.project_id, u.email
+         FROM device_tokens t JOIN token_families f ON f.id = t.family_id JOIN users u ON u.id = f.user_id
+         WHERE t.token_hash = ? AND t.kind = 'refresh'`,
+        hash,
+      );
       if (!row) return { error: new DeviceGrantError("invalid_grant", "Unknown refresh token") };
       if (row.revoked_at) return { error: new DeviceGrantError("invalid_grant", "This sign-in was revoked; sign in again") };
       const now = this.now;
       if (row.rotated_at !== null) {
-        this.db
-          .query("UPDATE token_families SET revoked_at = ?, revoked_reason = 'refresh token reused' WHERE id = ?")
-          .run(this.iso(now), row.family_id);
+        await tx.run("UPDATE token_families SET revoked_at = ?, revoked_reason = 'refresh token reused' WHERE id = ?", this.iso(now), row.family_id);
         return { error: new DeviceGrantError("invalid_grant", "This refresh token was already used; every token of this sign-in is now revoked") };
       }
       if (row.expires_at <= this.iso(now)) return { error: new DeviceGrantError("invalid_grant", "The refresh token has expired; sign in again") };
       const familyEnd = Date.parse(row.family_created_at) + SIGN_IN_MAX_LIFETIME_MS;
       if (familyEnd <= now) return { error: new DeviceGrantError("invalid_grant", "This sign-in has reached its 90-day limit; sign in again") };
 
-      const generation = row.family_generation + 1;
-      const pair = this.issuePair(row.family_id, generation, familyEnd);
-      this.db.query("UPDATE device_tokens SET rotated_at = ? WHERE token_hash = ?").run(this.iso(now), sha256Hex(refreshToken));
-      this.db.query("UPDATE token_families SET generation = ? WHERE id = ?").run(generation, row.family_id);
-      this.db.query("DELETE FROM device_tokens WHERE family_id = ? AND expires_at <= ?").run(row.family_id, this.iso(now));
+      const generation = Number(row.family_generation) + 1;
+      const pair = await this.issuePair(tx, row.family_id, generation, familyEnd);
+      await tx.run("UPDATE device_tokens SET rotated_at = ? WHERE token_hash = ?", this.iso(now), hash);
+      await tx.run("UPDATE token_families SET generation = ? WHERE id = ?", generation, row.family_id);
+      await tx.run("DELETE FROM device_tokens WHERE family_id = ? AND expires_at <= ?", row.family_id, this.iso(now));
       return {
         ok: {
           access_token: pair.access_token,
@@ -310,24 +335,25 @@ export class DeviceService {
   /**
    * Deletes device codes a day past expiry (late polls still learn
    * expired_token until then), expired tokens, and sign-ins that can no
-   * longer be used (revoked, past their 90 days, or with no token left).
+   * longer be used (revoked, past their 90 days, or with no token left),
+   * in batches of 500 rows per transaction.
    */
   async removeExpired(): Promise<{ deviceCodes: number; deviceTokens: number; signIns: number }> {
     const now = this.now;
     const deviceCodes = await deleteInBatches(
-      this.db,
-      "DELETE FROM device_codes WHERE rowid IN (SELECT rowid FROM device_codes WHERE expires_at < ?1 LIMIT 500)",
+      this.store,
+      `DELETE FROM device_codes WHERE id IN (SELECT id FROM device_codes WHERE expires_at < ?1 LIMIT ${CLEANUP_BATCH})`,
       this.iso(now - DEVICE_CODE_RETENTION_MS),
     );
     const deviceTokens = await deleteInBatches(
-      this.db,
-      "DELETE FROM device_tokens WHERE rowid IN (SELECT rowid FROM device_tokens WHERE expires_at <= ?1 LIMIT 500)",
+      this.store,
+      `DELETE FROM device_tokens WHERE token_hash IN (SELECT token_hash FROM device_tokens WHERE expires_at <= ?1 LIMIT ${CLEANUP_BATCH})`,
       this.iso(now),
     );
     const signIns = await deleteInBatches(
-      this.db,
-      `DELETE FROM token_families WHERE rowid IN (SELECT f.rowid FROM token_families f
-         WHERE f.revoked_at IS NOT NULL OR f.created_at <= ?1 OR NOT EXISTS (SELECT 1 FROM device_tokens t WHERE t.family_id = f.id) LIMIT 500)`,
+      this.store,
+      `DELETE FROM token_families WHERE id IN (SELECT f.id FROM token_families f
+         WHERE f.revoked_at IS NOT NULL OR f.created_at <= ?1 OR NOT EXISTS (SELECT 1 FROM device_tokens t WHERE t.family_id = f.id) LIMIT ${CLEANUP_BATCH})`,
       this.iso(now - SIGN_IN_MAX_LIFETIME_MS),
     );
     return { deviceCodes, deviceTokens, signIns };
@@ -335,21 +361,29 @@ export class DeviceService {
 
   /** Logout: revokes the whole family of an access or refresh token. False when the token is unknown or already revoked. */
   async revoke(token: string): Promise<boolean> {
-    return writeTransaction(this.db, () => {
-      const row = this.db.query<{ family_id: string }, [string]>("SELECT family_id FROM device_tokens WHERE token_hash = ?").get(sha256Hex(token));
+    return this.store.write(async (tx) => {
+      const row = await tx.one<{ family_id: string }>("SELECT family_id FROM device_tokens WHERE token_hash = ?", sha256Hex(token));
       if (!row) return false;
-      return (
-        this.db
-          .query("UPDATE token_families SET revoked_at = ?, revoked_reason = 'revoked' WHERE id = ? AND revoked_at IS NULL")
-          .run(this.iso(), row.family_id).changes > 0
+      await tx.lock(familyLock(row.family_id));
+      const changed = await tx.run(
+        "UPDATE token_families SET revoked_at = ?, revoked_reason = 'revoked' WHERE id = ? AND revoked_at IS NULL",
+        this.iso(),
+        row.family_id,
       );
+      return changed > 0;
     });
   }
 
-  /** The person behind a live access token, and the project bound at login. */
-  private userOfAccessToken(secret: string): (SignedInUser & { familyId: string; boundProjectId: string | null }) | null {
+  /** The person behind a live access token, and the project bound at login: read from the store on every call. */
+  private async userOfAccessToken(secret: string): Promise<(SignedInUser & { familyId: string; boundProjectId: string | null }) | null> {
     if (!secret.startsWith(ACCESS_TOKEN_PREFIX)) return null;
-    const row = this.accessStatement.get(sha256Hex(secret), this.iso());
+    const row = await this.store.one<{ family_id: string; user_id: string; project_id: string | null; email: string }>(
+      `SELECT f.id AS family_id, f.user_id, f.project_id, u.email
+       FROM device_tokens t JOIN token_families f ON f.id = t.family_id JOIN users u ON u.id = f.user_id
+       WHERE t.token_hash = ? AND t.kind = 'access' AND t.expires_at > ? AND f.revoked_at IS NULL`,
+      sha256Hex(secret),
+      this.iso(),
+    );
     return row ? { id: row.user_id, email: row.email, familyId: row.family_id, boundProjectId: row.project_id } : null;
   }
 
@@ -360,16 +394,16 @@ export class DeviceService {
   bearerResolver(): BearerResolver {
     return {
       prefix: ACCESS_TOKEN_PREFIX,
-      resolve: (secret): Credential | null => {
-        const user = this.userOfAccessToken(secret);
+      resolve: async (secret): Promise<Credential | null> => {
+        const user = await this.userOfAccessToken(secret);
         if (!user) return null;
         // The bound project stays the default even when the person lost it: calls then get FORBIDDEN, not "no project".
         return {
           kind: "user_token",
           credentialId: user.familyId,
           defaultProjectId: user.boundProjectId,
-          access: (projectId) => {
-            const role = this.identity.roleIn(user.id, projectId);
+          access: async (projectId) => {
+            const role = await this.identity.roleIn(user.id, projectId);
             return role ? { permissions: ROLE_PERMISSIONS[role], role } : null;
           },
           actor: { email: user.email, type: "user" },
@@ -381,23 +415,33 @@ export class DeviceService {
     };
   }
 
-  private findCode(input: { deviceCode?: string; userCode?: string }): DeviceCodeRow | null {
+  /**
+   * Finds a code by device_code or user_code, locks it (`device:code:<id>`)
+   * and reads it again under the lock. A code's id never changes, so finding
+   * it before the lock is safe.
+   */
+  private async lockedCode(tx: Tx, input: { deviceCode?: string; userCode?: string }): Promise<DeviceCodeRow | null> {
+    let found: { id: string } | undefined;
     if (input.deviceCode) {
-      return this.db.query<DeviceCodeRow, [string]>("SELECT * FROM device_codes WHERE device_code_hash = ?").get(sha256Hex(input.deviceCode));
+      found = await tx.one<{ id: string }>("SELECT id FROM device_codes WHERE device_code_hash = ?", sha256Hex(input.deviceCode));
+    } else {
+      const code = input.userCode ? normaliseUserCode(input.userCode) : null;
+      found = code ? await tx.one<{ id: string }>("SELECT id FROM device_codes WHERE user_code = ?", code) : undefined;
     }
-    const code = input.userCode ? normaliseUserCode(input.userCode) : null;
-    return code ? this.db.query<DeviceCodeRow, [string]>("SELECT * FROM device_codes WHERE user_code = ?").get(code) : null;
+    if (!found) return null;
+    await tx.lock(`device:code:${found.id}`);
+    return (await tx.one<DeviceCodeRow>(`SELECT ${DEVICE_CODE_COLUMNS} FROM device_codes WHERE id = ?`, found.id)) ?? null;
   }
 
   /** A new pair of the family; neither token outlives the sign-in's end (`familyEndMs`). */
-  private issuePair(familyId: string, generation: number, familyEndMs: number): { access_token: string; refresh_token: string; accessExpiresMs: number } {
+  private async issuePair(tx: Tx, familyId: string, generation: number, familyEndMs: number): Promise<{ access_token: string; refresh_token: string; accessExpiresMs: number }> {
     const access = `${ACCESS_TOKEN_PREFIX}${randomBase62(43)}`;
     const refresh = `${REFRESH_TOKEN_PREFIX}${randomBase62(43)}`;
     const now = this.now;
     const accessExpiresMs = Math.min(now + ACCESS_TOKEN_TTL_MS, familyEndMs);
-    const insert = this.db.query("INSERT INTO device_tokens (token_hash, family_id, kind, generation, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)");
-    insert.run(sha256Hex(access), familyId, "access", generation, this.iso(now), this.iso(accessExpiresMs));
-    insert.run(sha256Hex(refresh), familyId, "refresh", generation, this.iso(now), this.iso(Math.min(now + REFRESH_TOKEN_TTL_MS, familyEndMs)));
+    const insert = "INSERT INTO device_tokens (token_hash, family_id, kind, generation, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)";
+    await tx.run(insert, sha256Hex(access), familyId, "access", generation, this.iso(now), this.iso(accessExpiresMs));
+    await tx.run(insert, sha256Hex(refresh), familyId, "refresh", generation, this.iso(now), this.iso(Math.min(now + REFRESH_TOKEN_TTL_MS, familyEndMs)));
     return { access_token: access, refresh_token: refresh, accessExpiresMs };
   }
 }

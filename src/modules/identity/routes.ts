@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../app";
+import type { AppContext } from "../../lib/module";
 import { ApiError, forbidden, unauthorized } from "../../lib/errors";
 import { ListQuery, describe, filterByQuery } from "../../lib/http";
 import { accountPage, magicPage, messagePage, setupDonePage, setupPage, signinPage } from "../../web/pages";
@@ -35,7 +35,7 @@ import {
   SetupDoneSchema,
   SignedInSchema,
   TokenQuery,
-} from "./model";
+} from "./contract";
 import { OidcError } from "./oidc";
 import { SESSION_TTL_MS, type SignInResult } from "./service";
 
@@ -69,12 +69,12 @@ export function identityRoutes(ctx: AppContext) {
   const browser = new Elysia({ name: "identity-browser", seed: ctx })
     .get(
       "/signin",
-      ({ request, query }) => {
+      async ({ request, query }) => {
         const csrf = csrfFor(request);
         const redirect = query.redirect && isSafeRedirect(query.redirect) ? query.redirect : "";
-        const user = identity.sessionUser(sessionToken(request));
+        const user = await identity.sessionUser(sessionToken(request));
         if (user) {
-          return htmlResponse(accountPage({ email: user.email, csrf: csrf.token, projects: identity.accessibleProjects(user.id), next: redirect || null }), {
+          return htmlResponse(accountPage({ email: user.email, csrf: csrf.token, projects: await identity.accessibleProjects(user.id), next: redirect || null }), {
             cookies: [csrf.setCookie],
           });
         }
@@ -106,10 +106,10 @@ export function identityRoutes(ctx: AppContext) {
     )
     .get(
       "/auth/magic",
-      ({ request, query }) => {
+      async ({ request, query }) => {
         const csrf = csrfFor(request);
         // Showing a button instead of signing in at once: mail scanners follow GETs, and must not spend the link.
-        if (!query.token || !identity.isLinkUsable(query.token, "magic")) {
+        if (!query.token || !(await identity.isLinkUsable(query.token, "magic"))) {
           return htmlResponse(messagePage("Link expired", "This sign-in link is invalid, used or expired.", `<a class="button" href="/signin">Get a new link</a>`), {
             status: 400,
             cookies: [csrf.setCookie],
@@ -157,12 +157,12 @@ export function identityRoutes(ctx: AppContext) {
       ({ body, request }) =>
         formOrJson(request, async () => {
           checkCsrf(request, body.csrf);
-          const user = identity.sessionUser(sessionToken(request));
+          const user = await identity.sessionUser(sessionToken(request));
           if (!user) throw unauthorized("Sign in first", "Open /signin, then invite from there");
-          const role = identity.roleIn(user.id, body.project_id);
+          const role = await identity.roleIn(user.id, body.project_id);
           if (!role) throw forbidden("You are not a member of that organisation", `project_id: ${body.project_id.slice(0, 128)}`);
           if (role !== "owner") throw forbidden(`Your role (${role}) cannot invite people`, "Ask an owner of the organisation to invite them, or to make you owner");
-          const invitation = await identity.invite(body.project_id, { email: body.email, role: body.role }, baseUrlOf(request));
+          const invitation = await identity.invite(body.project_id, { email: body.email, role: body.role }, baseUrlOf(request), { email: user.email, type: "user" });
           if (!isFormPost(request)) return invitation;
           return htmlResponse(
             messagePage("Invitation sent", `${invitation.email} can now sign in to ${invitation.organisationName} as ${invitation.role}; a sign-in link is on its way.`, `<a class="button" href="/signin">Back</a>`),
@@ -182,15 +182,15 @@ export function identityRoutes(ctx: AppContext) {
     )
     .get(
       "/setup",
-      ({ request, query }) => {
+      async ({ request, query }) => {
         const csrf = csrfFor(request);
-        if (identity.isSetUp()) {
+        if (await identity.isSetUp()) {
           return htmlResponse(messagePage("Already set up", "This server already has its first owner.", `<a class="button" href="/signin">Sign in</a>`), {
             status: 400,
             cookies: [csrf.setCookie],
           });
         }
-        if (!query.token || !identity.isLinkUsable(query.token, "setup")) {
+        if (!query.token || !(await identity.isLinkUsable(query.token, "setup"))) {
           return htmlResponse(messagePage("Setup link expired", "This setup link is invalid, used or expired. Restart the server for a new one (it is printed to the log)."), {
             status: 400,
             cookies: [csrf.setCookie],
@@ -284,7 +284,7 @@ export function identityRoutes(ctx: AppContext) {
     .post(
       "/invites",
       async ({ principal, body, request, set }) => {
-        const invitation = await identity.invite(principal.projectId, body, baseUrlOf(request));
+        const invitation = await identity.invite(principal.projectId, body, baseUrlOf(request), principal.actor);
         set.status = 201;
         return invitation;
       },
@@ -301,12 +301,12 @@ export function identityRoutes(ctx: AppContext) {
         }),
       },
     )
-    .get("/members", ({ principal, query }) => filterByQuery(identity.members(principal.projectId), query.q, (m) => [m.email]), {
+    .get("/members", async ({ principal, query }) => filterByQuery(await identity.members(principal.projectId), query.q, (m) => [m.email]), {
       admin: true,
       query: ListQuery,
       ...describe({ summary: "People of the project's organisation", tag: "People", auth: "admin", response: { 200: t.Array(MemberSchema) } }),
     })
-    .patch("/members/:email", ({ principal, params, body }) => identity.setRole(principal.projectId, params.email, body.role), {
+    .patch("/members/:email", ({ principal, params, body }) => identity.setRole(principal.projectId, params.email, body.role, principal.actor), {
       admin: "members",
       params: EmailParam,
       body: RoleBody,
@@ -322,7 +322,7 @@ export function identityRoutes(ctx: AppContext) {
     .delete(
       "/members/:email",
       async ({ principal, params, set }) => {
-        await identity.removeMember(principal.projectId, params.email);
+        await identity.removeMember(principal.projectId, params.email, principal.actor);
         set.status = 204;
       },
       {
@@ -339,19 +339,19 @@ export function identityRoutes(ctx: AppContext) {
     )
     .get(
       "/me",
-      ({ headers, request }) => {
-        const caller = ctx.authenticator.identify(headers);
+      async ({ headers, request }) => {
+        const caller = await ctx.authenticator.identify(headers);
         // A person whose bound project is gone (or who never had one) still learns who they are and what they reach.
-        if (caller.userId && !headers["x-project-id"] && (!caller.defaultProjectId || !caller.access(caller.defaultProjectId))) {
+        if (caller.userId && !headers["x-project-id"] && (!caller.defaultProjectId || !(await caller.access(caller.defaultProjectId)))) {
           return {
             user: { email: caller.actor.email },
             project: null,
-            projects: identity.accessibleProjects(caller.userId),
+            projects: await identity.accessibleProjects(caller.userId),
             credential: { kind: "user_token" as const, readOnly: true, role: null, permissions: [] },
           };
         }
-        const principal = ctx.authenticator.forProject(caller, headers, request.method, true);
-        const project = projects.get(principal.projectId);
+        const principal = await ctx.authenticator.forProject(caller, headers, request.method, true);
+        const project = await projects.get(principal.projectId);
         const credential = {
           kind: principal.kind as "user_token" | "admin_key" | "api_token",
           readOnly: principal.readOnly,
@@ -359,9 +359,9 @@ export function identityRoutes(ctx: AppContext) {
           permissions: [...principal.permissions],
         };
         if (principal.userId) {
-          return { user: { email: principal.actor.email }, project: { id: project.id, name: project.name }, projects: identity.accessibleProjects(principal.userId), credential };
+          return { user: { email: principal.actor.email }, project: { id: project.id, name: project.name }, projects: await identity.accessibleProjects(principal.userId), credential };
         }
-        const organisation = projects.organisationOf(project.id);
+        const organisation = await projects.organisationOf(project.id);
         return {
           user: { email: principal.actor.email },
           project: { id: project.id, name: project.name },

@@ -1,29 +1,36 @@
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { type Db, writeTransaction } from "../../lib/db";
-import type { Logger } from "../../lib/log";
+import { type AuditActor, recordAudit } from "../../lib/audit";
+import { ORGANISATIONS_LOCK } from "../projects/service";
 import { alreadyExists, badRequest, forbidden, notFound, validation } from "../../lib/errors";
 import { newId, randomBase62, sha256Hex } from "../../lib/ids";
-import type { ProjectsService } from "../projects/service";
+import type { ServiceContext } from "../../lib/module";
+import type { Store, Tx } from "../../lib/store";
 import { createMailer, type Mailer, type SignInMail } from "./mail";
 import { OidcClient, OidcError, type OidcIdentity, sealPendingLogin, unsealPendingLogin } from "./oidc";
 import { DEFAULT_RATE_LIMITS, type SignInOptions, type SignInRateLimits } from "./options";
 import { RateLimiter } from "./rate-limit";
 
-/** Runs a batched DELETE (500 rows a transaction, `?1` = now) until nothing is left; the number deleted. */
-export async function deleteInBatches(db: Db, sql: string, now: string): Promise<number> {
+/** Rows one cleanup transaction deletes at most (the write lock is held briefly). */
+export const CLEANUP_BATCH = 500;
+
+/**
+ * Runs a batched DELETE (at most CLEANUP_BATCH rows a transaction, `?1` =
+ * the cut-off) until a batch deletes fewer; the number deleted. The SQL
+ * selects its batch by primary key: `DELETE FROM t WHERE pk IN (SELECT pk
+ * FROM t WHERE ... LIMIT 500)`.
+ */
+export async function deleteInBatches(store: Store, sql: string, cutoff: string): Promise<number> {
   let total = 0;
   for (;;) {
-    const changes = await writeTransaction(db, () => db.query(sql).run(now).changes);
+    const changes = await store.write((tx) => tx.run(sql, cutoff));
     total += changes;
-    if (changes < 500) return total;
+    if (changes < CLEANUP_BATCH) return total;
   }
 }
 
-/** `<data>/outbox.log`: beside the database (mail without SMTP goes there, DECISIONS.md "Mail"). */
-export function outboxPathOf(db: Db): string {
-  return join(dirname(db.filename === ":memory:" || db.filename === "" ? join(tmpdir(), "svc-memory", "x") : db.filename), "outbox.log");
-}
+/** Where mail goes without SMTP when the server named no outbox (`<data>/outbox.log` in `svc serve`). */
+export const FALLBACK_OUTBOX_PATH = join(tmpdir(), "svc-memory", "outbox.log");
 
 export const MAGIC_LINK_TTL_MS = 15 * 60_000;
 export const INVITE_LINK_TTL_MS = 7 * 24 * 3600_000;
@@ -45,39 +52,55 @@ export type Invitation = { email: string; role: Role; organisationId: string; or
 /** What a finished browser sign-in hands to the routes: the session secret for the cookie, and where to go. */
 export type SignInResult = { sessionToken: string; user: SignedInUser; redirect: string | undefined };
 
+/** Audit actor of changes made by the server itself (first start, tests). */
+const SYSTEM_ACTOR: AuditActor = { email: "svc", type: "system" };
+
+/** Lock scope of an organisation's memberships (who belongs, who owns). */
+export function organisationLock(organisationId: string): string {
+  return `org:${organisationId}`;
+}
+/** Lock scope of first-run work (setup link, first owner, SERVICE_ADMIN_EMAIL). */
+const SETUP_LOCK = "identity:setup";
+
+/** Byte order, as SQLite sorts (PostgreSQL would sort by its collation): lists are sorted in JS on both engines. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+type MembershipRow = { organisation_id: string; user_id: string; email: string; role: Role; created_at: string };
+
 /**
  * People and their browser sign-in: members of organisations, single-use
  * links (magic links, the first-run setup link), sessions, OIDC and
  * invitations. Only SHA-256 hashes of every secret are stored.
+ *
+ * Nothing about sessions or memberships is cached: every request reads them
+ * from the store, so a sign-out, a removal or a role change holds on every
+ * server from the next request on.
  */
 export class IdentityService {
   readonly now: () => number;
   readonly limiter: RateLimiter;
   readonly rateLimits: SignInRateLimits;
   readonly oidc: OidcClient | null;
+  readonly options: SignInOptions;
+  /** Where mail goes without SMTP (and where the first-run setup link is kept). */
+  readonly outboxPath: string;
   private readonly mailer: Mailer;
-  private readonly roleStatement;
-  private readonly sessionStatement;
 
-  constructor(
-    private readonly db: Db,
-    private readonly projects: ProjectsService,
-    readonly options: SignInOptions = {},
-    private readonly log?: Logger,
-  ) {
+  constructor(private readonly ctx: ServiceContext) {
+    const options = ctx.options.signIn ?? {};
+    this.options = options;
     this.now = options.now ?? Date.now;
     this.limiter = new RateLimiter(this.now);
     this.rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
     this.oidc = options.oidc ? new OidcClient(options.oidc, this.now) : null;
-    this.mailer = options.mailer ?? createMailer({ ...options, outboxPath: outboxPathOf(db) });
-    this.roleStatement = db.prepare<{ role: Role }, [string, string]>(
-      `SELECT m.role FROM projects p JOIN memberships m ON m.organisation_id = p.organisation_id
-       WHERE p.id = ? AND m.user_id = ?`,
-    );
-    this.sessionStatement = db.prepare<{ id: string; user_id: string; email: string }, [string, string]>(
-      `SELECT s.id, s.user_id, u.email FROM sessions s JOIN users u ON u.id = s.user_id
-       WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > ?`,
-    );
+    this.outboxPath = ctx.options.outboxPath ?? FALLBACK_OUTBOX_PATH;
+    this.mailer = options.mailer ?? createMailer({ ...options, outboxPath: this.outboxPath });
+  }
+
+  private get store(): Store {
+    return this.ctx.store;
   }
 
   private iso(ms = this.now()): string {
@@ -87,42 +110,47 @@ export class IdentityService {
   // People and what they reach.
 
   /** A user who belongs to at least one organisation: only they may sign in. */
-  findMember(email: string): SignedInUser | null {
+  async findMember(email: string): Promise<SignedInUser | null> {
     return (
-      this.db
-        .query<SignedInUser, [string]>(
-          "SELECT u.id, u.email FROM users u WHERE u.email = ? AND EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = u.id)",
-        )
-        .get(email.trim().toLowerCase()) ?? null
+      (await this.store.one<SignedInUser>(
+        "SELECT u.id, u.email FROM users u WHERE lower(u.email) = lower(?) AND EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = u.id)",
+        email.trim(),
+      )) ?? null
     );
   }
 
-  accessibleProjects(userId: string): AccessibleProject[] {
-    return this.db
-      .query<AccessibleProject, [string]>(
-        `SELECT p.id, p.name, o.id AS organisationId, o.name AS organisationName
-         FROM memberships m JOIN organisations o ON o.id = m.organisation_id JOIN projects p ON p.organisation_id = o.id
-         WHERE m.user_id = ? ORDER BY o.name, o.id, p.name, p.id`,
-      )
-      .all(userId);
+  async accessibleProjects(userId: string): Promise<AccessibleProject[]> {
+    const rows = await this.store.all<{ id: string; name: string; organisation_id: string; organisation_name: string }>(
+      `SELECT p.id, p.name, o.id AS organisation_id, o.name AS organisation_name
+       FROM memberships m JOIN organisations o ON o.id = m.organisation_id JOIN projects p ON p.organisation_id = o.id
+       WHERE m.user_id = ?`,
+      userId,
+    );
+    // Sorted here, not by the engine: SQLite compares bytes, PostgreSQL its collation.
+    rows.sort((a, b) => compare(a.organisation_name, b.organisation_name) || compare(a.organisation_id, b.organisation_id) || compare(a.name, b.name) || compare(a.id, b.id));
+    // snake_case aliases: PostgreSQL folds unquoted camelCase aliases to lower case.
+    return rows.map((r) => ({ id: r.id, name: r.name, organisationId: r.organisation_id, organisationName: r.organisation_name }));
   }
 
   /** The person's role in the organisation of the project, or null when they are not a member. */
-  roleIn(userId: string, projectId: string): Role | null {
-    return this.roleStatement.get(projectId, userId)?.role ?? null;
+  async roleIn(userId: string, projectId: string): Promise<Role | null> {
+    const row = await this.store.one<{ role: Role }>(
+      `SELECT m.role FROM projects p JOIN memberships m ON m.organisation_id = p.organisation_id
+       WHERE p.id = ? AND m.user_id = ?`,
+      projectId,
+      userId,
+    );
+    return row?.role ?? null;
   }
 
   /** The person's role in an organisation, or null when they are not a member. */
-  roleInOrganisation(userId: string, organisationId: string): Role | null {
-    return (
-      this.db
-        .query<{ role: Role }, [string, string]>("SELECT role FROM memberships WHERE organisation_id = ? AND user_id = ?")
-        .get(organisationId, userId)?.role ?? null
-    );
+  async roleInOrganisation(userId: string, organisationId: string): Promise<Role | null> {
+    const row = await this.store.one<{ role: Role }>("SELECT role FROM memberships WHERE organisation_id = ? AND user_id = ?", organisationId, userId);
+    return row?.role ?? null;
   }
 
-  canAccess(userId: string, projectId: string): boolean {
-    return this.roleIn(userId, projectId) !== null;
+  async canAccess(userId: string, projectId: string): Promise<boolean> {
+    return (await this.roleIn(userId, projectId)) !== null;
   }
 
   // Magic links.
@@ -135,46 +163,54 @@ export class IdentityService {
     const normalised = email.trim().toLowerCase();
     this.limiter.take(`magic-link:ip:${input.ip}`, this.rateLimits.magicLinkPerIp);
     this.limiter.take(`magic-link:email:${normalised}`, this.rateLimits.magicLinkPerEmail);
-    const link = await writeTransaction(this.db, () => {
-      const user = this.findMember(normalised);
-      return user ? { email: user.email, token: this.issueLink("magic", user.email, input.redirect, MAGIC_LINK_TTL_MS) } : null;
+    const link = await this.store.write(async (tx) => {
+      await tx.lock(`identity:email:${normalised}`);
+      const user = await this.findMember(normalised);
+      return user ? { email: user.email, token: await this.issueLink(tx, "magic", user.email, input.redirect, MAGIC_LINK_TTL_MS) } : null;
     });
     if (!link) return;
     this.dispatch({ to: link.email, url: `${input.baseUrl}/auth/magic?token=${link.token}`, reason: "sign-in" });
   }
 
   /** Whether a link is still usable, without using it (the GET that mail scanners may follow). */
-  isLinkUsable(token: string, purpose: "magic" | "setup"): boolean {
-    return (
-      this.db
-        .query("SELECT 1 FROM sign_in_links WHERE token_hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?")
-        .get(sha256Hex(token), purpose, this.iso()) !== null
+  async isLinkUsable(token: string, purpose: "magic" | "setup"): Promise<boolean> {
+    const row = await this.store.one<{ one: number }>(
+      "SELECT 1 AS one FROM sign_in_links WHERE token_hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?",
+      sha256Hex(token),
+      purpose,
+      this.iso(),
     );
+    return row !== undefined;
   }
 
   /** Uses a magic link (once, before it expires) and opens a session for its member. */
   async consumeMagicLink(token: string): Promise<SignInResult> {
-    return writeTransaction(this.db, () => {
-      const link = this.takeLink(token, "magic");
-      const user = link.email ? this.findMember(link.email) : null;
+    return this.store.write(async (tx) => {
+      await tx.lock(`identity:link:${sha256Hex(token)}`);
+      const link = await this.takeLink(tx, token, "magic");
+      const user = link.email ? await this.findMember(link.email) : null;
       if (!user) throw badRequest("This sign-in link no longer matches a member", "token: ask an owner to invite you again");
-      return { sessionToken: this.createSession(user.id), user, redirect: link.redirect ?? undefined };
+      return { sessionToken: await this.createSession(tx, user.id), user, redirect: link.redirect ?? undefined };
     });
   }
 
   // Sessions.
 
-  sessionUser(token: string | undefined): (SignedInUser & { sessionId: string }) | null {
+  /** The person of a live session, read from the store on every call (a sign-out holds at once on every server). */
+  async sessionUser(token: string | undefined): Promise<(SignedInUser & { sessionId: string }) | null> {
     if (!token) return null;
-    const row = this.sessionStatement.get(sha256Hex(token), this.iso());
+    const row = await this.store.one<{ id: string; user_id: string; email: string }>(
+      `SELECT s.id, s.user_id, u.email FROM sessions s JOIN users u ON u.id = s.user_id
+       WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > ?`,
+      sha256Hex(token),
+      this.iso(),
+    );
     return row ? { id: row.user_id, email: row.email, sessionId: row.id } : null;
   }
 
   async endSession(token: string | undefined): Promise<void> {
     if (!token) return;
-    await writeTransaction(this.db, () =>
-      this.db.query("UPDATE sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL").run(this.iso(), sha256Hex(token)),
-    );
+    await this.store.write((tx) => tx.run("UPDATE sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL", this.iso(), sha256Hex(token)));
   }
 
   // First run.
@@ -190,11 +226,12 @@ export class IdentityService {
       await this.ensureAdmin(input.adminEmail);
       return null;
     }
-    return writeTransaction(this.db, () => {
-      if (this.countUsers() > 0) return null;
+    return this.store.write(async (tx) => {
+      await tx.lock(SETUP_LOCK);
+      if ((await this.countUsers()) > 0) return null;
       // One live setup link at a time: a restart replaces the one printed before.
-      this.db.query("DELETE FROM sign_in_links WHERE purpose = 'setup'").run();
-      const token = this.issueLink("setup", null, undefined, SETUP_LINK_TTL_MS);
+      await tx.run("DELETE FROM sign_in_links WHERE purpose = 'setup'");
+      const token = await this.issueLink(tx, "setup", null, undefined, SETUP_LINK_TTL_MS);
       return { setupUrl: `${input.baseUrl}/setup?token=${token}` };
     });
   }
@@ -206,19 +243,21 @@ export class IdentityService {
   ): Promise<SignInResult & { projectId: string; organisationId: string; organisationName: string; projectName: string; keys: { admin: string; server: string; client: string } }> {
     if (input.organisationName.trim() === "") throw validation("organisation must not be empty", "organisation: at least one non-space character");
     if (input.projectName.trim() === "") throw validation("project must not be empty", "project: at least one non-space character");
-    return writeTransaction(this.db, () => {
-      this.takeLink(token, "setup");
-      if (this.countUsers() > 0) throw badRequest("svc is already set up", "token: sign in at /signin instead");
-      const { user, project, organisation } = this.projects.createOrganisationWithProject({
+    return this.store.write(async (tx) => {
+      await tx.lock(SETUP_LOCK);
+      await this.takeLink(tx, token, "setup");
+      if ((await this.countUsers()) > 0) throw badRequest("svc is already set up", "token: sign in at /signin instead");
+      const projects = this.ctx.services.projects;
+      const { user, project, organisation } = await projects.createOrganisationWithProject({
         projectName: input.projectName.trim(),
         organisationName: input.organisationName.trim(),
         ownerEmail: input.email,
       });
       // The first owner leaves setup with working keys (shown once), as `svc init` hands them out.
-      const keys = this.projects.mintStarterKeys(project.id);
+      const keys = await projects.mintStarterKeys(project.id);
       const member = { id: user.id, email: user.email };
       return {
-        sessionToken: this.createSession(user.id),
+        sessionToken: await this.createSession(tx, user.id),
         user: member,
         redirect: undefined,
         projectId: project.id,
@@ -249,11 +288,16 @@ export class IdentityService {
     const stateHash = sha256Hex(state);
     const sealed = sealPendingLogin(browserKey, stateHash, { codeVerifier, nonce });
     const now = this.now();
-    await writeTransaction(this.db, () => {
-      this.db.query("DELETE FROM oidc_logins WHERE expires_at <= ?").run(this.iso(now));
-      this.db
-        .query("INSERT INTO oidc_logins (state_hash, sealed, redirect, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
-        .run(stateHash, sealed, input.redirect ?? null, this.iso(now), this.iso(now + OIDC_LOGIN_TTL_MS));
+    await this.store.write(async (tx) => {
+      await tx.run("DELETE FROM oidc_logins WHERE expires_at <= ?", this.iso(now));
+      await tx.run(
+        "INSERT INTO oidc_logins (state_hash, sealed, redirect, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+        stateHash,
+        sealed,
+        input.redirect ?? null,
+        this.iso(now),
+        this.iso(now + OIDC_LOGIN_TTL_MS),
+      );
     });
     return { url, cookie: `${state}.${browserKey}` };
   }
@@ -276,12 +320,12 @@ export class IdentityService {
     }
     const stateHash = sha256Hex(state);
     const now = this.iso();
-    const login = await writeTransaction(this.db, () =>
-      this.db
-        .query<{ sealed: string; redirect: string | null; expires_at: string }, [string]>(
-          "DELETE FROM oidc_logins WHERE state_hash = ? RETURNING sealed, redirect, expires_at",
-        )
-        .get(stateHash),
+    // One statement takes it: of two callbacks with the same state, only one gets the row.
+    const login = await this.store.write((tx) =>
+      tx.one<{ sealed: string; redirect: string | null; expires_at: string }>(
+        "DELETE FROM oidc_logins WHERE state_hash = ? RETURNING sealed, redirect, expires_at",
+        stateHash,
+      ),
     );
     if (!login || login.expires_at <= now) throw new OidcError("This sign-in was already used or has expired; start again", 401);
     const secrets = unsealPendingLogin(browserKey, stateHash, login.sealed);
@@ -290,9 +334,9 @@ export class IdentityService {
     const callbackUrl = new URL(`${input.baseUrl}/auth/oidc/callback`);
     for (const [name, value] of input.callback) callbackUrl.searchParams.append(name, value);
     const identity = await this.oidc.signIn({ callbackUrl, codeVerifier: secrets.codeVerifier, state, nonce: secrets.nonce });
-    return writeTransaction(this.db, () => {
-      const user = this.oidcAccount(identity);
-      return { sessionToken: this.createSession(user.id), user, redirect: login.redirect ?? undefined };
+    return this.store.write(async (tx) => {
+      const user = await this.oidcAccount(tx, identity);
+      return { sessionToken: await this.createSession(tx, user.id), user, redirect: login.redirect ?? undefined };
     });
   }
 
@@ -302,18 +346,33 @@ export class IdentityService {
    * Adds a person to the organisation of the project and sends them a
    * sign-in link valid 7 days (by mail, or to the outbox without SMTP).
    */
-  async invite(projectId: string, input: { email: string; role?: Role }, baseUrl: string): Promise<Invitation> {
+  async invite(projectId: string, input: { email: string; role?: Role }, baseUrl: string, actor: AuditActor = SYSTEM_ACTOR): Promise<Invitation> {
     const role = input.role ?? DEFAULT_INVITE_ROLE;
-    const invitation = await writeTransaction(this.db, () => {
-      const organisation = this.projects.organisationOf(projectId);
+    const invitation = await this.store.write(async (tx) => {
+      // A project never changes organisation: reading it before the lock is safe.
+      const organisation = await this.ctx.services.projects.organisationOf(projectId);
       if (!organisation) throw notFound(`Project ${projectId} not found`);
-      const user = this.projects.findOrCreateUser(input.email);
+      await tx.lock(organisationLock(organisation.id));
+      const user = await this.ctx.services.projects.findOrCreateUser(input.email);
       const createdAt = this.iso();
-      const inserted = this.db
-        .query("INSERT INTO memberships (organisation_id, user_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
-        .run(organisation.id, user.id, role, createdAt).changes;
+      const inserted = await tx.run(
+        "INSERT INTO memberships (organisation_id, user_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        organisation.id,
+        user.id,
+        role,
+        createdAt,
+      );
       if (inserted === 0) throw alreadyExists(`${user.email} is already a member of this organisation`, "email");
-      const token = this.issueLink("magic", user.email, undefined, INVITE_LINK_TTL_MS);
+      const token = await this.issueLink(tx, "magic", user.email, undefined, INVITE_LINK_TTL_MS);
+      await recordAudit(tx, {
+        projectId,
+        organisationId: organisation.id,
+        action: "member.invite",
+        subjectId: user.id,
+        subjectName: user.email,
+        actor,
+        detail: { role },
+      });
       return { email: user.email, role, organisationId: organisation.id, organisationName: organisation.name, createdAt, token };
     });
     const { token, ...result } = invitation;
@@ -321,110 +380,163 @@ export class IdentityService {
     return result;
   }
 
-  members(projectId: string): Member[] {
-    return this.db
-      .query<Member, [string]>(
-        `SELECT u.email, m.role, m.created_at AS joinedAt FROM memberships m JOIN users u ON u.id = m.user_id
-         WHERE m.organisation_id = (SELECT organisation_id FROM projects WHERE id = ?) ORDER BY m.created_at, u.email`,
-      )
-      .all(projectId);
+  async members(projectId: string): Promise<Member[]> {
+    const rows = await this.store.all<{ email: string; role: Role; created_at: string }>(
+      `SELECT u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
+       WHERE m.organisation_id = (SELECT organisation_id FROM projects WHERE id = ?)`,
+      projectId,
+    );
+    rows.sort((a, b) => compare(a.created_at, b.created_at) || compare(a.email, b.email));
+    return rows.map((r) => ({ email: r.email, role: r.role, joinedAt: r.created_at }));
   }
 
   /** Changes a member's role; the organisation keeps at least one owner. */
-  async setRole(projectId: string, email: string, role: Role): Promise<Member> {
-    return writeTransaction(this.db, () => {
-      const { organisationId, userId, current } = this.membership(projectId, email);
-      if (current.role === "owner" && role !== "owner") this.keepAnOwner(organisationId);
-      this.db.query("UPDATE memberships SET role = ? WHERE organisation_id = ? AND user_id = ?").run(role, organisationId, userId);
+  async setRole(projectId: string, email: string, role: Role, actor: AuditActor = SYSTEM_ACTOR): Promise<Member> {
+    return this.store.write(async (tx) => {
+      const { organisationId, userId, current } = await this.lockedMembership(tx, projectId, email);
+      if (current.role === "owner" && role !== "owner") await this.keepAnOwner(tx, organisationId);
+      await tx.run("UPDATE memberships SET role = ? WHERE organisation_id = ? AND user_id = ?", role, organisationId, userId);
+      await recordAudit(tx, {
+        projectId,
+        organisationId,
+        action: "member.role",
+        subjectId: userId,
+        subjectName: current.email,
+        actor,
+        detail: { from: current.role, to: role },
+      });
       return { ...current, role };
     });
   }
 
   /** Removes a person from the organisation (their sessions and sign-ins there end with it); never the last owner. */
-  async removeMember(projectId: string, email: string): Promise<void> {
-    await writeTransaction(this.db, () => {
-      const { organisationId, userId, current } = this.membership(projectId, email);
-      if (current.role === "owner") this.keepAnOwner(organisationId);
-      this.db.query("DELETE FROM memberships WHERE organisation_id = ? AND user_id = ?").run(organisationId, userId);
+  async removeMember(projectId: string, email: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {
+    await this.store.write(async (tx) => {
+      const { organisationId, userId, current } = await this.lockedMembership(tx, projectId, email);
+      if (current.role === "owner") await this.keepAnOwner(tx, organisationId);
+      await tx.run("DELETE FROM memberships WHERE organisation_id = ? AND user_id = ?", organisationId, userId);
+      await recordAudit(tx, {
+        projectId,
+        organisationId,
+        action: "member.remove",
+        subjectId: userId,
+        subjectName: current.email,
+        actor,
+        detail: { role: current.role },
+      });
     });
   }
 
   /**
    * Deletes expired or revoked sessions, expired sign-in links and pending
-   * OIDC logins, in small batches (the write lock is held briefly).
-   * Answers how many rows of each went.
+   * OIDC logins, in batches of 500 rows per transaction (the write lock is
+   * held briefly). Answers how many rows of each went.
    */
   async removeExpired(): Promise<{ sessions: number; signInLinks: number; oidcLogins: number }> {
     const now = this.iso();
-    const batch = (sql: string) => deleteInBatches(this.db, sql, now);
+    const batch = (sql: string) => deleteInBatches(this.store, sql, now);
     return {
-      sessions: await batch("DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE expires_at <= ?1 OR revoked_at IS NOT NULL LIMIT 500)"),
-      signInLinks: await batch("DELETE FROM sign_in_links WHERE rowid IN (SELECT rowid FROM sign_in_links WHERE expires_at <= ?1 LIMIT 500)"),
-      oidcLogins: await batch("DELETE FROM oidc_logins WHERE rowid IN (SELECT rowid FROM oidc_logins WHERE expires_at <= ?1 LIMIT 500)"),
+      sessions: await batch(
+        `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ?1 OR revoked_at IS NOT NULL LIMIT ${CLEANUP_BATCH})`,
+      ),
+      signInLinks: await batch(
+        `DELETE FROM sign_in_links WHERE token_hash IN (SELECT token_hash FROM sign_in_links WHERE expires_at <= ?1 LIMIT ${CLEANUP_BATCH})`,
+      ),
+      oidcLogins: await batch(
+        `DELETE FROM oidc_logins WHERE state_hash IN (SELECT state_hash FROM oidc_logins WHERE expires_at <= ?1 LIMIT ${CLEANUP_BATCH})`,
+      ),
     };
   }
 
   /** Whether anybody exists yet (then the setup link has no use). */
-  isSetUp(): boolean {
-    return this.countUsers() > 0;
+  async isSetUp(): Promise<boolean> {
+    return (await this.countUsers()) > 0;
   }
 
   // Internals.
 
-  private countUsers(): number {
-    return (this.db.query("SELECT COUNT(*) AS n FROM users").get() as { n: number }).n;
+  private async countUsers(): Promise<number> {
+    const row = await this.store.one<{ n: number | string }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM users");
+    return Number(row?.n ?? 0);
   }
 
   private async ensureAdmin(email: string): Promise<void> {
-    await writeTransaction(this.db, () => {
-      if (this.findMember(email)) return;
-      const first = this.db.query<{ id: string }, []>("SELECT id FROM organisations ORDER BY created_at, rowid LIMIT 1").get();
+    await this.store.write(async (tx) => {
+      await tx.lock(SETUP_LOCK);
+      // The same lock as every organisation creation (and the headless first start): one first organisation across servers.
+      await tx.lock(ORGANISATIONS_LOCK);
+      if (await this.findMember(email)) return;
+      const first = await tx.one<{ id: string }>("SELECT id FROM organisations ORDER BY created_at, id LIMIT 1");
+      const projects = this.ctx.services.projects;
       if (!first) {
-        this.projects.createOrganisationWithProject({ projectName: "Default project", organisationName: "Default organisation", ownerEmail: email });
+        await projects.createOrganisationWithProject({ projectName: "Default project", organisationName: "Default organisation", ownerEmail: email });
         return;
       }
-      const user = this.projects.findOrCreateUser(email);
-      this.db
-        .query("INSERT INTO memberships (organisation_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?) ON CONFLICT DO NOTHING")
-        .run(first.id, user.id, this.iso());
+      await tx.lock(organisationLock(first.id));
+      const user = await projects.findOrCreateUser(email);
+      await tx.run(
+        "INSERT INTO memberships (organisation_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?) ON CONFLICT DO NOTHING",
+        first.id,
+        user.id,
+        this.iso(),
+      );
     });
   }
 
-  private membership(projectId: string, email: string): { organisationId: string; userId: string; current: Member } {
-    const row = this.db
-      .query<{ organisation_id: string; user_id: string; email: string; role: Role; created_at: string }, [string, string]>(
-        `SELECT m.organisation_id, m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
-         WHERE m.organisation_id = (SELECT organisation_id FROM projects WHERE id = ?) AND u.email = ?`,
-      )
-      .get(projectId, email.trim().toLowerCase());
-    if (!row) throw notFound(`${email} is not a member of this organisation`, "email: see GET /api/admin/members");
+  /**
+   * Locks the organisation of the project (`org:<id>`), then reads the
+   * person's membership there; call inside the transaction that changes it.
+   */
+  private async lockedMembership(tx: Tx, projectId: string, email: string): Promise<{ organisationId: string; userId: string; current: Member }> {
+    const notMember = () => notFound(`${email} is not a member of this organisation`, "email: see GET /api/admin/members");
+    // A project never changes organisation: reading it before the lock is safe.
+    const project = await tx.one<{ organisation_id: string }>("SELECT organisation_id FROM projects WHERE id = ?", projectId);
+    if (!project) throw notMember();
+    await tx.lock(organisationLock(project.organisation_id));
+    const row = await tx.one<MembershipRow>(
+      `SELECT m.organisation_id, m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
+       WHERE m.organisation_id = ? AND lower(u.email) = lower(?)`,
+      project.organisation_id,
+      email.trim(),
+    );
+    if (!row) throw notMember();
     return { organisationId: row.organisation_id, userId: row.user_id, current: { email: row.email, role: row.role, joinedAt: row.created_at } };
   }
 
-  /** Refuses a change that would leave the organisation without an owner (call before removing or demoting one). */
-  private keepAnOwner(organisationId: string): void {
-    const owners = (this.db.query("SELECT COUNT(*) AS n FROM memberships WHERE organisation_id = ? AND role = 'owner'").get(organisationId) as { n: number }).n;
-    if (owners <= 1) throw forbidden("An organisation needs at least one owner", "role: make someone else owner first");
+  /** Refuses a change that would leave the organisation without an owner (call under the organisation's lock, before removing or demoting one). */
+  private async keepAnOwner(tx: Tx, organisationId: string): Promise<void> {
+    const row = await tx.one<{ n: number | string }>(
+      "SELECT CAST(COUNT(*) AS INTEGER) AS n FROM memberships WHERE organisation_id = ? AND role = 'owner'",
+      organisationId,
+    );
+    if (Number(row?.n ?? 0) <= 1) throw forbidden("An organisation needs at least one owner", "role: make someone else owner first");
   }
 
-  private issueLink(purpose: "magic" | "setup", email: string | null, redirect: string | undefined, ttlMs: number): string {
+  private async issueLink(tx: Tx, purpose: "magic" | "setup", email: string | null, redirect: string | undefined, ttlMs: number): Promise<string> {
     const token = randomBase62(43);
     const now = this.now();
-    this.db
-      .query("INSERT INTO sign_in_links (token_hash, purpose, email, redirect, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
-      .run(sha256Hex(token), purpose, email, redirect ?? null, this.iso(now), this.iso(now + ttlMs));
+    await tx.run(
+      "INSERT INTO sign_in_links (token_hash, purpose, email, redirect, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+      sha256Hex(token),
+      purpose,
+      email === null ? null : email.toLowerCase(),
+      redirect ?? null,
+      this.iso(now),
+      this.iso(now + ttlMs),
+    );
     return token;
   }
 
-  /** Marks a link used; call inside the transaction that acts on it. */
-  private takeLink(token: string, purpose: "magic" | "setup"): { email: string | null; redirect: string | null } {
+  /** Marks a link used (one statement: of two uses, one wins); call inside the transaction that acts on it. */
+  private async takeLink(tx: Tx, token: string, purpose: "magic" | "setup"): Promise<{ email: string | null; redirect: string | null }> {
     const now = this.iso();
-    const link = this.db
-      .query<{ email: string | null; redirect: string | null }, [string, string, string, string]>(
-        `UPDATE sign_in_links SET used_at = ?1 WHERE token_hash = ?2 AND purpose = ?3 AND used_at IS NULL AND expires_at > ?4
-         RETURNING email, redirect`,
-      )
-      .get(now, sha256Hex(token), purpose, now);
+    const link = await tx.one<{ email: string | null; redirect: string | null }>(
+      `UPDATE sign_in_links SET used_at = ?1 WHERE token_hash = ?2 AND purpose = ?3 AND used_at IS NULL AND expires_at > ?1
+       RETURNING email, redirect`,
+      now,
+      sha256Hex(token),
+      purpose,
+    );
     if (!link) {
       throw badRequest(
         purpose === "setup" ? "This setup link is invalid, used or expired" : "This sign-in link is invalid, used or expired",
@@ -434,63 +546,75 @@ export class IdentityService {
     return link;
   }
 
-  private createSession(userId: string): string {
+  private async createSession(tx: Tx, userId: string): Promise<string> {
     const token = randomBase62(43);
     const now = this.now();
-    this.db
-      .query("INSERT INTO sessions (id, token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
-      .run(newId("ses"), sha256Hex(token), userId, this.iso(now), this.iso(now + SESSION_TTL_MS));
+    await tx.run(
+      "INSERT INTO sessions (id, token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+      newId("ses"),
+      sha256Hex(token),
+      userId,
+      this.iso(now),
+      this.iso(now + SESSION_TTL_MS),
+    );
     return token;
   }
 
   /** Mail leaves after the answer: a slow SMTP server must not show who has an account by timing. */
   private dispatch(mail: SignInMail): void {
     this.mailer.send(mail).catch((err) => {
-      this.log?.error("sign-in mail failed", { email: mail.to, reason: mail.reason, error: String(err) });
+      this.ctx.log.error("sign-in mail failed", { email: mail.to, reason: mail.reason, error: String(err) });
     });
   }
 
   /**
    * The account an OIDC identity signs in as; call inside the sign-in's
-   * transaction. A known (issuer, subject) is its bound user, whatever email
+   * transaction (it locks the issuer: bindings of one issuer are decided one
+   * at a time). A known (issuer, subject) is its bound user, whatever email
    * the provider sends now (the binding's email and last use are updated),
    * as long as that user still belongs to an organisation. An unknown one is
    * bound to the member whose address the (verified) email is, unless that
    * member is already bound to another subject of the same issuer.
    */
-  private oidcAccount(identity: OidcIdentity): SignedInUser {
+  private async oidcAccount(tx: Tx, identity: OidcIdentity): Promise<SignedInUser> {
+    await tx.lock(`identity:oidc:${identity.issuer}`);
     const now = this.iso();
-    const bound = this.db
-      .query<{ user_id: string }, [string, string]>("SELECT user_id FROM user_identities WHERE issuer = ? AND subject = ?")
-      .get(identity.issuer, identity.subject);
+    const bound = await tx.one<{ user_id: string }>("SELECT user_id FROM user_identities WHERE issuer = ? AND subject = ?", identity.issuer, identity.subject);
     if (bound) {
-      const user = this.memberById(bound.user_id);
+      const user = await this.memberById(bound.user_id);
       if (!user) throw new OidcError("Your account here no longer belongs to any organisation; ask an owner to invite you", 403);
-      this.db
-        .query("UPDATE user_identities SET email = ?, last_used_at = ? WHERE issuer = ? AND subject = ?")
-        .run(identity.email, now, identity.issuer, identity.subject);
+      await tx.run(
+        "UPDATE user_identities SET email = ?, last_used_at = ? WHERE issuer = ? AND subject = ?",
+        identity.email,
+        now,
+        identity.issuer,
+        identity.subject,
+      );
       return user;
     }
-    const user = this.findMember(identity.email);
+    const user = await this.findMember(identity.email);
     if (!user) throw new OidcError(`${identity.email} has no account here; ask an owner to invite you`, 403);
-    const other = this.db
-      .query<{ subject: string }, [string, string]>("SELECT subject FROM user_identities WHERE issuer = ? AND user_id = ? LIMIT 1")
-      .get(identity.issuer, user.id);
+    const other = await tx.one<{ subject: string }>("SELECT subject FROM user_identities WHERE issuer = ? AND user_id = ? LIMIT 1", identity.issuer, user.id);
     if (other) throw new OidcError("This account is linked to another identity at that provider", 403);
-    this.db
-      .query("INSERT INTO user_identities (issuer, subject, user_id, email, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?)")
-      .run(identity.issuer, identity.subject, user.id, identity.email, now, now);
+    await tx.run(
+      "INSERT INTO user_identities (issuer, subject, user_id, email, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?)",
+      identity.issuer,
+      identity.subject,
+      user.id,
+      identity.email,
+      now,
+      now,
+    );
     return user;
   }
 
   /** A user, by id, who belongs to at least one organisation (the by-id twin of findMember). */
-  private memberById(userId: string): SignedInUser | null {
+  private async memberById(userId: string): Promise<SignedInUser | null> {
     return (
-      this.db
-        .query<SignedInUser, [string]>(
-          "SELECT u.id, u.email FROM users u WHERE u.id = ? AND EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = u.id)",
-        )
-        .get(userId) ?? null
+      (await this.store.one<SignedInUser>(
+        "SELECT u.id, u.email FROM users u WHERE u.id = ? AND EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = u.id)",
+        userId,
+      )) ?? null
     );
   }
 }

@@ -1,22 +1,21 @@
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../app";
-import { writeTransaction } from "../../lib/db";
 import { forbidden } from "../../lib/errors";
 import { IdParam, ListQuery, QueryObject, describe, filterByQuery } from "../../lib/http";
-import { ListedKeySchema, MintKeyBody, MintedKeySchema } from "./model";
+import type { AppContext } from "../../lib/module";
+import { ListedKeySchema, MintKeyBody, MintedKeySchema } from "./contract";
 
 const MANAGERS = "Needs the manage permission: an admin key, or a signed-in owner. API tokens cannot mint or revoke keys.";
 
 export function keyRoutes(ctx: AppContext) {
-  const { keys, projects } = ctx.services;
+  const { keys } = ctx.services;
   return new Elysia({ name: "keys", seed: ctx, prefix: "/api/admin/keys" })
     .use(ctx.auth)
     // "" rather than "/": the documented path is then /api/admin/keys, as DECISIONS.md names it.
     .post(
       "",
       async ({ principal, body, set }) => {
-        // The origin is read in the minting transaction, so a concurrent domain change cannot leave this key on the old one.
-        const minted = await writeTransaction(ctx.db, () => keys.mint(principal.projectId, { ...body, allowedOrigin: projects.allowedOrigin(principal.projectId) }));
+        // The key gets the project's allowed origin, read in the minting transaction under the project's lock.
+        const minted = await keys.mint(principal.projectId, { type: body.type, name: body.name, scopes: body.scopes, actor: principal.actor });
         set.status = 201;
         return { id: minted.id, key: minted.key, type: minted.type, name: minted.name, scopes: minted.scopes, createdAt: minted.createdAt };
       },
@@ -34,8 +33,8 @@ export function keyRoutes(ctx: AppContext) {
     )
     .get(
       "",
-      ({ principal, query }) =>
-        filterByQuery(keys.list(principal.projectId), query.q, (k) => [k.name]).map((k) => ({
+      async ({ principal, query }) =>
+        filterByQuery(await keys.list(principal.projectId), query.q, (k) => [k.name]).map((k) => ({
           id: k.id,
           type: k.type,
           name: k.name,
@@ -57,7 +56,7 @@ export function keyRoutes(ctx: AppContext) {
         if (principal.kind === "admin_key" && principal.credentialId === params.id && query.force !== "true") {
           throw forbidden("This is the key making the call: revoking it would lock you out", "add ?force=true to revoke the calling key anyway");
         }
-        await keys.revoke(principal.projectId, params.id);
+        await keys.revoke(principal.projectId, params.id, principal.actor);
         set.status = 204;
       },
       {

@@ -1,8 +1,10 @@
-import { type Db, immediate, isBusyError, writeTransaction } from "../../lib/db";
-import { badRequest, notFound } from "../../lib/errors";
+import { type AuditActor, recordAudit } from "../../lib/audit";
+import type { KeyDirectory, SdkKeyInfo } from "../../lib/auth";
+import { ApiError, alreadyExists, badRequest, notFound } from "../../lib/errors";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
-import type { Logger } from "../../lib/log";
 import { LruCache } from "../../lib/lru";
+import type { ServiceContext } from "../../lib/module";
+import { RESYNC } from "../../lib/store";
 
 export const KEY_TYPES = ["admin", "client", "server"] as const;
 export type KeyType = (typeof KEY_TYPES)[number];
@@ -34,6 +36,16 @@ export type SdkKey = {
 
 export type MintedKey = SdkKey & { key: string };
 
+export type MintInput = {
+  type: KeyType;
+  name?: string;
+  scopes?: string[];
+  /** Origin browsers may use the key from; when not given, the project's (read under the project's lock). */
+  allowedOrigin?: string | null;
+  /** Who mints it, for the audit row (default: svc itself). */
+  actor?: AuditActor;
+};
+
 type KeyRow = {
   id: string;
   project_id: string;
@@ -48,44 +60,60 @@ type KeyRow = {
 
 const KEY_COLUMNS = "id, project_id, type, name, scopes, secret_tail, allowed_origin, created_at, last_used_at";
 
-/** How long a resolved key stays in memory: a revoke by another process on the same file takes effect within this. */
-const RESOLVE_CACHE_MS = 5_000;
+/**
+ * The store channel the key cache follows, on every server:
+ * - `revoked:<keyId>`: forget that key;
+ * - `minted:<sha256 of the secret>`: forget a cached "unknown" for that secret;
+ * - `project:<projectId>`: forget the project's keys (their allowed origin changed).
+ * RESYNC (announcements may have been missed) forgets everything.
+ */
+export const KEYS_CHANNEL = "keys";
+
+/**
+ * A safety net only: every change that matters is announced on KEYS_CHANNEL
+ * and evicts at once. This bounds how long an entry could outlive a missed
+ * announcement.
+ */
+const RESOLVE_CACHE_MS = 60_000;
 
 /** Resolutions kept in memory (known and unknown secrets alike), least recently used forgotten first. */
 const RESOLVE_CACHE_ENTRIES = 10_000;
 
+const DEFAULT_FLUSH_MS = 60_000;
+
+/** What svc itself is in audit rows (first start, `svc init`). */
+const SYSTEM_ACTOR: AuditActor = { email: "system@svc.local", type: "system" };
+
 /** What an operator-chosen admin secret (SERVICE_INIT_ADMIN_KEY) must look like. */
 export const KEY_SECRET_PATTERN = /^sdk_admin_[A-Za-z0-9]{16,128}$/;
 
-export class KeysService {
-  private readonly resolved = new LruCache<string, { key: SdkKey | null; until: number }>(RESOLVE_CACHE_ENTRIES);
+type CacheEntry = { key: SdkKeyInfo | null; until: number };
+
+export class KeysService implements KeyDirectory {
+  /** sha256(secret) → resolution. */
+  private readonly resolved = new LruCache<string, CacheEntry>(RESOLVE_CACHE_ENTRIES);
+  /** Bumped by every eviction: a resolution read before one is not cached (it may be what was evicted). */
+  private generation = 0;
   /** keyId → last use (epoch ms) not yet written; flushed on a timer so the request path never writes. */
   private readonly pendingUse = new Map<string, number>();
   private readonly flushTimer: ReturnType<typeof setInterval>;
-  private readonly byHash;
-  private readonly log: Logger | undefined;
+  private flushing: Promise<void> | null = null;
+  private readonly unlisten: () => void;
 
-  constructor(
-    private readonly db: Db,
-    options: { lastUsedFlushMs?: number; log?: Logger } = {},
-  ) {
-    this.log = options.log;
-    this.byHash = db.prepare<KeyRow, [string]>(
-      `SELECT ${KEY_COLUMNS} FROM sdk_keys WHERE secret_hash = ? AND revoked_at IS NULL`,
-    );
-    this.flushTimer = setInterval(() => this.flushLastUsed(), options.lastUsedFlushMs ?? 60_000);
+  constructor(private readonly ctx: ServiceContext) {
+    this.unlisten = ctx.store.listen(KEYS_CHANNEL, (payload) => this.onAnnouncement(payload));
+    this.flushTimer = setInterval(() => {
+      if (!this.flushing) void this.flushLastUsed();
+    }, ctx.options.lastUsedFlushMs ?? DEFAULT_FLUSH_MS);
     this.flushTimer.unref?.();
   }
 
   /**
    * Mints a key. `secret` is only passed for SERVICE_INIT_ADMIN_KEY, where the
    * operator chose the admin key; otherwise a fresh random one is made.
+   * Joins the caller's transaction when there is one.
    */
-  mint(
-    projectId: string,
-    input: { type: KeyType; name?: string; scopes?: string[]; allowedOrigin?: string | null },
-    secret?: string,
-  ): MintedKey {
+  async mint(projectId: string, input: MintInput, secret?: string): Promise<MintedKey> {
     const allowed = SCOPES_BY_TYPE[input.type];
     const scopes = input.scopes ?? [...allowed];
     const foreign = scopes.filter((s) => !allowed.includes(s));
@@ -96,46 +124,59 @@ export class KeysService {
       );
     }
     const key = secret ?? `sdk_${input.type}_${randomBase62(32)}`;
-    const row: SdkKey = {
-      id: newId("key"),
-      projectId,
-      type: input.type,
-      name: input.name?.trim() || `${input.type} key`,
-      scopes: [...new Set(scopes)],
-      allowedOrigin: input.allowedOrigin ?? null,
-      createdAt: nowIso(),
-      lastUsedAt: null,
-    };
-    this.db
-      .query(
-        `INSERT INTO sdk_keys (id, project_id, type, name, scopes, secret_hash, secret_tail, allowed_origin, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        row.id,
-        projectId,
-        row.type,
-        row.name,
-        JSON.stringify(row.scopes),
-        sha256Hex(key),
-        key.slice(-4),
-        row.allowedOrigin,
-        row.createdAt,
-      );
-    // A chosen secret (SERVICE_INIT_ADMIN_KEY) may have been looked up, and cached as unknown, before.
-    this.resolved.delete(sha256Hex(key));
-    return { ...row, key };
+    const hash = sha256Hex(key);
+    const id = newId("key");
+    const name = input.name?.trim() || `${input.type} key`;
+    const uniqueScopes = [...new Set(scopes)];
+    try {
+      return await this.ctx.store.write(async (tx) => {
+        let allowedOrigin = input.allowedOrigin;
+        if (allowedOrigin === undefined) {
+          // The project's lock: a concurrent domain change (which stamps every live key under it) cannot leave this key on the old origin.
+          await tx.lock(`project:${projectId}`);
+          allowedOrigin = await this.ctx.services.projects.allowedOrigin(projectId);
+        }
+        const row: SdkKey = { id, projectId, type: input.type, name, scopes: uniqueScopes, allowedOrigin, createdAt: nowIso(), lastUsedAt: null };
+        await tx.run(
+          `INSERT INTO sdk_keys (id, project_id, type, name, scopes, secret_hash, secret_tail, allowed_origin, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          row.id,
+          projectId,
+          row.type,
+          row.name,
+          JSON.stringify(row.scopes),
+          hash,
+          key.slice(-4),
+          row.allowedOrigin,
+          row.createdAt,
+        );
+        // A chosen secret (SERVICE_INIT_ADMIN_KEY) may have been looked up, and cached as unknown, on any server.
+        tx.announce(KEYS_CHANNEL, `minted:${hash}`);
+        await recordAudit(tx, {
+          projectId,
+          action: "key.mint",
+          subjectId: row.id,
+          subjectName: row.name,
+          actor: input.actor ?? SYSTEM_ACTOR,
+          detail: { type: row.type, scopes: row.scopes, allowedOrigin: row.allowedOrigin },
+        });
+        return { ...row, key };
+      });
+    } catch (err) {
+      // Only a chosen secret can collide (a random one has 190 bits).
+      if (this.ctx.store.isUniqueViolation(err)) throw alreadyExists("A key with this secret already exists", "choose another secret");
+      throw err;
+    }
   }
 
   /** Live keys of a project, newest first, with a masked tail instead of the secret. */
-  list(projectId: string): (SdkKey & { maskedKey: string })[] {
-    const rows = this.db
-      .query<KeyRow, [string]>(
-        `SELECT ${KEY_COLUMNS} FROM sdk_keys WHERE project_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`,
-      )
-      .all(projectId);
+  async list(projectId: string): Promise<(SdkKey & { maskedKey: string })[]> {
+    const rows = await this.ctx.store.all<KeyRow>(
+      `SELECT ${KEY_COLUMNS} FROM sdk_keys WHERE project_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`,
+      projectId,
+    );
     return rows.map((r) => {
-      const key = this.toKey(r);
+      const key = toKey(r);
       const pending = this.pendingUse.get(key.id);
       if (pending !== undefined) {
         const at = new Date(pending).toISOString();
@@ -145,32 +186,57 @@ export class KeysService {
     });
   }
 
-  async revoke(projectId: string, id: string): Promise<void> {
-    const changed = await writeTransaction(this.db, () =>
-      this.db.query("UPDATE sdk_keys SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL").run(nowIso(), id, projectId).changes,
-    );
-    if (changed === 0) throw notFound(`No live key ${id} in this project`);
-    // Forget cached resolutions so the revoke takes effect at once in this process.
-    this.resolved.deleteWhere((entry) => entry.key?.id === id);
+  /** Revokes a live key of the project; every server forgets it once the transaction commits. */
+  async revoke(projectId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {
+    await this.ctx.store.write(async (tx) => {
+      // One statement decides and writes: no lock needed.
+      const row = await tx.one<{ name: string; type: KeyType }>(
+        "UPDATE sdk_keys SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL RETURNING name, type",
+        nowIso(),
+        id,
+        projectId,
+      );
+      if (!row) throw notFound(`No live key ${id} in this project`);
+      tx.announce(KEYS_CHANNEL, `revoked:${id}`);
+      await recordAudit(tx, { projectId, action: "key.revoke", subjectId: id, subjectName: row.name, actor, detail: { type: row.type } });
+    });
   }
 
   /** A live key of the project by id (no secret), or null. */
-  find(projectId: string, id: string): SdkKey | null {
-    const row = this.db
-      .query<KeyRow, [string, string]>(`SELECT ${KEY_COLUMNS} FROM sdk_keys WHERE id = ? AND project_id = ? AND revoked_at IS NULL`)
-      .get(id, projectId);
-    return row ? this.toKey(row) : null;
+  async find(projectId: string, id: string): Promise<SdkKey | null> {
+    const row = await this.ctx.store.one<KeyRow>(
+      `SELECT ${KEY_COLUMNS} FROM sdk_keys WHERE id = ? AND project_id = ? AND revoked_at IS NULL`,
+      id,
+      projectId,
+    );
+    return row ? toKey(row) : null;
   }
 
-  /** Resolves a presented secret to its live key, or null. Cached briefly; never writes. */
-  resolveSecret(secret: string): SdkKey | null {
+  /**
+   * From memory only (the SDK fast paths): the live key of a secret, null for
+   * a secret known not to be one, undefined when not in memory (ask `resolve`).
+   */
+  cached(secret: string): SdkKeyInfo | null | undefined {
     const hash = sha256Hex(secret);
-    const now = Date.now();
-    const cached = this.resolved.get(hash);
-    if (cached && cached.until > now) return cached.key;
-    const row = this.byHash.get(hash);
-    const key = row ? this.toKey(row) : null;
-    this.resolved.set(hash, { key, until: now + RESOLVE_CACHE_MS });
+    const entry = this.resolved.get(hash);
+    if (!entry) return undefined;
+    if (entry.until <= Date.now()) {
+      this.resolved.delete(hash);
+      return undefined;
+    }
+    return entry.key;
+  }
+
+  /** Reads the live key of a secret from the store (never writes) and keeps the answer in memory. */
+  async resolve(secret: string): Promise<SdkKeyInfo | null> {
+    const hash = sha256Hex(secret);
+    const generation = this.generation;
+    const row = await this.ctx.store.one<KeyRow>(`SELECT ${KEY_COLUMNS} FROM sdk_keys WHERE secret_hash = ? AND revoked_at IS NULL`, hash);
+    const key: SdkKeyInfo | null = row
+      ? { id: row.id, projectId: row.project_id, type: row.type, scopes: JSON.parse(row.scopes) as string[], allowedOrigin: row.allowed_origin }
+      : null;
+    // Something was evicted while we read: what we read may be what it was about, so it is answered but not kept.
+    if (generation === this.generation) this.resolved.set(hash, { key, until: Date.now() + RESOLVE_CACHE_MS });
     return key;
   }
 
@@ -179,52 +245,87 @@ export class KeysService {
     this.pendingUse.set(keyId, Date.now());
   }
 
-  flushLastUsed(): void {
+  /**
+   * Writes the last-use stamps noted since the previous flush. Never throws:
+   * when the store is busy or unavailable the stamps are kept for the next
+   * flush; any other failure loses them (harmless) with a warning.
+   */
+  async flushLastUsed(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    const run: Promise<void> = this.writeLastUsed().finally(() => {
+      this.flushing = null;
+    });
+    this.flushing = run;
+    await run;
+  }
+
+  private async writeLastUsed(): Promise<void> {
     if (this.pendingUse.size === 0) return;
     const entries = [...this.pendingUse];
     this.pendingUse.clear();
     try {
-      immediate(this.db, () => {
-        const update = this.db.query("UPDATE sdk_keys SET last_used_at = ? WHERE id = ?");
-        for (const [id, at] of entries) update.run(new Date(at).toISOString(), id);
+      await this.ctx.store.write(async (tx) => {
+        for (const [id, at] of entries) {
+          const iso = new Date(at).toISOString();
+          // Another server may have written a newer use already: it wins.
+          await tx.run("UPDATE sdk_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)", iso, id, iso);
+        }
       });
     } catch (err) {
-      // Another process holds the write lock: keep the stamps for the next flush (a newer use wins).
-      if (isBusyError(err)) {
+      if (err instanceof ApiError && err.code === "UNAVAILABLE") {
+        // The store is busy or down: keep the stamps for the next flush (a newer use wins).
         for (const [id, at] of entries) if ((this.pendingUse.get(id) ?? 0) < at) this.pendingUse.set(id, at);
         return;
       }
       // Losing a last-used stamp is harmless; never let the timer crash the server.
-      this.log?.warn("last-used flush failed", { error: String(err) });
+      this.ctx.log.warn("last-used flush failed", { error: String(err) });
     }
   }
 
   /**
    * Stamps the project's allowed origin into every live key. Called by the
-   * projects service inside its own transaction when the domain changes.
+   * projects service inside its own transaction (under the project's lock)
+   * when the domain changes; every server forgets the project's keys on commit.
    */
-  stampAllowedOrigin(projectId: string, allowedOrigin: string | null): void {
-    this.db
-      .query("UPDATE sdk_keys SET allowed_origin = ? WHERE project_id = ? AND revoked_at IS NULL")
-      .run(allowedOrigin, projectId);
-    this.resolved.deleteWhere((entry) => entry.key?.projectId === projectId);
+  async stampAllowedOrigin(projectId: string, allowedOrigin: string | null): Promise<void> {
+    await this.ctx.store.write(async (tx) => {
+      await tx.run("UPDATE sdk_keys SET allowed_origin = ? WHERE project_id = ? AND revoked_at IS NULL", allowedOrigin, projectId);
+      tx.announce(KEYS_CHANNEL, `project:${projectId}`);
+    });
   }
 
-  close(): void {
+  /** Stops the timer and the cache's subscription, then writes what is pending. */
+  async close(): Promise<void> {
     clearInterval(this.flushTimer);
-    this.flushLastUsed();
+    this.unlisten();
+    await this.flushLastUsed();
+    if (this.pendingUse.size > 0) this.ctx.log.warn("last-used stamps not written at shutdown: the store is unavailable", { keys: this.pendingUse.size });
   }
 
-  private toKey(r: KeyRow): SdkKey {
-    return {
-      id: r.id,
-      projectId: r.project_id,
-      type: r.type,
-      name: r.name,
-      scopes: JSON.parse(r.scopes) as string[],
-      allowedOrigin: r.allowed_origin,
-      createdAt: r.created_at,
-      lastUsedAt: r.last_used_at,
-    };
+  private onAnnouncement(payload: string): void {
+    this.generation++;
+    const colon = payload.indexOf(":");
+    const kind = colon < 0 ? "" : payload.slice(0, colon);
+    const subject = payload.slice(colon + 1);
+    if (payload !== RESYNC && subject !== "") {
+      if (kind === "revoked") return this.resolved.deleteWhere((entry) => entry.key?.id === subject);
+      if (kind === "minted") return void this.resolved.delete(subject);
+      if (kind === "project") return this.resolved.deleteWhere((entry) => entry.key?.projectId === subject);
+    }
+    // RESYNC, or a payload this binary does not know (a newer server): forget everything.
+    this.resolved.deleteWhere(() => true);
   }
+}
+
+function toKey(r: KeyRow): SdkKey {
+  return {
+    id: r.id,
+    projectId: r.project_id,
+    type: r.type,
+    name: r.name,
+    scopes: JSON.parse(r.scopes) as string[],
+    allowedOrigin: r.allowed_origin,
+    createdAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+  };
 }

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../app";
+import type { AppContext } from "../../lib/module";
 import { validation } from "../../lib/errors";
 import { IdParam, ListQuery, describe, jsonBodyPlugin, numberParam } from "../../lib/http";
 import {
@@ -18,7 +18,7 @@ import {
   SwitchRefQuery,
   ToggleBody,
   ToggleResultSchema,
-} from "./model";
+} from "./contract";
 
 const TAG = "Killswitches";
 
@@ -58,12 +58,12 @@ export function killswitchRoutes(ctx: AppContext) {
         }),
       },
     )
-    .get("", ({ principal, query }) => killswitches.list(principal.projectId, query.q), {
+    .get("", async ({ principal, query }) => await killswitches.list(principal.projectId, query.q), {
       admin: true,
       query: ListQuery,
       ...describe({ summary: "List killswitches with their state on every env", tag: TAG, auth: "admin", response: { 200: t.Array(KillswitchSchema) } }),
     })
-    .get("/:id", ({ principal, params }) => killswitches.get(principal.projectId, params.id), {
+    .get("/:id", async ({ principal, params }) => await killswitches.get(principal.projectId, params.id), {
       admin: true,
       params: IdParam,
       ...describe({ summary: "Get a killswitch by id or name", tag: TAG, auth: "admin", errors: [404], response: { 200: KillswitchSchema } }),
@@ -71,7 +71,7 @@ export function killswitchRoutes(ctx: AppContext) {
     .delete(
       "/:id",
       async ({ principal, params, set }) => {
-        await killswitches.remove(principal.projectId, params.id);
+        await killswitches.remove(principal.projectId, params.id, principal.actor);
         set.status = 204;
       },
       {
@@ -86,7 +86,7 @@ export function killswitchRoutes(ctx: AppContext) {
         }),
       },
     )
-    .post("/:id/toggle", ({ principal, params, body }) => killswitches.toggle(principal.projectId, params.id, body, principal.actor), {
+    .post("/:id/toggle", async ({ principal, params, body }) => await killswitches.toggle(principal.projectId, params.id, body, principal.actor), {
       admin: true,
       jsonObjectBody: true,
       params: IdParam,
@@ -128,8 +128,8 @@ export function killswitchRoutes(ctx: AppContext) {
     )
     .delete(
       "/:id/switch",
-      ({ principal, params, body, query }) =>
-        killswitches.deleteSwitch(
+      async ({ principal, params, body, query }) =>
+        await killswitches.deleteSwitch(
           principal.projectId,
           params.id,
           { env: pick("env", body.env, query.env), switchKey: pick("switchKey", body.switchKey, query.switchKey) },
@@ -151,7 +151,7 @@ export function killswitchRoutes(ctx: AppContext) {
         }),
       },
     )
-    .put("/:id/value", ({ principal, params, body }) => killswitches.setValue(principal.projectId, params.id, body, principal.actor), {
+    .put("/:id/value", async ({ principal, params, body }) => await killswitches.setValue(principal.projectId, params.id, body, principal.actor), {
       admin: true,
       jsonObjectBody: true,
       params: IdParam,
@@ -167,7 +167,8 @@ export function killswitchRoutes(ctx: AppContext) {
     })
     .get(
       "/:id/history",
-      ({ principal, params, query }) => killswitches.history(principal.projectId, params.id, { env: query.env, limit: numberParam(query.limit) }),
+      async ({ principal, params, query }) =>
+        await killswitches.history(principal.projectId, params.id, { env: query.env, limit: numberParam(query.limit) }),
       {
         admin: true,
         params: IdParam,
@@ -182,7 +183,7 @@ export function killswitchRoutes(ctx: AppContext) {
         }),
       },
     )
-    .post("/:id/rollback", ({ principal, params, body }) => killswitches.rollback(principal.projectId, params.id, body, principal.actor), {
+    .post("/:id/rollback", async ({ principal, params, body }) => await killswitches.rollback(principal.projectId, params.id, body, principal.actor), {
       admin: true,
       jsonObjectBody: true,
       params: IdParam,

@@ -1,10 +1,12 @@
-import { type Db, writeTransaction } from "../../lib/db";
+import { recordAudit } from "../../lib/audit";
+import { ENVS, type Env } from "../../lib/envs";
 import { alreadyExists, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
-import { CONTROL_CHARS, checkLimit, checkResourceName } from "../../lib/validate";
-import type { RevisionsService } from "../delivery/revisions";
-import { ENVS, type Env } from "../projects/service";
+import type { ServiceContext } from "../../lib/module";
+import type { Queryable, Tx } from "../../lib/store";
+import { CONTROL_CHARS, checkResourceName } from "../../lib/validate";
+import { Versioned } from "../../lib/versioned";
 
 export const NAME_MAX = 128;
 export const SWITCH_KEY_MAX = 128;
@@ -65,18 +67,12 @@ export const ACTIONS = {
   rollback: "killswitch.rollback",
 } as const;
 
+/** The audit action of a delete (the history goes with the killswitch, so it has no version row). */
+export const DELETE_ACTION = "killswitch.delete";
+
 type KillswitchRow = { id: string; name: string; description: string | null; created_at: string; updated_at: string };
-type EnvRow = { env: Env; value: number; switches: string; version: number; updated_at: string; updated_by: string };
-type VersionRow = {
-  version: number;
-  env: Env;
-  value: number;
-  switches: string;
-  action: string;
-  actor_email: string;
-  actor_type: string;
-  created_at: string;
-};
+type Content = { value: number; switches: string };
+type EnvRow = Content & { env: Env; version: number; updated_at: string; updated_by: string };
 
 /** JSON maps drop this key on the way in and out (Elysia cleans it), so it could be set but never seen. */
 const RESERVED_KEY = "__proto__";
@@ -119,7 +115,7 @@ function parseSwitches(json: string): Switches {
 
 function toEnvState(row: EnvRow): KillswitchEnvState {
   return {
-    value: row.value === 1,
+    value: Number(row.value) === 1,
     switches: parseSwitches(row.switches),
     version: row.version,
     updatedAt: row.updated_at,
@@ -132,61 +128,49 @@ function toKillswitch(row: KillswitchRow, envs: Record<Env, KillswitchEnvState>)
   return { id: row.id, name: row.name, ...description, createdAt: row.created_at, updatedAt: row.updated_at, envs };
 }
 
+function duplicateName(name: string) {
+  return alreadyExists(`A killswitch named ${name} already exists in this project`, "name: choose another name");
+}
+
+/** The tables of the shared versioned-per-env publish path (src/lib/versioned.ts). */
+const versioned = new Versioned<KillswitchRow>({
+  scope: "killswitches",
+  entity: "killswitches",
+  entityColumns: ["id", "name", "description", "created_at", "updated_at"],
+  live: "killswitch_envs",
+  versions: "killswitch_versions",
+  ref: "killswitch_id",
+  content: ["value", "switches"],
+  liveExtra: ["updated_by"],
+  versionExtra: ["action"],
+  notFound: (idOrName) => notFound(`Killswitch ${idOrName} not found`),
+  historyLimit: { default: HISTORY_DEFAULT_LIMIT, max: HISTORY_MAX_LIMIT },
+});
+
+/** What `change` computes from the env's current state: the next published state, plus what the caller reports. */
+type Change = { next: Published; previous?: boolean; value?: boolean; detail?: Record<string, unknown> };
+
 /**
  * Killswitches: a flat boolean plus named sub-switches, versioned per env.
- * Every publish is one `immediate` transaction that reads the env's current
- * state, writes the next one, keeps the full published version and bumps the
- * env's revision, so concurrent writers (other requests, the CLI, a second
- * process on the same file) never lose an update.
+ * Every publish is one write transaction that locks the killswitch
+ * (`killswitches:<projectId>:<id>`, on every server), reads the env's
+ * current state, writes the next one, keeps the full published version,
+ * bumps the env's revision and records its audit row, so concurrent writers
+ * (other requests, other servers, the CLI) never lose an update.
  */
 export class KillswitchesService {
-  private readonly byId;
-  private readonly byName;
-  private readonly envRows;
-  private readonly envRow;
-  private readonly updateEnv;
-  private readonly insertVersion;
-  private readonly touch;
-  private readonly published;
-
-  constructor(
-    private readonly db: Db,
-    private readonly revisions: RevisionsService,
-  ) {
-    const columns = "id, name, description, created_at, updated_at";
-    this.byId = db.prepare<KillswitchRow, [string, string]>(`SELECT ${columns} FROM killswitches WHERE id = ? AND project_id = ?`);
-    this.byName = db.prepare<KillswitchRow, [string, string]>(`SELECT ${columns} FROM killswitches WHERE name = ? AND project_id = ?`);
-    this.envRows = db.prepare<EnvRow, [string]>(
-      "SELECT env, value, switches, version, updated_at, updated_by FROM killswitch_envs WHERE killswitch_id = ?",
-    );
-    this.envRow = db.prepare<EnvRow, [string, string]>(
-      "SELECT env, value, switches, version, updated_at, updated_by FROM killswitch_envs WHERE killswitch_id = ? AND env = ?",
-    );
-    this.updateEnv = db.prepare<{ version: number }, [number, string, string, string, string, string]>(
-      `UPDATE killswitch_envs SET value = ?, switches = ?, version = version + 1, updated_at = ?, updated_by = ?
-       WHERE killswitch_id = ? AND env = ? RETURNING version`,
-    );
-    this.insertVersion = db.prepare<never, [string, string, number, number, string, string, string, string, string]>(
-      `INSERT INTO killswitch_versions (killswitch_id, env, version, value, switches, action, actor_email, actor_type, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.touch = db.prepare<never, [string, string]>("UPDATE killswitches SET updated_at = ? WHERE id = ?");
-    this.published = db.prepare<{ name: string; value: number; switches: string; version: number }, [string, string]>(
-      `SELECT k.name, e.value, e.switches, e.version
-       FROM killswitches k JOIN killswitch_envs e ON e.killswitch_id = k.id
-       WHERE k.project_id = ? AND e.env = ?`,
-    );
-  }
+  constructor(private readonly ctx: ServiceContext) {}
 
   /**
-   * Everything published on one env, by name: the snapshot builder's one
-   * query. The map and each `switches` have no prototype, so a lookup by a
-   * key from a request (`toString`, `__proto__`) finds only real entries.
+   * Everything published on one env, by name: the SDK snapshot's
+   * `killswitches` section. The map and each `switches` have no prototype,
+   * so a lookup by a key from a request (`toString`, `__proto__`) finds only
+   * real entries.
    */
-  publishedForEnv(projectId: string, env: Env): Record<string, { value: boolean; switches: Switches; version: number }> {
+  async publishedForEnv(projectId: string, env: Env): Promise<Record<string, { value: boolean; switches: Switches; version: number }>> {
     const out: Record<string, { value: boolean; switches: Switches; version: number }> = Object.create(null);
-    for (const r of this.published.all(projectId, env)) {
-      out[r.name] = { value: r.value === 1, switches: Object.assign(Object.create(null), parseSwitches(r.switches)), version: r.version };
+    for (const r of await versioned.published<Content>(this.ctx.store, projectId, env)) {
+      out[r.name] = { value: Number(r.value) === 1, switches: Object.assign(Object.create(null), parseSwitches(r.switches)), version: r.version };
     }
     return out;
   }
@@ -202,58 +186,78 @@ export class KillswitchesService {
     }
     const value = input.value ?? false;
 
-    return writeTransaction(this.db, () => {
-      if (this.byName.get(input.name, projectId)) {
-        throw alreadyExists(`A killswitch named ${input.name} already exists in this project`, "name: choose another name");
-      }
-      const id = newId("ksw");
-      const now = nowIso();
-      const switchesJson = JSON.stringify(switches);
-      this.db
-        .query("INSERT INTO killswitches (id, project_id, name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
-        .run(id, projectId, input.name, description, now, now);
-      const insertEnv = this.db.query(
-        "INSERT INTO killswitch_envs (killswitch_id, env, value, switches, version, updated_at, updated_by) VALUES (?, ?, ?, ?, 1, ?, ?)",
-      );
-      for (const env of ENVS) {
-        insertEnv.run(id, env, value ? 1 : 0, switchesJson, now, actor.email);
-        this.insertVersion.run(id, env, 1, value ? 1 : 0, switchesJson, ACTIONS.create, actor.email, actor.type, now);
-        this.revisions.bump(projectId, env);
-      }
-      return this.load(this.byId.get(id, projectId)!);
-    });
+    try {
+      return await this.ctx.store.write(async (tx) => {
+        // Name uniqueness is a decision over the whole project.
+        await versioned.lockProject(tx, projectId);
+        if (await versioned.findByName(tx, projectId, input.name)) throw duplicateName(input.name);
+        const id = newId("ksw");
+        const now = nowIso();
+        await tx.run(
+          "INSERT INTO killswitches (id, project_id, name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+          id,
+          projectId,
+          input.name,
+          description,
+          now,
+          now,
+        );
+        await versioned.publishFirst(tx, {
+          projectId,
+          id,
+          content: { value: value ? 1 : 0, switches: JSON.stringify(switches) },
+          liveExtra: { updated_by: actor.email },
+          versionExtra: { action: ACTIONS.create },
+          actor,
+          now,
+        });
+        await recordAudit(tx, {
+          projectId,
+          action: ACTIONS.create,
+          subjectId: id,
+          subjectName: input.name,
+          actor,
+          detail: { value, switches: Object.keys(switches).length, version: 1 },
+        });
+        return this.load(tx, await versioned.resolve(tx, projectId, id));
+      });
+    } catch (err) {
+      // The last line of defence: UNIQUE (project_id, name).
+      if (this.ctx.store.isUniqueViolation(err)) throw duplicateName(input.name);
+      throw err;
+    }
   }
 
-  list(projectId: string, q?: string): Killswitch[] {
-    const rows = this.db
-      .query<KillswitchRow & EnvRow & { env_updated_at: string }, [string]>(
-        `SELECT k.id, k.name, k.description, k.created_at, k.updated_at,
-                e.env, e.value, e.switches, e.version, e.updated_at AS env_updated_at, e.updated_by
-         FROM killswitches k JOIN killswitch_envs e ON e.killswitch_id = k.id
-         WHERE k.project_id = ? ORDER BY k.name, k.id`,
-      )
-      .all(projectId);
-    const byId = new Map<string, { row: KillswitchRow; envs: Partial<Record<Env, KillswitchEnvState>> }>();
-    for (const r of rows) {
-      let entry = byId.get(r.id);
-      if (!entry) byId.set(r.id, (entry = { row: r, envs: {} }));
-      entry.envs[r.env] = toEnvState({ ...r, updated_at: r.env_updated_at });
+  async list(projectId: string, q?: string): Promise<Killswitch[]> {
+    const { store } = this.ctx;
+    const rows = await versioned.ofProject(store, projectId);
+    const matching = filterByQuery(rows, q, (k) => [k.name, k.description]);
+    if (matching.length === 0) return [];
+    const envs = new Map<string, Partial<Record<Env, KillswitchEnvState>>>();
+    for (const r of await versioned.liveOfProject<EnvRow & { killswitch_id: string }>(store, projectId)) {
+      let entry = envs.get(r.killswitch_id);
+      if (!entry) envs.set(r.killswitch_id, (entry = {}));
+      entry[r.env] = toEnvState(r);
     }
-    const all = [...byId.values()].map(({ row, envs }) => toKillswitch(row, envs as Record<Env, KillswitchEnvState>));
-    return filterByQuery(all, q, (k) => [k.name, k.description]);
+    // A killswitch created after the first read has no live rows in this answer yet: leave it out.
+    return matching.filter((row) => envs.has(row.id)).map((row) => toKillswitch(row, envs.get(row.id) as Record<Env, KillswitchEnvState>));
   }
 
   /** By id, else by name, within the project only. */
-  get(projectId: string, idOrName: string): Killswitch {
-    return this.load(this.resolve(projectId, idOrName));
+  async get(projectId: string, idOrName: string): Promise<Killswitch> {
+    const { store } = this.ctx;
+    const ks = await this.load(store, await versioned.resolve(store, projectId, idOrName));
+    // Deleted between the two reads.
+    if (Object.keys(ks.envs).length < ENVS.length) throw versioned.tables.notFound(idOrName);
+    return ks;
   }
 
   /** Deletes the killswitch and its history; every env's revision moves so SDKs drop it. */
-  async remove(projectId: string, idOrName: string): Promise<void> {
-    await writeTransaction(this.db, () => {
-      const row = this.resolve(projectId, idOrName);
-      this.db.query("DELETE FROM killswitches WHERE id = ?").run(row.id);
-      for (const env of ENVS) this.revisions.bump(projectId, env);
+  async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {
+    await this.ctx.store.write(async (tx) => {
+      const row = await versioned.lock(tx, projectId, idOrName);
+      await versioned.remove(tx, projectId, row.id);
+      await recordAudit(tx, { projectId, action: DELETE_ACTION, subjectId: row.id, subjectName: row.name, actor });
     });
   }
 
@@ -267,18 +271,18 @@ export class KillswitchesService {
     const switchKey = input.switchKey ?? null;
     if (switchKey !== null) checkSwitchKey(switchKey);
     const explicit = input.value ?? null;
-    const r = await this.publish(projectId, idOrName, env, ACTIONS.toggle, actor, (current) => {
+    const r = await this.publish(projectId, idOrName, env, ACTIONS.toggle, actor, async (current) => {
       if (switchKey === null) {
         const value = explicit ?? !current.value;
-        return { next: { value, switches: current.switches }, previous: current.value, value };
+        return { next: { value, switches: current.switches }, previous: current.value, value, detail: { switchKey, previous: current.value, value } };
       }
       const previous = switchValue(current.switches, switchKey) ?? false;
       const value = explicit ?? !previous;
       const switches = withSwitch(current.switches, switchKey, value);
       checkSwitchCount(Object.keys(switches).length, "switchKey");
-      return { next: { value: current.value, switches }, previous, value };
+      return { next: { value: current.value, switches }, previous, value, detail: { switchKey, previous, value } };
     });
-    return { id: r.id, env, switchKey, previous: r.previous, value: r.value, version: r.version, published: r.published };
+    return { id: r.id, env, switchKey, previous: r.previous!, value: r.value!, version: r.version, published: r.published };
   }
 
   /** Sets (or adds) one sub-switch on one env; false keeps the entry in the map. */
@@ -289,10 +293,10 @@ export class KillswitchesService {
     actor: Actor,
   ): Promise<{ id: string; env: Env; switchKey: string; value: boolean; version: number }> {
     checkSwitchKey(input.switchKey);
-    const r = await this.publish(projectId, idOrName, input.env, ACTIONS.switchSet, actor, (current) => {
+    const r = await this.publish(projectId, idOrName, input.env, ACTIONS.switchSet, actor, async (current) => {
       const switches = withSwitch(current.switches, input.switchKey, input.value);
       checkSwitchCount(Object.keys(switches).length, "switchKey");
-      return { next: { value: current.value, switches } };
+      return { next: { value: current.value, switches }, detail: { switchKey: input.switchKey, value: input.value } };
     });
     return { id: r.id, env: input.env, switchKey: input.switchKey, value: input.value, version: r.version };
   }
@@ -304,11 +308,11 @@ export class KillswitchesService {
     input: { env: Env; switchKey: string },
     actor: Actor,
   ): Promise<{ id: string; env: Env; switchKey: string; version: number }> {
-    const r = await this.publish(projectId, idOrName, input.env, ACTIONS.switchDelete, actor, (current, ks) => {
+    const r = await this.publish(projectId, idOrName, input.env, ACTIONS.switchDelete, actor, async (current, ks) => {
       if (switchValue(current.switches, input.switchKey) === undefined) {
         throw notFound(`Killswitch ${ks.name} has no sub-switch ${input.switchKey} on ${input.env}`, `switchKey: ${input.switchKey}`);
       }
-      return { next: { value: current.value, switches: withoutSwitch(current.switches, input.switchKey) } };
+      return { next: { value: current.value, switches: withoutSwitch(current.switches, input.switchKey) }, detail: { switchKey: input.switchKey } };
     });
     return { id: r.id, env: input.env, switchKey: input.switchKey, version: r.version };
   }
@@ -320,31 +324,20 @@ export class KillswitchesService {
     input: { env: Env; value: boolean },
     actor: Actor,
   ): Promise<{ id: string; env: Env; value: boolean; version: number }> {
-    const r = await this.publish(projectId, idOrName, input.env, ACTIONS.valueSet, actor, (current) => ({
+    const r = await this.publish(projectId, idOrName, input.env, ACTIONS.valueSet, actor, async (current) => ({
       next: { value: input.value, switches: current.switches },
+      detail: { previous: current.value, value: input.value },
     }));
     return { id: r.id, env: input.env, value: input.value, version: r.version };
   }
 
   /** Published versions, newest first; all envs when `env` is absent. */
-  history(projectId: string, idOrName: string, options: { env?: Env; limit?: number } = {}): HistoryEntry[] {
-    const limit = options.limit ?? HISTORY_DEFAULT_LIMIT;
-    checkLimit(limit, HISTORY_MAX_LIMIT);
-    const ks = this.resolve(projectId, idOrName);
-    const columns = "version, env, value, switches, action, actor_email, actor_type, created_at";
-    const rows = options.env
-      ? this.db
-          .query<VersionRow, [string, string, number]>(
-            `SELECT ${columns} FROM killswitch_versions WHERE killswitch_id = ? AND env = ? ORDER BY seq DESC LIMIT ?`,
-          )
-          .all(ks.id, options.env, limit)
-      : this.db
-          .query<VersionRow, [string, number]>(`SELECT ${columns} FROM killswitch_versions WHERE killswitch_id = ? ORDER BY seq DESC LIMIT ?`)
-          .all(ks.id, limit);
+  async history(projectId: string, idOrName: string, options: { env?: Env; limit?: number } = {}): Promise<HistoryEntry[]> {
+    const rows = await versioned.history<Content & { action: string }>(this.ctx.store, projectId, idOrName, options);
     return rows.map((r) => ({
       version: r.version,
       env: r.env,
-      value: r.value === 1,
+      value: Number(r.value) === 1,
       switches: parseSwitches(r.switches),
       action: r.action,
       actorEmail: r.actor_email,
@@ -355,55 +348,53 @@ export class KillswitchesService {
 
   /** Publishes a new version whose content equals an earlier version of the same env. */
   async rollback(projectId: string, idOrName: string, input: { env: Env; version: number }, actor: Actor): Promise<ToggleResult> {
-    const r = await this.publish(projectId, idOrName, input.env, ACTIONS.rollback, actor, (current, ks) => {
-      const target = this.db
-        .query<{ value: number; switches: string }, [string, string, number]>(
-          "SELECT value, switches FROM killswitch_versions WHERE killswitch_id = ? AND env = ? AND version = ?",
-        )
-        .get(ks.id, input.env, input.version);
+    const r = await this.publish(projectId, idOrName, input.env, ACTIONS.rollback, actor, async (current, ks, tx) => {
+      const target = await versioned.version<Content>(tx, ks.id, input.env, input.version);
       if (!target) throw notFound(`Killswitch ${ks.name} has no version ${input.version} on ${input.env}`, `version: ${input.version}`);
-      const value = target.value === 1;
-      return { next: { value, switches: parseSwitches(target.switches) }, previous: current.value, value };
+      const value = Number(target.value) === 1;
+      return { next: { value, switches: parseSwitches(target.switches) }, previous: current.value, value, detail: { from: input.version, value } };
     });
-    return { id: r.id, env: input.env, switchKey: null, previous: r.previous, value: r.value, version: r.version, published: r.published };
+    return { id: r.id, env: input.env, switchKey: null, previous: r.previous!, value: r.value!, version: r.version, published: r.published };
   }
 
-  private resolve(projectId: string, idOrName: string): KillswitchRow {
-    const row = this.byId.get(idOrName, projectId) ?? this.byName.get(idOrName, projectId);
-    if (!row) throw notFound(`Killswitch ${idOrName} not found`);
-    return row;
-  }
-
-  private load(row: KillswitchRow): Killswitch {
+  private async load(q: Queryable, row: KillswitchRow): Promise<Killswitch> {
     const envs = {} as Record<Env, KillswitchEnvState>;
-    for (const r of this.envRows.all(row.id)) envs[r.env] = toEnvState(r);
+    for (const r of await versioned.live<EnvRow>(q, row.id)) envs[r.env] = toEnvState(r);
     return toKillswitch(row, envs);
   }
 
   /**
-   * The one publish path: inside a single write transaction, read the
-   * env's state, let `change` compute the next one (it may throw to refuse),
-   * write it with version + 1, keep the version row and bump the revision.
+   * The one publish path of this module: in one write transaction, lock the
+   * killswitch, read the env's state, let `change` compute the next one (it
+   * may throw to refuse, changing nothing), publish it as version + 1 (with
+   * its version row and the revision bump) and record the audit row.
    */
-  private publish<X extends { next: Published }>(
+  private publish<X extends Change>(
     projectId: string,
     idOrName: string,
     env: Env,
     action: string,
     actor: Actor,
-    change: (current: KillswitchEnvState, ks: KillswitchRow) => X,
+    change: (current: KillswitchEnvState, ks: KillswitchRow, tx: Tx) => Promise<X>,
   ): Promise<X & { id: string; version: number; published: Published }> {
-    return writeTransaction(this.db, () => {
-      const ks = this.resolve(projectId, idOrName);
-      const current = toEnvState(this.envRow.get(ks.id, env)!);
-      const computed = change(current, ks);
+    return this.ctx.store.write(async (tx) => {
+      const ks = await versioned.lock(tx, projectId, idOrName);
+      const current = toEnvState(await versioned.current<EnvRow>(tx, ks.id, env));
+      const computed = await change(current, ks, tx);
       const { value, switches } = computed.next;
       const now = nowIso();
-      const switchesJson = JSON.stringify(switches);
-      const version = this.updateEnv.get(value ? 1 : 0, switchesJson, now, actor.email, ks.id, env)!.version;
-      this.insertVersion.run(ks.id, env, version, value ? 1 : 0, switchesJson, action, actor.email, actor.type, now);
-      this.touch.run(now, ks.id);
-      this.revisions.bump(projectId, env);
+      const version = await versioned.publish(tx, {
+        projectId,
+        id: ks.id,
+        env,
+        content: { value: value ? 1 : 0, switches: JSON.stringify(switches) },
+        liveExtra: { updated_by: actor.email },
+        versionExtra: { action },
+        actor,
+        now,
+      });
+      await tx.run("UPDATE killswitches SET updated_at = ? WHERE id = ?", now, ks.id);
+      await recordAudit(tx, { projectId, action, subjectId: ks.id, subjectName: ks.name, env, actor, detail: { version, ...computed.detail } });
       return { ...computed, id: ks.id, version, published: { value, switches } };
     });
   }

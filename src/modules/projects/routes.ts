@@ -1,8 +1,8 @@
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../app";
 import { badRequest, forbidden } from "../../lib/errors";
 import { IdParam, ListQuery, describe, filterByQuery, jsonBodyPlugin } from "../../lib/http";
-import { CreateProjectBody, ProjectPatchSchema, ProjectSchema } from "./model";
+import type { AppContext } from "../../lib/module";
+import { CreateProjectBody, ProjectPatchSchema, ProjectSchema } from "./contract";
 
 /** A path id naming another project than the one the credential resolved to. */
 function notYours(id: string) {
@@ -15,14 +15,14 @@ function notYours(id: string) {
 export function projectRoutes(ctx: AppContext) {
   const { projects, identity } = ctx.services;
   /** The caller of an organisation-level route; a project it names with X-Project-Id must be one it reaches. */
-  const callerOf = (headers: Record<string, string | undefined>) => {
-    const caller = ctx.authenticator.identify(headers);
+  const callerOf = async (headers: Record<string, string | undefined>) => {
+    const caller = await ctx.authenticator.identify(headers);
     const named = headers["x-project-id"];
-    if (named && !caller.access(named)) throw forbidden("This credential is not allowed on that project", `X-Project-Id: ${named.slice(0, 128)}`);
+    if (named && !(await caller.access(named))) throw forbidden("This credential is not allowed on that project", `X-Project-Id: ${named.slice(0, 128)}`);
     return caller;
   };
-  const personOf = (headers: Record<string, string | undefined>) => {
-    const caller = callerOf(headers);
+  const personOf = async (headers: Record<string, string | undefined>) => {
+    const caller = await callerOf(headers);
     if (!caller.userId) throw forbidden("Projects are created by people", "Sign in with `svc login` (an SDK key or API token belongs to one project)");
     return { ...caller, userId: caller.userId };
   };
@@ -31,14 +31,18 @@ export function projectRoutes(ctx: AppContext) {
     .use(jsonBodyPlugin)
     .get(
       "",
-      ({ headers, request, query }) => {
+      async ({ headers, request, query }) => {
         // A person lists every project they reach, with or without one selected (like /me); a named one must be theirs.
-        const caller = callerOf(headers);
-        const reached = caller.userId ? projects.listForUser(caller.userId) : [projects.get(ctx.authenticator.forProject(caller, headers, request.method, true).projectId)];
+        const caller = await callerOf(headers);
+        const reached = caller.userId
+          ? await projects.listForUser(caller.userId)
+          : [await projects.get((await ctx.authenticator.forProject(caller, headers, request.method, true)).projectId)];
         return filterByQuery(reached, query.q, (p) => [p.name, p.slug]);
       },
       {
-        transform: ({ headers }) => void callerOf(headers),
+        transform: async ({ headers }) => {
+          await callerOf(headers);
+        },
         query: ListQuery,
         ...describe({
           summary: "Projects the caller reaches",
@@ -51,22 +55,30 @@ export function projectRoutes(ctx: AppContext) {
     )
     .post(
       "",
-      ({ headers, body, set }) => {
+      async ({ headers, body, set }) => {
         // Organisation-level: the project header does not limit it, the person's role in the organisation does.
-        const caller = personOf(headers);
+        const caller = await personOf(headers);
         const selected = headers["x-project-id"] || caller.defaultProjectId;
-        const organisationId = body.organisationId ?? (selected && caller.access(selected) ? projects.get(selected).organisationId : null);
+        const organisationId = body.organisationId ?? (selected && (await caller.access(selected)) ? (await projects.get(selected)).organisationId : null);
         if (!organisationId) throw badRequest("Which organisation?", "organisationId: send it (see GET /api/admin/me), or select a project of that organisation with X-Project-Id");
-        const role = identity.roleInOrganisation(caller.userId, organisationId);
+        const role = await identity.roleInOrganisation(caller.userId, organisationId);
         if (!role) throw forbidden("You are not a member of that organisation", `organisationId: ${organisationId.slice(0, 128)}`);
         if (role === "viewer") throw forbidden("Your role (viewer) cannot create projects", "Ask an owner of the organisation to make you editor or owner");
-        const project = projects.createProject(organisationId, { name: body.name, ownerEmail: caller.actor.email, plan: body.plan, publicTicketCreation: body.publicTicketCreation });
+        const project = await projects.createProject(organisationId, {
+          name: body.name,
+          ownerEmail: caller.actor.email,
+          plan: body.plan,
+          publicTicketCreation: body.publicTicketCreation,
+          actor: caller.actor,
+        });
         set.status = 201;
         return project;
       },
       {
         // The credential is checked before the body (as the admin macro does), so a caller without one learns nothing.
-        transform: ({ headers }) => void personOf(headers),
+        transform: async ({ headers }) => {
+          await personOf(headers);
+        },
         body: CreateProjectBody,
         ...describe({
           summary: "Create a project in one of your organisations",
@@ -79,13 +91,13 @@ export function projectRoutes(ctx: AppContext) {
         }),
       },
     )
-    .get("/current", ({ principal }) => projects.get(principal.projectId), {
+    .get("/current", async ({ principal }) => projects.get(principal.projectId), {
       admin: true,
       ...describe({ summary: "The project the credential resolves to", tag: "Projects", auth: "admin", errors: [404], response: { 200: ProjectSchema } }),
     })
     .get(
       "/:id",
-      ({ principal, params }) => {
+      async ({ principal, params }) => {
         if (params.id !== principal.projectId) throw notYours(params.id);
         return projects.get(params.id);
       },
@@ -97,11 +109,11 @@ export function projectRoutes(ctx: AppContext) {
     )
     .patch(
       "/:id",
-      ({ principal, params, body }) => {
+      async ({ principal, params, body }) => {
         // `current` is the caller's own project, as in GET /projects/current.
         const id = params.id === "current" ? principal.projectId : params.id;
         if (id !== principal.projectId) throw notYours(id);
-        return projects.update(id, body);
+        return projects.update(id, body, principal.actor);
       },
       {
         admin: "manage",

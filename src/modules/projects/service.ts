@@ -1,10 +1,9 @@
-import { type Db, immediate, writeTransaction } from "../../lib/db";
+import { type AuditActor, recordAudit } from "../../lib/audit";
+import type { Env } from "../../lib/envs";
 import { notFound, validation } from "../../lib/errors";
 import { newId, newUuid, nowIso } from "../../lib/ids";
-import type { KeysService } from "../keys/service";
-
-export const ENVS = ["dev", "staging", "prod"] as const;
-export type Env = (typeof ENVS)[number];
+import type { ServiceContext } from "../../lib/module";
+import type { Tx } from "../../lib/store";
 
 export type AnalysisSettings = {
   method: "frequentist" | "bayesian";
@@ -152,40 +151,61 @@ function isValidTimezone(tz: string): boolean {
   }
 }
 
+/** What svc itself is in audit rows (first start, `svc init`). */
+const SYSTEM_ACTOR: AuditActor = { email: "system@svc.local", type: "system" };
+
+/**
+ * Organisations and projects are created under this one lock, so that a
+ * "create the first one if there is none" path that takes it before looking
+ * is serialised with every creation, on every server.
+ */
+export const ORGANISATIONS_LOCK = "organisations";
+
+type OrganisationRow = { id: string; name: string; created_at: string };
+type UserRow = { id: string; email: string; created_at: string };
+
 export class ProjectsService {
-  constructor(
-    private readonly db: Db,
-    private readonly keys: KeysService,
-  ) {}
+  constructor(private readonly ctx: ServiceContext) {}
 
   /**
    * Creates an organisation, its owner and a first project in one
-   * transaction (used by `svc init` and headless first start).
+   * transaction (used by `svc init`, the setup page and headless first
+   * start). Joins the caller's transaction when there is one.
    */
-  createOrganisationWithProject(input: {
+  async createOrganisationWithProject(input: {
     projectName: string;
     ownerEmail: string;
     plan?: string;
     publicTicketCreation?: boolean;
     organisationName?: string;
-  }): { organisation: Organisation; project: Project; user: User } {
-    return immediate(this.db, () => {
+    /** Who creates it, for the audit row (default: svc itself). */
+    actor?: AuditActor;
+  }): Promise<{ organisation: Organisation; project: Project; user: User }> {
+    return this.ctx.store.write(async (tx) => {
+      await tx.lock(ORGANISATIONS_LOCK);
       const now = nowIso();
       const organisation: Organisation = {
         id: newId("org"),
         name: input.organisationName ?? `${input.projectName} organisation`,
         createdAt: now,
       };
-      this.db.query("INSERT INTO organisations (id, name, created_at) VALUES (?, ?, ?)").run(organisation.id, organisation.name, now);
-      const user = this.findOrCreateUser(input.ownerEmail);
-      this.db
-        .query("INSERT INTO memberships (organisation_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)")
-        .run(organisation.id, user.id, now);
-      const project = this.insertProject(organisation.id, {
+      await tx.run("INSERT INTO organisations (id, name, created_at) VALUES (?, ?, ?)", organisation.id, organisation.name, now);
+      const user = await this.findOrCreateUser(input.ownerEmail);
+      await tx.run("INSERT INTO memberships (organisation_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)", organisation.id, user.id, now);
+      const project = await this.insertProject(tx, organisation.id, {
         name: input.projectName,
         ownerEmail: user.email,
         plan: input.plan ?? "pro",
         publicTicketCreation: input.publicTicketCreation ?? false,
+      });
+      await recordAudit(tx, {
+        projectId: project.id,
+        organisationId: organisation.id,
+        action: "project.create",
+        subjectId: project.id,
+        subjectName: project.name,
+        actor: input.actor ?? SYSTEM_ACTOR,
+        detail: { organisationName: organisation.name, newOrganisation: true, ownerEmail: user.email, plan: project.plan },
       });
       return { organisation, project, user };
     });
@@ -193,23 +213,35 @@ export class ProjectsService {
 
   /**
    * Adds a project to an existing organisation (`svc init --organisation`,
-   * `POST /api/admin/projects`). Runs inside the caller's transaction when
-   * there is one.
+   * `POST /api/admin/projects`). Joins the caller's transaction when there
+   * is one.
    */
-  createProject(
+  async createProject(
     organisationId: string,
-    input: { name: string; ownerEmail: string; plan?: string; publicTicketCreation?: boolean },
-  ): Project {
+    input: { name: string; ownerEmail: string; plan?: string; publicTicketCreation?: boolean; actor?: AuditActor },
+  ): Promise<Project> {
     const name = input.name.trim();
     if (name === "" || name.length > 200) throw validation("name must be 1 to 200 characters", "name: 1 to 200 characters, not only spaces");
-    return immediate(this.db, () => {
-      if (!this.organisation(organisationId)) throw notFound(`No organisation ${organisationId}`, "organisationId: see GET /api/admin/me for yours");
-      return this.insertProject(organisationId, {
+    return this.ctx.store.write(async (tx) => {
+      await tx.lock(ORGANISATIONS_LOCK);
+      const organisation = await this.organisation(organisationId);
+      if (!organisation) throw notFound(`No organisation ${organisationId}`, "organisationId: see GET /api/admin/me for yours");
+      const project = await this.insertProject(tx, organisationId, {
         name,
         ownerEmail: input.ownerEmail.trim().toLowerCase(),
         plan: input.plan ?? "pro",
         publicTicketCreation: input.publicTicketCreation ?? false,
       });
+      await recordAudit(tx, {
+        projectId: project.id,
+        organisationId,
+        action: "project.create",
+        subjectId: project.id,
+        subjectName: project.name,
+        actor: input.actor ?? SYSTEM_ACTOR,
+        detail: { organisationName: organisation.name, newOrganisation: false, ownerEmail: project.ownerEmail, plan: project.plan },
+      });
+      return project;
     });
   }
 
@@ -218,87 +250,101 @@ export class ProjectsService {
    * and the first-run setup hand them out (shown once). Call inside the
    * transaction that created the project, so it never exists without them.
    */
-  mintStarterKeys(projectId: string): { admin: string; server: string; client: string } {
-    const allowedOrigin = this.allowedOrigin(projectId);
-    const mint = (type: "admin" | "server" | "client") => this.keys.mint(projectId, { type, name: `first ${type} key`, allowedOrigin }).key;
-    return { admin: mint("admin"), server: mint("server"), client: mint("client") };
+  async mintStarterKeys(projectId: string, actor: AuditActor = SYSTEM_ACTOR): Promise<{ admin: string; server: string; client: string }> {
+    const keys = this.ctx.services.keys;
+    return this.ctx.store.write(async () => {
+      // Each mint reads the project's allowed origin under the project's lock.
+      const mint = async (type: "admin" | "server" | "client") => (await keys.mint(projectId, { type, name: `first ${type} key`, actor })).key;
+      const admin = await mint("admin");
+      const server = await mint("server");
+      const client = await mint("client");
+      return { admin, server, client };
+    });
   }
 
   /** The organisation's longest-standing owner (the default owner of a project added to it), or null. */
-  firstOwnerEmail(organisationId: string): string | null {
-    return (
-      this.db
-        .query<{ email: string }, [string]>(
-          "SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organisation_id = ? AND m.role = 'owner' ORDER BY m.created_at, u.email LIMIT 1",
-        )
-        .get(organisationId)?.email ?? null
+  async firstOwnerEmail(organisationId: string): Promise<string | null> {
+    const row = await this.ctx.store.one<{ email: string }>(
+      "SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organisation_id = ? AND m.role = 'owner' ORDER BY m.created_at, u.email LIMIT 1",
+      organisationId,
     );
+    return row?.email ?? null;
   }
 
-  organisation(id: string): Organisation | null {
-    const row = this.db.query<{ id: string; name: string; created_at: string }, [string]>("SELECT id, name, created_at FROM organisations WHERE id = ?").get(id);
-    return row ? { id: row.id, name: row.name, createdAt: row.created_at } : null;
+  async organisation(id: string): Promise<Organisation | null> {
+    const row = await this.ctx.store.one<OrganisationRow>("SELECT id, name, created_at FROM organisations WHERE id = ?", id);
+    return row ? toOrganisation(row) : null;
   }
 
   /** Every project of the organisations the person belongs to, by organisation then name. */
-  listForUser(userId: string): Project[] {
-    return this.db
-      .query<ProjectRow, [string]>(
-        `SELECT p.* FROM projects p JOIN memberships m ON m.organisation_id = p.organisation_id JOIN organisations o ON o.id = p.organisation_id
-         WHERE m.user_id = ? ORDER BY o.name, o.id, p.name, p.id`,
-      )
-      .all(userId)
-      .map(toProject);
+  async listForUser(userId: string): Promise<Project[]> {
+    const rows = await this.ctx.store.all<ProjectRow & { organisation_name: string }>(
+      `SELECT p.*, o.name AS organisation_name FROM projects p JOIN memberships m ON m.organisation_id = p.organisation_id JOIN organisations o ON o.id = p.organisation_id
+       WHERE m.user_id = ?`,
+      userId,
+    );
+    // Sorted here, not by the engine: SQLite compares bytes, PostgreSQL its collation.
+    rows.sort(
+      (a, b) =>
+        compare(a.organisation_name, b.organisation_name) || compare(a.organisation_id, b.organisation_id) || compare(a.name, b.name) || compare(a.id, b.id),
+    );
+    return rows.map(toProject);
   }
 
-  findOrCreateUser(email: string): User {
+  /**
+   * The user of an email (case-insensitive), made when there is none. Joins
+   * the caller's transaction when there is one. No lock: the insert does
+   * nothing when a concurrent one made the user first, and the row is read back.
+   */
+  async findOrCreateUser(email: string): Promise<User> {
     const normalised = email.trim().toLowerCase();
-    const existing = this.db
-      .query<{ id: string; email: string; created_at: string }, [string]>("SELECT id, email, created_at FROM users WHERE email = ?")
-      .get(normalised);
-    if (existing) return { id: existing.id, email: existing.email, createdAt: existing.created_at };
-    const user: User = { id: newId("usr"), email: normalised, createdAt: nowIso() };
-    this.db.query("INSERT INTO users (id, email, created_at) VALUES (?, ?, ?)").run(user.id, user.email, user.createdAt);
-    return user;
+    const existing = await this.findUser(normalised);
+    if (existing) return existing;
+    return this.ctx.store.write(async (tx) => {
+      await tx.run("INSERT INTO users (id, email, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", newId("usr"), normalised, nowIso());
+      const user = await this.findUser(normalised);
+      if (!user) throw new Error(`user ${normalised} vanished while being created`);
+      return user;
+    });
   }
 
-  countProjects(): number {
-    return (this.db.query("SELECT COUNT(*) AS n FROM projects").get() as { n: number }).n;
+  async countProjects(): Promise<number> {
+    const row = await this.ctx.store.one<{ n: number | string }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM projects");
+    return Number(row?.n ?? 0);
   }
 
-  find(id: string): Project | null {
-    const row = this.db.query<ProjectRow, [string]>("SELECT * FROM projects WHERE id = ?").get(id);
+  async find(id: string): Promise<Project | null> {
+    const row = await this.ctx.store.one<ProjectRow>("SELECT * FROM projects WHERE id = ?", id);
     return row ? toProject(row) : null;
   }
 
-  get(id: string): Project {
-    const project = this.find(id);
+  async get(id: string): Promise<Project> {
+    const project = await this.find(id);
     if (!project) throw notFound(`Project ${id} not found`);
     return project;
   }
 
-  organisationOf(projectId: string): Organisation | null {
-    const row = this.db
-      .query<{ id: string; name: string; created_at: string }, [string]>(
-        "SELECT o.id, o.name, o.created_at FROM organisations o JOIN projects p ON p.organisation_id = o.id WHERE p.id = ?",
-      )
-      .get(projectId);
-    return row ? { id: row.id, name: row.name, createdAt: row.created_at } : null;
+  async organisationOf(projectId: string): Promise<Organisation | null> {
+    const row = await this.ctx.store.one<OrganisationRow>(
+      "SELECT o.id, o.name, o.created_at FROM organisations o JOIN projects p ON p.organisation_id = o.id WHERE p.id = ?",
+      projectId,
+    );
+    return row ? toOrganisation(row) : null;
   }
 
   /** Origin SDK keys of this project accept from browsers, or null for any. */
-  allowedOrigin(projectId: string): string | null {
-    const project = this.find(projectId);
+  async allowedOrigin(projectId: string): Promise<string | null> {
+    const project = await this.find(projectId);
     return project ? parseDomain(project.domain).origin : null;
   }
 
   /**
-   * Applies only the fields sent. A new domain is stamped into every live SDK
-   * key in the same transaction, so no key is ever left with the old origin.
+   * Applies only the fields sent, under the project's lock. A new domain is
+   * stamped into every live SDK key in the same transaction, so no key is
+   * ever left with the old origin.
    */
-  async update(id: string, patch: ProjectPatch): Promise<Project> {
-    const sets: string[] = [];
-    const values: (string | number)[] = [];
+  async update(id: string, input: ProjectPatch, actor: AuditActor = SYSTEM_ACTOR): Promise<Project> {
+    const patch: ProjectPatch = { ...input };
     let newOrigin: string | null | undefined;
 
     if (patch.name !== undefined) {
@@ -316,57 +362,85 @@ export class ProjectsService {
       patch.domain = parsed.domain;
       newOrigin = parsed.origin;
     }
-    for (const [field, column] of Object.entries(PATCHABLE_COLUMNS) as [keyof typeof PATCHABLE_COLUMNS, string][]) {
-      const value = patch[field];
-      if (value === undefined) continue;
-      sets.push(`${column} = ?`);
-      values.push(typeof value === "boolean" ? (value ? 1 : 0) : value);
-    }
 
-    return writeTransaction(this.db, () => {
-      const current = this.get(id);
+    return this.ctx.store.write(async (tx) => {
+      // Built per attempt: the store may run this function again (a retried transaction).
+      const sets: string[] = [];
+      const values: (string | number)[] = [];
+      const changed: Record<string, unknown> = {};
+      for (const [field, column] of Object.entries(PATCHABLE_COLUMNS) as [keyof typeof PATCHABLE_COLUMNS, string][]) {
+        const value = patch[field];
+        if (value === undefined) continue;
+        sets.push(`${column} = ?`);
+        values.push(typeof value === "boolean" ? (value ? 1 : 0) : value);
+        changed[field] = value;
+      }
+      await tx.lock(`project:${id}`);
+      const current = await this.get(id);
       if (patch.analysis !== undefined) {
+        const analysis = { ...current.analysis, ...patch.analysis };
         sets.push("analysis = ?");
-        values.push(JSON.stringify({ ...current.analysis, ...patch.analysis }));
+        values.push(JSON.stringify(analysis));
+        changed.analysis = analysis;
       }
-      if (sets.length > 0) {
-        sets.push("updated_at = ?");
-        values.push(nowIso());
-        this.db.query(`UPDATE projects SET ${sets.join(", ")} WHERE id = ?`).run(...values, id);
-      }
-      if (newOrigin !== undefined) this.keys.stampAllowedOrigin(id, newOrigin);
-      return this.get(id);
+      if (sets.length === 0) return current;
+      sets.push("updated_at = ?");
+      values.push(nowIso());
+      await tx.run(`UPDATE projects SET ${sets.join(", ")} WHERE id = ?`, ...values, id);
+      if (newOrigin !== undefined) await this.ctx.services.keys.stampAllowedOrigin(id, newOrigin);
+      const updated = await this.get(id);
+      await recordAudit(tx, {
+        projectId: id,
+        organisationId: updated.organisationId,
+        action: "project.update",
+        subjectId: id,
+        subjectName: updated.name,
+        actor,
+        detail: { changed },
+      });
+      return updated;
     });
   }
 
-  private insertProject(
+  private async findUser(normalisedEmail: string): Promise<User | null> {
+    const row = await this.ctx.store.one<UserRow>("SELECT id, email, created_at FROM users WHERE lower(email) = lower(?)", normalisedEmail);
+    return row ? { id: row.id, email: row.email, createdAt: row.created_at } : null;
+  }
+
+  private async insertProject(
+    tx: Tx,
     organisationId: string,
     input: { name: string; ownerEmail: string; plan: string; publicTicketCreation: boolean },
-  ): Project {
+  ): Promise<Project> {
     const now = new Date();
     const periodEnd = new Date(now.getTime() + 30 * 24 * 3600 * 1000);
     const id = newUuid();
-    this.db
-      .query(
-        `INSERT INTO projects (id, organisation_id, name, slug, owner_email, plan, current_period_end,
-           public_ticket_creation, analysis, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        id,
-        organisationId,
-        input.name,
-        slugify(input.name),
-        input.ownerEmail,
-        input.plan,
-        periodEnd.toISOString(),
-        input.publicTicketCreation ? 1 : 0,
-        JSON.stringify(DEFAULT_ANALYSIS),
-        now.toISOString(),
-        now.toISOString(),
-      );
+    await tx.run(
+      `INSERT INTO projects (id, organisation_id, name, slug, owner_email, plan, current_period_end,
+         public_ticket_creation, analysis, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      id,
+      organisationId,
+      input.name,
+      slugify(input.name),
+      input.ownerEmail,
+      input.plan,
+      periodEnd.toISOString(),
+      input.publicTicketCreation ? 1 : 0,
+      JSON.stringify(DEFAULT_ANALYSIS),
+      now.toISOString(),
+      now.toISOString(),
+    );
     return this.get(id);
   }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function toOrganisation(r: OrganisationRow): Organisation {
+  return { id: r.id, name: r.name, createdAt: r.created_at };
 }
 
 function toProject(r: ProjectRow): Project {
@@ -383,13 +457,13 @@ function toProject(r: ProjectRow): Project {
     billingInterval: r.billing_interval,
     currentPeriodEnd: r.current_period_end,
     trialEndsAt: r.trial_ends_at,
-    cancelAtPeriodEnd: r.cancel_at_period_end ? 1 : 0,
-    moduleTranslations: r.module_translations === 1,
-    moduleConfigs: r.module_configs === 1,
-    moduleGates: r.module_gates === 1,
-    moduleExperiments: r.module_experiments === 1,
-    moduleFeedback: r.module_feedback === 1,
-    publicTicketCreation: r.public_ticket_creation === 1,
+    cancelAtPeriodEnd: Number(r.cancel_at_period_end) ? 1 : 0,
+    moduleTranslations: Number(r.module_translations) === 1,
+    moduleConfigs: Number(r.module_configs) === 1,
+    moduleGates: Number(r.module_gates) === 1,
+    moduleExperiments: Number(r.module_experiments) === 1,
+    moduleFeedback: Number(r.module_feedback) === 1,
+    publicTicketCreation: Number(r.public_ticket_creation) === 1,
     defaultEnv: r.default_env,
     timezone: r.timezone,
     analysis: { ...DEFAULT_ANALYSIS, ...(JSON.parse(r.analysis) as Partial<AnalysisSettings>) },

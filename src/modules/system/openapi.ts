@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi";
-import type { AppContext } from "../../app";
+import type { AppContext } from "../../lib/module";
 import { ErrorBodySchema } from "../../lib/errors";
 import { VERSION } from "../../version";
 // The Scalar API reference bundle is embedded in the binary: the /openapi UI never loads a CDN.

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../app";
+import type { AppContext } from "../../lib/module";
 import { describe } from "../../lib/http";
 
 export function systemRoutes(ctx: AppContext) {

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../app";
+import type { AppContext } from "../../lib/module";
 import { IdParam, describe } from "../../lib/http";
-import { ListedTokenSchema, MintTokenBody, MintedTokenSchema } from "./model";
+import { ListedTokenSchema, MintTokenBody, MintedTokenSchema } from "./contract";
 
 const WHO_MANAGES =
   "Needs the manage permission: an admin key, or a signed-in owner. An API token may only list tokens, so a leaked CI token cannot make itself permanent.";
@@ -13,7 +13,7 @@ export function tokenRoutes(ctx: AppContext) {
     .post(
       "",
       async ({ principal, body, set }) => {
-        const minted = await tokens.mint(principal.projectId, body, principal.actor.email);
+        const minted = await tokens.mint(principal.projectId, body, principal.actor);
         set.status = 201;
         return { id: minted.id, token: minted.token, name: minted.name, access: minted.access, createdAt: minted.createdAt };
       },
@@ -31,8 +31,8 @@ export function tokenRoutes(ctx: AppContext) {
     )
     .get(
       "",
-      ({ principal }) =>
-        tokens.list(principal.projectId).map((tk) => ({
+      async ({ principal }) =>
+        (await tokens.list(principal.projectId)).map((tk) => ({
           id: tk.id,
           name: tk.name,
           access: tk.access,
@@ -48,7 +48,7 @@ export function tokenRoutes(ctx: AppContext) {
     .delete(
       "/:id",
       async ({ principal, params, set }) => {
-        await tokens.revoke(principal.projectId, params.id);
+        await tokens.revoke(principal.projectId, params.id, principal.actor);
         set.status = 204;
       },
       {

@@ -1,7 +1,8 @@
+import { type AuditActor, recordAudit } from "../../lib/audit";
 import { type BearerResolver, type Credential, READ_ONLY_TOKEN_PERMISSIONS, READ_WRITE_TOKEN_PERMISSIONS } from "../../lib/auth";
-import { type Db, writeTransaction } from "../../lib/db";
 import { notFound, validation } from "../../lib/errors";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
+import type { ServiceContext } from "../../lib/module";
 
 export const API_TOKEN_PREFIX = "svc_pat_";
 export type TokenAccess = "read-only" | "read-write";
@@ -12,57 +13,76 @@ type TokenRow = { id: string; project_id: string; name: string; access: TokenAcc
 
 const COLUMNS = "id, project_id, name, access, secret_tail, created_by, created_at";
 
-/** Project API tokens for non-interactive use (CI): scoped to one project, read-only or read-write, revocable. */
+/**
+ * Project API tokens for non-interactive use (CI): scoped to one project,
+ * read-only or read-write, revocable. A token is read from the store on
+ * every request (nothing is cached): a revocation holds on every server at once.
+ */
 export class TokensService {
-  private readonly byHash;
+  constructor(private readonly ctx: ServiceContext) {}
 
-  constructor(private readonly db: Db) {
-    this.byHash = db.prepare<TokenRow, [string]>(`SELECT ${COLUMNS} FROM api_tokens WHERE secret_hash = ? AND revoked_at IS NULL`);
-  }
-
-  async mint(projectId: string, input: { name: string; access: TokenAccess }, createdBy: string): Promise<ApiToken & { token: string }> {
+  /** Mints a token; `actor` is recorded as its creator and in the audit row (never the secret). */
+  async mint(projectId: string, input: { name: string; access: TokenAccess }, actor: AuditActor): Promise<ApiToken & { token: string }> {
     const name = input.name.trim();
     if (name === "") throw validation("name must not be empty", "name: at least one non-space character");
     const token = `${API_TOKEN_PREFIX}${randomBase62(40)}`;
-    const row: TokenRow = { id: newId("tok"), project_id: projectId, name, access: input.access, secret_tail: token.slice(-4), created_by: createdBy, created_at: nowIso() };
-    await writeTransaction(this.db, () =>
-      this.db
-      .query(
+    const row: TokenRow = { id: newId("tok"), project_id: projectId, name, access: input.access, secret_tail: token.slice(-4), created_by: actor.email, created_at: nowIso() };
+    await this.ctx.store.write(async (tx) => {
+      await tx.run(
         `INSERT INTO api_tokens (id, project_id, name, access, secret_hash, secret_tail, created_by, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(row.id, projectId, row.name, row.access, sha256Hex(token), row.secret_tail, createdBy, row.created_at));
+        row.id,
+        projectId,
+        row.name,
+        row.access,
+        sha256Hex(token),
+        row.secret_tail,
+        row.created_by,
+        row.created_at,
+      );
+      await recordAudit(tx, { projectId, action: "token.create", subjectId: row.id, subjectName: row.name, actor, detail: { access: row.access } });
+    });
     return { ...toToken(row), token };
   }
 
   /** Live tokens of a project, newest first, never their secrets. */
-  list(projectId: string): ApiToken[] {
-    return this.db
-      .query<TokenRow, [string]>(`SELECT ${COLUMNS} FROM api_tokens WHERE project_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`)
-      .all(projectId)
-      .map(toToken);
+  async list(projectId: string): Promise<ApiToken[]> {
+    const rows = await this.ctx.store.all<TokenRow>(
+      `SELECT ${COLUMNS} FROM api_tokens WHERE project_id = ? AND revoked_at IS NULL`,
+      projectId,
+    );
+    // Sorted here, not by the engine: SQLite compares bytes, PostgreSQL its collation (ids mix cases).
+    rows.sort((a, b) => compare(b.created_at, a.created_at) || compare(b.id, a.id));
+    return rows.map(toToken);
   }
 
-  async revoke(projectId: string, id: string): Promise<void> {
-    const changed = await writeTransaction(this.db, () =>
-      this.db.query("UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL").run(nowIso(), id, projectId).changes,
-    );
-    if (changed === 0) throw notFound(`No live API token ${id} in this project`);
+  /** Revokes a live token of the project (one conditional statement: of two revocations, one wins; the other is 404). */
+  async revoke(projectId: string, id: string, actor: AuditActor): Promise<void> {
+    await this.ctx.store.write(async (tx) => {
+      const revoked = await tx.one<{ name: string; access: TokenAccess }>(
+        "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL RETURNING name, access",
+        nowIso(),
+        id,
+        projectId,
+      );
+      if (!revoked) throw notFound(`No live API token ${id} in this project`);
+      await recordAudit(tx, { projectId, action: "token.revoke", subjectId: id, subjectName: revoked.name, actor, detail: { access: revoked.access } });
+    });
   }
 
   /** `svc_pat_` on /api/admin: its one project; read-only tokens are refused every write by the admin rule. */
   bearerResolver(): BearerResolver {
     return {
       prefix: API_TOKEN_PREFIX,
-      resolve: (secret): Credential | null => {
-        const row = this.byHash.get(sha256Hex(secret));
+      resolve: async (secret): Promise<Credential | null> => {
+        const row = await this.ctx.store.one<TokenRow>(`SELECT ${COLUMNS} FROM api_tokens WHERE secret_hash = ? AND revoked_at IS NULL`, sha256Hex(secret));
         if (!row) return null;
         const permissions = row.access === "read-only" ? READ_ONLY_TOKEN_PERMISSIONS : READ_WRITE_TOKEN_PERMISSIONS;
         return {
           kind: "api_token",
           credentialId: row.id,
           defaultProjectId: row.project_id,
-          access: (projectId) => (projectId === row.project_id ? { permissions } : null),
+          access: async (projectId) => (projectId === row.project_id ? { permissions } : null),
           actor: { email: `api-token:${row.id}@tokens.local`, type: "token" },
           scopes: [row.access],
           allowedOrigin: null,
@@ -70,6 +90,10 @@ export class TokensService {
       },
     };
   }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function toToken(r: TokenRow): ApiToken {

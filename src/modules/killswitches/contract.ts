@@ -1,7 +1,8 @@
 import { t } from "elysia";
 import { BodyObject, QueryObject } from "../../lib/http";
-import { EnvSchema } from "../projects/model";
 import { DESCRIPTION_MAX, HISTORY_MAX_LIMIT, NAME_MAX, SWITCHES_MAX, SWITCH_KEY_MAX } from "./service";
+
+const EnvSchema = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
 
 const Name = t.String({
   minLength: 1,

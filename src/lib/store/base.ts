@@ -1,0 +1,105 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { randomBase62 } from "../ids";
+import type { ChangeListener, Engine, Param, Store, Tx } from "./types";
+
+/** What an engine gives the shared transaction logic. */
+export type Announcement = { channel: string; payload: string };
+
+export type ActiveTx = Tx & { readonly announcements: Announcement[] };
+
+/**
+ * What both engines share: joining nested writes (through the async
+ * context, so a service called inside another's transaction joins it),
+ * reads inside a write going to that write's connection, local delivery of
+ * announcements once the transaction has committed, and the lease table.
+ */
+export abstract class BaseStore implements Store {
+  abstract readonly engine: Engine;
+  abstract readonly location: string;
+  epoch = "";
+  /** This process among all that share the store: its own announcements arrive locally, never twice. */
+  readonly origin = randomBase62(12);
+  protected readonly scope = new AsyncLocalStorage<ActiveTx>();
+  private readonly listeners = new Map<string, Set<ChangeListener>>();
+  protected onListenerError: (err: unknown, channel: string) => void = () => {};
+
+  protected abstract transaction<T>(fn: (tx: ActiveTx) => Promise<T>): Promise<T>;
+  protected abstract readOne<T>(sql: string, params: Param[]): Promise<T | undefined>;
+  protected abstract readAll<T>(sql: string, params: Param[]): Promise<T[]>;
+  protected abstract runOutside(sql: string, params: Param[]): Promise<number>;
+  abstract exec(sql: string): Promise<void>;
+  abstract isUniqueViolation(err: unknown): boolean;
+  abstract close(): Promise<void>;
+
+  setListenerErrorHandler(fn: (err: unknown, channel: string) => void): void {
+    this.onListenerError = fn;
+  }
+
+  one<T>(sql: string, ...params: Param[]): Promise<T | undefined> {
+    const tx = this.scope.getStore();
+    return tx ? tx.one<T>(sql, ...params) : this.readOne<T>(sql, params);
+  }
+
+  all<T>(sql: string, ...params: Param[]): Promise<T[]> {
+    const tx = this.scope.getStore();
+    return tx ? tx.all<T>(sql, ...params) : this.readAll<T>(sql, params);
+  }
+
+  run(sql: string, ...params: Param[]): Promise<number> {
+    const tx = this.scope.getStore();
+    return tx ? tx.run(sql, ...params) : this.runOutside(sql, params);
+  }
+
+  async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const joined = this.scope.getStore();
+    if (joined) return fn(joined);
+    let said: Announcement[] = [];
+    const result = await this.transaction(async (tx) => {
+      const value = await this.scope.run(tx, () => fn(tx));
+      said = tx.announcements;
+      return value;
+    });
+    for (const { channel, payload } of said) this.deliver(channel, payload);
+    return result;
+  }
+
+  listen(channel: string, fn: ChangeListener): () => void {
+    let set = this.listeners.get(channel);
+    if (!set) this.listeners.set(channel, (set = new Set()));
+    set.add(fn);
+    return () => set!.delete(fn);
+  }
+
+  /** Calls this process's listeners of `channel`; one failing listener does not stop the others. */
+  protected deliver(channel: string, payload: string): void {
+    for (const fn of this.listeners.get(channel) ?? []) {
+      try {
+        fn(payload);
+      } catch (err) {
+        this.onListenerError(err, channel);
+      }
+    }
+  }
+
+  /** Tells every listener of every channel to reload (announcements may have been missed). */
+  protected deliverResync(resync: string): void {
+    for (const channel of this.listeners.keys()) this.deliver(channel, resync);
+  }
+
+  async lease(name: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now();
+    // Taken when free, expired, or already ours (a renewal); the WHERE makes the upsert a no-op otherwise.
+    const changed = await this.write((tx) =>
+      tx.run(
+        `INSERT INTO store_leases (name, holder, expires_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (name) DO UPDATE SET holder = ?2, expires_at = ?3
+         WHERE store_leases.holder = ?2 OR store_leases.expires_at < ?4`,
+        name,
+        this.origin,
+        now + ttlMs,
+        now,
+      ),
+    );
+    return changed > 0;
+  }
+}

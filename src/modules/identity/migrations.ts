@@ -1,0 +1,139 @@
+import type { Migration } from "../../lib/store";
+
+/**
+ * The identity module's schema steps, in their released order (append only).
+ * The `sqlite` text of each step is the released SQL, verbatim.
+ */
+export const IDENTITY_MIGRATIONS: Migration[] = [
+  /**
+   * Browser sign-in: single-use links (magic links and the first-run setup
+   * link), sessions and pending OIDC logins. Secrets are stored as SHA-256
+   * only; times are ISO strings from the service clock.
+   * On PostgreSQL `sign_in_links.email` is plain text: it is never looked up
+   * (links are found by their hash), and the service stores it lowercased.
+   */
+  {
+    name: "identity",
+    sqlite: `
+CREATE TABLE sign_in_links (
+  token_hash TEXT PRIMARY KEY,
+  purpose TEXT NOT NULL CHECK (purpose IN ('magic', 'setup')),
+  email TEXT COLLATE NOCASE,
+  redirect TEXT,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  used_at TEXT
+) STRICT;
+CREATE INDEX sign_in_links_by_purpose ON sign_in_links(purpose, used_at);
+
+CREATE TABLE sessions (
+  id TEXT PRIMARY KEY,
+  token_hash TEXT NOT NULL UNIQUE,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  revoked_at TEXT
+) STRICT;
+CREATE INDEX sessions_by_user ON sessions(user_id);
+
+CREATE TABLE oidc_logins (
+  state_hash TEXT PRIMARY KEY,
+  nonce TEXT NOT NULL,
+  code_verifier TEXT NOT NULL,
+  redirect TEXT,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL
+) STRICT;
+`,
+    postgres: `
+CREATE TABLE sign_in_links (
+  token_hash text PRIMARY KEY,
+  purpose text NOT NULL CHECK (purpose IN ('magic', 'setup')),
+  email text,
+  redirect text,
+  created_at text NOT NULL,
+  expires_at text NOT NULL,
+  used_at text
+);
+CREATE INDEX sign_in_links_by_purpose ON sign_in_links(purpose, used_at);
+
+CREATE TABLE sessions (
+  id text PRIMARY KEY,
+  token_hash text NOT NULL UNIQUE,
+  user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  created_at text NOT NULL,
+  expires_at text NOT NULL,
+  revoked_at text
+);
+CREATE INDEX sessions_by_user ON sessions(user_id);
+
+CREATE TABLE oidc_logins (
+  state_hash text PRIMARY KEY,
+  nonce text NOT NULL,
+  code_verifier text NOT NULL,
+  redirect text,
+  created_at text NOT NULL,
+  expires_at text NOT NULL
+);
+`,
+  },
+  /**
+   * OIDC accounts are bound to the provider's issuer + subject (an email can
+   * change hands at the provider; the subject cannot). Pending logins keep the
+   * PKCE verifier and nonce sealed under a key only the browser's cookie holds,
+   * so the database alone cannot finish someone's sign-in. Pending logins are
+   * ten-minute records, so the old table is simply replaced.
+   * The expiry indexes serve the cleanup job.
+   */
+  {
+    name: "oidc_identities",
+    sqlite: `
+CREATE TABLE user_identities (
+  issuer TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  email TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  last_used_at TEXT NOT NULL,
+  PRIMARY KEY (issuer, subject)
+) STRICT;
+CREATE INDEX user_identities_by_user ON user_identities(user_id);
+
+DROP TABLE oidc_logins;
+CREATE TABLE oidc_logins (
+  state_hash TEXT PRIMARY KEY,
+  sealed TEXT NOT NULL,
+  redirect TEXT,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX oidc_logins_by_expiry ON oidc_logins(expires_at);
+CREATE INDEX sign_in_links_by_expiry ON sign_in_links(expires_at);
+CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+`,
+    postgres: `
+CREATE TABLE user_identities (
+  issuer text NOT NULL,
+  subject text NOT NULL,
+  user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  email text NOT NULL,
+  created_at text NOT NULL,
+  last_used_at text NOT NULL,
+  PRIMARY KEY (issuer, subject)
+);
+CREATE INDEX user_identities_by_user ON user_identities(user_id);
+
+DROP TABLE oidc_logins;
+CREATE TABLE oidc_logins (
+  state_hash text PRIMARY KEY,
+  sealed text NOT NULL,
+  redirect text,
+  created_at text NOT NULL,
+  expires_at text NOT NULL
+);
+CREATE INDEX oidc_logins_by_expiry ON oidc_logins(expires_at);
+CREATE INDEX sign_in_links_by_expiry ON sign_in_links(expires_at);
+CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+`,
+  },
+];

@@ -1,0 +1,45 @@
+import type { ModuleManifest } from "../lib/module";
+import type { ModuleMigrations } from "../lib/store";
+import { AUDIT_MIGRATIONS } from "../lib/audit";
+import { REVISIONS_MIGRATIONS } from "../lib/revisions";
+import { configsModule } from "./configs/manifest";
+import { deliveryModule } from "./delivery/manifest";
+import { deviceModule } from "./device/manifest";
+import { identityModule } from "./identity/manifest";
+import { keysModule } from "./keys/manifest";
+import { killswitchesModule } from "./killswitches/manifest";
+import { projectsModule } from "./projects/manifest";
+import { tokensModule } from "./tokens/manifest";
+
+/**
+ * Every module, in dependency order: a module's tables may reference an
+ * earlier module's, and its service may use an earlier module's at start.
+ * Adding a module is one folder with a manifest.ts and one line here.
+ */
+export const MODULES: ModuleManifest[] = [
+  projectsModule,
+  keysModule,
+  killswitchesModule,
+  configsModule,
+  deliveryModule,
+  identityModule,
+  deviceModule,
+  tokensModule,
+] as ModuleManifest[];
+
+/**
+ * Every schema step, per module, in the order they are applied. The shared
+ * tables of src/lib (revisions, audit) come right after projects, which
+ * they reference.
+ */
+export function storeMigrations(): ModuleMigrations[] {
+  const list: ModuleMigrations[] = [];
+  for (const m of MODULES) {
+    list.push({ module: m.name, migrations: m.migrations });
+    if (m.name === "projects") {
+      list.push({ module: "revisions", migrations: REVISIONS_MIGRATIONS });
+      list.push({ module: "audit", migrations: AUDIT_MIGRATIONS });
+    }
+  }
+  return list.filter((m) => m.migrations.length > 0);
+}

@@ -1,0 +1,316 @@
+/**
+ * The store seam itself (src/lib/store): migrations, the legacy SQLite
+ * format, serialised read-then-write, announcements and leases. Every test
+ * runs on SQLite, and on PostgreSQL too on the suite's PostgreSQL run (a
+ * fresh database per test). "Two instances" are two Store objects on the
+ * same file or database, as two servers would hold them.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { type Migration, type ModuleMigrations, NewerSchemaError, type Store, type StoreTarget, migrate, openStore, parseStoreTarget } from "../../src/lib/store";
+import { STORE_MIGRATIONS } from "../../src/lib/store/core-migrations";
+import { storeMigrations } from "../../src/modules";
+import { TEST_ENGINE, dropStore, freshStoreUrl, tempDir } from "../helpers";
+
+type Engine = "sqlite" | "postgres";
+const ENGINES: Engine[] = TEST_ENGINE === "postgres" ? ["sqlite", "postgres"] : ["sqlite"];
+
+/** Every step openStore applies: the store's own first, then the modules' (src/modules/index.ts). */
+const ALL_STEPS = (): ModuleMigrations[] => [{ module: "store", migrations: STORE_MIGRATIONS }, ...storeMigrations()];
+
+const opened: Store[] = [];
+const databases: string[] = [];
+
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+  for (const url of databases.splice(0)) await dropStore(url);
+});
+
+/** A new empty place to keep data on `engine`: a SQLite file in a temp dir, or a new PostgreSQL database. */
+async function freshTarget(engine: Engine): Promise<StoreTarget> {
+  const dir = tempDir("svc-store-");
+  if (engine === "sqlite") return parseStoreTarget(`sqlite:${join(dir, "service.db")}`, dir);
+  const url = (await freshStoreUrl())!;
+  databases.push(url);
+  return parseStoreTarget(url, dir);
+}
+
+/** Opens (and migrates) a store the way the server does; closed after the test. */
+async function open(target: StoreTarget): Promise<Store> {
+  // A long busy budget: two instances in one process take turns on SQLite's write lock (tests of 503 live elsewhere).
+  const store = await openStore(target, { migrations: storeMigrations(), busyBudgetMs: 10_000, poolSize: 4 });
+  opened.push(store);
+  return store;
+}
+
+async function tableExists(store: Store, table: string): Promise<boolean> {
+  const sql =
+    store.engine === "sqlite"
+      ? "SELECT CAST(COUNT(*) AS INTEGER) AS n FROM sqlite_master WHERE type = 'table' AND name = ?"
+      : "SELECT CAST(COUNT(*) AS INTEGER) AS n FROM information_schema.tables WHERE table_schema = 'public' AND table_name = ?";
+  return (await store.one<{ n: number }>(sql, table))!.n === 1;
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) return false;
+    await Bun.sleep(10);
+  }
+  return true;
+}
+
+describe.each(ENGINES)("%s", (engine) => {
+  describe("migrations", () => {
+    test("apply once, each step recorded in schema_migrations; opening again applies nothing", async () => {
+      const target = await freshTarget(engine);
+      const store = await open(target);
+      const recorded = await store.all<{ module: string; step: number; name: string }>("SELECT module, step, name FROM schema_migrations ORDER BY module, step");
+      const expected = ALL_STEPS()
+        .flatMap(({ module, migrations }) => migrations.map((m, step) => ({ module, step, name: m.name })))
+        .sort((a, b) => (a.module === b.module ? a.step - b.step : a.module < b.module ? -1 : 1));
+      expect(recorded.map((r) => ({ ...r, step: Number(r.step) }))).toEqual(expected);
+      // The modules' tables and the shared ones are there, empty.
+      for (const table of ["projects", "sdk_keys", "env_revisions", "audit_log", "store_meta", "store_changes", "store_leases"]) {
+        expect(await tableExists(store, table), table).toBe(true);
+      }
+      expect(await store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM projects")).toEqual({ n: 0 });
+
+      // Another server starting on the same data: nothing to apply, nothing recorded twice.
+      const again = await open(target);
+      expect(await migrate(again, ALL_STEPS())).toBe(0);
+      expect(await again.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM schema_migrations")).toEqual({ n: expected.length });
+      // Both see the same epoch (it is the database's, not the process's).
+      expect(again.epoch).toBe(store.epoch);
+      expect(store.epoch).toMatch(/^[A-Za-z0-9]{10}$/);
+    });
+
+    test("a failing step leaves the schema where it was", async () => {
+      const store = await open(await freshTarget(engine));
+      const before = await store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM schema_migrations");
+      const broken: Migration = {
+        name: "broken",
+        sqlite: "CREATE TABLE t_broken (a INTEGER) STRICT; SELECT nope FROM nowhere;",
+        postgres: "CREATE TABLE t_broken (a integer); SELECT nope FROM nowhere;",
+      };
+      await expect(migrate(store, [...ALL_STEPS(), { module: "extra", migrations: [broken] }])).rejects.toThrow(/nowhere/);
+      expect(await store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM schema_migrations")).toEqual(before);
+      expect(await store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM schema_migrations WHERE module = 'extra'")).toEqual({ n: 0 });
+      expect(await tableExists(store, "t_broken")).toBe(false);
+    });
+
+    test("a database migrated further by a newer binary is refused with NewerSchemaError, and left as it is", async () => {
+      const target = await freshTarget(engine);
+      const store = await open(target);
+      const projects = storeMigrations().find((m) => m.module === "projects")!;
+      // A newer svc added a step to a module we know...
+      await store.run(
+        "INSERT INTO schema_migrations (module, step, name, applied_at) VALUES ('projects', ?, 'from a newer binary', '2030-01-01T00:00:00.000Z')",
+        projects.migrations.length,
+      );
+      await expect(openStore(target, { migrations: storeMigrations(), poolSize: 2 })).rejects.toBeInstanceOf(NewerSchemaError);
+      await expect(openStore(target, { migrations: storeMigrations(), poolSize: 2 })).rejects.toThrow(/newer svc.*projects/);
+      expect(await store.one("SELECT name FROM schema_migrations WHERE module = 'projects' AND step = ?", projects.migrations.length)).toEqual({
+        name: "from a newer binary",
+      });
+      // ...or a module this binary does not have at all.
+      await store.run("DELETE FROM schema_migrations WHERE name = 'from a newer binary'");
+      await store.run("INSERT INTO schema_migrations (module, step, name, applied_at) VALUES ('billing', 0, 'billing', '2030-01-01T00:00:00.000Z')");
+      await expect(openStore(target, { migrations: storeMigrations(), poolSize: 2 })).rejects.toBeInstanceOf(NewerSchemaError);
+      // Without the foreign row it opens again.
+      await store.run("DELETE FROM schema_migrations WHERE module = 'billing'");
+      const reopened = await open(target);
+      expect(await migrate(reopened, ALL_STEPS())).toBe(0);
+    });
+
+    test("tables refuse a wrongly typed value", async () => {
+      const store = await open(await freshTarget(engine));
+      await expect(store.run("INSERT INTO store_leases (name, holder, expires_at) VALUES ('typed', 'h', ?)", "seven")).rejects.toThrow(
+        engine === "sqlite" ? /cannot store TEXT value in INTEGER column/ : /invalid input syntax/,
+      );
+      expect(await store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM store_leases")).toEqual({ n: 0 });
+    });
+  });
+
+  describe("two instances on the same data", () => {
+    test("the same read-then-write under tx.lock, 200 writes at once over two instances, ends at exactly 200", async () => {
+      const target = await freshTarget(engine);
+      const a = await open(target);
+      const b = await open(target);
+      await a.exec("CREATE TABLE counter_test (id integer PRIMARY KEY, n integer NOT NULL)");
+      await a.run("INSERT INTO counter_test (id, n) VALUES (1, 0)");
+      const increment = (store: Store) =>
+        store.write(async (tx) => {
+          await tx.lock("test:counter");
+          const row = await tx.one<{ n: number }>("SELECT n FROM counter_test WHERE id = 1");
+          // Give every other writer the chance to read the same value: only the lock keeps their updates from being lost.
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          await tx.run("UPDATE counter_test SET n = ? WHERE id = 1", Number(row!.n) + 1);
+          return Number(row!.n);
+        });
+      const seen = await Promise.all(Array.from({ length: 200 }, (_, i) => increment(i % 2 === 0 ? a : b)));
+      // Every write read the value the previous one wrote: 0..199, each once.
+      expect([...seen].sort((x, y) => x - y)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+      expect(Number((await a.one<{ n: number }>("SELECT n FROM counter_test WHERE id = 1"))!.n)).toBe(200);
+      expect(Number((await b.one<{ n: number }>("SELECT n FROM counter_test WHERE id = 1"))!.n)).toBe(200);
+    }, 30_000);
+
+    test("an announcement of one instance reaches the other's listener within 1 s, and its own listener once", async () => {
+      const target = await freshTarget(engine);
+      const a = await open(target);
+      const b = await open(target);
+      const heardByA: string[] = [];
+      const heardByB: string[] = [];
+      a.listen("test:channel", (p) => heardByA.push(p));
+      b.listen("test:channel", (p) => heardByB.push(p));
+      b.listen("test:other", (p) => heardByB.push(`other:${p}`));
+      const sentAt = performance.now();
+      await a.write(async (tx) => {
+        tx.announce("test:channel", "hello");
+      });
+      expect(await waitFor(() => heardByB.includes("hello"), 1000)).toBe(true);
+      expect(performance.now() - sentAt).toBeLessThan(1000);
+      await Bun.sleep(300);
+      expect(heardByB).toEqual(["hello"]);
+      expect(heardByA).toEqual(["hello"]);
+    });
+
+    test("a rolled-back write announces nothing and stores nothing", async () => {
+      const target = await freshTarget(engine);
+      const a = await open(target);
+      const b = await open(target);
+      const heardByA: string[] = [];
+      const heardByB: string[] = [];
+      a.listen("test:channel", (p) => heardByA.push(p));
+      b.listen("test:channel", (p) => heardByB.push(p));
+      await expect(
+        a.write(async (tx) => {
+          await tx.run("INSERT INTO store_meta (key, value) VALUES ('rolled-back', 'x')");
+          tx.announce("test:channel", "rolled-back");
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
+      // A committed announcement after it: once that one has arrived, the rolled-back one would have too.
+      await a.write(async (tx) => {
+        tx.announce("test:channel", "committed");
+      });
+      expect(await waitFor(() => heardByB.includes("committed"), 1000)).toBe(true);
+      await Bun.sleep(300);
+      expect(heardByB).toEqual(["committed"]);
+      expect(heardByA).toEqual(["committed"]);
+      expect(await b.one("SELECT value FROM store_meta WHERE key = 'rolled-back'")).toBeUndefined();
+    });
+
+    test("a lease is held by one instance at a time, renewed by its holder, and taken over once it expires", async () => {
+      const target = await freshTarget(engine);
+      const a = await open(target);
+      const b = await open(target);
+      // Asked at the same moment: exactly one gets it.
+      const both = await Promise.all([a.lease("test:race", 10_000), b.lease("test:race", 10_000)]);
+      expect(both.filter(Boolean)).toHaveLength(1);
+
+      expect(await a.lease("test:job", 400)).toBe(true);
+      expect(await b.lease("test:job", 400)).toBe(false);
+      // The holder renews it; the other still cannot take it.
+      expect(await a.lease("test:job", 400)).toBe(true);
+      expect(await b.lease("test:job", 400)).toBe(false);
+      await Bun.sleep(500);
+      // Expired: the other takes it, and now the first is refused.
+      expect(await b.lease("test:job", 10_000)).toBe(true);
+      expect(await a.lease("test:job", 10_000)).toBe(false);
+      // Leases are per name.
+      expect(await a.lease("test:other-job", 10_000)).toBe(true);
+    });
+  });
+});
+
+/**
+ * Before modules had their own lists, a SQLite file counted one global list
+ * of 13 steps in PRAGMA user_version (src/lib/store/migrate.ts). Files of
+ * that era exist in the wild: they are adopted, never migrated again.
+ */
+describe("a legacy SQLite file (PRAGMA user_version)", () => {
+  /** The single list's order, as (module, step): PRAGMA user_version 1..13. */
+  const LEGACY_STEPS: Array<[string, number]> = [
+    ["projects", 0],
+    ["keys", 0],
+    ["revisions", 0],
+    ["killswitches", 0],
+    ["configs", 0],
+    ["identity", 0],
+    ["device", 0],
+    ["tokens", 0],
+    ["projects", 1],
+    ["store", 0],
+    ["identity", 1],
+    ["device", 1],
+    ["configs", 1],
+  ];
+
+  /** Writes the file an old svc would have left: its 13 steps (the released SQL, verbatim), user_version 13, some data. */
+  function legacyFile(version = LEGACY_STEPS.length): { path: string; identity: string } {
+    const path = join(tempDir("svc-legacy-"), "service.db");
+    const steps = new Map(ALL_STEPS().map((m) => [m.module, m.migrations]));
+    const db = new Database(path, { create: true, strict: true });
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA foreign_keys = ON");
+    for (const [module, step] of LEGACY_STEPS) db.exec(steps.get(module)![step]!.sqlite);
+    const st = statSync(path);
+    const identity = `${st.dev}:${st.ino}`;
+    db.query("INSERT INTO organisations (id, name, created_at) VALUES ('org_legacy', 'Legacy Ltd', '2026-01-01T00:00:00.000Z')").run();
+    db.query("INSERT INTO store_meta (key, value) VALUES ('epoch', 'legacyEpoc'), ('file_identity', ?)").run(identity);
+    db.exec(`PRAGMA user_version = ${version}`);
+    db.close();
+    return { path, identity };
+  }
+
+  test("user_version 13 with the old tables is adopted without re-running a step; only the newer steps run", async () => {
+    const { path } = legacyFile();
+    // Re-running any released step would fail: its CREATE TABLE finds the table there.
+    const store = await open(parseStoreTarget(`sqlite:${path}`, tempDir()));
+    const rows = await store.all<{ module: string; step: number; name: string }>("SELECT module, step, name FROM schema_migrations");
+    const recorded = new Map(rows.map((r) => [`${r.module}/${r.step}`, r.name]));
+    // Every legacy step is recorded as adopted...
+    for (const [module, step] of LEGACY_STEPS) expect(recorded.get(`${module}/${step}`), `${module}/${step}`).toBe(`${module} ${step + 1} (user_version)`);
+    // ...and every later step was applied under its own name.
+    const legacy = new Set(LEGACY_STEPS.map(([m, s]) => `${m}/${s}`));
+    const later = ALL_STEPS().flatMap(({ module, migrations }) => migrations.map((m, step) => ({ key: `${module}/${step}`, name: m.name }))).filter((s) => !legacy.has(s.key));
+    expect(later.map((s) => s.key)).toContain("store/1");
+    expect(later.map((s) => s.key)).toContain("audit/0");
+    for (const s of later) expect(recorded.get(s.key), s.key).toBe(s.name);
+    expect(rows).toHaveLength(legacy.size + later.length);
+
+    expect(await store.one("SELECT id, name FROM organisations")).toEqual({ id: "org_legacy", name: "Legacy Ltd" });
+    expect(await tableExists(store, "audit_log")).toBe(true);
+    expect(await tableExists(store, "store_leases")).toBe(true);
+    // The same file keeps its epoch: SDKs' ETags stay valid across the upgrade.
+    expect(store.epoch).toBe("legacyEpoc");
+    await store.close();
+    opened.splice(opened.indexOf(store), 1);
+
+    const raw = new Database(path, { readonly: true });
+    try {
+      expect(raw.query("PRAGMA user_version").get()).toEqual({ user_version: 0 });
+    } finally {
+      raw.close();
+    }
+    // Opening it again applies nothing.
+    const again = await open(parseStoreTarget(`sqlite:${path}`, tempDir()));
+    expect(await migrate(again, ALL_STEPS())).toBe(0);
+    expect(await again.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM schema_migrations")).toEqual({ n: rows.length });
+  });
+
+  test("a user_version beyond the single list (a newer binary of that era) is refused with NewerSchemaError", async () => {
+    const { path } = legacyFile(LEGACY_STEPS.length + 1);
+    await expect(openStore(parseStoreTarget(`sqlite:${path}`, tempDir()), { migrations: storeMigrations() })).rejects.toBeInstanceOf(NewerSchemaError);
+    const raw = new Database(path, { readonly: true });
+    try {
+      expect(raw.query("PRAGMA user_version").get()).toEqual({ user_version: LEGACY_STEPS.length + 1 });
+      expect(raw.query("SELECT name FROM sqlite_master WHERE name = 'schema_migrations'").get()).toBeNull();
+    } finally {
+      raw.close();
+    }
+  });
+});
