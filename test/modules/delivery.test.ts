@@ -219,6 +219,8 @@ describe("GET /api/sdk/v1/snapshot", () => {
     const before = await sdk("/api/sdk/v1/snapshot?env=prod");
     expect(before.body.killswitches[ks].value).toBe(false);
     const child = Bun.spawn([process.execPath, join(import.meta.dir, "../fixtures/delivery-publisher.ts"), s.dataDir, s.projectId, ks, "prod"], {
+      // The child opens the same store: the data dir's file, or the server's PostgreSQL database.
+      env: { ...process.env, SERVICE_STORE_URL: s.storeUrl ?? "" },
       stdout: "pipe",
       stderr: "pipe",
     });

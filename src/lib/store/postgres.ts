@@ -1,5 +1,5 @@
 import { SQL } from "bun";
-import { unavailable } from "../errors";
+import { unavailable, validation } from "../errors";
 import { type ActiveTx, type Announcement, BaseStore } from "./base";
 import { RESYNC, type Param } from "./types";
 
@@ -48,16 +48,27 @@ export function isPostgresUnavailable(err: unknown): boolean {
 
 type Runner = { unsafe: (sql: string, params?: unknown[]) => Promise<unknown[] & { count?: number }> };
 
+/**
+ * PostgreSQL text cannot hold U+0000 (SQLite can): such a value, from a path,
+ * a query or a body, is the caller's mistake, answered 400 like any other.
+ */
+async function query(runner: Runner, sql: string, params: Param[]) {
+  try {
+    return await runner.unsafe(toPostgresParams(sql), params);
+  } catch (err) {
+    const code = pgCode(err);
+    if (code === "22021" || code === "22P05") throw validation("Text must not contain NUL (U+0000) characters", "remove the \\u0000 characters");
+    throw err;
+  }
+}
 async function one<T>(runner: Runner, sql: string, params: Param[]): Promise<T | undefined> {
-  const rows = await runner.unsafe(toPostgresParams(sql), params);
-  return rows[0] as T | undefined;
+  return (await query(runner, sql, params))[0] as T | undefined;
 }
 async function all<T>(runner: Runner, sql: string, params: Param[]): Promise<T[]> {
-  return [...(await runner.unsafe(toPostgresParams(sql), params))] as T[];
+  return [...(await query(runner, sql, params))] as T[];
 }
 async function run(runner: Runner, sql: string, params: Param[]): Promise<number> {
-  const result = await runner.unsafe(toPostgresParams(sql), params);
-  return result.count ?? 0;
+  return (await query(runner, sql, params)).count ?? 0;
 }
 
 /**

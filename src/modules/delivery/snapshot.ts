@@ -52,6 +52,8 @@ const BUILD_ATTEMPTS = 5;
 export class SnapshotService {
   private readonly entries = new Map<string, SnapshotEntry>();
   private readonly building = new Map<string, Promise<SnapshotEntry>>();
+  /** The newest revision announced per key: an entry older than it is never kept. */
+  private readonly announced = new Map<string, number>();
   private readonly listeners = new Map<string, Set<SnapshotListener>>();
   private readonly defaultEnvs = new Map<string, { env: Env; until: number }>();
   private readonly unlisten: () => void;
@@ -141,6 +143,10 @@ export class SnapshotService {
     // Nobody asked for this env yet and nobody listens: build it when someone does.
     if (!cached && !this.listeners.has(key)) return;
     if (cached && cached.snapshot.revision >= revision) return;
+    // Stale from now on: the next request waits for the rebuild rather than getting the old entry
+    // (on PostgreSQL the rebuild takes round trips; a writer must read its own write at once).
+    if ((this.announced.get(key) ?? 0) < revision) this.announced.set(key, revision);
+    this.entries.delete(key);
     let entry: SnapshotEntry;
     try {
       entry = await this.rebuild(key, projectId, env);
@@ -175,6 +181,8 @@ export class SnapshotService {
   }
 
   private keep(key: string, entry: SnapshotEntry): SnapshotEntry {
+    // A build that started before the newest announcement: its chained successor keeps the newer one.
+    if (entry.snapshot.revision < (this.announced.get(key) ?? 0)) return entry;
     const current = this.entries.get(key);
     // Never swap a newer entry for an older one.
     if (current && current.snapshot.revision > entry.snapshot.revision) return current;
