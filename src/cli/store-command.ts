@@ -5,6 +5,16 @@ import type { Command } from "./command";
 import { CliError } from "./errors";
 import { DATA_FLAG, dataDirOf, openCommandStore } from "./store-option";
 
+/** A store URL flag; a bad one is a usage error naming that flag. */
+function targetOf(flag: string, value: string | undefined, dataDir: string) {
+  try {
+    return parseStoreTarget(value, dataDir);
+  } catch (err) {
+    if (err instanceof StoreUrlError) throw new UsageError(err.message.replace(/^--store/, flag));
+    throw err;
+  }
+}
+
 const copyCommand: Command = {
   name: "copy",
   summary: "Copy every table from one store into an empty other (SQLite to PostgreSQL, or back)",
@@ -24,14 +34,8 @@ const copyCommand: Command = {
   },
   async run({ values }) {
     if (!values.to) throw new UsageError("--to URL is required (sqlite:FILE or postgres://USER@HOST:PORT/DB)");
-    let from, to;
-    try {
-      from = parseStoreTarget(values.from as string | undefined, dataDirOf(values));
-      to = parseStoreTarget(values.to as string, dataDirOf(values));
-    } catch (err) {
-      if (err instanceof StoreUrlError) throw new UsageError(err.message.replace("--store", values.from && err.message.includes(String(values.from)) ? "--from" : "--to"));
-      throw err;
-    }
+    const from = targetOf("--from", values.from as string | undefined, dataDirOf(values));
+    const to = targetOf("--to", values.to as string, dataDirOf(values));
     if (describeTarget(from) === describeTarget(to)) throw new UsageError("--from and --to name the same store");
     const source = await openCommandStore(from);
     try {

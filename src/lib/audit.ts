@@ -42,6 +42,9 @@ CREATE INDEX audit_log_project ON audit_log (project_id, seq);`,
 
 export type AuditActor = { email: string; type: string };
 
+/** The actor of changes svc makes itself (first start, setup, defaults of internal calls). */
+export const SYSTEM_ACTOR: AuditActor = { email: "system@svc.local", type: "system" };
+
 export type AuditEntry = {
   projectId?: string | null;
   organisationId?: string | null;

@@ -23,6 +23,10 @@ export abstract class BaseStore implements Store {
   private readonly listeners = new Map<string, Set<ChangeListener>>();
   protected onListenerError: (err: unknown, channel: string) => void = () => {};
 
+  /** What the database is (file or cluster + database): a copy or a restore has another identity, and gets a new epoch. */
+  abstract identity(): Promise<string>;
+  /** Starts hearing other processes' announcements (after migrations made their tables). */
+  abstract start(): Promise<void>;
   protected abstract transaction<T>(fn: (tx: ActiveTx) => Promise<T>): Promise<T>;
   protected abstract readOne<T>(sql: string, params: Param[]): Promise<T | undefined>;
   protected abstract readAll<T>(sql: string, params: Param[]): Promise<T[]>;

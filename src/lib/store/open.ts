@@ -59,10 +59,8 @@ export async function openStore(target: StoreTarget, options: OpenStoreOptions):
     if (store instanceof PostgresStore) await store.connect();
     if (options.migrate === false) return store;
     await migrate(store, [{ module: "store", migrations: STORE_MIGRATIONS }, ...options.migrations]);
-    const identity = store instanceof SqliteStore ? store.identity() : await (store as PostgresStore).identity();
-    store.epoch = await ensureEpoch(store, identity);
-    if (store instanceof SqliteStore) store.start();
-    else await (store as PostgresStore).start();
+    store.epoch = await ensureEpoch(store, await store.identity());
+    await store.start();
     return store;
   } catch (err) {
     await store.close().catch(() => {});

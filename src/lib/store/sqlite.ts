@@ -133,14 +133,14 @@ export class SqliteStore extends BaseStore {
   }
 
   /** Device and inode of the file: a copied, moved or restored file has another identity. */
-  identity(): string {
+  async identity(): Promise<string> {
     if (this.path === ":memory:") return `memory:${this.origin}`;
     const st = statSync(this.path);
     return `${st.dev}:${st.ino}`;
   }
 
   /** Starts following other processes' announcements (after migrations created store_changes). */
-  start(): void {
+  async start(): Promise<void> {
     this.lastDataVersion = this.dataVersion();
     this.lastChangeSeq = this.writer.one<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM store_changes", [])?.seq ?? 0;
     this.pollTimer = setInterval(() => this.pollChanges(), this.pollMs);

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { type AuditActor, recordAudit } from "../../lib/audit";
+import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import { ORGANISATIONS_LOCK } from "../projects/service";
 import { alreadyExists, badRequest, forbidden, notFound, validation } from "../../lib/errors";
 import { newId, randomBase62, sha256Hex } from "../../lib/ids";
@@ -51,9 +51,6 @@ export type Invitation = { email: string; role: Role; organisationId: string; or
 
 /** What a finished browser sign-in hands to the routes: the session secret for the cookie, and where to go. */
 export type SignInResult = { sessionToken: string; user: SignedInUser; redirect: string | undefined };
-
-/** Audit actor of changes made by the server itself (first start, tests). */
-const SYSTEM_ACTOR: AuditActor = { email: "svc", type: "system" };
 
 /** Lock scope of an organisation's memberships (who belongs, who owns). */
 export function organisationLock(organisationId: string): string {

@@ -1,4 +1,4 @@
-import { type AuditActor, recordAudit } from "../../lib/audit";
+import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { KeyDirectory, SdkKeyInfo } from "../../lib/auth";
 import { ApiError, alreadyExists, badRequest, notFound } from "../../lib/errors";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
@@ -80,9 +80,6 @@ const RESOLVE_CACHE_MS = 60_000;
 const RESOLVE_CACHE_ENTRIES = 10_000;
 
 const DEFAULT_FLUSH_MS = 60_000;
-
-/** What svc itself is in audit rows (first start, `svc init`). */
-const SYSTEM_ACTOR: AuditActor = { email: "system@svc.local", type: "system" };
 
 /** What an operator-chosen admin secret (SERVICE_INIT_ADMIN_KEY) must look like. */
 export const KEY_SECRET_PATTERN = /^sdk_admin_[A-Za-z0-9]{16,128}$/;

@@ -1,4 +1,4 @@
-import { type AuditActor, recordAudit } from "../../lib/audit";
+import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import { notFound, validation } from "../../lib/errors";
 import { newId, newUuid, nowIso } from "../../lib/ids";
@@ -150,9 +150,6 @@ function isValidTimezone(tz: string): boolean {
     return false;
   }
 }
-
-/** What svc itself is in audit rows (first start, `svc init`). */
-const SYSTEM_ACTOR: AuditActor = { email: "system@svc.local", type: "system" };
 
 /**
  * Organisations and projects are created under this one lock, so that a
