@@ -2,6 +2,7 @@ import type { Elysia } from "elysia";
 import type { Authenticator, BearerResolver, authPlugin } from "./auth";
 import type { Env } from "./envs";
 import type { Logger } from "./log";
+import type { McpTool } from "./mcp-tool";
 import type { Network, NetworkOptions } from "./network";
 import type { Migration, Store } from "./store";
 
@@ -71,6 +72,8 @@ export type ModuleManifest<K extends keyof Services = keyof Services> = {
   routes?(ctx: AppContext): Elysia<any, any, any, any, any, any, any>;
   /** Its part of the SDK snapshot. */
   snapshot?(service: Services[K]): SnapshotSection;
+  /** Its tools in `svc mcp` (the tool server calls the HTTP API as the signed-in user). */
+  mcpTools?: readonly McpTool[];
   /** Bearer secrets it resolves (device access tokens, API tokens). */
   bearerResolvers?(service: Services[K]): BearerResolver[];
   /** Stops timers and flushes what it buffers, before the store closes. */

@@ -1,23 +1,9 @@
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { ENVS, type SvcClient } from "../cli/client";
+import { ENVS } from "../lib/envs";
+import type { McpTool } from "../lib/mcp-tool";
 
-/** Opens a session for one tool call, with the project the call names (if any). */
-export type OpenSession = (projectId?: string) => SvcClient;
-
-/**
- * One MCP tool. `run` gets the validated arguments and a way to open the
- * user's session (credentials are re-read per call, so `svc login` after
- * the tool server started takes effect). What it returns is sent as JSON.
- */
-export type McpTool<S extends z.ZodRawShape = z.ZodRawShape> = {
-  name: string;
-  title: string;
-  description: string;
-  input: S;
-  annotations: ToolAnnotations;
-  run(args: z.infer<z.ZodObject<S>>, open: OpenSession): Promise<unknown>;
-};
+export type { McpTool, OpenSession } from "../lib/mcp-tool";
 
 /** Keeps the argument types of one tool while the registry holds them all as `McpTool`. */
 export function defineTool<S extends z.ZodRawShape>(tool: McpTool<S>): McpTool {
@@ -26,6 +12,9 @@ export function defineTool<S extends z.ZodRawShape>(tool: McpTool<S>): McpTool {
 
 /** Annotations of a tool that only reads. */
 export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+/** Annotations of a tool that changes something and cannot be undone by repeating it. */
+export const DESTRUCTIVE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
 
 /** The optional argument of every project-scoped tool. */
 export const projectIdArg = z.string().min(1).max(128).optional().describe("Project to act on; default: the active project (see whoami)");

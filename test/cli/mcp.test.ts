@@ -66,18 +66,22 @@ describe("svc mcp", () => {
           "list_members",
           "list_projects",
           "list_sdk_keys",
+          "list_api_tokens",
           "publish_config",
+          "revoke_api_token",
+          "revoke_sdk_key",
           "save_config_draft",
           "toggle_killswitch",
           "whoami",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
       expect(byName.save_config_draft!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
       expect(byName.publish_config!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+      for (const name of ["revoke_sdk_key", "revoke_api_token"]) expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       expect(byName.toggle_killswitch!.inputSchema.required).toEqual(["name"]);
       expect(Object.keys(byName.toggle_killswitch!.inputSchema.properties!).sort()).toEqual(["env", "name", "project_id", "switch_key", "value"]);
       expect(s.stderr()).toContain("serving on stdio");
@@ -146,6 +150,50 @@ describe("svc mcp", () => {
           { email: "viewer@example.com", role: "viewer", joinedAt: expect.any(String) },
         ]),
       );
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("every module's manifest tools are served, each once", async () => {
+    const { mcpTools } = await import("../../src/mcp/server");
+    const { MODULES } = await import("../../src/modules/index");
+    const names = mcpTools().map((t) => t.name);
+    expect(new Set(names).size).toBe(names.length);
+    const declared = MODULES.flatMap((m) => (m.mcpTools ?? []).map((t) => t.name));
+    expect(names).toEqual(declared);
+    for (const module of ["killswitches", "configs", "keys", "tokens", "identity"]) {
+      expect(MODULES.find((m) => m.name === module)?.mcpTools?.length ?? 0).toBeGreaterThan(0);
+    }
+  });
+
+  test("list_api_tokens lists masked tokens; revoke_api_token and revoke_sdk_key revoke by id and the server refuses them after", async () => {
+    const minted = await ts.api("/api/admin/tokens", { body: { name: "ci-deploy", access: "read-only" } });
+    expect(minted.status).toBe(201);
+    const sacrificial = await ts.api("/api/admin/keys", { body: { type: "server", name: "old-backend" } });
+    expect(sacrificial.status).toBe(201);
+    const s = await connect(signedIn());
+    try {
+      const listedResult = await s.client.callTool({ name: "list_api_tokens", arguments: {} });
+      const listed = json(listedResult);
+      expect(listed).toEqual([expect.objectContaining({ id: minted.body.id, name: "ci-deploy", access: "read-only", maskedToken: expect.any(String) })]);
+      expect(JSON.stringify(listedResult)).not.toContain(minted.body.token);
+
+      // An id of the wrong kind is refused by the tool's own schema before anything is sent.
+      expect(errorText(await s.client.callTool({ name: "revoke_api_token", arguments: { id: minted.body.token } }))).toContain("tok_");
+      expect(errorText(await s.client.callTool({ name: "revoke_sdk_key", arguments: { id: "tok_x" } }))).toContain("key_");
+
+      expect(json(await s.client.callTool({ name: "revoke_api_token", arguments: { id: minted.body.id } }))).toEqual({ id: minted.body.id, revoked: true });
+      expect((await ts.api("/api/admin/tokens")).body).toEqual([]);
+      const withRevoked = await fetch(`${ts.url}/api/admin/killswitches`, { headers: { authorization: `Bearer ${minted.body.token}` } });
+      expect(withRevoked.status).toBe(401);
+
+      expect(json(await s.client.callTool({ name: "revoke_sdk_key", arguments: { id: sacrificial.body.id } }))).toEqual({ id: sacrificial.body.id, revoked: true });
+      const keys = json(await s.client.callTool({ name: "list_sdk_keys", arguments: {} }));
+      expect(keys.map((k: any) => k.id)).not.toContain(sacrificial.body.id);
+      const sdk = await fetch(`${ts.url}/api/sdk/v1/snapshot?env=prod`, { headers: { authorization: `Bearer ${sacrificial.body.key}` } });
+      expect(sdk.status).toBe(401);
+      expect(errorText(await s.client.callTool({ name: "revoke_sdk_key", arguments: { id: sacrificial.body.id } }))).toContain("NOT_FOUND");
     } finally {
       await s.close();
     }

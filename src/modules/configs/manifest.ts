@@ -1,4 +1,5 @@
 import type { ModuleManifest } from "../../lib/module";
+import { configTools } from "./mcp-tools";
 import { CONFIGS_MIGRATIONS } from "./migrations";
 import { configRoutes } from "./routes";
 import { ConfigsService } from "./service";
@@ -19,5 +20,6 @@ export const configsModule: ModuleManifest<"configs"> = {
   migrations: CONFIGS_MIGRATIONS,
   createService: (ctx) => new ConfigsService(ctx),
   routes: (ctx) => configRoutes(ctx),
+  mcpTools: configTools,
   snapshot: (service) => ({ field: "configs", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
 };

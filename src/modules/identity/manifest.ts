@@ -1,4 +1,5 @@
 import type { ModuleManifest } from "../../lib/module";
+import { identityTools } from "./mcp-tools";
 import { IDENTITY_MIGRATIONS } from "./migrations";
 import type { SignInOptions } from "./options";
 import { identityRoutes } from "./routes";
@@ -26,4 +27,5 @@ export const identityModule: ModuleManifest<"identity"> = {
   migrations: IDENTITY_MIGRATIONS,
   createService: (ctx) => new IdentityService(ctx),
   routes: (ctx) => identityRoutes(ctx),
+  mcpTools: identityTools,
 };

@@ -1,4 +1,5 @@
 import type { ModuleManifest } from "../../lib/module";
+import { keyTools } from "./mcp-tools";
 import { KEYS_MIGRATIONS } from "./migrations";
 import { keyRoutes } from "./routes";
 import { KeysService } from "./service";
@@ -23,5 +24,6 @@ export const keysModule: ModuleManifest<"keys"> = {
   migrations: KEYS_MIGRATIONS,
   createService: (ctx) => new KeysService(ctx),
   routes: (ctx) => keyRoutes(ctx),
+  mcpTools: keyTools,
   close: (service) => service.close(),
 };

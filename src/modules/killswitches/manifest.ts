@@ -1,4 +1,5 @@
 import type { ModuleManifest } from "../../lib/module";
+import { killswitchTools } from "./mcp-tools";
 import { KILLSWITCHES_MIGRATIONS } from "./migrations";
 import { killswitchRoutes } from "./routes";
 import { KillswitchesService } from "./service";
@@ -18,5 +19,6 @@ export const killswitchesModule: ModuleManifest<"killswitches"> = {
   migrations: KILLSWITCHES_MIGRATIONS,
   createService: (ctx) => new KillswitchesService(ctx),
   routes: (ctx) => killswitchRoutes(ctx),
+  mcpTools: killswitchTools,
   snapshot: (service) => ({ field: "killswitches", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
 };

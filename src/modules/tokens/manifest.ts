@@ -1,4 +1,5 @@
 import type { ModuleManifest } from "../../lib/module";
+import { tokenTools } from "./mcp-tools";
 import { TOKENS_MIGRATIONS } from "./migrations";
 import { tokenRoutes } from "./routes";
 import { TokensService } from "./service";
@@ -15,5 +16,6 @@ export const tokensModule: ModuleManifest<"tokens"> = {
   migrations: TOKENS_MIGRATIONS,
   createService: (ctx) => new TokensService(ctx),
   routes: (ctx) => tokenRoutes(ctx),
+  mcpTools: tokenTools,
   bearerResolvers: (service) => [service.bearerResolver()],
 };

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { ENVS } from "../../cli/client";
+import { ENVS } from "../../lib/envs";
 import type { ConfigRecord } from "../../cli/configs";
-import { READ_ONLY, defineTool, envArg, projectIdArg } from "../tool";
+import { READ_ONLY, defineTool, envArg, projectIdArg } from "../../mcp/tool";
 
 const path = (name: string) => `/api/admin/configs/${encodeURIComponent(name)}`;
 const configName = z.string().min(1).max(128).describe("Config name or id");

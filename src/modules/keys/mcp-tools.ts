@@ -1,4 +1,5 @@
-import { READ_ONLY, defineTool, projectIdArg } from "../tool";
+import { z } from "zod";
+import { DESTRUCTIVE, READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
 
 type ListedKey = { id: string; type: string; name: string; scopes: string[]; maskedKey: string; createdAt: string; lastUsedAt: string | null };
 
@@ -13,6 +14,17 @@ export const keyTools = [
       const keys = await open(project_id).request<ListedKey[]>("GET", "/api/admin/keys");
       // Field by field, so a secret can never pass through even if the server sent one.
       return keys.map((k) => ({ id: k.id, type: k.type, name: k.name, scopes: k.scopes, maskedKey: k.maskedKey, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt }));
+    },
+  }),
+  defineTool({
+    name: "revoke_sdk_key",
+    title: "Revoke an SDK key",
+    description: "Revokes one SDK key by its id (from list_sdk_keys); every SDK using it is refused from then on, on every server within a second. Needs the owner role. Never pass the secret itself.",
+    input: { id: z.string().regex(/^key_/, "an SDK key id starts with key_ (see list_sdk_keys)").max(128).describe("The key's id, key_…"), project_id: projectIdArg },
+    annotations: DESTRUCTIVE,
+    async run({ id, project_id }, open) {
+      await open(project_id).request("DELETE", `/api/admin/keys/${encodeURIComponent(id)}`);
+      return { id, revoked: true };
     },
   }),
 ];

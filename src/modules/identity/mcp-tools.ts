@@ -1,9 +1,9 @@
 import { z } from "zod";
 import type { Me } from "../../cli/account";
 import type { Member } from "../../cli/people";
-import { READ_ONLY, defineTool, projectIdArg } from "../tool";
+import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
 
-export const projectTools = [
+export const identityTools = [
   defineTool({
     name: "whoami",
     title: "Who am I",

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { ToggleResult } from "../../modules/killswitches/service";
-import { READ_ONLY, defineTool, envArg, projectIdArg } from "../tool";
+import type { ToggleResult } from "./service";
+import { READ_ONLY, defineTool, envArg, projectIdArg } from "../../mcp/tool";
 
 const path = (name: string) => `/api/admin/killswitches/${encodeURIComponent(name)}`;
 
