@@ -53,9 +53,12 @@ export async function closeServices(services: Services): Promise<void> {
 export function createContext(store: Store, log: Logger, options: AppOptions, shutdown: AbortSignal = new AbortController().signal): AppContext {
   const services = createServices(store, options, log, shutdown);
   const authenticator = new Authenticator(services.keys);
-  for (const m of MODULES) for (const resolver of m.bearerResolvers?.(services[m.name] as never) ?? []) authenticator.register(resolver);
-  const id = randomBase62(12);
   const network = new Network(options.network);
+  for (const m of MODULES) {
+    for (const resolver of m.bearerResolvers?.(services[m.name] as never) ?? []) authenticator.register(resolver);
+    if (m.sessionResolver) authenticator.registerSession(m.sessionResolver(services[m.name] as never, network));
+  }
+  const id = randomBase62(12);
   return { store, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, network, toJSON: () => id };
 }
 

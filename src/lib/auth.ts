@@ -48,7 +48,7 @@ export const READ_WRITE_TOKEN_PERMISSIONS: readonly Permission[] = ["read", "wri
 
 /** Who is calling, and for which project, once the credential has been checked. */
 export type Principal = {
-  kind: "admin_key" | "server_key" | "client_key" | "user_token" | "api_token";
+  kind: "admin_key" | "server_key" | "client_key" | "user_token" | "api_token" | "session";
   credentialId: string;
   projectId: string;
   /** No write of any kind (a read-only token, a viewer). */
@@ -82,6 +82,37 @@ export type AdminAuthOptions = true | Permission | { permission?: Permission; pr
  * is built in; device-flow access tokens and project API tokens register theirs.
  */
 export type BearerResolver = { prefix: string; resolve(secret: string): Promise<Credential | null> };
+
+/**
+ * The browser's way onto /api/admin (the dashboard): a session cookie, used
+ * only when the request sends no Authorization header. Identity registers it.
+ */
+export type SessionResolver = {
+  /** The cookie's name. */
+  cookie: string;
+  resolve(token: string): Promise<Credential | null>;
+  /**
+   * A cookie rides along on any request the browser makes, so every
+   * state-changing one must prove it comes from our own pages: throws
+   * FORBIDDEN unless it carries the CSRF token and one of our origins.
+   */
+  checkWrite(request: Request): void;
+};
+
+/** One cookie's value from a Cookie header, or undefined. Malformed encodings are skipped, not fatal. */
+export function cookieValue(header: string | null | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const at = part.indexOf("=");
+    if (at < 0 || part.slice(0, at).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(at + 1).trim());
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
 
 
 const PROJECT_HEADER_MAX = 128;
@@ -180,25 +211,44 @@ export class Authenticator {
     this.resolvers.push(resolver);
   }
 
+  private session: SessionResolver | null = null;
+
+  registerSession(resolver: SessionResolver): void {
+    this.session = resolver;
+  }
+
   private async resolveBearer(secret: string): Promise<Credential | null> {
     for (const r of this.resolvers) if (secret.startsWith(r.prefix)) return r.resolve(secret);
     return null;
   }
 
-  /** The /api/admin rule: admin keys, user access tokens and project API tokens. */
-  async admin(headers: Record<string, string | undefined>, method: string, options: AdminAuthOptions): Promise<Principal> {
-    return this.forProject(await this.identify(headers), headers, method, options);
+  /** The /api/admin rule: admin keys, user access tokens, project API tokens, and the dashboard's session cookie. */
+  async admin(request: Request, headers: Record<string, string | undefined>, options: AdminAuthOptions): Promise<Principal> {
+    return this.forProject(await this.identify(request, headers), headers, request.method, options);
   }
 
   /** The admin credential of a request, before any project is chosen (`/me` answers without one). */
-  async identify(headers: Record<string, string | undefined>): Promise<Credential> {
+  async identify(request: Request, headers: Record<string, string | undefined>): Promise<Credential> {
+    if (!headers.authorization && this.session) {
+      const token = cookieValue(headers.cookie, this.session.cookie);
+      if (token) return this.identifySession(request, token);
+    }
     const secret = bearerSecret(headers.authorization);
-    if (!secret) throw unauthorized("Missing credentials", "Authorization: send `Bearer <admin key or access token>`");
+    if (!secret) throw unauthorized("Missing credentials", "Authorization: send `Bearer <admin key or access token>`, or sign in at /signin");
     const credential = await this.resolveBearer(secret);
     if (!credential) throw unauthorized("Invalid or revoked credentials");
     if (credential.kind === "server_key" || credential.kind === "client_key") {
       throw forbidden(`A ${credential.kind.replace("_", " ")} cannot use the admin API`, "Authorization: use an admin key, an access token or a project API token");
     }
+    return credential;
+  }
+
+  private async identifySession(request: Request, token: string): Promise<Credential> {
+    const session = this.session!;
+    // The CSRF and origin check comes first: a forged request learns nothing, not even whether the session is live.
+    if (!READ_METHODS.has(request.method)) session.checkWrite(request);
+    const credential = await session.resolve(token);
+    if (!credential) throw unauthorized("Your session has ended", "Sign in again at /signin");
     return credential;
   }
 
@@ -282,7 +332,7 @@ export function authPlugin(authenticator: Authenticator) {
   return new Elysia({ name: "auth", seed: authenticator }).macro({
     admin: (options: AdminAuthOptions) => ({
       async transform({ headers, request }) {
-        principals.set(request, await authenticator.admin(headers, request.method, options));
+        principals.set(request, await authenticator.admin(request, headers, options));
       },
       resolve({ request }) {
         return { principal: principals.get(request)! };

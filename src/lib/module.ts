@@ -1,5 +1,5 @@
 import type { Elysia } from "elysia";
-import type { Authenticator, BearerResolver, authPlugin } from "./auth";
+import type { Authenticator, BearerResolver, SessionResolver, authPlugin } from "./auth";
 import type { Env } from "./envs";
 import type { Logger } from "./log";
 import type { McpTool } from "./mcp-tool";
@@ -76,6 +76,8 @@ export type ModuleManifest<K extends keyof Services = keyof Services> = {
   mcpTools?: readonly McpTool[];
   /** Bearer secrets it resolves (device access tokens, API tokens). */
   bearerResolvers?(service: Services[K]): BearerResolver[];
+  /** The browser session cookie on /api/admin (one module, identity, provides it). */
+  sessionResolver?(service: Services[K], network: Network): SessionResolver;
   /** Stops timers and flushes what it buffers, before the store closes. */
   close?(service: Services[K]): Promise<void> | void;
 };

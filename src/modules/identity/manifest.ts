@@ -4,6 +4,7 @@ import { IDENTITY_MIGRATIONS } from "./migrations";
 import type { SignInOptions } from "./options";
 import { identityRoutes } from "./routes";
 import { IdentityService } from "./service";
+import { sessionResolver } from "./session-credential";
 
 declare module "../../lib/module" {
   interface Services {
@@ -28,4 +29,5 @@ export const identityModule: ModuleManifest<"identity"> = {
   createService: (ctx) => new IdentityService(ctx),
   routes: (ctx) => identityRoutes(ctx),
   mcpTools: identityTools,
+  sessionResolver: (service, network) => sessionResolver(service, network),
 };

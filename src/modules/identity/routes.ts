@@ -340,7 +340,7 @@ export function identityRoutes(ctx: AppContext) {
     .get(
       "/me",
       async ({ headers, request }) => {
-        const caller = await ctx.authenticator.identify(headers);
+        const caller = await ctx.authenticator.identify(request, headers);
         // A person whose bound project is gone (or who never had one) still learns who they are and what they reach.
         if (caller.userId && !headers["x-project-id"] && (!caller.defaultProjectId || !(await caller.access(caller.defaultProjectId)))) {
           return {

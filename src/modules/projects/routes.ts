@@ -15,14 +15,14 @@ function notYours(id: string) {
 export function projectRoutes(ctx: AppContext) {
   const { projects, identity } = ctx.services;
   /** The caller of an organisation-level route; a project it names with X-Project-Id must be one it reaches. */
-  const callerOf = async (headers: Record<string, string | undefined>) => {
-    const caller = await ctx.authenticator.identify(headers);
+  const callerOf = async (request: Request, headers: Record<string, string | undefined>) => {
+    const caller = await ctx.authenticator.identify(request, headers);
     const named = headers["x-project-id"];
     if (named && !(await caller.access(named))) throw forbidden("This credential is not allowed on that project", `X-Project-Id: ${named.slice(0, 128)}`);
     return caller;
   };
-  const personOf = async (headers: Record<string, string | undefined>) => {
-    const caller = await callerOf(headers);
+  const personOf = async (request: Request, headers: Record<string, string | undefined>) => {
+    const caller = await callerOf(request, headers);
     if (!caller.userId) throw forbidden("Projects are created by people", "Sign in with `svc login` (an SDK key or API token belongs to one project)");
     return { ...caller, userId: caller.userId };
   };
@@ -33,15 +33,15 @@ export function projectRoutes(ctx: AppContext) {
       "",
       async ({ headers, request, query }) => {
         // A person lists every project they reach, with or without one selected (like /me); a named one must be theirs.
-        const caller = await callerOf(headers);
+        const caller = await callerOf(request, headers);
         const reached = caller.userId
           ? await projects.listForUser(caller.userId)
           : [await projects.get((await ctx.authenticator.forProject(caller, headers, request.method, true)).projectId)];
         return filterByQuery(reached, query.q, (p) => [p.name, p.slug]);
       },
       {
-        transform: async ({ headers }) => {
-          await callerOf(headers);
+        transform: async ({ headers, request }) => {
+          await callerOf(request, headers);
         },
         query: ListQuery,
         ...describe({
@@ -55,9 +55,9 @@ export function projectRoutes(ctx: AppContext) {
     )
     .post(
       "",
-      async ({ headers, body, set }) => {
+      async ({ headers, request, body, set }) => {
         // Organisation-level: the project header does not limit it, the person's role in the organisation does.
-        const caller = await personOf(headers);
+        const caller = await personOf(request, headers);
         const selected = headers["x-project-id"] || caller.defaultProjectId;
         const organisationId = body.organisationId ?? (selected && (await caller.access(selected)) ? (await projects.get(selected)).organisationId : null);
         if (!organisationId) throw badRequest("Which organisation?", "organisationId: send it (see GET /api/admin/me), or select a project of that organisation with X-Project-Id");
@@ -76,8 +76,8 @@ export function projectRoutes(ctx: AppContext) {
       },
       {
         // The credential is checked before the body (as the admin macro does), so a caller without one learns nothing.
-        transform: async ({ headers }) => {
-          await personOf(headers);
+        transform: async ({ headers, request }) => {
+          await personOf(request, headers);
         },
         body: CreateProjectBody,
         ...describe({
