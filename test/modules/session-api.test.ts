@@ -38,6 +38,10 @@ describe("the session cookie on /api/admin", () => {
     expect(me.status).toBe(200);
     expect(me.body.user.email).toBe("owner@example.com");
     expect(me.body.projects.map((p: any) => p.id)).toContain(ts.projectId);
+    expect(me.body.credential.kind).toBe("session");
+    const inProject = await pageFetch(owner, "/api/admin/me");
+    expect(inProject.status).toBe(200);
+    expect(inProject.body.credential).toMatchObject({ kind: "session", role: "owner" });
     const list = await pageFetch(owner, "/api/admin/killswitches");
     expect(list.status).toBe(200);
     expect(list.body.map((k: any) => k.name)).toEqual(["checkout"]);

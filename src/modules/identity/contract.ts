@@ -98,7 +98,7 @@ export const MeSchema = t.Object(
     project: t.Union([t.Object({ id: t.String(), name: t.String() }), t.Null()]),
     projects: t.Array(t.Object({ id: t.String(), name: t.String(), organisationId: t.String(), organisationName: t.String() })),
     credential: t.Object({
-      kind: t.Union([t.Literal("user_token"), t.Literal("api_token"), t.Literal("admin_key")]),
+      kind: t.Union([t.Literal("user_token"), t.Literal("session"), t.Literal("api_token"), t.Literal("admin_key")]),
       readOnly: t.Boolean({ description: "True when the caller may not write in the selected project" }),
       role: t.Union([Role, t.Null()], { description: "A person's role in the selected project's organisation" }),
       permissions: t.Array(t.Union([t.Literal("read"), t.Literal("write"), t.Literal("manage"), t.Literal("members")])),

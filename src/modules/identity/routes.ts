@@ -347,13 +347,13 @@ export function identityRoutes(ctx: AppContext) {
             user: { email: caller.actor.email },
             project: null,
             projects: await identity.accessibleProjects(caller.userId),
-            credential: { kind: "user_token" as const, readOnly: true, role: null, permissions: [] },
+            credential: { kind: caller.kind as "user_token" | "session", readOnly: true, role: null, permissions: [] },
           };
         }
         const principal = await ctx.authenticator.forProject(caller, headers, request.method, true);
         const project = await projects.get(principal.projectId);
         const credential = {
-          kind: principal.kind as "user_token" | "admin_key" | "api_token",
+          kind: principal.kind as "user_token" | "session" | "admin_key" | "api_token",
           readOnly: principal.readOnly,
           role: principal.role ?? null,
           permissions: [...principal.permissions],
