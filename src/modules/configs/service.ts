@@ -4,10 +4,32 @@ import { alreadyExists, notFound, unavailable, validation } from "../../lib/erro
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
-import type { Queryable, Tx } from "../../lib/store";
+import type { Tx } from "../../lib/store";
 import { checkLimit, checkResourceName } from "../../lib/validate";
-import { Versioned, byText } from "../../lib/versioned";
+import { Versioned } from "../../lib/versioned";
 import { type CompiledSchema, ConfigSchemas, checkValueBounds } from "./json-schema";
+import {
+  type ConfigRow,
+  type ValueRow,
+  type VersionRow,
+  bumpChangeSeq,
+  byEnvName,
+  deleteDraft,
+  findDraft,
+  groupBy,
+  insertActivity,
+  insertConfig,
+  listActivity,
+  listDrafts,
+  listDraftsOfProject,
+  setConfigDescription,
+  setConfigSchema,
+  sortByEnv,
+  toConfig,
+  toDraft,
+  touchConfig,
+  upsertDraft,
+} from "./store";
 
 export const NAME_MAX = 128;
 export const DESCRIPTION_MAX = 1000;
@@ -72,20 +94,6 @@ export const ACTIONS = {
 /** Audit actions that have no activity row (the activity log keeps its five actions). */
 export const AUDIT_ONLY_ACTIONS = { draftDelete: "config.draft.delete" } as const;
 
-type ConfigRow = {
-  id: string;
-  name: string;
-  description: string;
-  schema: string;
-  schema_hash: string;
-  change_seq: number;
-  created_at: string;
-  updated_at: string;
-};
-type ValueRow = { config_id: string; env: Env; value: string; version: number; updated_at: string };
-type VersionRow = { env: Env; version: number; value: string; actor_email: string; actor_type: string; created_at: string };
-type DraftRow = { config_id: string; env: Env; value: string; base_version: number; updated_at: string };
-
 /** Tries of an optimistic write whose config changed between validation and commit, at least... */
 const WRITE_ATTEMPTS = 5;
 /** ...and for about this long (other servers writing the same config), before 503. */
@@ -133,8 +141,6 @@ const versioned = new Versioned<ConfigRow>({
   notFound: (idOrName) => notFound(`No config ${idOrName} in this project`),
   historyLimit: { default: HISTORY_DEFAULT_LIMIT, max: HISTORY_MAX_LIMIT },
 });
-
-const DRAFT_COLUMNS = "config_id, env, value, base_version, updated_at";
 
 /**
  * Dynamic configs: JSON values per env, validated against the config's JSON
@@ -194,18 +200,7 @@ export class ConfigsService {
         if (await versioned.findByName(tx, projectId, input.name)) throw duplicateName(input.name);
         const id = newId("cfg");
         const now = nowIso();
-        await tx.run(
-          `INSERT INTO configs (id, project_id, name, description, schema, schema_hash, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-          id,
-          projectId,
-          input.name,
-          description,
-          compiled.json,
-          compiled.hash,
-          now,
-          now,
-        );
+        await insertConfig(tx, { id, projectId, name: input.name, description, schema: compiled.json, schemaHash: compiled.hash, now });
         await versioned.publishFirst(tx, { projectId, id, content: { value: json }, actor, now });
         await this.record(tx, projectId, { id, name: input.name }, ACTIONS.create, actor, { name: input.name, version: 1 }, now);
         return id;
@@ -225,12 +220,7 @@ export class ConfigsService {
     const matching = filterByQuery(rows, q, (r) => [r.name, r.description]);
     if (matching.length === 0) return [];
     const values = groupBy(await versioned.liveOfProject<ValueRow>(store, projectId));
-    const drafts = groupBy(
-      await store.all<DraftRow>(
-        "SELECT d.config_id, d.env, d.value, d.base_version, d.updated_at FROM config_drafts d JOIN configs c ON c.id = d.config_id WHERE c.project_id = ?",
-        projectId,
-      ),
-    );
+    const drafts = groupBy(await listDraftsOfProject(store, projectId));
     // A config deleted between the reads has no values left: leave it out.
     return matching.filter((row) => values.has(row.id)).map((row) => toConfig(row, values.get(row.id)!, drafts.get(row.id) ?? []));
   }
@@ -242,7 +232,7 @@ export class ConfigsService {
     const values = await versioned.live<ValueRow>(store, row.id);
     // Deleted since it was resolved.
     if (values.length < ENVS.length) throw versioned.tables.notFound(idOrName);
-    return toConfig(row, values, await this.draftsOf(store, row.id));
+    return toConfig(row, values, await listDrafts(store, row.id));
   }
 
   /**
@@ -286,7 +276,7 @@ export class ConfigsService {
           for (const stored of byEnvName(await versioned.live<ValueRow>(store, row.id))) {
             if (!next.has(stored.env)) problems.push(...this.schemas.problems(newSchema, JSON.parse(stored.value), stored.env));
           }
-          for (const draft of await this.draftsOf(store, row.id)) {
+          for (const draft of await listDrafts(store, row.id)) {
             problems.push(...this.schemas.problems(newSchema, JSON.parse(draft.value), `draft ${draft.env}`));
           }
         }
@@ -296,10 +286,10 @@ export class ConfigsService {
         const now = nowIso();
         const schemaChanged = newSchema !== null && newSchema.hash !== row.schema_hash;
         if (schemaChanged) {
-          await tx.run("UPDATE configs SET schema = ?, schema_hash = ? WHERE id = ?", newSchema.json, newSchema.hash, row.id);
+          await setConfigSchema(tx, row.id, newSchema.json, newSchema.hash);
         }
-        if (input.description !== undefined) await tx.run("UPDATE configs SET description = ? WHERE id = ?", input.description, row.id);
-        await this.touch(tx, row.id, now);
+        if (input.description !== undefined) await setConfigDescription(tx, row.id, input.description);
+        await touchConfig(tx, row.id, now);
         const versions: Partial<Record<Env, number>> = {};
         for (const [env, { json }] of next) {
           versions[env] = await versioned.publish(tx, { projectId, id: row.id, env, content: { value: json }, actor, now });
@@ -342,17 +332,8 @@ export class ConfigsService {
       async (tx, row) => {
         const baseVersion = (await versioned.current(tx, row.id, env)).version;
         const now = nowIso();
-        await tx.run(
-          `INSERT INTO config_drafts (config_id, env, value, base_version, actor_email, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-           ON CONFLICT (config_id, env) DO UPDATE SET value = ?3, base_version = ?4, actor_email = ?5, updated_at = ?6`,
-          row.id,
-          env,
-          json,
-          baseVersion,
-          actor.email,
-          now,
-        );
-        await this.bumpChange(tx, row.id);
+        await upsertDraft(tx, { configId: row.id, env, value: json, baseVersion, actorEmail: actor.email, updatedAt: now });
+        await bumpChangeSeq(tx, row.id);
         await this.record(tx, projectId, row, ACTIONS.draftSave, actor, { env, baseVersion }, now);
         return { id: row.id, env, baseVersion, updatedAt: now };
       },
@@ -362,13 +343,13 @@ export class ConfigsService {
   async listDrafts(projectId: string, idOrName: string): Promise<Draft[]> {
     const { store } = this.ctx;
     const row = await versioned.resolve(store, projectId, idOrName);
-    return sortByEnv(await this.draftsOf(store, row.id)).map(toDraft);
+    return sortByEnv(await listDrafts(store, row.id)).map(toDraft);
   }
 
   async getDraft(projectId: string, idOrName: string, env: Env): Promise<Draft> {
     const { store } = this.ctx;
     const row = await versioned.resolve(store, projectId, idOrName);
-    const draft = await this.draftOf(store, row.id, env);
+    const draft = await findDraft(store, row.id, env);
     if (!draft) throw noDraft(row.name, env);
     return toDraft(draft);
   }
@@ -377,9 +358,9 @@ export class ConfigsService {
   async deleteDraft(projectId: string, idOrName: string, env: Env, actor: Actor): Promise<void> {
     await this.ctx.store.write(async (tx) => {
       const row = await versioned.lock(tx, projectId, idOrName);
-      const changes = await tx.run("DELETE FROM config_drafts WHERE config_id = ? AND env = ?", row.id, env);
+      const changes = await deleteDraft(tx, row.id, env);
       if (changes === 0) throw noDraft(row.name, env);
-      await this.bumpChange(tx, row.id);
+      await bumpChangeSeq(tx, row.id);
       // No activity row (the log keeps its five actions), but the audit has it.
       await recordAudit(tx, { projectId, action: AUDIT_ONLY_ACTIONS.draftDelete, subjectId: row.id, subjectName: row.name, env, actor });
     });
@@ -396,7 +377,7 @@ export class ConfigsService {
       projectId,
       idOrName,
       async (row) => {
-        const draft = await this.draftOf(this.ctx.store, row.id, env);
+        const draft = await findDraft(this.ctx.store, row.id, env);
         if (!draft) throw noDraft(row.name, env);
         draftValue = JSON.parse(draft.value) as unknown;
         failIfProblems(
@@ -405,12 +386,12 @@ export class ConfigsService {
         );
       },
       async (tx, row) => {
-        const draft = await this.draftOf(tx, row.id, env);
+        const draft = await findDraft(tx, row.id, env);
         if (!draft) throw noDraft(row.name, env);
         const now = nowIso();
         const version = await versioned.publish(tx, { projectId, id: row.id, env, content: { value: draft.value }, actor, now });
-        await tx.run("DELETE FROM config_drafts WHERE config_id = ? AND env = ?", row.id, env);
-        await this.touch(tx, row.id, now);
+        await deleteDraft(tx, row.id, env);
+        await touchConfig(tx, row.id, now);
         await this.record(tx, projectId, row, ACTIONS.publish, actor, { env, version }, now);
         return { id: row.id, env, version, value: draftValue };
       },
@@ -425,22 +406,9 @@ export class ConfigsService {
     checkLimit(limit, ACTIVITY_MAX_LIMIT);
     const { store } = this.ctx;
     const live = await versioned.find(store, projectId, idOrName);
-    const rows = await store.all<{ id: string; action: string; actor_email: string; actor_type: string; payload: string; created_at: string }>(
-      `SELECT id, action, actor_email, actor_type, payload, created_at FROM config_activity
-       WHERE project_id = ? AND config_id = ? ORDER BY seq DESC LIMIT ?`,
-      projectId,
-      live?.id ?? idOrName,
-      limit,
-    );
+    const rows = await listActivity(store, projectId, live?.id ?? idOrName, limit);
     if (!live && rows.length === 0) throw notFound(`No config ${idOrName} in this project`);
-    return rows.map((r) => ({
-      id: r.id,
-      action: r.action,
-      actorEmail: r.actor_email,
-      actorType: r.actor_type,
-      payload: JSON.parse(r.payload) as Record<string, unknown>,
-      createdAt: r.created_at,
-    }));
+    return rows;
   }
 
   /** Published versions, newest first; every env when `env` is absent. */
@@ -519,23 +487,6 @@ export class ConfigsService {
     return this.schemas.forConfig(row.id, row.schema, row.schema_hash);
   }
 
-  /** The config's drafts, by env name (the order SQLite's primary key gave before PostgreSQL). */
-  private async draftsOf(q: Queryable, configId: string): Promise<DraftRow[]> {
-    return byEnvName(await q.all<DraftRow>(`SELECT ${DRAFT_COLUMNS} FROM config_drafts WHERE config_id = ?`, configId));
-  }
-
-  private draftOf(q: Queryable, configId: string, env: Env): Promise<DraftRow | undefined> {
-    return q.one<DraftRow>(`SELECT ${DRAFT_COLUMNS} FROM config_drafts WHERE config_id = ? AND env = ?`, configId, env);
-  }
-
-  private async touch(tx: Tx, configId: string, now: string): Promise<void> {
-    await tx.run("UPDATE configs SET updated_at = ?, change_seq = change_seq + 1 WHERE id = ?", now, configId);
-  }
-
-  private async bumpChange(tx: Tx, configId: string): Promise<void> {
-    await tx.run("UPDATE configs SET change_seq = change_seq + 1 WHERE id = ?", configId);
-  }
-
   /** The change's activity row and its audit row (same action and facts), in the change's transaction. */
   private async record(
     tx: Tx,
@@ -546,44 +497,10 @@ export class ConfigsService {
     payload: Record<string, unknown>,
     now: string,
   ): Promise<void> {
-    await tx.run(
-      `INSERT INTO config_activity (id, project_id, config_id, action, actor_email, actor_type, payload, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      newId("act"),
-      projectId,
-      config.id,
-      action,
-      actor.email,
-      actor.type,
-      JSON.stringify(payload),
-      now,
-    );
+    await insertActivity(tx, { id: newId("act"), projectId, configId: config.id, action, actorEmail: actor.email, actorType: actor.type, payload, createdAt: now });
     const env = typeof payload.env === "string" ? payload.env : null;
     await recordAudit(tx, { projectId, action, subjectId: config.id, subjectName: config.name, env, actor, detail: payload });
   }
-}
-
-function groupBy<R extends { config_id: string }>(rows: R[]): Map<string, R[]> {
-  const out = new Map<string, R[]>();
-  for (const r of rows) {
-    let list = out.get(r.config_id);
-    if (!list) out.set(r.config_id, (list = []));
-    list.push(r);
-  }
-  return out;
-}
-
-/** Rows in ENVS order (dev, staging, prod), whatever order the engine returned them in. */
-function sortByEnv<R extends { env: Env }>(rows: R[]): R[] {
-  return rows.sort((a, b) => ENVS.indexOf(a.env) - ENVS.indexOf(b.env));
-}
-
-/**
- * Rows by env name (dev, prod, staging): the primary key's order, in which
- * validation problems of stored values and drafts have always been listed.
- */
-function byEnvName<R extends { env: Env }>(rows: R[]): R[] {
-  return rows.sort((a, b) => byText(a.env, b.env));
 }
 
 function noDraft(name: string, env: Env) {
@@ -591,31 +508,4 @@ function noDraft(name: string, env: Env) {
     `Config ${name} has no draft on ${env}`,
     `env: save one first with PUT /api/admin/configs/{id}/drafts {"env": "${env}", "value": ...}`,
   );
-}
-
-function toDraft(d: DraftRow): Draft {
-  return { id: d.config_id, env: d.env, value: JSON.parse(d.value) as unknown, baseVersion: d.base_version, updatedAt: d.updated_at };
-}
-
-function toConfig(row: ConfigRow, values: ValueRow[], drafts: DraftRow[]): Config {
-  const envs = {} as Record<Env, EnvValue>;
-  for (const env of ENVS) {
-    const v = values.find((x) => x.env === env)!;
-    envs[env] = { value: JSON.parse(v.value) as unknown, version: v.version, updatedAt: v.updated_at };
-  }
-  const byEnv: Partial<Record<Env, DraftValue>> = {};
-  for (const env of ENVS) {
-    const d = drafts.find((x) => x.env === env);
-    if (d) byEnv[env] = { value: JSON.parse(d.value) as unknown, baseVersion: d.base_version, updatedAt: d.updated_at };
-  }
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    schema: JSON.parse(row.schema) as unknown,
-    envs,
-    drafts: byEnv,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
 }

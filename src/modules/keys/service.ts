@@ -5,6 +5,17 @@ import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
 import { LruCache } from "../../lib/lru";
 import type { ServiceContext } from "../../lib/module";
 import { RESYNC } from "../../lib/store";
+import {
+  findLiveKey,
+  findLiveKeyByHash,
+  insertKey,
+  listLiveKeys,
+  markKeysUsed,
+  revokeLiveKey,
+  setAllowedOriginOfLiveKeys,
+  toKey,
+  toKeyInfo,
+} from "./store";
 
 export const KEY_TYPES = ["admin", "client", "server"] as const;
 export type KeyType = (typeof KEY_TYPES)[number];
@@ -45,20 +56,6 @@ export type MintInput = {
   /** Who mints it, for the audit row (default: svc itself). */
   actor?: AuditActor;
 };
-
-type KeyRow = {
-  id: string;
-  project_id: string;
-  type: KeyType;
-  name: string;
-  scopes: string;
-  secret_tail: string;
-  allowed_origin: string | null;
-  created_at: string;
-  last_used_at: string | null;
-};
-
-const KEY_COLUMNS = "id, project_id, type, name, scopes, secret_tail, allowed_origin, created_at, last_used_at";
 
 /**
  * The store channel the key cache follows, on every server:
@@ -134,19 +131,7 @@ export class KeysService implements KeyDirectory {
           allowedOrigin = await this.ctx.services.projects.allowedOrigin(projectId);
         }
         const row: SdkKey = { id, projectId, type: input.type, name, scopes: uniqueScopes, allowedOrigin, createdAt: nowIso(), lastUsedAt: null };
-        await tx.run(
-          `INSERT INTO sdk_keys (id, project_id, type, name, scopes, secret_hash, secret_tail, allowed_origin, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          row.id,
-          projectId,
-          row.type,
-          row.name,
-          JSON.stringify(row.scopes),
-          hash,
-          key.slice(-4),
-          row.allowedOrigin,
-          row.createdAt,
-        );
+        await insertKey(tx, row, hash, key.slice(-4));
         // A chosen secret (SERVICE_INIT_ADMIN_KEY) may have been looked up, and cached as unknown, on any server.
         tx.announce(KEYS_CHANNEL, `minted:${hash}`);
         await recordAudit(tx, {
@@ -168,10 +153,7 @@ export class KeysService implements KeyDirectory {
 
   /** Live keys of a project, newest first, with a masked tail instead of the secret. */
   async list(projectId: string): Promise<(SdkKey & { maskedKey: string })[]> {
-    const rows = await this.ctx.store.all<KeyRow>(
-      `SELECT ${KEY_COLUMNS} FROM sdk_keys WHERE project_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`,
-      projectId,
-    );
+    const rows = await listLiveKeys(this.ctx.store, projectId);
     return rows.map((r) => {
       const key = toKey(r);
       const pending = this.pendingUse.get(key.id);
@@ -187,12 +169,7 @@ export class KeysService implements KeyDirectory {
   async revoke(projectId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {
     await this.ctx.store.write(async (tx) => {
       // One statement decides and writes: no lock needed.
-      const row = await tx.one<{ name: string; type: KeyType }>(
-        "UPDATE sdk_keys SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL RETURNING name, type",
-        nowIso(),
-        id,
-        projectId,
-      );
+      const row = await revokeLiveKey(tx, projectId, id, nowIso());
       if (!row) throw notFound(`No live key ${id} in this project`);
       tx.announce(KEYS_CHANNEL, `revoked:${id}`);
       await recordAudit(tx, { projectId, action: "key.revoke", subjectId: id, subjectName: row.name, actor, detail: { type: row.type } });
@@ -201,11 +178,7 @@ export class KeysService implements KeyDirectory {
 
   /** A live key of the project by id (no secret), or null. */
   async find(projectId: string, id: string): Promise<SdkKey | null> {
-    const row = await this.ctx.store.one<KeyRow>(
-      `SELECT ${KEY_COLUMNS} FROM sdk_keys WHERE id = ? AND project_id = ? AND revoked_at IS NULL`,
-      id,
-      projectId,
-    );
+    const row = await findLiveKey(this.ctx.store, projectId, id);
     return row ? toKey(row) : null;
   }
 
@@ -228,10 +201,8 @@ export class KeysService implements KeyDirectory {
   async resolve(secret: string): Promise<SdkKeyInfo | null> {
     const hash = sha256Hex(secret);
     const generation = this.generation;
-    const row = await this.ctx.store.one<KeyRow>(`SELECT ${KEY_COLUMNS} FROM sdk_keys WHERE secret_hash = ? AND revoked_at IS NULL`, hash);
-    const key: SdkKeyInfo | null = row
-      ? { id: row.id, projectId: row.project_id, type: row.type, scopes: JSON.parse(row.scopes) as string[], allowedOrigin: row.allowed_origin }
-      : null;
+    const row = await findLiveKeyByHash(this.ctx.store, hash);
+    const key: SdkKeyInfo | null = row ? toKeyInfo(row) : null;
     // Something was evicted while we read: what we read may be what it was about, so it is answered but not kept.
     if (generation === this.generation) this.resolved.set(hash, { key, until: Date.now() + RESOLVE_CACHE_MS });
     return key;
@@ -261,13 +232,7 @@ export class KeysService implements KeyDirectory {
     const entries = [...this.pendingUse];
     this.pendingUse.clear();
     try {
-      await this.ctx.store.write(async (tx) => {
-        for (const [id, at] of entries) {
-          const iso = new Date(at).toISOString();
-          // Another server may have written a newer use already: it wins.
-          await tx.run("UPDATE sdk_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)", iso, id, iso);
-        }
-      });
+      await this.ctx.store.write((tx) => markKeysUsed(tx, entries));
     } catch (err) {
       if (err instanceof ApiError && err.code === "UNAVAILABLE") {
         // The store is busy or down: keep the stamps for the next flush (a newer use wins).
@@ -286,7 +251,7 @@ export class KeysService implements KeyDirectory {
    */
   async stampAllowedOrigin(projectId: string, allowedOrigin: string | null): Promise<void> {
     await this.ctx.store.write(async (tx) => {
-      await tx.run("UPDATE sdk_keys SET allowed_origin = ? WHERE project_id = ? AND revoked_at IS NULL", allowedOrigin, projectId);
+      await setAllowedOriginOfLiveKeys(tx, projectId, allowedOrigin);
       tx.announce(KEYS_CHANNEL, `project:${projectId}`);
     });
   }
@@ -312,17 +277,4 @@ export class KeysService implements KeyDirectory {
     // RESYNC, or a payload this binary does not know (a newer server): forget everything.
     this.resolved.deleteWhere(() => true);
   }
-}
-
-function toKey(r: KeyRow): SdkKey {
-  return {
-    id: r.id,
-    projectId: r.project_id,
-    type: r.type,
-    name: r.name,
-    scopes: JSON.parse(r.scopes) as string[],
-    allowedOrigin: r.allowed_origin,
-    createdAt: r.created_at,
-    lastUsedAt: r.last_used_at,
-  };
 }

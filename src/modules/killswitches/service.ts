@@ -7,6 +7,7 @@ import type { ServiceContext } from "../../lib/module";
 import type { Queryable, Tx } from "../../lib/store";
 import { CONTROL_CHARS, checkResourceName } from "../../lib/validate";
 import { Versioned } from "../../lib/versioned";
+import { type Content, type EnvRow, type KillswitchRow, insertKillswitch, parseSwitches, toEnvState, toKillswitch, touchKillswitch } from "./store";
 
 export const NAME_MAX = 128;
 export const SWITCH_KEY_MAX = 128;
@@ -70,10 +71,6 @@ export const ACTIONS = {
 /** The audit action of a delete (the history goes with the killswitch, so it has no version row). */
 export const DELETE_ACTION = "killswitch.delete";
 
-type KillswitchRow = { id: string; name: string; description: string | null; created_at: string; updated_at: string };
-type Content = { value: number; switches: string };
-type EnvRow = Content & { env: Env; version: number; updated_at: string; updated_by: string };
-
 /** JSON maps drop this key on the way in and out (Elysia cleans it), so it could be set but never seen. */
 const RESERVED_KEY = "__proto__";
 
@@ -107,25 +104,6 @@ function withSwitch(switches: Switches, key: string, value: boolean): Switches {
 function withoutSwitch(switches: Switches, key: string): Switches {
   const { [key]: _removed, ...rest } = switches;
   return rest;
-}
-
-function parseSwitches(json: string): Switches {
-  return JSON.parse(json) as Switches;
-}
-
-function toEnvState(row: EnvRow): KillswitchEnvState {
-  return {
-    value: Number(row.value) === 1,
-    switches: parseSwitches(row.switches),
-    version: row.version,
-    updatedAt: row.updated_at,
-    updatedBy: row.updated_by,
-  };
-}
-
-function toKillswitch(row: KillswitchRow, envs: Record<Env, KillswitchEnvState>): Killswitch {
-  const description = row.description === null ? {} : { description: row.description };
-  return { id: row.id, name: row.name, ...description, createdAt: row.created_at, updatedAt: row.updated_at, envs };
 }
 
 function duplicateName(name: string) {
@@ -193,15 +171,7 @@ export class KillswitchesService {
         if (await versioned.findByName(tx, projectId, input.name)) throw duplicateName(input.name);
         const id = newId("ksw");
         const now = nowIso();
-        await tx.run(
-          "INSERT INTO killswitches (id, project_id, name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-          id,
-          projectId,
-          input.name,
-          description,
-          now,
-          now,
-        );
+        await insertKillswitch(tx, { id, projectId, name: input.name, description, now });
         await versioned.publishFirst(tx, {
           projectId,
           id,
@@ -393,7 +363,7 @@ export class KillswitchesService {
         actor,
         now,
       });
-      await tx.run("UPDATE killswitches SET updated_at = ? WHERE id = ?", now, ks.id);
+      await touchKillswitch(tx, ks.id, now);
       await recordAudit(tx, { projectId, action, subjectId: ks.id, subjectName: ks.name, env, actor, detail: { version, ...computed.detail } });
       return { ...computed, id: ks.id, version, published: { value, switches } };
     });

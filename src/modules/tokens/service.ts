@@ -3,15 +3,12 @@ import { type BearerResolver, type Credential, READ_ONLY_TOKEN_PERMISSIONS, READ
 import { notFound, validation } from "../../lib/errors";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
+import { type TokenRow, findLiveTokenByHash, insertToken, listLiveTokens, revokeLiveToken } from "./store";
 
 export const API_TOKEN_PREFIX = "svc_pat_";
 export type TokenAccess = "read-only" | "read-write";
 
 export type ApiToken = { id: string; projectId: string; name: string; access: TokenAccess; maskedToken: string; createdBy: string; createdAt: string };
-
-type TokenRow = { id: string; project_id: string; name: string; access: TokenAccess; secret_tail: string; created_by: string; created_at: string };
-
-const COLUMNS = "id, project_id, name, access, secret_tail, created_by, created_at";
 
 /**
  * Project API tokens for non-interactive use (CI): scoped to one project,
@@ -28,18 +25,7 @@ export class TokensService {
     const token = `${API_TOKEN_PREFIX}${randomBase62(40)}`;
     const row: TokenRow = { id: newId("tok"), project_id: projectId, name, access: input.access, secret_tail: token.slice(-4), created_by: actor.email, created_at: nowIso() };
     await this.ctx.store.write(async (tx) => {
-      await tx.run(
-        `INSERT INTO api_tokens (id, project_id, name, access, secret_hash, secret_tail, created_by, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        row.id,
-        projectId,
-        row.name,
-        row.access,
-        sha256Hex(token),
-        row.secret_tail,
-        row.created_by,
-        row.created_at,
-      );
+      await insertToken(tx, row, sha256Hex(token));
       await recordAudit(tx, { projectId, action: "token.create", subjectId: row.id, subjectName: row.name, actor, detail: { access: row.access } });
     });
     return { ...toToken(row), token };
@@ -47,24 +33,13 @@ export class TokensService {
 
   /** Live tokens of a project, newest first, never their secrets. */
   async list(projectId: string): Promise<ApiToken[]> {
-    const rows = await this.ctx.store.all<TokenRow>(
-      `SELECT ${COLUMNS} FROM api_tokens WHERE project_id = ? AND revoked_at IS NULL`,
-      projectId,
-    );
-    // Sorted here, not by the engine: SQLite compares bytes, PostgreSQL its collation (ids mix cases).
-    rows.sort((a, b) => compare(b.created_at, a.created_at) || compare(b.id, a.id));
-    return rows.map(toToken);
+    return (await listLiveTokens(this.ctx.store, projectId)).map(toToken);
   }
 
   /** Revokes a live token of the project (one conditional statement: of two revocations, one wins; the other is 404). */
   async revoke(projectId: string, id: string, actor: AuditActor): Promise<void> {
     await this.ctx.store.write(async (tx) => {
-      const revoked = await tx.one<{ name: string; access: TokenAccess }>(
-        "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL RETURNING name, access",
-        nowIso(),
-        id,
-        projectId,
-      );
+      const revoked = await revokeLiveToken(tx, projectId, id, nowIso());
       if (!revoked) throw notFound(`No live API token ${id} in this project`);
       await recordAudit(tx, { projectId, action: "token.revoke", subjectId: id, subjectName: revoked.name, actor, detail: { access: revoked.access } });
     });
@@ -75,7 +50,7 @@ export class TokensService {
     return {
       prefix: API_TOKEN_PREFIX,
       resolve: async (secret): Promise<Credential | null> => {
-        const row = await this.ctx.store.one<TokenRow>(`SELECT ${COLUMNS} FROM api_tokens WHERE secret_hash = ? AND revoked_at IS NULL`, sha256Hex(secret));
+        const row = await findLiveTokenByHash(this.ctx.store, sha256Hex(secret));
         if (!row) return null;
         const permissions = row.access === "read-only" ? READ_ONLY_TOKEN_PERMISSIONS : READ_WRITE_TOKEN_PERMISSIONS;
         return {
@@ -90,10 +65,6 @@ export class TokensService {
       },
     };
   }
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function toToken(r: TokenRow): ApiToken {
