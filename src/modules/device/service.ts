@@ -4,7 +4,36 @@ import { ApiError, type ErrorBody, badRequest, forbidden, notFound, validation }
 import { newId, pkceChallenge, randomBase62, sha256Hex } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import type { Store, Tx } from "../../lib/store";
-import { CLEANUP_BATCH, deleteInBatches, type SignedInUser } from "../identity/service";
+import type { SignedInUser } from "../identity/service";
+import {
+  type DeviceCodeRow,
+  answerCode,
+  deleteDeviceCodesExpiredBefore,
+  deleteExpiredTokensOfFamily,
+  findCodeIdByDeviceCodeHash,
+  findCodeIdByUserCode,
+  findDeviceCode,
+  findFamilyIdOfRefreshToken,
+  findFamilyIdOfToken,
+  findLiveAccessToken,
+  findPendingCode,
+  findRefreshToken,
+  findUserEmail,
+  insertDeviceCode,
+  insertDeviceToken,
+  insertTokenFamily,
+  isUserCodeTaken,
+  markCodePolled,
+  markCodeRedeemed,
+  markTokenRotated,
+  purgeEndedSignIns,
+  purgeExpiredDeviceCodes,
+  purgeExpiredDeviceTokens,
+  revokeFamily,
+  revokeFamilyForReuse,
+  setFamilyGeneration,
+  slowDownCode,
+} from "./store";
 
 export const DEVICE_CODE_TTL_MS = 600_000;
 export const POLL_INTERVAL_S = 2;
@@ -66,38 +95,10 @@ export type TokenPair = {
   user_email: string;
 };
 
-type DeviceCodeRow = {
-  id: string;
-  user_code: string;
-  code_challenge: string;
-  client_name: string | null;
-  status: "pending" | "approved" | "denied" | "redeemed";
-  user_id: string | null;
-  project_id: string | null;
-  interval_s: number;
-  last_polled_at: string | null;
-  expires_at: string;
-};
-
-const DEVICE_CODE_COLUMNS = "id, user_code, code_challenge, client_name, status, user_id, project_id, interval_s, last_polled_at, expires_at";
-
 /** Lock scope of one sign-in (token family): rotation, reuse detection and revocation. */
 function familyLock(familyId: string): string {
   return `device:family:${familyId}`;
 }
-
-type RefreshRow = {
-  family_id: string;
-  generation: number;
-  expires_at: string;
-  rotated_at: string | null;
-  family_generation: number;
-  family_created_at: string;
-  revoked_at: string | null;
-  user_id: string;
-  project_id: string | null;
-  email: string;
-};
 
 type Outcome<T> = { ok: T } | { error: DeviceGrantError };
 
@@ -166,21 +167,19 @@ export class DeviceService {
     const userCode = await this.store.write(async (tx) => {
       // Picking a user code that is not taken is a read-then-write: one at a time.
       await tx.lock("device:user-codes");
-      await tx.run("DELETE FROM device_codes WHERE expires_at < ?", this.iso(now - DEVICE_CODE_RETENTION_MS));
+      await deleteDeviceCodesExpiredBefore(tx, this.iso(now - DEVICE_CODE_RETENTION_MS));
       let code = newUserCode();
-      while (await tx.one("SELECT 1 AS one FROM device_codes WHERE user_code = ?", code)) code = newUserCode();
-      await tx.run(
-        `INSERT INTO device_codes (id, device_code_hash, user_code, code_challenge, client_name, status, interval_s, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-        newId("dev"),
-        sha256Hex(deviceCode),
-        code,
-        input.codeChallenge,
-        input.clientName?.trim() || null,
-        POLL_INTERVAL_S,
-        this.iso(now),
-        this.iso(now + DEVICE_CODE_TTL_MS),
-      );
+      while (await isUserCodeTaken(tx, code)) code = newUserCode();
+      await insertDeviceCode(tx, {
+        id: newId("dev"),
+        deviceCodeHash: sha256Hex(deviceCode),
+        userCode: code,
+        codeChallenge: input.codeChallenge,
+        clientName: input.clientName?.trim() || null,
+        intervalS: POLL_INTERVAL_S,
+        createdAt: this.iso(now),
+        expiresAt: this.iso(now + DEVICE_CODE_TTL_MS),
+      });
       return formatUserCode(code);
     });
     return {
@@ -197,11 +196,7 @@ export class DeviceService {
   async pendingRequest(userCode: string): Promise<{ userCode: string; clientName: string | null } | null> {
     const code = normaliseUserCode(userCode);
     if (!code) return null;
-    const row = await this.store.one<{ client_name: string | null }>(
-      "SELECT client_name FROM device_codes WHERE user_code = ? AND status = 'pending' AND expires_at > ?",
-      code,
-      this.iso(),
-    );
+    const row = await findPendingCode(this.store, code, this.iso());
     return row ? { userCode: formatUserCode(code), clientName: row.client_name } : null;
   }
 
@@ -228,7 +223,7 @@ export class DeviceService {
       if (row.expires_at <= this.iso()) throw badRequest("This sign-in request has expired", "start the sign-in again on the device");
       if (row.status !== "pending") throw badRequest("This sign-in request was already answered", `status: ${row.status}`);
       const status = input.action === "approve" ? "approved" : "denied";
-      await tx.run("UPDATE device_codes SET status = ?, user_id = ?, project_id = ? WHERE id = ?", status, user.id, projectId, row.id);
+      await answerCode(tx, row.id, { status, userId: user.id, projectId });
       return { status, user_code: formatUserCode(row.user_code), project_id: projectId };
     });
   }
@@ -251,24 +246,17 @@ export class DeviceService {
       const intervalS = Number(row.interval_s);
       if (row.last_polled_at && now - Date.parse(row.last_polled_at) < intervalS * 1000 - POLL_TOLERANCE_MS) {
         const interval = intervalS + SLOW_DOWN_STEP_S;
-        await tx.run("UPDATE device_codes SET interval_s = ?, last_polled_at = ? WHERE id = ?", interval, this.iso(now), row.id);
+        await slowDownCode(tx, row.id, interval, this.iso(now));
         return { error: new DeviceGrantError("slow_down", `Polling too fast; wait ${interval} seconds between requests`, interval) };
       }
-      await tx.run("UPDATE device_codes SET last_polled_at = ? WHERE id = ?", this.iso(now), row.id);
+      await markCodePolled(tx, row.id, this.iso(now));
       if (row.status === "pending") return { error: new DeviceGrantError("authorization_pending", "Waiting for the user to approve in the browser") };
       if (row.status === "denied") return { error: new DeviceGrantError("access_denied", "The user denied this sign-in") };
-      const email = row.user_id ? (await tx.one<{ email: string }>("SELECT email FROM users WHERE id = ?", row.user_id))?.email : undefined;
+      const email = row.user_id ? await findUserEmail(tx, row.user_id) : null;
       if (!row.user_id || !email) return { error: new DeviceGrantError("invalid_grant", "The approving user no longer exists") };
-      await tx.run("UPDATE device_codes SET status = 'redeemed' WHERE id = ?", row.id);
+      await markCodeRedeemed(tx, row.id);
       const familyId = newId("tfam");
-      await tx.run(
-        "INSERT INTO token_families (id, user_id, project_id, client_name, generation, created_at) VALUES (?, ?, ?, ?, 1, ?)",
-        familyId,
-        row.user_id,
-        row.project_id,
-        row.client_name,
-        this.iso(now),
-      );
+      await insertTokenFamily(tx, { id: familyId, userId: row.user_id, projectId: row.project_id, clientName: row.client_name, createdAt: this.iso(now) });
       const pair = await this.issuePair(tx, familyId, 1, now + SIGN_IN_MAX_LIFETIME_MS);
       return {
         ok: { access_token: pair.access_token, refresh_token: pair.refresh_token, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_MS / 1000, project_id: row.project_id, user_email: email },
@@ -291,21 +279,15 @@ export class DeviceService {
     const hash = sha256Hex(refreshToken);
     const outcome = await this.store.write(async (tx): Promise<Outcome<TokenPair>> => {
       // A token's family never changes: finding it before the lock is safe.
-      const token = await tx.one<{ family_id: string }>("SELECT family_id FROM device_tokens WHERE token_hash = ? AND kind = 'refresh'", hash);
-      if (!token) return { error: new DeviceGrantError("invalid_grant", "Unknown refresh token") };
-      await tx.lock(familyLock(token.family_id));
-      const row = await tx.one<RefreshRow>(
-        `SELECT t.family_id, t.generation, t.expires_at, t.rotated_at, f.generation AS family_generation, f.created_at AS family_created_at,
-                f.revoked_at, f.user_id, f.project_id, u.email
-         FROM device_tokens t JOIN token_families f ON f.id = t.family_id JOIN users u ON u.id = f.user_id
-         WHERE t.token_hash = ? AND t.kind = 'refresh'`,
-        hash,
-      );
+      const familyId = await findFamilyIdOfRefreshToken(tx, hash);
+      if (!familyId) return { error: new DeviceGrantError("invalid_grant", "Unknown refresh token") };
+      await tx.lock(familyLock(familyId));
+      const row = await findRefreshToken(tx, hash);
       if (!row) return { error: new DeviceGrantError("invalid_grant", "Unknown refresh token") };
       if (row.revoked_at) return { error: new DeviceGrantError("invalid_grant", "This sign-in was revoked; sign in again") };
       const now = this.now;
       if (row.rotated_at !== null) {
-        await tx.run("UPDATE token_families SET revoked_at = ?, revoked_reason = 'refresh token reused' WHERE id = ?", this.iso(now), row.family_id);
+        await revokeFamilyForReuse(tx, row.family_id, this.iso(now));
         return { error: new DeviceGrantError("invalid_grant", "This refresh token was already used; every token of this sign-in is now revoked") };
       }
       if (row.expires_at <= this.iso(now)) return { error: new DeviceGrantError("invalid_grant", "The refresh token has expired; sign in again") };
@@ -314,9 +296,9 @@ export class DeviceService {
 
       const generation = Number(row.family_generation) + 1;
       const pair = await this.issuePair(tx, row.family_id, generation, familyEnd);
-      await tx.run("UPDATE device_tokens SET rotated_at = ? WHERE token_hash = ?", this.iso(now), hash);
-      await tx.run("UPDATE token_families SET generation = ? WHERE id = ?", generation, row.family_id);
-      await tx.run("DELETE FROM device_tokens WHERE family_id = ? AND expires_at <= ?", row.family_id, this.iso(now));
+      await markTokenRotated(tx, hash, this.iso(now));
+      await setFamilyGeneration(tx, row.family_id, generation);
+      await deleteExpiredTokensOfFamily(tx, row.family_id, this.iso(now));
       return {
         ok: {
           access_token: pair.access_token,
@@ -340,36 +322,19 @@ export class DeviceService {
    */
   async removeExpired(): Promise<{ deviceCodes: number; deviceTokens: number; signIns: number }> {
     const now = this.now;
-    const deviceCodes = await deleteInBatches(
-      this.store,
-      `DELETE FROM device_codes WHERE id IN (SELECT id FROM device_codes WHERE expires_at < ?1 LIMIT ${CLEANUP_BATCH})`,
-      this.iso(now - DEVICE_CODE_RETENTION_MS),
-    );
-    const deviceTokens = await deleteInBatches(
-      this.store,
-      `DELETE FROM device_tokens WHERE token_hash IN (SELECT token_hash FROM device_tokens WHERE expires_at <= ?1 LIMIT ${CLEANUP_BATCH})`,
-      this.iso(now),
-    );
-    const signIns = await deleteInBatches(
-      this.store,
-      `DELETE FROM token_families WHERE id IN (SELECT f.id FROM token_families f
-         WHERE f.revoked_at IS NOT NULL OR f.created_at <= ?1 OR NOT EXISTS (SELECT 1 FROM device_tokens t WHERE t.family_id = f.id) LIMIT ${CLEANUP_BATCH})`,
-      this.iso(now - SIGN_IN_MAX_LIFETIME_MS),
-    );
+    const deviceCodes = await purgeExpiredDeviceCodes(this.store, this.iso(now - DEVICE_CODE_RETENTION_MS));
+    const deviceTokens = await purgeExpiredDeviceTokens(this.store, this.iso(now));
+    const signIns = await purgeEndedSignIns(this.store, this.iso(now - SIGN_IN_MAX_LIFETIME_MS));
     return { deviceCodes, deviceTokens, signIns };
   }
 
   /** Logout: revokes the whole family of an access or refresh token. False when the token is unknown or already revoked. */
   async revoke(token: string): Promise<boolean> {
     return this.store.write(async (tx) => {
-      const row = await tx.one<{ family_id: string }>("SELECT family_id FROM device_tokens WHERE token_hash = ?", sha256Hex(token));
-      if (!row) return false;
-      await tx.lock(familyLock(row.family_id));
-      const changed = await tx.run(
-        "UPDATE token_families SET revoked_at = ?, revoked_reason = 'revoked' WHERE id = ? AND revoked_at IS NULL",
-        this.iso(),
-        row.family_id,
-      );
+      const familyId = await findFamilyIdOfToken(tx, sha256Hex(token));
+      if (!familyId) return false;
+      await tx.lock(familyLock(familyId));
+      const changed = await revokeFamily(tx, familyId, this.iso());
       return changed > 0;
     });
   }
@@ -377,14 +342,7 @@ export class DeviceService {
   /** The person behind a live access token, and the project bound at login: read from the store on every call. */
   private async userOfAccessToken(secret: string): Promise<(SignedInUser & { familyId: string; boundProjectId: string | null }) | null> {
     if (!secret.startsWith(ACCESS_TOKEN_PREFIX)) return null;
-    const row = await this.store.one<{ family_id: string; user_id: string; project_id: string | null; email: string }>(
-      `SELECT f.id AS family_id, f.user_id, f.project_id, u.email
-       FROM device_tokens t JOIN token_families f ON f.id = t.family_id JOIN users u ON u.id = f.user_id
-       WHERE t.token_hash = ? AND t.kind = 'access' AND t.expires_at > ? AND f.revoked_at IS NULL`,
-      sha256Hex(secret),
-      this.iso(),
-    );
-    return row ? { id: row.user_id, email: row.email, familyId: row.family_id, boundProjectId: row.project_id } : null;
+    return findLiveAccessToken(this.store, sha256Hex(secret), this.iso());
   }
 
   /**
@@ -421,16 +379,16 @@ export class DeviceService {
    * it before the lock is safe.
    */
   private async lockedCode(tx: Tx, input: { deviceCode?: string; userCode?: string }): Promise<DeviceCodeRow | null> {
-    let found: { id: string } | undefined;
+    let id: string | null;
     if (input.deviceCode) {
-      found = await tx.one<{ id: string }>("SELECT id FROM device_codes WHERE device_code_hash = ?", sha256Hex(input.deviceCode));
+      id = await findCodeIdByDeviceCodeHash(tx, sha256Hex(input.deviceCode));
     } else {
       const code = input.userCode ? normaliseUserCode(input.userCode) : null;
-      found = code ? await tx.one<{ id: string }>("SELECT id FROM device_codes WHERE user_code = ?", code) : undefined;
+      id = code ? await findCodeIdByUserCode(tx, code) : null;
     }
-    if (!found) return null;
-    await tx.lock(`device:code:${found.id}`);
-    return (await tx.one<DeviceCodeRow>(`SELECT ${DEVICE_CODE_COLUMNS} FROM device_codes WHERE id = ?`, found.id)) ?? null;
+    if (!id) return null;
+    await tx.lock(`device:code:${id}`);
+    return findDeviceCode(tx, id);
   }
 
   /** A new pair of the family; neither token outlives the sign-in's end (`familyEndMs`). */
@@ -439,9 +397,15 @@ export class DeviceService {
     const refresh = `${REFRESH_TOKEN_PREFIX}${randomBase62(43)}`;
     const now = this.now;
     const accessExpiresMs = Math.min(now + ACCESS_TOKEN_TTL_MS, familyEndMs);
-    const insert = "INSERT INTO device_tokens (token_hash, family_id, kind, generation, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)";
-    await tx.run(insert, sha256Hex(access), familyId, "access", generation, this.iso(now), this.iso(accessExpiresMs));
-    await tx.run(insert, sha256Hex(refresh), familyId, "refresh", generation, this.iso(now), this.iso(Math.min(now + REFRESH_TOKEN_TTL_MS, familyEndMs)));
+    await insertDeviceToken(tx, { tokenHash: sha256Hex(access), familyId, kind: "access", generation, createdAt: this.iso(now), expiresAt: this.iso(accessExpiresMs) });
+    await insertDeviceToken(tx, {
+      tokenHash: sha256Hex(refresh),
+      familyId,
+      kind: "refresh",
+      generation,
+      createdAt: this.iso(now),
+      expiresAt: this.iso(Math.min(now + REFRESH_TOKEN_TTL_MS, familyEndMs)),
+    });
     return { access_token: access, refresh_token: refresh, accessExpiresMs };
   }
 }

@@ -6,28 +6,49 @@ import { alreadyExists, badRequest, forbidden, notFound, validation } from "../.
 import { newId, randomBase62, sha256Hex } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import type { Store, Tx } from "../../lib/store";
+import {
+  CLEANUP_BATCH,
+  countOwners,
+  countUsers,
+  deleteInBatches,
+  deleteExpiredOidcLogins,
+  deleteMembership,
+  deleteSetupLinks,
+  findBoundUserId,
+  findFirstOrganisationId,
+  findLiveSession,
+  findMemberByEmail,
+  findMemberById,
+  findMembershipByEmail,
+  findOrganisationIdOfProject,
+  findRoleInOrganisation,
+  findRoleInProject,
+  hasIdentityAt,
+  hasUsableLink,
+  insertIdentity,
+  insertMembership,
+  insertOidcLogin,
+  insertOwnerMembershipIfAbsent,
+  insertSession,
+  insertSignInLink,
+  listAccessibleProjects,
+  listMembers,
+  purgeExpiredOidcLogins,
+  purgeExpiredSessions,
+  purgeExpiredSignInLinks,
+  revokeSession,
+  takeOidcLogin,
+  touchIdentity,
+  updateMemberRole,
+  useSignInLink,
+} from "./store";
 import { createMailer, type Mailer, type SignInMail } from "./mail";
 import { OidcClient, OidcError, type OidcIdentity, sealPendingLogin, unsealPendingLogin } from "./oidc";
 import { DEFAULT_RATE_LIMITS, type SignInOptions, type SignInRateLimits } from "./options";
 import { RateLimiter } from "./rate-limit";
 
-/** Rows one cleanup transaction deletes at most (the write lock is held briefly). */
-export const CLEANUP_BATCH = 500;
-
-/**
- * Runs a batched DELETE (at most CLEANUP_BATCH rows a transaction, `?1` =
- * the cut-off) until a batch deletes fewer; the number deleted. The SQL
- * selects its batch by primary key: `DELETE FROM t WHERE pk IN (SELECT pk
- * FROM t WHERE ... LIMIT 500)`.
- */
-export async function deleteInBatches(store: Store, sql: string, cutoff: string): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const changes = await store.write((tx) => tx.run(sql, cutoff));
-    total += changes;
-    if (changes < CLEANUP_BATCH) return total;
-  }
-}
+// The device module runs its cleanup through these.
+export { CLEANUP_BATCH, deleteInBatches };
 
 /** Where mail goes without SMTP when the server named no outbox (`<data>/outbox.log` in `svc serve`). */
 export const FALLBACK_OUTBOX_PATH = join(tmpdir(), "svc-memory", "outbox.log");
@@ -58,13 +79,6 @@ export function organisationLock(organisationId: string): string {
 }
 /** Lock scope of first-run work (setup link, first owner, SERVICE_ADMIN_EMAIL). */
 const SETUP_LOCK = "identity:setup";
-
-/** Byte order, as SQLite sorts (PostgreSQL would sort by its collation): lists are sorted in JS on both engines. */
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-type MembershipRow = { organisation_id: string; user_id: string; email: string; role: Role; created_at: string };
 
 /**
  * People and their browser sign-in: members of organisations, single-use
@@ -108,42 +122,21 @@ export class IdentityService {
 
   /** A user who belongs to at least one organisation: only they may sign in. */
   async findMember(email: string): Promise<SignedInUser | null> {
-    return (
-      (await this.store.one<SignedInUser>(
-        "SELECT u.id, u.email FROM users u WHERE lower(u.email) = lower(?) AND EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = u.id)",
-        email.trim(),
-      )) ?? null
-    );
+    return findMemberByEmail(this.store, email.trim());
   }
 
   async accessibleProjects(userId: string): Promise<AccessibleProject[]> {
-    const rows = await this.store.all<{ id: string; name: string; organisation_id: string; organisation_name: string }>(
-      `SELECT p.id, p.name, o.id AS organisation_id, o.name AS organisation_name
-       FROM memberships m JOIN organisations o ON o.id = m.organisation_id JOIN projects p ON p.organisation_id = o.id
-       WHERE m.user_id = ?`,
-      userId,
-    );
-    // Sorted here, not by the engine: SQLite compares bytes, PostgreSQL its collation.
-    rows.sort((a, b) => compare(a.organisation_name, b.organisation_name) || compare(a.organisation_id, b.organisation_id) || compare(a.name, b.name) || compare(a.id, b.id));
-    // snake_case aliases: PostgreSQL folds unquoted camelCase aliases to lower case.
-    return rows.map((r) => ({ id: r.id, name: r.name, organisationId: r.organisation_id, organisationName: r.organisation_name }));
+    return listAccessibleProjects(this.store, userId);
   }
 
   /** The person's role in the organisation of the project, or null when they are not a member. */
   async roleIn(userId: string, projectId: string): Promise<Role | null> {
-    const row = await this.store.one<{ role: Role }>(
-      `SELECT m.role FROM projects p JOIN memberships m ON m.organisation_id = p.organisation_id
-       WHERE p.id = ? AND m.user_id = ?`,
-      projectId,
-      userId,
-    );
-    return row?.role ?? null;
+    return findRoleInProject(this.store, projectId, userId);
   }
 
   /** The person's role in an organisation, or null when they are not a member. */
   async roleInOrganisation(userId: string, organisationId: string): Promise<Role | null> {
-    const row = await this.store.one<{ role: Role }>("SELECT role FROM memberships WHERE organisation_id = ? AND user_id = ?", organisationId, userId);
-    return row?.role ?? null;
+    return findRoleInOrganisation(this.store, organisationId, userId);
   }
 
   async canAccess(userId: string, projectId: string): Promise<boolean> {
@@ -171,13 +164,7 @@ export class IdentityService {
 
   /** Whether a link is still usable, without using it (the GET that mail scanners may follow). */
   async isLinkUsable(token: string, purpose: "magic" | "setup"): Promise<boolean> {
-    const row = await this.store.one<{ one: number }>(
-      "SELECT 1 AS one FROM sign_in_links WHERE token_hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?",
-      sha256Hex(token),
-      purpose,
-      this.iso(),
-    );
-    return row !== undefined;
+    return hasUsableLink(this.store, sha256Hex(token), purpose, this.iso());
   }
 
   /** Uses a magic link (once, before it expires) and opens a session for its member. */
@@ -196,18 +183,12 @@ export class IdentityService {
   /** The person of a live session, read from the store on every call (a sign-out holds at once on every server). */
   async sessionUser(token: string | undefined): Promise<(SignedInUser & { sessionId: string }) | null> {
     if (!token) return null;
-    const row = await this.store.one<{ id: string; user_id: string; email: string }>(
-      `SELECT s.id, s.user_id, u.email FROM sessions s JOIN users u ON u.id = s.user_id
-       WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > ?`,
-      sha256Hex(token),
-      this.iso(),
-    );
-    return row ? { id: row.user_id, email: row.email, sessionId: row.id } : null;
+    return findLiveSession(this.store, sha256Hex(token), this.iso());
   }
 
   async endSession(token: string | undefined): Promise<void> {
     if (!token) return;
-    await this.store.write((tx) => tx.run("UPDATE sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL", this.iso(), sha256Hex(token)));
+    await this.store.write((tx) => revokeSession(tx, sha256Hex(token), this.iso()));
   }
 
   // First run.
@@ -225,9 +206,9 @@ export class IdentityService {
     }
     return this.store.write(async (tx) => {
       await tx.lock(SETUP_LOCK);
-      if ((await this.countUsers()) > 0) return null;
+      if ((await countUsers(this.store)) > 0) return null;
       // One live setup link at a time: a restart replaces the one printed before.
-      await tx.run("DELETE FROM sign_in_links WHERE purpose = 'setup'");
+      await deleteSetupLinks(tx);
       const token = await this.issueLink(tx, "setup", null, undefined, SETUP_LINK_TTL_MS);
       return { setupUrl: `${input.baseUrl}/setup?token=${token}` };
     });
@@ -243,7 +224,7 @@ export class IdentityService {
     return this.store.write(async (tx) => {
       await tx.lock(SETUP_LOCK);
       await this.takeLink(tx, token, "setup");
-      if ((await this.countUsers()) > 0) throw badRequest("svc is already set up", "token: sign in at /signin instead");
+      if ((await countUsers(this.store)) > 0) throw badRequest("svc is already set up", "token: sign in at /signin instead");
       const projects = this.ctx.services.projects;
       const { user, project, organisation } = await projects.createOrganisationWithProject({
         projectName: input.projectName.trim(),
@@ -286,15 +267,8 @@ export class IdentityService {
     const sealed = sealPendingLogin(browserKey, stateHash, { codeVerifier, nonce });
     const now = this.now();
     await this.store.write(async (tx) => {
-      await tx.run("DELETE FROM oidc_logins WHERE expires_at <= ?", this.iso(now));
-      await tx.run(
-        "INSERT INTO oidc_logins (state_hash, sealed, redirect, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-        stateHash,
-        sealed,
-        input.redirect ?? null,
-        this.iso(now),
-        this.iso(now + OIDC_LOGIN_TTL_MS),
-      );
+      await deleteExpiredOidcLogins(tx, this.iso(now));
+      await insertOidcLogin(tx, { stateHash, sealed, redirect: input.redirect ?? null, createdAt: this.iso(now), expiresAt: this.iso(now + OIDC_LOGIN_TTL_MS) });
     });
     return { url, cookie: `${state}.${browserKey}` };
   }
@@ -317,13 +291,8 @@ export class IdentityService {
     }
     const stateHash = sha256Hex(state);
     const now = this.iso();
-    // One statement takes it: of two callbacks with the same state, only one gets the row.
-    const login = await this.store.write((tx) =>
-      tx.one<{ sealed: string; redirect: string | null; expires_at: string }>(
-        "DELETE FROM oidc_logins WHERE state_hash = ? RETURNING sealed, redirect, expires_at",
-        stateHash,
-      ),
-    );
+    // Taken (deleted) by one statement: of two callbacks with the same state, only one gets the row.
+    const login = await this.store.write((tx) => takeOidcLogin(tx, stateHash));
     if (!login || login.expires_at <= now) throw new OidcError("This sign-in was already used or has expired; start again", 401);
     const secrets = unsealPendingLogin(browserKey, stateHash, login.sealed);
     if (!secrets) throw new OidcError("This sign-in was started in another browser; start again", 401);
@@ -352,13 +321,7 @@ export class IdentityService {
       await tx.lock(organisationLock(organisation.id));
       const user = await this.ctx.services.projects.findOrCreateUser(input.email);
       const createdAt = this.iso();
-      const inserted = await tx.run(
-        "INSERT INTO memberships (organisation_id, user_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        organisation.id,
-        user.id,
-        role,
-        createdAt,
-      );
+      const inserted = await insertMembership(tx, organisation.id, user.id, role, createdAt);
       if (inserted === 0) throw alreadyExists(`${user.email} is already a member of this organisation`, "email");
       const token = await this.issueLink(tx, "magic", user.email, undefined, INVITE_LINK_TTL_MS);
       await recordAudit(tx, {
@@ -378,13 +341,7 @@ export class IdentityService {
   }
 
   async members(projectId: string): Promise<Member[]> {
-    const rows = await this.store.all<{ email: string; role: Role; created_at: string }>(
-      `SELECT u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
-       WHERE m.organisation_id = (SELECT organisation_id FROM projects WHERE id = ?)`,
-      projectId,
-    );
-    rows.sort((a, b) => compare(a.created_at, b.created_at) || compare(a.email, b.email));
-    return rows.map((r) => ({ email: r.email, role: r.role, joinedAt: r.created_at }));
+    return listMembers(this.store, projectId);
   }
 
   /** Changes a member's role; the organisation keeps at least one owner. */
@@ -392,7 +349,7 @@ export class IdentityService {
     return this.store.write(async (tx) => {
       const { organisationId, userId, current } = await this.lockedMembership(tx, projectId, email);
       if (current.role === "owner" && role !== "owner") await this.keepAnOwner(tx, organisationId);
-      await tx.run("UPDATE memberships SET role = ? WHERE organisation_id = ? AND user_id = ?", role, organisationId, userId);
+      await updateMemberRole(tx, organisationId, userId, role);
       await recordAudit(tx, {
         projectId,
         organisationId,
@@ -411,7 +368,7 @@ export class IdentityService {
     await this.store.write(async (tx) => {
       const { organisationId, userId, current } = await this.lockedMembership(tx, projectId, email);
       if (current.role === "owner") await this.keepAnOwner(tx, organisationId);
-      await tx.run("DELETE FROM memberships WHERE organisation_id = ? AND user_id = ?", organisationId, userId);
+      await deleteMembership(tx, organisationId, userId);
       await recordAudit(tx, {
         projectId,
         organisationId,
@@ -431,31 +388,19 @@ export class IdentityService {
    */
   async removeExpired(): Promise<{ sessions: number; signInLinks: number; oidcLogins: number }> {
     const now = this.iso();
-    const batch = (sql: string) => deleteInBatches(this.store, sql, now);
     return {
-      sessions: await batch(
-        `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ?1 OR revoked_at IS NOT NULL LIMIT ${CLEANUP_BATCH})`,
-      ),
-      signInLinks: await batch(
-        `DELETE FROM sign_in_links WHERE token_hash IN (SELECT token_hash FROM sign_in_links WHERE expires_at <= ?1 LIMIT ${CLEANUP_BATCH})`,
-      ),
-      oidcLogins: await batch(
-        `DELETE FROM oidc_logins WHERE state_hash IN (SELECT state_hash FROM oidc_logins WHERE expires_at <= ?1 LIMIT ${CLEANUP_BATCH})`,
-      ),
+      sessions: await purgeExpiredSessions(this.store, now),
+      signInLinks: await purgeExpiredSignInLinks(this.store, now),
+      oidcLogins: await purgeExpiredOidcLogins(this.store, now),
     };
   }
 
   /** Whether anybody exists yet (then the setup link has no use). */
   async isSetUp(): Promise<boolean> {
-    return (await this.countUsers()) > 0;
+    return (await countUsers(this.store)) > 0;
   }
 
   // Internals.
-
-  private async countUsers(): Promise<number> {
-    const row = await this.store.one<{ n: number | string }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM users");
-    return Number(row?.n ?? 0);
-  }
 
   private async ensureAdmin(email: string): Promise<void> {
     await this.store.write(async (tx) => {
@@ -463,20 +408,15 @@ export class IdentityService {
       // The same lock as every organisation creation (and the headless first start): one first organisation across servers.
       await tx.lock(ORGANISATIONS_LOCK);
       if (await this.findMember(email)) return;
-      const first = await tx.one<{ id: string }>("SELECT id FROM organisations ORDER BY created_at, id LIMIT 1");
+      const firstId = await findFirstOrganisationId(tx);
       const projects = this.ctx.services.projects;
-      if (!first) {
+      if (!firstId) {
         await projects.createOrganisationWithProject({ projectName: "Default project", organisationName: "Default organisation", ownerEmail: email });
         return;
       }
-      await tx.lock(organisationLock(first.id));
+      await tx.lock(organisationLock(firstId));
       const user = await projects.findOrCreateUser(email);
-      await tx.run(
-        "INSERT INTO memberships (organisation_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?) ON CONFLICT DO NOTHING",
-        first.id,
-        user.id,
-        this.iso(),
-      );
+      await insertOwnerMembershipIfAbsent(tx, firstId, user.id, this.iso());
     });
   }
 
@@ -487,53 +427,37 @@ export class IdentityService {
   private async lockedMembership(tx: Tx, projectId: string, email: string): Promise<{ organisationId: string; userId: string; current: Member }> {
     const notMember = () => notFound(`${email} is not a member of this organisation`, "email: see GET /api/admin/members");
     // A project never changes organisation: reading it before the lock is safe.
-    const project = await tx.one<{ organisation_id: string }>("SELECT organisation_id FROM projects WHERE id = ?", projectId);
-    if (!project) throw notMember();
-    await tx.lock(organisationLock(project.organisation_id));
-    const row = await tx.one<MembershipRow>(
-      `SELECT m.organisation_id, m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
-       WHERE m.organisation_id = ? AND lower(u.email) = lower(?)`,
-      project.organisation_id,
-      email.trim(),
-    );
+    const organisationId = await findOrganisationIdOfProject(tx, projectId);
+    if (!organisationId) throw notMember();
+    await tx.lock(organisationLock(organisationId));
+    const row = await findMembershipByEmail(tx, organisationId, email.trim());
     if (!row) throw notMember();
     return { organisationId: row.organisation_id, userId: row.user_id, current: { email: row.email, role: row.role, joinedAt: row.created_at } };
   }
 
   /** Refuses a change that would leave the organisation without an owner (call under the organisation's lock, before removing or demoting one). */
   private async keepAnOwner(tx: Tx, organisationId: string): Promise<void> {
-    const row = await tx.one<{ n: number | string }>(
-      "SELECT CAST(COUNT(*) AS INTEGER) AS n FROM memberships WHERE organisation_id = ? AND role = 'owner'",
-      organisationId,
-    );
-    if (Number(row?.n ?? 0) <= 1) throw forbidden("An organisation needs at least one owner", "role: make someone else owner first");
+    if ((await countOwners(tx, organisationId)) <= 1) throw forbidden("An organisation needs at least one owner", "role: make someone else owner first");
   }
 
   private async issueLink(tx: Tx, purpose: "magic" | "setup", email: string | null, redirect: string | undefined, ttlMs: number): Promise<string> {
     const token = randomBase62(43);
     const now = this.now();
-    await tx.run(
-      "INSERT INTO sign_in_links (token_hash, purpose, email, redirect, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-      sha256Hex(token),
+    await insertSignInLink(tx, {
+      tokenHash: sha256Hex(token),
       purpose,
-      email === null ? null : email.toLowerCase(),
-      redirect ?? null,
-      this.iso(now),
-      this.iso(now + ttlMs),
-    );
+      email: email === null ? null : email.toLowerCase(),
+      redirect: redirect ?? null,
+      createdAt: this.iso(now),
+      expiresAt: this.iso(now + ttlMs),
+    });
     return token;
   }
 
   /** Marks a link used (one statement: of two uses, one wins); call inside the transaction that acts on it. */
   private async takeLink(tx: Tx, token: string, purpose: "magic" | "setup"): Promise<{ email: string | null; redirect: string | null }> {
     const now = this.iso();
-    const link = await tx.one<{ email: string | null; redirect: string | null }>(
-      `UPDATE sign_in_links SET used_at = ?1 WHERE token_hash = ?2 AND purpose = ?3 AND used_at IS NULL AND expires_at > ?1
-       RETURNING email, redirect`,
-      now,
-      sha256Hex(token),
-      purpose,
-    );
+    const link = await useSignInLink(tx, sha256Hex(token), purpose, now);
     if (!link) {
       throw badRequest(
         purpose === "setup" ? "This setup link is invalid, used or expired" : "This sign-in link is invalid, used or expired",
@@ -546,14 +470,7 @@ export class IdentityService {
   private async createSession(tx: Tx, userId: string): Promise<string> {
     const token = randomBase62(43);
     const now = this.now();
-    await tx.run(
-      "INSERT INTO sessions (id, token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-      newId("ses"),
-      sha256Hex(token),
-      userId,
-      this.iso(now),
-      this.iso(now + SESSION_TTL_MS),
-    );
+    await insertSession(tx, { id: newId("ses"), tokenHash: sha256Hex(token), userId, createdAt: this.iso(now), expiresAt: this.iso(now + SESSION_TTL_MS) });
     return token;
   }
 
@@ -576,42 +493,17 @@ export class IdentityService {
   private async oidcAccount(tx: Tx, identity: OidcIdentity): Promise<SignedInUser> {
     await tx.lock(`identity:oidc:${identity.issuer}`);
     const now = this.iso();
-    const bound = await tx.one<{ user_id: string }>("SELECT user_id FROM user_identities WHERE issuer = ? AND subject = ?", identity.issuer, identity.subject);
-    if (bound) {
-      const user = await this.memberById(bound.user_id);
+    const boundUserId = await findBoundUserId(tx, identity.issuer, identity.subject);
+    if (boundUserId) {
+      const user = await findMemberById(this.store, boundUserId);
       if (!user) throw new OidcError("Your account here no longer belongs to any organisation; ask an owner to invite you", 403);
-      await tx.run(
-        "UPDATE user_identities SET email = ?, last_used_at = ? WHERE issuer = ? AND subject = ?",
-        identity.email,
-        now,
-        identity.issuer,
-        identity.subject,
-      );
+      await touchIdentity(tx, identity, now);
       return user;
     }
     const user = await this.findMember(identity.email);
     if (!user) throw new OidcError(`${identity.email} has no account here; ask an owner to invite you`, 403);
-    const other = await tx.one<{ subject: string }>("SELECT subject FROM user_identities WHERE issuer = ? AND user_id = ? LIMIT 1", identity.issuer, user.id);
-    if (other) throw new OidcError("This account is linked to another identity at that provider", 403);
-    await tx.run(
-      "INSERT INTO user_identities (issuer, subject, user_id, email, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?)",
-      identity.issuer,
-      identity.subject,
-      user.id,
-      identity.email,
-      now,
-      now,
-    );
+    if (await hasIdentityAt(tx, identity.issuer, user.id)) throw new OidcError("This account is linked to another identity at that provider", 403);
+    await insertIdentity(tx, identity, user.id, now);
     return user;
-  }
-
-  /** A user, by id, who belongs to at least one organisation (the by-id twin of findMember). */
-  private async memberById(userId: string): Promise<SignedInUser | null> {
-    return (
-      (await this.store.one<SignedInUser>(
-        "SELECT u.id, u.email FROM users u WHERE u.id = ? AND EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = u.id)",
-        userId,
-      )) ?? null
-    );
   }
 }

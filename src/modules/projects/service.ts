@@ -4,19 +4,31 @@ import { notFound, validation } from "../../lib/errors";
 import { newId, newUuid, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import type { Tx } from "../../lib/store";
+import {
+  DEFAULT_ANALYSIS,
+  PATCHABLE_COLUMNS,
+  type PatchableField,
+  countProjects,
+  findFirstOwnerEmail,
+  findOrganisation,
+  findOrganisationOfProject,
+  findProject,
+  findUserByEmail,
+  insertOrganisation,
+  insertOwnerMembership,
+  insertProject,
+  insertUserIfAbsent,
+  listProjectsOfUser,
+  updateProject,
+} from "./store";
+
+export { DEFAULT_ANALYSIS };
 
 export type AnalysisSettings = {
   method: "frequentist" | "bayesian";
   significanceThreshold: number;
   autoRollback: boolean;
   minSampleDays: number;
-};
-
-export const DEFAULT_ANALYSIS: AnalysisSettings = {
-  method: "frequentist",
-  significanceThreshold: 0.05,
-  autoRollback: false,
-  minSampleDays: 7,
 };
 
 /** The full project record of the spec, plus the settings DECISIONS.md names. */
@@ -64,50 +76,8 @@ export type ProjectPatch = Partial<
   >
 > & { analysis?: Partial<AnalysisSettings> };
 
-type ProjectRow = {
-  id: string;
-  organisation_id: string;
-  name: string;
-  slug: string;
-  domain: string;
-  owner_email: string;
-  plan: string;
-  status: string;
-  subscription_status: string;
-  billing_interval: string;
-  current_period_end: string;
-  trial_ends_at: string | null;
-  cancel_at_period_end: number;
-  module_translations: number;
-  module_configs: number;
-  module_gates: number;
-  module_experiments: number;
-  module_feedback: number;
-  public_ticket_creation: number;
-  default_env: Env;
-  timezone: string;
-  analysis: string;
-  created_at: string;
-  updated_at: string;
-};
-
 export type Organisation = { id: string; name: string; createdAt: string };
 export type User = { id: string; email: string; createdAt: string };
-
-/** Columns a PATCH may set, mapped from record field to column. */
-const PATCHABLE_COLUMNS = {
-  name: "name",
-  domain: "domain",
-  slug: "slug",
-  defaultEnv: "default_env",
-  timezone: "timezone",
-  moduleTranslations: "module_translations",
-  moduleConfigs: "module_configs",
-  moduleGates: "module_gates",
-  moduleExperiments: "module_experiments",
-  moduleFeedback: "module_feedback",
-  publicTicketCreation: "public_ticket_creation",
-} as const;
 
 export function slugify(name: string): string {
   const slug = name
@@ -158,9 +128,6 @@ function isValidTimezone(tz: string): boolean {
  */
 export const ORGANISATIONS_LOCK = "organisations";
 
-type OrganisationRow = { id: string; name: string; created_at: string };
-type UserRow = { id: string; email: string; created_at: string };
-
 export class ProjectsService {
   constructor(private readonly ctx: ServiceContext) {}
 
@@ -186,10 +153,10 @@ export class ProjectsService {
         name: input.organisationName ?? `${input.projectName} organisation`,
         createdAt: now,
       };
-      await tx.run("INSERT INTO organisations (id, name, created_at) VALUES (?, ?, ?)", organisation.id, organisation.name, now);
+      await insertOrganisation(tx, organisation);
       const user = await this.findOrCreateUser(input.ownerEmail);
-      await tx.run("INSERT INTO memberships (organisation_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)", organisation.id, user.id, now);
-      const project = await this.insertProject(tx, organisation.id, {
+      await insertOwnerMembership(tx, organisation.id, user.id, now);
+      const project = await this.newProject(tx, organisation.id, {
         name: input.projectName,
         ownerEmail: user.email,
         plan: input.plan ?? "pro",
@@ -223,7 +190,7 @@ export class ProjectsService {
       await tx.lock(ORGANISATIONS_LOCK);
       const organisation = await this.organisation(organisationId);
       if (!organisation) throw notFound(`No organisation ${organisationId}`, "organisationId: see GET /api/admin/me for yours");
-      const project = await this.insertProject(tx, organisationId, {
+      const project = await this.newProject(tx, organisationId, {
         name,
         ownerEmail: input.ownerEmail.trim().toLowerCase(),
         plan: input.plan ?? "pro",
@@ -261,31 +228,16 @@ export class ProjectsService {
 
   /** The organisation's longest-standing owner (the default owner of a project added to it), or null. */
   async firstOwnerEmail(organisationId: string): Promise<string | null> {
-    const row = await this.ctx.store.one<{ email: string }>(
-      "SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organisation_id = ? AND m.role = 'owner' ORDER BY m.created_at, u.email LIMIT 1",
-      organisationId,
-    );
-    return row?.email ?? null;
+    return findFirstOwnerEmail(this.ctx.store, organisationId);
   }
 
   async organisation(id: string): Promise<Organisation | null> {
-    const row = await this.ctx.store.one<OrganisationRow>("SELECT id, name, created_at FROM organisations WHERE id = ?", id);
-    return row ? toOrganisation(row) : null;
+    return findOrganisation(this.ctx.store, id);
   }
 
   /** Every project of the organisations the person belongs to, by organisation then name. */
   async listForUser(userId: string): Promise<Project[]> {
-    const rows = await this.ctx.store.all<ProjectRow & { organisation_name: string }>(
-      `SELECT p.*, o.name AS organisation_name FROM projects p JOIN memberships m ON m.organisation_id = p.organisation_id JOIN organisations o ON o.id = p.organisation_id
-       WHERE m.user_id = ?`,
-      userId,
-    );
-    // Sorted here, not by the engine: SQLite compares bytes, PostgreSQL its collation.
-    rows.sort(
-      (a, b) =>
-        compare(a.organisation_name, b.organisation_name) || compare(a.organisation_id, b.organisation_id) || compare(a.name, b.name) || compare(a.id, b.id),
-    );
-    return rows.map(toProject);
+    return listProjectsOfUser(this.ctx.store, userId);
   }
 
   /**
@@ -295,24 +247,22 @@ export class ProjectsService {
    */
   async findOrCreateUser(email: string): Promise<User> {
     const normalised = email.trim().toLowerCase();
-    const existing = await this.findUser(normalised);
+    const existing = await findUserByEmail(this.ctx.store, normalised);
     if (existing) return existing;
     return this.ctx.store.write(async (tx) => {
-      await tx.run("INSERT INTO users (id, email, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", newId("usr"), normalised, nowIso());
-      const user = await this.findUser(normalised);
+      await insertUserIfAbsent(tx, newId("usr"), normalised, nowIso());
+      const user = await findUserByEmail(this.ctx.store, normalised);
       if (!user) throw new Error(`user ${normalised} vanished while being created`);
       return user;
     });
   }
 
   async countProjects(): Promise<number> {
-    const row = await this.ctx.store.one<{ n: number | string }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM projects");
-    return Number(row?.n ?? 0);
+    return countProjects(this.ctx.store);
   }
 
   async find(id: string): Promise<Project | null> {
-    const row = await this.ctx.store.one<ProjectRow>("SELECT * FROM projects WHERE id = ?", id);
-    return row ? toProject(row) : null;
+    return findProject(this.ctx.store, id);
   }
 
   async get(id: string): Promise<Project> {
@@ -322,11 +272,7 @@ export class ProjectsService {
   }
 
   async organisationOf(projectId: string): Promise<Organisation | null> {
-    const row = await this.ctx.store.one<OrganisationRow>(
-      "SELECT o.id, o.name, o.created_at FROM organisations o JOIN projects p ON p.organisation_id = o.id WHERE p.id = ?",
-      projectId,
-    );
-    return row ? toOrganisation(row) : null;
+    return findOrganisationOfProject(this.ctx.store, projectId);
   }
 
   /** Origin SDK keys of this project accept from browsers, or null for any. */
@@ -362,28 +308,25 @@ export class ProjectsService {
 
     return this.ctx.store.write(async (tx) => {
       // Built per attempt: the store may run this function again (a retried transaction).
-      const sets: string[] = [];
-      const values: (string | number)[] = [];
+      const fields: Partial<Record<PatchableField, string | number>> = {};
       const changed: Record<string, unknown> = {};
-      for (const [field, column] of Object.entries(PATCHABLE_COLUMNS) as [keyof typeof PATCHABLE_COLUMNS, string][]) {
+      for (const field of Object.keys(PATCHABLE_COLUMNS) as PatchableField[]) {
         const value = patch[field];
         if (value === undefined) continue;
-        sets.push(`${column} = ?`);
-        values.push(typeof value === "boolean" ? (value ? 1 : 0) : value);
+        fields[field] = typeof value === "boolean" ? (value ? 1 : 0) : value;
         changed[field] = value;
       }
       await tx.lock(`project:${id}`);
       const current = await this.get(id);
+      let analysisJson: string | undefined;
       if (patch.analysis !== undefined) {
         const analysis = { ...current.analysis, ...patch.analysis };
-        sets.push("analysis = ?");
-        values.push(JSON.stringify(analysis));
+        analysisJson = JSON.stringify(analysis);
         changed.analysis = analysis;
       }
-      if (sets.length === 0) return current;
-      sets.push("updated_at = ?");
-      values.push(nowIso());
-      await tx.run(`UPDATE projects SET ${sets.join(", ")} WHERE id = ?`, ...values, id);
+      // `changed` has one entry per column to set.
+      if (Object.keys(changed).length === 0) return current;
+      await updateProject(tx, id, { fields, analysis: analysisJson, updatedAt: nowIso() });
       if (newOrigin !== undefined) await this.ctx.services.keys.stampAllowedOrigin(id, newOrigin);
       const updated = await this.get(id);
       await recordAudit(tx, {
@@ -399,12 +342,7 @@ export class ProjectsService {
     });
   }
 
-  private async findUser(normalisedEmail: string): Promise<User | null> {
-    const row = await this.ctx.store.one<UserRow>("SELECT id, email, created_at FROM users WHERE lower(email) = lower(?)", normalisedEmail);
-    return row ? { id: row.id, email: row.email, createdAt: row.created_at } : null;
-  }
-
-  private async insertProject(
+  private async newProject(
     tx: Tx,
     organisationId: string,
     input: { name: string; ownerEmail: string; plan: string; publicTicketCreation: boolean },
@@ -412,59 +350,19 @@ export class ProjectsService {
     const now = new Date();
     const periodEnd = new Date(now.getTime() + 30 * 24 * 3600 * 1000);
     const id = newUuid();
-    await tx.run(
-      `INSERT INTO projects (id, organisation_id, name, slug, owner_email, plan, current_period_end,
-         public_ticket_creation, analysis, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    await insertProject(tx, {
       id,
       organisationId,
-      input.name,
-      slugify(input.name),
-      input.ownerEmail,
-      input.plan,
-      periodEnd.toISOString(),
-      input.publicTicketCreation ? 1 : 0,
-      JSON.stringify(DEFAULT_ANALYSIS),
-      now.toISOString(),
-      now.toISOString(),
-    );
+      name: input.name,
+      slug: slugify(input.name),
+      ownerEmail: input.ownerEmail,
+      plan: input.plan,
+      currentPeriodEnd: periodEnd.toISOString(),
+      publicTicketCreation: input.publicTicketCreation ? 1 : 0,
+      analysis: JSON.stringify(DEFAULT_ANALYSIS),
+      createdAt: now.toISOString(),
+      updatedAt: now.toISOString(),
+    });
     return this.get(id);
   }
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function toOrganisation(r: OrganisationRow): Organisation {
-  return { id: r.id, name: r.name, createdAt: r.created_at };
-}
-
-function toProject(r: ProjectRow): Project {
-  return {
-    id: r.id,
-    organisationId: r.organisation_id,
-    name: r.name,
-    slug: r.slug,
-    domain: r.domain,
-    ownerEmail: r.owner_email,
-    plan: r.plan,
-    status: r.status,
-    subscriptionStatus: r.subscription_status,
-    billingInterval: r.billing_interval,
-    currentPeriodEnd: r.current_period_end,
-    trialEndsAt: r.trial_ends_at,
-    cancelAtPeriodEnd: Number(r.cancel_at_period_end) ? 1 : 0,
-    moduleTranslations: Number(r.module_translations) === 1,
-    moduleConfigs: Number(r.module_configs) === 1,
-    moduleGates: Number(r.module_gates) === 1,
-    moduleExperiments: Number(r.module_experiments) === 1,
-    moduleFeedback: Number(r.module_feedback) === 1,
-    publicTicketCreation: Number(r.public_ticket_creation) === 1,
-    defaultEnv: r.default_env,
-    timezone: r.timezone,
-    analysis: { ...DEFAULT_ANALYSIS, ...(JSON.parse(r.analysis) as Partial<AnalysisSettings>) },
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
 }
