@@ -266,7 +266,7 @@ describe("the first run, on one host name", () => {
       const token = new URL(setupUrl).searchParams.get("token")!;
       const r = await b.postJson("/setup", { token, email: "json@example.com", organisation: "Org", project: "Proj" }, { "x-csrf-token": b.csrf });
       expect(r.status).toBe(200);
-      expect(r.body).toMatchObject({ ok: true, email: "json@example.com", redirect: "/signin" });
+      expect(r.body).toMatchObject({ ok: true, email: "json@example.com", redirect: "/" });
       expect(r.body.keys.admin).toMatch(/^sdk_admin_/);
       expect(r.body.keys.server).toMatch(/^sdk_server_/);
       expect(r.body.keys.client).toMatch(/^sdk_client_/);

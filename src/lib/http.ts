@@ -92,6 +92,9 @@ const AUTH_NOTES: Record<AuthKind, string> = {
  * onError as ready Responses, so listing them here documents without
  * validating them.
  */
+/** Every status an error body may come with (DECISIONS.md). */
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 503;
+
 export function describe<const R extends Record<number, TSchema> = {}>(options: {
   summary: string;
   tag: string;
@@ -112,7 +115,9 @@ export function describe<const R extends Record<number, TSchema> = {}>(options: 
       description: [options.description, AUTH_NOTES[options.auth]].filter(Boolean).join("\n\n"),
       security: SECURITY[options.auth],
     },
-    response: { ...errors, ...options.response } as R & Record<number, typeof ErrorBodySchema>,
+    // Typed by literal codes, not Record<number, ...>: an index signature would blur every success type
+    // into the error body for typed clients (the dashboard's Eden calls).
+    response: { ...errors, ...options.response } as Omit<Record<ErrorStatus, typeof ErrorBodySchema>, keyof R> & R,
   };
 }
 

@@ -3,6 +3,7 @@ import type { ModuleMigrations } from "../lib/store";
 import { AUDIT_MIGRATIONS } from "../lib/audit";
 import { REVISIONS_MIGRATIONS } from "../lib/revisions";
 import { configsModule } from "./configs/manifest";
+import { dashboardModule } from "./dashboard/manifest";
 import { deliveryModule } from "./delivery/manifest";
 import { deviceModule } from "./device/manifest";
 import { identityModule } from "./identity/manifest";
@@ -25,6 +26,7 @@ export const MODULES: ModuleManifest[] = [
   identityModule,
   deviceModule,
   tokensModule,
+  dashboardModule,
 ] as ModuleManifest[];
 
 /**

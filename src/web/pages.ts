@@ -52,7 +52,7 @@ export function accountPage(input: { email: string; csrf: string; projects: Page
     input.projects.length === 0
       ? `<p>None yet: ask an owner to invite you.</p>`
       : `<ul>${input.projects.map((p) => `<li>${escapeHtml(p.name)} <span class="muted">(${escapeHtml(p.organisationName)}, <code>${escapeHtml(p.id)}</code>)</span></li>`).join("")}</ul>`;
-  const next = input.next ? `<p><a class="button" href="${escapeHtml(input.next)}">Continue</a></p>` : "";
+  const next = `<p><a class="button" href="${escapeHtml(input.next ?? "/")}">${input.next ? "Continue" : "Open the dashboard"}</a></p>`;
   return page("Signed in", accountHtml, { email: input.email, csrf: input.csrf, projects, next, invite: inviteForm(input.csrf, input.projects) });
 }
 

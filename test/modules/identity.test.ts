@@ -62,7 +62,7 @@ describe("magic-link sign-in", () => {
     }
     const done = await b.postForm("/auth/magic", { token, csrf: b.csrf });
     expect(done.status).toBe(303);
-    expect(done.location).toBe("/signin");
+    expect(done.location).toBe("/");
     const sessionCookie = done.setCookies.find((c) => c.startsWith("svc_session="))!;
     expect(sessionCookie).toContain("HttpOnly");
     expect(sessionCookie).toContain("SameSite=Lax");

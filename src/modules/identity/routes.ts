@@ -54,7 +54,8 @@ export function identityRoutes(ctx: AppContext) {
   const signedIn = async (request: Request, result: SignInResult, cookies: string[] = []) => {
     await identity.endSession(sessionToken(request));
     const session = cookie(request, SESSION_COOKIE, result.sessionToken, { maxAgeSeconds: SESSION_TTL_MS / 1000 });
-    const next = result.redirect ?? "/signin";
+    // Where the person was going, else the dashboard.
+    const next = result.redirect ?? "/";
     return isFormPost(request) || request.method === "GET"
       ? redirectResponse(next, [...cookies, session])
       : jsonResponse({ ok: true, email: result.user.email, redirect: next }, [...cookies, session]);
@@ -210,7 +211,7 @@ export function identityRoutes(ctx: AppContext) {
           const done = {
             ok: true as const,
             email: result.user.email,
-            redirect: "/signin",
+            redirect: "/",
             organisationId: result.organisationId,
             projectId: result.projectId,
             keys: result.keys,

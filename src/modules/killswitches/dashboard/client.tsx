@@ -1,0 +1,45 @@
+import { useState } from "preact/hooks";
+import { apiOf, call, describeError } from "../../../web/dashboard/api";
+import { ConfirmDialog } from "../../../web/dashboard/ui";
+import type { killswitchRoutes } from "../routes";
+
+export const killswitchApi = apiOf<ReturnType<typeof killswitchRoutes>>();
+export const ENVS = ["dev", "staging", "prod"] as const;
+export type Env = (typeof ENVS)[number];
+
+/** A change waiting for "yes" (every prod change asks first). */
+export type PendingToggle = { name: string; env: Env; switchKey?: string; value: boolean };
+
+export function toggleLabel(name: string, env: Env, switchKey?: string): string {
+  return `${switchKey ? `${name}/${switchKey}` : name} on ${env}`;
+}
+
+/** Publishes one toggle; prod goes through a confirmation. Shared by the list and the detail page. */
+export function useToggle(onDone: () => Promise<void>) {
+  const [pending, setPending] = useState<PendingToggle | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const publish = async (t: PendingToggle) => {
+    const result = await call(killswitchApi.api.admin.killswitches({ id: t.name }).toggle.post({ env: t.env, switchKey: t.switchKey, value: t.value }));
+    setMessage(`Turned ${toggleLabel(t.name, t.env, t.switchKey)} ${result.value ? "on" : "off"} (version ${result.version})`);
+    setError(null);
+    await onDone();
+  };
+  const request = (t: PendingToggle) => {
+    if (t.env === "prod") setPending(t);
+    else publish(t).catch((err) => setError(describeError(err)));
+  };
+  const dialog = (
+    <ConfirmDialog
+      open={pending !== null}
+      title={pending ? `Turn ${toggleLabel(pending.name, pending.env, pending.switchKey)} ${pending.value ? "on" : "off"}?` : ""}
+      message={<p>This publishes a new version on prod at once: every SDK polling this project sees it within seconds.</p>}
+      confirmLabel={pending ? `Turn ${pending.value ? "on" : "off"} in prod` : "Confirm"}
+      danger
+      onConfirm={() => publish(pending!)}
+      onClose={() => setPending(null)}
+    />
+  );
+  return { request, dialog, message, error };
+}
+

@@ -1,0 +1,173 @@
+import { useEffect, useMemo, useState } from "preact/hooks";
+import type { identityRoutes } from "../../modules/identity/routes";
+import { apiOf, call, currentProject, describeError, selectProject } from "./api";
+import { DASHBOARD_MODULES } from "./pages";
+import { CommandPalette } from "./palette";
+import { type DashboardPage, type DashboardSession, SessionContext } from "./registry";
+import { matchPath, navigate, useLocation } from "./router";
+import { ThemeToggle } from "./theme";
+import { ErrorMessage, Link, Loading } from "./ui";
+
+const identityApi = apiOf<ReturnType<typeof identityRoutes>>();
+
+const PAGES: DashboardPage[] = DASHBOARD_MODULES.flatMap((m) => m.pages);
+const NAV = PAGES.filter((p) => p.nav).sort((a, b) => a.nav!.order - b.nav!.order);
+
+function findPage(path: string): { page: DashboardPage; params: Record<string, string> } | null {
+  for (const page of PAGES) {
+    const params = matchPath(page.path, path);
+    if (params) return { page, params };
+  }
+  return null;
+}
+
+/** Reads /me for the selected project (or the first one the person reaches). */
+async function loadSession(): Promise<DashboardSession | { email: string; noProjects: true }> {
+  const everything = await call(identityApi.api.admin.me.get({ headers: { "x-project-id": "" } }));
+  const chosen = everything.projects.find((p) => p.id === currentProject()) ?? everything.projects[0];
+  if (!chosen) return { email: everything.user.email, noProjects: true };
+  selectProject(chosen.id);
+  const me = await call(identityApi.api.admin.me.get());
+  return {
+    email: me.user.email,
+    projects: everything.projects,
+    project: me.project ?? { id: chosen.id, name: chosen.name },
+    role: me.credential.role,
+    permissions: me.credential.permissions,
+  };
+}
+
+function csrfValue(): string {
+  const match = /(?:^|;\s*)svc_csrf=([^;]*)/.exec(document.cookie);
+  return match ? decodeURIComponent(match[1]!) : "";
+}
+
+function ProjectSwitcher({ session, onSwitch }: { session: DashboardSession; onSwitch: (id: string) => void }) {
+  if (session.projects.length < 2) return <span class="project-name">{session.project.name}</span>;
+  return (
+    <select aria-label="Project" value={session.project.id} onChange={(e) => onSwitch((e.target as HTMLSelectElement).value)}>
+      {session.projects.map((p) => (
+        <option key={p.id} value={p.id}>
+          {p.name} ({p.organisationName})
+        </option>
+      ))}
+    </select>
+  );
+}
+
+export function App() {
+  const location = useLocation();
+  const [session, setSession] = useState<DashboardSession | null>(null);
+  const [noProjects, setNoProjects] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [paletteOpen, setPaletteOpen] = useState(false);
+  const [generation, setGeneration] = useState(0);
+
+  useEffect(() => {
+    loadSession()
+      .then((s) => ("noProjects" in s ? setNoProjects(s.email) : setSession(s)))
+      .catch((err) => setError(describeError(err)));
+  }, [generation]);
+
+  // Ctrl+K / Cmd+K opens the palette from anywhere; "/" too, unless typing.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const typing = e.target instanceof HTMLElement && (e.target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(e.target.tagName));
+      if ((e.key === "k" && (e.ctrlKey || e.metaKey)) || (e.key === "/" && !typing)) {
+        e.preventDefault();
+        setPaletteOpen(true);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+
+  const found = useMemo(() => findPage(location.pathname), [location.pathname]);
+  const title = found ? (typeof found.page.title === "function" ? found.page.title(found.params) : found.page.title) : "Not found";
+  useEffect(() => {
+    document.title = `${title} · svc`;
+  }, [title]);
+
+  if (error) return <ErrorMessage error={error} />;
+  if (noProjects) {
+    return (
+      <main id="main" class="narrow">
+        <h1>No projects yet</h1>
+        <p>You are signed in as {noProjects}, but no organisation has added you to a project. Ask an owner to invite you.</p>
+      </main>
+    );
+  }
+  if (!session) return <Loading />;
+
+  const switchProject = (id: string) => {
+    selectProject(id);
+    setSession(null);
+    setGeneration((g) => g + 1);
+  };
+
+  return (
+    <SessionContext.Provider value={session}>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <Link href="/" class="brand" aria-label="svc home">
+          svc
+        </Link>
+        <ProjectSwitcher session={session} onSwitch={switchProject} />
+        <button type="button" class="secondary palette-button" onClick={() => setPaletteOpen(true)} aria-keyshortcuts="Control+K">
+          Search <kbd>Ctrl K</kbd>
+        </button>
+        <span class="spacer" />
+        <ThemeToggle />
+        <Link href="/account" aria-label={`Account: ${session.email}`}>
+          {session.email}
+        </Link>
+        <form method="post" action="/auth/logout">
+          <input type="hidden" name="csrf" value={csrfValue()} />
+          <button type="submit" class="secondary small">
+            Sign out
+          </button>
+        </form>
+      </header>
+      <div class="layout">
+        <nav aria-label="Sections">
+          <ul>
+            {NAV.map((p) => {
+              const current = p.path === "/" ? location.pathname === "/" : location.pathname === p.path || location.pathname.startsWith(`${p.path}/`);
+              return (
+                <li key={p.path}>
+                  <Link href={p.path} aria-current={current ? "page" : undefined}>
+                    {p.nav!.label}
+                  </Link>
+                </li>
+              );
+            })}
+          </ul>
+        </nav>
+        <main id="main" tabIndex={-1} key={`${session.project.id}:${location.pathname}`}>
+          {found ? (
+            <found.page.view params={found.params} />
+          ) : (
+            <>
+              <h1>Page not found</h1>
+              <p>
+                Nothing lives at <code>{location.pathname}</code>. <Link href="/">Go to the overview</Link>.
+              </p>
+            </>
+          )}
+        </main>
+      </div>
+      <CommandPalette
+        open={paletteOpen}
+        onClose={() => setPaletteOpen(false)}
+        modules={DASHBOARD_MODULES}
+        pages={NAV}
+        onGo={(href) => {
+          setPaletteOpen(false);
+          navigate(href);
+        }}
+      />
+    </SessionContext.Provider>
+  );
+}

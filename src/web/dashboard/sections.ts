@@ -1,0 +1,9 @@
+/**
+ * The first path segment of every dashboard page: the server answers these
+ * (and `/`) with the dashboard document; the browser router does the rest.
+ * A module that adds pages adds its section here, in the same change.
+ * Data only: the server imports this file, never the pages.
+ */
+export const DASHBOARD_SECTIONS = ["killswitches", "configs", "keys", "tokens", "members", "settings", "account"] as const;
+
+export type DashboardSection = (typeof DASHBOARD_SECTIONS)[number];

@@ -1,0 +1,227 @@
+import type { ComponentChildren, JSX } from "preact";
+import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
+import { describeError } from "./api";
+import { followLink } from "./router";
+
+/** Loads data for a page; `reload` refetches (after a write, or when someone else changed it). */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: string | null; loading: boolean; reload: () => Promise<void> } {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(true);
+  const generation = useRef(0);
+  const reload = useCallback(async () => {
+    const mine = ++generation.current;
+    try {
+      const value = await load();
+      if (mine === generation.current) {
+        setData(value);
+        setError(null);
+      }
+    } catch (err) {
+      if (mine === generation.current) setError(describeError(err));
+    } finally {
+      if (mine === generation.current) setLoading(false);
+    }
+    // biome-ignore lint: the caller names the dependencies
+  }, deps);
+  useEffect(() => {
+    setLoading(true);
+    void reload();
+  }, [reload]);
+  return { data, error, loading, reload };
+}
+
+/**
+ * Live updates: reloads every few seconds while the tab is visible and no
+ * dialog is open, so a toggle made elsewhere shows up without a refresh.
+ */
+export function useLiveReload(reload: () => Promise<void>, everyMs = 3000): void {
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (document.visibilityState === "visible" && !document.querySelector("dialog[open]")) void reload();
+    }, everyMs);
+    return () => clearInterval(timer);
+  }, [reload, everyMs]);
+}
+
+export function Link(props: { href: string; children: ComponentChildren; class?: string; "aria-current"?: "page" | undefined; "aria-label"?: string }) {
+  return (
+    <a {...props} onClick={(e) => followLink(e as unknown as MouseEvent, props.href)}>
+      {props.children}
+    </a>
+  );
+}
+
+/** A failure the person must notice: announced by screen readers at once. */
+export function ErrorMessage({ error }: { error: string | null | undefined }) {
+  if (!error) return null;
+  return (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  );
+}
+
+/** A polite announcement of what just happened ("Turned checkout on in prod"). */
+export function Status({ message }: { message: string | null }) {
+  return (
+    <p class="status" role="status" aria-live="polite">
+      {message ?? ""}
+    </p>
+  );
+}
+
+/** An on/off control that says what it acts on: `label` is e.g. "checkout on prod". */
+export function Switch({ checked, label, onChange, disabled }: { checked: boolean; label: string; onChange: (next: boolean) => void; disabled?: boolean }) {
+  return (
+    <button type="button" role="switch" class="switch" aria-checked={checked} aria-label={label} disabled={disabled} onClick={() => onChange(!checked)}>
+      <span class="switch-track" aria-hidden="true">
+        <span class="switch-thumb" />
+      </span>
+      <span class="switch-text" aria-hidden="true">
+        {checked ? "on" : "off"}
+      </span>
+    </button>
+  );
+}
+
+/** A real modal dialog (the browser's <dialog>): focus moves in, Escape closes, the page behind is inert. */
+export function Dialog({ open, title, onClose, children, wide }: { open: boolean; title: string; onClose: () => void; children: ComponentChildren; wide?: boolean }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+  return (
+    <dialog ref={ref} class={wide ? "wide" : undefined} aria-labelledby={titleId} onClose={onClose} onCancel={onClose}>
+      {open && (
+        <>
+          <h2 id={titleId}>{title}</h2>
+          {children}
+        </>
+      )}
+    </dialog>
+  );
+}
+
+/** Asks before a change that matters (prod, deletes, revokes). */
+export function ConfirmDialog(props: {
+  open: boolean;
+  title: string;
+  message: ComponentChildren;
+  confirmLabel: string;
+  danger?: boolean;
+  onConfirm: () => Promise<void> | void;
+  onClose: () => void;
+}) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    if (props.open) setError(null);
+  }, [props.open]);
+  const confirm = async () => {
+    setBusy(true);
+    try {
+      await props.onConfirm();
+      props.onClose();
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open={props.open} title={props.title} onClose={props.onClose}>
+      <div class="dialog-body">{props.message}</div>
+      <ErrorMessage error={error} />
+      <div class="actions">
+        <button type="button" class="secondary" onClick={props.onClose}>
+          Cancel
+        </button>
+        <button type="button" class={props.danger ? "danger" : undefined} disabled={busy} onClick={confirm}>
+          {props.confirmLabel}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+/** A labelled input whose error is tied to it (aria-invalid + aria-describedby) and announced. */
+export function Field(props: {
+  label: string;
+  error?: string | null;
+  hint?: string;
+  children: (attrs: { id: string; "aria-invalid"?: "true"; "aria-describedby"?: string }) => JSX.Element;
+}) {
+  const id = useId();
+  const errorId = `${id}-error`;
+  const hintId = `${id}-hint`;
+  const describedBy = [props.hint ? hintId : null, props.error ? errorId : null].filter(Boolean).join(" ") || undefined;
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      {props.children({ id, "aria-invalid": props.error ? "true" : undefined, "aria-describedby": describedBy })}
+      {props.hint && (
+        <p class="hint" id={hintId}>
+          {props.hint}
+        </p>
+      )}
+      {props.error && (
+        <p class="error" id={errorId} role="alert">
+          {props.error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** Copies a value (a secret shown once, an id) and says so. */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      class="secondary small"
+      aria-label={label}
+      onClick={async () => {
+        await navigator.clipboard?.writeText(text).catch(() => undefined);
+        setCopied(true);
+        setTimeout(() => setCopied(false), 2000);
+      }}
+    >
+      {copied ? "Copied" : "Copy"}
+    </button>
+  );
+}
+
+/** A search box that filters a list as you type. */
+export function SearchBox({ label, value, onInput }: { label: string; value: string; onInput: (value: string) => void }) {
+  return <input type="search" class="search" aria-label={label} placeholder={`${label}…`} value={value} onInput={(e) => onInput((e.target as HTMLInputElement).value)} />;
+}
+
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+
+/** "3 minutes ago", with the exact time on hover and for assistive technology. */
+export function When({ iso }: { iso: string | null | undefined }) {
+  if (!iso) return <span class="muted">never</span>;
+  const seconds = Math.round((new Date(iso).getTime() - Date.now()) / 1000);
+  const abs = Math.abs(seconds);
+  const text =
+    abs < 60 ? RELATIVE.format(seconds, "second") : abs < 3600 ? RELATIVE.format(Math.round(seconds / 60), "minute") : abs < 86400 ? RELATIVE.format(Math.round(seconds / 3600), "hour") : RELATIVE.format(Math.round(seconds / 86400), "day");
+  return (
+    <time dateTime={iso} title={new Date(iso).toLocaleString()}>
+      {text}
+    </time>
+  );
+}
+
+export function Loading() {
+  return (
+    <p class="muted" role="status">
+      Loading…
+    </p>
+  );
+}

@@ -1,0 +1,90 @@
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { type BrowserContext, type Page, chromium } from "playwright-core";
+import { MailCapture } from "../browser";
+import { ROOT } from "../cli/process";
+import { type TestServer, startTestServer, tempDir } from "../helpers";
+
+export const CHROMIUM = "/usr/bin/chromium";
+export const chromiumAvailable = existsSync(CHROMIUM);
+if (!chromiumAvailable) {
+  // CI installs it (.ci/run); there a missing browser is a failure, not a skip.
+  if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run must install Debian's chromium`);
+  console.warn(`skipping the headless-Chromium dashboard tests: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+}
+
+/** Where the test run leaves its screenshots (every page, light and dark). */
+export const SCREENSHOT_DIR = join(ROOT, "test-results", "dashboard");
+
+export type DashboardFixture = { ts: TestServer; mails: MailCapture; context: BrowserContext; close(): Promise<void> };
+
+/** A real server and a headless Chromium; axe-core is injected into pages, so the page's CSP is bypassed for that only. */
+export async function startDashboardFixture(): Promise<DashboardFixture> {
+  const mails = new MailCapture();
+  const ts = await startTestServer({ signIn: { mailer: mails, rateLimits: { magicLinkPerIp: { limit: 1000, windowMs: 60_000 } } } });
+  const profile = tempDir("svc-chromium-");
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    bypassCSP: true,
+    viewport: { width: 1280, height: 860 },
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  return {
+    ts,
+    mails,
+    context,
+    async close() {
+      await context.close();
+      await ts.stop();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Signs in through the real pages: `/` → sign-in form → the mailed link → its confirmation → back on `/`. */
+export async function signIn(f: DashboardFixture, page: Page, email = "owner@example.com", path = "/"): Promise<void> {
+  await page.goto(f.ts.url + path);
+  await page.waitForURL((url) => url.pathname === "/signin");
+  const before = f.mails.sent.length;
+  await page.getByLabel("Email").fill(email);
+  await page.getByRole("button", { name: /sign-in link|send/i }).click();
+  await page.waitForLoadState();
+  const mail = f.mails.sent.slice(before).find((m) => m.to === email);
+  if (!mail) throw new Error(`no sign-in mail to ${email}`);
+  await page.goto(mail.url);
+  await page.getByRole("button", { name: /sign in/i }).click();
+  await page.waitForURL((url) => url.pathname === path);
+}
+
+const AXE_SOURCE = join(ROOT, "node_modules", "axe-core", "axe.min.js");
+
+export type AxeViolation = { id: string; impact: string; help: string; nodes: { target: string[] }[] };
+
+/** axe-core's serious and critical violations on the page as it is now (WCAG 2.x A and AA rules). */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: AXE_SOURCE });
+  const violations = (await page.evaluate(async () => {
+    // biome-ignore lint: axe is injected above
+    const result = await (window as any).axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] } });
+    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => ({ target: n.target })) }));
+  })) as AxeViolation[];
+  return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/** Screenshots of the page in the light and the dark theme, with axe's verdict on each. */
+export async function capture(page: Page, name: string): Promise<{ light: AxeViolation[]; dark: AxeViolation[] }> {
+  const results: Record<"light" | "dark", AxeViolation[]> = { light: [], dark: [] };
+  for (const theme of ["light", "dark"] as const) {
+    await page.evaluate((t) => {
+      document.documentElement.dataset.theme = t;
+    }, theme);
+    await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}-${theme}.png`), fullPage: true });
+    results[theme] = await seriousViolations(page);
+  }
+  await page.evaluate(() => {
+    document.documentElement.dataset.theme = localStorage.getItem("svc.theme") ?? "light";
+  });
+  return results;
+}

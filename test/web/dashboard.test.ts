@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { Page } from "playwright-core";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+
+setDefaultTimeout(90_000);
+
+let f: DashboardFixture;
+let page: Page;
+/** axe-core's serious/critical findings per page and theme, printed at the end (the closing note quotes them). */
+const axeReport: Record<string, number> = {};
+
+beforeAll(async () => {
+  if (!chromiumAvailable) return;
+  f = await startDashboardFixture();
+  for (const name of ["checkout", "search"]) expect((await f.ts.api("/api/admin/killswitches", { body: { name, switches: { eu: false } } })).status).toBe(201);
+  page = await f.context.newPage();
+});
+afterAll(async () => {
+  if (Object.keys(axeReport).length) console.log("axe-core serious+critical violations per page:", JSON.stringify(axeReport));
+  await f?.close();
+});
+
+async function checkPage(name: string): Promise<void> {
+  const { light, dark } = await capture(page, name);
+  axeReport[`${name} (light)`] = light.length;
+  axeReport[`${name} (dark)`] = dark.length;
+  expect({ page: name, light, dark }).toEqual({ page: name, light: [], dark: [] });
+}
+
+async function snapshotValue(name: string): Promise<boolean | undefined> {
+  const res = await fetch(`${f.ts.url}/api/sdk/v1/snapshot?env=prod`, { headers: { "x-sdk-key": f.ts.serverKey } });
+  return (await res.json()).killswitches?.[name]?.value;
+}
+
+describe.skipIf(!chromiumAvailable)("the dashboard in a real browser", () => {
+  test("/ sends a stranger to sign in; the magic link brings them back to the overview", async () => {
+    await signIn(f, page);
+    await expect(page.getByRole("heading", { level: 1 })).toBeTruthy();
+    await page.getByRole("heading", { level: 1, name: "Main project" }).waitFor();
+    expect(await page.getByRole("navigation", { name: "Sections" }).getByRole("link").allInnerTexts()).toContain("Killswitches");
+    await checkPage("overview");
+  });
+
+  test("the command palette finds a killswitch; its prod switch asks first, and an SDK sees the change within a second", async () => {
+    expect(await snapshotValue("checkout")).toBe(false);
+    await page.keyboard.press("Control+k");
+    const palette = page.getByRole("dialog", { name: "Go to" });
+    await palette.getByRole("combobox").fill("check");
+    await palette.getByRole("option", { name: /checkout/ }).waitFor();
+    expect(await palette.getByRole("option").first().innerText()).toContain("checkout");
+    await page.keyboard.press("Enter");
+    await page.waitForURL((url) => url.pathname === "/killswitches/checkout");
+    await page.getByRole("heading", { level: 1, name: "checkout" }).waitFor();
+    await checkPage("killswitch-detail");
+
+    const prod = page.getByRole("switch", { name: "checkout on prod" });
+    expect(await prod.getAttribute("aria-checked")).toBe("false");
+    await prod.click();
+    const confirm = page.getByRole("dialog", { name: "Turn checkout on prod on?" });
+    await confirm.waitFor();
+    // Nothing is published before the confirmation.
+    expect(await snapshotValue("checkout")).toBe(false);
+    await checkPage("killswitch-confirm");
+    await confirm.getByRole("button", { name: "Turn on in prod" }).click();
+    const clicked = Date.now();
+    let seen: boolean | undefined;
+    while (Date.now() - clicked < 1000 && seen !== true) seen = await snapshotValue("checkout");
+    expect(seen).toBe(true);
+    await page.getByRole("status").filter({ hasText: "Turned checkout on prod on" }).waitFor();
+    expect(await prod.getAttribute("aria-checked")).toBe("true");
+    const stored = (await f.ts.api("/api/admin/killswitches/checkout")).body;
+    expect(stored.envs.prod).toMatchObject({ value: true, version: 2, updatedBy: "owner@example.com" });
+  });
+
+  test("cancelling the prod confirmation changes nothing; other envs toggle at once", async () => {
+    await page.goto(`${f.ts.url}/killswitches`);
+    await page.getByRole("heading", { level: 1, name: "Killswitches" }).waitFor();
+    await checkPage("killswitches");
+    await page.getByRole("switch", { name: "search on prod" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+    expect((await f.ts.api("/api/admin/killswitches/search")).body.envs.prod.version).toBe(1);
+    await page.getByRole("switch", { name: "search on staging" }).click();
+    await page.getByRole("status").filter({ hasText: "Turned search on staging on" }).waitFor();
+    expect((await f.ts.api("/api/admin/killswitches/search")).body.envs.staging).toMatchObject({ value: true, version: 2 });
+  });
+
+  test("a toggle made elsewhere shows up without a reload", async () => {
+    expect((await f.ts.api("/api/admin/killswitches/search/toggle", { body: { env: "dev", value: true } })).status).toBe(200);
+    await page.waitForFunction(() => document.querySelector('[role="switch"][aria-label="search on dev"]')?.getAttribute("aria-checked") === "true", undefined, { timeout: 8000 });
+  });
+
+  test("new killswitch: a bad name is said on the field and creates nothing; a good one opens its page", async () => {
+    await page.getByRole("button", { name: "New killswitch" }).click();
+    const dialog = page.getByRole("dialog", { name: "New killswitch" });
+    await dialog.getByLabel("Name").fill("eu/checkout");
+    await dialog.getByRole("button", { name: "Create killswitch" }).click();
+    await dialog.getByRole("alert").waitFor();
+    expect(await dialog.getByLabel("Name").getAttribute("aria-invalid")).toBe("true");
+    await checkPage("killswitch-create-error");
+    expect((await f.ts.api("/api/admin/killswitches")).body.map((k: any) => k.name).sort()).toEqual(["checkout", "search"]);
+    await dialog.getByLabel("Name").fill("new-banner");
+    await dialog.getByRole("button", { name: "Create killswitch" }).click();
+    await page.waitForURL((url) => url.pathname === "/killswitches/new-banner");
+    expect((await f.ts.api("/api/admin/killswitches/new-banner")).status).toBe(200);
+  });
+});
