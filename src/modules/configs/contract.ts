@@ -61,6 +61,19 @@ export const SaveDraftBody = BodyObject(
   { examples: [{ env: "prod", value: { enabled: true, message: "Free shipping on orders over €40" } }] },
 );
 
+export const CheckValueBody = BodyObject(
+  { value: JsonValue("Checked against the config's current schema and the value limits; nothing is stored") },
+  { examples: [{ value: { enabled: true, message: "Free shipping on orders over €40" } }] },
+);
+
+export const CheckValueResultSchema = t.Object(
+  {
+    valid: t.Boolean(),
+    problems: t.Array(t.String(), { description: "What does not match, one line per problem (path: message); empty when valid" }),
+  },
+  { examples: [{ valid: false, problems: ["value/max: must be >= 1"] }] },
+);
+
 export const PublishBody = BodyObject({ env: EnvSchema }, { examples: [{ env: "prod" }] });
 
 export const EnvParams = t.Object({ id: t.String({ minLength: 1, maxLength: 128 }), env: EnvSchema });

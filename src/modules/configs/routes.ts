@@ -16,6 +16,8 @@ import {
   HistoryQuery,
   IdOnlySchema,
   PatchConfigBody,
+  CheckValueBody,
+  CheckValueResultSchema,
   PublishBody,
   PublishedSchema,
   SaveDraftBody,
@@ -153,6 +155,21 @@ export function configRoutes(ctx: AppContext) {
         ...describe({ summary: "Discard one env's draft", tag: TAG, auth: "admin+project", errors: [404] }),
       },
     )
+    .post("/:id/check", async ({ principal, params, body }) => await configs.checkValue(principal.projectId, params.id, body.value), {
+      // Stores nothing, so reading is enough: a viewer's editor validates too.
+      admin: "read",
+      jsonObjectBody: true,
+      params: IdParam,
+      body: CheckValueBody,
+      ...describe({
+        summary: "Check a value against the config's schema (stores nothing)",
+        tag: TAG,
+        auth: "admin",
+        errors: [404],
+        description: `What the dashboard's editor calls as you type: the same validator as saving a draft. A value that does not match is a 200 with \`valid: false\` and the problems. ${VALUE_LIMITS}`,
+        response: { 200: CheckValueResultSchema },
+      }),
+    })
     .post(
       "/:id/publish",
       async ({ principal, params, body }) => await configs.publishDraft(principal.projectId, params.id, body.env, principal.actor),

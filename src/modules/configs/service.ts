@@ -340,6 +340,23 @@ export class ConfigsService {
     );
   }
 
+  /**
+   * Checks a value against the config's current schema and the value limits,
+   * storing nothing: the dashboard's editor asks as you type, so that the
+   * browser never runs a second validator that could disagree with this one.
+   */
+  async checkValue(projectId: string, idOrName: string, value: unknown): Promise<{ valid: boolean; problems: string[] }> {
+    const row = await versioned.resolve(this.ctx.store, projectId, idOrName);
+    try {
+      valueJson(value, "value");
+    } catch (err) {
+      const e = err as { message: string; detail?: string };
+      return { valid: false, problems: [e.detail ?? e.message] };
+    }
+    const problems = this.schemas.problems(this.schemaOf(row), value, "value");
+    return { valid: problems.length === 0, problems };
+  }
+
   async listDrafts(projectId: string, idOrName: string): Promise<Draft[]> {
     const { store } = this.ctx;
     const row = await versioned.resolve(store, projectId, idOrName);

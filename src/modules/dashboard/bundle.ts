@@ -58,7 +58,7 @@ async function fromSource(): Promise<DashboardBundle> {
   const result = await Bun.build({
     entrypoints: [join(import.meta.dir, "../../web/dashboard/index.html")],
     target: "browser",
-    minify: true,
+    minify: !process.env.SVC_DASHBOARD_DEBUG,
     publicPath: ASSET_PREFIX,
     naming: { entry: "[name].[ext]", chunk: "[name]-[hash].[ext]", asset: "[name]-[hash].[ext]" },
   });

@@ -1,0 +1,251 @@
+import { useEffect, useId, useState } from "preact/hooks";
+import { call, describeError } from "../../../web/dashboard/api";
+import { DiffView, JsonEditor, prettyJson } from "../../../web/dashboard/json-editor";
+import { can, useSession } from "../../../web/dashboard/registry";
+import { navigate } from "../../../web/dashboard/router";
+import { ConfirmDialog, ErrorMessage, Link, Loading, Status, When, useLoad } from "../../../web/dashboard/ui";
+import { ENVS, type Env, configApi } from "./client";
+
+type Check = { state: "checking" } | { state: "valid" } | { state: "invalid"; problems: string[] };
+
+/** Checks the editor's text as the person types: JSON first (here), then the server's schema check (the one validator). */
+function useValueCheck(name: string, text: string): Check {
+  const [check, setCheck] = useState<Check>({ state: "checking" });
+  useEffect(() => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      setCheck({ state: "invalid", problems: [`Not valid JSON: ${(err as Error).message}`] });
+      return;
+    }
+    setCheck({ state: "checking" });
+    let cancelled = false;
+    const timer = setTimeout(async () => {
+      try {
+        const result = await call(configApi.api.admin.configs({ id: name }).check.post({ value }));
+        if (!cancelled) setCheck(result.valid ? { state: "valid" } : { state: "invalid", problems: result.problems });
+      } catch (err) {
+        if (!cancelled) setCheck({ state: "invalid", problems: [describeError(err)] });
+      }
+    }, 200);
+    return () => {
+      cancelled = true;
+      clearTimeout(timer);
+    };
+  }, [name, text]);
+  return check;
+}
+
+/** One config: per env its published value and draft, an editor that validates as you type, diff, publish, and the activity. */
+export function ConfigDetail({ name }: { name: string }) {
+  const session = useSession();
+  const writable = can(session, "write");
+  const api = configApi.api.admin.configs({ id: name });
+  const { data, error, reload } = useLoad(async () => {
+    const [config, activity] = await Promise.all([call(api.get()), call(api.activity.get({ query: { limit: "30" } }))]);
+    return { config, activity };
+  }, [session.project.id, name]);
+  const [env, setEnv] = useState<Env>("dev");
+  const [text, setText] = useState<string | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const [publishing, setPublishing] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const problemsId = useId();
+  const tabsId = useId();
+
+  const config = data?.config;
+  const published = config ? prettyJson(config.envs[env].value) : "";
+  const draft = config?.drafts[env];
+  const draftText = draft ? prettyJson(draft.value) : null;
+  const editorText = text ?? draftText ?? published;
+  const check = useValueCheck(name, editorText);
+
+  // Switching env (or a reload that changed the stored draft) starts from what is stored.
+  useEffect(() => setText(null), [env, draftText]);
+
+  if (error && !data) return <ErrorMessage error={error} />;
+  if (!config) return <Loading />;
+
+  const unsaved = editorText !== (draftText ?? published);
+  const invalid = check.state === "invalid";
+  const canPublish = Boolean(draft) && !unsaved && check.state === "valid";
+
+  const act = async (what: () => Promise<string>) => {
+    try {
+      setMessage(await what());
+      setActionError(null);
+      await reload();
+    } catch (err) {
+      setActionError(describeError(err));
+    }
+  };
+  const saveDraft = () =>
+    act(async () => {
+      const saved = await call(api.drafts.put({ env, value: JSON.parse(editorText) }));
+      return `Saved the ${env} draft (from version ${saved.baseVersion}); nothing is published yet`;
+    });
+  const discardDraft = () =>
+    act(async () => {
+      await call(api.drafts({ env }).delete());
+      setText(null);
+      return `Discarded the ${env} draft`;
+    });
+  const publish = async () => {
+    const done = await call(api.publish.post({ env }));
+    setMessage(`Published ${config.name} on ${env}: version ${done.version}`);
+    setActionError(null);
+    await reload();
+  };
+
+  return (
+    <>
+      <p class="crumbs">
+        <Link href="/configs">Configs</Link> /
+      </p>
+      <div class="page-head">
+        <h1>{config.name}</h1>
+        {writable && (
+          <button type="button" class="danger secondary" onClick={() => setDeleting(true)}>
+            Delete config
+          </button>
+        )}
+      </div>
+      {config.description && <p>{config.description}</p>}
+      <div role="tablist" aria-label="Env" class="tabs" id={tabsId}>
+        {ENVS.map((e) => (
+          <button
+            key={e}
+            type="button"
+            role="tab"
+            id={`${tabsId}-${e}`}
+            aria-selected={e === env}
+            aria-controls={`${tabsId}-panel`}
+            tabIndex={e === env ? 0 : -1}
+            onClick={() => setEnv(e)}
+            onKeyDown={(k) => {
+              const i = ENVS.indexOf(env);
+              if (k.key === "ArrowRight") setEnv(ENVS[(i + 1) % ENVS.length]!);
+              if (k.key === "ArrowLeft") setEnv(ENVS[(i + ENVS.length - 1) % ENVS.length]!);
+            }}
+          >
+            {e} · v{config.envs[e].version}
+            {config.drafts[e] ? " · draft" : ""}
+          </button>
+        ))}
+      </div>
+      <section role="tabpanel" id={`${tabsId}-panel`} aria-labelledby={`${tabsId}-${env}`}>
+        <p class="muted small">
+          Published version {config.envs[env].version}, <When iso={config.envs[env].updatedAt} />.{" "}
+          {draft ? (
+            <>
+              Draft saved <When iso={draft.updatedAt} />, from version {draft.baseVersion}
+              {draft.baseVersion !== config.envs[env].version ? " (published again since: check the diff)" : ""}.
+            </>
+          ) : (
+            "No draft."
+          )}
+        </p>
+        <JsonEditor
+          value={editorText}
+          label={`Value of ${config.name} on ${env} (JSON)`}
+          onChange={setText}
+          invalid={invalid}
+          describedBy={invalid ? problemsId : undefined}
+          readOnly={!writable}
+        />
+        <div id={problemsId} aria-live="polite">
+          {check.state === "invalid" && (
+            <div role="alert">
+              <p class="error">This value does not match the schema, so it cannot be saved or published:</p>
+              <ul class="problems">
+                {check.problems.map((p) => (
+                  <li key={p}>{p}</li>
+                ))}
+              </ul>
+            </div>
+          )}
+          {check.state === "valid" && unsaved && <p class="muted small">Matches the schema.</p>}
+        </div>
+        <ErrorMessage error={actionError} />
+        <Status message={message} />
+        {writable && (
+          <div class="actions start">
+            <button type="button" disabled={!unsaved || check.state !== "valid"} onClick={saveDraft}>
+              Save draft
+            </button>
+            <button type="button" disabled={!canPublish} onClick={() => setPublishing(true)}>
+              Publish draft to {env}
+            </button>
+            {draft && (
+              <button type="button" class="secondary" onClick={discardDraft}>
+                Discard draft
+              </button>
+            )}
+            {unsaved && (
+              <button type="button" class="secondary" onClick={() => setText(null)}>
+                Undo changes
+              </button>
+            )}
+          </div>
+        )}
+        {(draft || unsaved) && <DiffView before={published} after={editorText} label={`Published version ${config.envs[env].version} → ${unsaved ? "your changes" : "draft"}`} />}
+      </section>
+      <details>
+        <summary>JSON Schema</summary>
+        <pre class="value">{prettyJson(config.schema)}</pre>
+      </details>
+      <h2>Activity</h2>
+      <table>
+        <caption class="visually-hidden">Recent activity on {config.name}, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">What</th>
+            <th scope="col">Details</th>
+            <th scope="col">Who</th>
+            <th scope="col">When</th>
+          </tr>
+        </thead>
+        <tbody>
+          {data.activity.map((a) => (
+            <tr key={a.id}>
+              <td>{a.action.replace(/^config\./, "")}</td>
+              <td class="small">{Object.entries(a.payload).map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : String(v)}`).join(", ")}</td>
+              <td>{a.actorEmail}</td>
+              <td>
+                <When iso={a.createdAt} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <ConfirmDialog
+        open={publishing}
+        title={`Publish ${config.name} on ${env}?`}
+        message={
+          <>
+            <p>{env === "prod" ? "Every SDK polling prod gets this value within seconds." : `SDKs on ${env} get this value within seconds.`}</p>
+            <DiffView before={published} after={draftText ?? published} label={`Version ${config.envs[env].version} → draft`} />
+          </>
+        }
+        confirmLabel={`Publish to ${env}`}
+        danger={env === "prod"}
+        onConfirm={publish}
+        onClose={() => setPublishing(false)}
+      />
+      <ConfirmDialog
+        open={deleting}
+        title={`Delete ${config.name}?`}
+        message={<p>It leaves every env and the SDK snapshot; SDKs fall back to their defaults. Its activity stays readable by id.</p>}
+        confirmLabel="Delete config"
+        danger
+        onConfirm={async () => {
+          await call(api.delete());
+          navigate("/configs");
+        }}
+        onClose={() => setDeleting(false)}
+      />
+    </>
+  );
+}
