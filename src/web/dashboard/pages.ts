@@ -1,10 +1,15 @@
 import type { DashboardModule } from "./registry";
 import { homeModule } from "./home";
 import { configsDashboard } from "../../modules/configs/dashboard/pages";
+import { identityDashboard } from "../../modules/identity/dashboard/pages";
+import { keysDashboard } from "../../modules/keys/dashboard/pages";
 import { killswitchesDashboard } from "../../modules/killswitches/dashboard/pages";
+import { projectsDashboard } from "../../modules/projects/dashboard/pages";
+import { tokensDashboard } from "../../modules/tokens/dashboard/pages";
 
 /**
- * Every module's pages, in navigation order. A module adds its folder's
- * export here (and its section to sections.ts) in the change that adds it.
+ * Every module's pages. A module adds its folder's export here (and its
+ * section to sections.ts) in the change that adds it; the navigation
+ * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, configsDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard];

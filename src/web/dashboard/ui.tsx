@@ -225,3 +225,18 @@ export function Loading() {
     </p>
   );
 }
+
+/** A secret shown once (a new key or token): the value, a copy button, and a plain warning. */
+export function SecretOnce({ secret, what }: { secret: string; what: string }) {
+  return (
+    <div>
+      <p>
+        <strong>Copy this {what} now.</strong> It is shown only once: svc keeps a hash, never the secret.
+      </p>
+      <div class="secret">
+        <input class="mono secret-value" readOnly value={secret} aria-label={`The new ${what}`} onFocus={(e) => (e.target as HTMLInputElement).select()} />
+        <CopyButton text={secret} label={`Copy the new ${what}`} />
+      </div>
+    </div>
+  );
+}

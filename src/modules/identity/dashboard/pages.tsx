@@ -1,0 +1,188 @@
+import { useState } from "preact/hooks";
+import { apiOf, call, describeError } from "../../../web/dashboard/api";
+import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { ConfirmDialog, ErrorMessage, Field, Loading, SearchBox, Status, When, useLoad } from "../../../web/dashboard/ui";
+import type { identityRoutes } from "../routes";
+
+const identityApi = apiOf<ReturnType<typeof identityRoutes>>();
+type Role = "owner" | "editor" | "viewer";
+const ROLES: { role: Role; help: string }[] = [
+  { role: "viewer", help: "viewer: reads" },
+  { role: "editor", help: "editor: reads and writes" },
+  { role: "owner", help: "owner: also manages keys, settings and people" },
+];
+
+function InviteForm({ onInvited }: { onInvited: (email: string) => Promise<void> }) {
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState<Role>("editor");
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    try {
+      const invited = await call(identityApi.api.admin.invites.post({ email: email.trim(), role }));
+      setEmail("");
+      setError(null);
+      await onInvited(invited.email);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+  return (
+    <form class="panel" onSubmit={submit} noValidate>
+      <h2>Invite someone</h2>
+      <p class="muted small">They join the whole organisation and get a sign-in link by mail.</p>
+      <Field label="Email" error={error}>
+        {(attrs) => <input {...attrs} type="email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} autoComplete="off" />}
+      </Field>
+      <Field label="Role">
+        {(attrs) => (
+          <select {...attrs} value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as Role)}>
+            {ROLES.map((r) => (
+              <option key={r.role} value={r.role}>
+                {r.help}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <div class="actions start">
+        <button type="submit" disabled={!email.trim()}>
+          Send invitation
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function MembersPage() {
+  const session = useSession();
+  const manage = can(session, "members");
+  const [q, setQ] = useState("");
+  const { data, error, reload } = useLoad(() => call(identityApi.api.admin.members.get({ query: {} })), [session.project.id]);
+  const [removing, setRemoving] = useState<string | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const setRole = async (email: string, role: Role) => {
+    try {
+      await call(identityApi.api.admin.members({ email }).patch({ role }));
+      setMessage(`${email} is now ${role}`);
+      setActionError(null);
+      await reload();
+    } catch (err) {
+      setActionError(describeError(err));
+      await reload();
+    }
+  };
+  const shown = data?.filter((m) => !q || m.email.toLowerCase().includes(q.toLowerCase()));
+  return (
+    <>
+      <h1>Members</h1>
+      <p class="muted">People of this project's organisation and their role in every project of it.</p>
+      <SearchBox label="Search members" value={q} onInput={setQ} />
+      <ErrorMessage error={error ?? actionError} />
+      <Status message={message} />
+      {!shown ? (
+        !error && <Loading />
+      ) : (
+        <table>
+          <caption class="visually-hidden">Members and their roles</caption>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">Joined</th>
+              {manage && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((m) => (
+              <tr key={m.email}>
+                <th scope="row">{m.email}</th>
+                <td>
+                  {manage ? (
+                    <select aria-label={`Role of ${m.email}`} value={m.role} onChange={(e) => setRole(m.email, (e.target as HTMLSelectElement).value as Role)}>
+                      {ROLES.map((r) => (
+                        <option key={r.role} value={r.role}>
+                          {r.role}
+                        </option>
+                      ))}
+                    </select>
+                  ) : (
+                    m.role
+                  )}
+                </td>
+                <td>
+                  <When iso={m.joinedAt} />
+                </td>
+                {manage && (
+                  <td>
+                    <button type="button" class="danger secondary small" aria-label={`Remove ${m.email}`} onClick={() => setRemoving(m.email)}>
+                      Remove
+                    </button>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {manage && (
+        <InviteForm
+          onInvited={async (email) => {
+            setMessage(`Invited ${email}; a sign-in link is on its way`);
+            await reload();
+          }}
+        />
+      )}
+      <ConfirmDialog
+        open={removing !== null}
+        title={`Remove ${removing ?? ""}?`}
+        message={<p>They lose every project of the organisation at once.</p>}
+        confirmLabel="Remove member"
+        danger
+        onConfirm={async () => {
+          await call(identityApi.api.admin.members({ email: removing! }).delete());
+          setMessage(`Removed ${removing}`);
+          await reload();
+        }}
+        onClose={() => setRemoving(null)}
+      />
+    </>
+  );
+}
+
+function AccountPage() {
+  const session = useSession();
+  return (
+    <>
+      <h1>Account</h1>
+      <p>
+        Signed in as <strong>{session.email}</strong>
+        {session.role ? `, ${session.role} in ${session.project.name}` : ""}.
+      </p>
+      <h2>Your projects</h2>
+      <ul>
+        {session.projects.map((p) => (
+          <li key={p.id}>
+            {p.name} <span class="muted">({p.organisationName})</span> <code class="small">{p.id}</code>
+          </li>
+        ))}
+      </ul>
+      <h2>Command line and AI tools</h2>
+      <p>
+        <code>svc login</code> signs the CLI and <code>svc mcp</code> in through this browser (device flow). The API reference is at <a href="/openapi">/openapi</a>.
+      </p>
+    </>
+  );
+}
+
+export const identityDashboard: DashboardModule = {
+  pages: [
+    { path: "/members", title: "Members", nav: { label: "Members", order: 80 }, view: MembersPage },
+    { path: "/account", title: "Account", view: AccountPage },
+  ],
+};

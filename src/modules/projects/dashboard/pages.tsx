@@ -1,0 +1,124 @@
+import { useEffect, useState } from "preact/hooks";
+import { apiOf, call, describeError } from "../../../web/dashboard/api";
+import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { ErrorMessage, Field, Loading, Status, useLoad } from "../../../web/dashboard/ui";
+import type { projectRoutes } from "../routes";
+
+const projectApi = apiOf<ReturnType<typeof projectRoutes>>();
+const ENVS = ["dev", "staging", "prod"] as const;
+const MODULES = [
+  ["moduleConfigs", "Dynamic configs"],
+  ["moduleGates", "Gates"],
+  ["moduleExperiments", "Experiments"],
+  ["moduleFeedback", "Feedback and the public intake queue"],
+  ["moduleTranslations", "Translations (i18n keys)"],
+] as const;
+
+type Form = {
+  name: string;
+  domain: string;
+  defaultEnv: (typeof ENVS)[number];
+  timezone: string;
+  publicTicketCreation: boolean;
+  modules: Record<(typeof MODULES)[number][0], boolean>;
+};
+
+function SettingsPage() {
+  const session = useSession();
+  const manage = can(session, "manage");
+  const { data, error, reload } = useLoad(() => call(projectApi.api.admin.projects.current.get()), [session.project.id]);
+  const [form, setForm] = useState<Form | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [saveError, setSaveError] = useState<string | null>(null);
+  useEffect(() => {
+    if (!data) return;
+    setForm({
+      name: data.name,
+      domain: data.domain,
+      defaultEnv: data.defaultEnv,
+      timezone: data.timezone,
+      publicTicketCreation: data.publicTicketCreation,
+      modules: Object.fromEntries(MODULES.map(([key]) => [key, data[key]])) as Form["modules"],
+    });
+  }, [data]);
+  if (error && !data) return <ErrorMessage error={error} />;
+  if (!data || !form) return <Loading />;
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    try {
+      await call(
+        projectApi.api.admin.projects({ id: "current" }).patch({
+          name: form.name.trim(),
+          domain: form.domain.trim(),
+          defaultEnv: form.defaultEnv,
+          timezone: form.timezone.trim(),
+          publicTicketCreation: form.publicTicketCreation,
+          ...form.modules,
+        }),
+      );
+      setMessage("Saved the project settings");
+      setSaveError(null);
+      await reload();
+    } catch (err) {
+      setSaveError(describeError(err));
+    }
+  };
+  const text = (key: "name" | "domain" | "timezone") => (e: Event) => setForm({ ...form, [key]: (e.target as HTMLInputElement).value });
+  return (
+    <>
+      <h1>Project settings</h1>
+      <p class="muted">
+        <code>{data.id}</code> · organisation owner {data.ownerEmail}
+      </p>
+      <form onSubmit={submit} noValidate class="narrow-form">
+        <fieldset disabled={!manage}>
+          <legend class="visually-hidden">Project</legend>
+          <Field label="Name">{(attrs) => <input {...attrs} value={form.name} onInput={text("name")} />}</Field>
+          <Field label="Domain" hint="Host or origin browsers call from; stamped into every live SDK key as its allowed origin. Empty allows any.">
+            {(attrs) => <input {...attrs} value={form.domain} onInput={text("domain")} placeholder="https://app.example.com" />}
+          </Field>
+          <Field label="Default env">
+            {(attrs) => (
+              <select {...attrs} value={form.defaultEnv} onChange={(e) => setForm({ ...form, defaultEnv: (e.target as HTMLSelectElement).value as Form["defaultEnv"] })}>
+                {ENVS.map((env) => (
+                  <option key={env} value={env}>
+                    {env}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label="Time zone" hint="IANA name, e.g. Europe/Berlin; used for daily figures.">
+            {(attrs) => <input {...attrs} value={form.timezone} onInput={text("timezone")} />}
+          </Field>
+        </fieldset>
+        <fieldset disabled={!manage}>
+          <legend>Modules</legend>
+          {MODULES.map(([key, label]) => (
+            <label key={key} class="check">
+              <input type="checkbox" checked={form.modules[key]} onChange={(e) => setForm({ ...form, modules: { ...form.modules, [key]: (e.target as HTMLInputElement).checked } })} /> {label}
+            </label>
+          ))}
+          <label class="check">
+            <input type="checkbox" checked={form.publicTicketCreation} onChange={(e) => setForm({ ...form, publicTicketCreation: (e.target as HTMLInputElement).checked })} /> Anyone with a client
+            key may file tickets through the public intake
+          </label>
+        </fieldset>
+        <ErrorMessage error={saveError} />
+        <Status message={message} />
+        {manage ? (
+          <div class="actions start">
+            <button type="submit">Save settings</button>
+          </div>
+        ) : (
+          <p class="muted">Only an owner can change the settings.</p>
+        )}
+      </form>
+    </>
+  );
+}
+
+export const projectsDashboard: DashboardModule = {
+  pages: [{ path: "/settings", title: "Project settings", nav: { label: "Settings", order: 90 }, view: SettingsPage }],
+};
