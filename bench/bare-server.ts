@@ -8,7 +8,8 @@ const body = process.env.BENCH_BODY ?? '{"ok":true}';
 const gzip = process.env.BENCH_GZIP_B64 ? Buffer.from(process.env.BENCH_GZIP_B64, "base64") : null;
 const etag = process.env.BENCH_ETAG;
 const base: Record<string, string> = etag ? { etag, "cache-control": "no-cache", vary: "Accept-Encoding, Origin" } : {};
-const json = { ...base, "content-type": "application/json" };
+// BENCH_TYPE: the content type of the body (JSON unless said, e.g. text/html for the dashboard's baseline page).
+const json = { ...base, "content-type": process.env.BENCH_TYPE ?? "application/json" };
 const server = Bun.serve({
   port: 0,
   hostname: "127.0.0.1",

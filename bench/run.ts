@@ -1,5 +1,5 @@
 /**
- * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores]`
+ * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard]`
  *
  * Loads svc and a bare Bun.serve answering the same bytes, in the same run, on
  * loopback with autocannon; prints one table per suite and the headline
@@ -11,6 +11,7 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { runDashboard } from "./dashboard";
 import { runDelivery } from "./delivery";
 import { runFoundation } from "./foundation";
 import { runStores } from "./stores";
@@ -20,6 +21,7 @@ const SUITES: Record<string, (s: Settings) => Promise<{ rows: Row[]; figures: Re
   foundation: runFoundation,
   delivery: runDelivery,
   stores: runStores,
+  dashboard: runDashboard,
 };
 
 const { values: flags } = parseArgs({
@@ -43,7 +45,7 @@ const settings: Settings = {
 };
 const chosen = flags.only ? [flags.only] : Object.keys(SUITES);
 if (!(settings.duration > 0) || !Number.isInteger(settings.connections) || settings.connections < 1 || !Number.isInteger(settings.samples) || settings.samples < 1 || chosen.some((n) => !SUITES[n])) {
-  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores]");
+  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard]");
   process.exit(2);
 }
 

@@ -1,29 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers";
-import { BUN, type InitOutput, ROOT, type ServeProcess, type StoreArgs, adminGet, freshStoreArgs, run, startServe } from "./cli/process";
-
-const BINARY = join(ROOT, "dist/svc");
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return newest;
-}
-
-/** CI always compiles; locally a binary newer than every source file (and package.json) is reused. */
-function binaryIsFresh(): boolean {
-  if (process.env.CI) return false;
-  try {
-    const built = statSync(BINARY).mtimeMs;
-    return built > newestMtime(join(ROOT, "src")) && built > statSync(join(ROOT, "package.json")).mtimeMs;
-  } catch {
-    return false;
-  }
-}
+import { BINARY, ensureBinary } from "./support/binary";
+import { type InitOutput, type ServeProcess, type StoreArgs, adminGet, freshStoreArgs, run, startServe } from "./cli/process";
 
 // Runs from an empty directory holding a `.env` that would break start-up if the binary read it.
 const cwd = tempDir("svc-bin-cwd-");
@@ -34,14 +14,7 @@ let server: ServeProcess | undefined;
 let store: StoreArgs | undefined;
 
 beforeAll(async () => {
-  if (!binaryIsFresh()) {
-    // Built aside and renamed into place: another test run may be executing dist/svc right now.
-    const staged = join(ROOT, `dist/.svc-${process.pid}`);
-    const build = await run([BUN, "run", "build", "--outfile", staged], { timeoutMs: 240_000 });
-    if (build.code !== 0) throw new Error(`bun run build failed (${build.code}):\n${build.stdout}\n${build.stderr}`);
-    renameSync(`${staged}.map`, `${BINARY}.map`);
-    renameSync(staged, BINARY);
-  }
+  await ensureBinary();
   writeFileSync(join(cwd, ".env"), "SERVICE_INIT_ADMIN_KEY=not-a-key\nPORT=notaport\n");
   store = await freshStoreArgs();
   const init = await run([BINARY, "init", "--data", dataDir, ...store.args, "--json"], { cwd });
