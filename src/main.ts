@@ -25,6 +25,7 @@ export const COMMANDS: { name: string; aliases?: string[]; load: () => Promise<C
   { name: "tokens", load: async () => (await import("./cli/people")).tokensCommand },
   { name: "members", load: async () => (await import("./cli/people")).membersCommand },
   { name: "sdk", load: async () => (await import("./cli/resources")).sdkCommand },
+  { name: "audit", load: async () => (await import("./cli/audit")).auditCommand },
   { name: "mcp", load: async () => (await import("./cli/mcp-command")).mcpCommand },
   { name: "version", load: async () => (await import("./cli/server-commands")).versionCommand },
 ];

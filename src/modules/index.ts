@@ -2,6 +2,7 @@ import type { ModuleManifest } from "../lib/module";
 import type { ModuleMigrations } from "../lib/store";
 import { AUDIT_MIGRATIONS } from "../lib/audit";
 import { REVISIONS_MIGRATIONS } from "../lib/revisions";
+import { auditModule } from "./audit/manifest";
 import { configsModule } from "./configs/manifest";
 import { dashboardModule } from "./dashboard/manifest";
 import { deliveryModule } from "./delivery/manifest";
@@ -26,6 +27,7 @@ export const MODULES: ModuleManifest[] = [
   identityModule,
   deviceModule,
   tokensModule,
+  auditModule,
   dashboardModule,
 ] as ModuleManifest[];
 

@@ -67,6 +67,7 @@ describe("svc mcp", () => {
           "list_projects",
           "list_sdk_keys",
           "list_api_tokens",
+          "list_audit",
           "publish_config",
           "revoke_api_token",
           "revoke_sdk_key",
@@ -75,7 +76,7 @@ describe("svc mcp", () => {
           "whoami",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
@@ -162,7 +163,7 @@ describe("svc mcp", () => {
     expect(new Set(names).size).toBe(names.length);
     const declared = MODULES.flatMap((m) => (m.mcpTools ?? []).map((t) => t.name));
     expect(names).toEqual(declared);
-    for (const module of ["killswitches", "configs", "keys", "tokens", "identity"]) {
+    for (const module of ["killswitches", "configs", "keys", "tokens", "identity", "audit"]) {
       expect(MODULES.find((m) => m.name === module)?.mcpTools?.length ?? 0).toBeGreaterThan(0);
     }
   });
@@ -194,6 +195,10 @@ describe("svc mcp", () => {
       const sdk = await fetch(`${ts.url}/api/sdk/v1/snapshot?env=prod`, { headers: { authorization: `Bearer ${sacrificial.body.key}` } });
       expect(sdk.status).toBe(401);
       expect(errorText(await s.client.callTool({ name: "revoke_sdk_key", arguments: { id: sacrificial.body.id } }))).toContain("NOT_FOUND");
+
+      // Both revocations are in the audit trail, named after the person who signed in to the tool server.
+      const audit = json(await s.client.callTool({ name: "list_audit", arguments: { action: "key.revoke" } }));
+      expect(audit.entries[0]).toMatchObject({ action: "key.revoke", subjectId: sacrificial.body.id, actorEmail: "owner@example.com", actorType: "user" });
     } finally {
       await s.close();
     }

@@ -100,6 +100,19 @@ describe.skipIf(!chromiumAvailable)("keys, tokens, members and settings in the d
     expect((await f.ts.api("/api/admin/projects/current")).body.domain).toBe("https://shop.example.com");
   });
 
+  test("the audit trail lists those changes with who made them, and filters by action", async () => {
+    await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Audit trail" }).click();
+    await page.getByRole("heading", { level: 1, name: "Audit trail" }).waitFor();
+    await page.getByRole("cell", { name: "key.revoke" }).waitFor();
+    await noSeriousViolations("audit");
+    await page.getByLabel("Action").fill("member.");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.getByRole("cell", { name: "key.revoke" }).waitFor({ state: "detached" });
+    await page.getByRole("cell", { name: "member.remove" }).waitFor();
+    const row = page.getByRole("row").filter({ hasText: "member.role" });
+    expect(await row.innerText()).toContain("owner@example.com");
+  });
+
   test("account page", async () => {
     await page.getByRole("link", { name: "Account: owner@example.com" }).click();
     await page.getByRole("heading", { level: 1, name: "Account" }).waitFor();

@@ -33,6 +33,19 @@ async function snapshotValue(name: string): Promise<boolean | undefined> {
 }
 
 describe.skipIf(!chromiumAvailable)("the dashboard in a real browser", () => {
+  test("the sign-in pages pass axe-core too: the form, 'check your mail', the link's confirmation", async () => {
+    await page.goto(`${f.ts.url}/signin`);
+    await checkPage("signin");
+    const before = f.mails.sent.length;
+    await page.getByLabel("Email").fill("owner@example.com");
+    await page.getByRole("button", { name: "Send sign-in link" }).click();
+    await page.getByRole("heading", { name: "Check your mail" }).waitFor();
+    await checkPage("signin-check-mail");
+    const mail = f.mails.sent.slice(before).find((m) => m.to === "owner@example.com")!;
+    await page.goto(mail.url);
+    await checkPage("signin-confirm");
+  });
+
   test("/ sends a stranger to sign in; the magic link brings them back to the overview", async () => {
     await signIn(f, page);
     await expect(page.getByRole("heading", { level: 1 })).toBeTruthy();
@@ -67,6 +80,7 @@ describe.skipIf(!chromiumAvailable)("the dashboard in a real browser", () => {
     while (Date.now() - clicked < 1000 && seen !== true) seen = await snapshotValue("checkout");
     expect(seen).toBe(true);
     await page.getByRole("status").filter({ hasText: "Turned checkout on prod on" }).waitFor();
+    // Announced only once the page shows it.
     expect(await prod.getAttribute("aria-checked")).toBe("true");
     const stored = (await f.ts.api("/api/admin/killswitches/checkout")).body;
     expect(stored.envs.prod).toMatchObject({ value: true, version: 2, updatedBy: "owner@example.com" });
@@ -87,6 +101,25 @@ describe.skipIf(!chromiumAvailable)("the dashboard in a real browser", () => {
   test("a toggle made elsewhere shows up without a reload", async () => {
     expect((await f.ts.api("/api/admin/killswitches/search/toggle", { body: { env: "dev", value: true } })).status).toBe(200);
     await page.waitForFunction(() => document.querySelector('[role="switch"][aria-label="search on dev"]')?.getAttribute("aria-checked") === "true", undefined, { timeout: 8000 });
+  });
+
+  test("the project switcher changes every page to the chosen project; the theme toggle says its state", async () => {
+    const other = await f.ts.newProject("Second project");
+    expect((await f.ts.api("/api/admin/killswitches", { body: { name: "only-in-second" }, key: other.adminKey })).status).toBe(201);
+    await page.goto(`${f.ts.url}/killswitches`);
+    const switcher = page.getByRole("combobox", { name: "Project" });
+    await switcher.selectOption(other.projectId);
+    await page.getByRole("link", { name: "only-in-second" }).waitFor();
+    expect(await page.getByRole("link", { name: "checkout" }).count()).toBe(0);
+    await page.getByRole("combobox", { name: "Project" }).selectOption(f.ts.projectId);
+    await page.getByRole("link", { name: "checkout" }).waitFor();
+
+    const theme = page.getByRole("button", { name: "Dark theme" });
+    const before = await theme.getAttribute("aria-pressed");
+    await theme.click();
+    expect(await theme.getAttribute("aria-pressed")).toBe(before === "true" ? "false" : "true");
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(before === "true" ? "light" : "dark");
+    await theme.click();
   });
 
   test("new killswitch: a bad name is said on the field and creates nothing; a good one opens its page", async () => {

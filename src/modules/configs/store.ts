@@ -1,7 +1,7 @@
 import { ENVS, type Env } from "../../lib/envs";
 import type { Queryable } from "../../lib/store";
 import { byText } from "../../lib/versioned";
-import type { ActivityRow, Config, Draft, DraftValue, EnvValue } from "./service";
+import type { ActivityRow, Config, Draft, DraftValue, EnvValue } from "./types";
 
 // The configs module's own queries: the entity row, drafts and the activity log. Published values
 // and versions are read and published through the shared path (src/lib/versioned.ts, the

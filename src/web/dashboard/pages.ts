@@ -1,5 +1,6 @@
 import type { DashboardModule } from "./registry";
 import { homeModule } from "./home";
+import { auditDashboard } from "../../modules/audit/dashboard/pages";
 import { configsDashboard } from "../../modules/configs/dashboard/pages";
 import { identityDashboard } from "../../modules/identity/dashboard/pages";
 import { keysDashboard } from "../../modules/keys/dashboard/pages";
@@ -12,4 +13,4 @@ import { tokensDashboard } from "../../modules/tokens/dashboard/pages";
  * section to sections.ts) in the change that adds it; the navigation
  * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];

@@ -74,9 +74,10 @@ export function ConfigDetail({ name }: { name: string }) {
 
   const act = async (what: () => Promise<string>) => {
     try {
-      setMessage(await what());
-      setActionError(null);
+      const said = await what();
       await reload();
+      setMessage(said);
+      setActionError(null);
     } catch (err) {
       setActionError(describeError(err));
     }
@@ -94,9 +95,9 @@ export function ConfigDetail({ name }: { name: string }) {
     });
   const publish = async () => {
     const done = await call(api.publish.post({ env }));
+    await reload();
     setMessage(`Published ${config.name} on ${env}: version ${done.version}`);
     setActionError(null);
-    await reload();
   };
 
   return (

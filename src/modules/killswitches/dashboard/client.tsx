@@ -21,9 +21,10 @@ export function useToggle(onDone: () => Promise<void>) {
   const [error, setError] = useState<string | null>(null);
   const publish = async (t: PendingToggle) => {
     const result = await call(killswitchApi.api.admin.killswitches({ id: t.name }).toggle.post({ env: t.env, switchKey: t.switchKey, value: t.value }));
+    // The page shows the new state first, then says so: what is announced is what is on screen.
+    await onDone();
     setMessage(`Turned ${toggleLabel(t.name, t.env, t.switchKey)} ${result.value ? "on" : "off"} (version ${result.version})`);
     setError(null);
-    await onDone();
   };
   const request = (t: PendingToggle) => {
     if (t.env === "prod") setPending(t);

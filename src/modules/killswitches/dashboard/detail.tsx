@@ -34,8 +34,8 @@ export function KillswitchDetail({ name }: { name: string }) {
       await call(api.switch.put({ env, switchKey: key, value: false }));
       setNewKey({ ...newKey, [env]: "" });
       setKeyError({ ...keyError, [env]: undefined });
-      setMessage(`Added ${toggleLabel(k.name, env, key)} (off)`);
       await reload();
+      setMessage(`Added ${toggleLabel(k.name, env, key)} (off)`);
     } catch (err) {
       setKeyError({ ...keyError, [env]: describeError(err) });
     }
@@ -152,8 +152,8 @@ export function KillswitchDetail({ name }: { name: string }) {
         danger={rollback?.env === "prod"}
         onConfirm={async () => {
           const done = await call(api.rollback.post(rollback!));
-          setMessage(`Rolled ${k.name} on ${rollback!.env} back to version ${rollback!.version} (now version ${done.version})`);
           await reload();
+          setMessage(`Rolled ${k.name} on ${rollback!.env} back to version ${rollback!.version} (now version ${done.version})`);
         }}
         onClose={() => setRollback(null)}
       />
@@ -165,8 +165,8 @@ export function KillswitchDetail({ name }: { name: string }) {
         danger
         onConfirm={async () => {
           await call(api.switch.delete({ env: removal!.env, switchKey: removal!.switchKey }));
-          setMessage(`Removed ${toggleLabel(k.name, removal!.env, removal!.switchKey)}`);
           await reload();
+          setMessage(`Removed ${toggleLabel(k.name, removal!.env, removal!.switchKey)}`);
         }}
         onClose={() => setRemoval(null)}
       />

@@ -1,0 +1,47 @@
+import { CLIENT_FLAGS, emit, intFlag, openClient, str, table, when } from "./client-command";
+import type { Command } from "./command";
+
+type AuditEntry = { seq: number; action: string; subjectName: string | null; env: string | null; actorEmail: string; actorType: string; detail: unknown; createdAt: string };
+type AuditPage = { entries: AuditEntry[]; nextBefore: number | null };
+
+export const auditCommand: Command = {
+  name: "audit",
+  summary: "The project's audit trail: who changed what, newest first",
+  examples: ["svc audit list", "svc audit list --action killswitch.toggle", "svc audit list --action config. --limit 20 --json"],
+  subcommands: [
+    {
+      name: "list",
+      summary: "List audit rows, newest first (--before for older pages)",
+      examples: ["svc audit list", "svc audit list --q ana@example.com", "svc audit list --before 120"],
+      flags: {
+        ...CLIENT_FLAGS,
+        action: { type: "string", value: "ACTION", help: "One action (killswitch.toggle) or a prefix ending in '.' (config.)" },
+        q: { type: "string", value: "TEXT", help: "Only rows whose subject name or actor email contains TEXT (case-insensitive)" },
+        limit: { type: "string", value: "N", help: "At most N rows, 1 to 500 (default 50)" },
+        before: { type: "string", value: "SEQ", help: "Rows older than SEQ: the next-page hint of the previous list" },
+      },
+      async run({ values }) {
+        const query = new URLSearchParams();
+        const limit = intFlag(values.limit, "limit", 1, 500);
+        const before = intFlag(values.before, "before", 1, Number.MAX_SAFE_INTEGER);
+        if (limit !== undefined) query.set("limit", String(limit));
+        if (before !== undefined) query.set("before", String(before));
+        for (const name of ["action", "q"]) {
+          const value = str(values, name);
+          if (value) query.set(name, value);
+        }
+        const page = await openClient(values).request<AuditPage>("GET", `/api/admin/audit${query.size ? `?${query}` : ""}`);
+        emit(values.json, page, () => {
+          if (page.entries.length === 0) return "Nothing recorded.";
+          const rows = table(
+            ["SEQ", "WHEN", "WHO", "ACTION", "SUBJECT", "ENV"],
+            page.entries.map((e) => [String(e.seq), when(e.createdAt), e.actorEmail, e.action, e.subjectName ?? "", e.env ?? ""]),
+            { full: ["WHO", "ACTION", "SUBJECT"] },
+          );
+          return page.nextBefore === null ? rows : `${rows}\nOlder rows: svc audit list --before ${page.nextBefore}`;
+        });
+        return 0;
+      },
+    },
+  ],
+};
