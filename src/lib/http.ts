@@ -44,7 +44,8 @@ export const IdParam = t.Object({ id: t.String({ minLength: 1, maxLength: 128, d
  * number, NaN included, for that check to refuse.
  */
 export function numberParam(text: string | undefined): number | undefined {
-  return text === undefined ? undefined : Number(text);
+  // Digits only: `1e2`, `0x10`, ` 5 ` and `` are not numbers here (NaN, which every caller refuses by name).
+  return text === undefined ? undefined : /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN;
 }
 
 /** The shared `q` filter of list operations. */

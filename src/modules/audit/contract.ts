@@ -7,7 +7,7 @@ export const AuditQuerySchema = QueryObject({
   limit: t.Optional(t.String({ description: `Integer, 1 to ${AUDIT_MAX_LIMIT}; default ${AUDIT_DEFAULT_LIMIT}` })),
   before: t.Optional(t.String({ description: "Rows older than this seq: the `nextBefore` of the previous page" })),
   action: t.Optional(t.String({ maxLength: 100, description: "One action (`killswitch.toggle`) or a prefix ending in '.' (`config.`)" })),
-  q: t.Optional(t.String({ maxLength: 200, description: "Case-insensitive substring of the subject's name or the actor's email" })),
+  q: t.Optional(t.String({ maxLength: 200, description: "Substring of the subject's name or the actor's email, ignoring the case of ASCII letters" })),
 });
 
 export const AuditEntrySchema = t.Object(

@@ -60,7 +60,8 @@ async function fromSource(): Promise<DashboardBundle> {
     target: "browser",
     minify: !process.env.SVC_DASHBOARD_DEBUG,
     publicPath: ASSET_PREFIX,
-    naming: { entry: "[name].[ext]", chunk: "[name]-[hash].[ext]", asset: "[name]-[hash].[ext]" },
+    // Every name carries a hash of its content: assets are served as immutable.
+    naming: { entry: "[name]-[hash].[ext]", chunk: "[name]-[hash].[ext]", asset: "[name]-[hash].[ext]" },
   });
   if (!result.success) throw new AggregateError(result.logs, "the dashboard did not build");
   const assets = new Map<string, BundleFile>();

@@ -1,40 +1,60 @@
 import { Elysia, t } from "elysia";
-import { cookieValue } from "../../lib/auth";
 import type { AppContext } from "../../lib/module";
+import { browserKit, isSafeRedirect, sessionToken } from "../identity/browser";
 import { DASHBOARD_SECTIONS } from "../../web/dashboard/sections";
 import { ASSET_PREFIX, type BundleFile, dashboardBundle } from "./bundle";
 
 /**
- * CodeMirror writes its styles into <style> elements, hence 'unsafe-inline'
- * for styles only; scripts come from this server alone, and nothing may
- * frame the dashboard (a framed toggle is a clickjacked toggle).
+ * Scripts and styles come from this server alone, and nothing may frame the
+ * dashboard (a framed toggle is a clickjacked toggle). The document differs
+ * per person (signed in or sent to sign in), so no shared cache keeps it.
  */
 const DOCUMENT_HEADERS = {
   "content-security-policy":
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin",
-  "cache-control": "no-cache",
+  "cache-control": "private, no-cache",
 };
 
-function send(request: Request, file: BundleFile, headers: Record<string, string>): Response {
-  const common = { ...headers, "content-type": file.type, etag: file.etag, vary: "Accept-Encoding" };
-  if (request.headers.get("if-none-match") === file.etag) return new Response(null, { status: 304, headers: common });
-  const gzip = /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "");
-  return new Response(gzip ? file.gzip : file.body, { headers: gzip ? { ...common, "content-encoding": "gzip" } : common });
+/** gzip unless the client refuses it (`gzip;q=0`) or does not list it. */
+function acceptsGzip(request: Request): boolean {
+  const header = request.headers.get("accept-encoding") ?? "";
+  return header.split(",").some((part) => {
+    const [coding, ...params] = part.trim().split(";");
+    if (coding?.trim().toLowerCase() !== "gzip") return false;
+    const q = params.map((p) => /^\s*q=([\d.]+)\s*$/i.exec(p)).find(Boolean);
+    return !q || Number(q[1]) > 0;
+  });
+}
+
+function send(request: Request, file: BundleFile, headers: Record<string, string>, cookies: string[] = []): Response {
+  const gzip = acceptsGzip(request);
+  // The two encodings are two representations: each has its own tag.
+  const etag = gzip ? `${file.etag.slice(0, -1)}-gz"` : file.etag;
+  const out = new Headers({ ...headers, "content-type": file.type, etag, vary: "Accept-Encoding" });
+  for (const c of cookies) out.append("set-cookie", c);
+  if (request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers: out });
+  if (gzip) out.set("content-encoding", "gzip");
+  return new Response(gzip ? file.gzip : file.body, { headers: out });
 }
 
 /** `/` and every dashboard section: the document for a signed-in person, else the sign-in page that comes back here. */
 export function dashboardRoutes(ctx: AppContext) {
   const { identity } = ctx.services;
+  const kit = browserKit(ctx.network);
   const page = async ({ request }: { request: Request }) => {
-    const user = await identity.sessionUser(cookieValue(request.headers.get("cookie"), "svc_session"));
+    const user = await identity.sessionUser(sessionToken(request));
     if (!user) {
       const url = new URL(request.url);
-      return new Response(null, { status: 303, headers: { location: `/signin?redirect=${encodeURIComponent(url.pathname + url.search)}`, "cache-control": "no-store" } });
+      const back = url.pathname + url.search;
+      // A path too long (or odd) to come back to is dropped: the sign-in page would refuse it.
+      const location = isSafeRedirect(back) ? `/signin?redirect=${encodeURIComponent(back)}` : "/signin";
+      return new Response(null, { status: 303, headers: { location, "cache-control": "no-store" } });
     }
-    return send(request, (await dashboardBundle()).index, DOCUMENT_HEADERS);
+    // Every page view renews the CSRF cookie the dashboard's writes carry, so it outlives no session and expires before none.
+    return send(request, (await dashboardBundle()).index, DOCUMENT_HEADERS, [kit.renewCsrf(request).setCookie]);
   };
   const hidden = { detail: { hide: true } };
   const app = new Elysia({ name: "dashboard", seed: ctx }).get("/", page, hidden);

@@ -8,6 +8,8 @@ import { messagePage } from "../../web/pages";
 
 export const SESSION_COOKIE = "svc_session";
 export const CSRF_COOKIE = "svc_csrf";
+/** As long as a session (30 days), renewed at sign-in and by the dashboard. */
+const CSRF_MAX_AGE_SECONDS = 30 * 24 * 3600;
 export const OIDC_COOKIE = "svc_oidc";
 
 export function parseCookies(header: string | null | undefined): Record<string, string> {
@@ -45,6 +47,12 @@ export function browserKit(network: Network) {
     if (network.isHttps(request)) parts.push("Secure");
     return parts.join("; ");
   };
+  const csrfFor = (request: Request): { token: string; setCookie: string | null } => {
+    const existing = parseCookies(request.headers.get("cookie"))[CSRF_COOKIE];
+    if (existing && /^[A-Za-z0-9]{32}$/.test(existing)) return { token: existing, setCookie: null };
+    const token = randomBase62(32);
+    return { token, setCookie: cookie(request, CSRF_COOKIE, token, { maxAgeSeconds: CSRF_MAX_AGE_SECONDS, httpOnly: false }) };
+  };
   return {
     cookie,
     clearCookie: (request: Request, name: string, path = "/") => cookie(request, name, "", { maxAgeSeconds: 0, path }),
@@ -57,11 +65,15 @@ export function browserKit(network: Network) {
      * pages mirror into a form field). Readable by the page's own script so
      * that fetch calls can send it as `X-CSRF-Token`.
      */
-    csrfFor(request: Request): { token: string; setCookie: string | null } {
-      const existing = parseCookies(request.headers.get("cookie"))[CSRF_COOKIE];
-      if (existing && /^[A-Za-z0-9]{32}$/.test(existing)) return { token: existing, setCookie: null };
-      const token = randomBase62(32);
-      return { token, setCookie: cookie(request, CSRF_COOKIE, token, { maxAgeSeconds: 30 * 24 * 3600, httpOnly: false }) };
+    csrfFor,
+    /**
+     * The CSRF cookie issued again with a full lifetime (the same token when
+     * the browser has a good one): on sign-in and on every dashboard page, so
+     * that it never expires before the session that needs it.
+     */
+    renewCsrf(request: Request): { token: string; setCookie: string } {
+      const { token } = csrfFor(request);
+      return { token, setCookie: cookie(request, CSRF_COOKIE, token, { maxAgeSeconds: CSRF_MAX_AGE_SECONDS, httpOnly: false }) };
     },
     /**
      * Every state-changing browser POST: the CSRF token (form field `csrf` or

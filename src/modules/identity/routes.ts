@@ -48,17 +48,20 @@ const MEMBERS_PERMISSION = "Only a signed-in owner may do this: membership spans
 /** Browser sign-in pages and endpoints, plus the people endpoints of the admin API. */
 export function identityRoutes(ctx: AppContext) {
   const { identity, projects } = ctx.services;
-  const { cookie, clearCookie, csrfFor, checkCsrf, baseUrlOf, clientIp } = browserKit(ctx.network);
+  const kit = browserKit(ctx.network);
+  const { cookie, clearCookie, csrfFor, checkCsrf, baseUrlOf, clientIp } = kit;
 
   /** Opens the session in this browser (ending any it had), then goes on. */
   const signedIn = async (request: Request, result: SignInResult, cookies: string[] = []) => {
     await identity.endSession(sessionToken(request));
     const session = cookie(request, SESSION_COOKIE, result.sessionToken, { maxAgeSeconds: SESSION_TTL_MS / 1000 });
+    // The dashboard's writes need the CSRF cookie for as long as the session lives.
+    const csrf = kit.renewCsrf(request).setCookie;
     // Where the person was going, else the dashboard.
     const next = result.redirect ?? "/";
     return isFormPost(request) || request.method === "GET"
-      ? redirectResponse(next, [...cookies, session])
-      : jsonResponse({ ok: true, email: result.user.email, redirect: next }, [...cookies, session]);
+      ? redirectResponse(next, [...cookies, session, csrf])
+      : jsonResponse({ ok: true, email: result.user.email, redirect: next }, [...cookies, session, csrf]);
   };
 
   const failurePage = (title: string, err: unknown, cookies: string[] = []) => {

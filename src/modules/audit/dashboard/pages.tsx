@@ -23,15 +23,13 @@ function AuditPage() {
   const session = useSession();
   const [filter, setFilter] = useState({ q: "", action: "" });
   const [applied, setApplied] = useState(filter);
-  const [older, setOlder] = useState<Page["entries"]>([]);
-  const [next, setNext] = useState<number | null | undefined>(undefined);
+  // Older pages belong to one filter: a change of filter starts over, and a late reply for an old filter is dropped.
+  const [more, setMore] = useState<{ filter: typeof applied; entries: Page["entries"]; next: number | null } | null>(null);
   const [moreError, setMoreError] = useState<string | null>(null);
-  const { data, error } = useLoad(async () => {
-    const page = await loadPage(applied);
-    setOlder([]);
-    setNext(page.nextBefore);
-    return page;
-  }, [session.project.id, applied.q, applied.action]);
+  const { data, error } = useLoad(() => loadPage(applied), [session.project.id, applied.q, applied.action]);
+  const current = more && more.filter === applied ? more : null;
+  const older = current?.entries ?? [];
+  const next = current ? current.next : data?.nextBefore;
   const entries = [...(data?.entries ?? []), ...older];
   return (
     <>
@@ -96,10 +94,13 @@ function AuditPage() {
           type="button"
           class="secondary"
           onClick={async () => {
+            const filter = applied;
             try {
-              const page = await loadPage(applied, next);
-              setOlder([...older, ...page.entries]);
-              setNext(page.nextBefore);
+              const page = await loadPage(filter, next);
+              setMore((m) => {
+                const base = m && m.filter === filter ? m.entries : [];
+                return { filter, entries: [...base, ...page.entries], next: page.nextBefore };
+              });
               setMoreError(null);
             } catch (err) {
               setMoreError(describeError(err));

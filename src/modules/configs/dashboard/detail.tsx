@@ -85,6 +85,8 @@ export function ConfigDetail({ name }: { name: string }) {
   const saveDraft = () =>
     act(async () => {
       const saved = await call(api.drafts.put({ env, value: JSON.parse(editorText) }));
+      // The stored draft is now what the editor shows (formatted as stored).
+      setText(null);
       return `Saved the ${env} draft (from version ${saved.baseVersion}); nothing is published yet`;
     });
   const discardDraft = () =>
@@ -127,8 +129,11 @@ export function ConfigDetail({ name }: { name: string }) {
             onClick={() => setEnv(e)}
             onKeyDown={(k) => {
               const i = ENVS.indexOf(env);
-              if (k.key === "ArrowRight") setEnv(ENVS[(i + 1) % ENVS.length]!);
-              if (k.key === "ArrowLeft") setEnv(ENVS[(i + ENVS.length - 1) % ENVS.length]!);
+              const next = k.key === "ArrowRight" ? ENVS[(i + 1) % ENVS.length]! : k.key === "ArrowLeft" ? ENVS[(i + ENVS.length - 1) % ENVS.length]! : null;
+              if (!next) return;
+              setEnv(next);
+              // Focus follows the selection (the ARIA tabs pattern).
+              document.getElementById(`${tabsId}-${next}`)?.focus();
             }}
           >
             {e} · v{config.envs[e].version}
@@ -176,7 +181,15 @@ export function ConfigDetail({ name }: { name: string }) {
             <button type="button" disabled={!unsaved || check.state !== "valid"} onClick={saveDraft}>
               Save draft
             </button>
-            <button type="button" disabled={!canPublish} onClick={() => setPublishing(true)}>
+            <button
+              type="button"
+              disabled={!canPublish}
+              onClick={async () => {
+                // The confirmation shows the draft as stored now, not as this page last read it.
+                await reload();
+                setPublishing(true);
+              }}
+            >
               Publish draft to {env}
             </button>
             {draft && (

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { apiOf, call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { ConfirmDialog, Dialog, ErrorMessage, Field, Loading, SecretOnce, Status, When, useLoad } from "../../../web/dashboard/ui";
@@ -17,7 +17,12 @@ function MintKeyDialog({ open, onClose, onMinted }: { open: boolean; onClose: ()
   const [name, setName] = useState("");
   const [secret, setSecret] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  // A reply that comes back after the dialog was closed must not show its secret at the next opening.
+  const attempt = useRef(0);
   const close = () => {
+    attempt.current++;
+    setBusy(false);
     setSecret(null);
     setName("");
     setError(null);
@@ -26,11 +31,16 @@ function MintKeyDialog({ open, onClose, onMinted }: { open: boolean; onClose: ()
   const submit = async (e: Event) => {
     e.preventDefault();
     try {
+      const mine = ++attempt.current;
+      setBusy(true);
       const minted = await call(keyApi.api.admin.keys.post({ type, name: name.trim() || undefined }));
+      if (mine !== attempt.current) return;
       setSecret(minted.key);
       await onMinted();
     } catch (err) {
       setError(describeError(err));
+    } finally {
+      setBusy(false);
     }
   };
   return (
@@ -65,7 +75,9 @@ function MintKeyDialog({ open, onClose, onMinted }: { open: boolean; onClose: ()
             <button type="button" class="secondary" onClick={close}>
               Cancel
             </button>
-            <button type="submit">Create key</button>
+            <button type="submit" disabled={busy}>
+              Create key
+            </button>
           </div>
         </form>
       )}

@@ -19,7 +19,22 @@ export function useToggle(onDone: () => Promise<void>) {
   const [pending, setPending] = useState<PendingToggle | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // Switches with a publish in flight: a second click is ignored (not disabled: that would drop the keyboard focus).
+  const [busy, setBusy] = useState<ReadonlySet<string>>(new Set());
+  const key = (t: { name: string; env: Env; switchKey?: string }) => toggleLabel(t.name, t.env, t.switchKey);
   const publish = async (t: PendingToggle) => {
+    setBusy((b) => new Set(b).add(key(t)));
+    try {
+      await publishNow(t);
+    } finally {
+      setBusy((b) => {
+        const next = new Set(b);
+        next.delete(key(t));
+        return next;
+      });
+    }
+  };
+  const publishNow = async (t: PendingToggle) => {
     const result = await call(killswitchApi.api.admin.killswitches({ id: t.name }).toggle.post({ env: t.env, switchKey: t.switchKey, value: t.value }));
     // The page shows the new state first, then says so: what is announced is what is on screen.
     await onDone();
@@ -27,6 +42,7 @@ export function useToggle(onDone: () => Promise<void>) {
     setError(null);
   };
   const request = (t: PendingToggle) => {
+    if (busy.has(key(t))) return;
     if (t.env === "prod") setPending(t);
     else publish(t).catch((err) => setError(describeError(err)));
   };

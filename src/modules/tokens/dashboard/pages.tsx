@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { apiOf, call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { ConfirmDialog, Dialog, ErrorMessage, Field, Loading, SecretOnce, Status, When, useLoad } from "../../../web/dashboard/ui";
@@ -12,7 +12,12 @@ function MintTokenDialog({ open, onClose, onMinted }: { open: boolean; onClose: 
   const [access, setAccess] = useState<Access>("read-only");
   const [secret, setSecret] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  // A reply that comes back after the dialog was closed must not show its secret at the next opening.
+  const attempt = useRef(0);
   const close = () => {
+    attempt.current++;
+    setBusy(false);
     setSecret(null);
     setName("");
     setError(null);
@@ -21,11 +26,16 @@ function MintTokenDialog({ open, onClose, onMinted }: { open: boolean; onClose: 
   const submit = async (e: Event) => {
     e.preventDefault();
     try {
+      const mine = ++attempt.current;
+      setBusy(true);
       const minted = await call(tokenApi.api.admin.tokens.post({ name: name.trim(), access }));
+      if (mine !== attempt.current) return;
       setSecret(minted.token);
       await onMinted();
     } catch (err) {
       setError(describeError(err));
+    } finally {
+      setBusy(false);
     }
   };
   return (
@@ -58,7 +68,7 @@ function MintTokenDialog({ open, onClose, onMinted }: { open: boolean; onClose: 
             <button type="button" class="secondary" onClick={close}>
               Cancel
             </button>
-            <button type="submit" disabled={!name.trim()}>
+            <button type="submit" disabled={busy || !name.trim()}>
               Create token
             </button>
           </div>
