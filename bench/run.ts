@@ -1,5 +1,5 @@
 /**
- * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard]`
+ * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates]`
  *
  * Loads svc and a bare Bun.serve answering the same bytes, in the same run, on
  * loopback with autocannon; prints one table per suite and the headline
@@ -14,6 +14,7 @@ import { parseArgs } from "node:util";
 import { runDashboard } from "./dashboard";
 import { runDelivery } from "./delivery";
 import { runFoundation } from "./foundation";
+import { runGates } from "./gates";
 import { runStores } from "./stores";
 import { ROOT, type Row, type Settings, printTable } from "./lib";
 
@@ -22,6 +23,7 @@ const SUITES: Record<string, (s: Settings) => Promise<{ rows: Row[]; figures: Re
   delivery: runDelivery,
   stores: runStores,
   dashboard: runDashboard,
+  gates: runGates,
 };
 
 const { values: flags } = parseArgs({
@@ -45,7 +47,7 @@ const settings: Settings = {
 };
 const chosen = flags.only ? [flags.only] : Object.keys(SUITES);
 if (!(settings.duration > 0) || !Number.isInteger(settings.connections) || settings.connections < 1 || !Number.isInteger(settings.samples) || settings.samples < 1 || chosen.some((n) => !SUITES[n])) {
-  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard]");
+  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates]");
   process.exit(2);
 }
 
@@ -56,7 +58,8 @@ for (const name of chosen) {
   console.log(`\n== ${name}`);
   const result = await SUITES[name]!(settings);
   printTable(result.rows);
-  for (const [figure, value] of Object.entries(result.figures)) console.log(`${figure}: ${Math.round(value * 100) / 100}`);
+  // Small figures (p-values) keep three significant digits; the rest two decimals.
+  for (const [figure, value] of Object.entries(result.figures)) console.log(`${figure}: ${Math.abs(value) < 1 && value !== 0 ? value.toPrecision(3) : Math.round(value * 100) / 100}`);
   report[name] = result;
   failed ||= result.rows.some((r) => (r.failed ?? 0) > 0);
 }

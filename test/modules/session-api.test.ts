@@ -94,3 +94,21 @@ describe("the session cookie on /api/admin", () => {
     expect(res.status).toBe(401);
   });
 });
+
+describe("the CSRF cookie lives as long as the session", () => {
+  test("sign-in and every dashboard page issue it again with a 30-day lifetime, keeping its token", async () => {
+    const b = await signInWithMagicLink(ts, mails, "owner@example.com", new Browser(ts.url));
+    const token = b.csrf;
+    const page = await b.get("/killswitches");
+    expect(page.status).toBe(200);
+    const renewed = page.setCookies.find((c) => c.startsWith("svc_csrf="));
+    expect(renewed).toContain(`svc_csrf=${token}`);
+    expect(renewed).toContain("Max-Age=2592000");
+    // A browser whose CSRF cookie expired gets a fresh one from the next page, and its writes work again.
+    b.cookies.delete("svc_csrf");
+    const again = await b.get("/");
+    expect(again.status).toBe(200);
+    expect(b.csrf).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect((await pageFetch(b, "/api/admin/killswitches/checkout/toggle", { body: { env: "dev" } })).status).toBe(200);
+  });
+});
