@@ -189,6 +189,14 @@ function plausibleBodies(): string[] {
     { name: "fuzz-config", schema: { type: "object" }, value: {} },
     { name: "fuzz-switch", value: true, switches: { sub: true } },
     { value: { a: 2 }, schema: { type: "object" } },
+    // Gates: description, rules (valid and not), explain.
+    { description: "fuzz" },
+    { env: "dev", rules: [{ conditions: [{ attr: "country", op: "in", value: ["de"] }], passPercentage: 50 }] },
+    { env: "dev", rules: [{ conditions: [{ attr: "x", op: "nope", value: 1 }], passPercentage: 50 }] },
+    { env: "dev", rules: [{ conditions: [{ attr: "x", op: "regex", value: "(a" }], passPercentage: 50 }] },
+    { env: "dev", rules: [{ conditions: [{ attr: "x", op: "passes_gate", value: "probe-id" }], passPercentage: 101 }] },
+    { env: "dev", context: { user_id: "u1", email: "a@b.c" } },
+    { name: "fuzz-gate", rules: [] },
     // Sign-in and device bodies, one per route, exactly their fields (the CSRF token travels as a header).
     { email: "nobody@example.com" },
     { token: "x".repeat(43) },
@@ -336,6 +344,7 @@ async function seed() {
   await s.api("/api/admin/killswitches", { body: { name: "probe-id", switches: { sub: true } } });
   await s.api("/api/admin/configs", { body: { name: "probe-id", schema: { type: "object" }, value: {} } });
   await s.api("/api/admin/configs/probe-id/drafts", { method: "PUT", headers: { "x-project-id": s.projectId }, body: { env: "dev", value: { a: 1 } } });
+  await s.api("/api/admin/gates", { body: { name: "probe-id", rules: [{ conditions: [{ attr: "email", op: "regex", value: "^a+$" }], passPercentage: 50 }] } });
   if (!(await s.api("/api/admin/members")).text.includes(MEMBER)) await s.addMember(MEMBER, "editor");
   const { identity } = s.server.ctx.services;
   if (!(await identity.sessionUser(session))) {

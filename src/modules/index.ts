@@ -7,6 +7,7 @@ import { configsModule } from "./configs/manifest";
 import { dashboardModule } from "./dashboard/manifest";
 import { deliveryModule } from "./delivery/manifest";
 import { deviceModule } from "./device/manifest";
+import { gatesModule } from "./gates/manifest";
 import { identityModule } from "./identity/manifest";
 import { keysModule } from "./keys/manifest";
 import { killswitchesModule } from "./killswitches/manifest";
@@ -23,6 +24,7 @@ export const MODULES: ModuleManifest[] = [
   keysModule,
   killswitchesModule,
   configsModule,
+  gatesModule,
   deliveryModule,
   identityModule,
   deviceModule,

@@ -1,4 +1,6 @@
 import { ENVS, type Env } from "../../lib/envs";
+import { compileRegex } from "../../lib/re2";
+import { type Gate, type GateDecision, createGateEvaluator } from "../../sdk/gates";
 import type { Snapshot } from "./snapshot";
 
 /**
@@ -10,14 +12,17 @@ import type { Snapshot } from "./snapshot";
  *   `isKilled(name, switchKey)`, so both clients agree). A name that is not a
  *   killswitch is FLAG_NOT_FOUND.
  * - A config `name` is an object flag whose value is the published value.
- * - A killswitch and a config with the same name: the killswitch wins.
- * Every success has reason STATIC and `metadata: {version}`.
+ * - A gate `name` is a boolean flag evaluated for the request's context by
+ *   the SDK's own evaluator: reason TARGETING_MATCH (a rule decided), SPLIT
+ *   (a percentage decided) or DEFAULT (no rule held: off).
+ * - One name in several kinds: killswitch, then gate, then config.
+ * Killswitches and configs answer with reason STATIC; every success has `metadata: {version}`.
  */
 
 export type OfrepSuccess = {
   key: string;
   value: unknown;
-  reason: "STATIC";
+  reason: "STATIC" | GateDecision["reason"];
   variant?: string;
   metadata: { version: number };
 };
@@ -60,10 +65,37 @@ function booleanFlag(key: string, value: boolean, version: number): OfrepSuccess
   return { key, value, reason: "STATIC", variant: value ? "on" : "off", metadata: { version } };
 }
 
+type PublishedGate = Gate & { version: number };
+
+/** One evaluator per snapshot: its gates' patterns are compiled once, on first use. */
+const evaluators = new WeakMap<Snapshot, ReturnType<typeof createGateEvaluator>>();
+
+function evaluatorOf(snapshot: Snapshot) {
+  let evaluator = evaluators.get(snapshot);
+  if (!evaluator) {
+    const gates = snapshot.gates as Record<string, PublishedGate>;
+    evaluator = createGateEvaluator({ compileRegex, gate: (name) => (Object.hasOwn(gates, name) ? gates[name] : undefined) });
+    evaluators.set(snapshot, evaluator);
+  }
+  return evaluator;
+}
+
+/** OpenFeature names the unit `targetingKey`; gates bucket on `user_id` by default: the one stands for the other when absent. */
+function withUnit(context: EvaluationContext): EvaluationContext {
+  return context.user_id === undefined && context.targetingKey !== undefined ? { ...context, user_id: context.targetingKey } : context;
+}
+
+function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context: EvaluationContext): OfrepSuccess {
+  const decision = evaluatorOf(snapshot).evaluate(gate, withUnit(context));
+  return { key, value: decision.value, reason: decision.reason, variant: decision.value ? "on" : "off", metadata: { version: gate.version } };
+}
+
 /** Evaluates one flag key against a snapshot; null when no flag has that key. */
-export function evaluateFlag(snapshot: Snapshot, key: string): OfrepSuccess | null {
+export function evaluateFlag(snapshot: Snapshot, key: string, context: EvaluationContext = {}): OfrepSuccess | null {
   const killswitch = snapshot.killswitches[key];
   if (killswitch) return booleanFlag(key, killswitch.value, killswitch.version);
+  const gates = snapshot.gates as Record<string, PublishedGate>;
+  if (Object.hasOwn(gates, key)) return gateFlag(snapshot, key, gates[key]!, context);
   const config = snapshot.configs[key];
   if (config) return { key, value: config.value, reason: "STATIC", metadata: { version: config.version } };
   // Killswitch names may hold slashes too: try every split, leftmost first.
@@ -76,8 +108,8 @@ export function evaluateFlag(snapshot: Snapshot, key: string): OfrepSuccess | nu
   return null;
 }
 
-/** Every flag of the snapshot: each killswitch, each of its sub-switches (`name/switchKey`) and each config. */
-export function evaluateAll(snapshot: Snapshot): OfrepSuccess[] {
+/** Every flag of the snapshot: each killswitch, each of its sub-switches (`name/switchKey`), each gate and each config. */
+export function evaluateAll(snapshot: Snapshot, context: EvaluationContext = {}): OfrepSuccess[] {
   const flags: OfrepSuccess[] = [];
   for (const [name, killswitch] of Object.entries(snapshot.killswitches)) {
     flags.push(booleanFlag(name, killswitch.value, killswitch.version));
@@ -85,8 +117,13 @@ export function evaluateAll(snapshot: Snapshot): OfrepSuccess[] {
       flags.push(booleanFlag(`${name}/${switchKey}`, value, killswitch.version));
     }
   }
-  for (const [name, config] of Object.entries(snapshot.configs)) {
+  const gates = snapshot.gates as Record<string, PublishedGate>;
+  for (const [name, gate] of Object.entries(gates)) {
     if (name in snapshot.killswitches) continue;
+    flags.push(gateFlag(snapshot, name, gate, context));
+  }
+  for (const [name, config] of Object.entries(snapshot.configs)) {
+    if (name in snapshot.killswitches || Object.hasOwn(gates, name)) continue;
     flags.push({ key: name, value: config.value, reason: "STATIC", metadata: { version: config.version } });
   }
   return flags;

@@ -158,8 +158,8 @@ export function deliveryRoutes(ctx: AppContext) {
         const fallbackEnv = await snapshots.defaultEnv(principal.projectId);
         const request = parseEvaluationRequest(bodyText(body), () => fallbackEnv);
         if (isFailure(request)) return ofrepJson(400, { key, ...request });
-        const flag = evaluateFlag((await snapshots.get(principal.projectId, request.env)).snapshot, key);
-        if (!flag) return ofrepJson(404, { key, errorCode: "FLAG_NOT_FOUND", errorDetails: `No killswitch or config named ${key} on ${request.env}` });
+        const flag = evaluateFlag((await snapshots.get(principal.projectId, request.env)).snapshot, key, request.context);
+        if (!flag) return ofrepJson(404, { key, errorCode: "FLAG_NOT_FOUND", errorDetails: `No killswitch, gate or config named ${key} on ${request.env}` });
         return ofrepJson(200, flag);
       },
       { sdk: "server", parse: "text", ...ofrepSingle, detail: { ...ofrepSingle.detail, requestBody: OFREP_BODY_DOC } },
@@ -171,12 +171,18 @@ export function deliveryRoutes(ctx: AppContext) {
         const parsed = parseEvaluationRequest(bodyText(body), () => fallbackEnv);
         if (isFailure(parsed)) return ofrepJson(400, parsed);
         const entry = await snapshots.get(principal.projectId, parsed.env);
-        if (etagMatches(request.headers.get("if-none-match"), entry.etag)) {
-          return new Response(null, { status: 304, headers: { etag: entry.etag, "cache-control": "no-cache", vary: VARY } });
+        // Gates answer per context: their answers are part of the tag, and of no shared body.
+        const perContext = Object.keys(entry.snapshot.gates).length > 0;
+        const etag = perContext ? `${entry.etag.slice(0, -1)}-${Bun.hash(JSON.stringify(parsed.context)).toString(36)}"` : entry.etag;
+        if (etagMatches(request.headers.get("if-none-match"), etag)) {
+          return new Response(null, { status: 304, headers: { etag, "cache-control": "no-cache", vary: VARY } });
         }
-        let json = bulkBodies.get(entry);
-        if (json === undefined) bulkBodies.set(entry, (json = JSON.stringify({ flags: evaluateAll(entry.snapshot) })));
-        return new Response(json, { headers: { "content-type": "application/json", etag: entry.etag, "cache-control": "no-cache" } });
+        let json = perContext ? undefined : bulkBodies.get(entry);
+        if (json === undefined) {
+          json = JSON.stringify({ flags: evaluateAll(entry.snapshot, parsed.context) });
+          if (!perContext) bulkBodies.set(entry, json);
+        }
+        return new Response(json, { headers: { "content-type": "application/json", etag, "cache-control": "no-cache" } });
       },
       { sdk: "server", parse: "text", ...ofrepBulk, detail: { ...ofrepBulk.detail, requestBody: OFREP_BODY_DOC } },
     );

@@ -1,0 +1,125 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../lib/module";
+import { IdParam, describe, jsonBodyPlugin, ListQuery, numberParam } from "../../lib/http";
+import type { GateRule } from "../../sdk/gates";
+import {
+  CreateGateBody,
+  CreatedSchema,
+  ExplainBody,
+  ExplanationSchema,
+  GateSchema,
+  HistoryEntrySchema,
+  HistoryQuery,
+  PublishedSchema,
+  RollbackBody,
+  SetRulesBody,
+  UpdateGateBody,
+} from "./contract";
+
+const TAG = "Gates";
+
+export function gateRoutes(ctx: AppContext) {
+  const { gates } = ctx.services;
+  return new Elysia({ name: "gates", seed: ctx, prefix: "/api/admin/gates" })
+    .use(ctx.auth)
+    .use(jsonBodyPlugin)
+    .post(
+      "",
+      async ({ principal, body, set }) => {
+        const gate = await gates.create(principal.projectId, { ...body, rules: body.rules as GateRule[] | undefined }, principal.actor);
+        set.status = 201;
+        return { id: gate.id, name: gate.name };
+      },
+      {
+        admin: true,
+        jsonObjectBody: true,
+        body: CreateGateBody,
+        ...describe({
+          summary: "Create a gate",
+          tag: TAG,
+          auth: "admin",
+          errors: [409],
+          description: "Publishes version 1 on every env with the given rules (default none: off for everyone). Operators and values are checked per rule; a VALIDATION detail names the rule and field (`rules[1].conditions[0].value`).",
+          response: { 201: CreatedSchema },
+        }),
+      },
+    )
+    .get("", async ({ principal, query }) => await gates.list(principal.projectId, query.q), {
+      admin: true,
+      query: ListQuery,
+      ...describe({ summary: "List gates (q over name and description)", tag: TAG, auth: "admin", response: { 200: t.Array(GateSchema) } }),
+    })
+    .get("/:id", async ({ principal, params }) => await gates.get(principal.projectId, params.id), {
+      admin: true,
+      params: IdParam,
+      ...describe({ summary: "Get a gate by id or name", tag: TAG, auth: "admin", errors: [404], response: { 200: GateSchema } }),
+    })
+    .patch("/:id", async ({ principal, params, body }) => await gates.updateDescription(principal.projectId, params.id, body.description, principal.actor), {
+      admin: true,
+      jsonObjectBody: true,
+      params: IdParam,
+      body: UpdateGateBody,
+      ...describe({ summary: "Update a gate's description", tag: TAG, auth: "admin", errors: [404], response: { 200: GateSchema } }),
+    })
+    .delete(
+      "/:id",
+      async ({ principal, params, set }) => {
+        await gates.remove(principal.projectId, params.id, principal.actor);
+        set.status = 204;
+      },
+      {
+        admin: true,
+        params: IdParam,
+        ...describe({ summary: "Delete a gate", tag: TAG, auth: "admin", errors: [404], description: "It leaves every env's snapshot; gates that named it as a prerequisite then see it as off." }),
+      },
+    )
+    .put("/:id/rules", async ({ principal, params, body }) => await gates.setRules(principal.projectId, params.id, body.env, body.rules, principal.actor), {
+      admin: true,
+      jsonObjectBody: true,
+      params: IdParam,
+      body: SetRulesBody,
+      ...describe({
+        summary: "Publish a new rule list on one env",
+        tag: TAG,
+        auth: "admin",
+        errors: [404],
+        description: "One new version on that env. Refused (VALIDATION, naming the rule and field): unknown operators, values of the wrong type, RE2-invalid patterns, prerequisite gates that do not exist or that would form a cycle.",
+        response: { 200: PublishedSchema },
+      }),
+    })
+    .get("/:id/history", async ({ principal, params, query }) => await gates.history(principal.projectId, params.id, { env: query.env, limit: numberParam(query.limit) }), {
+      admin: true,
+      params: IdParam,
+      query: HistoryQuery,
+      ...describe({ summary: "Published versions, newest first", tag: TAG, auth: "admin", errors: [404], response: { 200: t.Array(HistoryEntrySchema) } }),
+    })
+    .post("/:id/rollback", async ({ principal, params, body }) => await gates.rollback(principal.projectId, params.id, body, principal.actor), {
+      admin: true,
+      jsonObjectBody: true,
+      params: IdParam,
+      body: RollbackBody,
+      ...describe({
+        summary: "Publish a new version equal to an earlier one",
+        tag: TAG,
+        auth: "admin",
+        errors: [404],
+        description: "The new version's rules equal those of `version` on `env`, checked again (a prerequisite may have gone since).",
+        response: { 200: PublishedSchema },
+      }),
+    })
+    .post("/:id/explain", async ({ principal, params, body }) => await gates.explain(principal.projectId, params.id, body.env ?? "prod", body.context), {
+      // Evaluates and stores nothing: reading is enough.
+      admin: "read",
+      jsonObjectBody: true,
+      params: IdParam,
+      body: ExplainBody,
+      ...describe({
+        summary: "Explain a gate's answer for a context",
+        tag: TAG,
+        auth: "admin",
+        errors: [404],
+        description: "The value the gate gives this context on the env (default prod), the rule that decided (and the unit's bucket when a percentage did), and for each earlier rule the condition that failed and why. The same evaluator as the SDK and OFREP.",
+        response: { 200: ExplanationSchema },
+      }),
+    });
+}

@@ -1,0 +1,206 @@
+import { recordAudit } from "../../lib/audit";
+import { ENVS, type Env } from "../../lib/envs";
+import { alreadyExists, notFound, validation } from "../../lib/errors";
+import { filterByQuery } from "../../lib/http";
+import { newId, nowIso, randomBase62 } from "../../lib/ids";
+import type { ServiceContext } from "../../lib/module";
+import type { Queryable, Tx } from "../../lib/store";
+import { checkResourceName } from "../../lib/validate";
+import { Versioned } from "../../lib/versioned";
+import { type EvaluationContext, type GateExplanation, type GateRule, type Gate as EvaluatedGate, createGateEvaluator } from "../../sdk/gates";
+import { checkPrerequisites, checkRules, compileRegex, referencedGates } from "./rules";
+import { type Content, type EnvRow, type GateRow, insertGate, parseRules, setGateDescription, toEnvState, toGate, touchGate } from "./store";
+import {
+  ACTIONS,
+  type Actor,
+  type CreateGateInput,
+  DESCRIPTION_MAX,
+  type Gate,
+  type GateEnvState,
+  HISTORY_DEFAULT_LIMIT,
+  HISTORY_MAX_LIMIT,
+  type HistoryEntry,
+  NAME_MAX,
+  type PublishedGate,
+} from "./types";
+
+export * from "./types";
+
+const versioned = new Versioned<GateRow>({
+  scope: "gates",
+  entity: "gates",
+  entityColumns: ["id", "name", "description", "salt", "created_at", "updated_at"],
+  live: "gate_envs",
+  versions: "gate_versions",
+  ref: "gate_id",
+  content: ["rules"],
+  liveExtra: ["updated_by"],
+  versionExtra: ["action"],
+  notFound: (idOrName) => notFound(`Gate ${idOrName} not found`),
+  historyLimit: { default: HISTORY_DEFAULT_LIMIT, max: HISTORY_MAX_LIMIT },
+});
+
+export function checkName(name: string): void {
+  checkResourceName(name, { max: NAME_MAX, idPrefix: "gate_", slashReason: "'/' is not allowed in names used as flag keys and in paths" });
+}
+
+function checkDescription(description: string): void {
+  if (description.length > DESCRIPTION_MAX) throw validation(`description must be at most ${DESCRIPTION_MAX} characters`, `description: ${description.length} characters`);
+}
+
+const duplicateName = (name: string) => alreadyExists(`A gate named ${name} already exists in this project`, "name: choose another name");
+
+/**
+ * Gates: an ordered rule list per env, versioned like killswitches (every
+ * change is one transaction that locks the gate, publishes version + 1,
+ * bumps the env's revision and records its audit row). Evaluation is the
+ * SDK's own evaluator (src/sdk/gates.ts), so explain, OFREP and SDKs agree.
+ */
+export class GatesService {
+  constructor(private readonly ctx: ServiceContext) {}
+
+  /** The snapshot's `gates` section: every gate published on the env, by name (no prototype: request keys find only real gates). */
+  async publishedForEnv(projectId: string, env: Env): Promise<Record<string, PublishedGate>> {
+    const out: Record<string, PublishedGate> = Object.create(null);
+    const salts = new Map((await versioned.ofProject(this.ctx.store, projectId)).map((g) => [g.name, g.salt]));
+    for (const r of await versioned.published<Content>(this.ctx.store, projectId, env)) {
+      const salt = salts.get(r.name);
+      if (salt !== undefined) out[r.name] = { salt, rules: parseRules(r.rules), version: r.version };
+    }
+    return out;
+  }
+
+  async create(projectId: string, input: CreateGateInput, actor: Actor): Promise<Gate> {
+    checkName(input.name);
+    const description = input.description ?? "";
+    checkDescription(description);
+    const rules = checkRules(input.rules ?? []);
+    try {
+      return await this.ctx.store.write(async (tx) => {
+        await versioned.lockProject(tx, projectId);
+        if (await versioned.findByName(tx, projectId, input.name)) throw duplicateName(input.name);
+        for (const env of ENVS) checkPrerequisites(input.name, rules, await this.prerequisiteGraph(tx, projectId, env, input.name, rules));
+        const id = newId("gate");
+        const now = nowIso();
+        await insertGate(tx, { id, projectId, name: input.name, description, salt: randomBase62(16), now });
+        await versioned.publishFirst(tx, { projectId, id, content: { rules: JSON.stringify(rules) }, liveExtra: { updated_by: actor.email }, versionExtra: { action: ACTIONS.create }, actor, now });
+        await recordAudit(tx, { projectId, action: ACTIONS.create, subjectId: id, subjectName: input.name, actor, detail: { rules: rules.length, version: 1 } });
+        return this.load(tx, await versioned.resolve(tx, projectId, id));
+      });
+    } catch (err) {
+      if (this.ctx.store.isUniqueViolation(err)) throw duplicateName(input.name);
+      throw err;
+    }
+  }
+
+  async list(projectId: string, q?: string): Promise<Gate[]> {
+    const { store } = this.ctx;
+    const matching = filterByQuery(await versioned.ofProject(store, projectId), q, (g) => [g.name, g.description]);
+    if (matching.length === 0) return [];
+    const envs = new Map<string, Partial<Record<Env, GateEnvState>>>();
+    for (const r of await versioned.liveOfProject<EnvRow & { gate_id: string }>(store, projectId)) {
+      let entry = envs.get(r.gate_id);
+      if (!entry) envs.set(r.gate_id, (entry = {}));
+      entry[r.env] = toEnvState(r);
+    }
+    return matching
+      .filter((g) => envs.has(g.id))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((g) => toGate(g, envs.get(g.id) as Record<Env, GateEnvState>));
+  }
+
+  async get(projectId: string, idOrName: string): Promise<Gate> {
+    const { store } = this.ctx;
+    const gate = await this.load(store, await versioned.resolve(store, projectId, idOrName));
+    if (Object.keys(gate.envs).length < ENVS.length) throw versioned.tables.notFound(idOrName);
+    return gate;
+  }
+
+  async updateDescription(projectId: string, idOrName: string, description: string, actor: Actor): Promise<Gate> {
+    checkDescription(description);
+    return this.ctx.store.write(async (tx) => {
+      const row = await versioned.lock(tx, projectId, idOrName);
+      await setGateDescription(tx, row.id, description, nowIso());
+      await recordAudit(tx, { projectId, action: ACTIONS.update, subjectId: row.id, subjectName: row.name, actor, detail: { description: description.length } });
+      return this.load(tx, { ...row, description });
+    });
+  }
+
+  async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {
+    await this.ctx.store.write(async (tx) => {
+      const row = await versioned.lock(tx, projectId, idOrName);
+      await versioned.remove(tx, projectId, row.id);
+      await recordAudit(tx, { projectId, action: ACTIONS.delete, subjectId: row.id, subjectName: row.name, actor });
+    });
+  }
+
+  /** Publishes a new rule list on one env (checked: operators, values, prerequisites and their cycles). */
+  async setRules(projectId: string, idOrName: string, env: Env, input: unknown, actor: Actor): Promise<{ id: string; env: Env; version: number; rules: GateRule[] }> {
+    const rules = checkRules(input);
+    return this.publish(projectId, idOrName, env, ACTIONS.rules, actor, async (row, tx) => {
+      checkPrerequisites(row.name, rules, await this.prerequisiteGraph(tx, projectId, env, row.name, rules));
+      return rules;
+    });
+  }
+
+  async rollback(projectId: string, idOrName: string, input: { env: Env; version: number }, actor: Actor): Promise<{ id: string; env: Env; version: number; rules: GateRule[] }> {
+    return this.publish(projectId, idOrName, input.env, ACTIONS.rollback, actor, async (row, tx) => {
+      const target = await versioned.version<Content>(tx, row.id, input.env, input.version);
+      if (!target) throw notFound(`Gate ${row.name} has no version ${input.version} on ${input.env}`, `version: 1 to the current version`);
+      const rules = parseRules(target.rules);
+      // The gates it named may have changed since: the same checks as any publish.
+      checkPrerequisites(row.name, rules, await this.prerequisiteGraph(tx, projectId, input.env, row.name, rules));
+      return rules;
+    });
+  }
+
+  async history(projectId: string, idOrName: string, options: { env?: Env; limit?: number } = {}): Promise<HistoryEntry[]> {
+    const rows = await versioned.history<Content & { action: string }>(this.ctx.store, projectId, idOrName, options);
+    return rows.map((r) => ({ env: r.env, version: r.version, rules: parseRules(r.rules), action: r.action, actorEmail: r.actor_email, actorType: r.actor_type, createdAt: r.created_at }));
+  }
+
+  /** What the gate answers for a context on an env, which rule decided, and why each earlier rule did not. */
+  async explain(projectId: string, idOrName: string, env: Env, context: EvaluationContext): Promise<GateExplanation & { gate: string; env: Env; version: number }> {
+    const gate = await this.get(projectId, idOrName);
+    const published = await this.publishedForEnv(projectId, env);
+    const evaluator = createGateEvaluator({ compileRegex, gate: (name) => published[name] as EvaluatedGate | undefined });
+    const state = gate.envs[env];
+    return { gate: gate.name, env, version: state.version, ...evaluator.explain({ salt: gate.salt, rules: state.rules }, context) };
+  }
+
+  private async load(q: Queryable, row: GateRow): Promise<Gate> {
+    const envs = {} as Record<Env, GateEnvState>;
+    for (const r of await versioned.live<EnvRow>(q, row.id)) envs[r.env] = toEnvState(r);
+    return toGate(row, envs);
+  }
+
+  /** Each gate's prerequisites on the env, with `name`'s rules replaced by the ones being saved. */
+  private async prerequisiteGraph(q: Queryable, projectId: string, env: Env, name: string, rules: GateRule[]): Promise<Map<string, string[]>> {
+    const graph = new Map<string, string[]>();
+    for (const r of await versioned.published<Content>(q, projectId, env)) graph.set(r.name, referencedGates(parseRules(r.rules)).map((x) => x.name));
+    graph.set(name, referencedGates(rules).map((x) => x.name));
+    return graph;
+  }
+
+  /** The one publish path: lock the gate, compute the env's next rules (may refuse), publish version + 1, audit. */
+  private publish(
+    projectId: string,
+    idOrName: string,
+    env: Env,
+    action: string,
+    actor: Actor,
+    next: (row: GateRow, tx: Tx) => Promise<GateRule[]>,
+  ): Promise<{ id: string; env: Env; version: number; rules: GateRule[] }> {
+    return this.ctx.store.write(async (tx) => {
+      // Prerequisites are a decision over the project's gates: one writer at a time per project.
+      await versioned.lockProject(tx, projectId);
+      const row = await versioned.lock(tx, projectId, idOrName);
+      const rules = await next(row, tx);
+      const now = nowIso();
+      const version = await versioned.publish(tx, { projectId, id: row.id, env, content: { rules: JSON.stringify(rules) }, liveExtra: { updated_by: actor.email }, versionExtra: { action }, actor, now });
+      await touchGate(tx, row.id, now);
+      await recordAudit(tx, { projectId, action, subjectId: row.id, subjectName: row.name, env, actor, detail: { version, rules: rules.length } });
+      return { id: row.id, env, version, rules };
+    });
+  }
+}
