@@ -41,8 +41,55 @@ const EXAMPLE_RULES = [
 ];
 
 export const CreateGateBody = BodyObject(
-  { name: Name, description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })), rules: t.Optional(Rules) },
-  { examples: [{ name: "new-checkout", description: "The redesigned checkout", rules: EXAMPLE_RULES }] },
+  {
+    name: Name,
+    description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
+    rules: t.Optional(Rules),
+    template: t.Optional(t.String({ minLength: 1, maxLength: 128, description: "Start from a template (id or name): one rule with its conditions" })),
+    passPercentage: t.Optional(t.Number({ minimum: 0, maximum: 100, description: "That rule's pass percentage; default 100" })),
+  },
+  {
+    examples: [
+      { name: "new-checkout", description: "The redesigned checkout", rules: EXAMPLE_RULES },
+      { name: "beta-search", template: "Beta opt-in", passPercentage: 50 },
+    ],
+  },
+);
+
+const TemplateConditions = t.Array(ConditionSchema, { maxItems: CONDITIONS_MAX, description: "Conditions {attr, op, value}, all of which must hold" });
+
+export const CreateTemplateBody = BodyObject(
+  {
+    name: t.String({ minLength: 1, maxLength: 128 }),
+    description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
+    category: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "Free text; `condition` (the default) and `rollout` are the built-ins' categories" })),
+    rules: TemplateConditions,
+  },
+  { examples: [{ name: "Acme staff", description: "People at acme.com", category: "condition", rules: [{ attr: "email", op: "ends_with", value: "@acme.com" }] }] },
+);
+
+export const UpdateTemplateBody = BodyObject(
+  {
+    name: t.Optional(t.String({ minLength: 1, maxLength: 128 })),
+    description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
+    category: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+    rules: t.Optional(TemplateConditions),
+  },
+  { examples: [{ rules: [{ attr: "email", op: "ends_with", value: "@acme.io" }] }] },
+);
+
+export const TemplateSchema = t.Object(
+  {
+    id: t.String({ description: "gtpl_…" }),
+    name: t.String(),
+    description: t.String(),
+    category: t.String(),
+    rules: TemplateConditions,
+    builtIn: t.Boolean({ description: "Built-ins are the same in every project and read-only" }),
+    createdAt: t.Union([t.String(), t.Null()]),
+    updatedAt: t.Union([t.String(), t.Null()]),
+  },
+  { title: "GateTemplate" },
 );
 
 export const SetRulesBody = BodyObject({ env: EnvSchema, rules: Rules }, { examples: [{ env: "prod", rules: EXAMPLE_RULES }] });

@@ -79,4 +79,33 @@ CREATE TABLE gate_versions (
 );
 `,
   },
+  {
+    name: "gate_templates",
+    sqlite: `
+CREATE TABLE gate_templates (
+  id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  description TEXT NOT NULL,
+  category TEXT NOT NULL,
+  rules TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  UNIQUE (project_id, name)
+) STRICT;
+`,
+    postgres: `
+CREATE TABLE gate_templates (
+  id text PRIMARY KEY,
+  project_id text NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name text NOT NULL,
+  description text NOT NULL,
+  category text NOT NULL,
+  rules text NOT NULL,
+  created_at text NOT NULL,
+  updated_at text NOT NULL,
+  UNIQUE (project_id, name)
+);
+`,
+  },
 ];

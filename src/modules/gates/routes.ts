@@ -4,6 +4,9 @@ import { IdParam, describe, jsonBodyPlugin, ListQuery, numberParam } from "../..
 import type { GateRule } from "../../sdk/gates";
 import {
   CreateGateBody,
+  CreateTemplateBody,
+  TemplateSchema,
+  UpdateTemplateBody,
   CreatedSchema,
   ExplainBody,
   ExplanationSchema,
@@ -17,6 +20,7 @@ import {
 } from "./contract";
 
 const TAG = "Gates";
+const TEMPLATES = "Gate templates";
 
 export function gateRoutes(ctx: AppContext) {
   const { gates } = ctx.services;
@@ -42,6 +46,56 @@ export function gateRoutes(ctx: AppContext) {
           description: "Publishes version 1 on every env with the given rules (default none: off for everyone). Operators and values are checked per rule; a VALIDATION detail names the rule and field (`rules[1].conditions[0].value`).",
           response: { 201: CreatedSchema },
         }),
+      },
+    )
+    .post(
+      "/templates",
+      async ({ principal, body, set }) => {
+        const created = await gates.templates.create(principal.projectId, body, principal.actor);
+        set.status = 201;
+        return { id: created.id, name: created.name };
+      },
+      {
+        admin: true,
+        jsonObjectBody: true,
+        body: CreateTemplateBody,
+        ...describe({
+          summary: "Create a gate template of this project",
+          tag: TEMPLATES,
+          auth: "admin",
+          errors: [409],
+          description: "Its conditions are checked like a gate rule's. 409 when the name exists in the project or is a built-in's (built-ins cannot be created).",
+          response: { 201: CreatedSchema },
+        }),
+      },
+    )
+    .get("/templates", async ({ principal, query }) => await gates.templates.list(principal.projectId, query.q), {
+      admin: true,
+      query: ListQuery,
+      ...describe({ summary: "Built-in templates, then the project's (q over name, description, category)", tag: TEMPLATES, auth: "admin", response: { 200: t.Array(TemplateSchema) } }),
+    })
+    .get("/templates/:id", async ({ principal, params }) => await gates.templates.get(principal.projectId, params.id), {
+      admin: true,
+      params: IdParam,
+      ...describe({ summary: "Get a template by id or name", tag: TEMPLATES, auth: "admin", errors: [404], response: { 200: TemplateSchema } }),
+    })
+    .patch("/templates/:id", async ({ principal, params, body }) => await gates.templates.update(principal.projectId, params.id, body, principal.actor), {
+      admin: true,
+      jsonObjectBody: true,
+      params: IdParam,
+      body: UpdateTemplateBody,
+      ...describe({ summary: "Update a template of this project", tag: TEMPLATES, auth: "admin", errors: [404, 409], description: "Built-ins are read-only: FORBIDDEN.", response: { 200: TemplateSchema } }),
+    })
+    .delete(
+      "/templates/:id",
+      async ({ principal, params, set }) => {
+        await gates.templates.remove(principal.projectId, params.id, principal.actor);
+        set.status = 204;
+      },
+      {
+        admin: true,
+        params: IdParam,
+        ...describe({ summary: "Delete a template of this project", tag: TEMPLATES, auth: "admin", errors: [404], description: "Built-ins are read-only: FORBIDDEN. Gates made from it keep their rules." }),
       },
     )
     .get("", async ({ principal, query }) => await gates.list(principal.projectId, query.q), {

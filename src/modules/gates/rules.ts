@@ -98,6 +98,13 @@ export function checkRules(rules: unknown, field = "rules"): GateRule[] {
   });
 }
 
+/** A template's condition list (`{attr, op, value}` each), checked like a rule's. */
+export function checkConditions(conditions: unknown, field = "rules"): GateCondition[] {
+  if (!Array.isArray(conditions)) fail(field, "a list of conditions {attr, op, value}");
+  if (conditions.length > CONDITIONS_MAX) fail(field, `at most ${CONDITIONS_MAX} conditions`);
+  return conditions.map((c, i) => checkCondition(c as GateCondition, `${field}[${i}]`));
+}
+
 /** The gates one rule list names through passes_gate / fails_gate. */
 export function referencedGates(rules: GateRule[]): { name: string; field: string }[] {
   const out: { name: string; field: string }[] = [];

@@ -10,6 +10,7 @@ import { Versioned } from "../../lib/versioned";
 import { type EvaluationContext, type GateExplanation, type GateRule, type Gate as EvaluatedGate, createGateEvaluator } from "../../sdk/gates";
 import { checkPrerequisites, checkRules, compileRegex, referencedGates } from "./rules";
 import { type Content, type EnvRow, type GateRow, insertGate, parseRules, setGateDescription, toEnvState, toGate, touchGate } from "./store";
+import { GateTemplatesService } from "./templates";
 import {
   ACTIONS,
   type Actor,
@@ -42,6 +43,8 @@ const versioned = new Versioned<GateRow>({
 
 export function checkName(name: string): void {
   checkResourceName(name, { max: NAME_MAX, idPrefix: "gate_", slashReason: "'/' is not allowed in names used as flag keys and in paths" });
+  // /api/admin/gates/templates is the templates' path: a gate of that name could never be read by name.
+  if (name === "templates") throw validation("name must not be templates", "name: templates is reserved (the path of gate templates)");
 }
 
 function checkDescription(description: string): void {
@@ -57,7 +60,11 @@ const duplicateName = (name: string) => alreadyExists(`A gate named ${name} alre
  * SDK's own evaluator (src/sdk/gates.ts), so explain, OFREP and SDKs agree.
  */
 export class GatesService {
-  constructor(private readonly ctx: ServiceContext) {}
+  readonly templates: GateTemplatesService;
+
+  constructor(private readonly ctx: ServiceContext) {
+    this.templates = new GateTemplatesService(ctx);
+  }
 
   /** The snapshot's `gates` section: every gate published on the env, by name (no prototype: request keys find only real gates). */
   async publishedForEnv(projectId: string, env: Env): Promise<Record<string, PublishedGate>> {
@@ -74,7 +81,10 @@ export class GatesService {
     checkName(input.name);
     const description = input.description ?? "";
     checkDescription(description);
-    const rules = checkRules(input.rules ?? []);
+    if (input.template !== undefined && input.rules !== undefined) throw validation("Give rules or a template, not both", "template: a gate starts from a template or from its own rules");
+    if (input.passPercentage !== undefined && input.template === undefined) throw validation("passPercentage goes with a template", "passPercentage: only when starting from a template");
+    const fromTemplate = input.template === undefined ? undefined : await this.templates.get(projectId, input.template);
+    const rules = checkRules(fromTemplate ? [{ name: fromTemplate.name, conditions: fromTemplate.rules, passPercentage: input.passPercentage ?? 100 }] : (input.rules ?? []));
     try {
       return await this.ctx.store.write(async (tx) => {
         await versioned.lockProject(tx, projectId);

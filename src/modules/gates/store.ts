@@ -34,3 +34,40 @@ export function toEnvState(row: EnvRow): GateEnvState {
 export function toGate(row: GateRow, envs: Record<Env, GateEnvState>): Gate {
   return { id: row.id, name: row.name, description: row.description, salt: row.salt, createdAt: row.created_at, updatedAt: row.updated_at, envs };
 }
+
+export type TemplateRow = { id: string; name: string; description: string; category: string; rules: string; created_at: string; updated_at: string };
+const TEMPLATE_COLUMNS = "id, name, description, category, rules, created_at, updated_at";
+
+export async function templatesOfProject(q: Queryable, projectId: string): Promise<TemplateRow[]> {
+  return q.all<TemplateRow>(`SELECT ${TEMPLATE_COLUMNS} FROM gate_templates WHERE project_id = ?`, projectId);
+}
+
+/** By id, else by name, within the project only. */
+export async function findTemplate(q: Queryable, projectId: string, idOrName: string): Promise<TemplateRow | undefined> {
+  return (
+    (await q.one<TemplateRow>(`SELECT ${TEMPLATE_COLUMNS} FROM gate_templates WHERE id = ? AND project_id = ?`, idOrName, projectId)) ??
+    (await q.one<TemplateRow>(`SELECT ${TEMPLATE_COLUMNS} FROM gate_templates WHERE name = ? AND project_id = ?`, idOrName, projectId))
+  );
+}
+
+export async function insertTemplate(q: Queryable, projectId: string, t: TemplateRow): Promise<void> {
+  await q.run(
+    "INSERT INTO gate_templates (id, project_id, name, description, category, rules, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    t.id,
+    projectId,
+    t.name,
+    t.description,
+    t.category,
+    t.rules,
+    t.created_at,
+    t.updated_at,
+  );
+}
+
+export async function updateTemplate(q: Queryable, t: TemplateRow): Promise<void> {
+  await q.run("UPDATE gate_templates SET name = ?, description = ?, category = ?, rules = ?, updated_at = ? WHERE id = ?", t.name, t.description, t.category, t.rules, t.updated_at, t.id);
+}
+
+export async function deleteTemplate(q: Queryable, id: string): Promise<void> {
+  await q.run("DELETE FROM gate_templates WHERE id = ?", id);
+}

@@ -27,7 +27,15 @@ export type Gate = {
   envs: Record<Env, GateEnvState>;
 };
 
-export type CreateGateInput = { name: string; description?: string; rules?: GateRule[] };
+export type CreateGateInput = {
+  name: string;
+  description?: string;
+  rules?: GateRule[];
+  /** A template's id or name: the gate starts with one rule of its conditions. */
+  template?: string;
+  /** That rule's pass percentage (default 100). */
+  passPercentage?: number;
+};
 
 export type HistoryEntry = { env: Env; version: number; rules: GateRule[]; action: string; actorEmail: string; actorType: string; createdAt: string };
 

@@ -1,0 +1,153 @@
+import { recordAudit } from "../../lib/audit";
+import { alreadyExists, forbidden, notFound, validation } from "../../lib/errors";
+import { filterByQuery } from "../../lib/http";
+import { newId, nowIso } from "../../lib/ids";
+import type { ServiceContext } from "../../lib/module";
+import type { Queryable } from "../../lib/store";
+import { CONTROL_CHARS } from "../../lib/validate";
+import type { GateCondition } from "../../sdk/gates";
+import { checkConditions } from "./rules";
+import { type TemplateRow, deleteTemplate, findTemplate, insertTemplate, templatesOfProject, updateTemplate } from "./store";
+import { type Actor, DESCRIPTION_MAX } from "./types";
+
+export type GateTemplate = {
+  id: string;
+  name: string;
+  description: string;
+  category: string;
+  rules: GateCondition[];
+  builtIn: boolean;
+  createdAt: string | null;
+  updatedAt: string | null;
+};
+
+export type TemplateInput = { name: string; description?: string; category?: string; rules: unknown };
+export type TemplatePatch = { name?: string; description?: string; category?: string; rules?: unknown };
+
+const TEMPLATE_NAME_MAX = 128;
+const CATEGORY_MAX = 64;
+
+/** The templates every project has: read-only, the same everywhere. */
+export const BUILT_IN_TEMPLATES: GateTemplate[] = [
+  {
+    id: "gtpl_internal_users",
+    name: "Internal users",
+    description: "People whose email is at your company's domain (change the domain when you use it).",
+    category: "condition",
+    rules: [{ attr: "email", op: "ends_with", value: "@example.com" }],
+  },
+  { id: "gtpl_percentage_rollout", name: "Percentage rollout", description: "Everyone, by a stable share: set the gate rule's pass percentage.", category: "rollout", rules: [] },
+  { id: "gtpl_country_list", name: "Country list", description: "Contexts whose country (ISO code) is in the list.", category: "condition", rules: [{ attr: "country", op: "in", value: ["us", "ca"] }] },
+  {
+    id: "gtpl_app_version_at_least",
+    name: "App version at least",
+    description: "Clients running this app version or newer (semantic versions).",
+    category: "condition",
+    rules: [{ attr: "app_version", op: "semver_gte", value: "1.0.0" }],
+  },
+  { id: "gtpl_beta_opt_in", name: "Beta opt-in", description: "People who turned on beta features (attribute beta_opt_in = true).", category: "condition", rules: [{ attr: "beta_opt_in", op: "eq", value: true }] },
+].map((t) => ({ ...t, rules: t.rules as GateCondition[], builtIn: true, createdAt: null, updatedAt: null }));
+
+function builtIn(idOrName: string): GateTemplate | undefined {
+  return BUILT_IN_TEMPLATES.find((t) => t.id === idOrName || t.name === idOrName);
+}
+
+const readOnly = (t: GateTemplate) => forbidden(`${t.name} is a built-in template: built-ins are read-only`, "Create a template of your own (POST /api/admin/gates/templates) from its rules instead");
+
+function checkText(field: string, value: string, max: number, required: boolean): void {
+  if (required && value.trim() === "") throw validation(`${field} is required`, `${field}: must not be empty`);
+  if (value.length > max) throw validation(`${field} must be at most ${max} characters`, `${field}: ${value.length} characters`);
+  if (CONTROL_CHARS.test(value)) throw validation(`${field} must not contain control characters`, `${field}: control characters are not allowed`);
+}
+
+function toTemplate(row: TemplateRow): GateTemplate {
+  return { id: row.id, name: row.name, description: row.description, category: row.category, rules: JSON.parse(row.rules), builtIn: false, createdAt: row.created_at, updatedAt: row.updated_at };
+}
+
+/**
+ * Gate templates: ready-made condition lists to start a gate from. The
+ * built-ins are the same for every project and refuse every write; a
+ * project's own are created, listed, changed and deleted here (names unique
+ * in the project, built-in names included).
+ */
+export class GateTemplatesService {
+  constructor(private readonly ctx: ServiceContext) {}
+
+  async list(projectId: string, q?: string): Promise<GateTemplate[]> {
+    const own = (await templatesOfProject(this.ctx.store, projectId)).map(toTemplate).sort((a, b) => (a.name < b.name ? -1 : 1));
+    return filterByQuery([...BUILT_IN_TEMPLATES, ...own], q, (t) => [t.name, t.description, t.category]);
+  }
+
+  async get(projectId: string, idOrName: string, q: Queryable = this.ctx.store): Promise<GateTemplate> {
+    const found = builtIn(idOrName) ?? (await findTemplate(q, projectId, idOrName));
+    if (!found) throw notFound(`Gate template ${idOrName} not found`);
+    return "builtIn" in found ? found : toTemplate(found);
+  }
+
+  async create(projectId: string, input: TemplateInput, actor: Actor): Promise<GateTemplate> {
+    checkText("name", input.name, TEMPLATE_NAME_MAX, true);
+    checkText("description", input.description ?? "", DESCRIPTION_MAX, false);
+    checkText("category", input.category ?? "condition", CATEGORY_MAX, true);
+    const rules = checkConditions(input.rules);
+    if (builtIn(input.name)) throw alreadyExists(`${input.name} is a built-in template`, "name: built-ins cannot be created; choose another name");
+    try {
+      return await this.ctx.store.write(async (tx) => {
+        await tx.lock(`gate-templates:${projectId}`);
+        if (await findTemplate(tx, projectId, input.name)) throw alreadyExists(`A template named ${input.name} already exists in this project`, "name: choose another name");
+        const now = nowIso();
+        const row: TemplateRow = { id: newId("gtpl"), name: input.name, description: input.description ?? "", category: input.category ?? "condition", rules: JSON.stringify(rules), created_at: now, updated_at: now };
+        await insertTemplate(tx, projectId, row);
+        await recordAudit(tx, { projectId, action: "gate.template.create", subjectId: row.id, subjectName: row.name, actor, detail: { conditions: rules.length } });
+        return toTemplate(row);
+      });
+    } catch (err) {
+      if (this.ctx.store.isUniqueViolation(err)) throw alreadyExists(`A template named ${input.name} already exists in this project`, "name: choose another name");
+      throw err;
+    }
+  }
+
+  async update(projectId: string, idOrName: string, patch: TemplatePatch, actor: Actor): Promise<GateTemplate> {
+    const fixed = builtIn(idOrName);
+    if (fixed) throw readOnly(fixed);
+    if (patch.name !== undefined) checkText("name", patch.name, TEMPLATE_NAME_MAX, true);
+    if (patch.description !== undefined) checkText("description", patch.description, DESCRIPTION_MAX, false);
+    if (patch.category !== undefined) checkText("category", patch.category, CATEGORY_MAX, true);
+    const rules = patch.rules === undefined ? undefined : checkConditions(patch.rules);
+    if (patch.name !== undefined && builtIn(patch.name)) throw alreadyExists(`${patch.name} is a built-in template`, "name: choose another name");
+    try {
+      return await this.ctx.store.write(async (tx) => {
+        await tx.lock(`gate-templates:${projectId}`);
+        const current = await findTemplate(tx, projectId, idOrName);
+        if (!current) throw notFound(`Gate template ${idOrName} not found`);
+        if (patch.name !== undefined && patch.name !== current.name && (await findTemplate(tx, projectId, patch.name))) {
+          throw alreadyExists(`A template named ${patch.name} already exists in this project`, "name: choose another name");
+        }
+        const next: TemplateRow = {
+          ...current,
+          name: patch.name ?? current.name,
+          description: patch.description ?? current.description,
+          category: patch.category ?? current.category,
+          rules: rules === undefined ? current.rules : JSON.stringify(rules),
+          updated_at: nowIso(),
+        };
+        await updateTemplate(tx, next);
+        await recordAudit(tx, { projectId, action: "gate.template.update", subjectId: next.id, subjectName: next.name, actor, detail: { fields: Object.keys(patch) } });
+        return toTemplate(next);
+      });
+    } catch (err) {
+      if (this.ctx.store.isUniqueViolation(err)) throw alreadyExists(`A template named ${patch.name} already exists in this project`, "name: choose another name");
+      throw err;
+    }
+  }
+
+  async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {
+    const fixed = builtIn(idOrName);
+    if (fixed) throw readOnly(fixed);
+    await this.ctx.store.write(async (tx) => {
+      const current = await findTemplate(tx, projectId, idOrName);
+      if (!current) throw notFound(`Gate template ${idOrName} not found`);
+      await deleteTemplate(tx, current.id);
+      await recordAudit(tx, { projectId, action: "gate.template.delete", subjectId: current.id, subjectName: current.name, actor });
+    });
+  }
+}
