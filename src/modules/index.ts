@@ -2,6 +2,7 @@ import type { ModuleManifest } from "../lib/module";
 import type { ModuleMigrations } from "../lib/store";
 import { AUDIT_MIGRATIONS } from "../lib/audit";
 import { REVISIONS_MIGRATIONS } from "../lib/revisions";
+import { attributesModule } from "./attributes/manifest";
 import { auditModule } from "./audit/manifest";
 import { configsModule } from "./configs/manifest";
 import { dashboardModule } from "./dashboard/manifest";
@@ -24,6 +25,7 @@ export const MODULES: ModuleManifest[] = [
   keysModule,
   killswitchesModule,
   configsModule,
+  attributesModule,
   gatesModule,
   deliveryModule,
   identityModule,

@@ -64,3 +64,20 @@ describe("gate templates", () => {
     expect((await ts.api("/api/admin/gates", { body: { name: "templates" } })).status).toBe(400);
   });
 });
+
+describe("concurrent writers", () => {
+  test("20 concurrent rule publishes on one gate and env give versions 2..21, gapless; 10 creates of one template name give one 201", async () => {
+    expect((await ts.api("/api/admin/gates", { body: { name: "busy" } })).status).toBe(201);
+    const puts = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => ts.api("/api/admin/gates/busy/rules", { method: "PUT", body: { env: "prod", rules: [{ conditions: [], passPercentage: i } ] } })),
+    );
+    expect(puts.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(puts.map((r) => r.body.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
+    const history = (await ts.api("/api/admin/gates/busy/history?env=prod")).body;
+    expect(history.map((h: any) => h.version)).toEqual(Array.from({ length: 21 }, (_, i) => 21 - i));
+
+    const creates = await Promise.all(Array.from({ length: 10 }, () => ts.api("/api/admin/gates/templates", { body: { name: "Racy", rules: [] } })));
+    expect(creates.filter((r) => r.status === 201).length).toBe(1);
+    expect(creates.filter((r) => r.status === 409).length).toBe(9);
+  });
+});

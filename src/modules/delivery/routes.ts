@@ -158,6 +158,7 @@ export function deliveryRoutes(ctx: AppContext) {
         const fallbackEnv = await snapshots.defaultEnv(principal.projectId);
         const request = parseEvaluationRequest(bodyText(body), () => fallbackEnv);
         if (isFailure(request)) return ofrepJson(400, { key, ...request });
+        ctx.services.attributes.noteContext(principal.projectId, request.context);
         const flag = evaluateFlag((await snapshots.get(principal.projectId, request.env)).snapshot, key, request.context);
         if (!flag) return ofrepJson(404, { key, errorCode: "FLAG_NOT_FOUND", errorDetails: `No killswitch, gate or config named ${key} on ${request.env}` });
         return ofrepJson(200, flag);
@@ -170,6 +171,7 @@ export function deliveryRoutes(ctx: AppContext) {
         const fallbackEnv = await snapshots.defaultEnv(principal.projectId);
         const parsed = parseEvaluationRequest(bodyText(body), () => fallbackEnv);
         if (isFailure(parsed)) return ofrepJson(400, parsed);
+        ctx.services.attributes.noteContext(principal.projectId, parsed.context);
         const entry = await snapshots.get(principal.projectId, parsed.env);
         // Gates answer per context: their answers are part of the tag, and of no shared body.
         const perContext = Object.keys(entry.snapshot.gates).length > 0;

@@ -124,7 +124,9 @@ export const GateSchema = t.Object(
 );
 
 export const CreatedSchema = t.Object({ id: t.String(), name: t.String() });
-export const PublishedSchema = t.Object({ id: t.String(), env: EnvSchema, version: t.Integer(), rules: Rules });
+const Warnings = t.Array(t.String(), { description: "Attributes the rules name that nobody declared or saw, or that are deprecated (the rules are published anyway)" });
+export const CreatedGateSchema = t.Object({ id: t.String(), name: t.String(), warnings: Warnings });
+export const PublishedSchema = t.Object({ id: t.String(), env: EnvSchema, version: t.Integer(), rules: Rules, warnings: t.Optional(Warnings) });
 
 export const HistoryEntrySchema = t.Object({
   env: EnvSchema,

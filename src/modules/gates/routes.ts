@@ -7,6 +7,7 @@ import {
   CreateTemplateBody,
   TemplateSchema,
   UpdateTemplateBody,
+  CreatedGateSchema,
   CreatedSchema,
   ExplainBody,
   ExplanationSchema,
@@ -32,7 +33,7 @@ export function gateRoutes(ctx: AppContext) {
       async ({ principal, body, set }) => {
         const gate = await gates.create(principal.projectId, { ...body, rules: body.rules as GateRule[] | undefined }, principal.actor);
         set.status = 201;
-        return { id: gate.id, name: gate.name };
+        return { id: gate.id, name: gate.name, warnings: await gates.warnings(principal.projectId, gate.envs.prod.rules) };
       },
       {
         admin: true,
@@ -44,7 +45,7 @@ export function gateRoutes(ctx: AppContext) {
           auth: "admin",
           errors: [409],
           description: "Publishes version 1 on every env with the given rules (default none: off for everyone). Operators and values are checked per rule; a VALIDATION detail names the rule and field (`rules[1].conditions[0].value`).",
-          response: { 201: CreatedSchema },
+          response: { 201: CreatedGateSchema },
         }),
       },
     )

@@ -144,13 +144,30 @@ export class GatesService {
     });
   }
 
-  /** Publishes a new rule list on one env (checked: operators, values, prerequisites and their cycles). */
-  async setRules(projectId: string, idOrName: string, env: Env, input: unknown, actor: Actor): Promise<{ id: string; env: Env; version: number; rules: GateRule[] }> {
+  /**
+   * Publishes a new rule list on one env (checked: operators, values,
+   * prerequisites and their cycles). Attributes nobody declared or saw, and
+   * deprecated ones, are warnings in the answer, not errors.
+   */
+  async setRules(projectId: string, idOrName: string, env: Env, input: unknown, actor: Actor): Promise<{ id: string; env: Env; version: number; rules: GateRule[]; warnings: string[] }> {
     const rules = checkRules(input);
-    return this.publish(projectId, idOrName, env, ACTIONS.rules, actor, async (row, tx) => {
+    const published = await this.publish(projectId, idOrName, env, ACTIONS.rules, actor, async (row, tx) => {
       checkPrerequisites(row.name, rules, await this.prerequisiteGraph(tx, projectId, env, row.name, rules));
       return rules;
     });
+    return { ...published, warnings: await this.warnings(projectId, rules) };
+  }
+
+  /** Warnings about the attributes a rule list names (see setRules). */
+  async warnings(projectId: string, rules: GateRule[]): Promise<string[]> {
+    const attrs: { name: string; field: string }[] = [];
+    rules.forEach((r, i) => {
+      r.conditions.forEach((c, j) => {
+        if (c.op !== "passes_gate" && c.op !== "fails_gate") attrs.push({ name: c.attr, field: `rules[${i}].conditions[${j}].attr` });
+      });
+      if (r.unit && r.passPercentage > 0 && r.passPercentage < 100) attrs.push({ name: r.unit, field: `rules[${i}].unit` });
+    });
+    return this.ctx.services.attributes.warningsFor(projectId, attrs);
   }
 
   async rollback(projectId: string, idOrName: string, input: { env: Env; version: number }, actor: Actor): Promise<{ id: string; env: Env; version: number; rules: GateRule[] }> {
