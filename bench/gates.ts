@@ -8,7 +8,36 @@
 import { RE2JS } from "re2js";
 import jStat from "jstat";
 import { type EvaluationContext, type Gate, bucketOf, createGateEvaluator } from "../src/sdk/gates";
-import type { Row, Settings } from "./lib";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Row, type Settings, initProject, load, startBare, startSvc, stop } from "./lib";
+
+/** OFREP single-flag evaluation of a two-rule gate under load, against a bare Bun.serve answering the same bytes. */
+async function ofrepLoad(settings: Settings): Promise<Row[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-gates-"));
+  const keys = initProject(settings, dataDir);
+  const svc = await startSvc(settings, dataDir);
+  try {
+    const rules = [
+      { conditions: [{ attr: "email", op: "ends_with", value: "@acme.com" }], passPercentage: 100 },
+      { conditions: [{ attr: "country", op: "in", value: ["de", "fr"] }], passPercentage: 50 },
+    ];
+    const created = await fetch(`${svc.url}/api/admin/gates`, { method: "POST", headers: { authorization: `Bearer ${keys.adminKey}`, "content-type": "application/json" }, body: JSON.stringify({ name: "new-checkout", rules }) });
+    if (created.status !== 201) throw new Error(`gate create answered ${created.status}`);
+    const body = JSON.stringify({ context: { targetingKey: "user-42", email: "ana@example.com", country: "de" } });
+    const request = { url: `${svc.url}/ofrep/v1/evaluate/flags/new-checkout`, method: "POST", headers: { "x-sdk-key": keys.serverKey, "content-type": "application/json" }, body };
+    const answer = await (await fetch(request.url, request)).text();
+    const bare = await startBare(answer);
+    try {
+      return [await load(settings, "bare Bun.serve, same answer", { url: `${bare.url}/`, method: "POST", body }), await load(settings, "svc OFREP, one gate (2 rules), single flag", request)];
+    } finally {
+      await stop([bare]);
+    }
+  } finally {
+    await stop([svc]);
+  }
+}
 
 const compileRegex = (pattern: string) => {
   const re = RE2JS.compile(pattern);
@@ -28,7 +57,7 @@ function nsPerCall(n: number, run: (i: number) => unknown): number {
   return best;
 }
 
-export async function runGates(_settings: Settings): Promise<{ rows: Row[]; figures: Record<string, number> }> {
+export async function runGates(settings: Settings): Promise<{ rows: Row[]; figures: Record<string, number> }> {
   const evaluator = createGateEvaluator({ compileRegex });
   const oneRule: Gate = { salt: "checkout-v2", rules: [{ conditions: [{ attr: "country", op: "in", value: ["de", "fr", "nl"] }], passPercentage: 50 }] };
   const tenRules: Gate = {
@@ -72,9 +101,12 @@ export async function runGates(_settings: Settings): Promise<{ rows: Row[]; figu
   const p = 1 - jStat.chisquare.cdf(chi2, 99);
 
   const row = (name: string, ns: number): Row => ({ name, p50Ms: Math.round(ns) / 1e6, p99Ms: Number.NaN });
+  const ofrep = await ofrepLoad(settings);
   return {
-    rows: [row("empty call (baseline), per call", baseline), row("gate, 1 rule, per evaluation", one), row("gate, 10 rules (all tried), per evaluation", ten)],
+    rows: [row("empty call (baseline), per call", baseline), row("gate, 1 rule, per evaluation", one), row("gate, 10 rules (all tried), per evaluation", ten), ...ofrep],
     figures: {
+      "OFREP single gate req/s": ofrep[1]!.requestsPerSec ?? 0,
+      "OFREP vs bare": (ofrep[1]!.requestsPerSec ?? 0) / (ofrep[0]!.requestsPerSec ?? 1),
       "gate 1 rule ns": one,
       "gate 10 rules ns": ten,
       "empty call ns": baseline,

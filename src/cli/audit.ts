@@ -12,11 +12,11 @@ export const auditCommand: Command = {
     {
       name: "list",
       summary: "List audit rows, newest first (--before for older pages)",
-      examples: ["svc audit list", "svc audit list --q ana@example.com", "svc audit list --before 120"],
+      examples: ["svc audit list", "svc audit list --query ana@example.com", "svc audit list --before 120"],
       flags: {
         ...CLIENT_FLAGS,
         action: { type: "string", value: "ACTION", help: "One action (killswitch.toggle) or a prefix ending in '.' (config.)" },
-        q: { type: "string", value: "TEXT", help: "Only rows whose subject name or actor email contains TEXT (case-insensitive)" },
+        query: { type: "string", value: "TEXT", help: "Only rows whose subject name or actor email contains TEXT (case-insensitive)" },
         limit: { type: "string", value: "N", help: "At most N rows, 1 to 500 (default 50)" },
         before: { type: "string", value: "SEQ", help: "Rows older than SEQ: the next-page hint of the previous list" },
       },
@@ -26,10 +26,10 @@ export const auditCommand: Command = {
         const before = intFlag(values.before, "before", 1, Number.MAX_SAFE_INTEGER);
         if (limit !== undefined) query.set("limit", String(limit));
         if (before !== undefined) query.set("before", String(before));
-        for (const name of ["action", "q"]) {
-          const value = str(values, name);
-          if (value) query.set(name, value);
-        }
+        const action = str(values, "action");
+        if (action) query.set("action", action);
+        const text = str(values, "query");
+        if (text) query.set("q", text);
         const page = await openClient(values).request<AuditPage>("GET", `/api/admin/audit${query.size ? `?${query}` : ""}`);
         emit(values.json, page, () => {
           if (page.entries.length === 0) return "Nothing recorded.";

@@ -59,6 +59,8 @@ function nameIn(path: string, noun: string): string | undefined {
 const LIST_COMMANDS: [RegExp, string][] = [
   [/^\/api\/admin\/killswitches\/[^/]+/, "`svc killswitches list` shows the killswitches of the project"],
   [/^\/api\/admin\/configs\/[^/]+/, "`svc configs list` shows the configs of the project"],
+  [/^\/api\/admin\/gates\/templates\/[^/]+/, "`GET /api/admin/gates/templates` lists the templates"],
+  [/^\/api\/admin\/gates\/[^/]+/, "`svc gates list` shows the gates of the project"],
   [/^\/api\/admin\/tokens\/[^/]+/, "`svc tokens list` shows the project's API tokens and their ids"],
   [/^\/api\/admin\/keys\/[^/]+/, "`svc sdk keys list` shows the project's SDK keys and their ids"],
   [/^\/api\/admin\/members\/[^/]+/, "`svc members list` shows the members"],

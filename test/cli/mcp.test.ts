@@ -60,8 +60,11 @@ describe("svc mcp", () => {
       const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
       expect(Object.keys(byName).sort()).toEqual(
         [
+          "explain_gate",
           "get_config",
+          "get_gate",
           "list_configs",
+          "list_gates",
           "list_killswitches",
           "list_members",
           "list_projects",
@@ -72,17 +75,22 @@ describe("svc mcp", () => {
           "revoke_api_token",
           "revoke_sdk_key",
           "save_config_draft",
+          "set_gate_rules",
           "toggle_killswitch",
           "whoami",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
       expect(byName.save_config_draft!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
       expect(byName.publish_config!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
       for (const name of ["revoke_sdk_key", "revoke_api_token"]) expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+      // It sets exactly the rules given: repeating the call publishes the same rules again.
+      expect(byName.set_gate_rules!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+      expect(byName.set_gate_rules!.inputSchema.required!.sort()).toEqual(["env", "name", "rules"]);
+      expect(byName.explain_gate!.inputSchema.required!.sort()).toEqual(["context", "name"]);
       expect(byName.toggle_killswitch!.inputSchema.required).toEqual(["name"]);
       expect(Object.keys(byName.toggle_killswitch!.inputSchema.properties!).sort()).toEqual(["env", "name", "project_id", "switch_key", "value"]);
       expect(s.stderr()).toContain("serving on stdio");
@@ -127,6 +135,44 @@ describe("svc mcp", () => {
     }
   });
 
+  test("list_gates, get_gate, explain_gate and set_gate_rules act on the real server; a bad rule is a tool error naming the field", async () => {
+    const staff = { name: "staff", conditions: [{ attr: "email", op: "ends_with", value: "@acme.com" }], passPercentage: 100 };
+    expect((await ts.api("/api/admin/gates", { body: { name: "new-checkout", description: "Redesign", rules: [staff] } })).status).toBe(201);
+    const s = await connect(signedIn());
+    try {
+      const listed = json(await s.client.callTool({ name: "list_gates", arguments: { q: "REDES" } }));
+      expect(listed.map((g: any) => g.name)).toEqual(["new-checkout"]);
+      expect(listed[0].envs.prod).toMatchObject({ rules: [staff], version: 1 });
+      expect(json(await s.client.callTool({ name: "list_gates", arguments: { q: "nothing" } }))).toEqual([]);
+      expect(json(await s.client.callTool({ name: "get_gate", arguments: { name: "new-checkout" } }))).toEqual((await ts.api("/api/admin/gates/new-checkout")).body);
+
+      const ana = json(await s.client.callTool({ name: "explain_gate", arguments: { name: "new-checkout", context: { user_id: "u1", email: "ana@acme.com" } } }));
+      expect(ana).toMatchObject({ gate: "new-checkout", env: "prod", version: 1, value: true, ruleIndex: 0, reason: "TARGETING_MATCH" });
+      const bo = json(await s.client.callTool({ name: "explain_gate", arguments: { name: "new-checkout", env: "dev", context: { email: "bo@example.com" } } }));
+      expect(bo).toMatchObject({ env: "dev", value: false, ruleIndex: null, reason: "DEFAULT" });
+      expect(bo.rules[0].conditions[0]).toMatchObject({ attr: "email", holds: false, why: 'email is "bo@example.com"' });
+
+      const everyone = [{ conditions: [], passPercentage: 100 }];
+      const set = json(await s.client.callTool({ name: "set_gate_rules", arguments: { name: "new-checkout", env: "staging", rules: everyone } }));
+      expect(set).toMatchObject({ env: "staging", version: 2, rules: everyone });
+      const stored = (await ts.api("/api/admin/gates/new-checkout")).body;
+      expect(stored.envs.staging).toMatchObject({ rules: everyone, version: 2, updatedBy: "owner@example.com" });
+      expect(stored.envs.prod).toMatchObject({ rules: [staff], version: 1 });
+      expect(json(await s.client.callTool({ name: "explain_gate", arguments: { name: "new-checkout", env: "staging", context: {} } }))).toMatchObject({ version: 2, value: true });
+
+      // Refused by the server (naming the rule and field) or by the tool's own schema; nothing changes.
+      const badValue = errorText(await s.client.callTool({ name: "set_gate_rules", arguments: { name: "new-checkout", env: "staging", rules: [{ conditions: [{ attr: "age", op: "gt", value: "ten" }], passPercentage: 100 }] } }));
+      expect(badValue).toContain("VALIDATION");
+      expect(badValue).toContain("rules[0].conditions[0].value");
+      expect(errorText(await s.client.callTool({ name: "set_gate_rules", arguments: { name: "new-checkout", env: "staging", rules: [{ conditions: [{ attr: "x", op: "equals", value: 1 }], passPercentage: 100 }] } }))).toContain("op");
+      expect(errorText(await s.client.callTool({ name: "set_gate_rules", arguments: { name: "new-checkout", env: "staging", rules: [{ conditions: [], passPercentage: 100, when: "now" }] } }))).toContain("when");
+      expect(errorText(await s.client.callTool({ name: "explain_gate", arguments: { name: "nope", context: {} } }))).toContain("NOT_FOUND");
+      expect((await ts.api("/api/admin/gates/new-checkout")).body).toEqual(stored);
+    } finally {
+      await s.close();
+    }
+  });
+
   test("list_configs finds every config by name with its versions and drafts; list_members lists people and roles", async () => {
     const schema = { type: "string" };
     expect((await ts.api("/api/admin/configs", { body: { name: "banner", schema, value: "hi", description: "Top banner" } })).status).toBe(201);
@@ -163,7 +209,7 @@ describe("svc mcp", () => {
     expect(new Set(names).size).toBe(names.length);
     const declared = MODULES.flatMap((m) => (m.mcpTools ?? []).map((t) => t.name));
     expect(names).toEqual(declared);
-    for (const module of ["killswitches", "configs", "keys", "tokens", "identity", "audit"]) {
+    for (const module of ["killswitches", "gates", "configs", "keys", "tokens", "identity", "audit"]) {
       expect(MODULES.find((m) => m.name === module)?.mcpTools?.length ?? 0).toBeGreaterThan(0);
     }
   });

@@ -1,4 +1,5 @@
 import type { ModuleManifest } from "../../lib/module";
+import { gateTools } from "./mcp-tools";
 import { GATES_MIGRATIONS } from "./migrations";
 import { gateRoutes } from "./routes";
 import { GatesService } from "./service";
@@ -19,5 +20,6 @@ export const gatesModule: ModuleManifest<"gates"> = {
   migrations: GATES_MIGRATIONS,
   createService: (ctx) => new GatesService(ctx),
   routes: (ctx) => gateRoutes(ctx),
+  mcpTools: gateTools,
   snapshot: (service) => ({ field: "gates", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
 };

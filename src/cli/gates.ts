@@ -1,0 +1,337 @@
+import { UsageError } from "../lib/config";
+import type { Gate, GateEnvState, HistoryEntry } from "../modules/gates/types";
+import type { GateCondition, GateExplanation, GateRule } from "../sdk/gates";
+import { ENVS, type Env } from "./client";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, intFlag, jsonFlag, openClient, requiredEnv, str, table, when } from "./client-command";
+import type { Command, Flag } from "./command";
+
+/** `warnings`: attributes the rules name that nobody declared or saw, or deprecated ones (published all the same). */
+type Published = { id: string; env: Env; version: number; rules: GateRule[]; warnings?: string[] };
+type Created = { id: string; name: string; warnings?: string[] };
+type Explanation = GateExplanation & { gate: string; env: Env; version: number };
+
+const base = (name: string) => `/api/admin/gates/${encodeURIComponent(name)}`;
+
+const RULES_FLAG: Flag = {
+  type: "string",
+  value: "JSON",
+  help: 'Rules as a JSON list, or @FILE: [{"name":"staff","conditions":[{"attr":"email","op":"ends_with","value":"@acme.com"}],"passPercentage":100}]',
+};
+
+/** Entries of a list condition shown before "… N more". */
+const LIST_SHOWN = 20;
+
+function valueText(value: unknown): string {
+  if (Array.isArray(value)) {
+    const shown = value.slice(0, LIST_SHOWN).map(valueText);
+    if (value.length > LIST_SHOWN) shown.push(`… ${value.length - LIST_SHOWN} more`);
+    return `[${shown.join(", ")}]`;
+  }
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** `email ends_with "@acme.com"`, `country in ["de", "at"]`, `beta_opt_in exists`. */
+export function conditionText(c: Pick<GateCondition, "attr" | "op" | "value">): string {
+  return c.op === "exists" || c.op === "not_exists" || c.value === undefined ? `${c.attr} ${c.op}` : `${c.attr} ${c.op} ${valueText(c.value)}`;
+}
+
+const percent = (n: number) => `${n}%`;
+
+/** Who a rule lets through: `email ends_with "@acme.com" → 100%`; no conditions reads "everyone". */
+function ruleWhat(rule: GateRule): string {
+  const who = rule.conditions.length ? rule.conditions.map(conditionText).join(" and ") : "everyone";
+  const split = rule.passPercentage > 0 && rule.passPercentage < 100;
+  const unit = split && rule.unit && rule.unit !== "user_id" ? ` by ${rule.unit}` : "";
+  return `${who} → ${percent(rule.passPercentage)}${unit}`;
+}
+
+/** The rule without its number: `staff: email ends_with "@acme.com" → 100%`. */
+export function ruleBody(rule: GateRule): string {
+  return `${rule.name ? `${rule.name}: ` : ""}${ruleWhat(rule)}`;
+}
+
+/** One line per rule, numbered from 1 as explanations name them; no rules says what that means. */
+export function rulesLines(rules: GateRule[], indent = "  "): string[] {
+  if (rules.length === 0) return [`${indent}no rules: off for everyone`];
+  return rules.map((r, i) => `${indent}${i + 1}. ${ruleBody(r)}`);
+}
+
+/** The server's warnings, on stderr for people (under --json they are in the result). */
+function warn(json: unknown, warnings: string[] | undefined): void {
+  if (!json) for (const w of warnings ?? []) console.error(`warning: ${w}`);
+}
+
+const rulesCount = (n: number) => `${n} rule${n === 1 ? "" : "s"}`;
+
+/** `--rules`: a JSON list of rules, or an object with a `rules` list (what `svc gates get NAME --env ENV --json` prints). */
+function rulesFlag(text: unknown): unknown[] {
+  if (text === undefined) throw new UsageError("--rules JSON is required (a list of rules, or @FILE)");
+  const parsed = jsonFlag(text, "rules");
+  const rules = Array.isArray(parsed) ? parsed : typeof parsed === "object" && parsed !== null && Array.isArray((parsed as { rules?: unknown }).rules) ? (parsed as { rules: unknown[] }).rules : undefined;
+  if (!rules) throw new UsageError(`--rules must be a JSON list of rules (or an object with a "rules" list), got ${Array.isArray(parsed) ? "a list" : parsed === null ? "null" : typeof parsed}`);
+  return rules;
+}
+
+function envBlock(env: Env, state: GateEnvState): string[] {
+  return [`${env} (version ${state.version}, ${when(state.updatedAt)} by ${state.updatedBy}):`, ...rulesLines(state.rules)];
+}
+
+const ruleLabel = (index: number, name?: string) => `rule ${index + 1}${name ? ` (${name})` : ""}`;
+
+/**
+ * What decided and why, in words. `rules` are the env's rules when the
+ * explanation is of the version they came from (then conditions show their
+ * values), else undefined.
+ */
+export function explanationText(x: Explanation, rules: GateRule[] | undefined): string {
+  const lines = [`${x.env}: ${x.gate} is ${x.value ? "on" : "off"} for this context (version ${x.version})`];
+  const decided = x.ruleIndex === null ? undefined : x.rules.find((r) => r.index === x.ruleIndex);
+  if (x.ruleIndex === null || !decided) {
+    lines.push(x.rules.length === 0 ? "It has no rules on this env, so it is off for everyone." : "No rule held, so it is off (the default).");
+  } else {
+    const rule = rules?.[x.ruleIndex];
+    const label = ruleLabel(x.ruleIndex, decided.name);
+    const pct = rule ? percent(rule.passPercentage) : undefined;
+    let why: string;
+    if (x.reason === "SPLIT" && x.bucket !== null) {
+      why = `the unit's bucket ${x.bucket.toFixed(4)} is ${x.value ? "under" : "not under"} ${pct ?? "the rule's percentage"}`;
+    } else if (x.reason === "SPLIT") {
+      why = `the context has no ${rule?.unit ?? "user_id"} to bucket by, so a ${pct ?? "partial"} rollout leaves it out`;
+    } else {
+      why = x.value ? `it passes ${pct ?? "100%"}` : `it passes ${pct ?? "0%"}`;
+    }
+    lines.push(`Decided by ${label}${rule ? `: ${ruleWhat(rule)}` : ""}. Its conditions hold and ${why}.`);
+  }
+  const failed = x.rules.filter((r) => !r.holds);
+  if (failed.length) {
+    lines.push(decided ? "Earlier rules that did not hold:" : "Rules that did not hold:");
+    for (const r of failed) {
+      lines.push(`  ${ruleLabel(r.index, r.name)}:`);
+      r.conditions.forEach((c, j) => {
+        if (c.holds) return;
+        const condition = rules?.[r.index]?.conditions[j];
+        lines.push(`    ✗ ${condition ? conditionText(condition) : `${c.attr} ${c.op}`}: ${c.why}`);
+      });
+    }
+  }
+  return lines.join("\n");
+}
+
+export const gatesCommand: Command = {
+  name: "gates",
+  summary: "Gates (who sees what): list, get, create, set-rules, explain, history, rollback, delete",
+  details: [
+    "A gate is an ordered rule list per env. The first rule whose conditions all hold decides: it passes its passPercentage of units (by a stable hash of user_id, or the rule's unit). No rule holding means off.",
+  ],
+  examples: [
+    "svc gates list",
+    `svc gates set-rules new-checkout --env staging --rules '[{"name":"staff","conditions":[{"attr":"email","op":"ends_with","value":"@acme.com"}],"passPercentage":100}]'`,
+    `svc gates explain new-checkout --env prod --context '{"user_id":"user-42","email":"ana@acme.com"}'`,
+  ],
+  subcommands: [
+    {
+      name: "list",
+      summary: "List the project's gates with their version and number of rules on every env",
+      examples: ["svc gates list", "svc gates list --query checkout --json"],
+      flags: { query: QUERY_FLAG, ...CLIENT_FLAGS },
+      async run({ values }) {
+        const q = str(values, "query");
+        const all = await openClient(values).request<Gate[]>("GET", `/api/admin/gates${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        emit(values.json, all, () => {
+          if (all.length === 0) return q ? `No gates match "${q}".` : "No gates yet; create one with `svc gates create <name>`.";
+          return table(
+            ["NAME", "DEV", "STAGING", "PROD", "DESCRIPTION"],
+            all.map((g) => [g.name, ...ENVS.map((e) => `v${g.envs[e].version}, ${rulesCount(g.envs[e].rules.length)}`), g.description]),
+          );
+        });
+        return 0;
+      },
+    },
+    {
+      name: "get",
+      summary: "Show one gate's rules, version and last publisher on every env (or one)",
+      args: ["<name>"],
+      examples: ["svc gates get new-checkout", "svc gates get new-checkout --env prod --json"],
+      flags: { env: { type: "string", value: "ENV", help: "Only this env: dev, staging or prod (default: all three)" }, ...CLIENT_FLAGS },
+      async run({ values, positionals }) {
+        const env = envFlag(values.env);
+        const gate = await openClient(values).request<Gate>("GET", base(positionals[0]!));
+        const title = `${gate.name} (${gate.id})${gate.description ? `: ${gate.description}` : ""}`;
+        if (env) {
+          const result = { id: gate.id, name: gate.name, description: gate.description, env, ...gate.envs[env] };
+          emit(values.json, result, () => [title, "", ...envBlock(env, gate.envs[env])].join("\n"));
+        } else {
+          emit(values.json, gate, () => [title, ...ENVS.flatMap((e) => ["", ...envBlock(e, gate.envs[e])])].join("\n"));
+        }
+        return 0;
+      },
+    },
+    {
+      name: "create",
+      summary: "Create a gate: version 1 on dev, staging and prod with the same rules (default none: off for everyone)",
+      args: ["<name>"],
+      examples: ["svc gates create new-checkout --description 'The redesigned checkout'", "svc gates create beta --rules @beta-rules.json"],
+      flags: {
+        description: { type: "string", value: "TEXT", help: "What the gate guards, shown in lists" },
+        rules: { ...RULES_FLAG, help: `${RULES_FLAG.help}; published on every env (default: no rules)` },
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const name = positionals[0]!;
+        const body: Record<string, unknown> = { name };
+        if (values.description !== undefined) body.description = values.description;
+        if (values.rules !== undefined) body.rules = rulesFlag(values.rules);
+        const created = await openClient(values).request<Created>("POST", "/api/admin/gates", { body });
+        emit(values.json, created, () => {
+          const rules = (body.rules as GateRule[] | undefined) ?? [];
+          return [
+            `Created gate ${created.name} (${created.id}): version 1 on dev, staging and prod${rules.length ? ` with ${rulesCount(rules.length)}:` : ", no rules (off for everyone)."}`,
+            ...(rules.length ? rulesLines(rules) : []),
+            `Change one env's rules with \`svc gates set-rules ${created.name} --env dev --rules JSON\`.`,
+          ].join("\n");
+        });
+        warn(values.json, created.warnings);
+        return 0;
+      },
+    },
+    {
+      name: "set-rules",
+      summary: "Publish a new rule list on one env (it replaces the whole list; SDKs see it at once)",
+      args: ["<name>"],
+      details: [
+        "Every operator and value is checked by the server; a mistake names the rule and field (rules[1].conditions[0].value). On prod, in a terminal, it shows the rules before and after and asks first (--yes skips the question; scripts and SERVICE_CLI_TOKEN never ask).",
+      ],
+      examples: [
+        `svc gates set-rules new-checkout --env dev --rules '[{"conditions":[],"passPercentage":100}]'`,
+        "svc gates set-rules new-checkout --env prod --rules @rules.json --yes",
+      ],
+      flags: {
+        env: { type: "string", value: "ENV", help: "Env to publish on: dev, staging or prod (required)" },
+        rules: { ...RULES_FLAG, help: `${RULES_FLAG.help} (required; an empty list turns it off for everyone)` },
+        yes: YES_FLAG,
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const name = positionals[0]!;
+        const env = requiredEnv(values.env);
+        const rules = rulesFlag(values.rules);
+        const client = openClient(values);
+        if (env === "prod") {
+          const gate = await client.request<Gate>("GET", base(name));
+          const current = gate.envs.prod;
+          // Shown as the server will store them, as far as the CLI can tell: a mistake is refused after the answer, and nothing changes.
+          const after = rules.every((r) => typeof r === "object" && r !== null && Array.isArray((r as GateRule).conditions)) ? rulesLines(rules as GateRule[], "    ") : [`    ${JSON.stringify(rules)}`];
+          await confirmChange(
+            values,
+            client,
+            [`prod: ${gate.name} version ${current.version} → ${current.version + 1}.`, "  now:", ...rulesLines(current.rules, "    "), "  after:", ...after, "Publish these rules to prod?"].join("\n"),
+          );
+        }
+        const r = await client.request<Published>("PUT", `${base(name)}/rules`, { body: { env, rules } });
+        emit(values.json, r, () => [`${r.env}: ${name} version ${r.version}, ${rulesCount(r.rules.length)}:`, ...rulesLines(r.rules)].join("\n"));
+        warn(values.json, r.warnings);
+        return 0;
+      },
+    },
+    {
+      name: "explain",
+      summary: "What a gate answers for a context on one env, the rule that decided, and why each earlier rule did not hold",
+      args: ["<name>"],
+      details: ["Reads only: nothing is evaluated for real or recorded. The same evaluator as the SDKs and OFREP."],
+      examples: [`svc gates explain new-checkout --context '{"user_id":"user-42","email":"ana@acme.com","country":"de"}'`, "svc gates explain new-checkout --env staging --context @context.json --json"],
+      flags: {
+        env: { type: "string", value: "ENV", help: "Env to evaluate on: dev, staging or prod (default: env in ~/.service/config.json, else prod)" },
+        context: { type: "string", value: "JSON", help: 'The evaluation context as a JSON object, or @FILE: {"user_id":"user-42","country":"de"} (required)' },
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const name = positionals[0]!;
+        if (values.context === undefined) throw new UsageError('--context JSON is required: an object such as \'{"user_id":"user-42"}\', or @FILE');
+        const context = jsonFlag(values.context, "context");
+        if (typeof context !== "object" || context === null || Array.isArray(context)) throw new UsageError(`--context must be a JSON object of attributes, such as '{"user_id":"user-42"}'`);
+        const client = openClient(values);
+        const env: Env = envFlag(values.env) ?? client.preferredEnv() ?? "prod";
+        const x = await client.request<Explanation>("POST", `${base(name)}/explain`, { body: { env, context } });
+        // For people, the rules themselves, to show each condition's value; only when they are the version explained.
+        const state = values.json ? undefined : (await client.request<Gate>("GET", base(name))).envs[env];
+        emit(values.json, x, () => explanationText(x, state?.version === x.version ? state.rules : undefined));
+        return 0;
+      },
+    },
+    {
+      name: "history",
+      summary: "Published versions of a gate's rules, newest first",
+      args: ["<name>"],
+      examples: ["svc gates history new-checkout", "svc gates history new-checkout --env prod --limit 5"],
+      flags: {
+        env: { type: "string", value: "ENV", help: "Only this env: dev, staging or prod (default: all three)" },
+        limit: { type: "string", value: "N", help: "At most N versions, 1 to 1000 (default 100)" },
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const env = envFlag(values.env);
+        const limit = intFlag(values.limit, "limit", 1, 1000);
+        const query = new URLSearchParams();
+        if (env) query.set("env", env);
+        if (limit !== undefined) query.set("limit", String(limit));
+        const q = query.toString();
+        const rows = await openClient(values).request<HistoryEntry[]>("GET", `${base(positionals[0]!)}/history${q ? `?${q}` : ""}`);
+        emit(values.json, rows, () =>
+          rows.length === 0
+            ? "No versions."
+            : table(
+                ["ENV", "VERSION", "RULES", "ACTION", "BY", "WHEN"],
+                rows.map((h) => [h.env, h.version, h.rules.length ? h.rules.map((r, i) => `${i + 1}. ${ruleBody(r)}`).join("; ") : "none (off)", h.action.replace(/^gate\./, ""), h.actorEmail, when(h.createdAt)]),
+                { full: ["ENV", "BY"] },
+              ),
+        );
+        return 0;
+      },
+    },
+    {
+      name: "rollback",
+      summary: "Publish an earlier version's rules on one env as its next version",
+      args: ["<name>"],
+      details: ["The rules are checked again (a gate they name may have gone since). On prod, in a terminal, it shows the rules and asks first (--yes skips the question)."],
+      examples: ["svc gates rollback new-checkout --env prod --version 3", "svc gates rollback new-checkout --env staging --version 1 --json"],
+      flags: {
+        env: { type: "string", value: "ENV", help: "Env to roll back: dev, staging or prod (required)" },
+        version: { type: "string", value: "N", help: "The earlier version whose rules to publish again (`svc gates history` lists them; required)" },
+        yes: YES_FLAG,
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const name = positionals[0]!;
+        const env = requiredEnv(values.env);
+        if (values.version === undefined) throw new UsageError("--version N is required (`svc gates history <name> --env ENV` lists them)");
+        const version = intFlag(values.version, "version", 1, Number.MAX_SAFE_INTEGER)!;
+        const client = openClient(values);
+        if (env === "prod") {
+          const history = await client.request<HistoryEntry[]>("GET", `${base(name)}/history?env=prod&limit=1000`);
+          const target = history.find((h) => h.version === version);
+          const shown = target ? ["  its rules:", ...rulesLines(target.rules, "    ")] : [];
+          await confirmChange(values, client, [`prod: ${name} back to the rules of version ${version}, published as a new version.`, ...shown, "Publish these rules to prod?"].join("\n"));
+        }
+        const r = await client.request<Published>("POST", `${base(name)}/rollback`, { body: { env, version } });
+        emit(values.json, r, () => [`${r.env}: ${name} version ${r.version} (the rules of version ${version}), ${rulesCount(r.rules.length)}:`, ...rulesLines(r.rules)].join("\n"));
+        warn(values.json, r.warnings);
+        return 0;
+      },
+    },
+    {
+      name: "delete",
+      summary: "Delete a gate and its history on every env (SDKs stop seeing it; gates that name it see it as off)",
+      args: ["<name>"],
+      examples: ["svc gates delete old-gate", "svc gates delete old-gate --yes"],
+      flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
+      async run({ values, positionals }) {
+        const name = positionals[0]!;
+        const client = openClient(values);
+        await confirmChange(values, client, `Delete gate ${name} and its history on every env? SDKs stop seeing it at once, and gates that name it see it as off.`);
+        await client.request("DELETE", base(name));
+        emit(values.json, { name, deleted: true }, () => `Deleted gate ${name}.`);
+        return 0;
+      },
+    },
+  ],
+};
