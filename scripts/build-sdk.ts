@@ -93,15 +93,24 @@ function declarations(): string {
     fail(`src/sdk does not type-check as a standalone package (standard + DOM types only):\n${ts.formatDiagnostics(diagnostics, host)}`);
   }
   const text = emitted.get("index.d.ts");
-  if (!text || emitted.size !== 1) fail(`tsc emitted ${[...emitted.keys()].join(", ") || "nothing"}, expected index.d.ts`);
-  return text;
+  if (!text) fail(`tsc emitted ${[...emitted.keys()].join(", ") || "nothing"}, expected index.d.ts`);
+  // One declaration file, like the one bundled module: the other modules' declarations (gates.d.ts) come
+  // first, and index.d.ts loses its import and re-export lines of them (their names are now in the same file).
+  const parts: string[] = [];
+  for (const [file, body] of emitted) {
+    if (file === "index.d.ts") continue;
+    if (file.includes("/")) fail(`tsc emitted ${file}: src/sdk must stay one flat folder`);
+    parts.push(body.replace(/^export \{\};\s*$/m, ""));
+  }
+  const local = new RegExp(`^.*from ["']\\./(${[...emitted.keys()].map((f) => f.replace(/\.d\.ts$/, "")).join("|")})(\\.ts)?["'];\\s*$`, "gm");
+  return [...parts, text.replace(local, "")].join("\n");
 }
 
 function packageJson(version: string, license: string | undefined, hasLicenseFile: boolean): string {
   const manifest = {
     name: "svc-sdk",
     version,
-    description: "SDK for svc, the self-hosted feature-flag service: killswitches and configs from a live snapshot (Node 18+, Bun, Deno, browsers)",
+    description: "SDK for svc, the self-hosted feature-flag service: killswitches, configs and gates (evaluated locally) from a live snapshot (Node 18+, Bun, Deno, browsers)",
     keywords: ["feature-flags", "killswitch", "remote-config", "svc"],
     ...(license ? { license } : {}),
     type: "module",

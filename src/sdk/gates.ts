@@ -160,7 +160,7 @@ function show(value: unknown): string {
 type Evaluation = { options: EvaluatorOptions; regexes: Map<string, CompiledRegex>; depth: number; visiting: Set<string> };
 
 function conditionOutcome(c: GateCondition, context: EvaluationContext, ev: Evaluation): ConditionOutcome {
-  const has = Object.hasOwn(context, c.attr) && context[c.attr] !== null && context[c.attr] !== undefined;
+  const has = Object.prototype.hasOwnProperty.call(context, c.attr) && context[c.attr] !== null && context[c.attr] !== undefined;
   const actual = has ? context[c.attr] : undefined;
   const result = (holds: boolean, why: string): ConditionOutcome => ({ attr: c.attr, op: c.op, holds, why });
   const missing = () => result(false, `${c.attr} is not in the context`);
@@ -195,7 +195,12 @@ function conditionOutcome(c: GateCondition, context: EvaluationContext, ev: Eval
       if (typeof actual !== "string" || typeof c.value !== "string") return result(false, `${c.attr} is ${show(actual)}, not text`);
       let re = ev.regexes.get(c.value);
       if (!re) {
-        re = ev.options.compileRegex(c.value);
+        try {
+          re = ev.options.compileRegex(c.value);
+        } catch {
+          // The server refuses such a pattern when it is saved; an engine here that cannot compile it never matches rather than throw.
+          re = { test: () => false };
+        }
         ev.regexes.set(c.value, re);
       }
       const holds = re.test(actual);

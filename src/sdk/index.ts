@@ -7,6 +7,7 @@
  *   await svc.ready();
  *   if (svc.isKilled("checkout", "eu")) ...
  *   const limits = svc.getConfig("limits", { perMinute: 60 });
+ *   if (svc.isEnabled("new-checkout", { user_id: user.id, country: user.country })) ...
  *
  * It loads the snapshot once, then follows the server's event stream
  * (reconnecting with Last-Event-ID and backoff) and also polls with
@@ -23,7 +24,14 @@
 
 export type Env = "dev" | "staging" | "prod";
 
+import { type CompiledRegex, type EvaluationContext, type Gate, createGateEvaluator } from "./gates";
+
+export { GATE_OPS, bucketOf, createGateEvaluator } from "./gates";
+export type { EvaluationContext, Gate, GateCondition, GateDecision, GateExplanation, GateOp, GateRule } from "./gates";
+
 export type Killswitch = { value: boolean; switches: Record<string, boolean>; version: number };
+/** A gate as published: its bucketing salt, its rules on this env, its version. */
+export type PublishedGate = Gate & { version: number };
 export type Config = { value: unknown; version: number };
 
 /** What the server publishes for one env (`GET /api/sdk/v1/snapshot`). */
@@ -39,7 +47,7 @@ export type Snapshot = {
   revision: number;
   killswitches: Record<string, Killswitch>;
   configs: Record<string, Config>;
-  gates: Record<string, unknown>;
+  gates: Record<string, PublishedGate>;
   universes: Record<string, unknown>;
   experiments: Record<string, unknown>;
   translations: Record<string, unknown>;
@@ -56,6 +64,14 @@ export type ClientOptions = {
   pollIntervalMs?: number;
   /** Follow the live event stream. Default: true wherever fetch exposes a readable body stream. */
   stream?: boolean;
+  /**
+   * How gate rules with the `regex` operator compile their pattern. The
+   * server checks every pattern with RE2 when it is saved and evaluates with
+   * RE2; the default here is the runtime's RegExp, which gives the same
+   * answers for those patterns. Pass an RE2 (re2js, as the server does) when
+   * context values come from untrusted input and patterns nest quantifiers.
+   */
+  compileRegex?: (pattern: string) => CompiledRegex;
   /** A fetch to use instead of the global one. */
   fetch?: (url: string, init?: RequestInit) => Promise<Response>;
   /** Hears every failed request (the client keeps serving its last snapshot). Default: console.warn. */
@@ -77,6 +93,13 @@ export type Client = {
    * boolean, array, object), so the result always has type T.
    */
   getConfig<T>(name: string, defaultValue: T): T;
+  /**
+   * Whether the gate lets this context through, evaluated locally with the
+   * server's own evaluator (the same answers as explain and OFREP). The unit
+   * is `user_id` unless a rule names another attribute. An unknown gate, or
+   * no snapshot yet, is false.
+   */
+  isEnabled(name: string, context?: EvaluationContext): boolean;
   /** The snapshot in use, or null before the first one. */
   snapshot(): Readonly<Snapshot> | null;
   /** Called with each new snapshot; returns the unsubscribe. */
@@ -115,6 +138,12 @@ function hasOwn(map: object, key: string): boolean {
 }
 
 /** A snapshot map's own entry: a name such as `constructor` must not find Object.prototype's members. */
+/** The runtime's RegExp, for patterns the server already checked with RE2 (see ClientOptions.compileRegex). */
+function nativeRegex(pattern: string): CompiledRegex {
+  const re = new RegExp(pattern);
+  return { test: (value: string) => re.test(value) };
+}
+
 function ownEntry<V>(map: Record<string, V>, name: string): V | undefined {
   return hasOwn(map, name) ? map[name] : undefined;
 }
@@ -303,6 +332,18 @@ export function createClient(options: ClientOptions): Client {
     }
   };
 
+  // One evaluator per snapshot: its gates' patterns compile once, on first use.
+  const evaluators = new WeakMap<Snapshot, ReturnType<typeof createGateEvaluator>>();
+  const compileRegex = options.compileRegex ?? nativeRegex;
+  const evaluatorFor = (snapshot: Snapshot) => {
+    let evaluator = evaluators.get(snapshot);
+    if (!evaluator) {
+      evaluator = createGateEvaluator({ compileRegex, gate: (gateName) => ownEntry(snapshot.gates, gateName) ?? undefined });
+      evaluators.set(snapshot, evaluator);
+    }
+    return evaluator;
+  };
+
   const pollTimer = setInterval(() => void poll(), pollIntervalMs);
   unref(pollTimer);
   void poll().then(() => {
@@ -322,6 +363,11 @@ export function createClient(options: ClientOptions): Client {
         return killswitch.switches[switchKey] === true;
       }
       return killswitch.value;
+    },
+    isEnabled(name, context = {}) {
+      const gate = current && ownEntry(current.gates ?? {}, name);
+      if (!gate) return false;
+      return evaluatorFor(current!).evaluate(gate, context).value;
     },
     getConfig<T>(name: string, defaultValue: T): T {
       const config = current && ownEntry(current.configs, name);

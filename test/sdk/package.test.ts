@@ -158,8 +158,12 @@ createClient({ baseUrl: "x", sdkKey: "y", env: "production" });
 createClient({ baseUrl: "x" });
 // @ts-expect-error getConfig is typed by its default
 const wrong: string = client.getConfig("limits", 60);
+// @ts-expect-error a gate's context is an object of attributes
+client.isEnabled("checkout", "user-1");
+const enabled: boolean = client.isEnabled("new-checkout", { user_id: "u1", country: "de" });
 // @ts-expect-error no such method
-client.isEnabled("checkout");
+client.getFlag("checkout");
+console.log(enabled);
 console.log(wrong);
 `,
     );

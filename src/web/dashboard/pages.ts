@@ -2,6 +2,7 @@ import type { DashboardModule } from "./registry";
 import { homeModule } from "./home";
 import { auditDashboard } from "../../modules/audit/dashboard/pages";
 import { configsDashboard } from "../../modules/configs/dashboard/pages";
+import { gatesDashboard } from "../../modules/gates/dashboard/pages";
 import { identityDashboard } from "../../modules/identity/dashboard/pages";
 import { keysDashboard } from "../../modules/keys/dashboard/pages";
 import { killswitchesDashboard } from "../../modules/killswitches/dashboard/pages";
@@ -13,4 +14,4 @@ import { tokensDashboard } from "../../modules/tokens/dashboard/pages";
  * section to sections.ts) in the change that adds it; the navigation
  * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, gatesDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];

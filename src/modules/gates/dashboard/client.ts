@@ -133,7 +133,7 @@ export type FieldRef = { rule: number; condition?: number; field?: string; path:
 
 export function fieldOfDetail(detail: string | undefined): FieldRef | null {
   if (!detail) return null;
-  const m = /(rules(?:\[(\d+)\]|\.(\d+))(?:\.conditions(?:\[(\d+)\]|\.(\d+)))?(?:\.([A-Za-z]+))?(?:\[\d+\])?)\s*:\s*([^;]*)/.exec(detail);
+  const m = /(rules(?:\[(\d+)\]|\.(\d+))(?:\.conditions(?:\[(\d+)\]|\.(\d+)))?(?:\.([A-Za-z]+))?(?:\[\d+\])?)\s*:\s*([\s\S]*?)(?=; rules|$)/.exec(detail);
   if (!m) return null;
   const rule = Number(m[2] ?? m[3]);
   const condition = m[4] ?? m[5];

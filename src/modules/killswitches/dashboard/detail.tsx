@@ -133,7 +133,7 @@ export function KillswitchDetail({ name }: { name: string }) {
               {writable && (
                 <td>
                   {h.version !== k.envs[h.env].version && (
-                    <button type="button" class="secondary small" aria-label={`Roll ${h.env} back to version ${h.version}`} onClick={() => setRollback({ env: h.env, version: h.version })}>
+                    <button type="button" class="secondary small" aria-label={`Roll back ${h.env} to version ${h.version}`} onClick={() => setRollback({ env: h.env, version: h.version })}>
                       Roll back
                     </button>
                   )}

@@ -1,0 +1,273 @@
+import { useId, useMemo, useState } from "preact/hooks";
+import { ApiFailure, call, describeError } from "../../../web/dashboard/api";
+import { can, useSession } from "../../../web/dashboard/registry";
+import { navigate } from "../../../web/dashboard/router";
+import { ConfirmDialog, ErrorMessage, Link, Loading, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { type DraftRule, ENVS, type Env, type FieldRef, type GateRule, describeField, fieldOfDetail, fromDraft, gateApi, ruleSummary, rulesCount, toDraft } from "./client";
+import { ExplainPanel } from "./explain";
+import { RulesEditor } from "./rules-editor";
+
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** JSON with sorted keys: two rule lists are the same when this is. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+}
+
+/** One gate: per env its rule list in an editor and published as a new version, that env's history with rollback, explain, delete. */
+export function GateDetail({ name }: { name: string }) {
+  const session = useSession();
+  const writable = can(session, "write");
+  const api = gateApi.api.admin.gates({ id: name });
+  const [env, setEnv] = useState<Env>("dev");
+  const gateLoad = useLoad(() => call(api.get()), [session.project.id, name]);
+  const historyLoad = useLoad(() => call(api.history.get({ query: { env, limit: "50" } })), [session.project.id, name, env]);
+  const reload = async () => {
+    await Promise.all([gateLoad.reload(), historyLoad.reload()]);
+  };
+  useLiveReload(gateLoad.reload);
+  // Unpublished edits, per env: switching tabs keeps them.
+  const [drafts, setDrafts] = useState<Partial<Record<Env, DraftRule[]>>>({});
+  const [publishError, setPublishError] = useState<string | null>(null);
+  const [fieldError, setFieldError] = useState<FieldRef | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const [rollback, setRollback] = useState<{ env: Env; version: number } | null>(null);
+  const [deleting, setDeleting] = useState(false);
+  const tabsId = useId();
+
+  const gate = gateLoad.data;
+  const published: GateRule[] = gate ? (gate.envs[env].rules as GateRule[]) : [];
+  const publishedKey = canonical(published);
+  // The editor's rows for what is published; made once per published list (stable keys keep focus while typing).
+  const publishedDraft = useMemo(() => toDraft(published), [env, publishedKey]);
+
+  if (gateLoad.error && !gate) return <ErrorMessage error={gateLoad.error} />;
+  if (!gate) return <Loading />;
+
+  const draft = drafts[env] ?? publishedDraft;
+  const changed = (e: Env) => drafts[e] !== undefined && canonical(fromDraft(drafts[e]!)) !== canonical(gate.envs[e].rules);
+  const unsaved = changed(env);
+
+  const selectEnv = (next: Env) => {
+    setEnv(next);
+    setMessage(null);
+    setPublishError(null);
+    setFieldError(null);
+  };
+  const edit = (next: DraftRule[], said?: string) => {
+    setDrafts({ ...drafts, [env]: next });
+    // What the server refused was about the list before this change.
+    setPublishError(null);
+    setFieldError(null);
+    setMessage(said ?? null);
+  };
+
+  const publish = async () => {
+    const rules = fromDraft(draft);
+    try {
+      const done = await call(api.rules.put({ env, rules }));
+      await reload();
+      setDrafts((d) => ({ ...d, [env]: undefined }));
+      setPublishError(null);
+      setFieldError(null);
+      // Attributes nobody declared or saw, or deprecated ones: published anyway, and said.
+      const warnings = done.warnings?.length ? `. Note: ${done.warnings.join("; ")}` : "";
+      setMessage(`Published ${rulesCount(done.rules.length)} to ${env}: version ${done.version}${warnings}`);
+    } catch (err) {
+      // Nothing was published; a VALIDATION names the rule and field, which the editor marks.
+      const ref = err instanceof ApiFailure && err.code === "VALIDATION" ? fieldOfDetail(err.detail) : null;
+      setFieldError(ref);
+      setMessage(null);
+      setPublishError(`Nothing was published to ${env}. ${ref ? `${capitalised(describeField(ref))} (${ref.path}): ${ref.message}` : describeError(err)}`);
+      // The control it names takes the focus, so the fix starts there.
+      if (ref) setTimeout(() => document.querySelector<HTMLElement>(`[id="${tabsId}-panel"] [aria-invalid="true"]`)?.focus(), 0);
+    }
+  };
+  const requestPublish = () => {
+    if (env === "prod") setConfirming(true);
+    else void publish();
+  };
+  const rollBack = async (target: { env: Env; version: number }) => {
+    const done = await call(api.rollback.post(target));
+    await reload();
+    setMessage(`Rolled ${gate.name} on ${target.env} back to version ${target.version} (now version ${done.version})`);
+  };
+  const requestRollback = (target: { env: Env; version: number }) => {
+    if (target.env === "prod") setRollback(target);
+    else rollBack(target).catch((err) => setPublishError(describeError(err)));
+  };
+
+  const state = gate.envs[env];
+  return (
+    <>
+      <p class="crumbs">
+        <Link href="/gates">Gates</Link> /
+      </p>
+      <div class="page-head">
+        <h1>{gate.name}</h1>
+        {writable && (
+          <button type="button" class="danger secondary" onClick={() => setDeleting(true)}>
+            Delete gate
+          </button>
+        )}
+      </div>
+      {gate.description && <p>{gate.description}</p>}
+      <div role="tablist" aria-label="Env" class="tabs" id={tabsId}>
+        {ENVS.map((e) => (
+          <button
+            key={e}
+            type="button"
+            role="tab"
+            id={`${tabsId}-${e}`}
+            aria-selected={e === env}
+            aria-controls={`${tabsId}-panel`}
+            tabIndex={e === env ? 0 : -1}
+            onClick={() => selectEnv(e)}
+            onKeyDown={(k) => {
+              const i = ENVS.indexOf(env);
+              const next = k.key === "ArrowRight" ? ENVS[(i + 1) % ENVS.length]! : k.key === "ArrowLeft" ? ENVS[(i + ENVS.length - 1) % ENVS.length]! : null;
+              if (!next) return;
+              selectEnv(next);
+              // Focus follows the selection (the ARIA tabs pattern).
+              document.getElementById(`${tabsId}-${next}`)?.focus();
+            }}
+          >
+            {e} · v{gate.envs[e].version} · {rulesCount(gate.envs[e].rules.length)}
+            {changed(e) ? " · unpublished changes" : ""}
+          </button>
+        ))}
+      </div>
+      <section role="tabpanel" id={`${tabsId}-panel`} aria-labelledby={`${tabsId}-${env}`}>
+        <p class="muted small">
+          Version {state.version}, published <When iso={state.updatedAt} /> by {state.updatedBy}. Rules apply in order: the first whose conditions all hold decides; none holding means off.
+        </p>
+        <RulesEditor draft={draft} onChange={edit} readOnly={!writable} fieldError={fieldError} env={env} />
+        <ErrorMessage error={publishError} />
+        <Status message={message} />
+        {writable && (
+          <div class="actions start">
+            <button type="button" disabled={!unsaved} onClick={requestPublish}>
+              Publish rules to {env}
+            </button>
+            {drafts[env] !== undefined && (
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => {
+                  setDrafts((d) => ({ ...d, [env]: undefined }));
+                  setPublishError(null);
+                  setFieldError(null);
+                  setMessage(`Undid the changes to ${env}: the editor shows version ${state.version}`);
+                }}
+              >
+                Undo changes
+              </button>
+            )}
+          </div>
+        )}
+        <h2>History on {env}</h2>
+        <ErrorMessage error={historyLoad.error} />
+        {!historyLoad.data ? (
+          !historyLoad.error && <Loading />
+        ) : (
+          <table>
+            <caption class="visually-hidden">
+              Published versions of {gate.name} on {env}, newest first
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Version</th>
+                <th scope="col">Change</th>
+                <th scope="col">Rules</th>
+                <th scope="col">Who</th>
+                <th scope="col">When</th>
+                {writable && (
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {historyLoad.data.map((h) => (
+                <tr key={`${h.env}:${h.version}`}>
+                  <td>{h.version}</td>
+                  <td>{h.action.replace(/^gate\./, "")}</td>
+                  <td class="small">
+                    {h.rules.length === 0 ? (
+                      <span class="muted">none (off)</span>
+                    ) : (
+                      <ol>
+                        {h.rules.map((r, i) => (
+                          <li key={i}>{ruleSummary(r as GateRule)}</li>
+                        ))}
+                      </ol>
+                    )}
+                  </td>
+                  <td>{h.actorEmail}</td>
+                  <td>
+                    <When iso={h.createdAt} />
+                  </td>
+                  {writable && (
+                    <td>
+                      {h.version !== gate.envs[h.env].version && (
+                        <button type="button" class="secondary small" aria-label={`Roll back ${h.env} to version ${h.version}`} onClick={() => requestRollback({ env: h.env, version: h.version })}>
+                          Roll back
+                        </button>
+                      )}
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <ExplainPanel name={gate.name} env={env} />
+      <ConfirmDialog
+        open={confirming}
+        title={`Publish ${rulesCount(draft.length)} of ${gate.name} to prod?`}
+        message={
+          <>
+            <p>This publishes version {state.version + 1} on prod at once: every SDK polling prod sees it within seconds.</p>
+            {draft.length > 0 ? (
+              <ol class="small">
+                {fromDraft(draft).map((r, i) => (
+                  <li key={i}>{ruleSummary(r)}</li>
+                ))}
+              </ol>
+            ) : (
+              <p>No rules: the gate is off for everyone on prod.</p>
+            )}
+          </>
+        }
+        confirmLabel="Publish to prod"
+        danger
+        onConfirm={publish}
+        onClose={() => setConfirming(false)}
+      />
+      <ConfirmDialog
+        open={rollback !== null}
+        title={rollback ? `Roll ${gate.name} on ${rollback.env} back to version ${rollback.version}?` : ""}
+        message={<p>This publishes the rules of that version as a new version on prod, at once.</p>}
+        confirmLabel="Roll back"
+        danger
+        onConfirm={() => rollBack(rollback!)}
+        onClose={() => setRollback(null)}
+      />
+      <ConfirmDialog
+        open={deleting}
+        title={`Delete ${gate.name}?`}
+        message={<p>It leaves every env and the SDK snapshot, and its history goes with it. SDKs get their defaults; gates that name it as a prerequisite see it as off.</p>}
+        confirmLabel="Delete gate"
+        danger
+        onConfirm={async () => {
+          await call(api.delete());
+          navigate("/gates");
+        }}
+        onClose={() => setDeleting(false)}
+      />
+    </>
+  );
+}
