@@ -22,6 +22,7 @@ export const COMMANDS: { name: string; aliases?: string[]; load: () => Promise<C
   { name: "toggle", load: async () => (await import("./cli/killswitches")).toggleCommand },
   { name: "killswitches", load: async () => (await import("./cli/killswitches")).killswitchesCommand },
   { name: "gates", load: async () => (await import("./cli/gates")).gatesCommand },
+  { name: "attributes", load: async () => (await import("./cli/attributes")).attributesCommand },
   { name: "configs", aliases: ["config"], load: async () => (await import("./cli/configs")).configsCommand },
   { name: "tokens", load: async () => (await import("./cli/people")).tokensCommand },
   { name: "members", load: async () => (await import("./cli/people")).membersCommand },

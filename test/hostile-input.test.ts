@@ -197,6 +197,9 @@ function plausibleBodies(): string[] {
     { env: "dev", rules: [{ conditions: [{ attr: "x", op: "passes_gate", value: "probe-id" }], passPercentage: 101 }] },
     { env: "dev", context: { user_id: "u1", email: "a@b.c" } },
     { name: "fuzz-gate", rules: [] },
+    // Attributes.
+    { name: "fuzz-attr", type: "string" },
+    { deprecated: true },
     // Sign-in and device bodies, one per route, exactly their fields (the CSRF token travels as a header).
     { email: "nobody@example.com" },
     { token: "x".repeat(43) },
@@ -344,6 +347,7 @@ async function seed() {
   await s.api("/api/admin/killswitches", { body: { name: "probe-id", switches: { sub: true } } });
   await s.api("/api/admin/configs", { body: { name: "probe-id", schema: { type: "object" }, value: {} } });
   await s.api("/api/admin/configs/probe-id/drafts", { method: "PUT", headers: { "x-project-id": s.projectId }, body: { env: "dev", value: { a: 1 } } });
+  await s.api("/api/admin/attributes", { body: { name: "probe-id", type: "string" } });
   await s.api("/api/admin/gates", { body: { name: "probe-id", rules: [{ conditions: [{ attr: "email", op: "regex", value: "^a+$" }], passPercentage: 50 }] } });
   if (!(await s.api("/api/admin/members")).text.includes(MEMBER)) await s.addMember(MEMBER, "editor");
   const { identity } = s.server.ctx.services;

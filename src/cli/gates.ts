@@ -1,4 +1,5 @@
 import { UsageError } from "../lib/config";
+import type { GateTemplate } from "../modules/gates/templates";
 import type { Gate, GateEnvState, HistoryEntry } from "../modules/gates/types";
 import type { GateCondition, GateExplanation, GateRule } from "../sdk/gates";
 import { ENVS, type Env } from "./client";
@@ -72,6 +73,13 @@ function rulesFlag(text: unknown): unknown[] {
   return rules;
 }
 
+/** `--percentage N`: 0 to 100, decimals allowed. */
+function percentageFlag(value: unknown): number {
+  const n = /^\d+(\.\d+)?$/.test(String(value)) ? Number(value) : Number.NaN;
+  if (!(n >= 0 && n <= 100)) throw new UsageError(`--percentage must be a number from 0 to 100 (got "${value}")`);
+  return n;
+}
+
 function envBlock(env: Env, state: GateEnvState): string[] {
   return [`${env} (version ${state.version}, ${when(state.updatedAt)} by ${state.updatedBy}):`, ...rulesLines(state.rules)];
 }
@@ -119,7 +127,7 @@ export function explanationText(x: Explanation, rules: GateRule[] | undefined): 
 
 export const gatesCommand: Command = {
   name: "gates",
-  summary: "Gates (who sees what): list, get, create, set-rules, explain, history, rollback, delete",
+  summary: "Gates (who sees what): list, get, create, set-rules, explain, history, rollback, delete; templates list, get, create, delete",
   details: [
     "A gate is an ordered rule list per env. The first rule whose conditions all hold decides: it passes its passPercentage of units (by a stable hash of user_id, or the rule's unit). No rule holding means off.",
   ],
@@ -174,14 +182,27 @@ export const gatesCommand: Command = {
       flags: {
         description: { type: "string", value: "TEXT", help: "What the gate guards, shown in lists" },
         rules: { ...RULES_FLAG, help: `${RULES_FLAG.help}; published on every env (default: no rules)` },
+        template: { type: "string", value: "NAME", help: "Start from a template (name or id, see `svc gates templates list`): one rule of its conditions" },
+        percentage: { type: "string", value: "N", help: "With --template: the share (0-100) of matching units that pass (default 100)" },
         ...CLIENT_FLAGS,
       },
       async run({ values, positionals }) {
         const name = positionals[0]!;
         const body: Record<string, unknown> = { name };
         if (values.description !== undefined) body.description = values.description;
+        const template = str(values, "template");
+        if (template !== undefined && values.rules !== undefined) throw new UsageError("--template and --rules cannot both be given: a template makes the rules");
+        if (values.percentage !== undefined && template === undefined) throw new UsageError("--percentage needs --template NAME (with --rules, each rule has its passPercentage)");
         if (values.rules !== undefined) body.rules = rulesFlag(values.rules);
-        const created = await openClient(values).request<Created>("POST", "/api/admin/gates", { body });
+        if (template !== undefined) {
+          if (template === "") throw new UsageError("--template must not be empty");
+          body.template = template;
+          if (values.percentage !== undefined) body.passPercentage = percentageFlag(values.percentage);
+        }
+        const client = openClient(values);
+        const created = await client.request<Created>("POST", "/api/admin/gates", { body });
+        // The rules a template made, to show them to people.
+        if (template !== undefined && !values.json) body.rules = (await client.request<Gate>("GET", base(created.name))).envs.dev.rules;
         emit(values.json, created, () => {
           const rules = (body.rules as GateRule[] | undefined) ?? [];
           return [
@@ -333,5 +354,108 @@ export const gatesCommand: Command = {
         return 0;
       },
     },
+    {
+      name: "templates list",
+      summary: "List gate templates: the built-ins first, then the project's own",
+      examples: ["svc gates templates list", "svc gates templates list --query country --json"],
+      flags: { query: { ...QUERY_FLAG, help: "Only templates whose name, description or category contains TEXT (case-insensitive)" }, ...CLIENT_FLAGS },
+      async run({ values }) {
+        const q = str(values, "query");
+        const all = await openClient(values).request<GateTemplate[]>("GET", `${TEMPLATES}${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        emit(values.json, all, () => {
+          if (all.length === 0) return `No templates match "${q}".`;
+          return table(
+            ["NAME", "CATEGORY", "CONDITIONS", "BUILT-IN", "DESCRIPTION"],
+            all.map((t) => [t.name, t.category, conditionsText(t.rules), t.builtIn ? "yes" : "no", t.description]),
+          );
+        });
+        return 0;
+      },
+    },
+    {
+      name: "templates get",
+      summary: "Show one gate template and its conditions",
+      args: ["<name>"],
+      examples: ['svc gates templates get "Beta opt-in"', "svc gates templates get gtpl_country_list --json"],
+      flags: { ...CLIENT_FLAGS },
+      async run({ values, positionals }) {
+        const t = await openClient(values).request<GateTemplate>("GET", templatePath(positionals[0]!));
+        emit(values.json, t, () =>
+          [
+            `${t.name} (${t.id}), ${t.builtIn ? "built-in" : "this project's"}, ${t.category}${t.description ? `: ${t.description}` : ""}`,
+            ...(t.rules.length ? t.rules.map((c) => `  ${conditionText(c)}`) : ["  no conditions: everyone"]),
+            `Start a gate from it: \`svc gates create <name> --template ${shellWord(t.name)} --percentage N\``,
+          ].join("\n"),
+        );
+        return 0;
+      },
+    },
+    {
+      name: "templates create",
+      summary: "Create a template of this project from a list of conditions",
+      args: ["<name>"],
+      details: ["Its conditions are checked like a gate rule's. The name must be new in the project and not a built-in's."],
+      examples: [
+        `svc gates templates create "Acme staff" --rules '[{"attr":"email","op":"ends_with","value":"@acme.com"}]' --description 'People at acme.com'`,
+        "svc gates templates create Nordics --rules @nordics.json --category condition --json",
+      ],
+      flags: {
+        rules: {
+          type: "string",
+          value: "JSON",
+          help: 'Conditions as a JSON list, or @FILE, all of which must hold: [{"attr":"country","op":"in","value":["se","no"]}] (required; [] matches everyone)',
+        },
+        description: { type: "string", value: "TEXT", help: "What the template is for, shown in lists" },
+        category: { type: "string", value: "TEXT", help: "Free text; the built-ins use condition (the default) and rollout" },
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const body: Record<string, unknown> = { name: positionals[0]!, rules: conditionsFlag(values.rules) };
+        if (values.description !== undefined) body.description = values.description;
+        if (values.category !== undefined) body.category = values.category;
+        const created = await openClient(values).request<Created>("POST", TEMPLATES, { body });
+        emit(values.json, created, () => {
+          const conditions = body.rules as GateCondition[];
+          return [
+            `Created template ${created.name} (${created.id}): ${conditions.length ? conditionsText(conditions) : "no conditions (everyone)"}.`,
+            `Start a gate from it with \`svc gates create <name> --template ${shellWord(created.name)}\`.`,
+          ].join("\n");
+        });
+        return 0;
+      },
+    },
+    {
+      name: "templates delete",
+      summary: "Delete a template of this project (built-ins cannot be deleted; gates made from it keep their rules)",
+      args: ["<name>"],
+      examples: ['svc gates templates delete "Acme staff"', 'svc gates templates delete "Acme staff" --yes --json'],
+      flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
+      async run({ values, positionals }) {
+        const name = positionals[0]!;
+        const client = openClient(values);
+        await confirmChange(values, client, `Delete gate template ${name}? Gates made from it keep their rules.`);
+        await client.request("DELETE", templatePath(name));
+        emit(values.json, { name, deleted: true }, () => `Deleted template ${name}.`);
+        return 0;
+      },
+    },
   ],
 };
+
+const TEMPLATES = "/api/admin/gates/templates";
+const templatePath = (name: string) => `${TEMPLATES}/${encodeURIComponent(name)}`;
+
+/** `email ends_with "@acme.com" and country in ["de"]`; none reads "everyone". */
+const conditionsText = (conditions: GateCondition[]) => (conditions.length ? conditions.map(conditionText).join(" and ") : "everyone");
+
+/** A name as one shell word: quoted when it holds anything but plain characters. */
+const shellWord = (name: string) => (/^[\w.:@%+=,-]+$/.test(name) ? name : `'${name.replaceAll("'", `'\\''`)}'`);
+
+/** A template's `--rules`: a JSON list of conditions, or an object with a `rules` list (what `svc gates templates get NAME --json` prints). */
+function conditionsFlag(text: unknown): unknown[] {
+  if (text === undefined) throw new UsageError('--rules JSON is required: a list of conditions such as \'[{"attr":"email","op":"ends_with","value":"@acme.com"}]\', or @FILE');
+  const parsed = jsonFlag(text, "rules");
+  const rules = Array.isArray(parsed) ? parsed : typeof parsed === "object" && parsed !== null && Array.isArray((parsed as { rules?: unknown }).rules) ? (parsed as { rules: unknown[] }).rules : undefined;
+  if (!rules) throw new UsageError(`--rules must be a JSON list of conditions (or an object with a "rules" list), got ${parsed === null ? "null" : typeof parsed}`);
+  return rules;
+}

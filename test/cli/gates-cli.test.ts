@@ -217,6 +217,139 @@ describe("svc gates", () => {
   });
 });
 
+const ACME = [{ attr: "email", op: "ends_with", value: "@acme.com" }];
+const runTemplates = (args: string[]) => run(["templates", ...args]);
+const templatesJson = (args: string[]) => runJson(["templates", ...args]);
+
+describe("svc gates templates", () => {
+  test("list and get: --json is the API's answer (built-ins first); the human forms read as conditions", async () => {
+    const listed = await templatesJson(["list"]);
+    expect(listed).toEqual((await ts.api("/api/admin/gates/templates")).body);
+    expect(listed.filter((t: any) => t.builtIn).map((t: any) => t.name)).toEqual(["Internal users", "Percentage rollout", "Country list", "App version at least", "Beta opt-in"]);
+    expect((await templatesJson(["list", "--query", "COUNTRY"])).map((t: any) => t.name)).toEqual(["Country list"]);
+    const table = await runTemplates(["list"]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^NAME\s+CATEGORY\s+CONDITIONS\s+BUILT-IN\s+DESCRIPTION$/m);
+    expect(table.stdout).toMatch(/^Beta opt-in\s+condition\s+beta_opt_in eq true\s+yes\s+People who turned on beta features/m);
+    expect(table.stdout).toMatch(/^Country list\s+condition\s+country in \["us", "ca"\]\s+yes\s/m);
+    expect(table.stdout).toMatch(/^Percentage rollout\s+rollout\s+everyone\s+yes\s/m);
+    expect((await runTemplates(["list", "--query", "nothing"])).stdout.trim()).toBe('No templates match "nothing".');
+
+    const beta = await templatesJson(["get", "Beta opt-in"]);
+    expect(beta).toEqual((await ts.api("/api/admin/gates/templates/gtpl_beta_opt_in")).body);
+    expect(await templatesJson(["get", "gtpl_beta_opt_in"])).toEqual(beta);
+    const shown = await runTemplates(["get", "Beta opt-in"]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toBe(
+      "Beta opt-in (gtpl_beta_opt_in), built-in, condition: People who turned on beta features (attribute beta_opt_in = true).\n  beta_opt_in eq true\nStart a gate from it: `svc gates create <name> --template 'Beta opt-in' --percentage N`\n",
+    );
+    expect((await runTemplates(["get", "Percentage rollout"])).stdout).toContain("  no conditions: everyone\n");
+    const unknown = await runTemplates(["get", "nope", "--json"]);
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stderr)).toMatchObject({ code: "NOT_FOUND", status: 404 });
+  });
+
+  test("create (--rules inline and @FILE of `templates get --json`); duplicates and built-in names are refused; bad conditions name the field", async () => {
+    const created = await templatesJson(["create", "Acme staff", "--rules", JSON.stringify(ACME), "--description", "People at acme.com", "--category", "people"]);
+    expect(Object.keys(created).sort()).toEqual(["id", "name"]);
+    expect(created.id).toMatch(/^gtpl_/);
+    const stored = (await ts.api("/api/admin/gates/templates/Acme%20staff")).body;
+    expect(stored).toMatchObject({ id: created.id, name: "Acme staff", description: "People at acme.com", category: "people", rules: ACME, builtIn: false });
+
+    // What `templates get --json` prints is accepted as --rules.
+    const file = join(box.cwd, "template.json");
+    writeFileSync(file, JSON.stringify(await templatesJson(["get", "Country list"])));
+    const human = await runTemplates(["create", "Nordics", "--rules", `@${file}`]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^Created template Nordics \(gtpl_\w+\): country in \["us", "ca"\]\.$/m);
+    expect(human.stdout).toContain("svc gates create <name> --template Nordics");
+    expect((await templatesJson(["get", "Nordics"])).category).toBe("condition");
+    expect((await runTemplates(["create", "Everyone", "--rules", "[]"])).stdout).toContain("no conditions (everyone)");
+
+    const twice = await runTemplates(["create", "Acme staff", "--rules", "[]", "--json"]);
+    expect(twice.code).toBe(1);
+    expect(JSON.parse(twice.stderr)).toMatchObject({ code: "ALREADY_EXISTS", status: 409 });
+    expect((await runTemplates(["create", "Beta opt-in", "--rules", "[]", "--json"])).code).toBe(1);
+    const bad = await runTemplates(["create", "Broken", "--rules", JSON.stringify([{ attr: "email", op: "like", value: "%acme%" }]), "--json"]);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stderr)).toMatchObject({ code: "VALIDATION", detail: expect.stringContaining("rules[0].op") });
+    expect((await ts.api("/api/admin/gates/templates/Broken")).status).toBe(404);
+  });
+
+  test("gates create --template [--percentage]: one rule of the template's conditions, shown to people", async () => {
+    const created = await runJson(["create", "staff-preview", "--template", "Acme staff", "--percentage", "25"]);
+    expect(created.name).toBe("staff-preview");
+    for (const e of ["dev", "staging", "prod"]) expect((await gate("staff-preview")).envs[e].rules).toEqual([{ name: "Acme staff", conditions: ACME, passPercentage: 25 }]);
+
+    const human = await run(["create", "beta-search", "--template", "gtpl_beta_opt_in", "--description", "Search for beta users"]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain("Created gate beta-search (gate_");
+    expect(human.stdout).toContain("with 1 rule:\n  1. Beta opt-in: beta_opt_in eq true → 100%\n");
+    expect(await gate("beta-search")).toMatchObject({ description: "Search for beta users", envs: { prod: { rules: [{ name: "Beta opt-in", passPercentage: 100 }] } } });
+    expect((await runJson(["create", "half", "--template", "Percentage rollout", "--percentage", "12.5"])).name).toBe("half");
+    expect((await gate("half")).envs.prod.rules).toEqual([{ name: "Percentage rollout", conditions: [], passPercentage: 12.5 }]);
+
+    const missing = await run(["create", "x", "--template", "nope", "--json"]);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stderr)).toMatchObject({ code: "NOT_FOUND" });
+    expect((await ts.api("/api/admin/gates/x")).status).toBe(404);
+  });
+
+  test("delete (no terminal: no question); built-ins are read-only; gates made from a template keep their rules", async () => {
+    expect(await templatesJson(["delete", "Acme staff"])).toEqual({ name: "Acme staff", deleted: true });
+    expect((await ts.api("/api/admin/gates/templates/Acme%20staff")).status).toBe(404);
+    expect((await gate("staff-preview")).envs.prod.rules[0].conditions).toEqual(ACME);
+    expect((await runTemplates(["delete", "Everyone"])).stdout.trim()).toBe("Deleted template Everyone.");
+
+    const builtIn = await runTemplates(["delete", "Beta opt-in", "--json"]);
+    expect(builtIn.code).toBe(1);
+    expect(JSON.parse(builtIn.stderr)).toMatchObject({ code: "FORBIDDEN", status: 403 });
+    const again = await runTemplates(["delete", "Acme staff", "--json"]);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stderr).code).toBe("NOT_FOUND");
+  });
+
+  test("usage mistakes exit 2 and send nothing", async () => {
+    const templatesBefore = (await ts.api("/api/admin/gates/templates")).body;
+    const gatesBefore = (await ts.api("/api/admin/gates")).body;
+    const cases: [string[], RegExp][] = [
+      [["templates", "create", "T"], /--rules JSON is required: a list of conditions/],
+      [["templates", "create", "T", "--rules", "nope"], /--rules must be JSON/],
+      [["templates", "create", "T", "--rules", '{"a":1}'], /--rules must be a JSON list of conditions/],
+      [["templates", "create", "T", "--rules", "@/nonexistent/t.json"], /cannot read/],
+      [["templates", "create", "--rules", "[]"], /expected: svc gates templates create <name>/],
+      [["templates", "get"], /expected: svc gates templates get <name>/],
+      [["templates", "delete"], /expected: svc gates templates delete <name>/],
+      [["templates", "list", "extra"], /takes no arguments/],
+      [["templates", "rename", "T"], /unknown subcommand "templates" of `svc gates`/],
+      [["create", "x", "--template", "Beta opt-in", "--rules", "[]"], /--template and --rules cannot both be given/],
+      [["create", "x", "--percentage", "50"], /--percentage needs --template NAME/],
+      [["create", "x", "--template", "Beta opt-in", "--percentage", "150"], /--percentage must be a number from 0 to 100/],
+      [["create", "x", "--template", "Beta opt-in", "--percentage", "half"], /--percentage must be a number from 0 to 100/],
+      [["create", "x", "--template", ""], /--template must not be empty/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await run([...args, "--json"]);
+      expect([args.join(" "), r.code]).toEqual([args.join(" "), 2]);
+      const body = JSON.parse(r.stderr);
+      expect(body.code).toBe("USAGE");
+      expect(body.error).toMatch(message);
+    }
+    const human = await runTemplates(["create", "T", "--rules", "[oops"]);
+    expect(human.code).toBe(2);
+    expect(human.stderr).toContain("svc gates templates create: --rules must be JSON");
+    expect(human.stderr).toContain("svc help gates templates create");
+    expect((await ts.api("/api/admin/gates/templates")).body).toEqual(templatesBefore);
+    expect((await ts.api("/api/admin/gates")).body).toEqual(gatesBefore);
+
+    const help = await svc(box, ["help", "gates"], { env });
+    for (const sub of ["templates list", "templates get <name>", "templates create <name>", "templates delete <name>"]) expect(help.stdout).toContain(`svc gates ${sub}`);
+    const create = await svc(box, ["help", "gates", "create"], { env });
+    expect(create.stdout).toMatch(/^\s+--template NAME\s{2,}\S/m);
+    expect(create.stdout).toMatch(/^\s+--percentage N\s{2,}\S/m);
+  });
+});
+
 type TerminalRun = { code: number; output: string };
 
 /** Runs `svc ARGS` on a pseudo-terminal as the signed-in sandbox `person`, answering `reply` to the first `[y/N]` question. */
@@ -289,5 +422,22 @@ describe("svc gates in a terminal", () => {
     expect(gone.code).toBe(0);
     expect(gone.output).toContain("Deleted gate careful.");
     expect((await ts.api("/api/admin/gates/careful")).status).toBe(404);
+  });
+});
+
+describe("svc gates templates delete in a terminal", () => {
+  test("asks first: no keeps the template (exit 1), yes deletes it", async () => {
+    const person = sandbox();
+    await cliLogin(ts, person);
+    expect((await ts.api("/api/admin/gates/templates", { body: { name: "Careful", rules: ACME } })).status).toBe(201);
+    const declined = await inTerminal(person, ["gates", "templates", "delete", "Careful"], "n");
+    expect(declined.code).toBe(1);
+    expect(declined.output).toContain("Delete gate template Careful? Gates made from it keep their rules. [y/N]");
+    expect(declined.output).toContain("nothing was changed");
+    expect((await ts.api("/api/admin/gates/templates/Careful")).status).toBe(200);
+    const accepted = await inTerminal(person, ["gates", "templates", "delete", "Careful"], "y");
+    expect(accepted.code).toBe(0);
+    expect(accepted.output).toContain("Deleted template Careful.");
+    expect((await ts.api("/api/admin/gates/templates/Careful")).status).toBe(404);
   });
 });

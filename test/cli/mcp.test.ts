@@ -63,7 +63,9 @@ describe("svc mcp", () => {
           "explain_gate",
           "get_config",
           "get_gate",
+          "list_attributes",
           "list_configs",
+          "list_gate_templates",
           "list_gates",
           "list_killswitches",
           "list_members",
@@ -80,7 +82,7 @@ describe("svc mcp", () => {
           "whoami",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
@@ -173,6 +175,35 @@ describe("svc mcp", () => {
     }
   });
 
+  test("list_attributes and list_gate_templates act on the real server", async () => {
+    expect((await ts.api("/api/admin/attributes", { body: { name: "plan", type: "enum", enumValues: ["free", "pro"], description: "Billing plan" } })).status).toBe(201);
+    ts.server.ctx.services.attributes.noteContext(ts.projectId, { country: "de" });
+    await ts.server.ctx.services.attributes.flush();
+    expect((await ts.api("/api/admin/gates/templates", { body: { name: "Acme staff", category: "people", rules: [{ attr: "email", op: "ends_with", value: "@acme.com" }] } })).status).toBe(201);
+    const s = await connect(signedIn());
+    try {
+      const attributes = json(await s.client.callTool({ name: "list_attributes", arguments: {} }));
+      expect(attributes).toEqual((await ts.api("/api/admin/attributes")).body);
+      expect(attributes.map((a: any) => [a.name, a.source])).toEqual(
+        expect.arrayContaining([
+          ["country", "auto"],
+          ["plan", "manual"],
+        ]),
+      );
+      const plan = json(await s.client.callTool({ name: "list_attributes", arguments: { q: "BILLING" } }));
+      expect(plan).toEqual([expect.objectContaining({ name: "plan", type: "enum", enumValues: ["free", "pro"], source: "manual", deprecated: 0 })]);
+
+      const templates = json(await s.client.callTool({ name: "list_gate_templates", arguments: {} }));
+      expect(templates).toEqual((await ts.api("/api/admin/gates/templates")).body);
+      expect(templates[0]).toMatchObject({ builtIn: true });
+      expect(templates.at(-1)).toMatchObject({ name: "Acme staff", builtIn: false, category: "people", rules: [{ attr: "email", op: "ends_with", value: "@acme.com" }] });
+      expect(json(await s.client.callTool({ name: "list_gate_templates", arguments: { q: "country" } })).map((t: any) => t.name)).toEqual(["Country list"]);
+      expect(errorText(await s.client.callTool({ name: "list_attributes", arguments: { q: "x".repeat(101) } }))).toContain("q");
+    } finally {
+      await s.close();
+    }
+  });
+
   test("list_configs finds every config by name with its versions and drafts; list_members lists people and roles", async () => {
     const schema = { type: "string" };
     expect((await ts.api("/api/admin/configs", { body: { name: "banner", schema, value: "hi", description: "Top banner" } })).status).toBe(201);
@@ -209,7 +240,7 @@ describe("svc mcp", () => {
     expect(new Set(names).size).toBe(names.length);
     const declared = MODULES.flatMap((m) => (m.mcpTools ?? []).map((t) => t.name));
     expect(names).toEqual(declared);
-    for (const module of ["killswitches", "gates", "configs", "keys", "tokens", "identity", "audit"]) {
+    for (const module of ["killswitches", "gates", "attributes", "configs", "keys", "tokens", "identity", "audit"]) {
       expect(MODULES.find((m) => m.name === module)?.mcpTools?.length ?? 0).toBeGreaterThan(0);
     }
   });

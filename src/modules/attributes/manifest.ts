@@ -1,4 +1,5 @@
 import type { ModuleManifest } from "../../lib/module";
+import { attributeTools } from "./mcp-tools";
 import { ATTRIBUTES_MIGRATIONS } from "./migrations";
 import { attributeRoutes } from "./routes";
 import { AttributesService } from "./service";
@@ -19,5 +20,6 @@ export const attributesModule: ModuleManifest<"attributes"> = {
   migrations: ATTRIBUTES_MIGRATIONS,
   createService: (ctx) => new AttributesService(ctx),
   routes: (ctx) => attributeRoutes(ctx),
+  mcpTools: attributeTools,
   close: (service) => service.close(),
 };

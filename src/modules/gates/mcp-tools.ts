@@ -39,6 +39,17 @@ export const gateTools = [
     },
   }),
   defineTool({
+    name: "list_gate_templates",
+    title: "List gate templates",
+    description:
+      "Ready-made condition lists to start a gate from: the built-ins first (read-only), then the project's own. Each has a name, description, category and its conditions [{attr, op, value}]; use them as a rule's conditions in set_gate_rules.",
+    input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on name/description/category") },
+    annotations: READ_ONLY,
+    async run({ project_id, q }, open) {
+      return open(project_id).request("GET", `/api/admin/gates/templates${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+    },
+  }),
+  defineTool({
     name: "get_gate",
     title: "Get a gate",
     description: "One gate: description and, on every env, its ordered rule list (the first rule whose conditions all hold decides; none holding means off), version, when and by whom it was published.",
