@@ -1,8 +1,9 @@
 import { t } from "elysia";
 import { BodyObject } from "../../lib/http";
-import { ATTRIBUTE_TYPES } from "./service";
-
-const Type = t.Union(ATTRIBUTE_TYPES.map((x) => t.Literal(x)), { description: "string, number, boolean, enum (with enumValues), semver or date" });
+// The literals one by one (not mapped from ATTRIBUTE_TYPES), so that typed clients see the union.
+const Type = t.Union([t.Literal("string"), t.Literal("number"), t.Literal("boolean"), t.Literal("enum"), t.Literal("semver"), t.Literal("date")], {
+  description: "string, number, boolean, enum (with enumValues), semver or date",
+});
 const EnumValues = t.Union([t.Array(t.String({ minLength: 1, maxLength: 200 }), { maxItems: 500 }), t.Null()]);
 
 export const AttributeSchema = t.Object(

@@ -83,6 +83,12 @@ export function App() {
   }, []);
 
   const found = useMemo(() => findPage(location.pathname), [location.pathname]);
+  // The section the page belongs to: the longest navigation path the URL starts with (/gates/templates, not /gates).
+  const currentNav = useMemo(() => {
+    const path = location.pathname;
+    const matching = NAV.filter((p) => (p.path === "/" ? path === "/" : path === p.path || path.startsWith(`${p.path}/`)));
+    return matching.sort((a, b) => b.path.length - a.path.length)[0]?.path ?? null;
+  }, [location.pathname]);
   const title = found ? (typeof found.page.title === "function" ? found.page.title(found.params) : found.page.title) : "Not found";
   useEffect(() => {
     document.title = `${title} · svc`;
@@ -134,7 +140,7 @@ export function App() {
         <nav aria-label="Sections">
           <ul>
             {NAV.map((p) => {
-              const current = p.path === "/" ? location.pathname === "/" : location.pathname === p.path || location.pathname.startsWith(`${p.path}/`);
+              const current = p.path === currentNav;
               return (
                 <li key={p.path}>
                   <Link href={p.path} aria-current={current ? "page" : undefined}>

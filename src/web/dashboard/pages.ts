@@ -1,5 +1,6 @@
 import type { DashboardModule } from "./registry";
 import { homeModule } from "./home";
+import { attributesDashboard } from "../../modules/attributes/dashboard/pages";
 import { auditDashboard } from "../../modules/audit/dashboard/pages";
 import { configsDashboard } from "../../modules/configs/dashboard/pages";
 import { gatesDashboard } from "../../modules/gates/dashboard/pages";
@@ -14,4 +15,4 @@ import { tokensDashboard } from "../../modules/tokens/dashboard/pages";
  * section to sections.ts) in the change that adds it; the navigation
  * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, gatesDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, gatesDashboard, attributesDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];

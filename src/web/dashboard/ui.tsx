@@ -1,6 +1,6 @@
 import type { ComponentChildren, JSX } from "preact";
 import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
-import { describeError } from "./api";
+import { ApiFailure, describeError } from "./api";
 import { followLink } from "./router";
 
 /** Loads data for a page; `reload` refetches (after a write, or when someone else changed it). */
@@ -239,4 +239,23 @@ export function SecretOnce({ secret, what }: { secret: string; what: string }) {
       </div>
     </div>
   );
+}
+
+/**
+ * A refusal of the server split by field: a VALIDATION or conflict detail is
+ * `field: message` (or `field.0: …`, several joined by "; "); the parts that
+ * name one of `fields` go on that field, the rest (and anything else) in
+ * `general`, for an alert above the buttons.
+ */
+export function errorsByField<F extends string>(err: unknown, fields: readonly F[]): { fields: Partial<Record<F, string>>; general: string | null } {
+  const out: Partial<Record<F, string>> = {};
+  if (!(err instanceof ApiFailure) || !err.detail) return { fields: out, general: describeError(err) };
+  const rest: string[] = [];
+  for (const part of err.detail.split("; ")) {
+    const m = /^([A-Za-z]+)[^:]*:\s*([\s\S]*)$/.exec(part);
+    const field = m && (fields as readonly string[]).includes(m[1]!) ? (m[1] as F) : null;
+    if (field && !out[field]) out[field] = `${err.message}: ${part}`;
+    else rest.push(part);
+  }
+  return { fields: out, general: rest.length > 0 ? `${err.message}: ${rest.join("; ")}` : null };
 }

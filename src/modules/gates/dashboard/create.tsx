@@ -1,22 +1,32 @@
 import { useState } from "preact/hooks";
 import { ApiFailure, call, describeError } from "../../../web/dashboard/api";
-import { Dialog, ErrorMessage, Field } from "../../../web/dashboard/ui";
+import { Dialog, ErrorMessage, Field, useLoad } from "../../../web/dashboard/ui";
 import { gateApi } from "./client";
+import { conditionsSummary, loadTemplates } from "./templates";
 
-/** New gate: a name (checked by the server, its error shown on the field) and a description; it starts with no rules (off for everyone). */
+/**
+ * New gate: a name (checked by the server, its error shown on the field), a
+ * description, and optionally a template to start from (one rule of its
+ * conditions, at 100%); without one it starts with no rules (off for everyone).
+ */
 export function CreateGateDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (name: string) => void }) {
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
+  const [template, setTemplate] = useState("");
   const [nameError, setNameError] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // The templates, read at each opening (someone may have added one since).
+  const templates = useLoad(() => (open ? loadTemplates() : Promise.resolve(undefined)), [open]);
+  const chosen = templates.data?.find((t) => t.id === template);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     try {
-      const created = await call(gateApi.api.admin.gates.post({ name: name.trim(), description: description.trim() || undefined }));
+      const created = await call(gateApi.api.admin.gates.post({ name: name.trim(), description: description.trim() || undefined, template: template || undefined }));
       setName("");
       setDescription("");
+      setTemplate("");
       setNameError(null);
       setError(null);
       onCreated(created.name);
@@ -37,7 +47,28 @@ export function CreateGateDialog({ open, onClose, onCreated }: { open: boolean; 
           {(attrs) => <input {...attrs} required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} autoComplete="off" />}
         </Field>
         <Field label="Description">{(attrs) => <input {...attrs} value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />}</Field>
-        <p class="muted small">It starts with no rules on every env: off for everyone until you publish some.</p>
+        <Field label="Start from template" hint={templates.error ? `Templates could not be loaded: ${templates.error}` : "Optional: its conditions become the gate's first rule, at 100%."}>
+          {(attrs) => (
+            <select {...attrs} value={template} onChange={(e) => setTemplate((e.target as HTMLSelectElement).value)}>
+              <option value="">None: no rules</option>
+              {templates.data?.map((t) => (
+                <option key={t.id} value={t.id}>
+                  {t.name}
+                  {t.builtIn ? " (built-in)" : ""}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <p class="muted small">
+          {chosen ? (
+            <>
+              It starts with one rule on every env: <span class="mono">{conditionsSummary(chosen.rules)}</span> → 100%.
+            </>
+          ) : (
+            "It starts with no rules on every env: off for everyone until you publish some."
+          )}
+        </p>
         <ErrorMessage error={error} />
         <div class="actions">
           <button type="button" class="secondary" onClick={onClose}>

@@ -6,6 +6,7 @@ import { ErrorMessage, Link, Loading, SearchBox, When, useLiveReload, useLoad } 
 import { ENVS, gateApi, rulesCount } from "./client";
 import { CreateGateDialog } from "./create";
 import { GateDetail } from "./detail";
+import { TemplateList } from "./templates";
 
 function GateList() {
   const session = useSession();
@@ -94,6 +95,8 @@ function GatesCard() {
 export const gatesDashboard: DashboardModule = {
   pages: [
     { path: "/gates", title: "Gates", nav: { label: "Gates", order: 15 }, view: GateList },
+    // Before /gates/:name: the first page whose path matches wins (no gate can be named "templates").
+    { path: "/gates/templates", title: "Gate templates", nav: { label: "Gate templates", order: 16 }, view: TemplateList },
     { path: "/gates/:name", title: (p) => `Gate ${p.name}`, view: ({ params }) => <GateDetail name={params.name!} /> },
   ],
   overview: GatesCard,

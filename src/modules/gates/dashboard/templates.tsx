@@ -1,0 +1,273 @@
+import { useEffect, useState } from "preact/hooks";
+import { call } from "../../../web/dashboard/api";
+import { can, useSession } from "../../../web/dashboard/registry";
+import { navigate } from "../../../web/dashboard/router";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, Link, Loading, SearchBox, Status, errorsByField, useLoad } from "../../../web/dashboard/ui";
+import { gateApi } from "./client";
+
+export type GateTemplate = NonNullable<Awaited<ReturnType<typeof gateApi.api.admin.gates.templates.get>>["data"]>[number];
+type Condition = GateTemplate["rules"][number];
+
+/** The templates a gate can start from: built-ins first, then the project's. */
+export const loadTemplates = () => call(gateApi.api.admin.gates.templates.get({ query: {} }));
+
+/** `email ends_with "@acme.com" and country in ["us","ca"]`; no conditions is everyone. */
+export function conditionsSummary(conditions: Condition[]): string {
+  if (conditions.length === 0) return "everyone";
+  return conditions.map((c) => (c.value === undefined ? `${c.attr} ${c.op}` : `${c.attr} ${c.op} ${JSON.stringify(c.value)}`)).join(" and ");
+}
+
+
+const focusInvalid = () => setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+
+const EXAMPLE_CONDITIONS = '[\n  { "attr": "email", "op": "ends_with", "value": "@example.com" }\n]';
+const TEMPLATE_FIELDS = ["name", "description", "category", "rules"] as const;
+
+/** New template of the project: its conditions as JSON, checked by the server like a gate rule's. */
+function CreateTemplateDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (name: string) => Promise<void> }) {
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const [category, setCategory] = useState("condition");
+  const [conditions, setConditions] = useState(EXAMPLE_CONDITIONS);
+  const [fieldErrors, setFieldErrors] = useState<Partial<Record<(typeof TEMPLATE_FIELDS)[number], string>>>({});
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (!open) return;
+    setName("");
+    setDescription("");
+    setCategory("condition");
+    setConditions(EXAMPLE_CONDITIONS);
+    setFieldErrors({});
+    setError(null);
+  }, [open]);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    let rules: unknown;
+    try {
+      rules = JSON.parse(conditions);
+    } catch (err) {
+      setFieldErrors({ rules: `Not valid JSON: ${(err as Error).message}` });
+      setError(null);
+      focusInvalid();
+      return;
+    }
+    if (!Array.isArray(rules)) {
+      setFieldErrors({ rules: 'The conditions are a JSON list, e.g. [{"attr": "country", "op": "in", "value": ["de"]}]' });
+      setError(null);
+      focusInvalid();
+      return;
+    }
+    setBusy(true);
+    try {
+      const created = await call(
+        gateApi.api.admin.gates.templates.post({ name: name.trim(), description: description.trim() || undefined, category: category.trim() || undefined, rules: rules as Condition[] }),
+      );
+      await onCreated(created.name);
+    } catch (err) {
+      const split = errorsByField(err, TEMPLATE_FIELDS);
+      setFieldErrors(split.fields);
+      setError(split.general);
+      focusInvalid();
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open={open} title="New template" onClose={onClose} wide>
+      <form onSubmit={submit} noValidate>
+        <Field label="Name" error={fieldErrors.name} hint="Unique in the project; not a built-in's name.">
+          {(attrs) => <input {...attrs} required value={name} onInput={(e) => setName(e.currentTarget.value)} autoComplete="off" />}
+        </Field>
+        <Field label="Description" error={fieldErrors.description}>
+          {(attrs) => <input {...attrs} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />}
+        </Field>
+        <Field label="Category" error={fieldErrors.category} hint="Free text: the built-ins use condition and rollout.">
+          {(attrs) => <input {...attrs} value={category} onInput={(e) => setCategory(e.currentTarget.value)} autoComplete="off" />}
+        </Field>
+        <Field label="Conditions (JSON)" error={fieldErrors.rules} hint='A list of {"attr", "op", "value"}, all of which must hold; [] holds for everyone.'>
+          {(attrs) => <textarea {...attrs} class="editor mono" rows={6} spellcheck={false} value={conditions} onInput={(e) => setConditions(e.currentTarget.value)} />}
+        </Field>
+        <ErrorMessage error={error} />
+        <div class="actions">
+          <button type="button" class="secondary" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" disabled={busy}>
+            Create template
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+const GATE_FIELDS = ["name", "passPercentage"] as const;
+
+/** A gate made from a template: one rule of its conditions at the given pass percentage, on every env. */
+function GateFromTemplateDialog({ template, onClose }: { template: GateTemplate | null; onClose: () => void }) {
+  const [name, setName] = useState("");
+  const [percentage, setPercentage] = useState("100");
+  const [fieldErrors, setFieldErrors] = useState<Partial<Record<(typeof GATE_FIELDS)[number], string>>>({});
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (!template) return;
+    setName("");
+    setPercentage("100");
+    setFieldErrors({});
+    setError(null);
+  }, [template]);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const pct = percentage.trim();
+    setBusy(true);
+    try {
+      // Anything but a number goes as typed, for the server to refuse by name.
+      const passPercentage = (pct !== "" && Number.isFinite(Number(pct)) ? Number(pct) : pct) as number;
+      const created = await call(gateApi.api.admin.gates.post({ name: name.trim(), template: template!.id, passPercentage }));
+      onClose();
+      navigate(`/gates/${encodeURIComponent(created.name)}`);
+    } catch (err) {
+      const split = errorsByField(err, GATE_FIELDS);
+      setFieldErrors(split.fields);
+      setError(split.general);
+      focusInvalid();
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open={template !== null} title={`New gate from ${template?.name ?? ""}`} onClose={onClose}>
+      {template && (
+        <form onSubmit={submit} noValidate>
+          <p class="muted small">
+            It starts with one rule on every env: <span class="mono">{conditionsSummary(template.rules)}</span> → the pass percentage.
+          </p>
+          <Field label="Gate name" error={fieldErrors.name} hint="Up to 128 characters, without “/”, not starting with gate_.">
+            {(attrs) => <input {...attrs} required value={name} onInput={(e) => setName(e.currentTarget.value)} autoComplete="off" />}
+          </Field>
+          <Field label="Pass percentage" error={fieldErrors.passPercentage} hint="0 to 100: the share of matching units that pass.">
+            {(attrs) => <input {...attrs} type="number" min={0} max={100} step="any" value={percentage} onInput={(e) => setPercentage(e.currentTarget.value)} />}
+          </Field>
+          <ErrorMessage error={error} />
+          <div class="actions">
+            <button type="button" class="secondary" onClick={onClose}>
+              Cancel
+            </button>
+            <button type="submit" disabled={busy}>
+              Create gate
+            </button>
+          </div>
+        </form>
+      )}
+    </Dialog>
+  );
+}
+
+/** Gate templates: the built-ins (read-only) and the project's own; create, delete, and start a gate from one. */
+export function TemplateList() {
+  const session = useSession();
+  const writable = can(session, "write");
+  const [q, setQ] = useState("");
+  const [creating, setCreating] = useState(false);
+  const [deleting, setDeleting] = useState<GateTemplate | null>(null);
+  const [startFrom, setStartFrom] = useState<GateTemplate | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const { data, error, reload } = useLoad(loadTemplates, [session.project.id]);
+  const needle = q.toLowerCase();
+  const shown = data?.filter((t) => !q || [t.name, t.description, t.category].some((s) => s.toLowerCase().includes(needle)));
+  return (
+    <>
+      <p class="crumbs">
+        <Link href="/gates">Gates</Link> /
+      </p>
+      <div class="page-head">
+        <h1>Gate templates</h1>
+        {writable && (
+          <button type="button" onClick={() => setCreating(true)}>
+            New template
+          </button>
+        )}
+      </div>
+      <p class="muted">Ready-made conditions to start a gate from. Built-ins are the same in every project and read-only; a gate made from a template keeps its rule when the template changes or goes.</p>
+      <SearchBox label="Search templates" value={q} onInput={setQ} />
+      <ErrorMessage error={error} />
+      <Status message={message} />
+      {!data ? (
+        !error && <Loading />
+      ) : shown!.length === 0 ? (
+        <p class="muted">No template matches “{q}”.</p>
+      ) : (
+        <table>
+          <caption class="visually-hidden">Gate templates: built-ins first, then this project's</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Category</th>
+              <th scope="col">Conditions</th>
+              <th scope="col">Description</th>
+              {writable && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {shown!.map((t) => (
+              <tr key={t.id}>
+                <th scope="row">
+                  {t.name}
+                  {t.builtIn && <div class="muted small">built-in</div>}
+                </th>
+                <td>{t.category}</td>
+                <td class="mono small">{conditionsSummary(t.rules)}</td>
+                <td>{t.description || <span class="muted">none</span>}</td>
+                {writable && (
+                  <td>
+                    <div class="row">
+                      <button type="button" class="secondary small" aria-label={`New gate from template ${t.name}`} onClick={() => setStartFrom(t)}>
+                        New{"\u00a0"}gate
+                      </button>
+                      {!t.builtIn && (
+                        <button type="button" class="danger secondary small" aria-label={`Delete template ${t.name}`} onClick={() => setDeleting(t)}>
+                          Delete
+                        </button>
+                      )}
+                    </div>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <CreateTemplateDialog
+        open={creating}
+        onClose={() => setCreating(false)}
+        onCreated={async (name) => {
+          setCreating(false);
+          await reload();
+          setMessage(`Created template ${name}`);
+        }}
+      />
+      <GateFromTemplateDialog template={startFrom} onClose={() => setStartFrom(null)} />
+      <ConfirmDialog
+        open={deleting !== null}
+        title={`Delete template ${deleting?.name ?? ""}?`}
+        message={<p>Gates made from it keep their rules.</p>}
+        confirmLabel="Delete template"
+        danger
+        onConfirm={async () => {
+          await call(gateApi.api.admin.gates.templates({ id: deleting!.id }).delete());
+          setMessage(`Deleted template ${deleting!.name}`);
+          await reload();
+        }}
+        onClose={() => setDeleting(null)}
+      />
+    </>
+  );
+}
