@@ -5,8 +5,8 @@
  * the same loop as the baseline; and the bucketing's uniformity, a χ² test of
  * 1,000,000 ids over 100 buckets (target p > 0.001).
  */
-import { RE2JS } from "re2js";
 import jStat from "jstat";
+import { compileRegex } from "../src/lib/re2";
 import { type EvaluationContext, type Gate, bucketOf, createGateEvaluator } from "../src/sdk/gates";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -38,11 +38,6 @@ async function ofrepLoad(settings: Settings): Promise<Row[]> {
     await stop([svc]);
   }
 }
-
-const compileRegex = (pattern: string) => {
-  const re = RE2JS.compile(pattern);
-  return { test: (value: string) => re.matcher(value).find() };
-};
 
 /** Nanoseconds per call: the best of five rounds of `n` calls (the least disturbed by the machine). */
 function nsPerCall(n: number, run: (i: number) => unknown): number {

@@ -168,3 +168,29 @@ export const jsonBodyPlugin = new Elysia({ name: "json-object-body" }).macro({
     },
   }),
 });
+
+/**
+ * RFC 9110 weak comparison of an If-None-Match list against our tag
+ * (`*` matches anything that exists).
+ */
+export function etagMatches(ifNoneMatch: string | null | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  if (ifNoneMatch === etag) return true;
+  for (const raw of ifNoneMatch.split(",")) {
+    const tag = raw.trim();
+    if (tag === "*" || (tag.startsWith("W/") ? tag.slice(2) : tag) === etag) return true;
+  }
+  return false;
+}
+
+/** Whether the client takes gzip (`Accept-Encoding: gzip`, not `gzip;q=0`). */
+export function acceptsGzip(acceptEncoding: string | null | undefined): boolean {
+  if (!acceptEncoding) return false;
+  for (const part of acceptEncoding.split(",")) {
+    const [coding, ...params] = part.trim().toLowerCase().split(";");
+    if (coding !== "gzip" && coding !== "*") continue;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    return q === undefined || Number(q.slice(2)) > 0;
+  }
+  return false;
+}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { RE2JS } from "re2js";
+import { compileRegex } from "../../src/lib/re2";
 import { type Client, createClient } from "../../src/sdk/index";
 import { type TestServer, startTestServer } from "../helpers";
 import { GATE_CASES } from "../support/gate-cases";
@@ -21,11 +21,7 @@ afterAll(async () => {
 });
 
 function client(options: { re2?: boolean } = {}): Client {
-  const re2 = (pattern: string) => {
-    const re = RE2JS.compile(pattern);
-    return { test: (value: string) => re.matcher(value).find() };
-  };
-  const c = createClient({ baseUrl: ts.url, sdkKey: ts.serverKey, env: "prod", stream: false, ...(options.re2 ? { compileRegex: re2 } : {}) });
+  const c = createClient({ baseUrl: ts.url, sdkKey: ts.serverKey, env: "prod", stream: false, ...(options.re2 ? { compileRegex } : {}) });
   clients.push(c);
   return c;
 }

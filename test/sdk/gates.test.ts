@@ -1,12 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { RE2JS } from "re2js";
+import { compileRegex } from "../../src/lib/re2";
 import { type Gate, bucketOf, compareSemver, createGateEvaluator, parseSemver } from "../../src/sdk/gates";
 import { GATE_CASES } from "../support/gate-cases";
-
-const compileRegex = (pattern: string) => {
-  const re = RE2JS.compile(pattern);
-  return { test: (value: string) => re.matcher(value).find() };
-};
 
 describe("bucketing", () => {
   test("GrowthBook hash v2 vectors (NOTES.md)", () => {

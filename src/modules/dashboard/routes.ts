@@ -1,4 +1,5 @@
 import { Elysia, t } from "elysia";
+import { acceptsGzip, etagMatches } from "../../lib/http";
 import type { AppContext } from "../../lib/module";
 import { browserKit, isSafeRedirect, sessionToken } from "../identity/browser";
 import { DASHBOARD_SECTIONS } from "../../web/dashboard/sections";
@@ -18,24 +19,13 @@ const DOCUMENT_HEADERS = {
   "cache-control": "private, no-cache",
 };
 
-/** gzip unless the client refuses it (`gzip;q=0`) or does not list it. */
-function acceptsGzip(request: Request): boolean {
-  const header = request.headers.get("accept-encoding") ?? "";
-  return header.split(",").some((part) => {
-    const [coding, ...params] = part.trim().split(";");
-    if (coding?.trim().toLowerCase() !== "gzip") return false;
-    const q = params.map((p) => /^\s*q=([\d.]+)\s*$/i.exec(p)).find(Boolean);
-    return !q || Number(q[1]) > 0;
-  });
-}
-
 function send(request: Request, file: BundleFile, headers: Record<string, string>, cookies: string[] = []): Response {
-  const gzip = acceptsGzip(request);
+  const gzip = acceptsGzip(request.headers.get("accept-encoding"));
   // The two encodings are two representations: each has its own tag.
   const etag = gzip ? `${file.etag.slice(0, -1)}-gz"` : file.etag;
   const out = new Headers({ ...headers, "content-type": file.type, etag, vary: "Accept-Encoding" });
   for (const c of cookies) out.append("set-cookie", c);
-  if (request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers: out });
+  if (etagMatches(request.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers: out });
   if (gzip) out.set("content-encoding", "gzip");
   return new Response(gzip ? file.gzip : file.body, { headers: out });
 }

@@ -1,10 +1,10 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../lib/module";
 import { tooManyRequests } from "../../lib/errors";
-import { describe } from "../../lib/http";
+import { acceptsGzip, describe, etagMatches } from "../../lib/http";
 import { EnvQuery, OfrepBulkSchema, OfrepFailureSchema, OfrepRequestSchema, OfrepSuccessSchema, SnapshotSchema } from "./contract";
 import { evaluateAll, evaluateFlag, isFailure, parseEvaluationRequest } from "./ofrep";
-import { type SnapshotEntry, acceptsGzip, etagMatches } from "./snapshot";
+import type { SnapshotEntry } from "./snapshot";
 import { DEFAULT_HEARTBEAT_MS, snapshotStream } from "./stream";
 
 /** Open SSE streams one SDK key may hold (SERVICE_MAX_STREAMS_PER_KEY). */

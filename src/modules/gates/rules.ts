@@ -4,7 +4,6 @@ import { CONTROL_CHARS } from "../../lib/validate";
 import { GATE_OPS, type GateCondition, type GateOp, type GateRule, parseSemver } from "../../sdk/gates";
 import { CONDITIONS_MAX, LIST_VALUES_MAX, RULES_MAX, TEXT_VALUE_MAX } from "./types";
 
-export { compileRegex };
 
 const ATTR = /^[A-Za-z0-9_.:$-]{1,128}$/;
 const TEXT_OPS: readonly GateOp[] = ["contains", "starts_with", "ends_with"];

@@ -8,7 +8,8 @@ import type { Queryable, Tx } from "../../lib/store";
 import { checkResourceName } from "../../lib/validate";
 import { Versioned } from "../../lib/versioned";
 import { type EvaluationContext, type GateExplanation, type GateRule, type Gate as EvaluatedGate, createGateEvaluator } from "../../sdk/gates";
-import { checkPrerequisites, checkRules, compileRegex, referencedGates } from "./rules";
+import { compileRegex } from "../../lib/re2";
+import { checkPrerequisites, checkRules, referencedGates } from "./rules";
 import { type Content, type EnvRow, type GateRow, insertGate, parseRules, setGateDescription, toEnvState, toGate, touchGate } from "./store";
 import { GateTemplatesService } from "./templates";
 import {

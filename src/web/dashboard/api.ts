@@ -27,7 +27,7 @@ export function selectProject(id: string): void {
 }
 
 /** The double-submit CSRF token: the `svc_csrf` cookie, echoed as X-CSRF-Token on every write. */
-function csrfToken(): string {
+export function csrfToken(): string {
   const match = /(?:^|;\s*)svc_csrf=([^;]*)/.exec(document.cookie);
   return match ? decodeURIComponent(match[1]!) : "";
 }

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import type { identityRoutes } from "../../modules/identity/routes";
-import { apiOf, call, currentProject, describeError, selectProject } from "./api";
+import { apiOf, call, csrfToken, currentProject, describeError, selectProject } from "./api";
 import { DASHBOARD_MODULES } from "./pages";
 import { CommandPalette } from "./palette";
 import { type DashboardPage, type DashboardSession, SessionContext } from "./registry";
@@ -35,11 +35,6 @@ async function loadSession(): Promise<DashboardSession | { email: string; noProj
     role: me.credential.role,
     permissions: me.credential.permissions,
   };
-}
-
-function csrfValue(): string {
-  const match = /(?:^|;\s*)svc_csrf=([^;]*)/.exec(document.cookie);
-  return match ? decodeURIComponent(match[1]!) : "";
 }
 
 function ProjectSwitcher({ session, onSwitch }: { session: DashboardSession; onSwitch: (id: string) => void }) {
@@ -130,7 +125,7 @@ export function App() {
           {session.email}
         </Link>
         <form method="post" action="/auth/logout">
-          <input type="hidden" name="csrf" value={csrfValue()} />
+          <input type="hidden" name="csrf" value={csrfToken()} />
           <button type="submit" class="secondary small">
             Sign out
           </button>

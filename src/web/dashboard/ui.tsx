@@ -259,3 +259,37 @@ export function errorsByField<F extends string>(err: unknown, fields: readonly F
   }
   return { fields: out, general: rest.length > 0 ? `${err.message}: ${rest.join("; ")}` : null };
 }
+
+/**
+ * The env tabs of a detail page, in the ARIA tabs pattern: arrows move the
+ * selection and the focus with it. The panel that follows has the id
+ * `${idBase}-panel` and is labelled by `${idBase}-${current}`.
+ */
+export function EnvTabs<E extends string>(props: { envs: readonly E[]; current: E; idBase: string; onSelect: (env: E) => void; label: (env: E) => ComponentChildren }) {
+  const { envs, current, idBase, onSelect } = props;
+  return (
+    <div role="tablist" aria-label="Env" class="tabs" id={idBase}>
+      {envs.map((e) => (
+        <button
+          key={e}
+          type="button"
+          role="tab"
+          id={`${idBase}-${e}`}
+          aria-selected={e === current}
+          aria-controls={`${idBase}-panel`}
+          tabIndex={e === current ? 0 : -1}
+          onClick={() => onSelect(e)}
+          onKeyDown={(k) => {
+            const i = envs.indexOf(current);
+            const next = k.key === "ArrowRight" ? envs[(i + 1) % envs.length]! : k.key === "ArrowLeft" ? envs[(i + envs.length - 1) % envs.length]! : null;
+            if (!next) return;
+            onSelect(next);
+            document.getElementById(`${idBase}-${next}`)?.focus();
+          }}
+        >
+          {props.label(e)}
+        </button>
+      ))}
+    </div>
+  );
+}

@@ -2,5 +2,4 @@ import { apiOf } from "../../../web/dashboard/api";
 import type { configRoutes } from "../routes";
 
 export const configApi = apiOf<ReturnType<typeof configRoutes>>();
-export const ENVS = ["dev", "staging", "prod"] as const;
-export type Env = (typeof ENVS)[number];
+export { ENVS, type Env } from "../../../lib/envs";

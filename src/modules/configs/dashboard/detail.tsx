@@ -3,7 +3,7 @@ import { call, describeError } from "../../../web/dashboard/api";
 import { DiffView, JsonEditor, prettyJson } from "../../../web/dashboard/json-editor";
 import { can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ConfirmDialog, ErrorMessage, Link, Loading, Status, When, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, EnvTabs, ErrorMessage, Link, Loading, Status, When, useLoad } from "../../../web/dashboard/ui";
 import { ENVS, type Env, configApi } from "./client";
 
 type Check = { state: "checking" } | { state: "valid" } | { state: "invalid"; problems: string[] };
@@ -116,31 +116,18 @@ export function ConfigDetail({ name }: { name: string }) {
         )}
       </div>
       {config.description && <p>{config.description}</p>}
-      <div role="tablist" aria-label="Env" class="tabs" id={tabsId}>
-        {ENVS.map((e) => (
-          <button
-            key={e}
-            type="button"
-            role="tab"
-            id={`${tabsId}-${e}`}
-            aria-selected={e === env}
-            aria-controls={`${tabsId}-panel`}
-            tabIndex={e === env ? 0 : -1}
-            onClick={() => setEnv(e)}
-            onKeyDown={(k) => {
-              const i = ENVS.indexOf(env);
-              const next = k.key === "ArrowRight" ? ENVS[(i + 1) % ENVS.length]! : k.key === "ArrowLeft" ? ENVS[(i + ENVS.length - 1) % ENVS.length]! : null;
-              if (!next) return;
-              setEnv(next);
-              // Focus follows the selection (the ARIA tabs pattern).
-              document.getElementById(`${tabsId}-${next}`)?.focus();
-            }}
-          >
+      <EnvTabs
+        envs={ENVS}
+        current={env}
+        idBase={tabsId}
+        onSelect={setEnv}
+        label={(e) => (
+          <>
             {e} · v{config.envs[e].version}
             {config.drafts[e] ? " · draft" : ""}
-          </button>
-        ))}
-      </div>
+          </>
+        )}
+      />
       <section role="tabpanel" id={`${tabsId}-panel`} aria-labelledby={`${tabsId}-${env}`}>
         <p class="muted small">
           Published version {config.envs[env].version}, <When iso={config.envs[env].updatedAt} />.{" "}

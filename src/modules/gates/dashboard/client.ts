@@ -3,8 +3,7 @@ import { GATE_OPS, type GateCondition, type GateOp, type GateRule } from "../../
 import type { gateRoutes } from "../routes";
 
 export const gateApi = apiOf<ReturnType<typeof gateRoutes>>();
-export const ENVS = ["dev", "staging", "prod"] as const;
-export type Env = (typeof ENVS)[number];
+export { ENVS, type Env } from "../../../lib/envs";
 export { GATE_OPS };
 export type { GateOp, GateRule };
 

@@ -2,7 +2,7 @@ import { useId, useMemo, useState } from "preact/hooks";
 import { ApiFailure, call, describeError } from "../../../web/dashboard/api";
 import { can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ConfirmDialog, ErrorMessage, Link, Loading, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, EnvTabs, ErrorMessage, Link, Loading, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { type DraftRule, ENVS, type Env, type FieldRef, type GateRule, describeField, fieldOfDetail, fromDraft, gateApi, ruleSummary, rulesCount, toDraft } from "./client";
 import { ExplainPanel } from "./explain";
 import { RulesEditor } from "./rules-editor";
@@ -113,31 +113,18 @@ export function GateDetail({ name }: { name: string }) {
         )}
       </div>
       {gate.description && <p>{gate.description}</p>}
-      <div role="tablist" aria-label="Env" class="tabs" id={tabsId}>
-        {ENVS.map((e) => (
-          <button
-            key={e}
-            type="button"
-            role="tab"
-            id={`${tabsId}-${e}`}
-            aria-selected={e === env}
-            aria-controls={`${tabsId}-panel`}
-            tabIndex={e === env ? 0 : -1}
-            onClick={() => selectEnv(e)}
-            onKeyDown={(k) => {
-              const i = ENVS.indexOf(env);
-              const next = k.key === "ArrowRight" ? ENVS[(i + 1) % ENVS.length]! : k.key === "ArrowLeft" ? ENVS[(i + ENVS.length - 1) % ENVS.length]! : null;
-              if (!next) return;
-              selectEnv(next);
-              // Focus follows the selection (the ARIA tabs pattern).
-              document.getElementById(`${tabsId}-${next}`)?.focus();
-            }}
-          >
+      <EnvTabs
+        envs={ENVS}
+        current={env}
+        idBase={tabsId}
+        onSelect={selectEnv}
+        label={(e) => (
+          <>
             {e} · v{gate.envs[e].version} · {rulesCount(gate.envs[e].rules.length)}
             {changed(e) ? " · unpublished changes" : ""}
-          </button>
-        ))}
-      </div>
+          </>
+        )}
+      />
       <section role="tabpanel" id={`${tabsId}-panel`} aria-labelledby={`${tabsId}-${env}`}>
         <p class="muted small">
           Version {state.version}, published <When iso={state.updatedAt} /> by {state.updatedBy}. Rules apply in order: the first whose conditions all hold decides; none holding means off.

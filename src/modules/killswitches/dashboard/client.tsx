@@ -4,8 +4,9 @@ import { ConfirmDialog } from "../../../web/dashboard/ui";
 import type { killswitchRoutes } from "../routes";
 
 export const killswitchApi = apiOf<ReturnType<typeof killswitchRoutes>>();
-export const ENVS = ["dev", "staging", "prod"] as const;
-export type Env = (typeof ENVS)[number];
+import type { Env } from "../../../lib/envs";
+
+export { ENVS, type Env } from "../../../lib/envs";
 
 /** A change waiting for "yes" (every prod change asks first). */
 export type PendingToggle = { name: string; env: Env; switchKey?: string; value: boolean };

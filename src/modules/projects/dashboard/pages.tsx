@@ -1,11 +1,11 @@
 import { useEffect, useState } from "preact/hooks";
+import { ENVS } from "../../../lib/envs";
 import { apiOf, call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { ErrorMessage, Field, Loading, Status, useLoad } from "../../../web/dashboard/ui";
 import type { projectRoutes } from "../routes";
 
 const projectApi = apiOf<ReturnType<typeof projectRoutes>>();
-const ENVS = ["dev", "staging", "prod"] as const;
 const MODULES = [
   ["moduleConfigs", "Dynamic configs"],
   ["moduleGates", "Gates"],
