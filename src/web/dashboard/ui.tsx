@@ -293,3 +293,38 @@ export function EnvTabs<E extends string>(props: { envs: readonly E[]; current: 
     </div>
   );
 }
+
+/**
+ * Minting a secret shown once (an SDK key, an API token): one request at a
+ * time, the secret kept until the dialog closes, and a reply that arrives
+ * after the dialog was closed dropped, so it never shows at the next opening.
+ */
+export function useSecretMint(mint: () => Promise<string>, onMinted: () => Promise<void>, onClose: () => void) {
+  const [secret, setSecret] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const attempt = useRef(0);
+  const close = () => {
+    attempt.current++;
+    setBusy(false);
+    setSecret(null);
+    setError(null);
+    onClose();
+  };
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const mine = ++attempt.current;
+    setBusy(true);
+    try {
+      const minted = await mint();
+      if (mine !== attempt.current) return;
+      setSecret(minted);
+      await onMinted();
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { secret, error, busy, close, submit };
+}

@@ -1,7 +1,7 @@
-import { useRef, useState } from "preact/hooks";
-import { apiOf, call, describeError } from "../../../web/dashboard/api";
+import { useState } from "preact/hooks";
+import { apiOf, call } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, Loading, SecretOnce, Status, When, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, Loading, SecretOnce, Status, When, useLoad, useSecretMint } from "../../../web/dashboard/ui";
 import type { keyRoutes } from "../routes";
 
 const keyApi = apiOf<ReturnType<typeof keyRoutes>>();
@@ -15,34 +15,10 @@ const TYPE_HELP: Record<KeyType, string> = {
 function MintKeyDialog({ open, onClose, onMinted }: { open: boolean; onClose: () => void; onMinted: () => Promise<void> }) {
   const [type, setType] = useState<KeyType>("server");
   const [name, setName] = useState("");
-  const [secret, setSecret] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  // A reply that comes back after the dialog was closed must not show its secret at the next opening.
-  const attempt = useRef(0);
-  const close = () => {
-    attempt.current++;
-    setBusy(false);
-    setSecret(null);
+  const { secret, error, busy, close, submit } = useSecretMint(async () => (await call(keyApi.api.admin.keys.post({ type, name: name.trim() || undefined }))).key, onMinted, () => {
     setName("");
-    setError(null);
     onClose();
-  };
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    try {
-      const mine = ++attempt.current;
-      setBusy(true);
-      const minted = await call(keyApi.api.admin.keys.post({ type, name: name.trim() || undefined }));
-      if (mine !== attempt.current) return;
-      setSecret(minted.key);
-      await onMinted();
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  });
   return (
     <Dialog open={open} title={secret ? "Your new SDK key" : "New SDK key"} onClose={close}>
       {secret ? (

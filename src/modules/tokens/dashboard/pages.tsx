@@ -1,7 +1,7 @@
-import { useRef, useState } from "preact/hooks";
-import { apiOf, call, describeError } from "../../../web/dashboard/api";
+import { useState } from "preact/hooks";
+import { apiOf, call } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, Loading, SecretOnce, Status, When, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, Loading, SecretOnce, Status, When, useLoad, useSecretMint } from "../../../web/dashboard/ui";
 import type { tokenRoutes } from "../routes";
 
 const tokenApi = apiOf<ReturnType<typeof tokenRoutes>>();
@@ -10,34 +10,10 @@ type Access = "read-only" | "read-write";
 function MintTokenDialog({ open, onClose, onMinted }: { open: boolean; onClose: () => void; onMinted: () => Promise<void> }) {
   const [name, setName] = useState("");
   const [access, setAccess] = useState<Access>("read-only");
-  const [secret, setSecret] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  // A reply that comes back after the dialog was closed must not show its secret at the next opening.
-  const attempt = useRef(0);
-  const close = () => {
-    attempt.current++;
-    setBusy(false);
-    setSecret(null);
+  const { secret, error, busy, close, submit } = useSecretMint(async () => (await call(tokenApi.api.admin.tokens.post({ name: name.trim(), access }))).token, onMinted, () => {
     setName("");
-    setError(null);
     onClose();
-  };
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    try {
-      const mine = ++attempt.current;
-      setBusy(true);
-      const minted = await call(tokenApi.api.admin.tokens.post({ name: name.trim(), access }));
-      if (mine !== attempt.current) return;
-      setSecret(minted.token);
-      await onMinted();
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  });
   return (
     <Dialog open={open} title={secret ? "Your new API token" : "New API token"} onClose={close}>
       {secret ? (
