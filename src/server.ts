@@ -4,6 +4,7 @@ import { type App, buildApp, closeServices, createContext, type AppContext } fro
 import { createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES } from "./lib/config";
 import { type Store, openStore, parseStoreTarget } from "./lib/store";
+import { openEventStore } from "./lib/eventstore";
 import { storeMigrations } from "./modules";
 import { snapshotFastRoutes } from "./modules/delivery/fast-path";
 import { ORGANISATIONS_LOCK } from "./modules/projects/service";
@@ -43,6 +44,12 @@ export type ServerOptions = {
   maxStreamsPerKey?: number;
   /** How often expired sessions, links, device codes and tokens are deleted (default hourly). */
   cleanupEveryMs?: number;
+  /** SERVICE_ANALYTICS_URL: a PostgreSQL database events go to (through a local spool) instead of the store. */
+  analyticsUrl?: string;
+  /** Epoch ms "now" for ingest defaults, series and alert evaluation (tests inject one). */
+  clock?: () => number;
+  /** How often alert rules are checked (default every minute). */
+  alertsEveryMs?: number;
 };
 
 export type RunningServer = {
@@ -119,6 +126,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const target = parseStoreTarget(options.store, options.dataDir);
   const store = await openStore(target, { migrations: storeMigrations(), poolSize: options.storePoolSize });
   const outboxPath = join(options.dataDir, "outbox.log");
+  const eventStore = await openEventStore({
+    dataDir: options.dataDir,
+    postgresUrl: target.engine === "postgres" ? target.url : undefined,
+    analyticsUrl: options.analyticsUrl,
+  });
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const shutdown = new AbortController();
   const ctx = createContext(
@@ -133,6 +145,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       signIn: options.signIn,
       network: options.network,
       outboxPath,
+      eventStore,
+      clock: options.clock,
+      alertsEveryMs: options.alertsEveryMs,
     },
     shutdown.signal,
   );

@@ -19,7 +19,7 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "Run the HTTP server (admin API, SDK paths, device sign-in, intake) on one port",
   details: [
-    "Environment: PORT, HOST, SERVICE_DATA_DIR and SERVICE_STORE_URL stand in for the flags; SERVICE_INIT_ADMIN_KEY creates the first project around that admin key on an empty database; SERVICE_ADMIN_EMAIL names its owner. Prints `listening on http://HOST:PORT` once it accepts requests; SIGTERM drains and exits 0.",
+    "Environment: PORT, HOST, SERVICE_DATA_DIR and SERVICE_STORE_URL stand in for the flags; SERVICE_INIT_ADMIN_KEY creates the first project around that admin key on an empty database; SERVICE_ADMIN_EMAIL names its owner; SERVICE_ANALYTICS_URL (postgres://…) sends analytics events to that database through a local spool instead of <data>/events.db. Prints `listening on http://HOST:PORT` once it accepts requests; SIGTERM drains and exits 0.",
   ],
   examples: ["svc serve", "svc serve --port 9000 --data /var/lib/svc", "svc serve --store postgres://svc:secret@db:5432/svc", "PORT=9000 SERVICE_DATA_DIR=/data svc serve"],
   flags: {
@@ -49,6 +49,11 @@ export const serveCommand: Command = {
       throw new UsageError(`SERVICE_MAX_STREAMS_PER_KEY: must be a whole number of at least 1 (was "${streams}")`);
     }
 
+    const analyticsUrl = process.env.SERVICE_ANALYTICS_URL || undefined;
+    if (analyticsUrl && !/^postgres(ql)?:\/\/./i.test(analyticsUrl)) {
+      throw new UsageError("SERVICE_ANALYTICS_URL: must be a PostgreSQL URL, postgres://USER:PASSWORD@HOST:PORT/DATABASE");
+    }
+
     const target = storeTargetOf(values);
     const storeUrl = target.engine === "postgres" ? target.url : `sqlite:${target.path}`;
     let server: Awaited<ReturnType<typeof startServer>>;
@@ -63,6 +68,7 @@ export const serveCommand: Command = {
       signIn: signInOptionsFromEnv(process.env),
       network: networkOptionsFromEnv(process.env),
       maxStreamsPerKey,
+      analyticsUrl,
       edgeOnly: values["edge-only"] === true,
       logRequests: values["no-request-log"] !== true,
     });

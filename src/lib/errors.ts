@@ -10,6 +10,7 @@ export type ErrorCode =
   | "IMMUTABLE_FIELD"
   | "VALIDATION"
   | "UNAVAILABLE"
+  | "UPSTREAM"
   | "INTERNAL";
 
 const STATUS: Record<ErrorCode, number> = {
@@ -21,6 +22,8 @@ const STATUS: Record<ErrorCode, number> = {
   IMMUTABLE_FIELD: 409,
   VALIDATION: 400,
   UNAVAILABLE: 503,
+  /** The analytics upstream answered with an error or timed out (SPEC "Time series": 502). */
+  UPSTREAM: 502,
   INTERNAL: 500,
 };
 

@@ -94,7 +94,7 @@ const AUTH_NOTES: Record<AuthKind, string> = {
  * validating them.
  */
 /** Every status an error body may come with (DECISIONS.md). */
-type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 503;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 502 | 503;
 
 export function describe<const R extends Record<number, TSchema> = {}>(options: {
   summary: string;

@@ -2,12 +2,14 @@ import type { ModuleManifest } from "../lib/module";
 import type { ModuleMigrations } from "../lib/store";
 import { AUDIT_MIGRATIONS } from "../lib/audit";
 import { REVISIONS_MIGRATIONS } from "../lib/revisions";
+import { analyticsModule } from "./analytics/manifest";
 import { attributesModule } from "./attributes/manifest";
 import { auditModule } from "./audit/manifest";
 import { configsModule } from "./configs/manifest";
 import { dashboardModule } from "./dashboard/manifest";
 import { deliveryModule } from "./delivery/manifest";
 import { deviceModule } from "./device/manifest";
+import { eventsModule } from "./events/manifest";
 import { gatesModule } from "./gates/manifest";
 import { identityModule } from "./identity/manifest";
 import { keysModule } from "./keys/manifest";
@@ -27,6 +29,8 @@ export const MODULES: ModuleManifest[] = [
   configsModule,
   attributesModule,
   gatesModule,
+  eventsModule,
+  analyticsModule,
   deliveryModule,
   identityModule,
   deviceModule,

@@ -33,6 +33,7 @@ export const ProjectSchema = t.Object({
   publicTicketCreation: t.Boolean(),
   defaultEnv: EnvSchema,
   timezone: t.String(),
+  eventRetentionDays: t.Integer({ description: "Days raw analytics events are kept (default 30); hourly roll-ups are kept 13 months" }),
   analysis: AnalysisSchema,
   createdAt: t.String(),
   updatedAt: t.String(),
@@ -45,6 +46,7 @@ export const ProjectPatchSchema = BodyObject(
     slug: t.Optional(t.String({ minLength: 1, maxLength: 63 })),
     defaultEnv: t.Optional(EnvSchema),
     timezone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+    eventRetentionDays: t.Optional(t.Integer({ minimum: 1, maximum: 365, description: "Days raw analytics events are kept (default 30)" })),
     // minProperties: Elysia turns any value (null, 5, "x") sent for an all-optional object into `{}`; this refuses them.
     analysis: t.Optional(t.Partial(AnalysisSchema, { minProperties: 1, additionalProperties: false, description: "Any of the analysis settings; the others keep their values." })),
     moduleTranslations: t.Optional(t.Boolean()),

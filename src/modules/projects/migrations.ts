@@ -143,4 +143,9 @@ ALTER TABLE memberships ADD CONSTRAINT memberships_role_check CHECK (role IN ('o
 CREATE INDEX memberships_by_user ON memberships(user_id);
 `,
   },
+  {
+    name: "event_retention",
+    sqlite: "ALTER TABLE projects ADD COLUMN event_retention_days INTEGER NOT NULL DEFAULT 30;",
+    postgres: "ALTER TABLE projects ADD COLUMN event_retention_days integer NOT NULL DEFAULT 30;",
+  },
 ];

@@ -19,6 +19,7 @@ import {
   insertProject,
   insertUserIfAbsent,
   listProjectsOfUser,
+  projectRetentions,
   updateProject,
 } from "./store";
 
@@ -54,6 +55,8 @@ export type Project = {
   publicTicketCreation: boolean;
   defaultEnv: Env;
   timezone: string;
+  /** Days raw analytics events are kept (hourly roll-ups: 13 months). */
+  eventRetentionDays: number;
   analysis: AnalysisSettings;
   createdAt: string;
   updatedAt: string;
@@ -67,6 +70,7 @@ export type ProjectPatch = Partial<
     | "slug"
     | "defaultEnv"
     | "timezone"
+    | "eventRetentionDays"
     | "moduleTranslations"
     | "moduleConfigs"
     | "moduleGates"
@@ -286,6 +290,11 @@ export class ProjectsService {
    * stamped into every live SDK key in the same transaction, so no key is
    * ever left with the old origin.
    */
+  /** Every project's raw-event retention in days (the analytics retention job). */
+  listRetention(): Promise<{ id: string; eventRetentionDays: number }[]> {
+    return projectRetentions(this.ctx.store);
+  }
+
   async update(id: string, input: ProjectPatch, actor: AuditActor = SYSTEM_ACTOR): Promise<Project> {
     const patch: ProjectPatch = { ...input };
     let newOrigin: string | null | undefined;
@@ -299,6 +308,9 @@ export class ProjectsService {
     }
     if (patch.timezone !== undefined && !isValidTimezone(patch.timezone)) {
       throw validation(`Unknown time zone ${patch.timezone}`, "timezone: an IANA name such as UTC or Europe/Berlin");
+    }
+    if (patch.eventRetentionDays !== undefined && !(Number.isInteger(patch.eventRetentionDays) && patch.eventRetentionDays >= 1 && patch.eventRetentionDays <= 365)) {
+      throw validation("eventRetentionDays must be a whole number of days from 1 to 365", "eventRetentionDays: 1 to 365");
     }
     if (patch.domain !== undefined) {
       const parsed = parseDomain(patch.domain);

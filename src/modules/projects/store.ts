@@ -38,6 +38,7 @@ type ProjectRow = {
   public_ticket_creation: number;
   default_env: Env;
   timezone: string;
+  event_retention_days: number;
   analysis: string;
   created_at: string;
   updated_at: string;
@@ -53,6 +54,7 @@ export const PATCHABLE_COLUMNS = {
   slug: "slug",
   defaultEnv: "default_env",
   timezone: "timezone",
+  eventRetentionDays: "event_retention_days",
   moduleTranslations: "module_translations",
   moduleConfigs: "module_configs",
   moduleGates: "module_gates",
@@ -227,8 +229,15 @@ function toProject(r: ProjectRow): Project {
     publicTicketCreation: Number(r.public_ticket_creation) === 1,
     defaultEnv: r.default_env,
     timezone: r.timezone,
+    eventRetentionDays: Number(r.event_retention_days),
     analysis: { ...DEFAULT_ANALYSIS, ...(JSON.parse(r.analysis) as Partial<AnalysisSettings>) },
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
+}
+
+/** Every project's raw-event retention (the analytics retention job). */
+export async function projectRetentions(q: Queryable): Promise<{ id: string; eventRetentionDays: number }[]> {
+  const rows = await q.all<{ id: string; days: number | string }>("SELECT id, event_retention_days AS days FROM projects ORDER BY id");
+  return rows.map((r) => ({ id: r.id, eventRetentionDays: Number(r.days) }));
 }

@@ -1,0 +1,33 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../../lib/module";
+import { describe, jsonBodyPlugin } from "../../lib/http";
+import { IngestBody, IngestReply } from "./contract";
+
+export function analyticsRoutes(ctx: AppContext) {
+  const { analytics } = ctx.services;
+  return new Elysia({ name: "analytics", seed: ctx })
+    .use(ctx.auth)
+    .use(jsonBodyPlugin)
+    .post(
+      "/api/sdk/v1/events",
+      async ({ principal, body, set }) => {
+        const accepted = await analytics.ingest(principal.projectId, body.events, body.contexts as Record<string, unknown>[] | undefined);
+        set.status = 202;
+        return { accepted };
+      },
+      {
+        sdk: "server",
+        jsonObjectBody: true,
+        body: IngestBody,
+        ...describe({
+          summary: "Send analytics events (up to 1,000 a call)",
+          tag: "SDK runtime",
+          auth: "server",
+          description:
+            "202 once every event of the batch is durable (concurrent calls are committed together); one invalid event refuses the whole batch (400 VALIDATION naming it) and stores nothing. " +
+            "Series see the events within seconds. Unknown names become pending catalog rows; property names become auto-inferred attributes.",
+          response: { 202: IngestReply },
+        }),
+      },
+    );
+}

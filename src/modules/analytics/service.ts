@@ -1,0 +1,149 @@
+import { ApiError, validation } from "../../lib/errors";
+import type { ServiceContext } from "../../lib/module";
+import {
+  DEFAULT_RAW_RETENTION_DAYS,
+  type EventRow,
+  type EventStore,
+  MAX_SERIES_BUCKETS,
+  ROLLUP_RETENTION_DAYS,
+  type SeriesQuery,
+  type SeriesResult,
+  UpstreamError,
+} from "../../lib/eventstore/types";
+import { EVENT_NAME, PROPERTY_NAME, type PropertyType, typeOfValue } from "../events/service";
+
+export type IngestEvent = {
+  name: string;
+  unitId?: string;
+  ts?: number | string;
+  value?: number;
+  properties?: Record<string, string | number | boolean | null>;
+};
+
+const DAY_MS = 86_400_000;
+/** Events may be late (offline clients) but not older than the roll-ups are kept, nor from the future beyond clock skew. */
+const OLDEST_MS = ROLLUP_RETENTION_DAYS * DAY_MS;
+const FUTURE_SKEW_MS = DAY_MS;
+const RETENTION_EVERY_MS = 3_600_000;
+
+/** Epoch ms of an event's `ts` (epoch milliseconds, or an ISO 8601 string), or a message saying what is wrong. */
+export function parseTimestamp(ts: number | string | undefined, now: number): number | string {
+  if (ts === undefined) return now;
+  const ms = typeof ts === "number" ? ts : /^\d{4}-\d{2}-\d{2}T/.test(ts) ? Date.parse(ts) : Number.NaN;
+  if (!Number.isFinite(ms)) return "epoch milliseconds or an ISO 8601 date-time";
+  if (ms > now + FUTURE_SKEW_MS) return "more than a day in the future";
+  if (ms < now - OLDEST_MS) return `older than ${ROLLUP_RETENTION_DAYS} days`;
+  return Math.floor(ms);
+}
+
+/** The series rules every series route shares: `to > from`, a bucket of at least a second, at most 10,000 buckets. */
+export function checkSeriesWindow(w: { from: number; to: number; bucket: number }): void {
+  if (w.to <= w.from) throw validation("to must be greater than from", `to: ${w.to} is not after from: ${w.from}`);
+  if (w.bucket < 1) throw validation("bucket must be at least 1 second", "bucket: seconds, at least 1");
+  const buckets = Math.ceil((w.to - w.from) / w.bucket);
+  if (buckets > MAX_SERIES_BUCKETS) {
+    throw validation(`At most ${MAX_SERIES_BUCKETS} buckets per series`, `bucket: ${w.bucket} s gives ${buckets} buckets over the window; use a wider bucket`);
+  }
+}
+
+/**
+ * Event ingest and the event store. An ingest batch is checked whole (one
+ * bad event refuses the batch and stores nothing), its unknown names and
+ * properties reach the catalog and the attributes, and the call returns
+ * once the events are durable in the event store (group commit there).
+ */
+export class AnalyticsService {
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly ctx: ServiceContext,
+    readonly eventStore: EventStore,
+  ) {
+    this.timer = setInterval(() => void this.applyRetention(), ctx.options.retentionEveryMs ?? RETENTION_EVERY_MS);
+    this.timer.unref?.();
+  }
+
+  /** Epoch ms: the injected clock of tests, else the wall clock. */
+  now(): number {
+    return this.ctx.options.clock?.() ?? Date.now();
+  }
+
+  async ingest(projectId: string, events: IngestEvent[], contexts: Record<string, unknown>[] = []): Promise<number> {
+    const now = this.now();
+    const rows: EventRow[] = new Array(events.length);
+    const seen = new Map<string, Map<string, PropertyType>>();
+    const samples: Record<string, unknown> = {};
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i]!;
+      if (!EVENT_NAME.test(e.name)) throw validation("Invalid event name", `events[${i}].name: 1 to 128 letters, digits, _ . : or - (not starting with $)`);
+      const ts = parseTimestamp(e.ts, now);
+      if (typeof ts === "string") throw validation("Invalid event time", `events[${i}].ts: ${ts}`);
+      if (e.value !== undefined && !Number.isFinite(e.value)) throw validation("Invalid event value", `events[${i}].value: a finite number`);
+      let props: Record<string, string | number | boolean> | null = null;
+      let types = seen.get(e.name);
+      if (!types) seen.set(e.name, (types = new Map()));
+      if (e.properties) {
+        for (const key in e.properties) {
+          const v = e.properties[key];
+          if (!PROPERTY_NAME.test(key)) throw validation("Invalid property name", `events[${i}].properties: ${JSON.stringify(key.slice(0, 130))} is not 1 to 128 letters, digits, _ . : $ or -`);
+          if (v === null || v === undefined) continue;
+          if (typeof v === "number" && !Number.isFinite(v)) throw validation("Invalid property value", `events[${i}].properties.${key}: a finite number`);
+          (props ??= {})[key] = v;
+          if (!types.has(key)) types.set(key, typeOfValue(v));
+          if (!(key in samples)) samples[key] = v;
+        }
+      }
+      rows[i] = { projectId, name: e.name, ts, unitId: e.unitId ?? null, value: e.value ?? null, props };
+    }
+    const { events: catalog, attributes } = this.ctx.services;
+    attributes.noteContext(projectId, samples);
+    for (const context of contexts) attributes.noteContext(projectId, context);
+    // Durable before the answer: the rows, and the catalog rows for names never seen (so that nothing acknowledged is uncatalogued).
+    await Promise.all([this.eventStore.append(rows), seen.size > 0 ? catalog.noteSeen(projectId, seen) : undefined]);
+    return rows.length;
+  }
+
+  /** Raw rows (tracked-error occurrences): durable when it resolves. */
+  append(rows: EventRow[]): Promise<void> {
+    return this.eventStore.append(rows);
+  }
+
+  async series(q: SeriesQuery): Promise<SeriesResult> {
+    checkSeriesWindow(q);
+    try {
+      return await this.eventStore.series(q);
+    } catch (err) {
+      if (err instanceof UpstreamError) {
+        if (err.kind === "unreachable") throw new ApiError("UNAVAILABLE", "Unavailable", err.message, 503, { "Retry-After": "5" });
+        throw new ApiError("UPSTREAM", "The analytics upstream failed", err.message);
+      }
+      throw err;
+    }
+  }
+
+  /** Raw events past each project's retention, roll-ups past 13 months; once across servers. */
+  async applyRetention(): Promise<void> {
+    try {
+      if (!(await this.ctx.store.lease("analytics:retention", (this.ctx.options.retentionEveryMs ?? RETENTION_EVERY_MS) * 0.9))) return;
+      const now = this.now();
+      const projects = await this.ctx.services.projects.listRetention();
+      let first = true;
+      for (const { id, eventRetentionDays } of projects) {
+        const removed = await this.eventStore.prune({
+          projectId: id,
+          rawBefore: now - (eventRetentionDays ?? DEFAULT_RAW_RETENTION_DAYS) * DAY_MS,
+          rollupsBefore: first ? now - ROLLUP_RETENTION_DAYS * DAY_MS : undefined,
+        });
+        first = false;
+        if (removed > 0) this.ctx.log.info("removed events past retention", { projectId: id, removed });
+      }
+    } catch (err) {
+      this.ctx.log.warn("event retention failed; retrying at the next run", { error: String(err) });
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.eventStore.close();
+  }
+}

@@ -1,0 +1,62 @@
+import { t } from "elysia";
+import { BodyObject } from "../../lib/http";
+
+const PropertyType = t.Union([t.Literal("string"), t.Literal("number"), t.Literal("boolean")], { description: "string, number or boolean" });
+
+const PropertyInput = BodyObject({
+  name: t.String({ minLength: 1, maxLength: 128 }),
+  type: PropertyType,
+  required: t.Optional(t.Boolean()),
+  description: t.Optional(t.String({ maxLength: 1000 })),
+});
+
+const EXAMPLE = {
+  id: "evt_4Jq8sT2mN0pLw3",
+  name: "checkout.completed",
+  folder: "commerce",
+  description: "An order was paid",
+  properties: [
+    { name: "amount", type: "number", required: true, description: "Order total in EUR" },
+    { name: "plan", type: "string", required: false, description: "" },
+  ],
+  pending: 0,
+  createdAt: "2026-11-20T09:00:00.000Z",
+  updatedAt: "2026-11-21T14:02:11.000Z",
+  lastSeenAt: "2026-11-23T10:15:02.114Z",
+};
+
+export const CatalogEventSchema = t.Object(
+  {
+    id: t.String({ description: "evt_…" }),
+    name: t.String({ description: "Unique in the project; usable in place of the id" }),
+    folder: t.String(),
+    description: t.String(),
+    properties: t.Array(t.Object({ name: t.String(), type: t.String({ description: "`number` is a value seen" }), required: t.Boolean(), description: t.String() })),
+    pending: t.Union([t.Literal(0), t.Literal(1)], { description: "1: discovered from ingest and not yet approved" }),
+    createdAt: t.String(),
+    updatedAt: t.String(),
+    lastSeenAt: t.Union([t.String(), t.Null()], { description: "Last time ingest carried it (kept within about 10 s)" }),
+  },
+  { title: "CatalogEvent", examples: [EXAMPLE] },
+);
+
+export const CreateEventBody = BodyObject(
+  {
+    name: t.String({ minLength: 1, maxLength: 128 }),
+    folder: t.Optional(t.String({ maxLength: 100 })),
+    description: t.Optional(t.String({ maxLength: 1000 })),
+    properties: t.Optional(t.Array(PropertyInput, { maxItems: 200 })),
+  },
+  { examples: [{ name: "checkout.completed", folder: "commerce", properties: [{ name: "amount", type: "number", required: true, description: "Order total in EUR" }] }] },
+);
+
+export const UpdateEventBody = BodyObject(
+  {
+    folder: t.Optional(t.String({ maxLength: 100 })),
+    description: t.Optional(t.String({ maxLength: 1000 })),
+    properties: t.Optional(t.Array(PropertyInput, { maxItems: 200, description: "Replaces the list; a metric naming a removed property stops compiling (422) until re-saved" })),
+  },
+  { examples: [{ description: "An order was paid (after 3-D Secure)" }] },
+);
+
+export const CreatedEventSchema = t.Object({ id: t.String(), name: t.String() }, { examples: [{ id: EXAMPLE.id, name: EXAMPLE.name }] });

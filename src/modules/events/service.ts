@@ -1,0 +1,294 @@
+import { recordAudit } from "../../lib/audit";
+import { alreadyExists, notFound, validation } from "../../lib/errors";
+import { filterByQuery } from "../../lib/http";
+import { newId, nowIso } from "../../lib/ids";
+import type { ServiceContext } from "../../lib/module";
+import { RESYNC } from "../../lib/store";
+import { CONTROL_CHARS } from "../../lib/validate";
+import {
+  type CatalogRow,
+  catalogEventByName,
+  catalogOfProject,
+  countCatalogEvents,
+  deleteCatalogEvent,
+  findCatalogEvent,
+  insertCatalogEvent,
+  markCatalogSeen,
+  updateCatalogEvent,
+} from "./store";
+
+export const PROPERTY_TYPES = ["string", "number", "boolean"] as const;
+export type PropertyType = (typeof PROPERTY_TYPES)[number];
+export type EventProperty = { name: string; type: PropertyType; required: boolean; description: string };
+
+export type CatalogEvent = {
+  id: string;
+  name: string;
+  folder: string;
+  description: string;
+  properties: EventProperty[];
+  pending: 0 | 1;
+  createdAt: string;
+  updatedAt: string;
+  lastSeenAt: string | null;
+};
+
+export type CatalogEventInput = { name: string; folder?: string; description?: string; properties?: EventPropertyInput[] };
+export type EventPropertyInput = { name: string; type: PropertyType; required?: boolean; description?: string };
+export type CatalogEventPatch = { folder?: string; description?: string; properties?: EventPropertyInput[] };
+type Actor = { email: string; type: string };
+
+/** Event names clients send; names starting with `$` are svc's own (error occurrences). */
+export const EVENT_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** Property (and attribute) names: no quote, no space, so a JSON path built from one is always plain. */
+export const PROPERTY_NAME = /^[A-Za-z0-9_.:$-]{1,128}$/;
+/** A client sending random names cannot grow the catalog without bound. */
+const MAX_EVENTS_PER_PROJECT = 1000;
+const MAX_PROPERTIES_PER_EVENT = 200;
+const CHANNEL = "event-catalog";
+
+function toEvent(r: CatalogRow): CatalogEvent {
+  return {
+    id: r.id,
+    name: r.name,
+    folder: r.folder,
+    description: r.description,
+    properties: JSON.parse(r.properties) as EventProperty[],
+    pending: Number(r.pending) === 1 ? 1 : 0,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    lastSeenAt: r.last_seen_at,
+  };
+}
+
+function checkText(field: string, value: string | undefined, max: number): void {
+  if (value === undefined) return;
+  if (value.length > max) throw validation(`${field} must be at most ${max} characters`, `${field}: ${value.length} characters`);
+  if (CONTROL_CHARS.test(value)) throw validation(`${field} must not contain control characters`, `${field}: control characters are not allowed`);
+}
+
+function checkProperties(list: EventPropertyInput[] | undefined): EventProperty[] | undefined {
+  if (list === undefined) return undefined;
+  if (list.length > MAX_PROPERTIES_PER_EVENT) throw validation(`An event has at most ${MAX_PROPERTIES_PER_EVENT} properties`, `properties: ${list.length} items`);
+  const seen = new Set<string>();
+  return list.map((p, i) => {
+    if (!PROPERTY_NAME.test(p.name)) throw validation("Invalid property name", `properties[${i}].name: 1 to 128 letters, digits, _ . : $ or -`);
+    if (seen.has(p.name)) throw validation("Property names must be unique", `properties[${i}].name: ${p.name} is listed twice`);
+    seen.add(p.name);
+    checkText(`properties[${i}].description`, p.description, 1000);
+    return { name: p.name, type: p.type, required: p.required ?? false, description: p.description ?? "" };
+  });
+}
+
+export function typeOfValue(value: unknown): PropertyType {
+  return typeof value === "number" ? "number" : typeof value === "boolean" ? "boolean" : "string";
+}
+
+/**
+ * The event catalog. People register events (name, folder, description,
+ * properties); ingest registers unknown names as `pending` rows and adds
+ * property names it has not seen, before it acknowledges, so that nothing
+ * acknowledged is missing from the catalog. What is known is cached per
+ * project, so a batch of known events costs no query; any catalog write
+ * (on any server) drops that project's cache.
+ */
+export class EventsService {
+  /** projectId → event name → property names known. */
+  private known = new Map<string, Map<string, Set<string>>>();
+  /** projectId → event name → last seen (ms), written by the next flush. */
+  private seenAt = new Map<string, Map<string, number>>();
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(private readonly ctx: ServiceContext) {
+    ctx.store.listen(CHANNEL, (projectId) => {
+      if (projectId === RESYNC) this.known.clear();
+      else this.known.delete(projectId);
+    });
+    this.timer = setInterval(() => void this.flushSeen(), ctx.options.attributesFlushMs ?? 10_000);
+    this.timer.unref?.();
+  }
+
+  async list(projectId: string, q?: string): Promise<CatalogEvent[]> {
+    return filterByQuery((await catalogOfProject(this.ctx.store, projectId)).map(toEvent), q, (e) => [e.name, e.folder, e.description]);
+  }
+
+  async get(projectId: string, ref: string): Promise<CatalogEvent> {
+    const row = await findCatalogEvent(this.ctx.store, projectId, ref);
+    if (!row) throw notFound(`Event ${ref} not found`, "id: an event id, a unique id prefix, or the event's name");
+    return toEvent(row);
+  }
+
+  async findByName(projectId: string, name: string): Promise<CatalogEvent | undefined> {
+    const row = await catalogEventByName(this.ctx.store, projectId, name);
+    return row ? toEvent(row) : undefined;
+  }
+
+  /** Registers an event; a pending row of that name is approved instead (`approved: true`), with the fields sent. */
+  async create(projectId: string, input: CatalogEventInput, actor: Actor): Promise<{ event: CatalogEvent; approved: boolean }> {
+    if (!EVENT_NAME.test(input.name)) throw validation("Invalid event name", "name: 1 to 128 letters, digits, _ . : or - (not starting with $)");
+    checkText("folder", input.folder, 100);
+    checkText("description", input.description, 1000);
+    const properties = checkProperties(input.properties);
+    try {
+      return await this.ctx.store.write(async (tx) => {
+        await tx.lock(`event-catalog:${projectId}`);
+        const existing = await catalogEventByName(tx, projectId, input.name);
+        if (existing && Number(existing.pending) === 0) throw alreadyExists(`An event named ${input.name} is already registered`, "name: update it instead (PATCH)");
+        const now = nowIso();
+        if (existing) {
+          const next: CatalogRow = {
+            ...existing,
+            folder: input.folder ?? existing.folder,
+            description: input.description ?? existing.description,
+            properties: properties ? JSON.stringify(properties) : existing.properties,
+            pending: 0,
+            updated_at: now,
+          };
+          await updateCatalogEvent(tx, next);
+          await recordAudit(tx, { projectId, action: "event.approve", subjectId: next.id, subjectName: next.name, actor });
+          tx.announce(CHANNEL, projectId);
+          return { event: toEvent(next), approved: true };
+        }
+        if ((await countCatalogEvents(tx, projectId)) >= MAX_EVENTS_PER_PROJECT) {
+          throw validation(`A project holds at most ${MAX_EVENTS_PER_PROJECT} events`, "name: delete unused events first");
+        }
+        const row: CatalogRow = {
+          id: newId("evt"),
+          name: input.name,
+          folder: input.folder ?? "",
+          description: input.description ?? "",
+          properties: JSON.stringify(properties ?? []),
+          pending: 0,
+          created_at: now,
+          updated_at: now,
+          last_seen_at: null,
+        };
+        await insertCatalogEvent(tx, projectId, row);
+        await recordAudit(tx, { projectId, action: "event.create", subjectId: row.id, subjectName: row.name, actor });
+        tx.announce(CHANNEL, projectId);
+        return { event: toEvent(row), approved: false };
+      });
+    } catch (err) {
+      if (this.ctx.store.isUniqueViolation(err)) throw alreadyExists(`An event named ${input.name} is already registered`, "name: update it instead (PATCH)");
+      throw err;
+    }
+  }
+
+  async update(projectId: string, ref: string, patch: CatalogEventPatch, actor: Actor): Promise<CatalogEvent> {
+    checkText("folder", patch.folder, 100);
+    checkText("description", patch.description, 1000);
+    const properties = checkProperties(patch.properties);
+    return this.ctx.store.write(async (tx) => {
+      await tx.lock(`event-catalog:${projectId}`);
+      const current = await findCatalogEvent(tx, projectId, ref);
+      if (!current) throw notFound(`Event ${ref} not found`);
+      const next: CatalogRow = {
+        ...current,
+        folder: patch.folder ?? current.folder,
+        description: patch.description ?? current.description,
+        properties: properties ? JSON.stringify(properties) : current.properties,
+        updated_at: nowIso(),
+      };
+      await updateCatalogEvent(tx, next);
+      await recordAudit(tx, { projectId, action: "event.update", subjectId: next.id, subjectName: next.name, actor, detail: { fields: Object.keys(patch) } });
+      tx.announce(CHANNEL, projectId);
+      return toEvent(next);
+    });
+  }
+
+  /** Removes the catalog row (stored events stay; metrics naming it stop compiling until re-saved). */
+  async remove(projectId: string, ref: string, actor: Actor): Promise<void> {
+    await this.ctx.store.write(async (tx) => {
+      await tx.lock(`event-catalog:${projectId}`);
+      const current = await findCatalogEvent(tx, projectId, ref);
+      if (!current) throw notFound(`Event ${ref} not found`);
+      await deleteCatalogEvent(tx, current.id);
+      await recordAudit(tx, { projectId, action: "event.delete", subjectId: current.id, subjectName: current.name, actor });
+      tx.announce(CHANNEL, projectId);
+    });
+  }
+
+  private async knownOf(projectId: string): Promise<Map<string, Set<string>>> {
+    let names = this.known.get(projectId);
+    if (!names) {
+      names = new Map();
+      for (const r of await catalogOfProject(this.ctx.store, projectId)) names.set(r.name, new Set((JSON.parse(r.properties) as EventProperty[]).map((p) => p.name)));
+      this.known.set(projectId, names);
+    }
+    return names;
+  }
+
+  /**
+   * What one ingest batch saw (event name → property name → type): unknown
+   * names become pending rows and unseen properties join their event, in one
+   * transaction, only when something is new. Last-seen times are kept in
+   * memory and written every few seconds.
+   */
+  async noteSeen(projectId: string, seen: Map<string, Map<string, PropertyType>>): Promise<void> {
+    const now = Date.now();
+    let stamps = this.seenAt.get(projectId);
+    if (!stamps) this.seenAt.set(projectId, (stamps = new Map()));
+    for (const name of seen.keys()) stamps.set(name, now);
+    const known = await this.knownOf(projectId);
+    let fresh = false;
+    for (const [name, props] of seen) {
+      const have = known.get(name);
+      if (!have || [...props.keys()].some((p) => !have.has(p))) fresh = true;
+    }
+    if (!fresh) return;
+    await this.ctx.store.write(async (tx) => {
+      await tx.lock(`event-catalog:${projectId}`);
+      let count = await countCatalogEvents(tx, projectId);
+      const at = nowIso();
+      for (const [name, props] of seen) {
+        const row = await catalogEventByName(tx, projectId, name);
+        if (!row) {
+          if (count >= MAX_EVENTS_PER_PROJECT) continue;
+          count++;
+          const properties = [...props].slice(0, MAX_PROPERTIES_PER_EVENT).map(([p, type]) => ({ name: p, type, required: false, description: "" }));
+          await insertCatalogEvent(tx, projectId, {
+            id: newId("evt"),
+            name,
+            folder: "",
+            description: "",
+            properties: JSON.stringify(properties),
+            pending: 1,
+            created_at: at,
+            updated_at: at,
+            last_seen_at: at,
+          });
+          continue;
+        }
+        const current = JSON.parse(row.properties) as EventProperty[];
+        const names = new Set(current.map((p) => p.name));
+        const added = [...props].filter(([p]) => !names.has(p)).map(([p, type]) => ({ name: p, type, required: false, description: "" }));
+        if (added.length === 0) continue;
+        const properties = [...current, ...added].slice(0, Math.max(current.length, MAX_PROPERTIES_PER_EVENT));
+        await updateCatalogEvent(tx, { ...row, properties: JSON.stringify(properties), updated_at: at });
+      }
+      tx.announce(CHANNEL, projectId);
+    });
+    // Our own announcement drops the cache after commit; reload now so the next batch is answered from memory.
+    this.known.delete(projectId);
+  }
+
+  private async flushSeen(): Promise<void> {
+    if (this.seenAt.size === 0) return;
+    const batch = this.seenAt;
+    this.seenAt = new Map();
+    for (const [projectId, names] of batch) {
+      try {
+        await this.ctx.store.write(async (tx) => {
+          for (const [name, at] of names) await markCatalogSeen(tx, projectId, name, new Date(at).toISOString());
+        });
+      } catch (err) {
+        this.ctx.log.warn("recording when events were last seen failed", { projectId, error: String(err) });
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flushSeen();
+  }
+}
