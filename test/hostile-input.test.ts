@@ -200,6 +200,10 @@ function plausibleBodies(): string[] {
     // Attributes.
     { name: "fuzz-attr", type: "string" },
     { deprecated: true },
+    // Event catalog and ingest.
+    { name: "fuzz-event", folder: "fuzz", properties: [{ name: "amount", type: "number", required: true }] },
+    { properties: [{ name: "amount", type: "number" }] },
+    { events: [{ name: "fuzz.event", unitId: "u1", value: 1, properties: { amount: 2 } }], contexts: [{ plan: "pro" }] },
     // Sign-in and device bodies, one per route, exactly their fields (the CSRF token travels as a header).
     { email: "nobody@example.com" },
     { token: "x".repeat(43) },
@@ -348,6 +352,7 @@ async function seed() {
   await s.api("/api/admin/configs", { body: { name: "probe-id", schema: { type: "object" }, value: {} } });
   await s.api("/api/admin/configs/probe-id/drafts", { method: "PUT", headers: { "x-project-id": s.projectId }, body: { env: "dev", value: { a: 1 } } });
   await s.api("/api/admin/attributes", { body: { name: "probe-id", type: "string" } });
+  await s.api("/api/admin/events", { body: { name: "probe-id" } });
   await s.api("/api/admin/gates", { body: { name: "probe-id", rules: [{ conditions: [{ attr: "email", op: "regex", value: "^a+$" }], passPercentage: 50 }] } });
   if (!(await s.api("/api/admin/members")).text.includes(MEMBER)) await s.addMember(MEMBER, "editor");
   const { identity } = s.server.ctx.services;
