@@ -8,6 +8,8 @@
  *   if (svc.isKilled("checkout", "eu")) ...
  *   const limits = svc.getConfig("limits", { perMinute: 60 });
  *   if (svc.isEnabled("new-checkout", { user_id: user.id, country: user.country })) ...
+ *   svc.track("checkout.completed", { unitId: user.id, value: 59.9, properties: { plan: "pro" } });
+ *   svc.captureError(err, { unitId: user.id });
  *
  * It loads the snapshot once, then follows the server's event stream
  * (reconnecting with Last-Event-ID and backoff) and also polls with
@@ -25,6 +27,9 @@
 export type Env = "dev" | "staging" | "prod";
 
 import { type CompiledRegex, type EvaluationContext, type Gate, createGateEvaluator } from "./gates";
+import { type TrackOptions, createOutbox } from "./events";
+
+export type { TrackOptions } from "./events";
 
 export { GATE_OPS, bucketOf, createGateEvaluator } from "./gates";
 export type { EvaluationContext, Gate, GateCondition, GateDecision, GateExplanation, GateOp, GateRule } from "./gates";
@@ -74,6 +79,13 @@ export type ClientOptions = {
   compileRegex?: (pattern: string) => CompiledRegex;
   /** A fetch to use instead of the global one. */
   fetch?: (url: string, init?: RequestInit) => Promise<Response>;
+  /** How often queued events, errors and seen context attribute names are sent. Default 10 s. */
+  flushIntervalMs?: number;
+  /**
+   * Tell the server which attribute names (never their values) the contexts
+   * given to isEnabled carry, so its attribute list knows them. Default true.
+   */
+  reportContextAttributes?: boolean;
   /** Hears every failed request (the client keeps serving its last snapshot). Default: console.warn. */
   onError?: (error: SvcError) => void;
 };
@@ -100,12 +112,18 @@ export type Client = {
    * no snapshot yet, is false.
    */
   isEnabled(name: string, context?: EvaluationContext): boolean;
+  /** Queues an analytics event (sent in batches; unknown names appear in the catalog as pending). */
+  track(name: string, options?: TrackOptions): void;
+  /** Queues an error for the server's tracked errors (grouped by type and stack, not line numbers). */
+  captureError(error: unknown, options?: { unitId?: string }): void;
+  /** Sends what is queued now. */
+  flush(): Promise<void>;
   /** The snapshot in use, or null before the first one. */
   snapshot(): Readonly<Snapshot> | null;
   /** Called with each new snapshot; returns the unsubscribe. */
   onChange(listener: (snapshot: Readonly<Snapshot>) => void): () => void;
-  /** Stops polling and streaming. */
-  close(): void;
+  /** Stops polling and streaming, and sends what is queued (resolves when that is done). */
+  close(): Promise<void>;
 };
 
 export class SvcError extends Error {
@@ -344,6 +362,16 @@ export function createClient(options: ClientOptions): Client {
     return evaluator;
   };
 
+  const outbox = createOutbox({
+    flushIntervalMs: options.flushIntervalMs ?? 10_000,
+    onError: (error) => report(asSvcError(error, "sending events failed")),
+    async send(path, body) {
+      const response = await fetchImpl(`${baseUrl}${path}`, { method: "POST", headers: headers({ "content-type": "application/json" }), body: JSON.stringify(body) });
+      if (!response.ok) throw await httpError(response, "sending events failed");
+    },
+  });
+  const reportContexts = options.reportContextAttributes ?? true;
+
   const pollTimer = setInterval(() => void poll(), pollIntervalMs);
   unref(pollTimer);
   void poll().then(() => {
@@ -367,6 +395,7 @@ export function createClient(options: ClientOptions): Client {
     isEnabled(name, context = {}) {
       const gate = current && ownEntry(current.gates ?? {}, name);
       if (!gate) return false;
+      if (reportContexts) outbox.noteContext(context);
       return evaluatorFor(current!).evaluate(gate, context).value;
     },
     getConfig<T>(name: string, defaultValue: T): T {
@@ -375,12 +404,15 @@ export function createClient(options: ClientOptions): Client {
       if (defaultValue !== null && defaultValue !== undefined && kindOf(config.value) !== kindOf(defaultValue)) return defaultValue;
       return config.value as T;
     },
+    track: (name, trackOptions) => outbox.track(name, trackOptions),
+    captureError: (error, errorOptions) => outbox.captureError(error, errorOptions),
+    flush: () => outbox.flush(),
     snapshot: () => current,
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    close() {
+    async close() {
       if (closed) return;
       closed = true;
       clearInterval(pollTimer);
@@ -389,6 +421,7 @@ export function createClient(options: ClientOptions): Client {
       const pending = waiters;
       waiters = [];
       for (const w of pending) w.reject(new SvcError("client is closed"));
+      await outbox.close();
     },
   };
 }

@@ -16,7 +16,7 @@ beforeAll(async () => {
   expect((await s.api("/api/admin/configs", { body: { name: "banner", schema: { type: "string" }, value: "hello" } })).status).toBe(201);
 });
 afterAll(async () => {
-  for (const c of clients) c.close();
+  await Promise.all(clients.map((c) => c.close()));
   await s.stop();
 });
 

@@ -16,7 +16,7 @@ beforeAll(async () => {
   expect((await ts.api("/api/admin/gates", { body: { name: "staff-beta", rules: [{ conditions: [{ attr: "x", op: "passes_gate", value: "staff" }], passPercentage: 100 }] } })).status).toBe(201);
 });
 afterAll(async () => {
-  for (const c of clients) c.close();
+  await Promise.all(clients.map((c) => c.close()));
   await ts.stop();
 });
 

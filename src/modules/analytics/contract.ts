@@ -18,7 +18,7 @@ export const IngestEventSchema = BodyObject({
 
 export const IngestBody = BodyObject(
   {
-    events: t.Array(IngestEventSchema, { minItems: 1, maxItems: 1000, description: "1 to 1,000 events" }),
+    events: t.Array(IngestEventSchema, { maxItems: 1000, description: "Up to 1,000 events (at least one, unless the call only carries contexts)" }),
     contexts: t.Optional(
       t.Array(t.Record(t.String(), t.Unknown()), {
         maxItems: 100,

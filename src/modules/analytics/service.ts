@@ -69,6 +69,7 @@ export class AnalyticsService {
   }
 
   async ingest(projectId: string, events: IngestEvent[], contexts: Record<string, unknown>[] = []): Promise<number> {
+    if (events.length === 0 && contexts.length === 0) throw validation("Send at least one event", "events: 1 to 1,000 events");
     const now = this.now();
     const rows: EventRow[] = new Array(events.length);
     const seen = new Map<string, Map<string, PropertyType>>();
