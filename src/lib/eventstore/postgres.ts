@@ -1,0 +1,407 @@
+import { SQL } from "bun";
+import { isPostgresUnavailable, redactUrl } from "../store/postgres";
+import { bucketRows, rollupPlan } from "./plan";
+import { type EventRow, type EventStore, type Measure, type PropertyFilter, type SeriesQuery, type SeriesResult, UpstreamError } from "./types";
+
+/**
+ * Events in PostgreSQL: the store's own database when `--store` is
+ * PostgreSQL, or the analytics upstream (SERVICE_ANALYTICS_URL, `upstream:
+ * true`, behind the spool of spool.ts). Its own small pool, so ingest never
+ * takes the connections that toggles need.
+ *
+ * Why one partition per UTC day (`events_dYYYYMMDD`, range on `ts`): a series
+ * only touches the days of its window (partition pruning, also for bound
+ * parameters), each day's index stays small and hot, and retention becomes
+ * cheap: a project's old rows go day by day in bounded DELETEs, and days past
+ * every retention (400 days) are dropped whole instead of vacuumed row by
+ * row. Partitions are made on demand, in their own short transaction under
+ * an advisory lock with IF NOT EXISTS, so concurrent servers never race and
+ * the DDL (which locks the parent) never sits inside a data transaction
+ * that holds row locks (that could deadlock two servers). Tomorrow's
+ * partition is made with today's, so midnight does not stall ingest.
+ *
+ * Why group commit: `append` only queues; one flush at a time writes
+ * everything queued since the last one in ONE transaction (unnest of arrays:
+ * six bound parameters whatever the row count, in chunks of 10,000 rows),
+ * with the hourly roll-up upserts aggregated in memory first (one row per
+ * project/name/hour) and the daily units deduplicated first. A commit (and
+ * its WAL flush) costs the same for one row or ten thousand, so under load
+ * many requests share it; keys are written in sorted order so two servers
+ * upserting the same hours cannot deadlock.
+ *
+ * Text PostgreSQL cannot hold (U+0000, lone surrogates) is replaced by U+FFFD
+ * in rows and in query parameters alike, so one odd row never fails the batch
+ * it shares a commit with (nor blocks a spool forever).
+ */
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+const INSERT_CHUNK = 10_000;
+/** Whole day partitions older than this are dropped by `prune` (longer than any retention). */
+export const PARTITION_DROP_DAYS = 400;
+/** Largest `ts` accepted: the end of year 9999 (a day partition needs a date). */
+const MAX_TS = 253_402_300_799_999;
+const DDL_LOCK = "svc:eventstore:ddl";
+
+const SCHEMA = [
+  "CREATE TABLE IF NOT EXISTS events (project_id text NOT NULL, name text NOT NULL, ts bigint NOT NULL, unit_id text, value double precision, props jsonb) PARTITION BY RANGE (ts)",
+  "CREATE INDEX IF NOT EXISTS events_by_name_ts ON events (project_id, name, ts)",
+  "CREATE TABLE IF NOT EXISTS event_hourly (project_id text NOT NULL, name text NOT NULL, hour bigint NOT NULL, n bigint NOT NULL, total double precision NOT NULL, PRIMARY KEY (project_id, name, hour))",
+  "CREATE TABLE IF NOT EXISTS event_units_daily (project_id text NOT NULL, name text NOT NULL, day bigint NOT NULL, unit_id text NOT NULL, PRIMARY KEY (project_id, name, day, unit_id))",
+];
+
+const INSERT_EVENTS =
+  "INSERT INTO events (project_id, name, ts, unit_id, value, props) SELECT p, n, t, u, v, CAST(x AS jsonb) FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS bigint[]), CAST($4 AS text[]), CAST($5 AS double precision[]), CAST($6 AS text[])) AS r (p, n, t, u, v, x)";
+const UPSERT_HOURLY =
+  "INSERT INTO event_hourly (project_id, name, hour, n, total) SELECT * FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS bigint[]), CAST($4 AS bigint[]), CAST($5 AS double precision[])) ON CONFLICT (project_id, name, hour) DO UPDATE SET n = event_hourly.n + excluded.n, total = event_hourly.total + excluded.total";
+const INSERT_UNITS =
+  "INSERT INTO event_units_daily (project_id, name, day, unit_id) SELECT * FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS bigint[]), CAST($4 AS text[])) ON CONFLICT DO NOTHING";
+const LIST_PARTITIONS = "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = CAST('events' AS regclass)";
+
+type Waiter = { rows: EventRow[]; resolve: () => void; reject: (err: unknown) => void };
+type Deadline = { expired: boolean };
+const NO_DEADLINE: Deadline = { expired: false };
+
+/** Rows a store can take: refused up front (that call only), so they never fail a shared commit. */
+export function checkRows(rows: EventRow[]): void {
+  for (const r of rows) {
+    if (!Number.isInteger(r.ts) || r.ts < 0 || r.ts > MAX_TS) throw new RangeError(`event ts ${r.ts} is not epoch milliseconds between 1970 and 9999`);
+    if (r.value !== null && typeof r.value !== "number") throw new TypeError("event value must be a number or null");
+  }
+}
+
+const ODD_TEXT = /[\u0000\uD800-\uDFFF]/;
+/** Text PostgreSQL can store: U+0000 and lone surrogates become U+FFFD. */
+export function pgText(s: string): string {
+  return ODD_TEXT.test(s) ? s.toWellFormed().replaceAll("\u0000", "\uFFFD") : s;
+}
+function propsJson(props: EventRow["props"]): string | null {
+  if (!props) return null;
+  const json = JSON.stringify(props);
+  if (!/\\u0000|\\ud[89a-f]/i.test(json)) return json;
+  const clean: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(props)) clean[pgText(k)] = typeof v === "string" ? pgText(v) : v;
+  return JSON.stringify(clean);
+}
+
+/** `events_d20250131` for the UTC day starting at `dayMs`. */
+export function partitionName(dayMs: number): string {
+  return `events_d${new Date(dayMs).toISOString().slice(0, 10).replaceAll("-", "")}`;
+}
+function partitionDay(name: string): number | undefined {
+  const m = /^events_d(\d{4})(\d{2})(\d{2})$/.exec(name);
+  return m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : undefined;
+}
+
+const OPS = { eq: "=", neq: "<>", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
+
+/** One filter, typed by its value: a property of another type (or absent) never matches, and never fails the query. */
+function filterSql(f: PropertyFilter, params: unknown[]): string {
+  params.push(pgText(f.property));
+  const p = `$${params.length}`;
+  const op = OPS[f.op];
+  if (typeof f.value === "number") {
+    params.push(f.value);
+    return `CASE WHEN jsonb_typeof(props -> CAST(${p} AS text)) = 'number' THEN CAST(props ->> CAST(${p} AS text) AS double precision) END ${op} CAST($${params.length} AS double precision)`;
+  }
+  // Booleans compare as the text 'true'/'false' (which orders false < true, as SQLite's 0/1 do); strings byte-wise (COLLATE "C", as SQLite).
+  const type = typeof f.value === "boolean" ? "boolean" : "string";
+  params.push(typeof f.value === "boolean" ? String(f.value) : pgText(f.value));
+  return `CASE WHEN jsonb_typeof(props -> CAST(${p} AS text)) = '${type}' THEN props ->> CAST(${p} AS text) END COLLATE "C" ${op} CAST($${params.length} AS text)`;
+}
+
+/** The statement of one series (fixed text per shape: names and values are bound) and its parameters. */
+export function seriesSql(q: SeriesQuery): { sql: string; params: unknown[] } {
+  const m: Measure = q.measure;
+  const plan = rollupPlan(q);
+  const params: unknown[] = [q.from, q.bucket, pgText(q.projectId), pgText(m.event), q.to];
+  if (plan === "hourly") {
+    const v = m.kind === "count" ? "CAST(SUM(n) AS double precision)" : "SUM(total)";
+    const sql = `SELECT (hour - CAST($1 AS bigint)) / CAST($2 AS bigint) AS b, ${v} AS v FROM event_hourly WHERE project_id = $3 AND name = $4 AND hour >= CAST($1 AS bigint) AND hour < CAST($5 AS bigint) GROUP BY b`;
+    return { sql, params };
+  }
+  if (plan === "daily-units") {
+    const v = q.bucket === 86400 ? "COUNT(*)" : "COUNT(DISTINCT unit_id)";
+    const sql = `SELECT (day - CAST($1 AS bigint)) / CAST($2 AS bigint) AS b, CAST(${v} AS double precision) AS v FROM event_units_daily WHERE project_id = $3 AND name = $4 AND day >= CAST($1 AS bigint) AND day < CAST($5 AS bigint) GROUP BY b`;
+    return { sql, params };
+  }
+  params.push(q.from * 1000, q.to * 1000);
+  let aggregate: string;
+  if (m.kind === "count") aggregate = "CAST(COUNT(*) AS double precision)";
+  else if (m.kind === "unique") aggregate = "CAST(COUNT(DISTINCT unit_id) AS double precision)";
+  else if (m.property === undefined) aggregate = "SUM(value)";
+  else {
+    params.push(pgText(m.property));
+    const p = `CAST($${params.length} AS text)`;
+    aggregate = `SUM(CASE WHEN jsonb_typeof(props -> ${p}) = 'number' THEN CAST(props ->> ${p} AS double precision) END)`;
+  }
+  const where = m.filters.map((f) => ` AND ${filterSql(f, params)}`).join("");
+  const sql = `SELECT (ts / 1000 - CAST($1 AS bigint)) / CAST($2 AS bigint) AS b, ${aggregate} AS v FROM events WHERE project_id = $3 AND name = $4 AND ts >= CAST($6 AS bigint) AND ts < CAST($7 AS bigint)${where} GROUP BY b`;
+  return { sql, params };
+}
+
+/** Could not reach the server at all (refused, DNS, TLS, authentication, no such database): 503 rather than 502. */
+export function isUnreachable(err: unknown): boolean {
+  if (isPostgresUnavailable(err)) return true;
+  const e = err as { code?: unknown; errno?: unknown } | null;
+  if (typeof e?.code === "string" && /^(ERR_POSTGRES_(CONNECTION|TLS|AUTHENTICATION|UNSUPPORTED_AUTHENTICATION|SASL|INVALID_SERVER)|ECONN|ENOTFOUND|EHOSTUNREACH|ENETUNREACH)/.test(e.code)) return true;
+  return typeof e?.errno === "string" && (e.errno.startsWith("28") || e.errno === "3D000");
+}
+
+export type PostgresEventStoreOptions = { upstream?: boolean; poolSize?: number; timeoutMs?: number };
+
+export class PostgresEventStore implements EventStore {
+  readonly kind: "postgres" | "upstream";
+  readonly location: string;
+  private readonly sql: SQL;
+  private readonly upstream: boolean;
+  private readonly timeoutMs: number;
+  private readonly connectMs: number;
+  private readyPromise: Promise<void> | undefined;
+  /** Day starts (ms) whose partition is known to exist. */
+  private readonly partitions = new Set<number>();
+  private queue: Waiter[] = [];
+  private scheduled = false;
+  private flushing: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(url: string, options: PostgresEventStoreOptions = {}) {
+    this.upstream = options.upstream ?? false;
+    this.kind = this.upstream ? "upstream" : "postgres";
+    this.location = redactUrl(url);
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.connectMs = Math.min(this.timeoutMs, 5000);
+    this.sql = new SQL({
+      url,
+      max: options.poolSize ?? 4,
+      idleTimeout: 60,
+      connectionTimeout: this.upstream ? Math.max(1, Math.ceil(this.connectMs / 1000)) : 10,
+      // An upstream answers within timeoutMs or the server cancels the statement (and rolls its transaction back).
+      ...(this.upstream ? { connection: { statement_timeout: this.timeoutMs, idle_in_transaction_session_timeout: this.timeoutMs } } : {}),
+    });
+  }
+
+  /** Creates the tables if missing (once; retried by the next call after a failure) and learns the partitions. */
+  ready(): Promise<void> {
+    this.readyPromise ??= this.init().catch((err) => {
+      this.readyPromise = undefined;
+      throw err;
+    });
+    return this.readyPromise;
+  }
+
+  private async init(): Promise<void> {
+    await this.sql.begin(async (tx) => {
+      await tx.unsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [DDL_LOCK]);
+      for (const ddl of SCHEMA) await tx.unsafe(ddl);
+    });
+    await this.loadPartitions();
+  }
+
+  private async loadPartitions(): Promise<{ name: string; day: number }[]> {
+    const found: { name: string; day: number }[] = [];
+    this.partitions.clear();
+    for (const { name } of (await this.sql.unsafe(LIST_PARTITIONS)) as { name: string }[]) {
+      const day = partitionDay(name);
+      if (day === undefined) continue;
+      this.partitions.add(day);
+      found.push({ name, day });
+    }
+    return found.sort((a, b) => a.day - b.day);
+  }
+
+  /** Makes the missing day partitions (and tomorrow's, with today's) in a short DDL transaction of their own. */
+  private async ensurePartitions(days: Set<number>): Promise<void> {
+    const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+    if (days.has(today)) days.add(today + DAY_MS);
+    const missing = [...days].filter((d) => !this.partitions.has(d)).sort((a, b) => a - b);
+    if (missing.length === 0) return;
+    await this.sql.begin(async (tx) => {
+      await tx.unsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [DDL_LOCK]);
+      for (const day of missing) {
+        // Integers and a name made of digits: nothing here comes from a request as text.
+        await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${partitionName(day)} PARTITION OF events FOR VALUES FROM (${day}) TO (${day + DAY_MS})`);
+      }
+    });
+    for (const day of missing) this.partitions.add(day);
+  }
+
+  append(rows: EventRow[]): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("event store closed"));
+    try {
+      checkRows(rows);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (rows.length === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.queue.push({ rows, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.flushing) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flushing = this.flush().finally(() => {
+        this.flushing = undefined;
+        if (this.queue.length > 0) this.schedule();
+      });
+    });
+  }
+
+  /** Writes everything queued in one transaction; every waiting call resolves after COMMIT, or all reject. */
+  private async flush(): Promise<void> {
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    try {
+      await this.guard("append", (deadline) => this.write(batch, deadline));
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    for (const w of batch) w.resolve();
+  }
+
+  private async write(batch: Waiter[], deadline: Deadline): Promise<void> {
+    await this.ready();
+    const cols: unknown[][] = [[], [], [], [], [], []];
+    const hours = new Map<string, [string, string, number, number, number]>();
+    const units = new Map<string, [string, string, number, string]>();
+    const days = new Set<number>();
+    for (const { rows } of batch) {
+      for (const r of rows) {
+        const p = pgText(r.projectId);
+        const n = pgText(r.name);
+        const u = r.unitId === null ? null : pgText(r.unitId);
+        const row = [p, n, r.ts, u, r.value, propsJson(r.props)];
+        for (let c = 0; c < 6; c++) cols[c]!.push(row[c]);
+        days.add(Math.floor(r.ts / DAY_MS) * DAY_MS);
+        const hour = Math.floor(r.ts / HOUR_MS) * 3600;
+        const hk = `${p}\u0000${n}\u0000${hour}`;
+        const agg = hours.get(hk) ?? hours.set(hk, [p, n, hour, 0, 0]).get(hk)!;
+        agg[3]++;
+        agg[4] += r.value ?? 0;
+        if (u !== null) {
+          const day = Math.floor(r.ts / DAY_MS) * 86400;
+          units.set(`${p}\u0000${n}\u0000${day}\u0000${u}`, [p, n, day, u]);
+        }
+      }
+    }
+    // Sorted keys: two servers upserting the same roll-up rows lock them in the same order (no deadlock).
+    const hourRows = [...hours.keys()].sort().map((k) => hours.get(k)!);
+    const hourCols = [hourRows.map((x) => x[0]), hourRows.map((x) => x[1]), hourRows.map((x) => x[2]), hourRows.map((x) => x[3]), hourRows.map((x) => x[4])];
+    const unitRows = [...units.keys()].sort().map((k) => units.get(k)!);
+    const unitCols = [unitRows.map((u) => u[0]), unitRows.map((u) => u[1]), unitRows.map((u) => u[2]), unitRows.map((u) => u[3])];
+
+    for (let attempt = 0; ; attempt++) {
+      await this.ensurePartitions(new Set(days));
+      try {
+        await this.sql.begin(async (tx) => {
+          for (let i = 0; i < cols[0].length; i += INSERT_CHUNK) {
+            if (deadline.expired) throw new Error("timed out");
+            await tx.unsafe(INSERT_EVENTS, cols.map((c) => (cols[0].length <= INSERT_CHUNK ? c : c.slice(i, i + INSERT_CHUNK))));
+          }
+          await tx.unsafe(UPSERT_HOURLY, hourCols);
+          if (unitRows.length > 0) await tx.unsafe(INSERT_UNITS, unitCols);
+          // Past the deadline the caller has been told "failed": roll back rather than commit behind its back.
+          if (deadline.expired) throw new Error("timed out");
+        });
+        return;
+      } catch (err) {
+        const code = (err as { errno?: unknown }).errno;
+        // 23514: a partition we thought existed was dropped (by another server's prune): learn again, retry once.
+        if (code === "23514" && attempt === 0) {
+          await this.loadPartitions();
+          continue;
+        }
+        if (code === "40P01" && attempt < 3) continue;
+        throw err;
+      }
+    }
+  }
+
+  series(q: SeriesQuery): Promise<SeriesResult> {
+    return this.guard("series", async () => {
+      await this.ready();
+      const { sql, params } = seriesSql(q);
+      const found = (await this.sql.unsafe(sql, params)) as { b: number | string; v: number | string | null }[];
+      return { sql, rows: bucketRows(q, found) };
+    });
+  }
+
+  prune(options: { projectId: string; rawBefore: number; rollupsBefore?: number }): Promise<number> {
+    // Each statement is bounded (one day of one project); the whole may take longer than one query's budget.
+    return this.guard(
+      "prune",
+      async () => {
+        await this.ready();
+        const parts = await this.loadPartitions();
+        let removed = 0;
+        for (const { name, day } of parts) {
+          if (day >= options.rawBefore) break;
+          const res = await this.sql.unsafe(`DELETE FROM ${name} WHERE project_id = $1 AND ts < CAST($2 AS bigint)`, [pgText(options.projectId), options.rawBefore]);
+          removed += res.count ?? 0;
+        }
+        const rawDay = Math.floor(options.rawBefore / DAY_MS) * 86400;
+        await this.sql.unsafe("DELETE FROM event_units_daily WHERE project_id = $1 AND day < CAST($2 AS bigint)", [pgText(options.projectId), rawDay]);
+        if (options.rollupsBefore !== undefined) {
+          await this.sql.unsafe("DELETE FROM event_hourly WHERE hour < CAST($1 AS bigint)", [Math.floor(options.rollupsBefore / 1000)]);
+        }
+        const dropBefore = Math.floor(Date.now() / DAY_MS) * DAY_MS - PARTITION_DROP_DAYS * DAY_MS;
+        const old = parts.filter((p) => p.day + DAY_MS <= dropBefore);
+        if (old.length > 0) {
+          await this.sql.begin(async (tx) => {
+            await tx.unsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [DDL_LOCK]);
+            for (const p of old) await tx.unsafe(`DROP TABLE IF EXISTS ${p.name}`);
+          });
+          for (const p of old) this.partitions.delete(p.day);
+        }
+        return removed;
+      },
+      this.timeoutMs * 30,
+    );
+  }
+
+  /**
+   * Upstream only: races `fn` with a timer (a backstop for a silent network;
+   * the server's statement_timeout cancels slow statements) and maps every
+   * failure to UpstreamError. Otherwise errors pass through untouched.
+   */
+  private async guard<T>(what: string, fn: (deadline: Deadline) => Promise<T>, budgetMs = this.timeoutMs + this.connectMs): Promise<T> {
+    if (!this.upstream) return fn(NO_DEADLINE);
+    const deadline: Deadline = { expired: false };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        deadline.expired = true;
+        reject(new UpstreamError("failed", `analytics upstream ${this.location}: ${what} got no answer within ${budgetMs} ms`));
+      }, budgetMs);
+    });
+    try {
+      return await Promise.race([fn(deadline), timeout]);
+    } catch (err) {
+      if (err instanceof UpstreamError) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      if (isUnreachable(err)) throw new UpstreamError("unreachable", `analytics upstream ${this.location} is unreachable: ${message}`);
+      throw new UpstreamError("failed", `analytics upstream ${this.location}: ${what} failed: ${message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // What was queued before close is still written.
+    while (this.flushing || this.scheduled || this.queue.length > 0) {
+      if (this.flushing) await this.flushing;
+      else if (this.queue.length > 0 && !this.scheduled) this.schedule();
+      else await new Promise((r) => setImmediate(r));
+    }
+    await this.sql.close({ timeout: 5 });
+  }
+}
