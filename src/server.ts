@@ -130,7 +130,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     dataDir: options.dataDir,
     postgresUrl: target.engine === "postgres" ? target.url : undefined,
     analyticsUrl: options.analyticsUrl,
-  });
+  }, log);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const shutdown = new AbortController();
   const ctx = createContext(
