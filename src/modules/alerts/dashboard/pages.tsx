@@ -1,0 +1,184 @@
+import { useState } from "preact/hooks";
+import { call, describeError } from "../../../web/dashboard/api";
+import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { Badge, ConfirmDialog, ErrorMessage, Link, Loading, SearchBox, Status, Switch, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { loadMetrics } from "../../metrics/dashboard/client";
+import { type AlertRule, alertApi, conditionText, formatValue, loadRules } from "./client";
+import { AlertRuleDialog } from "./form";
+
+/**
+ * Alert rules: each watches a metric over a trailing window against a
+ * threshold, and is ok or firing. Create, edit (never the metric), enable or
+ * disable, delete (here only: keys and tokens cannot).
+ */
+function AlertRuleList() {
+  const session = useSession();
+  const writable = can(session, "write");
+  const [q, setQ] = useState("");
+  const [dialog, setDialog] = useState<{ editing: AlertRule | null } | null>(null);
+  const [deleting, setDeleting] = useState<AlertRule | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const { data, error: loadError, reload } = useLoad(loadRules, [session.project.id]);
+  const metrics = useLoad(loadMetrics, [session.project.id]);
+  useLiveReload(reload);
+  const metricName = (id: string) => metrics.data?.find((m) => m.id === id)?.name;
+  const needle = q.toLowerCase();
+  const shown = data?.filter((r) => !q || r.name.toLowerCase().includes(needle) || (metricName(r.metricId) ?? "").toLowerCase().includes(needle));
+  const firing = data?.filter((r) => r.enabled && r.state === "firing").length ?? 0;
+
+  const setEnabled = async (r: AlertRule, enabled: boolean) => {
+    try {
+      await call(alertApi.api.admin["alert-rules"]({ id: r.id }).patch({ enabled }));
+      await reload();
+      setError(null);
+      setMessage(enabled ? `Enabled ${r.name}: it is checked every minute` : `Disabled ${r.name}: it is no longer checked, and reads ok`);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+
+  return (
+    <>
+      <div class="page-head">
+        <h1>Alert rules</h1>
+        {writable && (
+          <button type="button" onClick={() => setDialog({ editing: null })}>
+            New alert rule
+          </button>
+        )}
+      </div>
+      <p class="muted">
+        Each watches a <Link href="/metrics">metric</Link> over a trailing window and fires when it crosses the threshold; checked every minute.
+      </p>
+      <SearchBox label="Search alert rules" value={q} onInput={setQ} />
+      {firing > 0 && (
+        <p>
+          <Badge tone="danger" strong>
+            {firing === 1 ? "1 rule firing" : `${firing} rules firing`}
+          </Badge>
+        </p>
+      )}
+      <ErrorMessage error={loadError ?? error ?? metrics.error} />
+      <Status message={message} />
+      {!data ? (
+        !loadError && <Loading />
+      ) : shown!.length === 0 ? (
+        <p class="muted">{data.length === 0 ? "No alert rules yet." : `No alert rule matches “${q}”.`}</p>
+      ) : (
+        <table>
+          <caption class="visually-hidden">Alert rules with their condition, state, last value and whether enabled</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Fires when</th>
+              <th scope="col">State</th>
+              <th scope="col">Last value</th>
+              <th scope="col">Enabled</th>
+              {writable && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {shown!.map((r) => {
+              const metric = metricName(r.metricId);
+              return (
+                <tr key={r.id}>
+                  <th scope="row">
+                    {r.name}
+                    {r.notify?.webhookUrl && <div class="muted small mono">→ {r.notify.webhookUrl}</div>}
+                  </th>
+                  <td>
+                    {metric ? <Link href={`/metrics/${encodeURIComponent(metric)}`}>{conditionText(r, metric)}</Link> : conditionText(r)}
+                  </td>
+                  <td>
+                    {!r.enabled ? <Badge>disabled</Badge> : r.state === "firing" ? <Badge tone="danger" strong>firing</Badge> : <Badge tone="ok">ok</Badge>}
+                    {r.lastTransitionAt && (
+                      <div class="muted small">
+                        since <When iso={r.lastTransitionAt} />
+                      </div>
+                    )}
+                  </td>
+                  <td>
+                    {formatValue(r.lastValue)}
+                    {r.lastCheckedAt && (
+                      <div class="muted small">
+                        checked <When iso={r.lastCheckedAt} />
+                      </div>
+                    )}
+                  </td>
+                  <td>
+                    <Switch checked={r.enabled} label={`Alert rule ${r.name} enabled`} disabled={!writable} onChange={(next) => void setEnabled(r, next)} />
+                  </td>
+                  {writable && (
+                    <td>
+                      <div class="row">
+                        <button type="button" class="secondary small" aria-label={`Edit alert rule ${r.name}`} onClick={() => setDialog({ editing: r })}>
+                          Edit
+                        </button>
+                        <button type="button" class="danger secondary small" aria-label={`Delete alert rule ${r.name}`} onClick={() => setDeleting(r)}>
+                          Delete
+                        </button>
+                      </div>
+                    </td>
+                  )}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+      <AlertRuleDialog
+        open={dialog !== null}
+        editing={dialog?.editing ?? null}
+        metrics={metrics.data}
+        onClose={() => setDialog(null)}
+        onSaved={async (name) => {
+          const verb = dialog?.editing ? "Saved" : "Created";
+          setDialog(null);
+          await reload();
+          setError(null);
+          setMessage(`${verb} alert rule ${name}`);
+        }}
+      />
+      <ConfirmDialog
+        open={deleting !== null}
+        title={`Delete ${deleting?.name ?? ""}?`}
+        message={<p>It stops being checked and its history goes. To pause it instead, turn it off.</p>}
+        confirmLabel="Delete alert rule"
+        danger
+        onConfirm={async () => {
+          const gone = deleting!;
+          await call(alertApi.api.admin["alert-rules"]({ id: gone.id }).delete());
+          await reload();
+          setError(null);
+          setMessage(`Deleted alert rule ${gone.name}`);
+        }}
+        onClose={() => setDeleting(null)}
+      />
+    </>
+  );
+}
+
+function AlertsCard() {
+  const session = useSession();
+  const { data } = useLoad(loadRules, [session.project.id]);
+  if (!data) return <Loading />;
+  const firing = data.filter((r) => r.enabled && r.state === "firing").length;
+  return (
+    <>
+      <Link href="/alerts">
+        <strong>{firing}</strong> alert rules firing
+      </Link>
+      <span class="muted"> · {data.length} rules</span>
+    </>
+  );
+}
+
+export const alertsDashboard: DashboardModule = {
+  pages: [{ path: "/alerts", title: "Alert rules", nav: { label: "Alert rules", order: 47 }, view: AlertRuleList }],
+  overview: AlertsCard,
+};
