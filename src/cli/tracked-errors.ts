@@ -1,0 +1,148 @@
+import { UsageError } from "../lib/config";
+import type { ErrorStatus, SettableStatus, TrackedError } from "../modules/errors/types";
+import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "./client-command";
+import type { Command } from "./command";
+import { type Series, WINDOW_FLAGS, seriesText, windowFlags } from "./metrics";
+
+// `svc errors`: tracked production errors. (src/cli/errors.ts is how the CLI itself reports failures.)
+
+const ERRORS = "/api/admin/errors";
+const base = (ref: string) => `${ERRORS}/${encodeURIComponent(ref)}`;
+
+/** Every status, with what it means (a Record, so a status the server adds is a compile error here). */
+const STATUSES: Record<ErrorStatus, string> = {
+  unresolved: "new, or reopened",
+  resolved: "fixed; happening again makes it regressed",
+  ignored: "stays ignored whatever happens",
+  regressed: "resolved, then it happened again",
+};
+const STATUS_NAMES = Object.keys(STATUSES) as ErrorStatus[];
+
+function statusFlag(value: string | undefined): ErrorStatus | undefined {
+  if (value === undefined) return undefined;
+  if (!STATUS_NAMES.includes(value as ErrorStatus)) throw new UsageError(`--status must be one of ${STATUS_NAMES.join(", ")} (got "${value}")`);
+  return value as ErrorStatus;
+}
+
+const ID_ARG = "<id>";
+const ID_DETAIL = "<id> is the error's id (err_…), a unique prefix of it (at least 6 characters) or its fingerprint; `svc errors list` shows them.";
+
+/** `TypeError: Cannot read properties of undefined`, on one line. */
+const titleOf = (e: Pick<TrackedError, "type" | "message">) => `${e.type}: ${e.message}`;
+const shortTitle = (e: TrackedError) => {
+  const title = titleOf(e);
+  return title.length > 80 ? `${title.slice(0, 79)}…` : title;
+};
+
+function errorText(e: TrackedError): string {
+  const changed = e.statusChangedAt ? ` (since ${when(e.statusChangedAt)}${e.statusChangedBy ? ` by ${e.statusChangedBy}` : ""})` : "";
+  return [
+    `${e.id}: ${titleOf(e)}`,
+    `  status:      ${e.status}${changed}`,
+    `  culprit:     ${e.culprit ?? "-"}`,
+    `  occurrences: ${e.count}`,
+    `  units:       ${e.affectedUnits}`,
+    `  first seen:  ${when(e.firstSeenAt)}`,
+    `  last seen:   ${when(e.lastSeenAt)}`,
+    `  fingerprint: ${e.fingerprint}`,
+  ].join("\n");
+}
+
+/** resolve, ignore, reopen: one status each. */
+function statusCommand(name: string, status: SettableStatus, summary: string, done: string): Command {
+  return {
+    name,
+    summary,
+    args: [ID_ARG],
+    details: [ID_DETAIL],
+    examples: [`svc errors ${name} err_4Qk2mX9pLr7TzV1bN8cW`, `svc errors ${name} err_4Qk2mX --json`],
+    flags: { ...CLIENT_FLAGS },
+    async run({ values, positionals }) {
+      const e = await openClient(values).request<TrackedError>("PATCH", base(positionals[0]!), { body: { status } });
+      emit(values.json, e, () => `${done} ${e.id} (${shortTitle(e)}): it is ${e.status} now.`);
+      return 0;
+    },
+  };
+}
+
+export const trackedErrorsCommand: Command = {
+  name: "errors",
+  summary: "Tracked production errors: list, get, resolve, ignore, reopen, series",
+  details: [
+    "SDKs report errors with POST /api/sdk/v1/errors, and Sentry SDKs through their DSN (the server key): occurrences are grouped by fingerprint into one tracked error each.",
+    `Statuses: ${STATUS_NAMES.map((s) => `${s} (${STATUSES[s]})`).join(", ")}.`,
+  ],
+  examples: ["svc errors list --status unresolved", "svc errors resolve err_4Qk2mX", "svc errors series err_4Qk2mX --from 7d --bucket 1d"],
+  subcommands: [
+    {
+      name: "list",
+      summary: "List tracked errors, most recently seen first",
+      examples: ["svc errors list", "svc errors list --status regressed", "svc errors list --query timeout --json"],
+      flags: {
+        status: { type: "string", value: "STATUS", help: `Only errors with this status: ${STATUS_NAMES.join(", ")}` },
+        query: { ...QUERY_FLAG, help: "Only errors whose type or message contains TEXT (case-insensitive)" },
+        ...CLIENT_FLAGS,
+      },
+      async run({ values }) {
+        const status = statusFlag(str(values, "status"));
+        const q = str(values, "query");
+        const query = new URLSearchParams();
+        if (status) query.set("status", status);
+        if (q) query.set("q", q);
+        const qs = query.toString();
+        const all = await openClient(values).request<TrackedError[]>("GET", `${ERRORS}${qs ? `?${qs}` : ""}`);
+        emit(values.json, all, () => {
+          if (all.length === 0) {
+            if (status || q) return `No ${status ?? ""}${status ? " " : ""}errors${q ? ` match "${q}"` : ""}.`;
+            return "No errors yet: nothing was reported with POST /api/sdk/v1/errors or a Sentry SDK.";
+          }
+          return table(
+            ["ID", "STATUS", "COUNT", "UNITS", "LAST SEEN", "ERROR"],
+            all.map((e) => [e.id, e.status, e.count, e.affectedUnits, when(e.lastSeenAt), shortTitle(e)]),
+            { full: ["ID", "ERROR"] },
+          );
+        });
+        return 0;
+      },
+    },
+    {
+      name: "get",
+      summary: "Show one error: status and who set it, culprit, occurrences, affected units, first and last seen",
+      args: [ID_ARG],
+      details: [ID_DETAIL],
+      examples: ["svc errors get err_4Qk2mX9pLr7TzV1bN8cW", "svc errors get err_4Qk2mX --json"],
+      flags: { ...CLIENT_FLAGS },
+      async run({ values, positionals }) {
+        const e = await openClient(values).request<TrackedError>("GET", base(positionals[0]!));
+        emit(values.json, e, () => errorText(e));
+        return 0;
+      },
+    },
+    statusCommand("resolve", "resolved", "Mark an error resolved (if it happens again it becomes regressed)", "Resolved"),
+    statusCommand("ignore", "ignored", "Ignore an error (new occurrences are counted, and it stays ignored)", "Ignored"),
+    statusCommand("reopen", "unresolved", "Set an error back to unresolved", "Reopened"),
+    {
+      name: "series",
+      summary: "An error's occurrences over time: a table of buckets and a sparkline (--json: the server's {sql, rows})",
+      args: [ID_ARG],
+      details: [
+        ID_DETAIL,
+        "Buckets start at --from and are --bucket wide; every bucket is listed, empty ones 0. Times back from now (24h, 7d) and the defaults are rounded to whole buckets of the UTC clock.",
+      ],
+      examples: ["svc errors series err_4Qk2mX", "svc errors series err_4Qk2mX --from 7d --bucket 1d", "svc errors series err_4Qk2mX --from 2026-11-01 --to 2026-11-02 --bucket 15m --json"],
+      flags: { ...WINDOW_FLAGS, ...CLIENT_FLAGS },
+      async run({ values, positionals }) {
+        const window = windowFlags(values);
+        const client = openClient(values);
+        if (values.json) {
+          emit(true, await client.request<Series>("POST", `${base(positionals[0]!)}/series`, { body: window }), () => "");
+          return 0;
+        }
+        const e = await client.request<TrackedError>("GET", base(positionals[0]!));
+        const series = await client.request<Series>("POST", `${base(e.id)}/series`, { body: window });
+        emit(false, series, () => seriesText(`${e.id} (${shortTitle(e)})`, window, series.rows, { total: true }));
+        return 0;
+      },
+    },
+  ],
+};
