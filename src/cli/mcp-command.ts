@@ -5,7 +5,7 @@ import type { Command } from "./command";
 
 export const mcpCommand: Command = {
   name: "mcp",
-  summary: "Serve the MCP tools (killswitches, configs, SDK keys, members, projects) on stdio for AI assistants",
+  summary: "Serve the MCP tools (killswitches, configs, gates, events, metrics, errors, alert rules, SDK keys, members, projects) on stdio for AI assistants",
   details: [
     "Speaks the Model Context Protocol on stdin/stdout with the credentials of `svc login` (or SERVICE_CLI_TOKEN); it starts even when not signed in, and every tool then says how to sign in. Set HOME or SERVICE_CONFIG_DIR when the assistant starts it from elsewhere.",
   ],
