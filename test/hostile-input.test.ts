@@ -135,6 +135,8 @@ function realValues(param: string): string[] {
       return ["prod", "dev"];
     case "email":
       return [encodeURIComponent(MEMBER)];
+    case "projectNumber":
+      return ["1", "12345678901234567890"];
     case "*":
       return ["probe-id", "probe-id/sub", "probe-id/a/b", "probe-id%2Fsub"];
     default:
@@ -204,6 +206,22 @@ function plausibleBodies(): string[] {
     { name: "fuzz-event", folder: "fuzz", properties: [{ name: "amount", type: "number", required: true }] },
     { properties: [{ name: "amount", type: "number" }] },
     { events: [{ name: "fuzz.event", unitId: "u1", value: 1, properties: { amount: 2 } }], contexts: [{ plan: "pro" }] },
+    // Errors: ingest, status, and Sentry events (a store/ body; an envelope's header line alone is an empty envelope).
+    { errors: [{ message: "fuzz 42 failed", type: "FuzzError", stack: "FuzzError: x\n    at fuzz (/srv/app/fuzz.js:1:1)", unitId: "u1", fingerprint: "fuzz", properties: { a: 1 } }] },
+    { errors: [{ message: "fuzz" }, { message: "fuzz", ts: "2026-01-01T00:00:00Z", properties: { "bad name": 1 } }] },
+    { status: "resolved" },
+    { status: "regressed" },
+    { event_id: "fc6d8c0c43fc4630ad850ee518f1b9d0", timestamp: 1, exception: { values: [{ type: "E", value: "v", stacktrace: { frames: [{ function: "f", in_app: true }] } }] }, user: { id: "u1" } },
+    // Metrics (definitions, series) and alert rules.
+    { name: "fuzz-metric", kind: "count", event: "probe-id" },
+    { name: "fuzz-ratio", kind: "ratio", numerator: { kind: "count", event: "probe-id" }, denominator: { kind: "unique", event: "probe-id", filters: [{ property: "amount", op: "gt", value: 1 }] } },
+    { kind: "unique" },
+    { kind: "sum", property: "not-catalogued" },
+    { from: 0, to: 3600, bucket: 60 },
+    { from: 1_700_000_000, to: 1_700_086_400, bucket: 1 },
+    { name: "fuzz-alert", metricId: "probe-id", threshold: 5, comparator: "gt", windowHours: 24, notify: { webhookUrl: "https://example.com/hook" } },
+    { threshold: 3, enabled: false, notify: null },
+    { metricId: "probe-id" },
     // Sign-in and device bodies, one per route, exactly their fields (the CSRF token travels as a header).
     { email: "nobody@example.com" },
     { token: "x".repeat(43) },
@@ -242,9 +260,14 @@ type Variant = "plain" | "csrf" | "session" | "owner";
 /** The credential each route takes: the right one, so the route's own code runs. */
 function credentialOf(path: string): Credential {
   if (path.startsWith("/api/admin/")) return "admin";
-  if (path.startsWith("/api/sdk/") || path.startsWith("/ofrep/")) return "server";
+  if (path.startsWith("/api/sdk/") || path.startsWith("/ofrep/") || isSentryPath(path)) return "server";
   if (path.startsWith("/ops/")) return "client";
   return "none";
+}
+
+/** Sentry's ingest routes (`/api/{digits}/envelope/`, `/api/{digits}/store/`): the server key, as Sentry SDKs send it. */
+function isSentryPath(path: string): boolean {
+  return /^\/api\/[^/]+\/(envelope|store)\/?(\?|$)/.test(path);
 }
 
 function variantsOf(method: string, path: string): Variant[] {
@@ -267,7 +290,10 @@ const CODE_STATUS: Record<string, number[]> = {
   NOT_FOUND: [404],
   ALREADY_EXISTS: [409],
   IMMUTABLE_FIELD: [409],
-  VALIDATION: [400],
+  // 422: a metric whose stored definition no longer compiles (SPEC "Time series").
+  VALIDATION: [400, 422],
+  // The analytics upstream failed (SPEC "Time series": 502).
+  UPSTREAM: [502],
 };
 const OFREP_CODES: Record<string, number> = {
   PARSE_ERROR: 400,
@@ -353,6 +379,8 @@ async function seed() {
   await s.api("/api/admin/configs/probe-id/drafts", { method: "PUT", headers: { "x-project-id": s.projectId }, body: { env: "dev", value: { a: 1 } } });
   await s.api("/api/admin/attributes", { body: { name: "probe-id", type: "string" } });
   await s.api("/api/admin/events", { body: { name: "probe-id" } });
+  await s.api("/api/admin/metrics", { body: { name: "probe-id", kind: "count", event: "probe-id" } });
+  await s.api("/api/admin/alert-rules", { body: { name: "probe-id", metricId: "probe-id", threshold: 5, comparator: "gt" } });
   await s.api("/api/admin/gates", { body: { name: "probe-id", rules: [{ conditions: [{ attr: "email", op: "regex", value: "^a+$" }], passPercentage: 50 }] } });
   if (!(await s.api("/api/admin/members")).text.includes(MEMBER)) await s.addMember(MEMBER, "editor");
   const { identity } = s.server.ctx.services;
@@ -477,12 +505,13 @@ test("every route, called with its own credential, answers hostile input below 5
     expect(seen.get(key)!.some((x) => (x >= 200 && x < 300) || x === 404 || x === 409), `${key}: never reached its handler`).toBe(true);
   }
   // The SDK and OFREP handlers really ran: each answered 200 (or 304) and 400/404 to what it parsed.
-  const sdk = walked.filter((k) => / \/(api\/sdk|ofrep)\//.test(k));
+  const sdk = walked.filter((k) => / \/(api\/sdk|ofrep)\//.test(k) || isSentryPath(k.slice(k.indexOf(" ") + 1)));
   expect(sdk.length).toBeGreaterThanOrEqual(4);
   for (const key of sdk) {
     const statuses = seen.get(key)!;
-    expect(statuses.some((x) => x === 200 || x === 304), `${key}: no 200/304`).toBe(true);
-    expect(statuses.filter((x) => [200, 304, 400, 404].includes(x)).length, key).toBeGreaterThan(statuses.length / 2);
+    // Ingest answers 202 (accepted once durable).
+    expect(statuses.some((x) => x === 200 || x === 202 || x === 304), `${key}: no 200/202/304`).toBe(true);
+    expect(statuses.filter((x) => [200, 202, 304, 400, 404].includes(x)).length, key).toBeGreaterThan(statuses.length / 2);
   }
   for (const key of walked.filter((k) => k.includes(" /ofrep/"))) {
     expect(seen.get(key)!.includes(400), `${key}: no OFREP 400`).toBe(true);

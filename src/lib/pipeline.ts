@@ -106,6 +106,9 @@ export const tooDeep = new WeakSet<Request>();
  */
 export const originalRequest = new WeakMap<Request, Request>();
 
+/** Sentry's ingest paths (`/api/{digits}/envelope/`, `/api/{digits}/store/`). */
+const SENTRY_INGEST = /^\/api\/\d+\/(?:envelope|store)\/?$/;
+
 /** Deepest nesting of arrays/objects accepted in a request body. */
 export const MAX_BODY_DEPTH = 64;
 
@@ -170,7 +173,8 @@ export async function bufferBody(request: Request, maxBytes: number): Promise<Re
   }
   const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   const next = rebuilt(request, bytes);
-  if (nestedDeeperThan(bytes, MAX_BODY_DEPTH)) tooDeep.add(next);
+  // Sentry envelopes are no JSON document (gzip, binary attachments): their routes check each JSON item, decompressed.
+  if (!SENTRY_INGEST.test(pathOf(request.url)) && nestedDeeperThan(bytes, MAX_BODY_DEPTH)) tooDeep.add(next);
   return next;
 }
 

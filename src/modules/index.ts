@@ -2,6 +2,7 @@ import type { ModuleManifest } from "../lib/module";
 import type { ModuleMigrations } from "../lib/store";
 import { AUDIT_MIGRATIONS } from "../lib/audit";
 import { REVISIONS_MIGRATIONS } from "../lib/revisions";
+import { alertsModule } from "./alerts/manifest";
 import { analyticsModule } from "./analytics/manifest";
 import { attributesModule } from "./attributes/manifest";
 import { auditModule } from "./audit/manifest";
@@ -9,11 +10,13 @@ import { configsModule } from "./configs/manifest";
 import { dashboardModule } from "./dashboard/manifest";
 import { deliveryModule } from "./delivery/manifest";
 import { deviceModule } from "./device/manifest";
+import { errorsModule } from "./errors/manifest";
 import { eventsModule } from "./events/manifest";
 import { gatesModule } from "./gates/manifest";
 import { identityModule } from "./identity/manifest";
 import { keysModule } from "./keys/manifest";
 import { killswitchesModule } from "./killswitches/manifest";
+import { metricsModule } from "./metrics/manifest";
 import { projectsModule } from "./projects/manifest";
 import { tokensModule } from "./tokens/manifest";
 
@@ -31,6 +34,9 @@ export const MODULES: ModuleManifest[] = [
   gatesModule,
   eventsModule,
   analyticsModule,
+  errorsModule,
+  metricsModule,
+  alertsModule,
   deliveryModule,
   identityModule,
   deviceModule,

@@ -61,28 +61,39 @@ describe("svc mcp", () => {
       expect(Object.keys(byName).sort()).toEqual(
         [
           "explain_gate",
+          "get_alert_rule",
           "get_config",
+          "get_error",
           "get_gate",
+          "get_metric",
+          "list_alert_rules",
           "list_attributes",
           "list_configs",
+          "list_errors",
+          "list_events",
           "list_gate_templates",
           "list_gates",
           "list_killswitches",
           "list_members",
+          "list_metrics",
           "list_projects",
           "list_sdk_keys",
           "list_api_tokens",
           "list_audit",
+          "metric_series",
           "publish_config",
+          "register_event",
           "revoke_api_token",
           "revoke_sdk_key",
           "save_config_draft",
+          "set_error_status",
           "set_gate_rules",
           "toggle_killswitch",
+          "update_alert_rule",
           "whoami",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
@@ -199,6 +210,25 @@ describe("svc mcp", () => {
       expect(templates.at(-1)).toMatchObject({ name: "Acme staff", builtIn: false, category: "people", rules: [{ attr: "email", op: "ends_with", value: "@acme.com" }] });
       expect(json(await s.client.callTool({ name: "list_gate_templates", arguments: { q: "country" } })).map((t: any) => t.name)).toEqual(["Country list"]);
       expect(errorText(await s.client.callTool({ name: "list_attributes", arguments: { q: "x".repeat(101) } }))).toContain("q");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("list_events lists the event catalog of the real server, pending rows marked, q filtering", async () => {
+    expect((await ts.api("/api/admin/events", { body: { name: "checkout.completed", folder: "commerce", properties: [{ name: "amount", type: "number", required: true }] } })).status).toBe(201);
+    expect((await ts.api("/api/sdk/v1/events", { key: ts.serverKey, body: { events: [{ name: "signup", properties: { plan: "pro" } }] } })).status).toBe(202);
+    const s = await connect(signedIn());
+    try {
+      const events = json(await s.client.callTool({ name: "list_events", arguments: {} }));
+      expect(events).toEqual((await ts.api("/api/admin/events")).body);
+      expect(events.map((e: any) => [e.name, e.pending])).toEqual([
+        ["checkout.completed", 0],
+        ["signup", 1],
+      ]);
+      expect(events[0]).toMatchObject({ folder: "commerce", properties: [{ name: "amount", type: "number", required: true }] });
+      expect(json(await s.client.callTool({ name: "list_events", arguments: { q: "COMMERCE" } })).map((e: any) => e.name)).toEqual(["checkout.completed"]);
+      expect(errorText(await s.client.callTool({ name: "list_events", arguments: { q: "x".repeat(101) } }))).toContain("q");
     } finally {
       await s.close();
     }

@@ -1,0 +1,123 @@
+import { t } from "elysia";
+import { BodyObject, QueryObject } from "../../lib/http";
+import { MAX_ERRORS_PER_CALL } from "./types";
+
+const Status = t.Union([t.Literal("unresolved"), t.Literal("resolved"), t.Literal("ignored"), t.Literal("regressed")], {
+  description: "unresolved (new), resolved, ignored (new occurrences keep it ignored), regressed (it happened again after being resolved)",
+});
+
+const EXAMPLE_ERROR = {
+  id: "err_4Qk2mX9pLr7TzV1bN8cW",
+  fingerprint: "9f2c41d7a0b35e6c8d1f4a2b7e0c9d53",
+  type: "TypeError",
+  message: "Cannot read properties of undefined (reading 'total')",
+  culprit: "chargeCard (lib:checkout:42)",
+  status: "unresolved",
+  count: 17,
+  affectedUnits: 5,
+  firstSeenAt: "2026-11-20T09:12:44.120Z",
+  lastSeenAt: "2026-11-23T10:15:02.114Z",
+  statusChangedAt: null,
+  statusChangedBy: null,
+};
+
+export const TrackedErrorSchema = t.Object(
+  {
+    id: t.String({ description: "err_…" }),
+    fingerprint: t.String({ description: "32 hex characters: what groups occurrences (type and in-app frames, never line numbers; else the message without its numbers and ids)" }),
+    type: t.String({ description: "Exception type, e.g. TypeError (`Error` when none was sent)" }),
+    message: t.String({ description: "A recent occurrence's message, on one line, at most 1,000 characters" }),
+    culprit: t.Union([t.String(), t.Null()], { description: "Top in-app frame: `function (module-or-file:line)`; null without frames" }),
+    status: Status,
+    count: t.Integer({ description: "Occurrences" }),
+    affectedUnits: t.Integer({ description: "Distinct units (unitId, Sentry user.id) it happened to: exact" }),
+    firstSeenAt: t.String(),
+    lastSeenAt: t.String(),
+    statusChangedAt: t.Union([t.String(), t.Null()]),
+    statusChangedBy: t.Union([t.String(), t.Null()], { description: "Who changed the status last (system@svc.local for a regression)" }),
+  },
+  { title: "TrackedError", examples: [EXAMPLE_ERROR] },
+);
+
+const PropertyValue = t.Union([t.String({ maxLength: 1000 }), t.Number(), t.Boolean(), t.Null()]);
+
+export const ErrorItemSchema = BodyObject({
+  message: t.String({ description: "The error's message (stored on one line, cut at 1,000 characters)" }),
+  type: t.Optional(t.String({ maxLength: 1000, description: "Exception type or class, e.g. TypeError; default Error" })),
+  stack: t.Optional(t.String({ description: "A JavaScript stack (`error.stack`, V8 `at fn (file:line:col)` or `fn@file:line:col`): its in-app frames group occurrences" })),
+  ts: t.Optional(t.Union([t.Number(), t.String({ maxLength: 40 })], { description: "Epoch milliseconds or ISO 8601; default now. At most a day ahead, at most 396 days old" })),
+  fingerprint: t.Optional(t.String({ minLength: 1, maxLength: 512, description: "Your own grouping key: occurrences with the same one are one error, whatever their stacks" })),
+  unitId: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "The unit (user, account) it happened to: counted once in affectedUnits" })),
+  properties: t.Optional(t.Record(t.String(), PropertyValue, { maxProperties: 50, description: "Scalar properties stored with the occurrence's event" })),
+});
+
+export const IngestErrorsBody = BodyObject(
+  {
+    errors: t.Array(ErrorItemSchema, { description: `1 to ${MAX_ERRORS_PER_CALL} occurrences` }),
+  },
+  {
+    examples: [
+      {
+        errors: [
+          {
+            message: "Cannot read properties of undefined (reading 'total')",
+            type: "TypeError",
+            stack:
+              "TypeError: Cannot read properties of undefined (reading 'total')\n    at chargeCard (/srv/app/lib/checkout.js:42:17)\n    at async handleCheckout (/srv/app/routes/checkout.js:18:5)",
+            ts: 1795430400000,
+            unitId: "user-42",
+            properties: { release: "2026.11.3", route: "/checkout" },
+          },
+          { message: "Payment provider timed out after 30000 ms", type: "TimeoutError", fingerprint: "payment-timeout" },
+        ],
+      },
+    ],
+  },
+);
+
+export const IngestErrorsReply = t.Object({ accepted: t.Integer({ description: "Occurrences stored (all of the batch)" }) }, { examples: [{ accepted: 2 }] });
+
+export const ErrorListQuery = QueryObject({
+  status: t.Optional(Status),
+  q: t.Optional(t.String({ maxLength: 100, description: "Case-insensitive substring over type and message" })),
+});
+
+export const SetStatusBody = BodyObject(
+  { status: t.Union([t.Literal("unresolved"), t.Literal("resolved"), t.Literal("ignored")], { description: "regressed is set by svc only" }) },
+  { examples: [{ status: "resolved" }, { status: "ignored" }] },
+);
+
+// Numbers with multipleOf 1, not t.Integer: Elysia's integer also takes the string "10".
+const EpochSeconds = t.Number({ minimum: 0, maximum: 253_402_300_799, multipleOf: 1, description: "Epoch seconds" });
+
+export const SeriesBody = BodyObject(
+  {
+    from: EpochSeconds,
+    to: t.Number({ minimum: 0, maximum: 253_402_300_799, multipleOf: 1, description: "Epoch seconds; strictly greater than from" }),
+    bucket: t.Number({ minimum: 1, maximum: 253_402_300_799, multipleOf: 1, description: "Bucket width in seconds (at most 10,000 buckets)" }),
+  },
+  { examples: [{ from: 1795392000, to: 1795478400, bucket: 3600 }] },
+);
+
+export const SeriesReply = t.Object(
+  {
+    sql: t.String({ description: "The statement that produced the rows (parameters shown as placeholders)" }),
+    rows: t.Array(t.Object({ t: t.Integer({ description: "Bucket start, epoch seconds" }), v: t.Number() }), { description: "Every bucket of the window, empty ones 0" }),
+  },
+  {
+    examples: [
+      {
+        sql: "SELECT hour, n FROM event_hourly WHERE project_id = ? AND name = ? AND hour >= ? AND hour < ?",
+        rows: [
+          { t: 1795392000, v: 3 },
+          { t: 1795395600, v: 0 },
+        ],
+      },
+    ],
+  },
+);
+
+export const SentryReply = t.Object(
+  { id: t.Optional(t.String({ description: "The event id (32 hex characters); absent when the envelope carried no event" })) },
+  { examples: [{ id: "fc6d8c0c43fc4630ad850ee518f1b9d0" }] },
+);

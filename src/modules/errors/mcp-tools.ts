@@ -1,0 +1,49 @@
+import { z } from "zod";
+import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import { ERROR_STATUSES, SETTABLE_STATUSES } from "./types";
+
+const path = (ref: string) => `/api/admin/errors/${encodeURIComponent(ref)}`;
+const errorRef = z.string().min(1).max(128).describe("Error id (err_…), its fingerprint, or a unique id prefix of at least 6 characters");
+
+export const errorTools = [
+  defineTool({
+    name: "list_errors",
+    title: "List tracked errors",
+    description:
+      "The project's tracked production errors, most recently seen first: type, message, culprit (top in-app frame), status (unresolved, resolved, ignored, regressed), occurrence count, distinct affected units, first and last seen.",
+    input: {
+      project_id: projectIdArg,
+      status: z.enum(ERROR_STATUSES).optional().describe("Only errors with this status; regressed ones were resolved and happened again"),
+      q: z.string().max(100).optional().describe("Case-insensitive substring filter on type/message"),
+    },
+    annotations: READ_ONLY,
+    async run({ project_id, status, q }, open) {
+      const query = new URLSearchParams();
+      if (status) query.set("status", status);
+      if (q) query.set("q", q);
+      const qs = query.toString();
+      return open(project_id).request("GET", `/api/admin/errors${qs ? `?${qs}` : ""}`);
+    },
+  }),
+  defineTool({
+    name: "get_error",
+    title: "Get a tracked error",
+    description: "One tracked error: fingerprint, type, message, culprit, status and who changed it when, count, affected units, first and last seen.",
+    input: { id: errorRef, project_id: projectIdArg },
+    annotations: READ_ONLY,
+    async run({ id, project_id }, open) {
+      return open(project_id).request("GET", path(id));
+    },
+  }),
+  defineTool({
+    name: "set_error_status",
+    title: "Resolve, ignore or reopen an error",
+    description:
+      "Sets a tracked error's status: resolved (a new occurrence then marks it regressed), ignored (stays ignored whatever happens), or unresolved. Audited. Setting the current status again changes nothing.",
+    input: { id: errorRef, status: z.enum(SETTABLE_STATUSES), project_id: projectIdArg },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    async run({ id, status, project_id }, open) {
+      return open(project_id).request("PATCH", path(id), { body: { status } });
+    },
+  }),
+];

@@ -1,0 +1,134 @@
+import type { Param, Queryable } from "../../lib/store";
+import type { ErrorStatus, TrackedError } from "./types";
+
+export type ErrorRow = {
+  id: string;
+  project_id: string;
+  fingerprint: string;
+  type: string;
+  message: string;
+  culprit: string | null;
+  first_seen_at: string;
+  last_seen_at: string;
+  /** bigint on PostgreSQL: read through Number(). */
+  count: number | string;
+  affected_units: number | string;
+  status: ErrorStatus;
+  status_changed_at: string | null;
+  status_changed_by: string | null;
+};
+
+const COLUMNS =
+  "id, project_id, fingerprint, type, message, culprit, first_seen_at, last_seen_at, count, affected_units, status, status_changed_at, status_changed_by";
+
+export function toTrackedError(r: ErrorRow): TrackedError {
+  return {
+    id: r.id,
+    fingerprint: r.fingerprint,
+    type: r.type,
+    message: r.message,
+    culprit: r.culprit,
+    status: r.status,
+    count: Number(r.count),
+    affectedUnits: Number(r.affected_units),
+    firstSeenAt: r.first_seen_at,
+    lastSeenAt: r.last_seen_at,
+    statusChangedAt: r.status_changed_at,
+    statusChangedBy: r.status_changed_by,
+  };
+}
+
+/**
+ * Multi-row statements take batches of 128, 64, ... 1 rows, so that a
+ * statement's text is one of eight whatever the batch size (both engines
+ * cache statements by text).
+ */
+export function* batches<T>(items: T[]): Generator<T[]> {
+  let at = 0;
+  let size = 128;
+  while (at < items.length) {
+    while (size > items.length - at) size >>= 1;
+    yield items.slice(at, at + size);
+    at += size;
+  }
+}
+
+/** Newest occurrence first; `status` narrows. */
+export async function errorsOfProject(q: Queryable, projectId: string, status?: ErrorStatus): Promise<ErrorRow[]> {
+  if (status) {
+    return q.all<ErrorRow>(`SELECT ${COLUMNS} FROM tracked_errors WHERE project_id = ? AND status = ? ORDER BY last_seen_at DESC, id`, projectId, status);
+  }
+  return q.all<ErrorRow>(`SELECT ${COLUMNS} FROM tracked_errors WHERE project_id = ? ORDER BY last_seen_at DESC, id`, projectId);
+}
+
+/** By id, else by fingerprint, else by a prefix of the id that only one error has (up to two rows: two means ambiguous). */
+export async function findErrors(q: Queryable, projectId: string, ref: string): Promise<ErrorRow[]> {
+  const exact =
+    (await q.one<ErrorRow>(`SELECT ${COLUMNS} FROM tracked_errors WHERE id = ? AND project_id = ?`, ref, projectId)) ??
+    (await q.one<ErrorRow>(`SELECT ${COLUMNS} FROM tracked_errors WHERE fingerprint = ? AND project_id = ?`, ref, projectId));
+  if (exact) return [exact];
+  const pattern = `${ref.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return q.all<ErrorRow>(`SELECT ${COLUMNS} FROM tracked_errors WHERE project_id = ? AND id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 2`, projectId, pattern);
+}
+
+export async function errorsByFingerprint(q: Queryable, projectId: string, fingerprints: string[]): Promise<Map<string, ErrorRow>> {
+  const found = new Map<string, ErrorRow>();
+  for (const batch of batches(fingerprints)) {
+    const rows = await q.all<ErrorRow>(
+      `SELECT ${COLUMNS} FROM tracked_errors WHERE project_id = ? AND fingerprint IN (${batch.map(() => "?").join(", ")})`,
+      projectId,
+      ...batch,
+    );
+    for (const r of rows) found.set(r.fingerprint, r);
+  }
+  return found;
+}
+
+export async function insertErrors(q: Queryable, rows: ErrorRow[]): Promise<void> {
+  for (const batch of batches(rows)) {
+    const params: Param[] = [];
+    for (const r of batch) {
+      params.push(r.id, r.project_id, r.fingerprint, r.type, r.message, r.culprit, r.first_seen_at, r.last_seen_at, Number(r.count), Number(r.affected_units), r.status, r.status_changed_at, r.status_changed_by);
+    }
+    await q.run(`INSERT INTO tracked_errors (${COLUMNS}) VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`, ...params);
+  }
+}
+
+/** New occurrences of a known error: counts added to, sample and times moved, status as decided by the service. */
+export async function updateOccurrences(
+  q: Queryable,
+  r: { id: string; type: string; message: string; culprit: string | null; firstSeenAt: string; lastSeenAt: string; count: number; units: number; status: ErrorStatus; statusChangedAt: string | null; statusChangedBy: string | null },
+): Promise<void> {
+  await q.run(
+    `UPDATE tracked_errors SET type = ?, message = ?, culprit = ?, first_seen_at = ?, last_seen_at = ?, count = count + ?, affected_units = affected_units + ?,
+       status = ?, status_changed_at = ?, status_changed_by = ? WHERE id = ?`,
+    r.type,
+    r.message,
+    r.culprit,
+    r.firstSeenAt,
+    r.lastSeenAt,
+    r.count,
+    r.units,
+    r.status,
+    r.statusChangedAt,
+    r.statusChangedBy,
+    r.id,
+  );
+}
+
+/** Inserts (error, unit) pairs, ignoring those already there; answers how many each error gained. */
+export async function addUnits(q: Queryable, pairs: [errorId: string, unitId: string][]): Promise<Map<string, number>> {
+  const gained = new Map<string, number>();
+  for (const batch of batches(pairs)) {
+    const rows = await q.all<{ error_id: string }>(
+      `INSERT INTO tracked_error_units (error_id, unit_id) VALUES ${batch.map(() => "(?, ?)").join(", ")} ON CONFLICT DO NOTHING RETURNING error_id`,
+      ...batch.flat(),
+    );
+    for (const r of rows) gained.set(r.error_id, (gained.get(r.error_id) ?? 0) + 1);
+  }
+  return gained;
+}
+
+export async function setStatus(q: Queryable, id: string, status: ErrorStatus, at: string, by: string): Promise<void> {
+  await q.run("UPDATE tracked_errors SET status = ?, status_changed_at = ?, status_changed_by = ? WHERE id = ?", status, at, by, id);
+}
