@@ -114,7 +114,9 @@ function filterSql(f: PropertyFilter, params: unknown[]): string {
 export function seriesSql(q: SeriesQuery): { sql: string; params: unknown[] } {
   const m: Measure = q.measure;
   const plan = rollupPlan(q);
-  const params: unknown[] = [q.from, q.bucket, pgText(q.projectId), pgText(m.event), q.to];
+  const params: unknown[] = [q.from, q.bucket, pgText(q.projectId), pgText(m.event)];
+  // $5: the end of the window, in seconds for the roll-ups; the raw plan binds both ends in milliseconds as $5 and $6.
+  if (plan !== "raw") params.push(q.to);
   if (plan === "hourly") {
     const v = m.kind === "count" ? "CAST(SUM(n) AS double precision)" : "SUM(total)";
     const sql = `SELECT (hour - CAST($1 AS bigint)) / CAST($2 AS bigint) AS b, ${v} AS v FROM event_hourly WHERE project_id = $3 AND name = $4 AND hour >= CAST($1 AS bigint) AND hour < CAST($5 AS bigint) GROUP BY b`;
@@ -136,7 +138,7 @@ export function seriesSql(q: SeriesQuery): { sql: string; params: unknown[] } {
     aggregate = `SUM(CASE WHEN jsonb_typeof(props -> ${p}) = 'number' THEN CAST(props ->> ${p} AS double precision) END)`;
   }
   const where = m.filters.map((f) => ` AND ${filterSql(f, params)}`).join("");
-  const sql = `SELECT (ts / 1000 - CAST($1 AS bigint)) / CAST($2 AS bigint) AS b, ${aggregate} AS v FROM events WHERE project_id = $3 AND name = $4 AND ts >= CAST($6 AS bigint) AND ts < CAST($7 AS bigint)${where} GROUP BY b`;
+  const sql = `SELECT (ts / 1000 - CAST($1 AS bigint)) / CAST($2 AS bigint) AS b, ${aggregate} AS v FROM events WHERE project_id = $3 AND name = $4 AND ts >= CAST($5 AS bigint) AND ts < CAST($6 AS bigint)${where} GROUP BY b`;
   return { sql, params };
 }
 
