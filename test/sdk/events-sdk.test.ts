@@ -72,3 +72,22 @@ test("a send that fails keeps the batch for the next flush", async () => {
   const count = await ts.server.ctx.services.analytics.series({ projectId: ts.projectId, from, to: from + HOUR, bucket: HOUR, measure: { kind: "count", event: "sdk.retry", filters: [] } });
   expect(count.rows[0]!.v).toBe(1);
 });
+
+test("svc.captureError sends errors that become one tracked error per fingerprint", async () => {
+  const svc = createClient({ baseUrl: ts.url, sdkKey: ts.serverKey, env: "prod", stream: false, flushIntervalMs: 60_000 });
+  await svc.ready();
+  const fail = (id: number) => {
+    try {
+      throw new TypeError(`cart ${id} has no items`);
+    } catch (err) {
+      svc.captureError(err, { unitId: `u${id}` });
+    }
+  };
+  for (let i = 0; i < 3; i++) fail(i);
+  svc.captureError("a plain string");
+  await svc.close();
+  const errors = (await ts.api("/api/admin/errors")).body as any[];
+  const typeError = errors.find((e) => e.type === "TypeError");
+  expect(typeError).toMatchObject({ count: 3, affectedUnits: 3, status: "unresolved" });
+  expect(errors.find((e) => e.message.includes("a plain string"))).toMatchObject({ count: 1 });
+});
