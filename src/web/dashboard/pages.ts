@@ -1,8 +1,12 @@
 import type { DashboardModule } from "./registry";
 import { homeModule } from "./home";
+import { alertsDashboard } from "../../modules/alerts/dashboard/pages";
 import { attributesDashboard } from "../../modules/attributes/dashboard/pages";
 import { auditDashboard } from "../../modules/audit/dashboard/pages";
 import { configsDashboard } from "../../modules/configs/dashboard/pages";
+import { errorsDashboard } from "../../modules/errors/dashboard/pages";
+import { eventsDashboard } from "../../modules/events/dashboard/pages";
+import { metricsDashboard } from "../../modules/metrics/dashboard/pages";
 import { gatesDashboard } from "../../modules/gates/dashboard/pages";
 import { identityDashboard } from "../../modules/identity/dashboard/pages";
 import { keysDashboard } from "../../modules/keys/dashboard/pages";
@@ -15,4 +19,4 @@ import { tokensDashboard } from "../../modules/tokens/dashboard/pages";
  * section to sections.ts) in the change that adds it; the navigation
  * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, gatesDashboard, attributesDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, gatesDashboard, attributesDashboard, eventsDashboard, metricsDashboard, errorsDashboard, alertsDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];

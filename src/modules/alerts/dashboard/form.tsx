@@ -95,26 +95,23 @@ export function AlertRuleDialog(props: { open: boolean; editing: AlertRule | nul
             </Field>
           </>
         )}
-        <div class="row">
-          <Field label="Comparator" error={fieldErrors.comparator}>
-            {(attrs) => (
-              <select {...attrs} value={form.comparator} onChange={(e) => set("comparator", e.currentTarget.value as Comparator)}>
-                {COMPARATORS.map((c) => (
-                  <option key={c} value={c}>
-                    {COMPARATOR_LABELS[c]}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
-          <Field label="Threshold" error={fieldErrors.threshold}>
-            {(attrs) => <input {...attrs} type="number" step="any" required value={form.threshold} onInput={(e) => set("threshold", e.currentTarget.value)} />}
-          </Field>
-          <Field label="Window (hours)" error={fieldErrors.windowHours}>
-            {(attrs) => <input {...attrs} type="number" min={1} max={720} step={1} value={form.windowHours} onInput={(e) => set("windowHours", e.currentTarget.value)} />}
-          </Field>
-        </div>
-        <p class="hint">Fires when the metric's value over the trailing window compares so with the threshold; checked every minute.</p>
+        <Field label="Comparator" error={fieldErrors.comparator}>
+          {(attrs) => (
+            <select {...attrs} value={form.comparator} onChange={(e) => set("comparator", e.currentTarget.value as Comparator)}>
+              {COMPARATORS.map((c) => (
+                <option key={c} value={c}>
+                  {COMPARATOR_LABELS[c]}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Threshold" error={fieldErrors.threshold}>
+          {(attrs) => <input {...attrs} type="number" step="any" required value={form.threshold} onInput={(e) => set("threshold", e.currentTarget.value)} />}
+        </Field>
+        <Field label="Window (hours)" error={fieldErrors.windowHours} hint="It fires when the metric's value over this trailing window compares so with the threshold; checked every minute.">
+          {(attrs) => <input {...attrs} type="number" min={1} max={720} step={1} value={form.windowHours} onInput={(e) => set("windowHours", e.currentTarget.value)} />}
+        </Field>
         <label class="check">
           <input type="checkbox" checked={form.enabled} onChange={(e) => set("enabled", e.currentTarget.checked)} /> Enabled: evaluate this rule
         </label>

@@ -171,9 +171,9 @@ function AlertsCard() {
   return (
     <>
       <Link href="/alerts">
-        <strong>{firing}</strong> alert rules firing
+        <strong>{firing}</strong> {firing === 1 ? "alert rule" : "alert rules"} firing
       </Link>
-      <span class="muted"> · {data.length} rules</span>
+      <span class="muted"> · {data.length === 1 ? "1 rule" : `${data.length} rules`}</span>
     </>
   );
 }

@@ -66,7 +66,9 @@ export function ErrorDetail({ id }: { id: string }) {
         <Link href="/errors">Errors</Link> /
       </p>
       <div class="page-head">
-        <h1 class="mono">{e.type}</h1>
+        <h1>
+          <span class="mono">{e.type}</span>
+        </h1>
         {writable && (
           <div class="row">
             {NEXT[e.status].map((n) => (

@@ -84,7 +84,7 @@ function ErrorsCard() {
   return (
     <>
       <Link href="/errors">
-        <strong>{open}</strong> unresolved errors
+        <strong>{open}</strong> unresolved {open === 1 ? "error" : "errors"}
       </Link>
       <span class="muted"> · {regressed} regressed</span>
     </>

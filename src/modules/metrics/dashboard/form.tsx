@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, Link, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, Link, Loading, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, loadCatalog } from "../../events/dashboard/client";
 import {
   type DraftFilter,
@@ -104,7 +104,10 @@ export function MetricDialog({ open, editing, onClose, onSaved }: { open: boolea
           )}
         </Field>
         {catalog.error && <ErrorMessage error={`The event catalog could not be loaded: ${catalog.error}`} />}
-        {form.kind === "ratio" ? (
+        {/* The selects wait for their options: a value set before its option exists would show as none. */}
+        {!catalog.data && !catalog.error ? (
+          <Loading />
+        ) : form.kind === "ratio" ? (
           <>
             <fieldset>
               <legend>Numerator</legend>

@@ -114,9 +114,9 @@ function MetricsCard() {
   return (
     <>
       <Link href="/metrics">
-        <strong>{data.length}</strong> metrics
+        <strong>{data.length}</strong> {data.length === 1 ? "metric" : "metrics"}
       </Link>
-      <span class="muted"> · {data.filter((m) => m.kind === "ratio").length} ratios</span>
+      <span class="muted"> · {data.filter((m) => m.kind === "ratio").length} of them ratios</span>
     </>
   );
 }

@@ -1,0 +1,185 @@
+import { useEffect, useId, useState } from "preact/hooks";
+import { ApiFailure, call } from "../../../web/dashboard/api";
+import { Dialog, ErrorMessage, Field, errorsByField } from "../../../web/dashboard/ui";
+import { type CatalogEvent, PROPERTY_TYPES, type PropertyType, eventApi } from "./client";
+
+const FIELDS = ["name", "folder", "description", "properties"] as const;
+type FieldName = (typeof FIELDS)[number];
+
+let nextKey = 0;
+type DraftProperty = { key: number; name: string; type: PropertyType; required: boolean; description: string };
+type Form = { name: string; folder: string; description: string; properties: DraftProperty[] };
+
+const emptyProperty = (): DraftProperty => ({ key: ++nextKey, name: "", type: "string", required: false, description: "" });
+
+function formOf(e: CatalogEvent | null): Form {
+  if (!e) return { name: "", folder: "", description: "", properties: [] };
+  return {
+    name: e.name,
+    folder: e.folder,
+    description: e.description,
+    properties: e.properties.map((p) => ({
+      key: ++nextKey,
+      name: p.name,
+      type: (PROPERTY_TYPES as readonly string[]).includes(p.type) ? (p.type as PropertyType) : "string",
+      required: p.required,
+      description: p.description,
+    })),
+  };
+}
+
+/** Where a refusal points inside the list: `properties[1].name` (the service) or `properties.1.type` (the schema). 0-based. */
+type PropertyError = { row: number; field: string | undefined; message: string };
+function propertyErrorOf(text: string | undefined): PropertyError | null {
+  const m = text ? /^(?:([^:]*): )?properties(?:\[(\d+)\]|\.(\d+))(?:\.([A-Za-z]+))?\s*:\s*([\s\S]*)$/.exec(text) : null;
+  return m ? { row: Number(m[2] ?? m[3]), field: m[4], message: m[1] ? `${m[5]!.trim()} (${m[1]})` : m[5]!.trim() } : null;
+}
+
+/**
+ * Register an event (`editing` null) or edit one (everything but its name):
+ * folder, description and its properties, one row each (name, type,
+ * required, description). The server is the validator: what it refuses is
+ * said on the field (or property row) it names.
+ */
+export function EventDialog({ open, editing, onClose, onSaved }: { open: boolean; editing: CatalogEvent | null; onClose: () => void; onSaved: (e: { name: string }) => void }) {
+  const [form, setForm] = useState<Form>(formOf(null));
+  const [fieldErrors, setFieldErrors] = useState<Partial<Record<FieldName, string>>>({});
+  const [propertyError, setPropertyError] = useState<PropertyError | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const base = useId();
+  useEffect(() => {
+    if (!open) return;
+    setForm(formOf(editing));
+    setFieldErrors({});
+    setPropertyError(null);
+    setError(null);
+  }, [open, editing]);
+
+  const set = <K extends keyof Form>(key: K, value: Form[K]) => setForm((f) => ({ ...f, [key]: value }));
+  const setProperty = (i: number, patch: Partial<DraftProperty>) => set("properties", form.properties.map((p, k) => (k === i ? { ...p, ...patch } : p)));
+  const addProperty = () => {
+    const p = emptyProperty();
+    set("properties", [...form.properties, p]);
+    setTimeout(() => document.getElementById(`${base}-p${p.key}-name`)?.focus(), 0);
+  };
+  const removeProperty = (i: number) => {
+    set(
+      "properties",
+      form.properties.filter((_, k) => k !== i),
+    );
+    setPropertyError(null);
+    setTimeout(() => document.getElementById(`${base}-add`)?.focus(), 0);
+  };
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    const properties = form.properties.map((p) => ({ name: p.name.trim(), type: p.type, required: p.required, description: p.description.trim() }));
+    try {
+      const saved = editing
+        ? await call(eventApi.api.admin.events({ id: editing.id }).patch({ folder: form.folder.trim(), description: form.description.trim(), properties }))
+        : await call(eventApi.api.admin.events.post({ name: form.name.trim(), folder: form.folder.trim() || undefined, description: form.description.trim() || undefined, properties }));
+      onSaved(saved);
+    } catch (err) {
+      const split = errorsByField(err, FIELDS);
+      const row = propertyErrorOf(split.fields.properties) ?? (err instanceof ApiFailure ? propertyErrorOf(err.detail) : null);
+      setPropertyError(row);
+      setFieldErrors(row ? { ...split.fields, properties: undefined } : split.fields);
+      setError(split.general);
+      setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const errorId = `${base}-property-error`;
+  const invalid = (i: number, field: string) => (propertyError && propertyError.row === i && (propertyError.field ?? "name") === field ? { "aria-invalid": "true" as const, "aria-describedby": errorId } : {});
+
+  return (
+    <Dialog open={open} title={editing ? `Edit event ${editing.name}` : "Register event"} onClose={onClose} wide>
+      <form onSubmit={submit} noValidate>
+        {!editing && (
+          <Field label="Name" error={fieldErrors.name} hint="What SDKs send, e.g. checkout.completed: letters, digits, _ . : or -. A pending event of that name is approved.">
+            {(attrs) => <input {...attrs} required value={form.name} onInput={(e) => set("name", e.currentTarget.value)} autoComplete="off" />}
+          </Field>
+        )}
+        <Field label="Folder" error={fieldErrors.folder} hint="Groups events in lists, e.g. commerce">
+          {(attrs) => <input {...attrs} value={form.folder} onInput={(e) => set("folder", e.currentTarget.value)} autoComplete="off" />}
+        </Field>
+        <Field label="Description" error={fieldErrors.description}>
+          {(attrs) => <input {...attrs} value={form.description} onInput={(e) => set("description", e.currentTarget.value)} />}
+        </Field>
+        <fieldset>
+          <legend>Properties</legend>
+          {form.properties.length === 0 ? (
+            <p class="muted small">No properties: metrics can count this event, sum its value or count its units.</p>
+          ) : (
+            <table>
+              <caption class="visually-hidden">Properties of the event</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Required</th>
+                  <th scope="col">Description</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {form.properties.map((p, i) => (
+                  <tr key={p.key}>
+                    <td>
+                      <input id={`${base}-p${p.key}-name`} aria-label={`Name of property ${i + 1}`} class="mono" value={p.name} autoComplete="off" spellcheck={false} onInput={(e) => setProperty(i, { name: e.currentTarget.value })} {...invalid(i, "name")} />
+                    </td>
+                    <td>
+                      <select aria-label={`Type of property ${i + 1}`} value={p.type} onChange={(e) => setProperty(i, { type: e.currentTarget.value as PropertyType })} {...invalid(i, "type")}>
+                        {PROPERTY_TYPES.map((t) => (
+                          <option key={t} value={t}>
+                            {t}
+                          </option>
+                        ))}
+                      </select>
+                    </td>
+                    <td>
+                      <input type="checkbox" aria-label={`Property ${i + 1} is required`} checked={p.required} onChange={(e) => setProperty(i, { required: e.currentTarget.checked })} />
+                    </td>
+                    <td>
+                      <input aria-label={`Description of property ${i + 1}`} value={p.description} onInput={(e) => setProperty(i, { description: e.currentTarget.value })} {...invalid(i, "description")} />
+                    </td>
+                    <td>
+                      <button type="button" class="secondary small" aria-label={`Remove property ${i + 1}${p.name.trim() ? ` (${p.name.trim()})` : ""}`} onClick={() => removeProperty(i)}>
+                        Remove
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          {propertyError && (
+            <p class="error" id={errorId} role="alert">
+              Property {propertyError.row + 1}
+              {propertyError.field ? `, ${propertyError.field}` : ""}: {propertyError.message}
+            </p>
+          )}
+          <ErrorMessage error={fieldErrors.properties} />
+          <button type="button" class="secondary small" id={`${base}-add`} onClick={addProperty}>
+            Add property
+          </button>
+        </fieldset>
+        <ErrorMessage error={error} />
+        <div class="actions">
+          <button type="button" class="secondary" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" disabled={busy}>
+            {editing ? "Save event" : "Register event"}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

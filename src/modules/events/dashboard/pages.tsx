@@ -1,0 +1,168 @@
+import { useState } from "preact/hooks";
+import { call, describeError } from "../../../web/dashboard/api";
+import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { Badge, ConfirmDialog, ErrorMessage, Link, Loading, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { type CatalogEvent, eventApi, loadCatalog } from "./client";
+import { EventDialog } from "./form";
+
+/**
+ * The event catalog: events people registered and names ingest discovered
+ * (pending until approved), with their properties and when ingest last
+ * carried them. Register, approve, edit and delete.
+ */
+function EventList() {
+  const session = useSession();
+  const writable = can(session, "write");
+  const [q, setQ] = useState("");
+  const [dialog, setDialog] = useState<{ editing: CatalogEvent | null } | null>(null);
+  const [deleting, setDeleting] = useState<CatalogEvent | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const { data, error: loadError, reload } = useLoad(loadCatalog, [session.project.id]);
+  useLiveReload(reload);
+  const needle = q.toLowerCase();
+  const shown = data?.filter((e) => !q || [e.name, e.folder, e.description].some((text) => text.toLowerCase().includes(needle)));
+  const pending = data?.filter((e) => e.pending === 1).length ?? 0;
+
+  const approve = async (e: CatalogEvent) => {
+    await call(eventApi.api.admin.events.post({ name: e.name }));
+    await reload();
+    setError(null);
+    setMessage(`Approved ${e.name}: metrics can use it`);
+  };
+
+  return (
+    <>
+      <div class="page-head">
+        <h1>Events</h1>
+        {writable && (
+          <button type="button" onClick={() => setDialog({ editing: null })}>
+            Register event
+          </button>
+        )}
+      </div>
+      <p class="muted">
+        The events SDKs send (<code>POST /api/sdk/v1/events</code>) and <Link href="/metrics">metrics</Link> measure. A name nobody registered shows up as pending until approved.
+      </p>
+      <SearchBox label="Search events" value={q} onInput={setQ} />
+      {pending > 0 && <p>{pending === 1 ? "1 event is pending approval." : `${pending} events are pending approval.`}</p>}
+      <ErrorMessage error={loadError ?? error} />
+      <Status message={message} />
+      {!data ? (
+        !loadError && <Loading />
+      ) : shown!.length === 0 ? (
+        <p class="muted">{data.length === 0 ? "No events yet: register one, or send one with a server key." : `No event matches “${q}”.`}</p>
+      ) : (
+        <table>
+          <caption class="visually-hidden">Events of the catalog with their folder, properties, status and when ingest last carried them</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Folder</th>
+              <th scope="col">Properties</th>
+              <th scope="col">Status</th>
+              <th scope="col">Last seen</th>
+              {writable && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {shown!.map((e) => (
+              <tr key={e.id}>
+                <th scope="row">
+                  <span class="mono">{e.name}</span>
+                  {e.description && <div class="muted small">{e.description}</div>}
+                </th>
+                <td>{e.folder || <span class="muted">none</span>}</td>
+                <td class="small">
+                  {e.properties.length === 0 ? (
+                    <span class="muted">none</span>
+                  ) : (
+                    e.properties.map((p, i) => (
+                      <span key={p.name}>
+                        {i > 0 && ", "}
+                        <span class="mono">{p.name}</span>: {p.type}
+                        {p.required ? " (required)" : ""}
+                      </span>
+                    ))
+                  )}
+                </td>
+                <td>{e.pending === 1 ? <Badge tone="danger">pending</Badge> : <Badge tone="ok">registered</Badge>}</td>
+                <td>
+                  <When iso={e.lastSeenAt} />
+                </td>
+                {writable && (
+                  <td>
+                    <div class="row">
+                      {e.pending === 1 && (
+                        <button type="button" class="small" aria-label={`Approve event ${e.name}`} onClick={() => approve(e).catch((err) => setError(describeError(err)))}>
+                          Approve
+                        </button>
+                      )}
+                      <button type="button" class="secondary small" aria-label={`Edit event ${e.name}`} onClick={() => setDialog({ editing: e })}>
+                        Edit
+                      </button>
+                      <button type="button" class="danger secondary small" aria-label={`Delete event ${e.name}`} onClick={() => setDeleting(e)}>
+                        Delete
+                      </button>
+                    </div>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <EventDialog
+        open={dialog !== null}
+        editing={dialog?.editing ?? null}
+        onClose={() => setDialog(null)}
+        onSaved={async (saved) => {
+          const verb = dialog?.editing ? "Saved" : "Registered";
+          setDialog(null);
+          await reload();
+          setError(null);
+          setMessage(`${verb} event ${saved.name}`);
+        }}
+      />
+      <ConfirmDialog
+        open={deleting !== null}
+        title={`Delete ${deleting?.name ?? ""}?`}
+        message={<p>It leaves the catalog; stored events stay. Metrics that measure it stop computing until re-saved, and the next one sent makes it pending again.</p>}
+        confirmLabel="Delete event"
+        danger
+        onConfirm={async () => {
+          const gone = deleting!;
+          await call(eventApi.api.admin.events({ id: gone.id }).delete());
+          await reload();
+          setError(null);
+          setMessage(`Deleted event ${gone.name}`);
+        }}
+        onClose={() => setDeleting(null)}
+      />
+    </>
+  );
+}
+
+function EventsCard() {
+  const session = useSession();
+  const { data } = useLoad(loadCatalog, [session.project.id]);
+  if (!data) return <Loading />;
+  const pending = data.filter((e) => e.pending === 1).length;
+  return (
+    <>
+      <Link href="/events">
+        <strong>{data.length - pending}</strong> {data.length - pending === 1 ? "event" : "events"}
+      </Link>
+      <span class="muted"> · {pending} pending approval</span>
+    </>
+  );
+}
+
+export const eventsDashboard: DashboardModule = {
+  pages: [{ path: "/events", title: "Events", nav: { label: "Events", order: 40 }, view: EventList }],
+  overview: EventsCard,
+};
