@@ -33,8 +33,6 @@ export function bucketLabel(t: number, bucket: number, span: number, long = fals
   return span > 86_400 ? DAY_HOUR.format(d) : HOUR.format(d);
 }
 
-const fill = (colour: string, opacity = 1) => ({ fill: colour, fillOpacity: opacity });
-const TEXT = { fill: "var(--muted)", fontSize: "11px" };
 
 /**
  * A time series as an SVG chart: bars (up to 60 buckets) or a line with
@@ -69,41 +67,41 @@ export function SeriesChart({ rows, bucket, title, summable = true, format = (v:
   const area = n > 0 ? `${line} L${(x(n - 1) + step / 2).toFixed(1)},${y(0)} L${(x(0) + step / 2).toFixed(1)},${y(0)} Z` : "";
 
   return (
-    <figure class="chart" style={{ margin: "8px 0" }}>
-      <svg viewBox={`0 0 ${W} ${H}`} width="100%" role="img" aria-label={summary} style={{ display: "block", width: "100%", maxWidth: "960px", aspectRatio: `${W} / ${H}`, height: "auto" }}>
+    <figure class="chart">
+      <svg viewBox={`0 0 ${W} ${H}`} width="100%" role="img" aria-label={summary}>
         {ticks.map((v) => (
           <g key={v}>
-            <line x1={PAD.left} x2={W - PAD.right} y1={y(v)} y2={y(v)} style={{ stroke: "var(--border)", strokeWidth: 1 }} />
-            <text x={PAD.left - 6} y={y(v) + 4} text-anchor="end" style={TEXT}>
+            <line x1={PAD.left} x2={W - PAD.right} y1={y(v)} y2={y(v)} class="chart-grid" />
+            <text x={PAD.left - 6} y={y(v) + 4} text-anchor="end" class="chart-text">
               {format(v)}
             </text>
           </g>
         ))}
         {rows?.map((r, i) =>
           i % labelEvery === 0 ? (
-            <text key={r.t} x={x(i) + step / 2} y={H - 10} text-anchor="middle" style={TEXT}>
+            <text key={r.t} x={x(i) + step / 2} y={H - 10} text-anchor="middle" class="chart-text">
               {bucketLabel(r.t, bucket, span)}
             </text>
           ) : null,
         )}
         {!rows && (
-          <text x={W / 2} y={H / 2} text-anchor="middle" style={TEXT}>
+          <text x={W / 2} y={H / 2} text-anchor="middle" class="chart-text">
             Loading…
           </text>
         )}
         {rows &&
           (bars ? (
             rows.map((r, i) => (
-              <rect key={r.t} class="chart-bar" x={x(i) + step * 0.1} width={Math.max(1, step * 0.8)} y={y(r.v)} height={Math.max(0, y(0) - y(r.v))} style={fill("var(--accent)")}>
+              <rect key={r.t} class="chart-bar" x={x(i) + step * 0.1} width={Math.max(1, step * 0.8)} y={y(r.v)} height={Math.max(0, y(0) - y(r.v))}>
                 <title>{`${bucketLabel(r.t, bucket, span, true)}: ${format(r.v)}`}</title>
               </rect>
             ))
           ) : (
             <g>
-              <path d={area} style={fill("var(--accent)", 0.15)} />
-              <path class="chart-line" d={line} style={{ fill: "none", stroke: "var(--accent)", strokeWidth: 2 }} />
+              <path class="chart-area" d={area} />
+              <path class="chart-line" d={line} />
               {rows.map((r, i) => (
-                <circle key={r.t} class="chart-point" cx={x(i) + step / 2} cy={y(r.v)} r={Math.min(3, Math.max(1.5, step / 3))} style={fill("var(--accent)")}>
+                <circle key={r.t} class="chart-point" cx={x(i) + step / 2} cy={y(r.v)} r={Math.min(3, Math.max(1.5, step / 3))}>
                   <title>{`${bucketLabel(r.t, bucket, span, true)}: ${format(r.v)}`}</title>
                 </circle>
               ))}

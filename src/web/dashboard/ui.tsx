@@ -329,21 +329,10 @@ export function useSecretMint(mint: () => Promise<string>, onMinted: () => Promi
   return { secret, error, busy, close, submit };
 }
 
-const BADGE_COLOURS = { ok: "var(--ok)", danger: "var(--danger)", accent: "var(--accent)", muted: "var(--muted)" } as const;
-
 /**
  * A short state word in a pill ("firing", "pending", "regressed"): the word
- * carries the meaning, the colour only repeats it. Styled through the CSSOM
- * (the page's CSP allows no inline style attribute), with the theme's colours.
+ * carries the meaning, the colour (styles.css, the theme's variables) only repeats it.
  */
-export function Badge({ tone = "muted", strong, children }: { tone?: keyof typeof BADGE_COLOURS; strong?: boolean; children: ComponentChildren }) {
-  const colour = BADGE_COLOURS[tone];
-  return (
-    <span
-      class={`badge badge-${tone}`}
-      style={{ display: "inline-block", color: colour, border: `1px solid ${colour}`, borderRadius: "999px", padding: "0 8px", fontSize: "0.85em", lineHeight: "1.5", whiteSpace: "nowrap", fontWeight: strong ? "700" : "500" }}
-    >
-      {children}
-    </span>
-  );
+export function Badge({ tone = "muted", strong, children }: { tone?: "ok" | "danger" | "accent" | "muted"; strong?: boolean; children: ComponentChildren }) {
+  return <span class={`badge badge-${tone}${strong ? " badge-strong" : ""}`}>{children}</span>;
 }

@@ -85,7 +85,7 @@ export function MetricDetail({ name }: { name: string }) {
             <details>
               <summary>SQL that ran</summary>
               {/* Focusable: a long statement scrolls, and keyboards must reach it. */}
-              <pre class="value" tabIndex={0} aria-label="SQL that ran" style={{ whiteSpace: "pre-wrap" }}>
+              <pre class="value sql" tabIndex={0} aria-label="SQL that ran">
                 {s.sql}
               </pre>
             </details>
