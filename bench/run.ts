@@ -1,5 +1,5 @@
 /**
- * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates]`
+ * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability] [--store postgres://…]`
  *
  * Loads svc and a bare Bun.serve answering the same bytes, in the same run, on
  * loopback with autocannon; prints one table per suite and the headline
@@ -15,6 +15,7 @@ import { runDashboard } from "./dashboard";
 import { runDelivery } from "./delivery";
 import { runFoundation } from "./foundation";
 import { runGates } from "./gates";
+import { runObservability } from "./observability";
 import { runStores } from "./stores";
 import { ROOT, type Row, type Settings, printTable } from "./lib";
 
@@ -24,6 +25,7 @@ const SUITES: Record<string, (s: Settings) => Promise<{ rows: Row[]; figures: Re
   stores: runStores,
   dashboard: runDashboard,
   gates: runGates,
+  observability: runObservability,
 };
 
 const { values: flags } = parseArgs({
@@ -35,6 +37,8 @@ const { values: flags } = parseArgs({
     binary: { type: "boolean", default: false },
     "no-ram-hint": { type: "boolean", default: false },
     only: { type: "string" },
+    // observability: a PostgreSQL cluster for its series half (the suite makes its own database there).
+    store: { type: "string" },
   },
   strict: true,
 });
@@ -45,9 +49,10 @@ const settings: Settings = {
   binary: flags.binary === true,
   ramHint: flags["no-ram-hint"] !== true,
 };
+if (flags.store) process.env.SVC_BENCH_PG = flags.store;
 const chosen = flags.only ? [flags.only] : Object.keys(SUITES);
 if (!(settings.duration > 0) || !Number.isInteger(settings.connections) || settings.connections < 1 || !Number.isInteger(settings.samples) || settings.samples < 1 || chosen.some((n) => !SUITES[n])) {
-  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates]");
+  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability] [--store postgres://…]");
   process.exit(2);
 }
 
