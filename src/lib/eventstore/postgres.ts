@@ -45,7 +45,9 @@ const DDL_LOCK = "svc:eventstore:ddl";
 
 const SCHEMA = [
   "CREATE TABLE IF NOT EXISTS events (project_id text NOT NULL, name text NOT NULL, ts bigint NOT NULL, unit_id text, value double precision, props jsonb) PARTITION BY RANGE (ts)",
-  "CREATE INDEX IF NOT EXISTS events_by_name_ts ON events (project_id, name, ts)",
+  // Keyed by the hour, not the exact time: within a key, entries follow heap order (arrival), so new rows append
+  // instead of landing among the last seconds' rows on a random page (events arrive a few seconds out of order).
+  "CREATE INDEX IF NOT EXISTS events_by_name_hour ON events (project_id, name, (ts / 3600000))",
   "CREATE TABLE IF NOT EXISTS event_hourly (project_id text NOT NULL, name text NOT NULL, hour bigint NOT NULL, n bigint NOT NULL, total double precision NOT NULL, PRIMARY KEY (project_id, name, hour))",
   "CREATE TABLE IF NOT EXISTS event_units_daily (project_id text NOT NULL, name text NOT NULL, day bigint NOT NULL, unit_id text NOT NULL, PRIMARY KEY (project_id, name, day, unit_id))",
 ];
@@ -119,15 +121,15 @@ export function seriesSql(q: SeriesQuery): { sql: string; params: unknown[] } {
   if (plan !== "raw") params.push(q.to);
   if (plan === "hourly") {
     const v = m.kind === "count" ? "CAST(SUM(n) AS double precision)" : "SUM(total)";
-    const sql = `SELECT (hour - CAST($1 AS bigint)) / CAST($2 AS bigint) AS b, ${v} AS v FROM event_hourly WHERE project_id = $3 AND name = $4 AND hour >= CAST($1 AS bigint) AND hour < CAST($5 AS bigint) GROUP BY b`;
+    const sql = `SELECT (hour - CAST($1 AS bigint)) / CAST($2 AS bigint) AS b, ${v} AS v FROM event_hourly WHERE project_id = $3 AND name = $4 AND hour >= CAST($1 AS bigint) AND hour < CAST($5 AS bigint) GROUP BY ${q.bucket === 3600 ? "hour" : "b"}`;
     return { sql, params };
   }
   if (plan === "daily-units") {
     const v = q.bucket === 86400 ? "COUNT(*)" : "COUNT(DISTINCT unit_id)";
-    const sql = `SELECT (day - CAST($1 AS bigint)) / CAST($2 AS bigint) AS b, CAST(${v} AS double precision) AS v FROM event_units_daily WHERE project_id = $3 AND name = $4 AND day >= CAST($1 AS bigint) AND day < CAST($5 AS bigint) GROUP BY b`;
+    const sql = `SELECT (day - CAST($1 AS bigint)) / CAST($2 AS bigint) AS b, CAST(${v} AS double precision) AS v FROM event_units_daily WHERE project_id = $3 AND name = $4 AND day >= CAST($1 AS bigint) AND day < CAST($5 AS bigint) GROUP BY ${q.bucket === 86400 ? "day" : "b"}`;
     return { sql, params };
   }
-  params.push(q.from * 1000, q.to * 1000);
+  params.push(q.from * 1000, q.to * 1000, Math.floor(q.from / 3600), Math.floor((q.to * 1000 - 1) / 3_600_000));
   let aggregate: string;
   if (m.kind === "count") aggregate = "CAST(COUNT(*) AS double precision)";
   else if (m.kind === "unique") aggregate = "CAST(COUNT(DISTINCT unit_id) AS double precision)";
@@ -138,7 +140,7 @@ export function seriesSql(q: SeriesQuery): { sql: string; params: unknown[] } {
     aggregate = `SUM(CASE WHEN jsonb_typeof(props -> ${p}) = 'number' THEN CAST(props ->> ${p} AS double precision) END)`;
   }
   const where = m.filters.map((f) => ` AND ${filterSql(f, params)}`).join("");
-  const sql = `SELECT (ts / 1000 - CAST($1 AS bigint)) / CAST($2 AS bigint) AS b, ${aggregate} AS v FROM events WHERE project_id = $3 AND name = $4 AND ts >= CAST($5 AS bigint) AND ts < CAST($6 AS bigint)${where} GROUP BY b`;
+  const sql = `SELECT (ts / 1000 - CAST($1 AS bigint)) / CAST($2 AS bigint) AS b, ${aggregate} AS v FROM events WHERE project_id = $3 AND name = $4 AND ts / 3600000 BETWEEN CAST($7 AS bigint) AND CAST($8 AS bigint) AND ts >= CAST($5 AS bigint) AND ts < CAST($6 AS bigint)${where} GROUP BY b`;
   return { sql, params };
 }
 
