@@ -183,7 +183,7 @@ export const alertsCommand: Command = {
       examples: ["svc alerts update orders-low --threshold 5 --window 48h", "svc alerts update orders-low --disable", "svc alerts update orders-low --notify-default --json"],
       flags: {
         ...FIELD_FLAGS,
-        enable: { type: "boolean", help: "Switch it on" },
+        enable: { type: "boolean", help: "Switch the rule on (it is checked again every minute)" },
         disable: { type: "boolean", help: "Switch it off (a firing rule goes back to ok, without a notification)" },
         "notify-default": { type: "boolean", help: "Send its notifications to the project default again" },
         metric: { type: "string", value: "METRIC", help: "Refused: a rule's metric never changes" },

@@ -372,7 +372,7 @@ export const metricsCommand: Command = {
       flags: {
         kind: { type: "string", value: "KIND", help: `New kind: ${KIND_NAMES.join(", ")}` },
         ...DEFINITION_FLAGS,
-        "clear-filters": { type: "boolean", help: "Remove the filters" },
+        "clear-filters": { type: "boolean", help: "Remove every filter of the metric" },
         description: DESCRIPTION_FLAG,
         rename: { type: "string", value: "NAME", help: "A new name (alert rules keep following it: they hold its id)" },
         ...CLIENT_FLAGS,

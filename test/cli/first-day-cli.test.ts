@@ -329,7 +329,7 @@ describe("help", () => {
       expect(page.stdout, path).toContain("Flags:");
       for (const flag of Object.keys(command.flags ?? {})) {
         // One line per flag: the flag (and its value), two spaces, then an explanation of some words.
-        const line = new RegExp(`^\\s+--${flag}(?: [A-Z][A-Z=\\[\\]a-z]*)?\\s{2,}(\\S.{19,})$`, "m");
+        const line = new RegExp(`^\\s+--${flag}(?: [A-Z][A-Z=:\\[\\]a-z]*)?\\s{2,}(\\S.{19,})$`, "m");
         expect(page.stdout, `${path} --${flag}`).toMatch(line);
       }
     });

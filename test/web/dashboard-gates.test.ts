@@ -120,7 +120,10 @@ describe.skipIf(!chromiumAvailable)("gates in the dashboard", () => {
   test("rules are added, moved and removed; prod asks before publishing and before a rollback", async () => {
     await page.getByRole("tab", { name: /^prod/ }).click();
     await page.getByRole("button", { name: "Add rule" }).click();
-    expect(await page.getByLabel("Name of rule 2").evaluate((el) => el === document.activeElement)).toBe(true);
+    // The editor moves the focus once the new row is drawn (a task after the click): wait for it, briefly.
+    const nameOfRule2 = page.getByLabel("Name of rule 2");
+    for (let i = 0; i < 40 && !(await nameOfRule2.evaluate((el) => el === document.activeElement)); i++) await Bun.sleep(50);
+    expect(await nameOfRule2.evaluate((el) => el === document.activeElement)).toBe(true);
     await page.getByLabel("Name of rule 2").fill("everyone else, 10%");
     await page.getByLabel("Pass percentage of rule 2").fill("10");
     await page.getByRole("button", { name: "Add condition to rule 2" }).click();
