@@ -222,6 +222,11 @@ function plausibleBodies(): string[] {
     { name: "fuzz-alert", metricId: "probe-id", threshold: 5, comparator: "gt", windowHours: 24, notify: { webhookUrl: "https://example.com/hook" } },
     { threshold: 3, enabled: false, notify: null },
     { metricId: "probe-id" },
+    // Universes (creation takes X-Project-Id, which every admin call of the walk sends).
+    { name: "fuzz-universe", unit_type: "account_id", holdout_range: [0, 500] },
+    { holdout_range: [9500, 10_000] },
+    { holdout_range: null, unit_type: "user_id" },
+    { name: "fuzz-universe-2", holdout_range: [500, 100] },
     // Sign-in and device bodies, one per route, exactly their fields (the CSRF token travels as a header).
     { email: "nobody@example.com" },
     { token: "x".repeat(43) },
@@ -382,6 +387,7 @@ async function seed() {
   await s.api("/api/admin/metrics", { body: { name: "probe-id", kind: "count", event: "probe-id" } });
   await s.api("/api/admin/alert-rules", { body: { name: "probe-id", metricId: "probe-id", threshold: 5, comparator: "gt" } });
   await s.api("/api/admin/gates", { body: { name: "probe-id", rules: [{ conditions: [{ attr: "email", op: "regex", value: "^a+$" }], passPercentage: 50 }] } });
+  await s.api("/api/admin/universes", { headers: { "x-project-id": s.projectId }, body: { name: "probe-id", holdout_range: [0, 500] } });
   if (!(await s.api("/api/admin/members")).text.includes(MEMBER)) await s.addMember(MEMBER, "editor");
   const { identity } = s.server.ctx.services;
   if (!(await identity.sessionUser(session))) {

@@ -19,6 +19,7 @@ import { killswitchesModule } from "./killswitches/manifest";
 import { metricsModule } from "./metrics/manifest";
 import { projectsModule } from "./projects/manifest";
 import { tokensModule } from "./tokens/manifest";
+import { universesModule } from "./universes/manifest";
 
 /**
  * Every module, in dependency order: a module's tables may reference an
@@ -37,6 +38,7 @@ export const MODULES: ModuleManifest[] = [
   errorsModule,
   metricsModule,
   alertsModule,
+  universesModule,
   deliveryModule,
   identityModule,
   deviceModule,

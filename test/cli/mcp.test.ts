@@ -66,6 +66,7 @@ describe("svc mcp", () => {
           "get_error",
           "get_gate",
           "get_metric",
+          "get_universe",
           "list_alert_rules",
           "list_attributes",
           "list_configs",
@@ -78,6 +79,7 @@ describe("svc mcp", () => {
           "list_metrics",
           "list_projects",
           "list_sdk_keys",
+          "list_universes",
           "list_api_tokens",
           "list_audit",
           "metric_series",
@@ -93,7 +95,7 @@ describe("svc mcp", () => {
           "whoami",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });

@@ -1,0 +1,165 @@
+import { useEffect, useState } from "preact/hooks";
+import { call } from "../../../web/dashboard/api";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, Link } from "../../../web/dashboard/ui";
+import { SEGMENTS, UNIT_TYPES, UNIT_TYPE_LABELS, type UnitType, type Universe, errorsByField, universeApi } from "./client";
+import { SegmentBar } from "./segments";
+
+// errorsByField keys a detail by its leading letters: `holdout_range: …` is `holdout`, `unit_type: …` is `unit`.
+const FIELDS = ["name", "unit", "holdout"] as const;
+type FieldName = (typeof FIELDS)[number];
+
+type Form = { name: string; unitType: UnitType; holdout: boolean; start: string; end: string };
+
+const EMPTY: Form = { name: "", unitType: "user_id", holdout: false, start: "0", end: "500" };
+
+function formOf(u: Universe): Form {
+  const range = u.holdout_range;
+  return {
+    name: u.name,
+    unitType: (UNIT_TYPES as readonly string[]).includes(u.unit_type) ? (u.unit_type as UnitType) : "user_id",
+    holdout: range !== null,
+    start: String(range?.[0] ?? 0),
+    end: String(range?.[1] ?? 500),
+  };
+}
+
+/** The typed bounds as numbers (anything else goes as typed, NaN, for the server to refuse by name: JSON sends it as null). */
+const bound = (text: string) => (text.trim() === "" ? Number.NaN : Number(text));
+
+/** The holdout the form would send: null without one. */
+function holdoutOf(form: Form): number[] | null {
+  return form.holdout ? [bound(form.start), bound(form.end)] : null;
+}
+
+/**
+ * Create a universe (`editing` null) or edit one: its name and holdout (a
+ * range of segments given to no experiment). The unit type is chosen once,
+ * at creation. The bar previews the holdout as it is typed; what the server
+ * refuses (a name taken, a range out of bounds, a plan below pro) is said on
+ * the field it names.
+ */
+export function UniverseDialog({ open, editing, onClose, onSaved }: { open: boolean; editing: Universe | null; onClose: () => void; onSaved: (u: { id: string; name: string }) => void }) {
+  const [form, setForm] = useState<Form>(EMPTY);
+  const [fieldErrors, setFieldErrors] = useState<Partial<Record<FieldName, string>>>({});
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (!open) return;
+    setForm(editing ? formOf(editing) : EMPTY);
+    setFieldErrors({});
+    setError(null);
+  }, [open, editing]);
+
+  const set = <K extends keyof Form>(key: K, value: Form[K]) => setForm((f) => ({ ...f, [key]: value }));
+  const preview = holdoutOf(form);
+  const previewable = preview === null || (preview.every(Number.isInteger) && preview[0]! >= 0 && preview[0]! < preview[1]! && preview[1]! <= SEGMENTS);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    // A bound that is not a number travels as null: the server names the field.
+    const holdout_range = holdoutOf(form)?.map((n) => (Number.isFinite(n) ? n : (null as unknown as number))) ?? null;
+    try {
+      // An edit sends what changed only: a holdout left as it was is not set again (a project whose plan went below pro keeps it).
+      const changed = editing && {
+        ...(form.name.trim() !== editing.name ? { name: form.name.trim() } : {}),
+        ...(JSON.stringify(holdout_range) !== JSON.stringify(editing.holdout_range) ? { holdout_range } : {}),
+      };
+      const saved = editing
+        ? await call(universeApi.api.admin.universes({ id: editing.id }).patch(changed!))
+        : await call(universeApi.api.admin.universes.post({ name: form.name.trim(), unit_type: form.unitType, ...(holdout_range ? { holdout_range } : {}) }));
+      onSaved(saved);
+    } catch (err) {
+      const split = errorsByField(err, form.holdout ? FIELDS : FIELDS.filter((f) => f !== "holdout"));
+      setFieldErrors(split.fields);
+      setError(split.general);
+      setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Dialog open={open} title={editing ? `Edit universe ${editing.name}` : "New universe"} onClose={onClose}>
+      <form onSubmit={submit} noValidate>
+        <Field label="Name" error={fieldErrors.name} hint="Unique in the project, e.g. web-users; experiments and the API name it.">
+          {(attrs) => <input {...attrs} required value={form.name} onInput={(e) => set("name", e.currentTarget.value)} autoComplete="off" />}
+        </Field>
+        {editing ? (
+          <p>
+            Unit type: <span class="mono">{editing.unit_type}</span>
+            <span class="muted"> (fixed: another would move every unit to another segment)</span>
+          </p>
+        ) : (
+          <Field label="Unit type" error={fieldErrors.unit} hint="What identifies a unit; it cannot change later.">
+            {(attrs) => (
+              <select {...attrs} value={form.unitType} onChange={(e) => set("unitType", e.currentTarget.value as UnitType)}>
+                {UNIT_TYPES.map((t) => (
+                  <option key={t} value={t}>
+                    {UNIT_TYPE_LABELS[t]}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+        )}
+        <fieldset>
+          <legend>Holdout</legend>
+          <label class="check">
+            <input type="checkbox" checked={form.holdout} onChange={(e) => set("holdout", e.currentTarget.checked)} /> Hold out a range of segments from every experiment (plan pro or above)
+          </label>
+          {form.holdout && (
+            <>
+              <Field label="First held-out segment" error={fieldErrors.holdout} hint={`0 to ${SEGMENTS - 1}`}>
+                {(attrs) => <input {...attrs} type="number" inputMode="numeric" min={0} max={SEGMENTS - 1} step={1} value={form.start} onInput={(e) => set("start", e.currentTarget.value)} />}
+              </Field>
+              <Field label="End of the holdout (excluded)" hint={`1 to ${SEGMENTS}: segments up to this one, not including it`}>
+                {(attrs) => (
+                  <input {...attrs} aria-invalid={fieldErrors.holdout ? "true" : undefined} type="number" inputMode="numeric" min={1} max={SEGMENTS} step={1} value={form.end} onInput={(e) => set("end", e.currentTarget.value)} />
+                )}
+              </Field>
+            </>
+          )}
+          {previewable ? <SegmentBar range={preview} label="Preview" caption /> : <p class="hint">The preview shows once the range is whole segments with start below end, within 0 to {SEGMENTS}.</p>}
+        </fieldset>
+        {editing && (
+          <p class="hint">
+            Salt <span class="mono">{editing.salt}</span>: fixed for the universe's life, so every unit keeps its segment.
+          </p>
+        )}
+        <ErrorMessage error={error} />
+        <div class="actions">
+          <button type="button" class="secondary" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" disabled={busy}>
+            {editing ? "Save universe" : "Create universe"}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+export function DeleteUniverseDialog({ universe, onClose, onDeleted }: { universe: Universe | null; onClose: () => void; onDeleted: (u: Universe) => Promise<void> | void }) {
+  return (
+    <ConfirmDialog
+      open={universe !== null}
+      title={`Delete ${universe?.name ?? ""}?`}
+      message={
+        <p>
+          Experiments can no longer be created in it. A universe with a running experiment cannot be deleted until the experiment stops. See also the{" "}
+          <Link href="/audit">audit trail</Link>.
+        </p>
+      }
+      confirmLabel="Delete universe"
+      danger
+      onConfirm={async () => {
+        const gone = universe!;
+        await call(universeApi.api.admin.universes({ id: gone.id }).delete());
+        await onDeleted(gone);
+      }}
+      onClose={onClose}
+    />
+  );
+}
