@@ -7,6 +7,7 @@
  */
 import jStat from "jstat";
 import { compileRegex } from "../src/lib/re2";
+import { type PublishedExperiment, assignVariant } from "../src/sdk/experiments";
 import { type EvaluationContext, type Gate, bucketOf, createGateEvaluator } from "../src/sdk/gates";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -87,6 +88,22 @@ export async function runGates(settings: Settings): Promise<{ rows: Row[]; figur
   const one = nsPerCall(n, (i) => evaluator.evaluate(oneRule, contexts[i & 1023]!).value);
   const ten = nsPerCall(n / 4, (i) => evaluator.evaluate(tenRules, { ...contexts[i & 1023]!, country: "it" }).value);
 
+  // Experiment assignment (issue 14 target: under 2 µs per experiment): holdout, allocation, variant.
+  const experiment: PublishedExperiment = {
+    id: "exp_bench",
+    universe: "users",
+    salt: "exp-bench",
+    allocation: [500, 9500],
+    variants: [
+      { key: "control", weight: 1, value: false },
+      { key: "treatment", weight: 1, value: true },
+    ],
+    gate: null,
+  };
+  const universe = { salt: "uni-bench", holdout_range: [0, 500] as [number, number] };
+  const unitIds = contexts.map((c) => String(c.user_id));
+  const assignment = nsPerCall(n, (i) => assignVariant(experiment, universe, unitIds[i & 1023]!).variant !== "");
+
   // Uniformity: 1,000,000 ids into 100 buckets.
   const counts = new Array<number>(100).fill(0);
   const ids = 1_000_000;
@@ -98,12 +115,13 @@ export async function runGates(settings: Settings): Promise<{ rows: Row[]; figur
   const row = (name: string, ns: number): Row => ({ name, p50Ms: Math.round(ns) / 1e6, p99Ms: Number.NaN });
   const ofrep = await ofrepLoad(settings);
   return {
-    rows: [row("empty call (baseline), per call", baseline), row("gate, 1 rule, per evaluation", one), row("gate, 10 rules (all tried), per evaluation", ten), ...ofrep],
+    rows: [row("empty call (baseline), per call", baseline), row("gate, 1 rule, per evaluation", one), row("gate, 10 rules (all tried), per evaluation", ten), row("experiment assignment (holdout, allocation, 2 variants), per unit", assignment), ...ofrep],
     figures: {
       "OFREP single gate req/s": ofrep[1]!.requestsPerSec ?? 0,
       "OFREP vs bare": (ofrep[1]!.requestsPerSec ?? 0) / (ofrep[0]!.requestsPerSec ?? 1),
       "gate 1 rule ns": one,
       "gate 10 rules ns": ten,
+      "experiment assignment ns": assignment,
       "empty call ns": baseline,
       "bucketing chi2 (99 df, 1M ids)": chi2,
       "bucketing chi2 p": p,

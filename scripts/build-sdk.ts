@@ -96,13 +96,14 @@ function declarations(): string {
   if (!text) fail(`tsc emitted ${[...emitted.keys()].join(", ") || "nothing"}, expected index.d.ts`);
   // One declaration file, like the one bundled module: the other modules' declarations (gates.d.ts) come
   // first, and index.d.ts loses its import and re-export lines of them (their names are now in the same file).
+  // Modules import each other too (experiments.d.ts imports from ./gates): those lines go from every part.
+  const local = new RegExp(`^.*from ["']\\./(${[...emitted.keys()].map((f) => f.replace(/\.d\.ts$/, "")).join("|")})(\\.ts)?["'];\\s*$`, "gm");
   const parts: string[] = [];
   for (const [file, body] of emitted) {
     if (file === "index.d.ts") continue;
     if (file.includes("/")) fail(`tsc emitted ${file}: src/sdk must stay one flat folder`);
-    parts.push(body.replace(/^export \{\};\s*$/m, ""));
+    parts.push(body.replace(/^export \{\};\s*$/m, "").replace(local, ""));
   }
-  const local = new RegExp(`^.*from ["']\\./(${[...emitted.keys()].map((f) => f.replace(/\.d\.ts$/, "")).join("|")})(\\.ts)?["'];\\s*$`, "gm");
   return [...parts, text.replace(local, "")].join("\n");
 }
 

@@ -30,6 +30,10 @@ import { type CompiledRegex, type EvaluationContext, type Gate, createGateEvalua
 import { type TrackOptions, createOutbox } from "./events";
 
 export type { TrackOptions } from "./events";
+export { assignVariant } from "./experiments";
+export type { Assignment, ExperimentVariant, PublishedExperiment } from "./experiments";
+export { SEGMENTS, segmentOf } from "./universes";
+export type { PublishedUniverse, SegmentRange, UnitType } from "./universes";
 
 export { GATE_OPS, bucketOf, createGateEvaluator } from "./gates";
 export type { EvaluationContext, Gate, GateCondition, GateDecision, GateExplanation, GateOp, GateRule } from "./gates";
