@@ -336,3 +336,21 @@ export function useSecretMint(mint: () => Promise<string>, onMinted: () => Promi
 export function Badge({ tone = "muted", strong, children }: { tone?: "ok" | "danger" | "accent" | "muted"; strong?: boolean; children: ComponentChildren }) {
   return <span class={`badge badge-${tone}${strong ? " badge-strong" : ""}`}>{children}</span>;
 }
+
+/**
+ * A list row's Edit and Delete buttons, each named for the row it acts on
+ * ("Edit metric checkouts"); `children` go before them (Approve, ...).
+ */
+export function RowEditDelete({ noun, name, onEdit, onDelete, children }: { noun: string; name: string; onEdit: () => void; onDelete: () => void; children?: ComponentChildren }) {
+  return (
+    <div class="row">
+      {children}
+      <button type="button" class="secondary small" aria-label={`Edit ${noun} ${name}`} onClick={onEdit}>
+        Edit
+      </button>
+      <button type="button" class="danger secondary small" aria-label={`Delete ${noun} ${name}`} onClick={onDelete}>
+        Delete
+      </button>
+    </div>
+  );
+}

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { Badge, ConfirmDialog, ErrorMessage, Link, Loading, SearchBox, Status, Switch, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { Badge, ConfirmDialog, ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, Switch, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { type AlertRule, alertApi, conditionText, formatValue, loadRules } from "./client";
 import { AlertRuleDialog } from "./form";
@@ -115,14 +115,7 @@ function AlertRuleList() {
                   </td>
                   {writable && (
                     <td>
-                      <div class="row">
-                        <button type="button" class="secondary small" aria-label={`Edit alert rule ${r.name}`} onClick={() => setDialog({ editing: r })}>
-                          Edit
-                        </button>
-                        <button type="button" class="danger secondary small" aria-label={`Delete alert rule ${r.name}`} onClick={() => setDeleting(r)}>
-                          Delete
-                        </button>
-                      </div>
+                      <RowEditDelete noun="alert rule" name={r.name} onEdit={() => setDialog({ editing: r })} onDelete={() => setDeleting(r)} />
                     </td>
                   )}
                 </tr>

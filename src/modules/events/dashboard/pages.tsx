@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { Badge, ConfirmDialog, ErrorMessage, Link, Loading, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { Badge, ConfirmDialog, ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, eventApi, loadCatalog } from "./client";
 import { EventDialog } from "./form";
 
@@ -96,19 +96,13 @@ function EventList() {
                 </td>
                 {writable && (
                   <td>
-                    <div class="row">
+                    <RowEditDelete noun="event" name={e.name} onEdit={() => setDialog({ editing: e })} onDelete={() => setDeleting(e)}>
                       {e.pending === 1 && (
                         <button type="button" class="small" aria-label={`Approve event ${e.name}`} onClick={() => approve(e).catch((err) => setError(describeError(err)))}>
                           Approve
                         </button>
                       )}
-                      <button type="button" class="secondary small" aria-label={`Edit event ${e.name}`} onClick={() => setDialog({ editing: e })}>
-                        Edit
-                      </button>
-                      <button type="button" class="danger secondary small" aria-label={`Delete event ${e.name}`} onClick={() => setDeleting(e)}>
-                        Delete
-                      </button>
-                    </div>
+                    </RowEditDelete>
                   </td>
                 )}
               </tr>

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ErrorMessage, Link, Loading, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { type Metric, loadMetrics, metricSummary } from "./client";
 import { MetricDetail } from "./detail";
 import { DeleteMetricDialog, MetricDialog } from "./form";
@@ -68,14 +68,7 @@ function MetricList() {
                 </td>
                 {writable && (
                   <td>
-                    <div class="row">
-                      <button type="button" class="secondary small" aria-label={`Edit metric ${m.name}`} onClick={() => setDialog({ editing: m })}>
-                        Edit
-                      </button>
-                      <button type="button" class="danger secondary small" aria-label={`Delete metric ${m.name}`} onClick={() => setDeleting(m)}>
-                        Delete
-                      </button>
-                    </div>
+                    <RowEditDelete noun="metric" name={m.name} onEdit={() => setDialog({ editing: m })} onDelete={() => setDeleting(m)} />
                   </td>
                 )}
               </tr>

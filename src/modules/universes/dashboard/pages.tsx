@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ErrorMessage, Link, Loading, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { type Universe, holdoutText, loadUniverses } from "./client";
 import { DeleteUniverseDialog, UniverseDialog } from "./form";
 import { SegmentBar } from "./segments";
@@ -68,14 +68,7 @@ function UniverseList() {
                 </td>
                 {writable && (
                   <td>
-                    <div class="row">
-                      <button type="button" class="secondary small" aria-label={`Edit universe ${u.name}`} onClick={() => setDialog({ editing: u })}>
-                        Edit
-                      </button>
-                      <button type="button" class="danger secondary small" aria-label={`Delete universe ${u.name}`} onClick={() => setDeleting(u)}>
-                        Delete
-                      </button>
-                    </div>
+                    <RowEditDelete noun="universe" name={u.name} onEdit={() => setDialog({ editing: u })} onDelete={() => setDeleting(u)} />
                   </td>
                 )}
               </tr>
