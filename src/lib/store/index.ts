@@ -1,5 +1,6 @@
 export type { ChangeListener, Engine, Migration, Param, Queryable, Store, Tx } from "./types";
 export { RESYNC } from "./types";
+export { rowsByIdPrefix } from "./id-prefix";
 export { type ModuleMigrations, NewerSchemaError, migrate } from "./migrate";
 export { type StoreTarget, StoreUrlError, describeTarget, openStore, parseStoreTarget, renewEpoch } from "./open";
 export { SqliteStore, isBusyError } from "./sqlite";

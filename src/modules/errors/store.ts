@@ -1,4 +1,4 @@
-import type { Param, Queryable } from "../../lib/store";
+import { type Param, type Queryable, rowsByIdPrefix } from "../../lib/store";
 import type { ErrorStatus, TrackedError } from "./types";
 
 export type ErrorRow = {
@@ -67,8 +67,7 @@ export async function findErrors(q: Queryable, projectId: string, ref: string): 
     (await q.one<ErrorRow>(`SELECT ${COLUMNS} FROM tracked_errors WHERE id = ? AND project_id = ?`, ref, projectId)) ??
     (await q.one<ErrorRow>(`SELECT ${COLUMNS} FROM tracked_errors WHERE fingerprint = ? AND project_id = ?`, ref, projectId));
   if (exact) return [exact];
-  const pattern = `${ref.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  return q.all<ErrorRow>(`SELECT ${COLUMNS} FROM tracked_errors WHERE project_id = ? AND id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 2`, projectId, pattern);
+  return rowsByIdPrefix<ErrorRow>(q, "tracked_errors", COLUMNS, projectId, ref);
 }
 
 export async function errorsByFingerprint(q: Queryable, projectId: string, fingerprints: string[]): Promise<Map<string, ErrorRow>> {

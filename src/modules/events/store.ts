@@ -1,4 +1,4 @@
-import type { Queryable } from "../../lib/store";
+import { type Queryable, rowsByIdPrefix } from "../../lib/store";
 
 export type CatalogRow = {
   id: string;
@@ -29,13 +29,7 @@ export async function findCatalogEvent(q: Queryable, projectId: string, ref: str
     (await q.one<CatalogRow>(`SELECT ${COLUMNS} FROM event_catalog WHERE project_id = ? AND id = ?`, projectId, ref)) ??
     (await catalogEventByName(q, projectId, ref));
   if (exact || !ref.startsWith("evt_")) return exact;
-  // Prefix match by range, not LIKE: the ref is data, and `_` or `%` in it must not act as wildcards.
-  const rows = await q.all<CatalogRow>(
-    `SELECT ${COLUMNS} FROM event_catalog WHERE project_id = ? AND id >= ? AND id < ? ORDER BY id LIMIT 2`,
-    projectId,
-    ref,
-    `${ref}\uffff`,
-  );
+  const rows = await rowsByIdPrefix<CatalogRow>(q, "event_catalog", COLUMNS, projectId, ref);
   return rows.length === 1 ? rows[0] : undefined;
 }
 

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../lib/store";
+import { type Queryable, rowsByIdPrefix } from "../../lib/store";
 
 // The metrics module's own queries (both engines).
 
@@ -29,7 +29,7 @@ export async function metricByName(q: Queryable, projectId: string, name: string
 
 /** Up to two metrics whose id starts with `prefix` (compared as text: no LIKE, so `_` is only an underscore). */
 export async function metricsByIdPrefix(q: Queryable, projectId: string, prefix: string): Promise<MetricRow[]> {
-  return q.all<MetricRow>(`SELECT ${COLUMNS} FROM metrics WHERE project_id = ? AND substr(id, 1, ?) = ? ORDER BY id LIMIT 2`, projectId, prefix.length, prefix);
+  return rowsByIdPrefix<MetricRow>(q, "metrics", COLUMNS, projectId, prefix);
 }
 
 export async function insertMetric(q: Queryable, projectId: string, m: MetricRow): Promise<void> {
