@@ -27,3 +27,10 @@ export function checkLimit(limit: number, max: number): void {
     throw validation(`limit must be an integer from 1 to ${max}`, `limit: must be an integer from 1 to ${max}`);
   }
 }
+
+/** A free-text field (description, folder, ...): absent or null passes; else at most `max` characters and no control characters, else VALIDATION naming it. */
+export function checkOptionalText(field: string, value: string | null | undefined, max: number): void {
+  if (value === undefined || value === null) return;
+  if (value.length > max) throw validation(`${field} must be at most ${max} characters`, `${field}: ${value.length} characters`);
+  if (CONTROL_CHARS.test(value)) throw validation(`${field} must not contain control characters`, `${field}: control characters are not allowed`);
+}

@@ -3,7 +3,7 @@ import { alreadyExists, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
-import { CONTROL_CHARS } from "../../lib/validate";
+import { checkOptionalText } from "../../lib/validate";
 import { type AttributeRow, attributesOfProject, findAttribute, insertAttribute, updateAttribute, upsertSeen } from "./store";
 
 export const ATTRIBUTE_TYPES = ["string", "number", "boolean", "enum", "semver", "date"] as const;
@@ -50,12 +50,6 @@ function toAttribute(r: AttributeRow): Attribute {
 
 function typeOfValue(value: unknown): AttributeType {
   return typeof value === "number" ? "number" : typeof value === "boolean" ? "boolean" : "string";
-}
-
-function checkOptionalText(field: string, value: string | null | undefined, max: number): void {
-  if (value === undefined || value === null) return;
-  if (value.length > max) throw validation(`${field} must be at most ${max} characters`, `${field}: ${value.length} characters`);
-  if (CONTROL_CHARS.test(value)) throw validation(`${field} must not contain control characters`, `${field}: control characters are not allowed`);
 }
 
 function checkEnum(type: string, enumValues: string[] | null | undefined): void {

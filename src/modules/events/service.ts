@@ -4,7 +4,7 @@ import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import { RESYNC } from "../../lib/store";
-import { CONTROL_CHARS } from "../../lib/validate";
+import { checkOptionalText } from "../../lib/validate";
 import {
   type CatalogRow,
   catalogEventByName,
@@ -61,12 +61,6 @@ function toEvent(r: CatalogRow): CatalogEvent {
   };
 }
 
-function checkText(field: string, value: string | undefined, max: number): void {
-  if (value === undefined) return;
-  if (value.length > max) throw validation(`${field} must be at most ${max} characters`, `${field}: ${value.length} characters`);
-  if (CONTROL_CHARS.test(value)) throw validation(`${field} must not contain control characters`, `${field}: control characters are not allowed`);
-}
-
 function checkProperties(list: EventPropertyInput[] | undefined): EventProperty[] | undefined {
   if (list === undefined) return undefined;
   if (list.length > MAX_PROPERTIES_PER_EVENT) throw validation(`An event has at most ${MAX_PROPERTIES_PER_EVENT} properties`, `properties: ${list.length} items`);
@@ -75,7 +69,7 @@ function checkProperties(list: EventPropertyInput[] | undefined): EventProperty[
     if (!PROPERTY_NAME.test(p.name)) throw validation("Invalid property name", `properties[${i}].name: 1 to 128 letters, digits, _ . : $ or -`);
     if (seen.has(p.name)) throw validation("Property names must be unique", `properties[${i}].name: ${p.name} is listed twice`);
     seen.add(p.name);
-    checkText(`properties[${i}].description`, p.description, 1000);
+    checkOptionalText(`properties[${i}].description`, p.description, 1000);
     return { name: p.name, type: p.type, required: p.required ?? false, description: p.description ?? "" };
   });
 }
@@ -126,8 +120,8 @@ export class EventsService {
   /** Registers an event; a pending row of that name is approved instead (`approved: true`), with the fields sent. */
   async create(projectId: string, input: CatalogEventInput, actor: Actor): Promise<{ event: CatalogEvent; approved: boolean }> {
     if (!EVENT_NAME.test(input.name)) throw validation("Invalid event name", "name: 1 to 128 letters, digits, _ . : or - (not starting with $)");
-    checkText("folder", input.folder, 100);
-    checkText("description", input.description, 1000);
+    checkOptionalText("folder", input.folder, 100);
+    checkOptionalText("description", input.description, 1000);
     const properties = checkProperties(input.properties);
     try {
       return await this.ctx.store.write(async (tx) => {
@@ -175,8 +169,8 @@ export class EventsService {
   }
 
   async update(projectId: string, ref: string, patch: CatalogEventPatch, actor: Actor): Promise<CatalogEvent> {
-    checkText("folder", patch.folder, 100);
-    checkText("description", patch.description, 1000);
+    checkOptionalText("folder", patch.folder, 100);
+    checkOptionalText("description", patch.description, 1000);
     const properties = checkProperties(patch.properties);
     return this.ctx.store.write(async (tx) => {
       await tx.lock(`event-catalog:${projectId}`);

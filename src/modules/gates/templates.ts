@@ -4,7 +4,7 @@ import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import type { Queryable } from "../../lib/store";
-import { CONTROL_CHARS } from "../../lib/validate";
+import { checkOptionalText } from "../../lib/validate";
 import type { GateCondition } from "../../sdk/gates";
 import { checkConditions } from "./rules";
 import { type TemplateRow, deleteTemplate, findTemplate, insertTemplate, templatesOfProject, updateTemplate } from "./store";
@@ -56,8 +56,7 @@ const readOnly = (t: GateTemplate) => forbidden(`${t.name} is a built-in templat
 
 function checkText(field: string, value: string, max: number, required: boolean): void {
   if (required && value.trim() === "") throw validation(`${field} is required`, `${field}: must not be empty`);
-  if (value.length > max) throw validation(`${field} must be at most ${max} characters`, `${field}: ${value.length} characters`);
-  if (CONTROL_CHARS.test(value)) throw validation(`${field} must not contain control characters`, `${field}: control characters are not allowed`);
+  checkOptionalText(field, value, max);
 }
 
 function toTemplate(row: TemplateRow): GateTemplate {
