@@ -339,6 +339,8 @@ async function ingestBreakdown(templates: BodyTemplate[], checks: Check[], figur
     location: "memory",
     append: async (rows) => void (captured = rows),
     series: async () => ({ sql: "", rows: [] }),
+    experimentStats: async () => ({ sql: "", variants: [] }),
+    exposureCounts: async () => ({ variants: [], firstAt: null, lastAt: null }),
     prune: async () => 0,
     close: async () => {},
   };

@@ -50,6 +50,8 @@ export type ServerOptions = {
   clock?: () => number;
   /** How often alert rules are checked (default every minute). */
   alertsEveryMs?: number;
+  /** How often running experiments' guardrails are checked for auto-rollback (default 15 minutes). */
+  experimentsEveryMs?: number;
 };
 
 export type RunningServer = {
@@ -148,6 +150,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       eventStore,
       clock: options.clock,
       alertsEveryMs: options.alertsEveryMs,
+      experimentsEveryMs: options.experimentsEveryMs,
     },
     shutdown.signal,
   );

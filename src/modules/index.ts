@@ -12,6 +12,7 @@ import { deliveryModule } from "./delivery/manifest";
 import { deviceModule } from "./device/manifest";
 import { errorsModule } from "./errors/manifest";
 import { eventsModule } from "./events/manifest";
+import { experimentsModule } from "./experiments/manifest";
 import { gatesModule } from "./gates/manifest";
 import { identityModule } from "./identity/manifest";
 import { keysModule } from "./keys/manifest";
@@ -39,6 +40,7 @@ export const MODULES: ModuleManifest[] = [
   metricsModule,
   alertsModule,
   universesModule,
+  experimentsModule,
   deliveryModule,
   identityModule,
   deviceModule,

@@ -430,6 +430,7 @@ describe("SpoolingEventStore delivery", () => {
     const flaky: EventStore = {
       ...{ kind: "upstream", location: upstream.location, close: () => upstream.close() },
       ...{ series: (q) => upstream.series(q), prune: (o) => upstream.prune(o) },
+      ...{ experimentStats: (q) => upstream.experimentStats(q), exposureCounts: (p, e) => upstream.exposureCounts(p, e) },
       append: async (rows) => {
         if (failNext) {
           failNext = false;

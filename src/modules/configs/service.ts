@@ -192,6 +192,12 @@ export class ConfigsService {
     return toConfig(row, values, await listDrafts(store, row.id));
   }
 
+  /** What is wrong with `value` as this config's value (its schema's problems, each starting with `label`): experiments check their config overrides here. */
+  async valueProblems(projectId: string, idOrName: string, value: unknown, label: string): Promise<string[]> {
+    const row = await versioned.resolve(this.ctx.store, projectId, idOrName);
+    return this.schemas.problems(this.schemaOf(row), value, label);
+  }
+
   /**
    * The PATCH rules: `value` publishes a new version on every env; a per-env
    * key publishes on that env only and wins over `value` there; `schema`

@@ -206,6 +206,13 @@ export class MetricsService {
           `id: used by alert rule${rules.length > 1 ? "s" : ""} ${rules.join(", ")}`,
         );
       }
+      const experiments = await this.ctx.services.experiments.metricUsers(tx, projectId, row.id);
+      if (experiments.length > 0) {
+        throw validation(
+          `Metric ${row.name} is measured by experiment ${experiments.join(", ")}; remove it from them or stop them first`,
+          `id: measured by experiment${experiments.length > 1 ? "s" : ""} ${experiments.join(", ")}`,
+        );
+      }
       await deleteMetric(tx, row.id);
       await recordAudit(tx, { projectId, action: ACTIONS.delete, subjectId: row.id, subjectName: row.name, actor });
     });

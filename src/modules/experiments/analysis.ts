@@ -1,0 +1,186 @@
+import { type ExperimentStatsQuery, type Measure, UpstreamError, type VariantStats } from "../../lib/eventstore/types";
+import { ApiError } from "../../lib/errors";
+import type { ServiceContext } from "../../lib/module";
+import type { Guardrail, Variant, WorseWhen } from "./checks";
+import type { Experiment } from "./service";
+import { type BayesianResult, type Comparison, type MetricArms, type SequentialResult, type SrmResult, analyzeMetric, srmCheck } from "./stats";
+
+/** CUPED's covariate: each unit's same metric over this long before its first exposure. */
+export const PRE_PERIOD_DAYS = 7;
+const DAY_MS = 86_400_000;
+
+export type Direction = "increase" | "decrease" | "inconclusive";
+
+export type TreatmentResult = {
+  variant: string;
+  frequentist: Comparison;
+  bayesian: BayesianResult | null;
+  sequential: SequentialResult | null;
+  /** What the project's method reads from the results above (see `verdictOf`). */
+  verdict: Direction;
+  /** Guardrails: the verdict is the move named harmful. */
+  harm?: boolean;
+};
+
+export type MetricResult = {
+  metric: { id: string; name: string; kind: string };
+  role: "primary" | "guardrail";
+  worseWhen: WorseWhen | null;
+  /** The per-unit statistic tested: mean (count, sum), proportion (unique: did it at all), ratio (delta method). */
+  test: "mean" | "proportion" | "ratio";
+  cuped: { theta: number; varianceReduction: number[]; preDays: number } | null;
+  treatments: TreatmentResult[];
+  /** The statements that computed the sums. */
+  sql: string;
+};
+
+export type Results = {
+  experiment: { id: string; name: string; status: string; startedAt: string | null; stoppedAt: string | null };
+  method: "frequentist" | "bayesian";
+  alpha: number;
+  minSampleDays: number;
+  /** Days the experiment has run (to now, or to its stop). */
+  sampleDays: number;
+  /** True once sampleDays ≥ minSampleDays: before that, the frequentist verdict reads the always-valid sequential test only. */
+  minimumReached: boolean;
+  window: { from: string | null; to: string | null };
+  exposures: { total: number; firstAt: string | null; lastAt: string | null; variants: { variant: string; n: number; expectedShare: number }[] };
+  srm: SrmResult;
+  metrics: MetricResult[];
+  /** Problems worth a look: sample ratio mismatch, no exposures, a metric that could not be read. */
+  warnings: string[];
+};
+
+export type AnalysisSettings = { method: "frequentist" | "bayesian"; significanceThreshold: number; minSampleDays: number };
+
+/**
+ * The verdict of one treatment under the project's method.
+ * - frequentist: once the minimum sample days are reached, the fixed-horizon
+ *   Welch test (absolute effect) decides; before, only the always-valid
+ *   sequential test may, because looking early and often is exactly what
+ *   inflates a fixed-horizon test's false positives;
+ * - bayesian: a chance to beat control of at least 1 − α is an increase, at
+ *   most α a decrease.
+ */
+export function verdictOf(t: Omit<TreatmentResult, "verdict" | "harm">, method: AnalysisSettings["method"], alpha: number, minimumReached: boolean): Direction {
+  if (method === "bayesian") {
+    const chance = t.bayesian?.chanceToBeatControl;
+    if (chance === undefined) return "inconclusive";
+    return chance >= 1 - alpha ? "increase" : chance <= alpha ? "decrease" : "inconclusive";
+  }
+  const effect = minimumReached ? t.frequentist.absolute : t.sequential;
+  if (!effect || !effect.significant) return "inconclusive";
+  return effect.estimate > 0 ? "increase" : effect.estimate < 0 ? "decrease" : "inconclusive";
+}
+
+type MetricPlan = { id: string; name: string; kind: string; role: MetricResult["role"]; worseWhen: WorseWhen | null; measures: Measure[] };
+
+/**
+ * Reads the sums from the event store and runs the statistics. `only`
+ * restricts the metrics (the guardrail check reads guardrails only).
+ */
+export async function analyze(ctx: ServiceContext, projectId: string, experiment: Experiment, settings: AnalysisSettings, nowMs: number, only?: "guardrails"): Promise<Results> {
+  const store = ctx.services.analytics.eventStore;
+  const alpha = settings.significanceThreshold;
+  const fromMs = experiment.startedAt ? Date.parse(experiment.startedAt) : null;
+  const toMs = experiment.stoppedAt ? Date.parse(experiment.stoppedAt) : nowMs;
+  const sampleDays = fromMs === null ? 0 : Math.max(0, (toMs - fromMs) / DAY_MS);
+  const minimumReached = fromMs !== null && sampleDays >= settings.minSampleDays;
+  const warnings: string[] = [];
+  const variants = experiment.variants;
+  const weightSum = variants.reduce((s, v) => s + v.weight, 0);
+
+  const counts = fromMs === null ? { variants: [], firstAt: null, lastAt: null } : await upstream(store.exposureCounts(projectId, experiment.id));
+  const byVariant = new Map(counts.variants.map((c) => [c.variant, c.n]));
+  const exposures = variants.map((v) => ({ variant: v.key, n: byVariant.get(v.key) ?? 0, expectedShare: v.weight / weightSum }));
+  const total = counts.variants.reduce((s, c) => s + c.n, 0);
+  const stray = counts.variants.filter((c) => !variants.some((v) => v.key === c.variant));
+  if (stray.length > 0) warnings.push(`Exposures name variants the experiment does not have: ${stray.map((s) => `${s.variant} (${s.n})`).join(", ")}; they are left out`);
+  const srm = srmCheck(exposures.map((e) => e.n), variants.map((v) => v.weight));
+  if (srm.flagged) {
+    warnings.push(`Sample ratio mismatch: exposures ${exposures.map((e) => e.n).join(" / ")} are unlikely under the weights ${variants.map((v) => v.weight).join(" / ")} (p = ${srm.pValue.toPrecision(3)} < ${srm.threshold}); check assignment and exposure logging before trusting any result`);
+  }
+  if (fromMs !== null && total === 0) warnings.push("No exposures yet: SDKs log one when getVariant assigns a unit");
+
+  const plans: MetricPlan[] = [];
+  const { metrics } = ctx.services;
+  const wanted: { id: string; role: MetricResult["role"]; worseWhen: WorseWhen | null }[] = [];
+  if (only !== "guardrails" && experiment.primaryMetric) wanted.push({ id: experiment.primaryMetric, role: "primary", worseWhen: null });
+  for (const g of experiment.guardrailMetrics as Guardrail[]) wanted.push({ id: g.metric, role: "guardrail", worseWhen: g.worseWhen });
+  for (const w of wanted) {
+    const metric = await metrics.get(projectId, w.id);
+    plans.push({ id: metric.id, name: metric.name, kind: metric.kind, role: w.role, worseWhen: w.worseWhen, measures: await metrics.compiled(projectId, metric.id) });
+  }
+
+  const results: MetricResult[] = [];
+  if (fromMs !== null) {
+    for (const plan of plans) {
+      results.push(await analyzePlan(store, { projectId, experimentId: experiment.id, from: fromMs, to: toMs + 1 }, plan, variants, { method: settings.method, alpha, minimumReached }));
+    }
+  }
+  return {
+    experiment: { id: experiment.id, name: experiment.name, status: experiment.status, startedAt: experiment.startedAt, stoppedAt: experiment.stoppedAt },
+    method: settings.method,
+    alpha,
+    minSampleDays: settings.minSampleDays,
+    sampleDays,
+    minimumReached,
+    window: { from: experiment.startedAt, to: fromMs === null ? null : new Date(toMs).toISOString() },
+    exposures: { total, firstAt: counts.firstAt === null ? null : new Date(counts.firstAt).toISOString(), lastAt: counts.lastAt === null ? null : new Date(counts.lastAt).toISOString(), variants: exposures },
+    srm,
+    metrics: results,
+    warnings,
+  };
+}
+
+async function analyzePlan(
+  store: ServiceContext["services"]["analytics"]["eventStore"],
+  window: Omit<ExperimentStatsQuery, "measures" | "preMs">,
+  plan: MetricPlan,
+  variants: Variant[],
+  reading: { method: AnalysisSettings["method"]; alpha: number; minimumReached: boolean },
+): Promise<MetricResult> {
+  const ratio = plan.measures.length === 2;
+  const test: MetricResult["test"] = ratio ? "ratio" : plan.measures[0]!.kind === "unique" ? "proportion" : "mean";
+  const query: ExperimentStatsQuery = { ...window, measures: plan.measures as ExperimentStatsQuery["measures"], preMs: ratio ? undefined : PRE_PERIOD_DAYS * DAY_MS };
+  const { sql, variants: sums } = await upstream(store.experimentStats(query));
+  const byKey = new Map(sums.map((s) => [s.variant, s]));
+  const arms: VariantStats[] = variants.map((v) => byKey.get(v.key) ?? { variant: v.key, n: 0, sumX: 0, sumXX: 0, sumY: 0, sumYY: 0, sumXY: 0, sumPre: 0, sumPreSq: 0, sumXPre: 0 });
+  // CUPED only when some unit has a pre-period value: a covariate of zeros adjusts nothing.
+  const withPre = !ratio && arms.some((a) => (a.sumPreSq ?? 0) > 0);
+  const cov = (a: VariantStats) => (withPre ? { sumPre: a.sumPre ?? 0, sumPreSq: a.sumPreSq ?? 0, sumXPre: a.sumXPre ?? 0 } : {});
+  const input: MetricArms =
+    test === "ratio"
+      ? { kind: "ratio", arms: arms.map((a) => ({ n: a.n, sumX: a.sumX, sumY: a.sumY ?? 0, sumXX: a.sumXX, sumYY: a.sumYY ?? 0, sumXY: a.sumXY ?? 0 })) }
+      : test === "proportion"
+        ? { kind: "proportion", arms: arms.map((a) => ({ n: a.n, successes: a.sumX, ...cov(a) })) }
+        : { kind: "mean", arms: arms.map((a) => ({ n: a.n, sum: a.sumX, sumSq: a.sumXX, ...cov(a) })) };
+  const analysis = analyzeMetric(input, { alpha: reading.alpha, cuped: withPre, sequential: {} });
+  const treatments = analysis.variants.map((v): TreatmentResult => {
+    const base = { variant: variants[v.arm]!.key, frequentist: v.frequentist, bayesian: v.bayesian, sequential: v.sequential };
+    const verdict = verdictOf(base, reading.method, reading.alpha, reading.minimumReached);
+    return plan.worseWhen ? { ...base, verdict, harm: verdict === plan.worseWhen } : { ...base, verdict };
+  });
+  return {
+    metric: { id: plan.id, name: plan.name, kind: plan.kind },
+    role: plan.role,
+    worseWhen: plan.worseWhen,
+    test,
+    cuped: analysis.cuped ? { ...analysis.cuped, preDays: PRE_PERIOD_DAYS } : null,
+    treatments,
+    sql,
+  };
+}
+
+/** The analytics upstream's failures as the API reports them (503 unreachable, 502 failed), like series. */
+async function upstream<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof UpstreamError) {
+      if (err.kind === "unreachable") throw new ApiError("UNAVAILABLE", "Unavailable", err.message, 503, { "Retry-After": "5" });
+      throw new ApiError("UPSTREAM", "The analytics upstream failed", err.message);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,34 @@
+import type { ModuleManifest } from "../../lib/module";
+import { experimentTools } from "./mcp-tools";
+import { EXPERIMENTS_MIGRATIONS } from "./migrations";
+import { experimentRoutes } from "./routes";
+import { ExperimentsService } from "./service";
+
+declare module "../../lib/module" {
+  interface Services {
+    experiments: ExperimentsService;
+  }
+  interface AppOptions {
+    /** How often running experiments' guardrails are checked for auto-rollback (default 15 min; 0: never, tests call `checkGuardrails`). One server per round (a lease). */
+    experimentsEveryMs?: number;
+  }
+}
+
+/**
+ * Experiments: variants over a universe's segments, published in the
+ * snapshot of their env while running, analysed from the event store, and
+ * rolled back automatically when a guardrail gets significantly worse.
+ */
+export const experimentsModule: ModuleManifest<"experiments"> = {
+  name: "experiments",
+  migrations: EXPERIMENTS_MIGRATIONS,
+  createService: (ctx) => {
+    const service = new ExperimentsService(ctx);
+    service.wire();
+    return service;
+  },
+  routes: (ctx) => experimentRoutes(ctx),
+  mcpTools: experimentTools,
+  snapshot: (service) => ({ field: "experiments", published: (projectId, env) => service.published(projectId, env) }),
+  close: (service) => service.close(),
+};

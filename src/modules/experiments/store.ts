@@ -1,0 +1,104 @@
+import { type Queryable, rowsByIdPrefix } from "../../lib/store";
+
+// The experiments module's own queries (both engines).
+
+export type ExperimentRow = {
+  id: string;
+  universe_id: string;
+  name: string;
+  description: string | null;
+  env: string;
+  status: string;
+  /** JSON: the variants, control first. */
+  variants: string;
+  allocation_start: number;
+  allocation_end: number;
+  gate: string | null;
+  primary_metric_id: string | null;
+  /** JSON: `[{metric: id, worseWhen}]`. */
+  guardrail_metric_ids: string;
+  salt: string;
+  started_at: string | null;
+  stopped_at: string | null;
+  /** JSON, or null while not stopped. */
+  outcome: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
+const FIELDS = [
+  "id",
+  "universe_id",
+  "name",
+  "description",
+  "env",
+  "status",
+  "variants",
+  "allocation_start",
+  "allocation_end",
+  "gate",
+  "primary_metric_id",
+  "guardrail_metric_ids",
+  "salt",
+  "started_at",
+  "stopped_at",
+  "outcome",
+  "created_at",
+  "updated_at",
+] as const satisfies readonly (keyof ExperimentRow)[];
+const COLUMNS = FIELDS.join(", ");
+
+export async function experimentsOfProject(q: Queryable, projectId: string): Promise<ExperimentRow[]> {
+  return q.all<ExperimentRow>(`SELECT ${COLUMNS} FROM experiments WHERE project_id = ? ORDER BY name`, projectId);
+}
+
+export async function experimentById(q: Queryable, projectId: string, id: string): Promise<ExperimentRow | undefined> {
+  return q.one<ExperimentRow>(`SELECT ${COLUMNS} FROM experiments WHERE id = ? AND project_id = ?`, id, projectId);
+}
+
+export async function experimentByName(q: Queryable, projectId: string, name: string): Promise<ExperimentRow | undefined> {
+  return q.one<ExperimentRow>(`SELECT ${COLUMNS} FROM experiments WHERE name = ? AND project_id = ?`, name, projectId);
+}
+
+/** Up to two experiments whose id starts with `prefix`. */
+export async function experimentsByIdPrefix(q: Queryable, projectId: string, prefix: string): Promise<ExperimentRow[]> {
+  return rowsByIdPrefix<ExperimentRow>(q, "experiments", COLUMNS, projectId, prefix);
+}
+
+/** The running experiments of one universe (the start's overlap check, the universe's in-use check). */
+export async function runningInUniverse(q: Queryable, universeId: string): Promise<ExperimentRow[]> {
+  return q.all<ExperimentRow>(`SELECT ${COLUMNS} FROM experiments WHERE universe_id = ? AND status = 'running' ORDER BY allocation_start`, universeId);
+}
+
+/** Running experiments of one project's env (the snapshot). */
+export async function runningOnEnv(q: Queryable, projectId: string, env: string): Promise<ExperimentRow[]> {
+  return q.all<ExperimentRow>(`SELECT ${COLUMNS} FROM experiments WHERE project_id = ? AND env = ? AND status = 'running' ORDER BY name`, projectId, env);
+}
+
+/** Every running experiment of every project (the auto-rollback round). */
+export async function allRunning(q: Queryable): Promise<(ExperimentRow & { project_id: string })[]> {
+  return q.all<ExperimentRow & { project_id: string }>(`SELECT ${COLUMNS}, project_id FROM experiments WHERE status = 'running' ORDER BY project_id, name`);
+}
+
+/** Names of the project's experiments (not stopped) that measure this metric, as primary or guardrail. */
+export async function experimentsUsingMetric(q: Queryable, projectId: string, metricId: string): Promise<string[]> {
+  const rows = await q.all<{ name: string; primary_metric_id: string | null; guardrail_metric_ids: string }>(
+    "SELECT name, primary_metric_id, guardrail_metric_ids FROM experiments WHERE project_id = ? AND status <> 'stopped' ORDER BY name",
+    projectId,
+  );
+  return rows.filter((r) => r.primary_metric_id === metricId || (JSON.parse(r.guardrail_metric_ids) as { metric: string }[]).some((g) => g.metric === metricId)).map((r) => r.name);
+}
+
+export async function insertExperiment(q: Queryable, projectId: string, row: ExperimentRow): Promise<void> {
+  await q.run(`INSERT INTO experiments (${COLUMNS}, project_id) VALUES (${FIELDS.map(() => "?").join(", ")}, ?)`, ...FIELDS.map((f) => row[f]), projectId);
+}
+
+/** Writes every field but the id, the creation time and the salt (fixed for the experiment's life). */
+export async function updateExperiment(q: Queryable, row: ExperimentRow): Promise<void> {
+  const changing = FIELDS.filter((f) => f !== "id" && f !== "salt" && f !== "created_at");
+  await q.run(`UPDATE experiments SET ${changing.map((f) => `${f} = ?`).join(", ")} WHERE id = ?`, ...changing.map((f) => row[f]), row.id);
+}
+
+export async function deleteExperiment(q: Queryable, id: string): Promise<void> {
+  await q.run("DELETE FROM experiments WHERE id = ?", id);
+}
