@@ -13,9 +13,34 @@
  *    is not a contiguous slice of the allocation).
  */
 import { bucketOf } from "./gates";
-import { type PublishedUniverse, type SegmentRange, inRange, segmentOf } from "./universes";
+import { type PublishedUniverse, type SegmentRange, type UnitType, inRange, segmentOf } from "./universes";
 
-export type ExperimentVariant = { key: string; weight: number; value: unknown };
+/**
+ * What a variant changes besides its own value: the config `name` reads
+ * `value` (any JSON) for its units, or the gate `name` answers `value` (a
+ * boolean) for them.
+ */
+export type VariantOverride = { kind: "config"; name: string; value: unknown } | { kind: "gate"; name: string; value: boolean };
+
+export type ExperimentVariant = { key: string; weight: number; value: unknown; override?: VariantOverride };
+
+/** Exposures travel through the event ingest as this event name, with `unitId` and `properties: {variant}`. */
+export const EXPOSURE_PREFIX = "$exposure:";
+
+/** The event name of an experiment's exposures: `$exposure:<experiment id>`. */
+export function exposureEventName(experimentId: string): string {
+  return EXPOSURE_PREFIX + experimentId;
+}
+
+/**
+ * The longest unit id the event ingest takes (`unitId`, 256 characters):
+ * exposures of longer ids are not logged, since the ingest would refuse the
+ * whole batch they travel in.
+ */
+export const MAX_EXPOSURE_UNIT_ID = 256;
+
+/** The ingest accepts this one `$` name family, from server keys: `$exposure:exp_…`. */
+export const EXPOSURE_EVENT_NAME = /^\$exposure:exp_[A-Za-z0-9]{1,64}$/;
 
 /** An experiment as the snapshot publishes it (`experiments: {name: PublishedExperiment}`), running ones only. */
 export type PublishedExperiment = {
@@ -63,4 +88,80 @@ export function assignVariant(
   // Floating-point edge at the very top: the last variant with weight.
   const last = [...variants].reverse().find((v) => v.weight > 0)!;
   return { variant: last.key, value: last.value, reason: "assigned" };
+}
+
+// ---------------------------------------------------------------------------
+// Assignment from a snapshot: shared by the SDK client and OFREP, so both read
+// the unit id, the targeting gate and the overrides the same way.
+
+/** An experiment as found in a snapshot, with the name it is published under. */
+export type NamedExperiment = { name: string; experiment: PublishedExperiment };
+
+/**
+ * Which running experiments override each gate and each config name (a
+ * variant's `override`), in snapshot order. Built once per snapshot, so a
+ * gate or config no experiment touches costs one Map lookup.
+ */
+export type OverrideIndex = { gates: Map<string, NamedExperiment[]>; configs: Map<string, NamedExperiment[]> };
+
+function ownValue<V>(map: Record<string, V> | undefined | null, name: string): V | undefined {
+  return map && Object.prototype.hasOwnProperty.call(map, name) ? map[name] : undefined;
+}
+
+export function indexOverrides(experiments: Record<string, PublishedExperiment> | undefined | null): OverrideIndex {
+  const index: OverrideIndex = { gates: new Map(), configs: new Map() };
+  for (const name in experiments ?? {}) {
+    const experiment = ownValue(experiments, name);
+    if (!experiment || !Array.isArray(experiment.variants)) continue;
+    for (const v of experiment.variants) {
+      const o = v.override;
+      if (!o || typeof o.name !== "string") continue;
+      const map = o.kind === "gate" ? index.gates : o.kind === "config" ? index.configs : null;
+      if (!map) continue;
+      let list = map.get(o.name);
+      if (!list) map.set(o.name, (list = []));
+      if (!list.some((e) => e.experiment === experiment)) list.push({ name, experiment });
+    }
+  }
+  return index;
+}
+
+/**
+ * The unit id an experiment reads from an evaluation context: the universe's
+ * `unit_type` attribute (`user_id` or `account_id`); for `user_id`,
+ * OpenFeature's `targetingKey` stands in when `user_id` is absent. A
+ * non-empty string or a finite number (as text); anything else is no unit.
+ */
+export function unitIdOf(context: Record<string, unknown>, unitType: UnitType): string | null {
+  let id = context[unitType];
+  if ((id === undefined || id === null) && unitType === "user_id") id = context.targetingKey;
+  if (typeof id === "string") return id === "" ? null : id;
+  if (typeof id === "number" && Number.isFinite(id)) return String(id);
+  return null;
+}
+
+/** Why a unit has no variant: assignVariant's reasons, plus no unit id in the context, or the experiment's universe missing from the snapshot. */
+export type UnitAssignment =
+  | { unitId: string; variant: ExperimentVariant; reason: "assigned" }
+  | { unitId: string | null; variant: null; reason: Exclude<Assignment["reason"], "assigned"> | "no_unit" | "no_universe" };
+
+/**
+ * The unit's variant in a published experiment: its universe from
+ * `universes`, its unit id from the context (`unitIdOf`), and `passesGate`
+ * for the experiment's targeting gate (asked only for allocated units).
+ */
+export function assignUnit(
+  experiment: PublishedExperiment,
+  universes: Record<string, PublishedUniverse> | undefined | null,
+  context: Record<string, unknown>,
+  passesGate: (gate: string) => boolean,
+): UnitAssignment {
+  const universe = ownValue(universes, experiment.universe);
+  if (!universe) return { unitId: null, variant: null, reason: "no_universe" };
+  const unitId = unitIdOf(context, universe.unit_type);
+  if (unitId === null) return { unitId: null, variant: null, reason: "no_unit" };
+  const a = assignVariant(experiment, universe, unitId, passesGate);
+  if (a.reason !== "assigned") return { unitId, variant: null, reason: a.reason };
+  for (const v of experiment.variants) if (v.key === a.variant) return { unitId, variant: v, reason: "assigned" };
+  return { unitId, variant: null, reason: "unallocated" };
 }

@@ -8,6 +8,7 @@
  *   if (svc.isKilled("checkout", "eu")) ...
  *   const limits = svc.getConfig("limits", { perMinute: 60 });
  *   if (svc.isEnabled("new-checkout", { user_id: user.id, country: user.country })) ...
+ *   const { variant } = svc.getVariant("checkout-button", { user_id: user.id }); // logs one exposure per unit
  *   svc.track("checkout.completed", { unitId: user.id, value: 59.9, properties: { plan: "pro" } });
  *   svc.captureError(err, { unitId: user.id });
  *
@@ -28,10 +29,12 @@ export type Env = "dev" | "staging" | "prod";
 
 import { type CompiledRegex, type EvaluationContext, type Gate, createGateEvaluator } from "./gates";
 import { type TrackOptions, createOutbox } from "./events";
+import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides } from "./experiments";
+import type { PublishedUniverse } from "./universes";
 
 export type { TrackOptions } from "./events";
-export { assignVariant } from "./experiments";
-export type { Assignment, ExperimentVariant, PublishedExperiment } from "./experiments";
+export { EXPOSURE_EVENT_NAME, EXPOSURE_PREFIX, assignVariant, exposureEventName } from "./experiments";
+export type { Assignment, ExperimentVariant, PublishedExperiment, VariantOverride } from "./experiments";
 export { SEGMENTS, segmentOf } from "./universes";
 export type { PublishedUniverse, SegmentRange, UnitType } from "./universes";
 
@@ -57,8 +60,9 @@ export type Snapshot = {
   killswitches: Record<string, Killswitch>;
   configs: Record<string, Config>;
   gates: Record<string, PublishedGate>;
-  universes: Record<string, unknown>;
-  experiments: Record<string, unknown>;
+  universes: Record<string, PublishedUniverse>;
+  /** Running experiments on this env, by name. */
+  experiments: Record<string, PublishedExperiment>;
   translations: Record<string, unknown>;
 };
 
@@ -92,6 +96,36 @@ export type ClientOptions = {
   reportContextAttributes?: boolean;
   /** Hears every failed request (the client keeps serving its last snapshot). Default: console.warn. */
   onError?: (error: SvcError) => void;
+  /**
+   * How many (experiment, unit) pairs the client remembers having logged an
+   * exposure for, so each is sent once. Default 10,000; past that the least
+   * recently seen pairs are forgotten and may be logged again (the analysis
+   * counts a unit once, at its first exposure).
+   */
+  exposureDedupeSize?: number;
+};
+
+/**
+ * Why `getVariant` answered as it did:
+ * - `assigned`: the unit is in the experiment (`variant` is set);
+ * - `holdout`: the unit is in its universe's holdout;
+ * - `unallocated`: the unit's segment is outside the experiment's allocation;
+ * - `targeting`: the experiment's targeting gate does not let the unit through;
+ * - `no_unit`: the context has no unit id of the universe's unit type;
+ * - `not_found`: no running experiment of that name in the snapshot (or no snapshot yet).
+ */
+export type VariantReason = "assigned" | "holdout" | "unallocated" | "targeting" | "no_unit" | "not_found";
+
+/**
+ * A unit's variant. Not in the experiment: `variant` null and `value` the
+ * control's value (what the unit gets anyway); an unknown experiment:
+ * `variant` null and `value` undefined.
+ */
+export type VariantResult = { variant: string | null; value: unknown; reason: VariantReason };
+
+export type VariantOptions = {
+  /** Log an exposure for an assigned unit (once per experiment and unit). Default true; false to only look. */
+  exposure?: boolean;
 };
 
 export type Client = {
@@ -110,12 +144,31 @@ export type Client = {
    */
   getConfig<T>(name: string, defaultValue: T): T;
   /**
+   * With a context: the same, except for a unit a running experiment assigns
+   * to a variant that overrides this config (`override: {kind: "config"}`):
+   * the override's value (same kind rule). A unit in any variant of such an
+   * experiment gets its exposure logged.
+   */
+  getConfig<T>(name: string, defaultValue: T, context: EvaluationContext): T;
+  /**
    * Whether the gate lets this context through, evaluated locally with the
    * server's own evaluator (the same answers as explain and OFREP). The unit
    * is `user_id` unless a rule names another attribute. An unknown gate, or
-   * no snapshot yet, is false.
+   * no snapshot yet, is false. A unit a running experiment assigns to a
+   * variant that overrides this gate (`override: {kind: "gate"}`) gets the
+   * override's value; a unit in any variant of such an experiment gets its
+   * exposure logged.
    */
   isEnabled(name: string, context?: EvaluationContext): boolean;
+  /**
+   * The unit's variant in a running experiment, assigned locally (the same
+   * answer as OFREP and every other SDK). The unit id is the context's
+   * attribute named by the experiment's universe (`user_id`, with
+   * `targetingKey` standing in, or `account_id`); the experiment's targeting
+   * gate is evaluated on the same context. An assigned unit gets an exposure
+   * event `$exposure:<experiment id>` queued once (unless `exposure: false`).
+   */
+  getVariant(experiment: string, context: EvaluationContext, options?: VariantOptions): VariantResult;
   /** Queues an analytics event (sent in batches; unknown names appear in the catalog as pending). */
   track(name: string, options?: TrackOptions): void;
   /** Queues an error for the server's tracked errors (grouped by type and stack, not line numbers). */
@@ -168,6 +221,38 @@ function nativeRegex(pattern: string): CompiledRegex {
 
 function ownEntry<V>(map: Record<string, V>, name: string): V | undefined {
   return hasOwn(map, name) ? map[name] : undefined;
+}
+
+/**
+ * Which keys were seen lately, bounded: two generations of at most half the
+ * bound each (a key seen again moves to the young one; when the young one is
+ * full it becomes the old one and the old one is dropped). O(1) per call, no
+ * walk over deleted entries.
+ */
+function createSeenSet(capacity: number) {
+  const half = Math.max(1, Math.floor(capacity / 2));
+  let young = new Set<string>();
+  let old = new Set<string>();
+  return {
+    /** Remembers the key; true when it was not remembered before. */
+    add(key: string): boolean {
+      if (young.has(key)) return false;
+      const known = old.has(key);
+      young.add(key);
+      if (young.size >= half) {
+        old = young;
+        young = new Set();
+      }
+      return !known;
+    },
+  };
+}
+
+const NO_OVERRIDES: OverrideIndex = { gates: new Map(), configs: new Map() };
+
+/** OpenFeature's `targetingKey` stands for `user_id` when the context has none (as in OFREP). */
+function withUserId(context: EvaluationContext): EvaluationContext {
+  return (context.user_id === undefined || context.user_id === null) && context.targetingKey !== undefined ? { ...context, user_id: context.targetingKey } : context;
 }
 
 function kindOf(value: unknown): string {
@@ -376,6 +461,46 @@ export function createClient(options: ClientOptions): Client {
   });
   const reportContexts = options.reportContextAttributes ?? true;
 
+  // Exposures already queued, per (experiment id, unit id).
+  const exposed = createSeenSet(options.exposureDedupeSize ?? 10_000);
+  const expose = (experimentId: string, unitId: string, variant: string) => {
+    if (unitId.length <= MAX_EXPOSURE_UNIT_ID && exposed.add(`${experimentId}\u0000${unitId}`)) outbox.track(exposureEventName(experimentId), { unitId, properties: { variant } });
+  };
+
+  // Which experiments override which gates and configs: built once per snapshot, so untouched names cost one Map lookup.
+  let indexed: Snapshot | null = null;
+  let overrides = NO_OVERRIDES;
+  const overridesOf = (snapshot: Snapshot): OverrideIndex => {
+    if (indexed !== snapshot) {
+      overrides = snapshot.experiments ? indexOverrides(snapshot.experiments) : NO_OVERRIDES;
+      indexed = snapshot;
+    }
+    return overrides;
+  };
+
+  const assign = (snapshot: Snapshot, experiment: PublishedExperiment, context: EvaluationContext) =>
+    assignUnit(experiment, snapshot.universes, context, (gateName) => {
+      const gate = ownEntry(snapshot.gates ?? {}, gateName);
+      return !!gate && evaluatorFor(snapshot).evaluate(gate, withUserId(context)).value;
+    });
+
+  /**
+   * What the experiments overriding `kind name` give this unit: the first of
+   * them (snapshot order) that assigns the unit decides and logs its exposure,
+   * whichever variant (the control's units are exposed too); undefined when
+   * the unit's variant does not override it, or no experiment assigns it.
+   */
+  const overrideOf = (snapshot: Snapshot, list: NamedExperiment[], kind: "gate" | "config", name: string, context: EvaluationContext): { value: unknown } | undefined => {
+    for (const { experiment } of list) {
+      const a = assign(snapshot, experiment, context);
+      if (a.variant === null) continue;
+      expose(experiment.id, a.unitId, a.variant.key);
+      const o = a.variant.override;
+      return o && o.kind === kind && o.name === name ? { value: o.value } : undefined;
+    }
+    return undefined;
+  };
+
   const pollTimer = setInterval(() => void poll(), pollIntervalMs);
   unref(pollTimer);
   void poll().then(() => {
@@ -397,16 +522,43 @@ export function createClient(options: ClientOptions): Client {
       return killswitch.value;
     },
     isEnabled(name, context = {}) {
-      const gate = current && ownEntry(current.gates ?? {}, name);
+      const snapshot = current;
+      const gate = snapshot && ownEntry(snapshot.gates ?? {}, name);
       if (!gate) return false;
       if (reportContexts) outbox.noteContext(context);
-      return evaluatorFor(current!).evaluate(gate, context).value;
+      const overriding = overridesOf(snapshot).gates.get(name);
+      if (overriding) {
+        const override = overrideOf(snapshot, overriding, "gate", name, context);
+        if (override) return override.value === true;
+      }
+      return evaluatorFor(snapshot).evaluate(gate, context).value;
     },
-    getConfig<T>(name: string, defaultValue: T): T {
-      const config = current && ownEntry(current.configs, name);
+    getConfig<T>(name: string, defaultValue: T, context?: EvaluationContext): T {
+      const snapshot = current;
+      const config = snapshot && ownEntry(snapshot.configs, name);
       if (!config) return defaultValue;
-      if (defaultValue !== null && defaultValue !== undefined && kindOf(config.value) !== kindOf(defaultValue)) return defaultValue;
-      return config.value as T;
+      let value = config.value;
+      if (context) {
+        const overriding = overridesOf(snapshot).configs.get(name);
+        if (overriding) {
+          if (reportContexts) outbox.noteContext(context);
+          const override = overrideOf(snapshot, overriding, "config", name, context);
+          if (override) value = override.value;
+        }
+      }
+      if (defaultValue !== null && defaultValue !== undefined && kindOf(value) !== kindOf(defaultValue)) return defaultValue;
+      return value as T;
+    },
+    getVariant(name, context, variantOptions) {
+      const snapshot = current;
+      const experiment = snapshot && ownEntry(snapshot.experiments ?? {}, name);
+      if (!experiment) return { variant: null, value: undefined, reason: "not_found" };
+      const ctx = context ?? {};
+      if (reportContexts) outbox.noteContext(ctx);
+      const a = assign(snapshot, experiment, ctx);
+      if (a.variant === null) return { variant: null, value: experiment.variants[0]?.value, reason: a.reason === "no_universe" ? "not_found" : a.reason };
+      if (variantOptions?.exposure !== false) expose(experiment.id, a.unitId, a.variant.key);
+      return { variant: a.variant.key, value: a.variant.value, reason: "assigned" };
     },
     track: (name, trackOptions) => outbox.track(name, trackOptions),
     captureError: (error, errorOptions) => outbox.captureError(error, errorOptions),

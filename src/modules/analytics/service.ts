@@ -10,6 +10,7 @@ import {
   type SeriesResult,
   UpstreamError,
 } from "../../lib/eventstore/types";
+import { EXPOSURE_EVENT_NAME } from "../../sdk/experiments";
 import { EVENT_NAME, PROPERTY_NAME, type PropertyType, typeOfValue } from "../events/service";
 
 export type IngestEvent = {
@@ -51,6 +52,11 @@ export function checkSeriesWindow(w: { from: number; to: number; bucket: number 
  * bad event refuses the batch and stores nothing), its unknown names and
  * properties reach the catalog and the attributes, and the call returns
  * once the events are durable in the event store (group commit there).
+ *
+ * Experiment exposures (`$exposure:<experiment id>`, src/sdk/experiments.ts)
+ * travel the same way but are not catalog events: each needs a `unitId` and
+ * a string `properties.variant`, and neither its name nor its properties
+ * reach the catalog or the attributes.
  */
 export class AnalyticsService {
   private readonly timer: ReturnType<typeof setInterval>;
@@ -76,13 +82,19 @@ export class AnalyticsService {
     const samples: Record<string, unknown> = {};
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
-      if (!EVENT_NAME.test(e.name)) throw validation("Invalid event name", `events[${i}].name: 1 to 128 letters, digits, _ . : or - (not starting with $)`);
+      const exposure = !EVENT_NAME.test(e.name) && EXPOSURE_EVENT_NAME.test(e.name);
+      if (!exposure && !EVENT_NAME.test(e.name)) throw validation("Invalid event name", `events[${i}].name: 1 to 128 letters, digits, _ . : or - (not starting with $)`);
+      if (exposure) {
+        if (typeof e.unitId !== "string" || e.unitId === "") throw validation("An exposure needs a unitId", `events[${i}].unitId: the unit the experiment assigned (required for ${e.name})`);
+        if (typeof e.properties?.variant !== "string" || e.properties.variant === "") throw validation("An exposure needs its variant", `events[${i}].properties.variant: the assigned variant's key, a string`);
+      }
       const ts = parseTimestamp(e.ts, now);
       if (typeof ts === "string") throw validation("Invalid event time", `events[${i}].ts: ${ts}`);
       if (e.value !== undefined && !Number.isFinite(e.value)) throw validation("Invalid event value", `events[${i}].value: a finite number`);
       let props: Record<string, string | number | boolean> | null = null;
-      let types = seen.get(e.name);
-      if (!types) seen.set(e.name, (types = new Map()));
+      // Exposures are neither catalog rows nor a source of attributes.
+      let types = exposure ? undefined : seen.get(e.name);
+      if (!types && !exposure) seen.set(e.name, (types = new Map()));
       if (e.properties) {
         for (const key in e.properties) {
           const v = e.properties[key];
@@ -90,6 +102,7 @@ export class AnalyticsService {
           if (v === null || v === undefined) continue;
           if (typeof v === "number" && !Number.isFinite(v)) throw validation("Invalid property value", `events[${i}].properties.${key}: a finite number`);
           (props ??= {})[key] = v;
+          if (!types) continue;
           if (!types.has(key)) types.set(key, typeOfValue(v));
           if (!(key in samples)) samples[key] = v;
         }

@@ -34,9 +34,11 @@ export const OfrepSuccessSchema = t.Object(
   {
     key: t.String(),
     value: t.Unknown(),
-    reason: t.Literal("STATIC"),
-    variant: t.Optional(t.Union([t.Literal("on"), t.Literal("off")], { description: "Boolean flags only" })),
-    metadata: t.Object({ version: t.Integer() }),
+    reason: t.Union([t.Literal("STATIC"), t.Literal("TARGETING_MATCH"), t.Literal("SPLIT"), t.Literal("DEFAULT")], {
+      description: "STATIC: killswitches and configs; gates: TARGETING_MATCH (a rule decided), SPLIT (a percentage decided) or DEFAULT (no rule held); experiments: SPLIT (the unit's variant) or DEFAULT (not in the experiment: the control's value); an override of a running experiment: SPLIT",
+    }),
+    variant: t.Optional(t.String({ description: "Boolean flags: on/off; experiments: the variant key" })),
+    metadata: t.Object({ version: t.Optional(t.Integer({ description: "The published version (experiments have none)" })) }),
   },
   { title: "OfrepEvaluationSuccess" },
 );

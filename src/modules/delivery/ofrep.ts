@@ -1,6 +1,11 @@
 import { ENVS, type Env } from "../../lib/envs";
+import type { EventRow } from "../../lib/eventstore/types";
+import type { Logger } from "../../lib/log";
+import { LruCache } from "../../lib/lru";
 import { compileRegex } from "../../lib/re2";
+import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides } from "../../sdk/experiments";
 import { type Gate, type GateDecision, createGateEvaluator } from "../../sdk/gates";
+import type { PublishedUniverse } from "../../sdk/universes";
 import type { Snapshot } from "./snapshot";
 
 /**
@@ -15,8 +20,27 @@ import type { Snapshot } from "./snapshot";
  * - A gate `name` is a boolean flag evaluated for the request's context by
  *   the SDK's own evaluator: reason TARGETING_MATCH (a rule decided), SPLIT
  *   (a percentage decided) or DEFAULT (no rule held: off).
- * - One name in several kinds: killswitch, then gate, then config.
- * Killswitches and configs answer with reason STATIC; every success has `metadata: {version}`.
+ * - A running experiment's `name` (the snapshot's `experiments`) is a flag
+ *   whose value is the unit's variant's value: reason SPLIT, `variant` the
+ *   variant's key. A unit the experiment does not take (holdout, outside the
+ *   allocation, the targeting gate says no, or no unit id in the context)
+ *   gets the control's value, reason DEFAULT, `variant` the control's key.
+ *   The unit id is the universe's `unit_type` attribute of the context
+ *   (`user_id`, with `targetingKey` standing in, or `account_id`), read and
+ *   assigned by the SDK's own code (src/sdk/experiments.ts `assignUnit`), so
+ *   OFREP and every SDK give a unit the same variant. `metadata` is `{}`: an
+ *   experiment has no published version.
+ * - A gate or config that a running experiment's variant overrides answers
+ *   the override (reason SPLIT) for the units assigned to that variant; the
+ *   first experiment (snapshot order) that assigns the unit decides.
+ * - One name in several kinds: killswitch, then gate, then config, then experiment.
+ * - Exposures: every unit an experiment assigns here (an experiment flag, or
+ *   an overridden gate or config, in any variant, the control's included) is
+ *   collected in `exposures` when the caller passes a list; the routes log
+ *   them (`createExposureLogger`). The bulk call counts as an exposure to
+ *   every experiment it evaluates for the unit, since OFREP web clients
+ *   evaluate everything at once and never call back per flag.
+ * Killswitches and configs answer with reason STATIC; every other success but an experiment's has `metadata: {version}`.
  */
 
 export type OfrepSuccess = {
@@ -24,8 +48,12 @@ export type OfrepSuccess = {
   value: unknown;
   reason: "STATIC" | GateDecision["reason"];
   variant?: string;
-  metadata: { version: number };
+  /** `{version}` of the killswitch, gate or config; `{}` for an experiment. */
+  metadata: { version?: number };
 };
+
+/** A unit an experiment assigned during an evaluation: logged as `$exposure:<experimentId>` with `{variant}`. */
+export type Exposure = { experimentId: string; unitId: string; variant: string };
 
 export type OfrepErrorCode = "PARSE_ERROR" | "INVALID_CONTEXT" | "FLAG_NOT_FOUND";
 export type OfrepFailure = { errorCode: OfrepErrorCode; errorDetails: string };
@@ -85,19 +113,88 @@ function withUnit(context: EvaluationContext): EvaluationContext {
   return context.user_id === undefined && context.targetingKey !== undefined ? { ...context, user_id: context.targetingKey } : context;
 }
 
-function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context: EvaluationContext): OfrepSuccess {
+/** Per snapshot: which experiments override which gates and configs. */
+const overrideIndexes = new WeakMap<Snapshot, OverrideIndex>();
+
+function overridesOf(snapshot: Snapshot): OverrideIndex {
+  let index = overrideIndexes.get(snapshot);
+  if (!index) {
+    index = indexOverrides(snapshot.experiments as Record<string, PublishedExperiment>);
+    overrideIndexes.set(snapshot, index);
+  }
+  return index;
+}
+
+function experimentsOf(snapshot: Snapshot): Record<string, PublishedExperiment> {
+  return (snapshot.experiments ?? {}) as Record<string, PublishedExperiment>;
+}
+
+function assign(snapshot: Snapshot, experiment: PublishedExperiment, context: EvaluationContext) {
+  const gates = snapshot.gates as Record<string, PublishedGate>;
+  return assignUnit(experiment, snapshot.universes as Record<string, PublishedUniverse>, context, (name) => {
+    const gate = Object.hasOwn(gates, name) ? gates[name] : undefined;
+    return !!gate && evaluatorOf(snapshot).evaluate(gate, withUnit(context)).value;
+  });
+}
+
+/**
+ * The override the experiments overriding `kind name` give this unit: the
+ * first of them that assigns the unit decides (and its exposure is noted,
+ * whatever the variant); undefined when its variant overrides nothing here.
+ */
+function overrideOf(snapshot: Snapshot, kind: "gate" | "config", name: string, context: EvaluationContext, exposures?: Exposure[]): { value: unknown } | undefined {
+  const index = overridesOf(snapshot);
+  const list: NamedExperiment[] | undefined = kind === "gate" ? index.gates.get(name) : index.configs.get(name);
+  if (!list) return undefined;
+  for (const { experiment } of list) {
+    const a = assign(snapshot, experiment, context);
+    if (a.variant === null) continue;
+    exposures?.push({ experimentId: experiment.id, unitId: a.unitId, variant: a.variant.key });
+    const o = a.variant.override;
+    return o && o.kind === kind && o.name === name ? { value: o.value } : undefined;
+  }
+  return undefined;
+}
+
+function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {
+  const override = overrideOf(snapshot, "gate", key, context, exposures);
+  if (override) {
+    const value = override.value === true;
+    return { key, value, reason: "SPLIT", variant: value ? "on" : "off", metadata: { version: gate.version } };
+  }
   const decision = evaluatorOf(snapshot).evaluate(gate, withUnit(context));
   return { key, value: decision.value, reason: decision.reason, variant: decision.value ? "on" : "off", metadata: { version: gate.version } };
 }
 
-/** Evaluates one flag key against a snapshot; null when no flag has that key. */
-export function evaluateFlag(snapshot: Snapshot, key: string, context: EvaluationContext = {}): OfrepSuccess | null {
+function configFlag(snapshot: Snapshot, key: string, config: { value: unknown; version: number }, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {
+  const override = overrideOf(snapshot, "config", key, context, exposures);
+  if (override) return { key, value: override.value, reason: "SPLIT", metadata: { version: config.version } };
+  return { key, value: config.value, reason: "STATIC", metadata: { version: config.version } };
+}
+
+function experimentFlag(snapshot: Snapshot, key: string, experiment: PublishedExperiment, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {
+  const a = assign(snapshot, experiment, context);
+  if (a.variant === null) {
+    const control = experiment.variants[0];
+    return { key, value: control?.value ?? null, reason: "DEFAULT", ...(control ? { variant: control.key } : {}), metadata: {} };
+  }
+  exposures?.push({ experimentId: experiment.id, unitId: a.unitId, variant: a.variant.key });
+  return { key, value: a.variant.value ?? null, reason: "SPLIT", variant: a.variant.key, metadata: {} };
+}
+
+/**
+ * Evaluates one flag key against a snapshot; null when no flag has that key.
+ * Units experiments assign on the way are pushed to `exposures`.
+ */
+export function evaluateFlag(snapshot: Snapshot, key: string, context: EvaluationContext = {}, exposures?: Exposure[]): OfrepSuccess | null {
   const killswitch = snapshot.killswitches[key];
   if (killswitch) return booleanFlag(key, killswitch.value, killswitch.version);
   const gates = snapshot.gates as Record<string, PublishedGate>;
-  if (Object.hasOwn(gates, key)) return gateFlag(snapshot, key, gates[key]!, context);
+  if (Object.hasOwn(gates, key)) return gateFlag(snapshot, key, gates[key]!, context, exposures);
   const config = snapshot.configs[key];
-  if (config) return { key, value: config.value, reason: "STATIC", metadata: { version: config.version } };
+  if (config) return configFlag(snapshot, key, config, context, exposures);
+  const experiments = experimentsOf(snapshot);
+  if (Object.hasOwn(experiments, key)) return experimentFlag(snapshot, key, experiments[key]!, context, exposures);
   // Killswitch names may hold slashes too: try every split, leftmost first.
   for (let slash = key.indexOf("/"); slash !== -1; slash = key.indexOf("/", slash + 1)) {
     const parent = snapshot.killswitches[key.slice(0, slash)];
@@ -108,8 +205,8 @@ export function evaluateFlag(snapshot: Snapshot, key: string, context: Evaluatio
   return null;
 }
 
-/** Every flag of the snapshot: each killswitch, each of its sub-switches (`name/switchKey`), each gate and each config. */
-export function evaluateAll(snapshot: Snapshot, context: EvaluationContext = {}): OfrepSuccess[] {
+/** Every flag of the snapshot: each killswitch, each of its sub-switches (`name/switchKey`), each gate, each config and each running experiment. */
+export function evaluateAll(snapshot: Snapshot, context: EvaluationContext = {}, exposures?: Exposure[]): OfrepSuccess[] {
   const flags: OfrepSuccess[] = [];
   for (const [name, killswitch] of Object.entries(snapshot.killswitches)) {
     flags.push(booleanFlag(name, killswitch.value, killswitch.version));
@@ -120,11 +217,62 @@ export function evaluateAll(snapshot: Snapshot, context: EvaluationContext = {})
   const gates = snapshot.gates as Record<string, PublishedGate>;
   for (const [name, gate] of Object.entries(gates)) {
     if (name in snapshot.killswitches) continue;
-    flags.push(gateFlag(snapshot, name, gate, context));
+    flags.push(gateFlag(snapshot, name, gate, context, exposures));
   }
   for (const [name, config] of Object.entries(snapshot.configs)) {
     if (name in snapshot.killswitches || Object.hasOwn(gates, name)) continue;
-    flags.push({ key: name, value: config.value, reason: "STATIC", metadata: { version: config.version } });
+    flags.push(configFlag(snapshot, name, config, context, exposures));
+  }
+  for (const [name, experiment] of Object.entries(experimentsOf(snapshot))) {
+    if (name in snapshot.killswitches || Object.hasOwn(gates, name) || Object.hasOwn(snapshot.configs, name)) continue;
+    flags.push(experimentFlag(snapshot, name, experiment, context, exposures));
   }
   return flags;
+}
+
+/** Whether a bulk answer depends on the context (gates and experiments do), so it is neither shared nor tagged by revision alone. */
+export function answersPerContext(snapshot: Snapshot): boolean {
+  for (const _ in snapshot.gates) return true;
+  for (const _ in snapshot.experiments ?? {}) return true;
+  return false;
+}
+
+/** (project, experiment, unit) triples remembered as logged, per server. */
+export const EXPOSURE_DEDUPE_ENTRIES = 50_000;
+
+/**
+ * Logs the exposures of OFREP evaluations as `$exposure:<experiment id>`
+ * events, without holding up the reply: appended to the event store in the
+ * background (a failure is logged and forgets the triples, so a later
+ * evaluation logs them again), each (project, experiment, unit) once per
+ * server while the LRU remembers it. Several servers may each log a unit
+ * once: the analysis counts a unit at its first exposure.
+ */
+export function createExposureLogger(deps: { append: (rows: EventRow[]) => Promise<void>; now: () => number; log: Logger }, capacity = EXPOSURE_DEDUPE_ENTRIES) {
+  const logged = new LruCache<string, true>(capacity);
+  return (projectId: string, exposures: readonly Exposure[]): void => {
+    if (exposures.length === 0) return;
+    const keys: string[] = [];
+    const rows: EventRow[] = [];
+    let ts: number | undefined;
+    for (const e of exposures) {
+      if (e.unitId.length > MAX_EXPOSURE_UNIT_ID) continue;
+      const dedupeKey = `${projectId}\u0000${e.experimentId}\u0000${e.unitId}`;
+      if (logged.get(dedupeKey)) continue;
+      logged.set(dedupeKey, true);
+      keys.push(dedupeKey);
+      rows.push({ projectId, name: exposureEventName(e.experimentId), ts: (ts ??= deps.now()), unitId: e.unitId, value: null, props: { variant: e.variant } });
+    }
+    if (rows.length === 0) return;
+    let pending: Promise<void>;
+    try {
+      pending = deps.append(rows);
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    pending.catch((err) => {
+      for (const k of keys) logged.delete(k);
+      deps.log.warn("logging OFREP exposures failed; they are logged at the unit's next evaluation", { projectId, exposures: rows.length, error: String(err) });
+    });
+  };
 }

@@ -3,7 +3,7 @@ import type { AppContext } from "../../lib/module";
 import { tooManyRequests } from "../../lib/errors";
 import { acceptsGzip, describe, etagMatches } from "../../lib/http";
 import { EnvQuery, OfrepBulkSchema, OfrepFailureSchema, OfrepRequestSchema, OfrepSuccessSchema, SnapshotSchema } from "./contract";
-import { evaluateAll, evaluateFlag, isFailure, parseEvaluationRequest } from "./ofrep";
+import { type Exposure, answersPerContext, createExposureLogger, evaluateAll, evaluateFlag, isFailure, parseEvaluationRequest } from "./ofrep";
 import type { SnapshotEntry } from "./snapshot";
 import { DEFAULT_HEARTBEAT_MS, snapshotStream } from "./stream";
 
@@ -60,6 +60,12 @@ export function deliveryRoutes(ctx: AppContext) {
   const openStreams = new Map<string, number>();
   // The bulk OFREP reply only changes with the snapshot: render it once per entry.
   const bulkBodies = new WeakMap<SnapshotEntry, string>();
+  // Units OFREP assigns to experiments: logged as exposures in the background, never holding up a reply.
+  const logExposures = createExposureLogger({
+    append: (rows) => ctx.services.analytics.append(rows),
+    now: () => ctx.services.analytics.now(),
+    log: ctx.log,
+  });
   const ofrepSingle = describe({
     summary: "OFREP: evaluate one flag",
     tag: "SDK runtime",
@@ -68,8 +74,12 @@ export function deliveryRoutes(ctx: AppContext) {
     description:
       "OpenFeature Remote Evaluation Protocol. The key is the rest of the path (`name/switchKey` unencoded for a sub-switch). " +
       "A killswitch is a boolean flag (variant on/off); `name/switchKey` is that sub-switch when the entry exists, else the killswitch's flat value; " +
-      "a config is an object flag with its published value; a killswitch wins over a config of the same name. " +
-      "The env is `context.env`, else the project's `defaultEnv`. Reason is always STATIC, metadata `{version}`. " +
+      "a config is an object flag with its published value; a gate is a boolean flag evaluated for the context (TARGETING_MATCH, SPLIT or DEFAULT); " +
+      "a running experiment's name answers the unit's variant (value the variant's value, `variant` its key, reason SPLIT, metadata `{}`; a unit not in it: the control's, reason DEFAULT), " +
+      "the unit id being the context's `user_id` (or `targetingKey`) or `account_id`, as the experiment's universe says; an assigned unit's exposure is logged once. " +
+      "A gate or config a running experiment's variant overrides answers the override (reason SPLIT) for that variant's units. " +
+      "One name in several kinds: killswitch, then gate, then config, then experiment. " +
+      "The env is `context.env`, else the project's `defaultEnv`. Killswitches and configs answer reason STATIC; metadata `{version}` but for experiments. " +
       "400 is `{key, errorCode: PARSE_ERROR | INVALID_CONTEXT}`, 404 `{key, errorCode: FLAG_NOT_FOUND}`.",
     response: { 200: OfrepSuccessSchema, 400: OfrepFailureSchema, 404: OfrepFailureSchema },
   });
@@ -78,7 +88,8 @@ export function deliveryRoutes(ctx: AppContext) {
     tag: "SDK runtime",
     auth: "server",
     description:
-      "Every killswitch, each sub-switch as `name/switchKey`, and every config, evaluated as in the single call. " +
+      "Every killswitch, each sub-switch as `name/switchKey`, every gate, every config and every running experiment, evaluated as in the single call " +
+      "(the exposures of the experiments that assign the unit are logged, once per unit). " +
       "Carries an `ETag`; `If-None-Match` with it answers 304 until the next publish on that env.",
     response: { 200: OfrepBulkSchema, 304: t.Void({ description: "Not modified" }), 400: OfrepFailureSchema },
   });
@@ -159,8 +170,10 @@ export function deliveryRoutes(ctx: AppContext) {
         const request = parseEvaluationRequest(bodyText(body), () => fallbackEnv);
         if (isFailure(request)) return ofrepJson(400, { key, ...request });
         ctx.services.attributes.noteContext(principal.projectId, request.context);
-        const flag = evaluateFlag((await snapshots.get(principal.projectId, request.env)).snapshot, key, request.context);
-        if (!flag) return ofrepJson(404, { key, errorCode: "FLAG_NOT_FOUND", errorDetails: `No killswitch, gate or config named ${key} on ${request.env}` });
+        const exposures: Exposure[] = [];
+        const flag = evaluateFlag((await snapshots.get(principal.projectId, request.env)).snapshot, key, request.context, exposures);
+        if (!flag) return ofrepJson(404, { key, errorCode: "FLAG_NOT_FOUND", errorDetails: `No killswitch, gate, config or running experiment named ${key} on ${request.env}` });
+        logExposures(principal.projectId, exposures);
         return ofrepJson(200, flag);
       },
       { sdk: "server", parse: "text", ...ofrepSingle, detail: { ...ofrepSingle.detail, requestBody: OFREP_BODY_DOC } },
@@ -173,16 +186,18 @@ export function deliveryRoutes(ctx: AppContext) {
         if (isFailure(parsed)) return ofrepJson(400, parsed);
         ctx.services.attributes.noteContext(principal.projectId, parsed.context);
         const entry = await snapshots.get(principal.projectId, parsed.env);
-        // Gates answer per context: their answers are part of the tag, and of no shared body.
-        const perContext = Object.keys(entry.snapshot.gates).length > 0;
+        // Gates and experiments answer per context: their answers are part of the tag, and of no shared body.
+        const perContext = answersPerContext(entry.snapshot);
         const etag = perContext ? `${entry.etag.slice(0, -1)}-${Bun.hash(JSON.stringify(parsed.context)).toString(36)}"` : entry.etag;
         if (etagMatches(request.headers.get("if-none-match"), etag)) {
           return new Response(null, { status: 304, headers: { etag, "cache-control": "no-cache", vary: VARY } });
         }
         let json = perContext ? undefined : bulkBodies.get(entry);
         if (json === undefined) {
-          json = JSON.stringify({ flags: evaluateAll(entry.snapshot, parsed.context) });
+          const exposures: Exposure[] = [];
+          json = JSON.stringify({ flags: evaluateAll(entry.snapshot, parsed.context, exposures) });
           if (!perContext) bulkBodies.set(entry, json);
+          logExposures(principal.projectId, exposures);
         }
         return new Response(json, { headers: { "content-type": "application/json", etag, "cache-control": "no-cache" } });
       },

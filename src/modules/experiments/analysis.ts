@@ -29,6 +29,12 @@ export type MetricResult = {
   /** The per-unit statistic tested: mean (count, sum), proportion (unique: did it at all), ratio (delta method). */
   test: "mean" | "proportion" | "ratio";
   cuped: { theta: number; varianceReduction: number[]; preDays: number } | null;
+  /**
+   * Each variant's own value, unadjusted (the tests below compare CUPED-adjusted
+   * means when `cuped` is set): units, mean per unit (a ratio: ΣX/ΣY), and the
+   * per-unit standard deviation (null for a ratio or fewer than 2 units).
+   */
+  arms: { variant: string; n: number; mean: number | null; sd: number | null }[];
   treatments: TreatmentResult[];
   /** The statements that computed the sums. */
   sql: string;
@@ -167,9 +173,17 @@ async function analyzePlan(
     worseWhen: plan.worseWhen,
     test,
     cuped: analysis.cuped ? { ...analysis.cuped, preDays: PRE_PERIOD_DAYS } : null,
+    arms: arms.map((a, i) => rawArm(variants[i]!.key, a, test)),
     treatments,
     sql,
   };
+}
+
+function rawArm(variant: string, a: VariantStats, test: MetricResult["test"]): MetricResult["arms"][number] {
+  if (test === "ratio") return { variant, n: a.n, mean: (a.sumY ?? 0) > 0 ? a.sumX / a.sumY! : null, sd: null };
+  const mean = a.n > 0 ? a.sumX / a.n : null;
+  const variance = a.n > 1 ? Math.max(0, (a.sumXX - (a.sumX * a.sumX) / a.n) / (a.n - 1)) : null;
+  return { variant, n: a.n, mean, sd: variance === null ? null : Math.sqrt(variance) };
 }
 
 /** The analytics upstream's failures as the API reports them (503 unreachable, 502 failed), like series. */

@@ -68,6 +68,7 @@ const MetricResult = t.Object({
   worseWhen: t.Union([t.Literal("increase"), t.Literal("decrease"), t.Null()]),
   test: t.Union([t.Literal("mean"), t.Literal("proportion"), t.Literal("ratio")], { description: "mean: count and sum metrics per unit (Welch); proportion: unique metrics, converted or not; ratio: ΣX/ΣY by the delta method" }),
   cuped: t.Union([t.Object({ theta: t.Number(), varianceReduction: t.Array(t.Number()), preDays: t.Number() }), t.Null()], { description: "Set when units had a pre-period (the metric over the days before their first exposure)" }),
+  arms: t.Array(t.Object({ variant: t.String(), n: t.Number(), mean: Num, sd: Num }), { description: "Each variant's own value per unit, unadjusted (a ratio: ΣX/ΣY)" }),
   treatments: t.Array(Treatment, { description: "Each treatment against the control" }),
   sql: t.String({ description: "The statements that computed the per-variant sums in the event store" }),
 });
