@@ -227,6 +227,13 @@ function plausibleBodies(): string[] {
     { holdout_range: [9500, 10_000] },
     { holdout_range: null, unit_type: "user_id" },
     { name: "fuzz-universe-2", holdout_range: [500, 100] },
+    // Experiments (in the seeded universe, over its holdout or not), their start and stop, exposures through the ingest.
+    { name: "fuzz-exp", universe: "probe-id", variants: [{ key: "a", weight: 1, value: { x: 1 } }, { key: "b", weight: 1, override: { kind: "gate", name: "probe-id", value: true } }], allocation: [500, 1500], primaryMetric: "probe-id", guardrailMetrics: [{ metric: "probe-id", worseWhen: "increase" }] },
+    { name: "fuzz-exp-2", universe: "probe-id", variants: [{ key: "a", weight: 1 }, { key: "b", weight: 1, override: { kind: "config", name: "probe-id", value: "not-an-object" } }], allocation: [0, 600] },
+    { allocation: [2000, 3000], gate: "probe-id", variants: [{ key: "a", weight: 1e6 }, { key: "a", weight: 1 }] },
+    { decision: "ship", variant: "b", reason: "fuzz" },
+    { decision: "rollback" },
+    { events: [{ name: "$exposure:exp_probe", unitId: "u1", properties: { variant: "a" } }, { name: "$exposure:exp_x", properties: { variant: 1 } }] },
     // Sign-in and device bodies, one per route, exactly their fields (the CSRF token travels as a header).
     { email: "nobody@example.com" },
     { token: "x".repeat(43) },
@@ -388,6 +395,8 @@ async function seed() {
   await s.api("/api/admin/alert-rules", { body: { name: "probe-id", metricId: "probe-id", threshold: 5, comparator: "gt" } });
   await s.api("/api/admin/gates", { body: { name: "probe-id", rules: [{ conditions: [{ attr: "email", op: "regex", value: "^a+$" }], passPercentage: 50 }] } });
   await s.api("/api/admin/universes", { headers: { "x-project-id": s.projectId }, body: { name: "probe-id", holdout_range: [0, 500] } });
+  const experiment = { name: "probe-id", universe: "probe-id", variants: [{ key: "a", weight: 1 }, { key: "b", weight: 1 }], allocation: [9000, 10_000], primaryMetric: "probe-id" };
+  if ((await s.api("/api/admin/experiments", { body: experiment })).status === 201) await s.api("/api/admin/experiments/probe-id/start", { method: "POST" });
   if (!(await s.api("/api/admin/members")).text.includes(MEMBER)) await s.addMember(MEMBER, "editor");
   const { identity } = s.server.ctx.services;
   if (!(await identity.sessionUser(session))) {
