@@ -186,4 +186,21 @@ describe("lifecycle", () => {
     expect((await api(`/${e.id}`, { method: "DELETE" })).status).toBe(204);
     expect((await ts.api(`/api/admin/metrics/${m.body.id}`, { method: "DELETE" })).status).toBe(204);
   });
+
+  test("a gate or config an unfinished experiment targets or overrides is not deleted", async () => {
+    expect((await ts.api("/api/admin/gates", { body: { name: "targeted" } })).status).toBe(201);
+    expect((await ts.api("/api/admin/configs", { body: { name: "theme", schema: { type: "string" }, value: "blue" } })).status).toBe(201);
+    const badValue = await create(draft({ variants: [twoVariants[0], { key: "b", weight: 1, override: { kind: "config", name: "theme", value: 7 } }] }));
+    expect(badValue.status).toBe(400);
+    expect(badValue.body.detail).toContain("variants[1].override.value");
+    const e = (await create(draft({ gate: "targeted", variants: [twoVariants[0], { key: "b", weight: 1, override: { kind: "config", name: "theme", value: "green" } }] }))).body;
+    for (const path of ["/api/admin/gates/targeted", "/api/admin/configs/theme"]) {
+      const refused = await ts.api(path, { method: "DELETE" });
+      expect(refused.status, path).toBe(400);
+      expect(refused.body.detail).toContain(e.name);
+    }
+    expect((await api(`/${e.id}`, { method: "DELETE" })).status).toBe(204);
+    expect((await ts.api("/api/admin/gates/targeted", { method: "DELETE" })).status).toBe(204);
+    expect((await ts.api("/api/admin/configs/theme", { method: "DELETE" })).status).toBe(204);
+  });
 });

@@ -29,6 +29,7 @@ import {
   experimentByName,
   experimentsByIdPrefix,
   experimentsOfProject,
+  experimentsUsing,
   experimentsUsingMetric,
   insertExperiment,
   runningInUniverse,
@@ -375,6 +376,18 @@ export class ExperimentsService {
   /** Names of the experiments (draft or running) that measure a metric: metrics refuse to delete it. */
   metricUsers(q: Queryable, projectId: string, metricId: string): Promise<string[]> {
     return experimentsUsingMetric(q, projectId, metricId);
+  }
+
+  /**
+   * Refuses (VALIDATION naming them) to let a gate or config go while a draft
+   * or running experiment targets or overrides it: gates and configs call
+   * this in their delete transaction.
+   */
+  async refuseIfUsed(q: Queryable, projectId: string, kind: "gate" | "config", name: string): Promise<void> {
+    const users = await experimentsUsing(q, projectId, kind, name);
+    if (users.length === 0) return;
+    const plural = users.length > 1 ? "s" : "";
+    throw validation(`The ${kind} ${name} is used by experiment${plural} ${users.join(", ")}; change or delete them first`, `id: used by experiment${plural} ${users.join(", ")}`);
   }
 
   /** The stored row, for the analysis (same lookup as every route). */

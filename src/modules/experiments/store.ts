@@ -89,6 +89,14 @@ export async function experimentsUsingMetric(q: Queryable, projectId: string, me
   return rows.filter((r) => r.primary_metric_id === metricId || (JSON.parse(r.guardrail_metric_ids) as { metric: string }[]).some((g) => g.metric === metricId)).map((r) => r.name);
 }
 
+/** Names of the project's experiments (not stopped) that target a gate or override a gate or config of this name. */
+export async function experimentsUsing(q: Queryable, projectId: string, kind: "gate" | "config", name: string): Promise<string[]> {
+  const rows = await q.all<{ name: string; gate: string | null; variants: string }>("SELECT name, gate, variants FROM experiments WHERE project_id = ? AND status <> 'stopped' ORDER BY name", projectId);
+  return rows
+    .filter((r) => (kind === "gate" && r.gate === name) || (JSON.parse(r.variants) as { override?: { kind: string; name: string } }[]).some((v) => v.override?.kind === kind && v.override.name === name))
+    .map((r) => r.name);
+}
+
 export async function insertExperiment(q: Queryable, projectId: string, row: ExperimentRow): Promise<void> {
   await q.run(`INSERT INTO experiments (${COLUMNS}, project_id) VALUES (${FIELDS.map(() => "?").join(", ")}, ?)`, ...FIELDS.map((f) => row[f]), projectId);
 }

@@ -140,6 +140,7 @@ export class GatesService {
   async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {
     await this.ctx.store.write(async (tx) => {
       const row = await versioned.lock(tx, projectId, idOrName);
+      await this.ctx.services.experiments.refuseIfUsed(tx, projectId, "gate", row.name);
       await versioned.remove(tx, projectId, row.id);
       await recordAudit(tx, { projectId, action: ACTIONS.delete, subjectId: row.id, subjectName: row.name, actor });
     });
