@@ -28,6 +28,7 @@ export const COMMANDS: { name: string; aliases?: string[]; load: () => Promise<C
   { name: "errors", load: async () => (await import("./cli/tracked-errors")).trackedErrorsCommand },
   { name: "alerts", load: async () => (await import("./cli/alerts")).alertsCommand },
   { name: "universes", load: async () => (await import("./cli/universes")).universesCommand },
+  { name: "experiments", load: async () => (await import("./cli/experiments")).experimentsCommand },
   { name: "configs", aliases: ["config"], load: async () => (await import("./cli/configs")).configsCommand },
   { name: "tokens", load: async () => (await import("./cli/people")).tokensCommand },
   { name: "members", load: async () => (await import("./cli/people")).membersCommand },
