@@ -1,0 +1,70 @@
+import { type SegmentMark, SegmentBar } from "../../universes/dashboard/segments";
+import { holdoutText } from "../../universes/dashboard/client";
+import { SEGMENTS, allocationText, overlaps } from "./client";
+
+/** Another experiment's allocation in the same universe. */
+export type Neighbour = { name: string; allocation: readonly number[] };
+
+/** A typed range is drawable: whole segments, start below end, within the universe. */
+export function drawable(range: readonly number[] | null): range is [number, number] {
+  return !!range && range.length === 2 && range.every(Number.isInteger) && range[0]! >= 0 && range[0]! < range[1]! && range[1]! <= SEGMENTS;
+}
+
+const intersection = (a: readonly number[], b: readonly number[]): [number, number] => [Math.max(a[0]!, b[0]!), Math.min(a[1]!, b[1]!)];
+
+/** What stands in this allocation's way: the holdout, running experiments it overlaps. */
+export function clashesOf(range: readonly number[], holdout: readonly number[] | null, running: readonly Neighbour[]): string[] {
+  const out: string[] = [];
+  if (holdout && overlaps(range, holdout)) out.push(`It overlaps the holdout, ${holdoutText(holdout)}: those units go to no experiment.`);
+  for (const n of running) if (overlaps(range, n.allocation)) out.push(`It overlaps running experiment ${n.name}, ${allocationText(n.allocation)}: it cannot start while that one runs.`);
+  return out;
+}
+
+/**
+ * The universe's 10,000 segments with the holdout, the allocations of the
+ * other running experiments in it, and this experiment's allocation (where
+ * it overlaps one of them, the overlap is marked too), then the same in words.
+ * `range` null: not drawable yet (the form says why).
+ */
+export function AllocationDrawing(props: { name: string; universe: string; range: readonly number[] | null; holdout: readonly number[] | null; running: readonly Neighbour[]; caption?: string }) {
+  const { name, universe, range, holdout, running } = props;
+  const ok = drawable(range);
+  const marks: SegmentMark[] = running.map((n) => ({ range: [n.allocation[0]!, n.allocation[1]!], kind: "other", label: `running experiment ${n.name} ${allocationText(n.allocation)}` }));
+  if (ok) {
+    marks.push({ range, kind: "this", label: `${name || "this experiment"} ${allocationText(range)}` });
+    for (const other of [...(holdout ? [holdout] : []), ...running.map((n) => n.allocation)]) {
+      if (overlaps(range, other)) marks.push({ range: intersection(range, other), kind: "clash", label: `overlap at ${allocationText(intersection(range, other))}` });
+    }
+  }
+  const clashes = ok ? clashesOf(range, holdout, running) : [];
+  return (
+    <figure class="allocation">
+      <SegmentBar range={holdout} label={props.caption ?? `Allocation in universe ${universe}`} marks={marks} />
+      <div class="allocation-scale" aria-hidden="true">
+        <span>0</span>
+        <span>{(SEGMENTS / 2).toLocaleString("en")}</span>
+        <span>{SEGMENTS.toLocaleString("en")}</span>
+      </div>
+      <figcaption>
+        <ul class="legend">
+          <li>
+            <span class="swatch swatch-this" aria-hidden="true" /> {name || "This experiment"}: {ok ? allocationText(range) : "not a valid range yet"}
+          </li>
+          {running.map((n) => (
+            <li key={n.name}>
+              <span class="swatch swatch-other" aria-hidden="true" /> Running experiment {n.name}: {allocationText(n.allocation)}
+            </li>
+          ))}
+          <li>
+            <span class="swatch swatch-holdout" aria-hidden="true" /> {holdout ? `Holdout: ${holdoutText(holdout)}` : "No holdout in this universe"}
+          </li>
+        </ul>
+        {clashes.map((c) => (
+          <p key={c} class="error">
+            {c}
+          </p>
+        ))}
+      </figcaption>
+    </figure>
+  );
+}
