@@ -1,6 +1,7 @@
 import type { ModuleManifest } from "../lib/module";
 import type { ModuleMigrations } from "../lib/store";
 import { AUDIT_MIGRATIONS } from "../lib/audit";
+import { OUTBOX_MIGRATIONS } from "../lib/outbox";
 import { REVISIONS_MIGRATIONS } from "../lib/revisions";
 import { alertsModule } from "./alerts/manifest";
 import { analyticsModule } from "./analytics/manifest";
@@ -61,6 +62,7 @@ export function storeMigrations(): ModuleMigrations[] {
     if (m.name === "projects") {
       list.push({ module: "revisions", migrations: REVISIONS_MIGRATIONS });
       list.push({ module: "audit", migrations: AUDIT_MIGRATIONS });
+      list.push({ module: "outbox", migrations: OUTBOX_MIGRATIONS });
     }
   }
   return list.filter((m) => m.migrations.length > 0);
