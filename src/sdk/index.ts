@@ -11,6 +11,7 @@
  *   const { variant } = svc.getVariant("checkout-button", { user_id: user.id }); // logs one exposure per unit
  *   svc.track("checkout.completed", { unitId: user.id, value: 59.9, properties: { plan: "pro" } });
  *   svc.captureError(err, { unitId: user.id });
+ *   const label = svc.t("checkout.greeting", { locale: "de-CH", vars: { name: user.firstName } }); // "Grüezi Ada!"
  *
  * It loads the snapshot once, then follows the server's event stream
  * (reconnecting with Last-Event-ID and backoff) and also polls with
@@ -31,12 +32,15 @@ import { type CompiledRegex, type EvaluationContext, type Gate, createGateEvalua
 import { type TrackOptions, createOutbox } from "./events";
 import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides } from "./experiments";
 import type { PublishedUniverse } from "./universes";
+import { DEFAULT_FALLBACK_LOCALE, type TranslateOptions, type Translations, translate } from "./translations";
 
 export type { TrackOptions } from "./events";
 export { EXPOSURE_EVENT_NAME, EXPOSURE_PREFIX, assignVariant, exposureEventName } from "./experiments";
 export type { Assignment, ExperimentVariant, PublishedExperiment, VariantOverride } from "./experiments";
 export { SEGMENTS, segmentOf } from "./universes";
 export type { PublishedUniverse, SegmentRange, UnitType } from "./universes";
+export { DEFAULT_FALLBACK_LOCALE, interpolate, localeChain, translate } from "./translations";
+export type { TranslateOptions, Translations } from "./translations";
 
 export { GATE_OPS, bucketOf, createGateEvaluator } from "./gates";
 export type { EvaluationContext, Gate, GateCondition, GateDecision, GateExplanation, GateOp, GateRule } from "./gates";
@@ -63,7 +67,8 @@ export type Snapshot = {
   universes: Record<string, PublishedUniverse>;
   /** Running experiments on this env, by name. */
   experiments: Record<string, PublishedExperiment>;
-  translations: Record<string, unknown>;
+  /** Per locale (canonical BCP 47 tags), per key, the text; `{}` when the project's translations are off. */
+  translations: Translations;
 };
 
 export type ClientOptions = {
@@ -103,6 +108,10 @@ export type ClientOptions = {
    * counts a unit once, at its first exposure).
    */
   exposureDedupeSize?: number;
+  /** The locale `t(key)` looks in unless a call names another (`de-CH`; its parents `de` come next). Default: none, only the fallback. */
+  locale?: string;
+  /** Where `t(key)` looks when the locale lacks a key. Default `en`. */
+  fallbackLocale?: string;
 };
 
 /**
@@ -169,6 +178,14 @@ export type Client = {
    * event `$exposure:<experiment id>` queued once (unless `exposure: false`).
    */
   getVariant(experiment: string, context: EvaluationContext, options?: VariantOptions): VariantResult;
+  /**
+   * The translation of `key` from the snapshot: in the locale (the call's,
+   * else the client's `locale`), then its parents (`de-CH` → `de`), then the
+   * fallback locale (the call's, else the client's `fallbackLocale`, else
+   * `en`) and its parents. A key found nowhere (or no snapshot yet) answers
+   * the key itself. `vars` fill `{name}` placeholders.
+   */
+  t(key: string, options?: TranslateOptions): string;
   /** Queues an analytics event (sent in batches; unknown names appear in the catalog as pending). */
   track(name: string, options?: TrackOptions): void;
   /** Queues an error for the server's tracked errors (grouped by type and stack, not line numbers). */
@@ -559,6 +576,13 @@ export function createClient(options: ClientOptions): Client {
       if (a.variant === null) return { variant: null, value: experiment.variants[0]?.value, reason: a.reason === "no_universe" ? "not_found" : a.reason };
       if (variantOptions?.exposure !== false) expose(experiment.id, a.unitId, a.variant.key);
       return { variant: a.variant.key, value: a.variant.value, reason: "assigned" };
+    },
+    t(key, translateOptions) {
+      return translate(current?.translations, key, {
+        locale: translateOptions?.locale ?? options.locale,
+        fallbackLocale: translateOptions?.fallbackLocale ?? options.fallbackLocale ?? DEFAULT_FALLBACK_LOCALE,
+        vars: translateOptions?.vars,
+      });
     },
     track: (name, trackOptions) => outbox.track(name, trackOptions),
     captureError: (error, errorOptions) => outbox.captureError(error, errorOptions),

@@ -1,3 +1,5 @@
+import { bumpRevision } from "../../lib/revisions";
+import { ENVS } from "../../lib/envs";
 import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import { notFound, validation } from "../../lib/errors";
@@ -340,6 +342,10 @@ export class ProjectsService {
       if (Object.keys(changed).length === 0) return current;
       await updateProject(tx, id, { fields, analysis: analysisJson, updatedAt: nowIso() });
       if (newOrigin !== undefined) await this.ctx.services.keys.stampAllowedOrigin(id, newOrigin);
+      // The module flags decide what the snapshot publishes (translations): SDKs must see the change.
+      if (patch.moduleTranslations !== undefined && patch.moduleTranslations !== current.moduleTranslations) {
+        for (const env of ENVS) await bumpRevision(tx, id, env);
+      }
       const updated = await this.get(id);
       await recordAudit(tx, {
         projectId: id,

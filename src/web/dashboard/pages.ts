@@ -15,10 +15,11 @@ import { projectsDashboard } from "../../modules/projects/dashboard/pages";
 import { tokensDashboard } from "../../modules/tokens/dashboard/pages";
 import { universesDashboard } from "../../modules/universes/dashboard/pages";
 import { experimentsDashboard } from "../../modules/experiments/dashboard/pages";
+import { i18nDashboard } from "../../modules/i18n/dashboard/pages";
 
 /**
  * Every module's pages. A module adds its folder's export here (and its
  * section to sections.ts) in the change that adds it; the navigation
  * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, gatesDashboard, attributesDashboard, eventsDashboard, metricsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, gatesDashboard, attributesDashboard, eventsDashboard, metricsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];

@@ -1,0 +1,284 @@
+import { useState } from "preact/hooks";
+import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { navigate } from "../../../web/dashboard/router";
+import { ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { type Profile, type TranslationKey, loadKeys, loadProfile, loadProfiles, loadPublishing } from "./client";
+import { DeleteKeyDialog, DeleteProfileDialog, KeyDialog, ProfileDialog } from "./form";
+
+/** Rows drawn at most: a profile may hold 10,000 keys; searching narrows. */
+const SHOWN_MAX = 500;
+
+const profileHref = (p: { name: string }) => `/i18n/${encodeURIComponent(p.name)}`;
+
+/** Says so when the project does not publish its translations (Settings → Translations). */
+function PublishingNotice() {
+  const session = useSession();
+  const { data } = useLoad(loadPublishing, [session.project.id]);
+  if (data !== false) return null;
+  return (
+    <p class="error" role="note">
+      Translations are not published: SDKs get an empty <span class="mono">translations</span> section until the Translations module is turned on in <Link href="/settings">Settings</Link>.
+    </p>
+  );
+}
+
+/** The project's translation profiles: one per locale, with how many keys each holds; create, edit, delete. */
+function ProfileList() {
+  const session = useSession();
+  const writable = can(session, "write");
+  const [q, setQ] = useState("");
+  const [dialog, setDialog] = useState<{ editing: Profile | null } | null>(null);
+  const [deleting, setDeleting] = useState<Profile | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const { data, error, reload } = useLoad(loadProfiles, [session.project.id]);
+  useLiveReload(reload);
+  const needle = q.toLowerCase();
+  const shown = data?.filter((p) => !q || p.name.toLowerCase().includes(needle) || p.locale.toLowerCase().includes(needle));
+  return (
+    <>
+      <div class="page-head">
+        <h1>Translations</h1>
+        {writable && (
+          <button type="button" onClick={() => setDialog({ editing: null })}>
+            New profile
+          </button>
+        )}
+      </div>
+      <p class="muted">
+        A profile holds one locale's keys. SDKs read them from the snapshot with <span class="mono">t(key)</span>, falling back to another locale (English by default) for keys a locale lacks. Every
+        change reaches SDKs with the next snapshot (see the <Link href="/audit">audit trail</Link> for who changed what).
+      </p>
+      <PublishingNotice />
+      <SearchBox label="Search profiles" value={q} onInput={setQ} />
+      <ErrorMessage error={error} />
+      <Status message={message} />
+      {!data ? (
+        !error && <Loading />
+      ) : shown!.length === 0 ? (
+        <p class="muted">{data.length === 0 ? "No translation profiles yet." : `No profile matches “${q}”.`}</p>
+      ) : (
+        <table>
+          <caption class="visually-hidden">Translation profiles with their locale, how many keys they hold and when they changed</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Locale</th>
+              <th scope="col">Keys</th>
+              <th scope="col">Updated</th>
+              {writable && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {shown!.map((p) => (
+              <tr key={p.id}>
+                <th scope="row">
+                  <Link href={profileHref(p)}>{p.name}</Link>
+                </th>
+                <td class="mono">{p.locale}</td>
+                <td>{p.keyCount.toLocaleString("en")}</td>
+                <td>
+                  <When iso={p.updatedAt} />
+                </td>
+                {writable && (
+                  <td>
+                    <RowEditDelete noun="profile" name={p.name} onEdit={() => setDialog({ editing: p })} onDelete={() => setDeleting(p)} />
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <ProfileDialog
+        open={dialog !== null}
+        editing={dialog?.editing ?? null}
+        onClose={() => setDialog(null)}
+        onSaved={async (saved) => {
+          const editing = dialog?.editing;
+          setDialog(null);
+          await reload();
+          setMessage(editing ? `Saved profile ${saved.name}` : `Created profile ${saved.name} (${saved.locale})`);
+        }}
+      />
+      <DeleteProfileDialog
+        profile={deleting}
+        onClose={() => setDeleting(null)}
+        onDeleted={async (p) => {
+          await reload();
+          setMessage(`Deleted profile ${p.name}`);
+        }}
+      />
+    </>
+  );
+}
+
+/** One profile's keys: search over key and value, add, edit, delete. */
+function ProfileKeys({ name }: { name: string }) {
+  const session = useSession();
+  const writable = can(session, "write");
+  const [q, setQ] = useState("");
+  const [dialog, setDialog] = useState<{ editing: TranslationKey | null } | null>(null);
+  const [deleting, setDeleting] = useState<TranslationKey | null>(null);
+  const [renaming, setRenaming] = useState(false);
+  const [message, setMessage] = useState<string | null>(null);
+  const profile = useLoad(() => loadProfile(name), [session.project.id, name]);
+  const p = profile.data;
+  const keys = useLoad(async () => (p ? await loadKeys(p.id) : undefined), [session.project.id, p?.id]);
+  const reload = async () => {
+    await Promise.all([profile.reload(), keys.reload()]);
+  };
+  useLiveReload(reload);
+
+  if (profile.error && !p) {
+    return (
+      <>
+        <p class="crumbs">
+          <Link href="/i18n">Translations</Link> /
+        </p>
+        <ErrorMessage error={profile.error} />
+      </>
+    );
+  }
+  if (!p) return <Loading />;
+  const needle = q.toLowerCase();
+  const matching = keys.data?.filter((k) => !q || k.key.toLowerCase().includes(needle) || k.value.toLowerCase().includes(needle));
+  const shown = matching?.slice(0, SHOWN_MAX);
+  return (
+    <>
+      <p class="crumbs">
+        <Link href="/i18n">Translations</Link> /
+      </p>
+      <div class="page-head">
+        <h1>
+          {p.name} <span class="mono muted">{p.locale}</span>
+        </h1>
+        {writable && (
+          <div class="row">
+            <button type="button" onClick={() => setDialog({ editing: null })}>
+              Add key
+            </button>
+            <button type="button" class="secondary" onClick={() => setRenaming(true)}>
+              Edit profile
+            </button>
+          </div>
+        )}
+      </div>
+      <p class="muted">
+        {p.keyCount.toLocaleString("en")} {p.keyCount === 1 ? "key" : "keys"} in <span class="mono">{p.locale}</span>. Push many at once with{" "}
+        <span class="mono">svc i18n keys push {p.name} FILE.json</span> (keys already here are left as they are).
+      </p>
+      <PublishingNotice />
+      <SearchBox label="Search keys" value={q} onInput={setQ} />
+      <ErrorMessage error={keys.error} />
+      <Status message={message} />
+      {!matching ? (
+        !keys.error && <Loading />
+      ) : matching.length === 0 ? (
+        <p class="muted">{keys.data!.length === 0 ? "No keys yet." : `No key matches “${q}”.`}</p>
+      ) : (
+        <>
+          {matching.length > SHOWN_MAX && (
+            <p class="muted" role="note">
+              Showing {SHOWN_MAX} of {matching.length.toLocaleString("en")} keys; search to narrow them down.
+            </p>
+          )}
+          <table>
+            <caption class="visually-hidden">Keys of {p.name} with their value and when they changed</caption>
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Value</th>
+                <th scope="col">Updated</th>
+                {writable && (
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {shown!.map((k) => (
+                <tr key={k.key}>
+                  <th scope="row" class="mono">
+                    {k.key}
+                  </th>
+                  <td style={{ whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>{k.value}</td>
+                  <td>
+                    <When iso={k.updatedAt} />
+                  </td>
+                  {writable && (
+                    <td>
+                      <RowEditDelete noun="key" name={k.key} onEdit={() => setDialog({ editing: k })} onDelete={() => setDeleting(k)} />
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+      <KeyDialog
+        open={dialog !== null}
+        profile={p}
+        editing={dialog?.editing ?? null}
+        onClose={() => setDialog(null)}
+        onSaved={async (key, added) => {
+          setDialog(null);
+          await reload();
+          setMessage(added ? `Added key ${key}` : `Saved key ${key}`);
+        }}
+      />
+      <DeleteKeyDialog
+        profile={p}
+        translation={deleting}
+        onClose={() => setDeleting(null)}
+        onDeleted={async (k) => {
+          await reload();
+          setMessage(`Deleted key ${k.key}`);
+        }}
+      />
+      <ProfileDialog
+        open={renaming}
+        editing={p}
+        onClose={() => setRenaming(false)}
+        onSaved={async (saved) => {
+          setRenaming(false);
+          if (saved.name !== p.name) navigate(profileHref(saved), { replace: true });
+          else await reload();
+          setMessage(`Saved profile ${saved.name}`);
+        }}
+      />
+    </>
+  );
+}
+
+function TranslationsCard() {
+  const session = useSession();
+  const { data } = useLoad(loadProfiles, [session.project.id]);
+  if (!data) return <Loading />;
+  const keys = data.reduce((sum, p) => sum + p.keyCount, 0);
+  return (
+    <>
+      <Link href="/i18n">
+        <strong>{data.length}</strong> {data.length === 1 ? "translation profile" : "translation profiles"}
+      </Link>
+      <span class="muted">
+        {" "}
+        · {keys.toLocaleString("en")} {keys === 1 ? "key" : "keys"}
+      </span>
+    </>
+  );
+}
+
+export const i18nDashboard: DashboardModule = {
+  pages: [
+    { path: "/i18n", title: "Translations", nav: { label: "Translations", order: 55 }, view: ProfileList },
+    { path: "/i18n/:profile", title: (params) => `Translations: ${params.profile}`, view: ({ params }) => <ProfileKeys name={params.profile!} /> },
+  ],
+  overview: TranslationsCard,
+  palette: async () => (await loadProfiles()).map((p) => ({ label: `${p.name} (${p.locale})`, kind: "translations", href: profileHref(p) })),
+};
