@@ -1,4 +1,5 @@
 import { recordAudit } from "../../lib/audit";
+import { emitEvent } from "../../lib/outbox";
 import { ENVS, type Env } from "../../lib/envs";
 import { alreadyExists, notFound, unavailable, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
@@ -261,6 +262,8 @@ export class ConfigsService {
         if (schemaChanged) payload.schemaChanged = true;
         if (input.description !== undefined) payload.descriptionChanged = true;
         await this.record(tx, projectId, row, ACTIONS.update, actor, payload, now);
+        // New published versions: what connectors hear (the outbox, in this transaction; payload in connectors/events.ts).
+        if (next.size > 0) await emitEvent(tx, { projectId, type: "config.published", payload: { configId: row.id, name: row.name, action: ACTIONS.update, versions, actor: actor.email } });
         return { id: row.id, versions, schemaChanged };
       },
     );
@@ -374,6 +377,7 @@ export class ConfigsService {
         await deleteDraft(tx, row.id, env);
         await touchConfig(tx, row.id, now);
         await this.record(tx, projectId, row, ACTIONS.publish, actor, { env, version }, now);
+        await emitEvent(tx, { projectId, type: "config.published", payload: { configId: row.id, name: row.name, action: ACTIONS.publish, versions: { [env]: version }, actor: actor.email } });
         return { id: row.id, env, version, value: draftValue };
       },
     );

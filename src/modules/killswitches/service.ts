@@ -1,4 +1,5 @@
 import { recordAudit } from "../../lib/audit";
+import { emitEvent } from "../../lib/outbox";
 import { ENVS, type Env } from "../../lib/envs";
 import { alreadyExists, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
@@ -365,6 +366,8 @@ export class KillswitchesService {
       });
       await touchKillswitch(tx, ks.id, now);
       await recordAudit(tx, { projectId, action, subjectId: ks.id, subjectName: ks.name, env, actor, detail: { version, ...computed.detail } });
+      // What connectors hear (the outbox, in this transaction; payload in connectors/events.ts).
+      await emitEvent(tx, { projectId, type: "killswitch.toggled", payload: { killswitchId: ks.id, name: ks.name, env, action, version, value, switches, ...computed.detail, actor: actor.email } });
       return { ...computed, id: ks.id, version, published: { value, switches } };
     });
   }

@@ -1,0 +1,131 @@
+import { OUTBOX_EVENT_TYPES, type OutboxEventType } from "../../lib/outbox";
+
+/**
+ * What a delivery carries. Webhooks get this envelope as their JSON body;
+ * the other providers get a message, issue, row or run built from it
+ * (`describeEvent`).
+ */
+export type DeliveryEnvelope = {
+  /** The outbox event's id (`evt_…`): also the `Idempotency-Key` header, the same on every attempt. */
+  id: string;
+  type: string;
+  projectId: string;
+  /** When the change happened (the outbox row's time). */
+  createdAt: string;
+  /** True for a test-fire (POST /api/admin/connectors/{id}/test). */
+  test: boolean;
+  data: Record<string, unknown>;
+};
+
+/**
+ * The payload (`data`) of each event type, as the emitting module writes it
+ * (OpenAPI and README list them; keep these in step with the emit calls).
+ */
+export const EVENT_PAYLOADS: Record<OutboxEventType, { when: string; fields: string; example: Record<string, unknown> }> = {
+  "bug.created": {
+    when: "A bug queue item is filed (POST /api/admin/ops, POST /ops/bug, or by the platform for a tracked error or a firing alert). Emitted by the ops module.",
+    fields: "item: {id (fb_…), number, type \"bug\", status, priority, title, stepsToReproduce, actualResult, expectedResult, useCase, source, reportedBy, createdAt}",
+    example: { item: { id: "fb_8fK2mQ", number: 42, type: "bug", status: "open", priority: "high", title: "Checkout button does nothing on Safari", stepsToReproduce: "1. Open checkout in Safari 17\n2. Click Pay", actualResult: "Nothing happens", expectedResult: "The payment page opens", useCase: null, source: "admin", reportedBy: "owner@example.com", createdAt: "2026-11-20T09:00:00.000Z" } },
+  },
+  "feature_request.created": {
+    when: "A feature request is filed (admin API or the public intake, where it is pending_approval). Emitted by the ops module.",
+    fields: "item: the same fields as bug.created, type \"feature_request\" (useCase set)",
+    example: { item: { id: "fb_3Lw9cX", number: 43, type: "feature_request", status: "pending_approval", priority: "medium", title: "Dark mode", stepsToReproduce: null, actualResult: null, expectedResult: null, useCase: "Night shifts", source: "public", reportedBy: "client-key", createdAt: "2026-11-20T09:05:00.000Z" } },
+  },
+  "ticket.approved": {
+    when: "A pending_approval item is approved (→ open). Emitted by the ops module.",
+    fields: "item (as above, status \"open\"), approvedBy (who approved it)",
+    example: { item: { id: "fb_3Lw9cX", number: 43, type: "feature_request", status: "open", priority: "medium", title: "Dark mode", stepsToReproduce: null, actualResult: null, expectedResult: null, useCase: "Night shifts", source: "public", reportedBy: "client-key", createdAt: "2026-11-20T09:05:00.000Z" }, approvedBy: "owner@example.com" },
+  },
+  "alert.firing": {
+    when: "An alert rule's evaluation goes from ok to firing.",
+    fields: "ruleId, rule (name), metricId, value, comparator, threshold, windowHours, from, to (epoch seconds of the window), at",
+    example: { ruleId: "ar_7Hq2", rule: "checkout-errors", metricId: "met_9Zt1", value: 14, comparator: "gt", threshold: 10, windowHours: 1, from: 1767222000, to: 1767225600, at: "2026-01-01T00:00:00.000Z" },
+  },
+  "alert.resolved": {
+    when: "A firing alert rule's evaluation goes back to ok.",
+    fields: "the same fields as alert.firing",
+    example: { ruleId: "ar_7Hq2", rule: "checkout-errors", metricId: "met_9Zt1", value: 3, comparator: "gt", threshold: 10, windowHours: 1, from: 1767225600, to: 1767229200, at: "2026-01-01T01:00:00.000Z" },
+  },
+  "error.new": {
+    when: "An error fingerprint is seen for the first time in the project.",
+    fields: "errorId, fingerprint, type, message, culprit, firstSeenAt, lastSeenAt, count, affectedUnits",
+    example: { errorId: "err_5Rb8", fingerprint: "3f9a1c…", type: "TypeError", message: "Cannot read properties of undefined (reading 'id')", culprit: "checkout.ts in submit", firstSeenAt: "2026-01-01T00:00:00.000Z", lastSeenAt: "2026-01-01T00:00:03.000Z", count: 3, affectedUnits: 2 },
+  },
+  "error.regressed": {
+    when: "A resolved error happens again (status resolved → regressed).",
+    fields: "errorId, fingerprint, type, message, culprit, occurrences (in this batch), resolvedAt, resolvedBy",
+    example: { errorId: "err_5Rb8", fingerprint: "3f9a1c…", type: "TypeError", message: "Cannot read properties of undefined (reading 'id')", culprit: "checkout.ts in submit", occurrences: 1, resolvedAt: "2026-01-01T02:00:00.000Z", resolvedBy: "owner@example.com" },
+  },
+  "config.published": {
+    when: "A config gets new published versions: a draft published (POST /configs/{id}/publish) or a PATCH with value or per-env values.",
+    fields: "configId, name, action (config.publish or config.update), versions ({env: new version}), actor (email)",
+    example: { configId: "cfg_2Mn4", name: "checkout-limits", action: "config.publish", versions: { prod: 7 }, actor: "owner@example.com" },
+  },
+  "killswitch.toggled": {
+    when: "A killswitch's value or sub-switches change on an env (toggle, switch set or delete, value set, rollback).",
+    fields: "killswitchId, name, env, action (killswitch.toggle, killswitch.switch.set, …), version, value, switches, and for a toggle switchKey and previous; actor (email)",
+    example: { killswitchId: "ksw_6Yp3", name: "checkout", env: "prod", action: "killswitch.toggle", version: 12, value: false, switches: {}, switchKey: null, previous: true, actor: "owner@example.com" },
+  },
+};
+
+export const EVENT_TYPES: readonly string[] = OUTBOX_EVENT_TYPES;
+
+/** One Markdown list of every event type with its payload (OpenAPI descriptions). */
+export function eventPayloadsMarkdown(): string {
+  return Object.entries(EVENT_PAYLOADS)
+    .map(([type, doc]) => `- \`${type}\`: ${doc.when} \`data\`: ${doc.fields}.`)
+    .join("\n");
+}
+
+/** A sample payload for a test-fire of `type`. */
+export function samplePayload(type: string): Record<string, unknown> {
+  return { ...(EVENT_PAYLOADS[type as OutboxEventType]?.example ?? {}), test: true };
+}
+
+const str = (v: unknown) => (typeof v === "string" ? v : typeof v === "number" || typeof v === "boolean" ? String(v) : v === null || v === undefined ? "" : JSON.stringify(v));
+
+/** A human title and body for chat messages, issues, rows and agent prompts. */
+export function describeEvent(e: DeliveryEnvelope): { title: string; text: string } {
+  const d = e.data;
+  const prefix = e.test ? "[test] " : "";
+  let title: string;
+  switch (e.type) {
+    case "bug.created":
+    case "feature_request.created":
+    case "ticket.approved": {
+      // The ops module's payload is {item, approvedBy?}; a flat item is read the same way.
+      const item = (typeof d.item === "object" && d.item !== null ? d.item : d) as Record<string, unknown>;
+      const kind = e.type === "bug.created" ? "Bug" : e.type === "feature_request.created" ? "Feature request" : `Approved ${item.type === "bug" ? "bug" : "feature request"}`;
+      title = `${kind}${item.number !== undefined ? ` #${str(item.number)}` : ""}: ${str(item.title) || "(untitled)"}`;
+      break;
+    }
+    case "alert.firing":
+      title = `Alert firing: ${str(d.rule)} (${str(d.value)} ${str(d.comparator)} ${str(d.threshold)})`;
+      break;
+    case "alert.resolved":
+      title = `Alert resolved: ${str(d.rule)} (${str(d.value)})`;
+      break;
+    case "error.new":
+      title = `New error: ${str(d.type)}: ${str(d.message)}`;
+      break;
+    case "error.regressed":
+      title = `Error regressed: ${str(d.type)}: ${str(d.message)}`;
+      break;
+    case "config.published":
+      title = `Config ${str(d.name)} published (${Object.entries((d.versions as Record<string, unknown>) ?? {}).map(([env, v]) => `${env} v${str(v)}`).join(", ")})`;
+      break;
+    case "killswitch.toggled":
+      title = `Killswitch ${str(d.name)}${d.switchKey ? `/${str(d.switchKey)}` : ""} on ${str(d.env)}: ${str(d.value)}`;
+      break;
+    default:
+      title = e.type;
+  }
+  // An item's fields one per line (null ones left out); other payloads as they are.
+  const flat = typeof d.item === "object" && d.item !== null ? { ...(d.item as Record<string, unknown>), ...(d.approvedBy ? { approvedBy: d.approvedBy } : {}) } : d;
+  const lines = Object.entries(flat)
+    .filter(([k, v]) => k !== "test" && v !== null && v !== undefined)
+    .map(([k, v]) => `${k}: ${str(v)}`);
+  const text = [...lines, "", `event ${e.type} ${e.id} (project ${e.projectId}, ${e.createdAt})`].join("\n");
+  return { title: (prefix + title).slice(0, 250), text };
+}

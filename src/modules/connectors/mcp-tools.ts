@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+
+export const connectorTools = [
+  defineTool({
+    name: "list_connectors",
+    title: "List connectors",
+    description:
+      "The project's connectors: where its events go (slack, linear, google_sheets through OAuth; claude, cursor, github and jules triggers; signed webhooks), with the event types each hears, its config, whether it is enabled, and which credential fields are stored (never their values).",
+    input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on name and provider") },
+    annotations: READ_ONLY,
+    async run({ project_id, q }, open) {
+      return open(project_id).request("GET", `/api/admin/connectors${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+    },
+  }),
+  defineTool({
+    name: "list_connector_deliveries",
+    title: "List a connector's deliveries",
+    description:
+      "A connector's delivery log, newest first: each event sent (or being retried) with its status (pending, delivered, failed), attempts, the vendor's last HTTP status and error, the event payload and every attempt.",
+    input: {
+      id: z.string().min(1).max(128).describe("Connector id (UUID)"),
+      status: z.enum(["pending", "delivered", "failed"]).optional().describe("Only deliveries in this state"),
+      limit: z.number().int().min(1).max(100).optional().describe("How many (default 20)"),
+      project_id: projectIdArg,
+    },
+    annotations: READ_ONLY,
+    async run({ id, status, limit, project_id }, open) {
+      const query = new URLSearchParams();
+      if (status) query.set("status", status);
+      if (limit) query.set("limit", String(limit));
+      const qs = query.toString();
+      return open(project_id).request("GET", `/api/admin/connectors/${encodeURIComponent(id)}/deliveries${qs ? `?${qs}` : ""}`);
+    },
+  }),
+];
