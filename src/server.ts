@@ -1,6 +1,6 @@
 import type { Server } from "bun";
 import { join } from "node:path";
-import { type App, buildApp, closeServices, createContext, type AppContext } from "./app";
+import { type App, type AppOptions, buildApp, closeServices, createContext, type AppContext } from "./app";
 import { createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES } from "./lib/config";
 import { type Store, openStore, parseStoreTarget } from "./lib/store";
@@ -52,6 +52,10 @@ export type ServerOptions = {
   alertsEveryMs?: number;
   /** How often running experiments' guardrails are checked for auto-rollback (default 15 minutes). */
   experimentsEveryMs?: number;
+  /** The public intake's rate and body limits (SERVICE_INTAKE_*; src/modules/ops/intake.ts). */
+  intake?: AppOptions["intake"];
+  /** Connectors: vendor URLs, OAuth clients, the secret key, the delivery policy (SERVICE_* give the same; src/modules/connectors/options.ts). */
+  connectors?: AppOptions["connectors"];
 };
 
 export type RunningServer = {
@@ -151,6 +155,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       clock: options.clock,
       alertsEveryMs: options.alertsEveryMs,
       experimentsEveryMs: options.experimentsEveryMs,
+      intake: options.intake,
+      connectors: { dataDir: options.dataDir, ...options.connectors },
     },
     shutdown.signal,
   );

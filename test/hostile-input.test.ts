@@ -234,6 +234,22 @@ function plausibleBodies(): string[] {
     { decision: "ship", variant: "b", reason: "fuzz" },
     { decision: "rollback" },
     { events: [{ name: "$exposure:exp_probe", unitId: "u1", properties: { variant: "a" } }, { name: "$exposure:exp_x", properties: { variant: 1 } }] },
+    // i18n: profiles (and a locale that is no tag), insert-only pushes (with keys that are not keys), the single-key update and delete.
+    { name: "fuzz-profile", locale: "de-CH" },
+    { locale: "en_US" },
+    { profile_id: "probe-id", keys: [{ key: "fuzz.key", value: "Hallo {name}" }, { key: "__proto__", value: "x" }] },
+    { profile_id: "probe-id", keys: [{ key: "bad key", value: "x" }, { key: "fuzz.key", value: "\u0000\ud800" }, { key: "fuzz.key", value: "again" }] },
+    { profile_id: "probe-id", value: "changed {name}" },
+    { profile_id: "probe-id" },
+    // Connectors: each kind of create (an unreachable webhook, a GitHub App whose key is no key, an OAuth app, a routine), PATCH, test-fire, OAuth start.
+    { provider: "webhook", name: "fuzz-hook", events: ["bug.created", "killswitch.toggled"], config: { url: "http://127.0.0.1:9/fuzz" } },
+    { provider: "github_trigger", config: { owner: "fuzz", repo: "fuzz" }, appId: 1, privateKey: "-----BEGIN RSA PRIVATE KEY-----\nnot a key\n-----END RSA PRIVATE KEY-----" },
+    { provider: "slack", name: "fuzz-slack", events: [] },
+    { provider: "claude_trigger", config: { routineId: "trig_fuzz" }, fireToken: "sk-ant-oat01-fuzz" },
+    { config: { url: null, extra: 1 }, events: ["nope"], enabled: true },
+    { config: { url: "http://127.0.0.1:9/other" }, enabled: false, name: "fuzz-renamed-hook" },
+    { type: "alert.firing", wait: false },
+    { returnTo: "/connectors" },
     // Sign-in and device bodies, one per route, exactly their fields (the CSRF token travels as a header).
     { email: "nobody@example.com" },
     { token: "x".repeat(43) },
@@ -245,6 +261,15 @@ function plausibleBodies(): string[] {
     { device_code: "x", code_verifier: "x".repeat(43) },
     { refresh_token: "svc_rt_x" },
     { context: { env: "prod", targetingKey: "u1" } },
+    // Queue items (admin) and the public intake (client key): filing, editing, states.
+    { type: "bug", title: "fuzz-item", stepsToReproduce: "1. fuzz\n2. again", actualResult: "a", expectedResult: "b", priority: "high" },
+    { type: "feature_request", title: "fuzz-request" },
+    { type: "error", title: "fuzz-platform-only" },
+    { title: "fuzz-intake", useCase: "fuzz" },
+    { title: "fuzz-bug", stepsToReproduce: "s", actualResult: "a", expectedResult: "e" },
+    { status: "in_progress", priority: "low" },
+    { status: "done" },
+    { title: "fuzz-renamed", useCase: null },
   ].map((body) => JSON.stringify(body));
 }
 
@@ -374,7 +399,8 @@ function problemWith(path: string, r: Reply): string | null {
 // ---------------------------------------------------------------- the walk
 
 beforeAll(async () => {
-  s = await startTestServer({ maxBodyBytes: MAX_BODY, signIn: { mailer: mails } });
+  // The intake's rate limits raised: the walk sends thousands of requests with one client key from one address.
+  s = await startTestServer({ maxBodyBytes: MAX_BODY, signIn: { mailer: mails }, intake: { perKey: { limit: 1_000_000, windowMs: 60_000 }, perAddress: { limit: 1_000_000, windowMs: 60_000 } } });
   await seed();
   const browser = new Browser(s.url);
   await browser.get("/signin");
@@ -397,6 +423,13 @@ async function seed() {
   await s.api("/api/admin/universes", { headers: { "x-project-id": s.projectId }, body: { name: "probe-id", holdout_range: [0, 500] } });
   const experiment = { name: "probe-id", universe: "probe-id", variants: [{ key: "a", weight: 1 }, { key: "b", weight: 1 }], allocation: [9000, 10_000], primaryMetric: "probe-id" };
   if ((await s.api("/api/admin/experiments", { body: experiment })).status === 201) await s.api("/api/admin/experiments/probe-id/start", { method: "POST" });
+  await s.api("/api/admin/i18n/profiles", { body: { name: "probe-id", locale: "fr" } });
+  await s.api("/api/admin/i18n/keys", { body: { profile_id: "probe-id", keys: [{ key: "probe-id", value: "Bonjour {name}" }] } });
+  if (((await s.api("/api/admin/ops?q=probe-id")).body as unknown[]).length === 0) await s.api("/ops/bug", { key: null, headers: { "x-sdk-key": s.clientKey }, body: { title: "probe-id" } });
+  // A connector named probe-id (paths take a unique name too), whose target refuses at once.
+  if (((await s.api("/api/admin/connectors?q=probe-id")).body as unknown[]).length === 0) {
+    await s.api("/api/admin/connectors", { body: { provider: "webhook", name: "probe-id", events: ["killswitch.toggled"], config: { url: "http://127.0.0.1:9/probe" } } });
+  }
   if (!(await s.api("/api/admin/members")).text.includes(MEMBER)) await s.addMember(MEMBER, "editor");
   const { identity } = s.server.ctx.services;
   if (!(await identity.sessionUser(session))) {

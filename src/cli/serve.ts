@@ -3,6 +3,7 @@ import { DEFAULT_DATA_DIR, DEFAULT_HOST, UsageError } from "../lib/config";
 import { KEY_SECRET_PATTERN } from "../modules/keys/service";
 import { signInOptionsFromEnv } from "../modules/identity/options";
 import { networkOptionsFromEnv } from "../lib/network";
+import { intakeOptionsFromEnv } from "../modules/ops/intake";
 import { startServer } from "../server";
 import type { Command } from "./command";
 import { portSetting } from "./port";
@@ -67,6 +68,7 @@ export const serveCommand: Command = {
       adminEmail,
       signIn: signInOptionsFromEnv(process.env),
       network: networkOptionsFromEnv(process.env),
+      intake: intakeOptionsFromEnv(process.env),
       maxStreamsPerKey,
       analyticsUrl,
       edgeOnly: values["edge-only"] === true,

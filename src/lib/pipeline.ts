@@ -4,8 +4,11 @@
  * (ours and Elysia's) become `{error, code, detail?}` responses.
  */
 
-/** Paths a browser SDK may call cross-origin; CORS headers are only given there. */
-const CORS_PREFIXES = ["/api/sdk/", "/ofrep/", "/ops/"];
+/**
+ * Paths a browser SDK may call cross-origin; CORS headers are only given there. The public intake (/ops/)
+ * answers CORS itself, for the domains of projects that take public tickets only (src/modules/ops/routes.ts).
+ */
+const CORS_PREFIXES = ["/api/sdk/", "/ofrep/"];
 
 /** `status` is set where the answer bypasses Elysia's `set.status` (error responses, early answers). */
 export type RequestMeta = { start: number; id: string; path: string; status?: number };

@@ -8,6 +8,7 @@ import { analyticsModule } from "./analytics/manifest";
 import { attributesModule } from "./attributes/manifest";
 import { auditModule } from "./audit/manifest";
 import { configsModule } from "./configs/manifest";
+import { connectorsModule } from "./connectors/manifest";
 import { dashboardModule } from "./dashboard/manifest";
 import { deliveryModule } from "./delivery/manifest";
 import { deviceModule } from "./device/manifest";
@@ -15,10 +16,12 @@ import { errorsModule } from "./errors/manifest";
 import { eventsModule } from "./events/manifest";
 import { experimentsModule } from "./experiments/manifest";
 import { gatesModule } from "./gates/manifest";
+import { i18nModule } from "./i18n/manifest";
 import { identityModule } from "./identity/manifest";
 import { keysModule } from "./keys/manifest";
 import { killswitchesModule } from "./killswitches/manifest";
 import { metricsModule } from "./metrics/manifest";
+import { opsModule } from "./ops/manifest";
 import { projectsModule } from "./projects/manifest";
 import { tokensModule } from "./tokens/manifest";
 import { universesModule } from "./universes/manifest";
@@ -42,6 +45,9 @@ export const MODULES: ModuleManifest[] = [
   alertsModule,
   universesModule,
   experimentsModule,
+  connectorsModule,
+  i18nModule,
+  opsModule,
   deliveryModule,
   identityModule,
   deviceModule,

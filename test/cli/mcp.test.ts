@@ -76,17 +76,24 @@ describe("svc mcp", () => {
           "list_events",
           "list_gate_templates",
           "list_gates",
+          "list_i18n_keys",
+          "list_i18n_profiles",
           "list_killswitches",
           "list_members",
           "list_metrics",
           "list_projects",
           "list_sdk_keys",
           "list_experiments",
+          "list_queue_items",
+          "get_queue_item",
           "list_universes",
+          "list_connectors",
+          "list_connector_deliveries",
           "list_api_tokens",
           "list_audit",
           "metric_series",
           "publish_config",
+          "push_i18n_keys",
           "register_event",
           "revoke_api_token",
           "revoke_sdk_key",
@@ -98,7 +105,7 @@ describe("svc mcp", () => {
           "whoami",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });

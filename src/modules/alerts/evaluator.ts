@@ -1,6 +1,7 @@
 import { SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import { ApiError } from "../../lib/errors";
 import type { ServiceContext } from "../../lib/module";
+import { emitEvent } from "../../lib/outbox";
 import { type AlertRuleRow, enabledRules, findRule, recordCheck } from "./store";
 import { ACTIONS, type AlertNotifier, type AlertRule, type AlertTransition, type Comparator, EVALUATE_EVERY_MS } from "./types";
 
@@ -145,6 +146,14 @@ export class AlertEvaluator {
         subjectName: current.name,
         actor: SYSTEM_ACTOR,
         detail: { metricId: current.metric_id, value: check.value, comparator: current.comparator, threshold: Number(current.threshold), windowHours: check.windowHours, from: check.from, to: check.to },
+      });
+      // A queue item for the firing rule (the ops module), in this transaction.
+      if (firing) await this.ctx.services.ops.fileForAlert(tx, projectId, { ruleId: current.id, ruleName: current.name, metricId: current.metric_id, value: check.value, comparator: current.comparator, threshold: Number(current.threshold), windowHours: check.windowHours, at: check.at });
+      // What connectors hear (the outbox, in this transaction); payload documented in connectors/events.ts.
+      await emitEvent(tx, {
+        projectId,
+        type: firing ? "alert.firing" : "alert.resolved",
+        payload: { ruleId: current.id, rule: current.name, metricId: current.metric_id, value: check.value, comparator: current.comparator, threshold: Number(current.threshold), windowHours: check.windowHours, from: check.from, to: check.to, at: check.at },
       });
       const rule = this.toRule({ ...current, state: next, last_value: check.value, last_checked_at: check.at, last_transition_at: check.at });
       return { kind, projectId, rule, value: check.value, from: check.from, to: check.to, at: check.at } satisfies AlertTransition;

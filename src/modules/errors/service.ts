@@ -4,12 +4,14 @@ import { badRequest, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
+import { emitEvent } from "../../lib/outbox";
 import { checkSeriesWindow, parseTimestamp } from "../analytics/service";
 import { PROPERTY_NAME } from "../events/service";
 import { type Frame, MESSAGE_MAX, cleanText, culpritOf, fingerprintOf, normaliseType, parseStack } from "./fingerprint";
 import { occurrenceFromEvent } from "./sentry";
 import { type ErrorRow, addUnits, errorsByFingerprint, errorsOfProject, findErrors, insertErrors, setStatus, toTrackedError, updateOccurrences } from "./store";
 import { ERROR_STATUSES, type ErrorStatus, MAX_ERRORS_PER_CALL, type SettableStatus, type TrackedError, errorEventName } from "./types";
+import type { ErrorFiling } from "../ops/service";
 
 type Props = Record<string, string | number | boolean>;
 
@@ -206,6 +208,14 @@ export class ErrorsService {
         });
       }
       await insertErrors(tx, created);
+      // What connectors hear (the outbox, in this transaction); payloads documented in connectors/events.ts.
+      for (const e of created) {
+        const payload = { errorId: e.id, fingerprint: e.fingerprint, type: e.type, message: e.message, culprit: e.culprit, firstSeenAt: e.first_seen_at, lastSeenAt: e.last_seen_at, count: e.count, affectedUnits: e.affected_units };
+        await emitEvent(tx, { projectId, type: "error.new", payload });
+      }
+      // Queue items (the ops module): one per error new or regressed, filed in this transaction.
+      const filing = (e: ErrorRow, kind: ErrorFiling["kind"]): ErrorFiling => ({ errorId: e.id, kind, type: e.type, message: e.message, culprit: e.culprit, fingerprint: e.fingerprint });
+      await this.ctx.services.ops.fileForErrors(tx, projectId, created.map((e) => filing(e, "new")));
       const pairs: [string, string][] = [];
       for (const g of groups.values()) for (const unit of g.units) pairs.push([ids.get(g.fingerprint)!, unit]);
       const gained = await addUnits(tx, pairs);
@@ -230,6 +240,9 @@ export class ErrorsService {
           statusChangedBy: regressed ? SYSTEM_ACTOR.email : known.status_changed_by,
         });
         if (regressed) {
+          const payload = { errorId: known.id, fingerprint: g.fingerprint, type: known.type, message: known.message, culprit: known.culprit, occurrences: g.count, resolvedAt: known.status_changed_at, resolvedBy: known.status_changed_by };
+          await emitEvent(tx, { projectId, type: "error.regressed", payload });
+          await this.ctx.services.ops.fileForErrors(tx, projectId, [filing(known, "regressed")]);
           await recordAudit(tx, {
             projectId,
             action: "error.regress",

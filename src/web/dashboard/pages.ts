@@ -4,6 +4,7 @@ import { alertsDashboard } from "../../modules/alerts/dashboard/pages";
 import { attributesDashboard } from "../../modules/attributes/dashboard/pages";
 import { auditDashboard } from "../../modules/audit/dashboard/pages";
 import { configsDashboard } from "../../modules/configs/dashboard/pages";
+import { connectorsDashboard } from "../../modules/connectors/dashboard/pages";
 import { errorsDashboard } from "../../modules/errors/dashboard/pages";
 import { eventsDashboard } from "../../modules/events/dashboard/pages";
 import { metricsDashboard } from "../../modules/metrics/dashboard/pages";
@@ -15,6 +16,7 @@ import { projectsDashboard } from "../../modules/projects/dashboard/pages";
 import { tokensDashboard } from "../../modules/tokens/dashboard/pages";
 import { universesDashboard } from "../../modules/universes/dashboard/pages";
 import { experimentsDashboard } from "../../modules/experiments/dashboard/pages";
+import { opsDashboard } from "../../modules/ops/dashboard/pages";
 import { i18nDashboard } from "../../modules/i18n/dashboard/pages";
 
 /**
@@ -22,4 +24,4 @@ import { i18nDashboard } from "../../modules/i18n/dashboard/pages";
  * section to sections.ts) in the change that adds it; the navigation
  * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, gatesDashboard, attributesDashboard, eventsDashboard, metricsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, gatesDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];

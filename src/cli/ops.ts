@@ -1,0 +1,213 @@
+import { UsageError } from "../lib/config";
+import type { ItemType, Priority, QueueItem, Status } from "../modules/ops/service";
+import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "./client-command";
+import type { ArgValues, Command } from "./command";
+
+// `svc ops`: the queue of bug reports and feature requests (and the error and alert items svc files itself).
+
+const OPS = "/api/admin/ops";
+const base = (ref: string) => `${OPS}/${encodeURIComponent(ref.replace(/^#/, ""))}`;
+
+/** Every value with what it means (Records, so a value the server adds is a compile error here). */
+const TYPES: Record<ItemType, string> = {
+  bug: "something is broken",
+  feature_request: "something is wanted",
+  error: "a tracked error, filed by svc (not by hand)",
+  alert: "an alert rule firing, filed by svc (not by hand)",
+};
+const STATUSES: Record<Status, string> = {
+  pending_approval: "filed through the public intake, waiting for a person",
+  open: "approved, or filed by a person",
+  in_progress: "being worked on",
+  done: "finished",
+  rejected: "not going to happen (final)",
+};
+const PRIORITIES: Record<Priority, string> = { high: "first", medium: "the default", low: "later", nice_to_have: "if there is time" };
+
+const names = <K extends string>(r: Record<K, string>) => Object.keys(r) as K[];
+
+function oneOf<K extends string>(r: Record<K, string>, flag: string, value: string | undefined, allowed: K[] = names(r)): K | undefined {
+  if (value === undefined) return undefined;
+  if (!allowed.includes(value as K)) throw new UsageError(`--${flag} must be one of ${allowed.join(", ")} (got "${value}")`);
+  return value as K;
+}
+
+const REF_ARG = "<item>";
+const REF_DETAIL = "<item> is the item's number in the project (42, or #42) or its id (fb_…); `svc ops list` shows them.";
+
+function itemText(i: QueueItem): string {
+  const lines = [
+    `#${i.number} ${i.title} (${i.id})`,
+    `  type:      ${i.type}`,
+    `  status:    ${i.status} (since ${when(i.statusChangedAt)} by ${i.statusChangedBy})`,
+    `  priority:  ${i.priority}`,
+    `  filed:     ${when(i.createdAt)} by ${i.reportedBy} (${i.source}${i.sourceRef ? `, about ${i.sourceRef}` : ""})`,
+  ];
+  if (i.timesFiled > 1) lines.push(`  filed:     ${i.timesFiled} times (its ${i.type === "alert" ? "alert fired" : "error regressed"} again)`);
+  const block = (label: string, text: string | null) => {
+    if (text === null) return;
+    lines.push(`  ${label}:`, ...text.split(/\r?\n/).map((l) => `    ${l}`));
+  };
+  block("steps to reproduce", i.stepsToReproduce);
+  block("actual result", i.actualResult);
+  block("expected result", i.expectedResult);
+  block("use case", i.useCase);
+  return lines.join("\n");
+}
+
+const TEXT_FLAGS = {
+  steps: { type: "string", value: "TEXT", help: "Steps to reproduce (\\n for line breaks is not expanded: quote real newlines)" },
+  actual: { type: "string", value: "TEXT", help: "What happens instead (the actual result)" },
+  expected: { type: "string", value: "TEXT", help: "What should happen (the expected result)" },
+} as const;
+
+/** The text flags given, as body fields; an empty value clears the field (null). */
+function textFields(values: ArgValues, withUseCase: boolean): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  const pairs: [string, string][] = [
+    ["steps", "stepsToReproduce"],
+    ["actual", "actualResult"],
+    ["expected", "expectedResult"],
+  ];
+  if (withUseCase) pairs.push(["use-case", "useCase"]);
+  for (const [flag, field] of pairs) {
+    const value = str(values, flag);
+    if (value !== undefined) out[field] = value === "" ? null : value;
+  }
+  return out;
+}
+
+/** approve and reject: one transition each. */
+function decisionCommand(name: "approve" | "reject", summary: string, details: string): Command {
+  return {
+    name,
+    summary,
+    args: [REF_ARG],
+    details: [REF_DETAIL, details],
+    examples: [`svc ops ${name} 42`, `svc ops ${name} fb_7Hq2LmX9pKr4TzV1bN8c --json`],
+    flags: { ...(name === "reject" ? { yes: YES_FLAG } : {}), ...CLIENT_FLAGS },
+    async run({ values, positionals }) {
+      const ref = positionals[0]!;
+      const client = openClient(values);
+      if (name === "reject") await confirmChange(values, client, `Reject item ${ref}? Rejected is final.`);
+      const item = await client.request<QueueItem>("POST", `${base(ref)}/${name}`);
+      emit(values.json, item, () => `${name === "approve" ? "Approved" : "Rejected"} #${item.number} ${item.title}: now ${item.status}.`);
+      return 0;
+    },
+  };
+}
+
+export const opsCommand: Command = {
+  name: "ops",
+  summary: "The queue of bug reports and feature requests: list, get, create, update, approve, reject",
+  details: [
+    "Items come from people (here, the dashboard, the API), from the public intake (POST /ops/bug and /ops/feature-request with a client key; they wait in pending_approval), and from svc itself (an error item when a tracked error is new or regresses, an alert item when an alert rule fires).",
+    `States: ${names(STATUSES).map((s) => `${s} (${STATUSES[s]})`).join("; ")}. pending_approval → open (approve) or rejected; open → in_progress, done or rejected; in_progress → open or done; done → open.`,
+  ],
+  examples: ["svc ops list --status pending_approval", "svc ops approve 42", "svc ops create --type bug \"Checkout fails on Safari\" --priority high"],
+  subcommands: [
+    {
+      name: "list",
+      summary: "List items: pending approval first, then newest first",
+      examples: ["svc ops list", "svc ops list --status pending_approval --type feature_request", "svc ops list --query checkout --json"],
+      flags: {
+        type: { type: "string", value: "TYPE", help: `Only items of this type: ${names(TYPES).join(", ")}` },
+        status: { type: "string", value: "STATUS", help: `Only items in this status: ${names(STATUSES).join(", ")}` },
+        query: { type: "string", value: "TEXT", help: "Only items whose title or text fields contain TEXT (case-insensitive)" },
+        ...CLIENT_FLAGS,
+      },
+      async run({ values }) {
+        const params = new URLSearchParams();
+        const type = oneOf(TYPES, "type", str(values, "type"));
+        const status = oneOf(STATUSES, "status", str(values, "status"));
+        const q = str(values, "query");
+        if (type) params.set("type", type);
+        if (status) params.set("status", status);
+        if (q) params.set("q", q);
+        const query = params.toString();
+        const items = await openClient(values).request<QueueItem[]>("GET", `${OPS}${query ? `?${query}` : ""}`);
+        emit(values.json, items, () => {
+          if (items.length === 0) return query ? "No items match." : "The queue is empty; file one with `svc ops create --type bug <title>`.";
+          return table(
+            ["#", "TYPE", "STATUS", "PRIORITY", "TITLE", "FILED"],
+            items.map((i) => [i.number, i.type, i.status, i.priority, i.title, when(i.createdAt)]),
+          );
+        });
+        return 0;
+      },
+    },
+    {
+      name: "get",
+      summary: "Show one item with its text fields",
+      args: [REF_ARG],
+      details: [REF_DETAIL],
+      examples: ["svc ops get 42", "svc ops get fb_7Hq2LmX9pKr4TzV1bN8c --json"],
+      flags: { ...CLIENT_FLAGS },
+      async run({ values, positionals }) {
+        const item = await openClient(values).request<QueueItem>("GET", base(positionals[0]!));
+        emit(values.json, item, () => itemText(item));
+        return 0;
+      },
+    },
+    {
+      name: "create",
+      summary: "File a bug or a feature request (open at once; --json prints its full record)",
+      args: ["<title>"],
+      details: [
+        "--type is bug or feature_request (error and alert items are svc's own). The item gets the project's next number and starts open: only the public intake's items wait for approval.",
+        `--priority: ${names(PRIORITIES).map((p) => `${p} (${PRIORITIES[p]})`).join(", ")}.`,
+      ],
+      examples: ["svc ops create --type bug \"Checkout fails on Safari\" --steps \"Open the cart; press Checkout\" --priority high", "svc ops create --type feature_request \"CSV export\" --json"],
+      flags: {
+        type: { type: "string", value: "TYPE", help: "bug or feature_request (required)" },
+        priority: { type: "string", value: "PRIORITY", help: `${names(PRIORITIES).join(", ")} (default medium)` },
+        ...TEXT_FLAGS,
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const typeText = str(values, "type");
+        if (typeText === undefined) throw new UsageError("--type bug|feature_request is required");
+        const type = oneOf(TYPES, "type", typeText, ["bug", "feature_request"]);
+        const body: Record<string, unknown> = { type, title: positionals[0]!, ...textFields(values, false) };
+        const priority = oneOf(PRIORITIES, "priority", str(values, "priority"));
+        if (priority) body.priority = priority;
+        for (const [k, v] of Object.entries(body)) if (v === null) delete body[k];
+        const client = openClient(values);
+        const created = await client.request<{ id: string; number: number }>("POST", OPS, { body });
+        const item = await client.request<QueueItem>("GET", base(created.id));
+        emit(values.json, item, () => `Filed #${item.number} ${item.title} (${item.type}, ${item.priority}, ${item.status}).`);
+        return 0;
+      },
+    },
+    {
+      name: "update",
+      summary: "Change an item's title, priority, status or text fields",
+      args: [REF_ARG],
+      details: [REF_DETAIL, "Only the flags given change; an empty value (--actual \"\") clears a text field. --status follows the states above: any other move is refused naming status."],
+      examples: ["svc ops update 42 --status in_progress", "svc ops update 42 --priority high --title \"Checkout fails on Safari 18\"", "svc ops update 42 --status done --json"],
+      flags: {
+        title: { type: "string", value: "TEXT", help: "A new title for the item (its number stays)" },
+        priority: { type: "string", value: "PRIORITY", help: names(PRIORITIES).join(", ") },
+        status: { type: "string", value: "STATUS", help: names(STATUSES).join(", ") },
+        ...TEXT_FLAGS,
+        "use-case": { type: "string", value: "TEXT", help: "Why the feature is wanted" },
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const body: Record<string, unknown> = { ...textFields(values, true) };
+        const title = str(values, "title");
+        if (title !== undefined) body.title = title;
+        const priority = oneOf(PRIORITIES, "priority", str(values, "priority"));
+        if (priority) body.priority = priority;
+        const status = oneOf(STATUSES, "status", str(values, "status"));
+        if (status) body.status = status;
+        if (Object.keys(body).length === 0) throw new UsageError("nothing to change: give --title, --priority, --status, --steps, --actual, --expected or --use-case");
+        const item = await openClient(values).request<QueueItem>("PATCH", base(positionals[0]!), { body });
+        emit(values.json, item, () => `Updated #${item.number}:\n${itemText(item).split("\n").slice(1).join("\n")}`);
+        return 0;
+      },
+    },
+    decisionCommand("approve", "Approve an item waiting in pending_approval (→ open)", "Fires ticket.approved to the project's connectors."),
+    decisionCommand("reject", "Reject an item (pending_approval or open → rejected, final)", "Asks first in a terminal; --yes skips the question."),
+  ],
+};

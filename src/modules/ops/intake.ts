@@ -1,0 +1,163 @@
+import { type ApiError, badRequest, bodyTooLarge, tooManyRequests, validation } from "../../lib/errors";
+import { UsageError } from "../../lib/usage-error";
+
+/** A fixed-window limit: at most `limit` requests per `windowMs`. */
+export type RateRule = { limit: number; windowMs: number };
+
+/**
+ * The public intake's limits (per server process: with N servers behind a
+ * balancer a key may file up to N times its limit).
+ * - `perKey`: requests per client key (SERVICE_INTAKE_LIMIT_PER_KEY, per minute);
+ * - `perAddress`: requests per client address, the peer or what a trusted
+ *   proxy forwarded (SERVICE_INTAKE_LIMIT_PER_ADDRESS, per minute);
+ * - `maxBodyBytes`: largest intake body (SERVICE_INTAKE_MAX_BODY_BYTES).
+ * Over a rate limit: 429 `{error: "Too many requests", code: "BAD_REQUEST"}`
+ * with Retry-After; over the body limit: 413 `{error: "Body too large", code: "BAD_REQUEST"}`.
+ */
+export type IntakeOptions = { perKey: RateRule; perAddress: RateRule; maxBodyBytes: number };
+
+export const DEFAULT_INTAKE_OPTIONS: IntakeOptions = {
+  perKey: { limit: 600, windowMs: 60_000 },
+  perAddress: { limit: 60, windowMs: 60_000 },
+  maxBodyBytes: 32 * 1024,
+};
+
+function positiveInteger(env: Record<string, string | undefined>, name: string): number | undefined {
+  const text = env[name];
+  if (text === undefined || text === "") return undefined;
+  if (!/^\d{1,12}$/.test(text) || Number(text) < 1) throw new UsageError(`${name}: must be a whole number of at least 1 (was "${text}")`);
+  return Number(text);
+}
+
+/** `svc serve`'s intake settings from its environment; a malformed value stops the start. */
+export function intakeOptionsFromEnv(env: Record<string, string | undefined>): Partial<IntakeOptions> {
+  const out: Partial<IntakeOptions> = {};
+  const perKey = positiveInteger(env, "SERVICE_INTAKE_LIMIT_PER_KEY");
+  const perAddress = positiveInteger(env, "SERVICE_INTAKE_LIMIT_PER_ADDRESS");
+  const maxBody = positiveInteger(env, "SERVICE_INTAKE_MAX_BODY_BYTES");
+  if (perKey !== undefined) out.perKey = { limit: perKey, windowMs: 60_000 };
+  if (perAddress !== undefined) out.perAddress = { limit: perAddress, windowMs: 60_000 };
+  if (maxBody !== undefined) out.maxBodyBytes = maxBody;
+  return out;
+}
+
+/**
+ * Fixed-window counters in memory, one map per rule. Expired windows are
+ * dropped once per window length, so a flood of distinct addresses costs
+ * memory for one window at most and never a scan per request.
+ */
+export class RateLimiter {
+  private readonly windows = new Map<string, { count: number; resetAt: number }>();
+  private nextSweep = 0;
+
+  constructor(
+    readonly rule: RateRule,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Counts one request of `subject`; over the limit, throws 429 with the seconds until its window resets. */
+  take(subject: string): void {
+    const now = this.now();
+    if (now >= this.nextSweep) {
+      for (const [k, w] of this.windows) if (w.resetAt <= now) this.windows.delete(k);
+      this.nextSweep = now + this.rule.windowMs;
+    }
+    let window = this.windows.get(subject);
+    if (!window || window.resetAt <= now) {
+      window = { count: 0, resetAt: now + this.rule.windowMs };
+      this.windows.set(subject, window);
+    }
+    if (window.count >= this.rule.limit) throw tooManyRequests(Math.max(1, Math.ceil((window.resetAt - now) / 1000)));
+    window.count++;
+  }
+}
+
+const ORIGIN_CACHE_MS = 5_000;
+const ORIGIN_CACHE_MAX = 1_000;
+
+/** Answers of "is this origin an intake origin" for a few seconds (CORS preflights carry no key, so each would ask the store). */
+export class OriginCache {
+  private readonly answers = new Map<string, { ok: boolean; until: number }>();
+
+  constructor(private readonly lookup: (origin: string) => Promise<boolean>) {}
+
+  async allowed(origin: string): Promise<boolean> {
+    const now = Date.now();
+    const hit = this.answers.get(origin);
+    if (hit && hit.until > now) return hit.ok;
+    const ok = await this.lookup(origin);
+    if (this.answers.size >= ORIGIN_CACHE_MAX) this.answers.clear();
+    this.answers.set(origin, { ok, until: now + ORIGIN_CACHE_MS });
+    return ok;
+  }
+
+  /** A project's domain or opt-in changed. */
+  clear(): void {
+    this.answers.clear();
+  }
+}
+
+const SETTINGS_CACHE_MS = 1_000;
+
+/**
+ * A project's intake settings (opt-in, domain) for a second: the hot path
+ * of the intake asks once a second per project instead of once a request.
+ * Refusals are not kept. The filing transaction checks the opt-in again, so a project that just
+ * turned it off files nothing; a domain change clears the cache at once.
+ */
+export class SettingsCache {
+  private readonly entries = new Map<string, { value: Promise<{ origin: string | null }>; until: number }>();
+
+  constructor(private readonly load: (projectId: string) => Promise<{ origin: string | null }>) {}
+
+  get(projectId: string): Promise<{ origin: string | null }> {
+    const now = Date.now();
+    const hit = this.entries.get(projectId);
+    if (hit && hit.until > now) return hit.value;
+    const value = this.load(projectId);
+    if (this.entries.size >= ORIGIN_CACHE_MAX) this.entries.clear();
+    this.entries.set(projectId, { value, until: now + SETTINGS_CACHE_MS });
+    // Only a project that takes tickets is remembered: one that just opted in is never refused from memory.
+    value.catch(() => {
+      if (this.entries.get(projectId)?.value === value) this.entries.delete(projectId);
+    });
+    return value;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+export const BODY_ERROR = Symbol("intake body error");
+const UTF8 = new TextDecoder();
+export type IntakeBody = Record<string, unknown> & { [BODY_ERROR]?: ApiError };
+
+/**
+ * The intake's own body reader (the global limit is the server's; this one
+ * is the intake's, smaller). It never throws: a problem is kept on the
+ * result and raised by the route's gate after the credential and rate
+ * checks, so a caller without a key, or over its limit, learns nothing
+ * about the body rules and costs no parsing.
+ */
+export function intakeBodyParser(maxBytes: () => number) {
+  return async ({ request }: { request: Request }): Promise<IntakeBody> => {
+    const declared = request.headers.get("content-length");
+    if (declared !== null && Number(declared) > maxBytes()) return { [BODY_ERROR]: bodyTooLarge() };
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.byteLength > maxBytes()) return { [BODY_ERROR]: bodyTooLarge() };
+    const text = UTF8.decode(bytes);
+    if (text.trim() === "") return { [BODY_ERROR]: validation("Request failed validation", "title: is required") };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return { [BODY_ERROR]: badRequest("Malformed request body", "body: expected valid JSON") };
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      const got = Array.isArray(parsed) ? "an array" : parsed === null ? "null" : typeof parsed;
+      return { [BODY_ERROR]: validation("Request body must be a JSON object", `(body): expected an object, got ${got}`) };
+    }
+    return parsed as IntakeBody;
+  };
+}

@@ -1,0 +1,31 @@
+import type { ModuleManifest } from "../../lib/module";
+import type { IntakeOptions } from "./intake";
+import { opsTools } from "./mcp-tools";
+import { OPS_MIGRATIONS } from "./migrations";
+import { opsRoutes } from "./routes";
+import { OpsService } from "./service";
+
+declare module "../../lib/module" {
+  interface Services {
+    ops: OpsService;
+  }
+  interface AppOptions {
+    /** The public intake's rate and body limits (SERVICE_INTAKE_* in `svc serve`; see intake.ts). */
+    intake?: Partial<IntakeOptions>;
+  }
+}
+
+/**
+ * Queue items: bug reports and feature requests filed by people or through
+ * the public intake (POST /ops/bug, /ops/feature-request with a client key;
+ * the edge role), approved on the dashboard, and the error and alert items
+ * svc files itself for tracked errors and firing alert rules. New items and
+ * approvals go to the connectors through the outbox.
+ */
+export const opsModule: ModuleManifest<"ops"> = {
+  name: "ops",
+  migrations: OPS_MIGRATIONS,
+  createService: (ctx) => new OpsService(ctx),
+  routes: (ctx) => opsRoutes(ctx),
+  mcpTools: opsTools,
+};

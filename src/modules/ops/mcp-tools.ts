@@ -1,0 +1,40 @@
+import { z } from "zod";
+import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+
+const TYPES = ["bug", "feature_request", "error", "alert"] as const;
+const STATUSES = ["pending_approval", "open", "in_progress", "done", "rejected"] as const;
+
+export const opsTools = [
+  defineTool({
+    name: "list_queue_items",
+    title: "List queue items",
+    description:
+      "The project's queue: bug reports and feature requests (filed by people or the public intake; intake items wait in pending_approval until a person approves them) and the error and alert items svc files for tracked errors and firing alert rules. " +
+      "Pending approval first, then newest first. Each has a per-project number, type, status (pending_approval, open, in_progress, done, rejected), priority (high, medium, low, nice_to_have), title and text fields.",
+    input: {
+      project_id: projectIdArg,
+      q: z.string().max(100).optional().describe("Case-insensitive substring over the title and text fields"),
+      type: z.enum(TYPES).optional().describe("Only items of this type"),
+      status: z.enum(STATUSES).optional().describe("Only items in this status"),
+    },
+    annotations: READ_ONLY,
+    async run({ project_id, q, type, status }, open) {
+      const query = new URLSearchParams();
+      if (q) query.set("q", q);
+      if (type) query.set("type", type);
+      if (status) query.set("status", status);
+      const text = query.toString();
+      return open(project_id).request("GET", `/api/admin/ops${text ? `?${text}` : ""}`);
+    },
+  }),
+  defineTool({
+    name: "get_queue_item",
+    title: "Get a queue item",
+    description: "One queue item by its number in the project (e.g. 42) or its id (fb_…): type, status, priority, title, steps to reproduce, actual and expected result, use case, who filed it and when.",
+    input: { item: z.string().min(1).max(128).describe("The item's number (42) or id (fb_…)"), project_id: projectIdArg },
+    annotations: READ_ONLY,
+    async run({ item, project_id }, open) {
+      return open(project_id).request("GET", `/api/admin/ops/${encodeURIComponent(item.replace(/^#/, ""))}`);
+    },
+  }),
+];
