@@ -90,7 +90,7 @@ describe("svc help", () => {
     expect(end).toBeGreaterThan(start);
     const commands = lines.slice(start + 1, end).filter((l) => l.trim() !== "");
     const names = commands.map((l) => {
-      const m = /^ {2}([a-z][a-z -]*?) {2,}(\S.*)$/.exec(l);
+      const m = /^ {2}([a-z][a-z0-9 -]*?) {2,}(\S.*)$/.exec(l);
       expect(m, `command line "${l}"`).not.toBeNull();
       return m![1]!;
     });

@@ -203,19 +203,28 @@ export class ConnectorsService {
   readonly box: SecretBox;
   readonly drainer: Drainer;
   private readonly refreshing = new Map<string, Promise<OAuthTokens>>();
+  private keyFileWarned = false;
 
   constructor(private readonly ctx: ServiceContext) {
     const dataDir = ctx.options.outboxPath ? ctx.options.outboxPath.replace(/[\\/][^\\/]*$/, "") : undefined;
     this.options = resolveConnectorOptions(connectorOptionsFromEnv(process.env), ctx.options.connectors, dataDir);
     this.box = SecretBox.open(this.options);
-    if (this.box.source === "file" && ctx.store.engine === "postgres") {
-      ctx.log.warn("connector credentials are sealed with this server's own key file; servers sharing this PostgreSQL must share one key: set SERVICE_SECRET_KEY on each", { keyFile: this.box.path, keyId: this.box.keyId });
-    }
     this.drainer = new Drainer(ctx, this.options, {
       open: (row) => this.sendTarget(row),
       oauthToken: (target) => this.oauthToken(target),
     });
     if (this.options.drain && !ctx.options.edgeOnly) this.drainer.start();
+  }
+
+  /**
+   * Said once, when a secret is first sealed (not at every start, where most
+   * installs have no connector yet): on PostgreSQL several servers share the
+   * rows, and a key file is this server's alone.
+   */
+  private warnIfKeyFileOnPostgres(): void {
+    if (this.keyFileWarned || this.box.source !== "file" || this.ctx.store.engine !== "postgres") return;
+    this.keyFileWarned = true;
+    this.ctx.log.warn("connector credentials are sealed with this server's own key file; servers sharing this PostgreSQL must share one key: set SERVICE_SECRET_KEY on each", { keyFile: this.box.path, keyId: this.box.keyId });
   }
 
   async list(projectId: string, q?: string): Promise<Connector[]> {
@@ -512,7 +521,7 @@ export class ConnectorsService {
         stateHash,
         row.id,
         projectId,
-        this.box.seal(verifier, `oauth:${stateHash}`),
+        (this.warnIfKeyFileOnPostgres(), this.box.seal(verifier, `oauth:${stateHash}`)),
         redirectUri,
         p.returnTo ?? null,
         actor.email,
@@ -620,7 +629,9 @@ export class ConnectorsService {
   private sealed(connectorId: string, credentials: Credentials): Pick<ConnectorRow, "credentials" | "credential_fields"> {
     const present = Object.fromEntries(Object.entries(credentials).filter(([, v]) => v !== undefined));
     const fields = Object.keys(present).filter((k) => k !== "expiresAt" && k !== "scope");
-    return fields.length === 0 ? { credentials: null, credential_fields: "[]" } : { credentials: this.box.sealJson(present, connectorId), credential_fields: JSON.stringify(fields) };
+    if (fields.length === 0) return { credentials: null, credential_fields: "[]" };
+    this.warnIfKeyFileOnPostgres();
+    return { credentials: this.box.sealJson(present, connectorId), credential_fields: JSON.stringify(fields) };
   }
 
   private checkEnableable(row: ConnectorRow): void {
