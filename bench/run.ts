@@ -1,5 +1,5 @@
 /**
- * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability] [--store postgres://…]`
+ * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox] [--store postgres://…]`
  *
  * Loads svc and a bare Bun.serve answering the same bytes, in the same run, on
  * loopback with autocannon; prints one table per suite and the headline
@@ -13,9 +13,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { runDashboard } from "./dashboard";
 import { runDelivery } from "./delivery";
+import { runExperiments } from "./experiments";
 import { runFoundation } from "./foundation";
 import { runGates } from "./gates";
+import { runIntake } from "./intake";
 import { runObservability } from "./observability";
+import { runOutbox } from "./outbox";
 import { runStores } from "./stores";
 import { ROOT, type Row, type Settings, printTable } from "./lib";
 
@@ -26,6 +29,9 @@ const SUITES: Record<string, (s: Settings) => Promise<{ rows: Row[]; figures: Re
   dashboard: runDashboard,
   gates: runGates,
   observability: runObservability,
+  experiments: runExperiments,
+  intake: runIntake,
+  outbox: runOutbox,
 };
 
 const { values: flags } = parseArgs({
@@ -37,7 +43,7 @@ const { values: flags } = parseArgs({
     binary: { type: "boolean", default: false },
     "no-ram-hint": { type: "boolean", default: false },
     only: { type: "string" },
-    // observability: a PostgreSQL cluster for its series half (the suite makes its own database there).
+    // observability, experiments: a PostgreSQL cluster for their store halves (each suite makes its own database there).
     store: { type: "string" },
   },
   strict: true,
@@ -52,7 +58,7 @@ const settings: Settings = {
 if (flags.store) process.env.SVC_BENCH_PG = flags.store;
 const chosen = flags.only ? [flags.only] : Object.keys(SUITES);
 if (!(settings.duration > 0) || !Number.isInteger(settings.connections) || settings.connections < 1 || !Number.isInteger(settings.samples) || settings.samples < 1 || chosen.some((n) => !SUITES[n])) {
-  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability] [--store postgres://…]");
+  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox] [--store postgres://…]");
   process.exit(2);
 }
 

@@ -1,7 +1,7 @@
 import { Database, type Statement } from "bun:sqlite";
 import { preparePrivateFile } from "../store/sqlite";
 import { checkRows } from "./postgres";
-import type { EventRow, EventStore, SeriesQuery, SeriesResult } from "./types";
+import type { EventRow, EventStore, ExperimentStatsQuery, ExposureCounts, SeriesQuery, SeriesResult, VariantStats } from "./types";
 
 /**
  * An analytics upstream behind a local spool (`<data>/events-spool.db`).
@@ -27,8 +27,9 @@ import type { EventRow, EventStore, SeriesQuery, SeriesResult } from "./types";
  * or the upstream's timer firing while COMMIT is in flight). The batch is
  * then sent again and its rows are counted twice.
  *
- * `series` and `prune` go to the upstream (rows still in the spool are not
- * in a series yet; they are seconds behind). One process per spool file: it
+ * `series`, `experimentStats`, `exposureCounts` and `prune` go to the
+ * upstream (rows still in the spool are not in a series yet; they are
+ * seconds behind). One process per spool file: it
  * lives in the server's own data directory.
  */
 
@@ -171,6 +172,14 @@ export class SpoolingEventStore implements EventStore {
 
   series(query: SeriesQuery): Promise<SeriesResult> {
     return this.upstream.series(query);
+  }
+
+  experimentStats(query: ExperimentStatsQuery): Promise<{ sql: string; variants: VariantStats[] }> {
+    return this.upstream.experimentStats(query);
+  }
+
+  exposureCounts(projectId: string, experimentId: string): Promise<ExposureCounts> {
+    return this.upstream.exposureCounts(projectId, experimentId);
   }
 
   prune(options: { projectId: string; rawBefore: number; rollupsBefore?: number }): Promise<number> {

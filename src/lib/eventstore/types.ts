@@ -9,6 +9,9 @@
  * Times: events carry epoch milliseconds; series speak epoch seconds (the
  * contract's `from`, `to`, `bucket`, `t`).
  */
+import { EXPOSURE_PREFIX } from "../../sdk/experiments";
+
+export { EXPOSURE_PREFIX };
 
 /** One stored event. `props` values are scalars only (ingest drops nested values). */
 export type EventRow = {
@@ -63,6 +66,108 @@ export class UpstreamError extends Error {
   }
 }
 
+/**
+ * Per-variant sufficient statistics of one experiment metric, computed in the
+ * store (never by pulling rows into the server).
+ *
+ * Units are those with an exposure event `$exposure:<experimentId>` in
+ * [from, to); each unit counts once, in the variant (`props.variant`) of its
+ * first exposure, at the time of its first exposure `first`. A unit's value
+ * of a measure is over that measure's events with the same `unit_id` and
+ * `first <= ts < to`:
+ * - count: how many events; sum: the sum of `property` (absent: `value`;
+ *   a non-numeric property counts 0); unique: 1 if any event, else 0.
+ * Units without such events count 0 (they are still in `n`).
+ * "First exposure" is the unit's earliest kept exposure (see `exposureOf`):
+ * a unit first exposed before `from` is not counted, even when it is exposed
+ * again inside the window.
+ *
+ * `measures` holds one measure (X), or two for a ratio (X numerator, Y
+ * denominator). With `preMs`, the covariate (CUPED) is X's value over
+ * `first − preMs <= ts < first`.
+ */
+export type ExperimentStatsQuery = {
+  projectId: string;
+  experimentId: string;
+  /** Epoch ms, inclusive. */
+  from: number;
+  /** Epoch ms, exclusive. */
+  to: number;
+  measures: [Measure] | [Measure, Measure];
+  preMs?: number;
+};
+
+/** One variant's sums over its units: X always; Y and XY with two measures; the pre-period sums with `preMs`. */
+export type VariantStats = {
+  variant: string;
+  /** Exposed units. */
+  n: number;
+  sumX: number;
+  sumXX: number;
+  sumY?: number;
+  sumYY?: number;
+  sumXY?: number;
+  sumPre?: number;
+  sumPreSq?: number;
+  sumXPre?: number;
+};
+
+/** Exposed units per variant, and when the first and the last unit were first exposed (epoch ms). */
+export type ExposureCounts = { variants: { variant: string; n: number }[]; firstAt: number | null; lastAt: number | null };
+
+/**
+ * What an appended row says about an experiment: its name is
+ * `$exposure:<experimentId>`, it has a unit and a string `props.variant`.
+ * Other rows (also exposures without a unit or a variant) are ordinary
+ * events only. Every engine keeps, per (project, experiment, unit), the
+ * first exposure: the earliest `ts`, and on a tie the smaller variant (so
+ * the answer never depends on arrival order or on which server wrote it).
+ */
+export function exposureOf(r: EventRow): { experimentId: string; unitId: string; variant: string } | undefined {
+  if (r.unitId === null || r.name.length <= EXPOSURE_PREFIX.length || !r.name.startsWith(EXPOSURE_PREFIX)) return undefined;
+  const variant = r.props?.variant;
+  if (typeof variant !== "string") return undefined;
+  return { experimentId: r.name.slice(EXPOSURE_PREFIX.length), unitId: r.unitId, variant };
+}
+
+/** Whether exposure (ts, variant) comes before (ts2, variant2): earlier, or as early with the smaller variant. */
+export function exposureBefore(ts: number, variant: string, ts2: number, variant2: string): boolean {
+  return ts < ts2 || (ts === ts2 && variant < variant2);
+}
+
+/** ExposureCounts from per-variant rows (count, earliest and latest first exposure), sorted by variant already. */
+export function countsOf(rows: { variant: string; n: number | string; lo: number | string; hi: number | string }[]): ExposureCounts {
+  let firstAt: number | null = null;
+  let lastAt: number | null = null;
+  for (const r of rows) {
+    const lo = Number(r.lo);
+    const hi = Number(r.hi);
+    if (firstAt === null || lo < firstAt) firstAt = lo;
+    if (lastAt === null || hi > lastAt) lastAt = hi;
+  }
+  return { variants: rows.map((r) => ({ variant: r.variant, n: Number(r.n) })), firstAt, lastAt };
+}
+
+/** The per-variant row both engines' statements answer (numbers may come back as text from PostgreSQL). */
+export type VariantStatsRow = Record<"n" | "sx" | "sxx" | "sy" | "syy" | "sxy" | "sp" | "spp" | "sxp", number | string | null> & { variant: string };
+
+/** A statement's row as VariantStats: Y sums with two measures, the pre-period sums with `preMs`. */
+export function variantStatsOf(row: VariantStatsRow, ratio: boolean, pre: boolean): VariantStats {
+  const num = (v: number | string | null) => Number(v ?? 0);
+  const out: VariantStats = { variant: row.variant, n: num(row.n), sumX: num(row.sx), sumXX: num(row.sxx) };
+  if (ratio) {
+    out.sumY = num(row.sy);
+    out.sumYY = num(row.syy);
+    out.sumXY = num(row.sxy);
+  }
+  if (pre) {
+    out.sumPre = num(row.sp);
+    out.sumPreSq = num(row.spp);
+    out.sumXPre = num(row.sxp);
+  }
+  return out;
+}
+
 export interface EventStore {
   readonly kind: "sqlite" | "postgres" | "upstream";
   /** Where events live, without credentials (logs). */
@@ -75,6 +180,10 @@ export interface EventStore {
   append(rows: EventRow[]): Promise<void>;
   /** One series; throws `UpstreamError` when an upstream fails. */
   series(query: SeriesQuery): Promise<SeriesResult>;
+  /** Per-variant sums of one metric over an experiment's exposed units (see ExperimentStatsQuery); sorted by variant. */
+  experimentStats(query: ExperimentStatsQuery): Promise<{ sql: string; variants: VariantStats[] }>;
+  /** Exposed units per variant of one experiment (first exposure per unit), sorted by variant. */
+  exposureCounts(projectId: string, experimentId: string): Promise<ExposureCounts>;
   /**
    * Deletes raw events of `projectId` older than `rawBefore` (epoch ms), and
    * (when given) roll-ups of every project older than `rollupsBefore`.
