@@ -64,7 +64,8 @@ export type OutboxEvent = { id: string; projectId: string; type: OutboxEventType
 /**
  * Records an event in the caller's transaction; answers its id (`evt_…`,
  * also the idempotency key every delivery of it carries). The drainer is
- * woken after the commit through the store's notification channel.
+ * woken after the commit through the store's notification channel, once per
+ * transaction whatever the number of events (the payload is the first id).
  */
 export async function emitEvent(tx: Tx, event: { projectId: string; type: OutboxEventType; payload: Record<string, unknown> }): Promise<string> {
   const id = newId("evt");
@@ -76,6 +77,13 @@ export async function emitEvent(tx: Tx, event: { projectId: string; type: Outbox
     JSON.stringify(event.payload),
     nowIso(),
   );
-  tx.announce(OUTBOX_CHANNEL, id);
+  // One wake-up per transaction: a batch of filings (the intake's group commit) needs one, not one per event.
+  if (!announced.has(tx)) {
+    announced.add(tx);
+    tx.announce(OUTBOX_CHANNEL, id);
+  }
   return id;
 }
+
+/** Transactions that have announced an event already (the drainer reads the table, not the payload). */
+const announced = new WeakSet<Tx>();
