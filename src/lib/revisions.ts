@@ -1,4 +1,4 @@
-import type { Env } from "./envs";
+import { ENVS, type Env } from "./envs";
 import { nowIso } from "./ids";
 import type { Migration, Queryable, Tx } from "./store";
 
@@ -59,6 +59,11 @@ export async function bumpRevision(tx: Tx, projectId: string, env: Env): Promise
   const revision = Number(row!.revision);
   tx.announce(REVISIONS_CHANNEL, encodeRevisionChange({ projectId, env, revision }));
   return revision;
+}
+
+/** Moves every env's revision: for what every env publishes alike (universes, translations) and for deletes. */
+export async function bumpEveryEnv(tx: Tx, projectId: string): Promise<void> {
+  for (const env of ENVS) await bumpRevision(tx, projectId, env);
 }
 
 /** Current revision (0 before the first publish). */

@@ -1,6 +1,6 @@
 import type { AuditActor } from "./audit";
 import { ENVS, type Env } from "./envs";
-import { bumpRevision } from "./revisions";
+import { bumpEveryEnv, bumpRevision } from "./revisions";
 import type { Param, Queryable, Tx } from "./store";
 import { checkLimit } from "./validate";
 
@@ -232,7 +232,7 @@ export class Versioned<E extends { id: string; name: string }> {
   /** Deletes the entity (its live and version rows go with it) and moves every env's revision so SDKs drop it. */
   async remove(tx: Tx, projectId: string, id: string): Promise<void> {
     await tx.run(this.sql.remove, id);
-    for (const env of ENVS) await bumpRevision(tx, projectId, env);
+    await bumpEveryEnv(tx, projectId);
   }
 
   /** One published version of one env (a rollback's source), or undefined. */

@@ -1,5 +1,4 @@
-import { bumpRevision } from "../../lib/revisions";
-import { ENVS } from "../../lib/envs";
+import { bumpEveryEnv } from "../../lib/revisions";
 import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import { notFound, validation } from "../../lib/errors";
@@ -344,7 +343,7 @@ export class ProjectsService {
       if (newOrigin !== undefined) await this.ctx.services.keys.stampAllowedOrigin(id, newOrigin);
       // The module flags decide what the snapshot publishes (translations): SDKs must see the change.
       if (patch.moduleTranslations !== undefined && patch.moduleTranslations !== current.moduleTranslations) {
-        for (const env of ENVS) await bumpRevision(tx, id, env);
+        await bumpEveryEnv(tx, id);
       }
       const updated = await this.get(id);
       await recordAudit(tx, {

@@ -1,11 +1,10 @@
 import { recordAudit } from "../../lib/audit";
-import { ENVS } from "../../lib/envs";
 import { alreadyExists, forbidden, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso, randomBase62 } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
-import { bumpRevision } from "../../lib/revisions";
-import type { Queryable, Tx } from "../../lib/store";
+import { bumpEveryEnv } from "../../lib/revisions";
+import type { Queryable } from "../../lib/store";
 import { checkResourceName } from "../../lib/validate";
 import { type PublishedUniverse, SEGMENTS, type SegmentRange, type UnitType } from "../../sdk/universes";
 import { type UniverseRow, deleteUniverse, findUniverse, insertUniverse, universeByName, universesOfProject, updateUniverse } from "./store";
@@ -156,7 +155,7 @@ export class UniversesService {
         };
         await insertUniverse(tx, projectId, row);
         await recordAudit(tx, { projectId, action: ACTIONS.create, subjectId: row.id, subjectName: row.name, actor, detail: { unit_type: unitType, holdout_range: holdout } });
-        await this.announce(tx, projectId);
+        await bumpEveryEnv(tx, projectId);
         return { id: row.id, name: row.name };
       });
     } catch (err) {
@@ -213,7 +212,7 @@ export class UniversesService {
         // What changed, before and after (fields only).
         const pick = (u: Universe) => Object.fromEntries(fields.map((f) => [f, u[f as keyof Universe]]));
         await recordAudit(tx, { projectId, action: ACTIONS.update, subjectId: row.id, subjectName: next.name, actor, detail: { fields, before: pick(before), after: pick(after) } });
-        await this.announce(tx, projectId);
+        await bumpEveryEnv(tx, projectId);
         return after;
       });
     } catch (err) {
@@ -235,13 +234,8 @@ export class UniversesService {
       }
       await deleteUniverse(tx, row.id);
       await recordAudit(tx, { projectId, action: ACTIONS.delete, subjectId: row.id, subjectName: row.name, actor, detail: { unit_type: row.unit_type } });
-      await this.announce(tx, projectId);
+      await bumpEveryEnv(tx, projectId);
     });
-  }
-
-  /** Every env publishes the universes: each env's revision moves, so SDKs see the change. */
-  private async announce(tx: Tx, projectId: string): Promise<void> {
-    for (const env of ENVS) await bumpRevision(tx, projectId, env);
   }
 
   private async checkPlan(projectId: string): Promise<void> {
