@@ -8,7 +8,7 @@ import type { VariantOverride } from "../sdk/experiments";
 import type { SvcClient } from "./client";
 import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, jsonFlag, list, openClient, str, table, when } from "./client-command";
 import type { ArgValues, Command, Flag, Flags } from "./command";
-import { holdoutText } from "./universes";
+import { holdoutText, parseSegmentRange } from "./universes";
 
 const EXPERIMENTS = "/api/admin/experiments";
 const base = (name: string) => `${EXPERIMENTS}/${encodeURIComponent(name)}`;
@@ -33,11 +33,11 @@ const VALUE_HELP = "KEY=JSON: the value the SDK hands back for that variant (def
 const OVERRIDE_HELP = "KEY=config:NAME=JSON (the config reads JSON for the variant's units), KEY=gate:NAME=true|false, or KEY=none to remove one";
 const GUARDRAIL_HELP = "METRIC[:increase|decrease]: a metric that must not get worse; the suffix is the harmful move (default decrease)";
 
-/** `0-5000`, `0..5000`, `[0, 5000)`: the `[start, end)` the API takes. Bounds are the server's to check, so its message says why. */
+/** `0-5000`, `0..5000`, `[0, 5000)`: the `[start, end)` the API takes (parsed as a holdout is). */
 export function allocationFlag(text: string): SegmentRange {
-  const m = /^\s*\[?\s*(\d{1,6})\s*(?:-|\.\.|,)\s*(\d{1,6})\s*[)\]]?\s*$/.exec(text);
-  if (!m) throw new UsageError(`--allocation must be START-END in segments, e.g. --allocation 0-5000 for half of the universe's units (got "${text}")`);
-  return [Number(m[1]), Number(m[2])];
+  const range = parseSegmentRange(text);
+  if (!range) throw new UsageError(`--allocation must be START-END in segments, e.g. --allocation 0-5000 for half of the universe's units (got "${text}")`);
+  return range;
 }
 
 /** `green=50` → key and weight. */

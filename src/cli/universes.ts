@@ -13,11 +13,19 @@ const UNIT_TYPE_NAMES = Object.keys(UNIT_TYPES) as UnitType[];
 
 const HOLDOUT_HELP = "START-END in segments 0 to 10000, end excluded: 0-500 holds out segments 0 to 499, 5 % of units (needs plan pro or above)";
 
-/** `0-500`, `0..500`, `[0, 500)`: the `[start, end)` the API takes. Bounds are the server's to check, so its message says why. */
-export function holdoutFlag(text: string): SegmentRange {
+/**
+ * `0-500`, `0..500`, `[0, 500)`: the `[start, end)` in segments the API takes (holdouts, experiment allocations),
+ * or null when the text is none of those. Bounds are the server's to check, so its message says why.
+ */
+export function parseSegmentRange(text: string): SegmentRange | null {
   const m = /^\s*\[?\s*(\d{1,6})\s*(?:-|\.\.|,)\s*(\d{1,6})\s*[)\]]?\s*$/.exec(text);
-  if (!m) throw new UsageError(`--holdout must be START-END in segments, e.g. --holdout 0-500 (got "${text}"); --clear-holdout removes it`);
-  return [Number(m[1]), Number(m[2])];
+  return m ? [Number(m[1]), Number(m[2])] : null;
+}
+
+export function holdoutFlag(text: string): SegmentRange {
+  const range = parseSegmentRange(text);
+  if (!range) throw new UsageError(`--holdout must be START-END in segments, e.g. --holdout 0-500 (got "${text}"); --clear-holdout removes it`);
+  return range;
 }
 
 function unitTypeFlag(value: unknown): UnitType {
