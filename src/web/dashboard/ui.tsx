@@ -149,6 +149,31 @@ export function ConfirmDialog(props: {
   );
 }
 
+/**
+ * The foot of a dialog's form: the refusal that names no field (announced),
+ * Cancel, and the submit button (`danger` for a stop or a delete).
+ */
+export function FormActions({ error, onCancel, submitLabel, disabled, danger }: { error: string | null | undefined; onCancel: () => void; submitLabel: ComponentChildren; disabled?: boolean; danger?: boolean }) {
+  return (
+    <>
+      <ErrorMessage error={error} />
+      <div class="actions">
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="submit" class={danger ? "danger" : undefined} disabled={disabled}>
+          {submitLabel}
+        </button>
+      </div>
+    </>
+  );
+}
+
+/** After a refusal is shown, the first field it named takes the focus (once the dialog has re-rendered), so the fix starts there. */
+export function focusFirstInvalid(): void {
+  setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+}
+
 /** A labelled input whose error is tied to it (aria-invalid + aria-describedby) and announced. */
 export function Field(props: {
   label: string;

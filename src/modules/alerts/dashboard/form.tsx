@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { Dialog, ErrorMessage, Field, errorsByField } from "../../../web/dashboard/ui";
+import { Dialog, Field, FormActions, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
 import type { Metric } from "../../metrics/dashboard/client";
 import { type AlertRule, COMPARATORS, COMPARATOR_LABELS, type Comparator, alertApi } from "./client";
 
@@ -62,7 +62,7 @@ export function AlertRuleDialog(props: { open: boolean; editing: AlertRule | nul
       const split = errorsByField(err, FIELDS);
       setFieldErrors(split.fields);
       setError(split.general);
-      setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -118,15 +118,7 @@ export function AlertRuleDialog(props: { open: boolean; editing: AlertRule | nul
         <Field label="Webhook URL" error={fieldErrors.notify} hint="Optional: where its notifications go; blank uses the project default.">
           {(attrs) => <input {...attrs} type="url" class="mono" value={form.webhookUrl} onInput={(e) => set("webhookUrl", e.currentTarget.value)} autoComplete="off" />}
         </Field>
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={props.onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            {editing ? "Save alert rule" : "Create alert rule"}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={props.onClose} submitLabel={editing ? "Save alert rule" : "Create alert rule"} disabled={busy} />
       </form>
     </Dialog>
   );

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { Dialog, ErrorMessage, Field } from "../../../web/dashboard/ui";
+import { Dialog, Field, FormActions, focusFirstInvalid } from "../../../web/dashboard/ui";
 import { ATTRIBUTE_TYPES, type Attribute, type AttributeType, TYPE_LABELS, attributeApi, errorsByField, splitList } from "./client";
 
 const FIELDS = ["name", "type", "enumValues", "description", "sdkPath"] as const;
@@ -75,8 +75,7 @@ export function AttributeDialog({ open, editing, onClose, onSaved }: { open: boo
       const split = errorsByField(err, isEnum ? FIELDS : FIELDS.filter((f) => f !== "enumValues"));
       setFieldErrors(split.fields);
       setError(split.general);
-      // The first field named takes the focus, so the fix starts there.
-      setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -115,15 +114,7 @@ export function AttributeDialog({ open, editing, onClose, onSaved }: { open: boo
         <Field label="SDK path" error={fieldErrors.sdkPath} hint="Where the SDK reads it from, e.g. user.email">
           {(attrs) => <input {...attrs} class="mono" value={form.sdkPath} onInput={(e) => set("sdkPath", e.currentTarget.value)} autoComplete="off" />}
         </Field>
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            {editing ? "Save attribute" : "Declare attribute"}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel={editing ? "Save attribute" : "Declare attribute"} disabled={busy} />
       </form>
     </Dialog>
   );

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { JsonEditor } from "../../../web/dashboard/json-editor";
-import { Dialog, ErrorMessage, Field } from "../../../web/dashboard/ui";
+import { Dialog, Field, FormActions } from "../../../web/dashboard/ui";
 import { configApi } from "./client";
 
 const STARTER_SCHEMA = `{
@@ -57,15 +57,7 @@ export function CreateConfigDialog({ open, onClose, onCreated }: { open: boolean
         <JsonEditor value={schema} label="JSON Schema of the new config" onChange={setSchema} />
         <p class="field-label">Value on every env at first</p>
         <JsonEditor value={value} label="First value of the new config (JSON)" onChange={setValue} />
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            Create config
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel="Create config" disabled={busy} />
       </form>
     </Dialog>
   );

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, Link, SecretOnce } from "../../../web/dashboard/ui";
-import { type Connector, EVENT_TYPES, PROVIDER_FORMS, PROVIDER_NAMES, type ProviderName, connectorApi, errorsByField } from "./client";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, SecretOnce, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
+import { type Connector, EVENT_TYPES, PROVIDER_FORMS, PROVIDER_NAMES, type ProviderName, connectorApi } from "./client";
 
 // errorsByField keys a detail by its leading letters: `config.url: …` is `config`, `events[0]: …` is `events`.
 const FIELDS = ["provider", "name", "events", "config", "fireToken", "apiKey", "appId", "privateKey", "installationId", "accessToken", "enabled"] as const;
@@ -103,7 +103,7 @@ export function ConnectorDialog({ open, editing, onClose, onSaved }: { open: boo
       setFieldErrors(split.fields);
       setSettingErrors(perSetting);
       setError(split.general ?? split.fields.config ?? null);
-      setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -188,15 +188,7 @@ export function ConnectorDialog({ open, editing, onClose, onSaved }: { open: boo
             ))}
           </fieldset>
         )}
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            {editing ? "Save connector" : "Create connector"}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel={editing ? "Save connector" : "Create connector"} disabled={busy} />
       </form>
     </Dialog>
   );

@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { ApiFailure, call } from "../../../web/dashboard/api";
-import { Dialog, ErrorMessage, Field, errorsByField } from "../../../web/dashboard/ui";
+import { Dialog, ErrorMessage, Field, FormActions, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
 import { type CatalogEvent, PROPERTY_TYPES, type PropertyType, eventApi } from "./client";
 
 const FIELDS = ["name", "folder", "description", "properties"] as const;
@@ -87,7 +87,7 @@ export function EventDialog({ open, editing, onClose, onSaved }: { open: boolean
       setPropertyError(row);
       setFieldErrors(row ? { ...split.fields, properties: undefined } : split.fields);
       setError(split.general);
-      setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -170,15 +170,7 @@ export function EventDialog({ open, editing, onClose, onSaved }: { open: boolean
             Add property
           </button>
         </fieldset>
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            {editing ? "Save event" : "Register event"}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel={editing ? "Save event" : "Register event"} disabled={busy} />
       </form>
     </Dialog>
   );

@@ -1,14 +1,9 @@
 import { type SegmentMark, SegmentBar } from "../../universes/dashboard/segments";
-import { holdoutText } from "../../universes/dashboard/client";
+import { drawable, holdoutText } from "../../universes/dashboard/client";
 import { SEGMENTS, allocationText, overlaps } from "./client";
 
 /** Another experiment's allocation in the same universe. */
 export type Neighbour = { name: string; allocation: readonly number[] };
-
-/** A typed range is drawable: whole segments, start below end, within the universe. */
-export function drawable(range: readonly number[] | null): range is [number, number] {
-  return !!range && range.length === 2 && range.every(Number.isInteger) && range[0]! >= 0 && range[0]! < range[1]! && range[1]! <= SEGMENTS;
-}
 
 const intersection = (a: readonly number[], b: readonly number[]): [number, number] => [Math.max(a[0]!, b[0]!), Math.min(a[1]!, b[1]!)];
 

@@ -21,18 +21,8 @@ export type WorseWhen = (typeof WORSE_WHEN)[number];
 export const loadExperiments = (query: { q?: string; status?: string } = {}) => call(experimentApi.api.admin.experiments.get({ query }));
 export const experimentOf = (ref: string) => experimentApi.api.admin.experiments({ id: ref });
 
-const NUMBER = new Intl.NumberFormat("en");
-
-/** The share of the universe's units an allocation takes, as a number of percent (0.5, 30). */
-export function allocationShare(range: readonly number[]): number {
-  return Number(((((range[1] ?? 0) - (range[0] ?? 0)) / SEGMENTS) * 100).toFixed(2));
-}
-
-/** "segments 0–2,999 (30 % of units)". */
-export function allocationText(range: readonly number[]): string {
-  const [start, end] = range as [number, number];
-  return `segments ${NUMBER.format(start)}–${NUMBER.format(end - 1)} (${allocationShare(range)} % of units)`;
-}
+/** An allocation is a range of the universe's segments, said as a holdout is: its share (30) and "segments 0–2,999 (30 % of units)". */
+export { segmentShare as allocationShare, segmentsText as allocationText } from "../../universes/dashboard/client";
 
 /** Whether two [start, end) ranges share a segment. */
 export const overlaps = (a: readonly number[], b: readonly number[]) => a[0]! < b[1]! && b[0]! < a[1]!;

@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { Badge, ConfirmDialog, Dialog, ErrorMessage, Field, Link, Loading, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { Badge, ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { loadUniverses } from "../../universes/dashboard/client";
 import { AllocationDrawing } from "./allocation";
@@ -117,15 +117,7 @@ function StopDialog({ experiment, open, onClose, onStopped }: { experiment: Expe
         <Field label="Reason" error={errors.get("reason")} hint="Kept with the outcome and in the audit trail, e.g. +4.1 % purchases, p = 0.003.">
           {(attrs) => <textarea {...attrs} rows={2} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />}
         </Field>
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="danger" disabled={busy || (decision === "ship" && !variant)}>
-            {decision === "ship" ? `Stop and ship ${variant}` : "Stop and roll back"}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel={decision === "ship" ? `Stop and ship ${variant}` : "Stop and roll back"} disabled={busy || (decision === "ship" && !variant)} danger />
       </form>
     </Dialog>
   );

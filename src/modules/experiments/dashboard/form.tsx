@@ -1,10 +1,10 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, Link, Loading, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
 import { gateApi } from "../../gates/dashboard/client";
 import { loadMetrics } from "../../metrics/dashboard/client";
-import { loadUniverses } from "../../universes/dashboard/client";
-import { AllocationDrawing, drawable } from "./allocation";
+import { drawable, loadUniverses } from "../../universes/dashboard/client";
+import { AllocationDrawing } from "./allocation";
 import { ENVS, type Env, type Experiment, WORSE_WHEN, type WorseWhen, allocationShare, errorAt, errorsByPath, experimentApi, experimentOf, loadExperiments } from "./client";
 
 let nextKey = 0;
@@ -129,7 +129,7 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
     if (local.size > 0) {
       setErrors(local);
       setError(null);
-      setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+      focusFirstInvalid();
       return;
     }
     const body = {
@@ -154,7 +154,7 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
       const split = errorsByPath(err);
       setErrors(split.paths);
       setError(split.general);
-      setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -471,15 +471,7 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
             </fieldset>
           </>
         )}
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy || !data}>
-            {editing ? "Save experiment" : "Create experiment"}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel={editing ? "Save experiment" : "Create experiment"} disabled={busy || !data} />
       </form>
     </Dialog>
   );

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { ApiFailure, call, describeError } from "../../../web/dashboard/api";
-import { Dialog, ErrorMessage, Field, useLoad } from "../../../web/dashboard/ui";
+import { Dialog, Field, FormActions, useLoad } from "../../../web/dashboard/ui";
 import { gateApi } from "./client";
 import { conditionsSummary, loadTemplates } from "./templates";
 
@@ -69,15 +69,7 @@ export function CreateGateDialog({ open, onClose, onCreated }: { open: boolean; 
             "It starts with no rules on every env: off for everyone until you publish some."
           )}
         </p>
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            Create gate
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel="Create gate" disabled={busy} />
       </form>
     </Dialog>
   );

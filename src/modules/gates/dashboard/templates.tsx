@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, Link, Loading, SearchBox, Status, errorsByField, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, SearchBox, Status, errorsByField, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
 import { gateApi } from "./client";
 
 export type GateTemplate = NonNullable<Awaited<ReturnType<typeof gateApi.api.admin.gates.templates.get>>["data"]>[number];
@@ -17,8 +17,6 @@ export function conditionsSummary(conditions: Condition[]): string {
   return conditions.map((c) => (c.value === undefined ? `${c.attr} ${c.op}` : `${c.attr} ${c.op} ${JSON.stringify(c.value)}`)).join(" and ");
 }
 
-
-const focusInvalid = () => setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
 
 const EXAMPLE_CONDITIONS = '[\n  { "attr": "email", "op": "ends_with", "value": "@example.com" }\n]';
 const TEMPLATE_FIELDS = ["name", "description", "category", "rules"] as const;
@@ -50,13 +48,13 @@ function CreateTemplateDialog({ open, onClose, onCreated }: { open: boolean; onC
     } catch (err) {
       setFieldErrors({ rules: `Not valid JSON: ${(err as Error).message}` });
       setError(null);
-      focusInvalid();
+      focusFirstInvalid();
       return;
     }
     if (!Array.isArray(rules)) {
       setFieldErrors({ rules: 'The conditions are a JSON list, e.g. [{"attr": "country", "op": "in", "value": ["de"]}]' });
       setError(null);
-      focusInvalid();
+      focusFirstInvalid();
       return;
     }
     setBusy(true);
@@ -69,7 +67,7 @@ function CreateTemplateDialog({ open, onClose, onCreated }: { open: boolean; onC
       const split = errorsByField(err, TEMPLATE_FIELDS);
       setFieldErrors(split.fields);
       setError(split.general);
-      focusInvalid();
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -89,15 +87,7 @@ function CreateTemplateDialog({ open, onClose, onCreated }: { open: boolean; onC
         <Field label="Conditions (JSON)" error={fieldErrors.rules} hint='A list of {"attr", "op", "value"}, all of which must hold; [] holds for everyone.'>
           {(attrs) => <textarea {...attrs} class="editor mono" rows={6} spellcheck={false} value={conditions} onInput={(e) => setConditions(e.currentTarget.value)} />}
         </Field>
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            Create template
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel="Create template" disabled={busy} />
       </form>
     </Dialog>
   );
@@ -134,7 +124,7 @@ function GateFromTemplateDialog({ template, onClose }: { template: GateTemplate 
       const split = errorsByField(err, GATE_FIELDS);
       setFieldErrors(split.fields);
       setError(split.general);
-      focusInvalid();
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -152,15 +142,7 @@ function GateFromTemplateDialog({ template, onClose }: { template: GateTemplate 
           <Field label="Pass percentage" error={fieldErrors.passPercentage} hint="0 to 100: the share of matching units that pass.">
             {(attrs) => <input {...attrs} type="number" min={0} max={100} step="any" value={percentage} onInput={(e) => setPercentage(e.currentTarget.value)} />}
           </Field>
-          <ErrorMessage error={error} />
-          <div class="actions">
-            <button type="button" class="secondary" onClick={onClose}>
-              Cancel
-            </button>
-            <button type="submit" disabled={busy}>
-              Create gate
-            </button>
-          </div>
+          <FormActions error={error} onCancel={onClose} submitLabel="Create gate" disabled={busy} />
         </form>
       )}
     </Dialog>

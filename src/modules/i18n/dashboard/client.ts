@@ -18,5 +18,3 @@ export const loadPublishing = async () => (await call(projectApi.api.admin.proje
 /** The server's key rule (src/modules/i18n/service.ts KEY_PATTERN), for the form's hint. */
 export const KEY_HINT = "1 to 200 of A-Z a-z 0-9 _ . : -, e.g. checkout.button.pay";
 export const VALUE_MAX = 10_000;
-
-export { errorsByField } from "../../../web/dashboard/ui";

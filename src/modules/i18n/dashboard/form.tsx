@@ -1,9 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, call, describeError } from "../../../web/dashboard/api";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, Link } from "../../../web/dashboard/ui";
-import { KEY_HINT, type Profile, type TranslationKey, VALUE_MAX, errorsByField, i18nApi } from "./client";
-
-const focusInvalid = () => setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+import { ConfirmDialog, Dialog, Field, FormActions, Link, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
+import { KEY_HINT, type Profile, type TranslationKey, VALUE_MAX, i18nApi } from "./client";
 
 /** Create a profile (`editing` null) or rename one / change its locale. Refusals land on the field they name. */
 export function ProfileDialog({ open, editing, onClose, onSaved }: { open: boolean; editing: Profile | null; onClose: () => void; onSaved: (p: Profile) => void }) {
@@ -37,7 +35,7 @@ export function ProfileDialog({ open, editing, onClose, onSaved }: { open: boole
       const split = errorsByField(err, ["name", "locale"] as const);
       setFieldErrors(split.fields);
       setError(split.general);
-      focusInvalid();
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -53,15 +51,7 @@ export function ProfileDialog({ open, editing, onClose, onSaved }: { open: boole
           {(attrs) => <input {...attrs} required value={locale} onInput={(e) => setLocale(e.currentTarget.value)} autoComplete="off" spellcheck={false} />}
         </Field>
         {editing && <p class="hint">Its {editing.keyCount} keys move with it: SDKs find them under the new locale.</p>}
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            {editing ? "Save profile" : "Create profile"}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel={editing ? "Save profile" : "Create profile"} disabled={busy} />
       </form>
     </Dialog>
   );
@@ -140,7 +130,7 @@ export function KeyDialog({
         if (pushed.skipped_count > 0) {
           setFieldErrors({ key: `${key.trim()} is already in ${profile.name}: edit it in the table instead (adding never changes a key)` });
           setError(null);
-          focusInvalid();
+          focusFirstInvalid();
           return;
         }
         onSaved(key.trim(), true);
@@ -149,7 +139,7 @@ export function KeyDialog({
       const split = keyErrors(err);
       setFieldErrors({ key: split.key, value: split.value });
       setError(split.general);
-      focusInvalid();
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -170,15 +160,7 @@ export function KeyDialog({
         <Field label="Value" error={fieldErrors.value} hint={`The text in ${profile.locale}, at most ${VALUE_MAX.toLocaleString("en")} characters; {name} placeholders are filled by the SDK's t(key, {vars}).`}>
           {(attrs) => <textarea {...attrs} rows={4} value={value} onInput={(e) => setValue(e.currentTarget.value)} />}
         </Field>
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            {editing ? "Save key" : "Add key"}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel={editing ? "Save key" : "Add key"} disabled={busy} />
       </form>
     </Dialog>
   );

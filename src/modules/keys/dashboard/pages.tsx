@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { apiOf, call } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, Loading, SecretOnce, Status, When, useLoad, useSecretMint } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Loading, SecretOnce, Status, When, useLoad, useSecretMint } from "../../../web/dashboard/ui";
 import type { keyRoutes } from "../routes";
 
 const keyApi = apiOf<ReturnType<typeof keyRoutes>>();
@@ -46,15 +46,7 @@ function MintKeyDialog({ open, onClose, onMinted }: { open: boolean; onClose: ()
           <Field label="Name" hint="Tells keys apart in lists, e.g. checkout-api (prod).">
             {(attrs) => <input {...attrs} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} autoComplete="off" />}
           </Field>
-          <ErrorMessage error={error} />
-          <div class="actions">
-            <button type="button" class="secondary" onClick={close}>
-              Cancel
-            </button>
-            <button type="submit" disabled={busy}>
-              Create key
-            </button>
-          </div>
+          <FormActions error={error} onCancel={close} submitLabel="Create key" disabled={busy} />
         </form>
       )}
     </Dialog>

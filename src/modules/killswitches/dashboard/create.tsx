@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { ApiFailure, call, describeError } from "../../../web/dashboard/api";
-import { Dialog, ErrorMessage, Field } from "../../../web/dashboard/ui";
+import { Dialog, Field, FormActions } from "../../../web/dashboard/ui";
 import { killswitchApi } from "./client";
 
 /** New killswitch: a name (checked by the server, its error shown on the field), a description and a starting value. */
@@ -44,15 +44,7 @@ export function CreateKillswitchDialog({ open, onClose, onCreated }: { open: boo
             <input type="checkbox" checked={value} onChange={(e) => setValue((e.target as HTMLInputElement).checked)} /> On at first, on every env
           </label>
         </div>
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            Create killswitch
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel="Create killswitch" disabled={busy} />
       </form>
     </Dialog>
   );

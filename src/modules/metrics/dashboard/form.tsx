@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, Link, Loading, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, loadCatalog } from "../../events/dashboard/client";
 import {
   type DraftFilter,
@@ -66,7 +66,7 @@ export function MetricDialog({ open, editing, onClose, onSaved }: { open: boolea
       const split = errorsByPath(err);
       setErrors(split.paths);
       setError(split.general);
-      setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -122,15 +122,7 @@ export function MetricDialog({ open, editing, onClose, onSaved }: { open: boolea
         ) : (
           partEditor("main")
         )}
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            {editing ? "Save metric" : "Create metric"}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel={editing ? "Save metric" : "Create metric"} disabled={busy} />
       </form>
     </Dialog>
   );

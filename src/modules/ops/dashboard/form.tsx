@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { Dialog, ErrorMessage, Field, errorsByField } from "../../../web/dashboard/ui";
+import { Dialog, Field, FormActions, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
 import { PRIORITIES, PRIORITY_LABELS, type Priority, type QueueItem, opsApi } from "./client";
 
 const FIELDS = ["type", "title", "priority", "stepsToReproduce", "actualResult", "expectedResult", "useCase"] as const;
@@ -74,7 +74,7 @@ export function ItemDialog({ open, editing, onClose, onSaved }: { open: boolean;
       const split = errorsByField(err, FIELDS);
       setFieldErrors(split.fields);
       setError(split.general);
-      setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -114,15 +114,7 @@ export function ItemDialog({ open, editing, onClose, onSaved }: { open: boolean;
             {(attrs) => <textarea {...attrs} rows={3} value={form[t.key]} onInput={(e) => set(t.key, e.currentTarget.value)} />}
           </Field>
         ))}
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            {editing ? "Save item" : "File item"}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel={editing ? "Save item" : "File item"} disabled={busy} />
       </form>
     </Dialog>
   );

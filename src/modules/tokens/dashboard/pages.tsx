@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { apiOf, call } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, Loading, SecretOnce, Status, When, useLoad, useSecretMint } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Loading, SecretOnce, Status, When, useLoad, useSecretMint } from "../../../web/dashboard/ui";
 import type { tokenRoutes } from "../routes";
 
 const tokenApi = apiOf<ReturnType<typeof tokenRoutes>>();
@@ -39,15 +39,7 @@ function MintTokenDialog({ open, onClose, onMinted }: { open: boolean; onClose: 
               </select>
             )}
           </Field>
-          <ErrorMessage error={error} />
-          <div class="actions">
-            <button type="button" class="secondary" onClick={close}>
-              Cancel
-            </button>
-            <button type="submit" disabled={busy || !name.trim()}>
-              Create token
-            </button>
-          </div>
+          <FormActions error={error} onCancel={close} submitLabel="Create token" disabled={busy || !name.trim()} />
         </form>
       )}
     </Dialog>

@@ -20,12 +20,23 @@ export const loadUniverses = () => call(universeApi.api.admin.universes.get({ qu
 
 const NUMBER = new Intl.NumberFormat("en");
 
-/** "segments 0–499 (5 % of units)", or "no holdout". */
-export function holdoutText(range: readonly number[] | null): string {
-  if (!range || range.length !== 2) return "no holdout";
-  const [start, end] = range as [number, number];
-  const share = Number((((end - start) / SEGMENTS) * 100).toFixed(2));
-  return `segments ${NUMBER.format(start)}–${NUMBER.format(end - 1)} (${share} % of units)`;
+/** The share of the universe's units a [start, end) range of segments holds, as a number of percent (0.5, 30). */
+export function segmentShare(range: readonly number[]): number {
+  return Number(((((range[1] ?? 0) - (range[0] ?? 0)) / SEGMENTS) * 100).toFixed(2));
 }
 
-export { errorsByField } from "../../../web/dashboard/ui";
+/** A range of segments, a holdout or an experiment's allocation: "segments 0–2,999 (30 % of units)". */
+export function segmentsText(range: readonly number[]): string {
+  const [start, end] = range as [number, number];
+  return `segments ${NUMBER.format(start)}–${NUMBER.format(end - 1)} (${segmentShare(range)} % of units)`;
+}
+
+/** "segments 0–499 (5 % of units)", or "no holdout". */
+export function holdoutText(range: readonly number[] | null): string {
+  return range && range.length === 2 ? segmentsText(range) : "no holdout";
+}
+
+/** A typed range can be drawn: whole segments, start below end, within the universe. */
+export function drawable(range: readonly number[] | null): range is [number, number] {
+  return !!range && range.length === 2 && range.every(Number.isInteger) && range[0]! >= 0 && range[0]! < range[1]! && range[1]! <= SEGMENTS;
+}

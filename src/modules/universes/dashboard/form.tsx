@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, Link } from "../../../web/dashboard/ui";
-import { SEGMENTS, UNIT_TYPES, UNIT_TYPE_LABELS, type UnitType, type Universe, errorsByField, universeApi } from "./client";
+import { ConfirmDialog, Dialog, Field, FormActions, Link, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
+import { SEGMENTS, UNIT_TYPES, UNIT_TYPE_LABELS, type UnitType, type Universe, drawable, universeApi } from "./client";
 import { SegmentBar } from "./segments";
 
 // errorsByField keys a detail by its leading letters: `holdout_range: …` is `holdout`, `unit_type: …` is `unit`.
@@ -52,7 +52,7 @@ export function UniverseDialog({ open, editing, onClose, onSaved }: { open: bool
 
   const set = <K extends keyof Form>(key: K, value: Form[K]) => setForm((f) => ({ ...f, [key]: value }));
   const preview = holdoutOf(form);
-  const previewable = preview === null || (preview.every(Number.isInteger) && preview[0]! >= 0 && preview[0]! < preview[1]! && preview[1]! <= SEGMENTS);
+  const previewable = preview === null || drawable(preview);
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -73,7 +73,7 @@ export function UniverseDialog({ open, editing, onClose, onSaved }: { open: bool
       const split = errorsByField(err, form.holdout ? FIELDS : FIELDS.filter((f) => f !== "holdout"));
       setFieldErrors(split.fields);
       setError(split.general);
-      setTimeout(() => document.querySelector<HTMLElement>('dialog[open] [aria-invalid="true"]')?.focus(), 0);
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -127,15 +127,7 @@ export function UniverseDialog({ open, editing, onClose, onSaved }: { open: bool
             Salt <span class="mono">{editing.salt}</span>: fixed for the universe's life, so every unit keeps its segment.
           </p>
         )}
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            {editing ? "Save universe" : "Create universe"}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} submitLabel={editing ? "Save universe" : "Create universe"} disabled={busy} />
       </form>
     </Dialog>
   );
