@@ -58,17 +58,19 @@ export function intFlag(value: unknown, flag: string, min: number, max: number):
   return n;
 }
 
+/** The text of the file a flag's `@FILE` value names (a usage error naming the flag when it cannot be read). */
+export function flagFile(text: string, flag: string): string {
+  try {
+    return readFileSync(text.slice(1), "utf8");
+  } catch (err) {
+    throw new UsageError(`--${flag} ${text}: cannot read ${text.slice(1)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+}
+
 /** A JSON flag: inline JSON, or `@FILE` to read it from a file. */
 export function jsonFlag(text: unknown, flag: string): unknown {
   if (typeof text !== "string") throw new UsageError(`--${flag} JSON is required`);
-  let source = text;
-  if (text.startsWith("@")) {
-    try {
-      source = readFileSync(text.slice(1), "utf8");
-    } catch (err) {
-      throw new UsageError(`--${flag} ${text}: cannot read ${text.slice(1)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    }
-  }
+  const source = text.startsWith("@") ? flagFile(text, flag) : text;
   try {
     return JSON.parse(source);
   } catch {

@@ -1,8 +1,7 @@
-import { readFileSync } from "node:fs";
 import { UsageError } from "../lib/config";
-import { OUTBOX_EVENT_TYPES } from "../lib/outbox";
+import { OUTBOX_EVENT_TYPES } from "../lib/outbox-types";
 import type { Connector, ConnectorDetail, Delivery } from "../modules/connectors/service";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, intFlag, jsonFlag, list, openClient, str, table, when } from "./client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, flagFile, intFlag, jsonFlag, list, openClient, str, table, when } from "./client-command";
 import type { ArgValues, Command, Flag } from "./command";
 
 const CONNECTORS = "/api/admin/connectors";
@@ -28,12 +27,7 @@ const CONFIG_FLAG: Flag = { type: "string", value: "JSON", help: 'Provider setti
 const SET_FLAG: Flag = { type: "string", value: "KEY=VALUE", multiple: true, help: "One config setting (repeatable), e.g. --set channel=#alerts" };
 
 function secretValue(text: string, flag: string): string {
-  if (!text.startsWith("@")) return text;
-  try {
-    return readFileSync(text.slice(1), "utf8").replace(/\r?\n$/, "");
-  } catch (err) {
-    throw new UsageError(`--${flag} ${text}: cannot read ${text.slice(1)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
+  return text.startsWith("@") ? flagFile(text, flag).replace(/\r?\n$/, "") : text;
 }
 
 function credentials(values: ArgValues): Record<string, string> {
@@ -59,6 +53,18 @@ function config(values: ArgValues): Record<string, unknown> | undefined {
     out[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return out;
+}
+
+/** The body fields create and update share: credentials, --name, --event, --config and --set (only those given). */
+function connectorFields(values: ArgValues): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...credentials(values) };
+  const name = str(values, "name");
+  if (name !== undefined) body.name = name;
+  const events = list(values, "event");
+  if (events.length > 0) body.events = events;
+  const cfg = config(values);
+  if (cfg !== undefined) body.config = cfg;
+  return body;
 }
 
 const state = (c: Connector) => (c.enabled ? "enabled" : c.kind === "oauth" && !c.hasCredentials ? "not connected" : "disabled");
@@ -144,13 +150,7 @@ export const connectorsCommand: Command = {
       async run({ values, positionals }) {
         const provider = positionals[0]!;
         if (!PROVIDERS.includes(provider)) throw new UsageError(`<provider> must be one of ${PROVIDERS.join(", ")} (got "${provider}")`);
-        const body: Record<string, unknown> = { provider, ...credentials(values) };
-        const name = str(values, "name");
-        if (name !== undefined) body.name = name;
-        const events = list(values, "event");
-        if (events.length > 0) body.events = events;
-        const cfg = config(values);
-        if (cfg !== undefined) body.config = cfg;
+        const body = { provider, ...connectorFields(values) };
         const client = openClient(values);
         const created = await client.request<{ id: string; secret?: string }>("POST", CONNECTORS, { body });
         const c = await client.request<ConnectorDetail>("GET", base(created.id));
@@ -171,13 +171,7 @@ export const connectorsCommand: Command = {
       examples: ["svc connectors update 0b6f… --set channel=#ops", "svc connectors update 0b6f… --event bug.created --event error.new"],
       flags: { name: { type: "string", value: "NAME", help: "A new name for the connector" }, event: EVENT_FLAG, config: CONFIG_FLAG, set: SET_FLAG, ...credentialFlags, ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const body: Record<string, unknown> = { ...credentials(values) };
-        const name = str(values, "name");
-        if (name !== undefined) body.name = name;
-        const events = list(values, "event");
-        if (events.length > 0) body.events = events;
-        const cfg = config(values);
-        if (cfg !== undefined) body.config = cfg;
+        const body = connectorFields(values);
         if (Object.keys(body).length === 0) throw new UsageError("nothing to change: give --name, --event, --config, --set or a credential flag");
         const c = await openClient(values).request<Connector>("PATCH", base(positionals[0]!), { body });
         emit(values.json, c, () => `Updated connector ${c.name}:\n${connectorText(c).split("\n").slice(1).join("\n")}`);

@@ -1,6 +1,6 @@
 import { Elysia, t, type TSchema } from "elysia";
 import type { ObjectOptions, TProperties } from "@sinclair/typebox";
-import { type ApiError, ErrorBodySchema, badRequest, validation } from "./errors";
+import { ApiError, ErrorBodySchema, badRequest, validation } from "./errors";
 import { randomBase62 } from "./ids";
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -127,20 +127,26 @@ export { ErrorBodySchema };
 const BODY_ERROR = Symbol("body error");
 type ParsedBody = Record<string, unknown> & { [BODY_ERROR]?: ApiError };
 
-async function parseJsonObject({ request }: { request: Request }): Promise<ParsedBody> {
-  const text = await request.text();
-  if (text.trim() === "") return {};
+/** A body's text as a JSON object, or why it is not one: BAD_REQUEST for bad JSON, VALIDATION for anything but an object. */
+export function jsonObjectOf(text: string): Record<string, unknown> | ApiError {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    return { [BODY_ERROR]: badRequest("Malformed request body", "body: expected valid JSON") };
+    return badRequest("Malformed request body", "body: expected valid JSON");
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     const got = Array.isArray(parsed) ? "an array" : parsed === null ? "null" : typeof parsed;
-    return { [BODY_ERROR]: validation("Request body must be a JSON object", `(body): expected an object, got ${got}`) };
+    return validation("Request body must be a JSON object", `(body): expected an object, got ${got}`);
   }
-  return parsed as ParsedBody;
+  return parsed as Record<string, unknown>;
+}
+
+async function parseJsonObject({ request }: { request: Request }): Promise<ParsedBody> {
+  const text = await request.text();
+  if (text.trim() === "") return {};
+  const body = jsonObjectOf(text);
+  return body instanceof ApiError ? { [BODY_ERROR]: body } : body;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { newId, nowIso } from "./ids";
+import type { OutboxEventType } from "./outbox-types";
 import type { Migration, Tx } from "./store";
 
 /**
@@ -13,18 +14,7 @@ import type { Migration, Tx } from "./store";
  * Event types and their payloads are listed in OUTBOX_EVENT_TYPES; a module
  * emitting one keeps its payload to the documented shape.
  */
-export const OUTBOX_EVENT_TYPES = [
-  "bug.created",
-  "feature_request.created",
-  "ticket.approved",
-  "alert.firing",
-  "alert.resolved",
-  "error.new",
-  "error.regressed",
-  "config.published",
-  "killswitch.toggled",
-] as const;
-export type OutboxEventType = (typeof OUTBOX_EVENT_TYPES)[number];
+export { OUTBOX_EVENT_TYPES, type OutboxEventType } from "./outbox-types";
 
 /** Wakes the drainer of this server at once (other servers find the row on their next poll). */
 export const OUTBOX_CHANNEL = "outbox";

@@ -1,9 +1,13 @@
+import { expect } from "bun:test";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import type { Subprocess } from "bun";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { Browser, MailCapture, signInWithMagicLink, testClock } from "../browser";
 import { startTestServer, tempDir, type TestServer } from "../helpers";
-import { SVC_SOURCE, type RunResult } from "./process";
+import { ROOT, SVC_SOURCE, type RunResult } from "./process";
 
 /** Variables of the parent that would change what the CLI under test does. */
 const CLIENT_ENV = ["SERVICE_CLI_TOKEN", "SERVICE_URL", "SERVICE_CONFIG_DIR", "BROWSER", "HOME", "PORT", "HOST", "SERVICE_DATA_DIR", "SERVICE_STORE_URL"];
@@ -46,6 +50,29 @@ export function envFor(box: Sandbox, extra: Record<string, string | undefined> =
     else env[k] = v;
   }
   return env;
+}
+
+/**
+ * `svc mcp` on the sandbox, as an agent starts it. `call` answers a tool's
+ * text and whether it is an error (a content other than text throws);
+ * `body` a tool's JSON answer, expecting it not to be an error.
+ */
+export async function mcpSession(box: Sandbox, env: Record<string, string>) {
+  const transport = new StdioClientTransport({ command: SVC_SOURCE[0]!, args: [...SVC_SOURCE.slice(1), "mcp"], env: envFor(box, env), cwd: ROOT, stderr: "pipe" });
+  const client = new Client({ name: "svc-test", version: "1.0.0" });
+  await client.connect(transport);
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+    const first = r.content[0]!;
+    if (first.type !== "text") throw new Error("expected text content");
+    return { isError: r.isError ?? false, text: first.text };
+  };
+  const body = async (name: string, args: Record<string, unknown>) => {
+    const r = await call(name, args);
+    expect([name, r.isError]).toEqual([name, false]);
+    return JSON.parse(r.text);
+  };
+  return { client, call, body, close: () => client.close() };
 }
 
 export type LiveSvc = {

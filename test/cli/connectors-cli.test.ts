@@ -1,13 +1,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { verify } from "../../src/modules/connectors/signing";
 import { VendorStandIn, standInEnv, withEnv } from "../support/vendor-standin";
-import { type ClientTestServer, type Sandbox, envFor, removeSandboxes, sandbox, startClientTestServer, svc, svcJson } from "./client-helpers";
-import { ROOT, SVC_SOURCE } from "./process";
+import { type ClientTestServer, type Sandbox, mcpSession, removeSandboxes, sandbox, startClientTestServer, svc, svcJson } from "./client-helpers";
 
 // Each test spawns the CLI several times.
 setDefaultTimeout(120_000);
@@ -109,15 +105,7 @@ describe("svc connectors", () => {
   });
 
   test("MCP: list_connectors and list_connector_deliveries are read-only and answer what the API does", async () => {
-    const transport = new StdioClientTransport({ command: SVC_SOURCE[0]!, args: [...SVC_SOURCE.slice(1), "mcp"], env: { ...envFor(box, env), PATH: process.env.PATH ?? "" }, cwd: ROOT, stderr: "pipe" });
-    const client = new Client({ name: "svc-test", version: "1.0.0" });
-    await client.connect(transport);
-    const call = async (name: string, args: Record<string, unknown>) => {
-      const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-      const first = r.content[0]!;
-      if (first.type !== "text") throw new Error("expected text content");
-      return { isError: r.isError ?? false, text: first.text };
-    };
+    const { client, call, close } = await mcpSession(box, env);
     try {
       const { tools } = await client.listTools();
       for (const name of ["list_connectors", "list_connector_deliveries"]) {
@@ -134,7 +122,7 @@ describe("svc connectors", () => {
       const missing = await call("list_connector_deliveries", { id: "nope" });
       expect(missing.isError).toBe(true);
     } finally {
-      await client.close();
+      await close();
     }
   });
 

@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { auditOf } from "../../src/lib/audit";
 import { batchesOf, keysOfFile } from "../../src/cli/i18n";
-import { removeSandboxes, sandbox, svc, svcJson, type Sandbox } from "./client-helpers";
-import { ROOT, SVC_SOURCE } from "./process";
+import { mcpSession, removeSandboxes, sandbox, svc, svcJson, type Sandbox } from "./client-helpers";
+import { SVC_SOURCE } from "./process";
 import { startTestServer, type TestServer } from "../helpers";
 
 // Each test spawns the CLI several times.
@@ -197,36 +194,20 @@ describe("svc i18n (as a user runs it)", () => {
   });
 
   test("svc mcp: list_i18n_profiles, list_i18n_keys and push_i18n_keys answer as the API does", async () => {
-    const transport = new StdioClientTransport({
-      command: SVC_SOURCE[0]!,
-      args: [...SVC_SOURCE.slice(1), "mcp"],
-      env: { PATH: process.env.PATH ?? "", HOME: box.home, SERVICE_CONFIG_DIR: box.configDir, ...env },
-      cwd: ROOT,
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "i18n-test", version: "1.0.0" });
-    await client.connect(transport);
-    const text = (result: unknown) => {
-      const first = (result as CallToolResult).content[0]!;
-      return first.type === "text" ? first.text : "";
-    };
+    const { client, call, body, close } = await mcpSession(box, env);
     try {
       const { tools } = await client.listTools();
       for (const name of ["list_i18n_profiles", "list_i18n_keys"]) expect(tools.find((t) => t.name === name)?.annotations).toMatchObject({ readOnlyHint: true });
       expect(tools.find((t) => t.name === "push_i18n_keys")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
-      const profiles = await client.callTool({ name: "list_i18n_profiles", arguments: {} });
-      expect(JSON.parse(text(profiles))).toEqual((await ts.api("/api/admin/i18n/profiles")).body);
-      const pushed = await client.callTool({ name: "push_i18n_keys", arguments: { profile: "web-de", keys: { "mcp.one": "Eins", "checkout.pay": "nope" } } });
-      expect(JSON.parse(text(pushed))).toEqual({ added: ["mcp.one"], skipped: ["checkout.pay"], pushed_count: 1, skipped_count: 1 });
-      const keys = await client.callTool({ name: "list_i18n_keys", arguments: { profile: "web-de", q: "MCP" } });
-      expect(JSON.parse(text(keys)).map((k: any) => [k.key, k.value])).toEqual([["mcp.one", "Eins"]]);
-      const all = await client.callTool({ name: "list_i18n_keys", arguments: {} });
-      expect(JSON.parse(text(all))).toEqual((await ts.api("/api/admin/i18n/keys")).body);
-      const missing = await client.callTool({ name: "list_i18n_keys", arguments: { profile: "never" } });
-      expect((missing as CallToolResult).isError).toBe(true);
-      expect(text(missing)).toContain("NOT_FOUND");
+      expect(await body("list_i18n_profiles", {})).toEqual((await ts.api("/api/admin/i18n/profiles")).body);
+      expect(await body("push_i18n_keys", { profile: "web-de", keys: { "mcp.one": "Eins", "checkout.pay": "nope" } })).toEqual({ added: ["mcp.one"], skipped: ["checkout.pay"], pushed_count: 1, skipped_count: 1 });
+      expect((await body("list_i18n_keys", { profile: "web-de", q: "MCP" })).map((k: any) => [k.key, k.value])).toEqual([["mcp.one", "Eins"]]);
+      expect(await body("list_i18n_keys", {})).toEqual((await ts.api("/api/admin/i18n/keys")).body);
+      const missing = await call("list_i18n_keys", { profile: "never" });
+      expect(missing.isError).toBe(true);
+      expect(missing.text).toContain("NOT_FOUND");
     } finally {
-      await client.close();
+      await close();
     }
   });
 });

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { auditOf } from "../../src/lib/audit";
-import { envFor, removeSandboxes, sandbox, startClientTestServer, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
-import { ROOT, SVC_SOURCE } from "./process";
+import { mcpSession, removeSandboxes, sandbox, startClientTestServer, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
 
 // Each test spawns the CLI several times.
 setDefaultTimeout(120_000);
@@ -135,26 +131,7 @@ describe("svc ops", () => {
   });
 
   test("list_queue_items and get_queue_item answer what the API does, read-only", async () => {
-    const transport = new StdioClientTransport({
-      command: SVC_SOURCE[0]!,
-      args: [...SVC_SOURCE.slice(1), "mcp"],
-      env: { ...envFor(box, env), PATH: process.env.PATH ?? "" },
-      cwd: ROOT,
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "svc-test", version: "1.0.0" });
-    await client.connect(transport);
-    const call = async (name: string, args: Record<string, unknown>) => {
-      const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-      const first = r.content[0]!;
-      if (first.type !== "text") throw new Error("expected text content");
-      return { isError: r.isError ?? false, text: first.text };
-    };
-    const body = async (name: string, args: Record<string, unknown>) => {
-      const r = await call(name, args);
-      expect([name, r.isError]).toEqual([name, false]);
-      return JSON.parse(r.text);
-    };
+    const { client, call, body, close } = await mcpSession(box, env);
     try {
       const { tools } = await client.listTools();
       for (const name of ["list_queue_items", "get_queue_item"]) {
@@ -170,7 +147,7 @@ describe("svc ops", () => {
       expect(missing.text).toContain("not found");
       expect((await call("list_queue_items", { status: "closed" })).isError).toBe(true);
     } finally {
-      await client.close();
+      await close();
     }
   });
 });

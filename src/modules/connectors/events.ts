@@ -1,4 +1,4 @@
-import { OUTBOX_EVENT_TYPES, type OutboxEventType } from "../../lib/outbox";
+import type { OutboxEventType } from "../../lib/outbox";
 
 /**
  * What a delivery carries. Webhooks get this envelope as their JSON body;
@@ -68,8 +68,6 @@ export const EVENT_PAYLOADS: Record<OutboxEventType, { when: string; fields: str
     example: { killswitchId: "ksw_6Yp3", name: "checkout", env: "prod", action: "killswitch.toggle", version: 12, value: false, switches: {}, switchKey: null, previous: true, actor: "owner@example.com" },
   },
 };
-
-export const EVENT_TYPES: readonly string[] = OUTBOX_EVENT_TYPES;
 
 /** One Markdown list of every event type with its payload (OpenAPI descriptions). */
 export function eventPayloadsMarkdown(): string {

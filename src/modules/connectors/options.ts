@@ -64,7 +64,8 @@ const URL_ENV: Record<keyof VendorUrls, string> = {
 export type OAuthClient = { clientId: string; clientSecret: string };
 export type OAuthProvider = "slack" | "linear" | "google_sheets";
 
-const OAUTH_ENV: Record<OAuthProvider, string> = { slack: "SLACK", linear: "LINEAR", google_sheets: "GOOGLE" };
+/** The <VENDOR> of SERVICE_<VENDOR>_CLIENT_ID and SERVICE_<VENDOR>_CLIENT_SECRET. */
+export const OAUTH_ENV: Record<OAuthProvider, string> = { slack: "SLACK", linear: "LINEAR", google_sheets: "GOOGLE" };
 
 export type ConnectorOptions = {
   /** Where `secret.key` is created when SERVICE_SECRET_KEY is not set (default: the server's data dir). */

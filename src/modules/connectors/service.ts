@@ -5,15 +5,16 @@ import { newId, newUuid, nowIso, pkceChallenge, randomBase62, sha256Hex } from "
 import type { ServiceContext } from "../../lib/module";
 import { OUTBOX_CHANNEL, OUTBOX_EVENT_TYPES } from "../../lib/outbox";
 import type { Queryable } from "../../lib/store";
-import { CONTROL_CHARS } from "../../lib/validate";
+import { CONTROL_CHARS, checkLimit } from "../../lib/validate";
 import type { SendTarget } from "./adapters";
 import { Drainer } from "./drainer";
 import { samplePayload } from "./events";
 import { OAuthError, type OAuthTokens, authorizeUrl, exchangeCode, refreshTokens } from "./oauth";
-import { type OAuthProvider, type ResolvedConnectorOptions, connectorOptionsFromEnv, resolveConnectorOptions } from "./options";
+import { OAUTH_ENV, type OAuthProvider, type ResolvedConnectorOptions, connectorOptionsFromEnv, resolveConnectorOptions } from "./options";
 import {
   type CredentialField,
   type Credentials,
+  OAUTH_PROVIDERS,
   PROVIDER_SPECS,
   type Provider,
   type ProviderKind,
@@ -41,7 +42,7 @@ import {
   findConnector,
   findDelivery,
   insertConnector,
-  insertDelivery,
+  insertDeliveries,
   requeueDelivery,
   updateConnector,
 } from "./store";
@@ -423,9 +424,7 @@ export class ConnectorsService {
   /** The delivery log, newest first. */
   async deliveries(projectId: string, id: string, options: { limit?: number; status?: DeliveryStatus; before?: number } = {}): Promise<Delivery[]> {
     const limit = options.limit ?? DELIVERIES_DEFAULT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1 || limit > DELIVERIES_MAX_LIMIT) {
-      throw validation(`limit must be an integer from 1 to ${DELIVERIES_MAX_LIMIT}`, `limit: must be an integer from 1 to ${DELIVERIES_MAX_LIMIT}`);
-    }
+    checkLimit(limit, DELIVERIES_MAX_LIMIT);
     const row = await this.find(this.ctx.store, projectId, id);
     const rows = await deliveriesOf(this.ctx.store, row.id, { limit, status: options.status, before: options.before });
     const attempts = await attemptsOf(this.ctx.store, rows.map((r) => r.id));
@@ -470,18 +469,20 @@ export class ConnectorsService {
       const type = input.type ?? events[0] ?? "bug.created";
       const deliveryId = newId("dlv");
       const now = nowIso();
-      await insertDelivery(tx, {
-        id: deliveryId,
-        connectorId: row.id,
-        projectId,
-        eventId: newId("evt"),
-        eventType: type,
-        payload: JSON.stringify(samplePayload(type)),
-        eventCreatedAt: now,
-        test: true,
-        nextAttemptAt: Date.now(),
-        now,
-      });
+      await insertDeliveries(tx, [
+        {
+          id: deliveryId,
+          connectorId: row.id,
+          projectId,
+          eventId: newId("evt"),
+          eventType: type,
+          payload: JSON.stringify(samplePayload(type)),
+          eventCreatedAt: now,
+          test: true,
+          nextAttemptAt: Date.now(),
+          now,
+        },
+      ]);
       await recordAudit(tx, { projectId, action: ACTIONS.test, subjectId: row.id, subjectName: row.name, actor, detail: { deliveryId, type } });
       tx.announce(OUTBOX_CHANNEL, deliveryId);
       return deliveryId;
@@ -501,11 +502,11 @@ export class ConnectorsService {
   async oauthStart(projectId: string, id: string, p: { origin: string; returnTo?: string }, actor: Actor): Promise<{ url: string; expiresAt: string }> {
     const row = await this.find(this.ctx.store, projectId, id);
     const spec = PROVIDER_SPECS[row.provider as Provider];
-    if (spec.kind !== "oauth") throw validation(`A ${row.provider} connector has no OAuth flow`, `id: only ${["google_sheets", "linear", "slack"].join(", ")} connect through OAuth`);
+    if (spec.kind !== "oauth") throw validation(`A ${row.provider} connector has no OAuth flow`, `id: only ${OAUTH_PROVIDERS.join(", ")} connect through OAuth`);
     const provider = row.provider as OAuthProvider;
     const client = this.options.oauth[provider];
     if (!client) {
-      const vendor = provider === "google_sheets" ? "GOOGLE" : provider.toUpperCase();
+      const vendor = OAUTH_ENV[provider];
       throw validation(`OAuth for ${provider} is not configured on this server`, `provider: set SERVICE_${vendor}_CLIENT_ID and SERVICE_${vendor}_CLIENT_SECRET (the OAuth app's client) and restart`);
     }
     if (p.returnTo !== undefined && !/^\/(?!\/)[^\s\\]*$/.test(p.returnTo)) throw validation("returnTo must be a path on this server", "returnTo: a path such as /dashboard/connectors");

@@ -132,27 +132,6 @@ export type NewDelivery = {
   now: string;
 };
 
-/** Inserts a pending delivery unless this connector already has one for this event; answers whether it did. */
-export async function insertDelivery(q: Queryable, d: NewDelivery): Promise<boolean> {
-  const changed = await q.run(
-    `INSERT INTO connector_deliveries (id, connector_id, project_id, event_id, event_type, payload, event_created_at, test, status, attempts, next_attempt_at, claimed_until, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, 0, ?, ?)
-     ON CONFLICT (connector_id, event_id) DO NOTHING`,
-    d.id,
-    d.connectorId,
-    d.projectId,
-    d.eventId,
-    d.eventType,
-    d.payload,
-    d.eventCreatedAt,
-    d.test ? 1 : 0,
-    d.nextAttemptAt,
-    d.now,
-    d.now,
-  );
-  return changed > 0;
-}
-
 export async function deliveriesOf(q: Queryable, connectorId: string, options: { limit: number; status?: DeliveryStatus; before?: number }): Promise<DeliveryRow[]> {
   const where = ["connector_id = ?"];
   const params: (string | number)[] = [connectorId];
@@ -263,7 +242,7 @@ function* chunks<T>(rows: T[]): Generator<T[]> {
   for (let i = 0; i < rows.length; i += CHUNK) yield rows.slice(i, i + CHUNK);
 }
 
-/** Fan-out's inserts, many rows per statement; a delivery a connector has for that event already is left alone. */
+/** Pending deliveries (fan-out's, a test-fire's), many rows per statement; a delivery a connector has for that event already is left alone. */
 export async function insertDeliveries(q: Queryable, rows: NewDelivery[]): Promise<void> {
   for (const part of chunks(rows)) {
     await q.run(
@@ -298,10 +277,4 @@ export async function recordOutcomes(q: Queryable, holder: string, outcomes: Out
       holder,
     );
   }
-}
-
-/** The earliest time a pending delivery becomes due (epoch ms), or null: the drainer sleeps until then at most. */
-export async function nextDueAt(q: Queryable): Promise<number | null> {
-  const row = await q.one<{ at: number | string | null }>("SELECT MIN(next_attempt_at) AS at FROM connector_deliveries WHERE status = 'pending'");
-  return row?.at === null || row?.at === undefined ? null : Number(row.at);
 }

@@ -35,10 +35,7 @@ export async function profilesOfProject(q: Queryable, projectId: string): Promis
 
 /** By id, else by name, within the project only. */
 export async function findProfile(q: Queryable, projectId: string, idOrName: string): Promise<ProfileRow | undefined> {
-  return (
-    (await q.one<ProfileRow>(`SELECT ${PROFILE_COLUMNS} FROM i18n_profiles WHERE id = ? AND project_id = ?`, idOrName, projectId)) ??
-    (await q.one<ProfileRow>(`SELECT ${PROFILE_COLUMNS} FROM i18n_profiles WHERE name = ? AND project_id = ?`, idOrName, projectId))
-  );
+  return (await q.one<ProfileRow>(`SELECT ${PROFILE_COLUMNS} FROM i18n_profiles WHERE id = ? AND project_id = ?`, idOrName, projectId)) ?? profileByName(q, projectId, idOrName);
 }
 
 export async function profileByName(q: Queryable, projectId: string, name: string): Promise<ProfileRow | undefined> {

@@ -1,4 +1,5 @@
-import { type ApiError, badRequest, bodyTooLarge, tooManyRequests, validation } from "../../lib/errors";
+import { ApiError, bodyTooLarge, tooManyRequests, validation } from "../../lib/errors";
+import { jsonObjectOf } from "../../lib/http";
 import { UsageError } from "../../lib/usage-error";
 
 /** A fixed-window limit: at most `limit` requests per `windowMs`. */
@@ -148,16 +149,7 @@ export function intakeBodyParser(maxBytes: () => number) {
     if (bytes.byteLength > maxBytes()) return { [BODY_ERROR]: bodyTooLarge() };
     const text = UTF8.decode(bytes);
     if (text.trim() === "") return { [BODY_ERROR]: validation("Request failed validation", "title: is required") };
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return { [BODY_ERROR]: badRequest("Malformed request body", "body: expected valid JSON") };
-    }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      const got = Array.isArray(parsed) ? "an array" : parsed === null ? "null" : typeof parsed;
-      return { [BODY_ERROR]: validation("Request body must be a JSON object", `(body): expected an object, got ${got}`) };
-    }
-    return parsed as IntakeBody;
+    const body = jsonObjectOf(text);
+    return body instanceof ApiError ? { [BODY_ERROR]: body } : body;
   };
 }

@@ -54,9 +54,6 @@ export const TRANSITIONS: Record<Status, readonly Status[]> = {
   rejected: [],
 };
 
-/** Still open for the intake's dedupe and for the platform's one-item-per-error/alert rule. */
-export const ACTIVE_STATUSES: readonly Status[] = ["pending_approval", "open", "in_progress"];
-
 export const TITLE_MAX = 200;
 export const TEXT_MAX = 10_000;
 
@@ -117,16 +114,10 @@ export type IntakeInput = { title: string; useCase?: string | null; stepsToRepro
 /** What the intake answers: a new item, or the open item the title repeats. */
 export type IntakeResult = { created: true; id: string; number: number } | { created: false; number: number };
 
-type IntakeJob = {
-  projectId: string;
-  type: FiledType;
-  title: string;
-  stepsToReproduce: string | null;
-  actualResult: string | null;
-  expectedResult: string | null;
-  useCase: string | null;
-  actor: AuditActor;
-};
+/** What a new item is made of; its id, number and times are the insert's. */
+type NewItem = Pick<QueueItem, "type" | "status" | "priority" | "title" | TextField | "source" | "sourceRef"> & { actor: AuditActor };
+
+type IntakeJob = Pick<NewItem, "title" | TextField | "actor"> & { projectId: string; type: FiledType };
 
 /** Most intake filings decided in one transaction. */
 const INTAKE_BATCH_MAX = 128;
@@ -589,23 +580,7 @@ export class OpsService {
     });
   }
 
-  private async insert(
-    tx: Tx,
-    projectId: string,
-    f: {
-      type: ItemType;
-      status: Status;
-      priority: Priority;
-      title: string;
-      stepsToReproduce: string | null;
-      actualResult: string | null;
-      expectedResult: string | null;
-      useCase: string | null;
-      source: Source;
-      sourceRef: string | null;
-      actor: AuditActor;
-    },
-  ): Promise<QueueItem> {
+  private async insert(tx: Tx, projectId: string, f: NewItem): Promise<QueueItem> {
     const now = nowIso();
     const row: OpsItemRow = {
       id: newId("fb"),
@@ -648,7 +623,8 @@ export class OpsService {
   /** Writes a changed row with its audit row (and ticket.approved for an approval); an unchanged one writes nothing. */
   private async apply(tx: Tx, projectId: string, row: OpsItemRow, next: OpsItemRow, actor: AuditActor): Promise<QueueItem> {
     const before = toItem(row);
-    const fields = (["title", "priority", "status", ...TEXT_FIELDS] as const).filter((f) => before[f] !== toItem(next)[f]);
+    const changed = toItem(next);
+    const fields = (["title", "priority", "status", ...TEXT_FIELDS] as const).filter((f) => before[f] !== changed[f]);
     if (fields.length === 0) return before;
     const now = nowIso();
     next.updated_at = now;

@@ -8,18 +8,8 @@ export type Delivery = NonNullable<Awaited<ReturnType<ReturnType<typeof connecto
 
 export const loadConnectors = () => call(connectorApi.api.admin.connectors.get({ query: {} }));
 
-/** The event types a connector may hear (lib/outbox.ts OUTBOX_EVENT_TYPES; the page does not import server code). */
-export const EVENT_TYPES = [
-  "bug.created",
-  "feature_request.created",
-  "ticket.approved",
-  "alert.firing",
-  "alert.resolved",
-  "error.new",
-  "error.regressed",
-  "config.published",
-  "killswitch.toggled",
-] as const;
+/** The event types a connector may hear (a file that imports nothing, as lib/envs.ts is for ENVS). */
+export { OUTBOX_EVENT_TYPES as EVENT_TYPES } from "../../../lib/outbox-types";
 
 export type ProviderName = "google_sheets" | "linear" | "slack" | "claude_trigger" | "cursor_trigger" | "github_trigger" | "jules_trigger" | "webhook";
 
@@ -110,5 +100,3 @@ export function targetOf(c: Connector): string {
   const v = cfg.url ?? cfg.channel ?? cfg.teamId ?? cfg.spreadsheetId ?? cfg.routineId ?? cfg.repoUrl ?? (cfg.owner ? `${cfg.owner}/${cfg.repo}` : undefined) ?? cfg.source;
   return v === undefined ? "" : String(v);
 }
-
-export { errorsByField } from "../../../web/dashboard/ui";
