@@ -1,11 +1,10 @@
 import { type AuditActor, recordAudit } from "../../lib/audit";
-import { ENVS } from "../../lib/envs";
 import { alreadyExists, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
-import { bumpRevision } from "../../lib/revisions";
-import type { Queryable, Tx } from "../../lib/store";
+import { bumpEveryEnv } from "../../lib/revisions";
+import type { Queryable } from "../../lib/store";
 import { checkResourceName } from "../../lib/validate";
 import {
   type KeyRow,
@@ -246,7 +245,7 @@ export class I18nService {
         const row: ProfileRow = { id: newId("i18n"), name: input.name, locale, created_at: now, updated_at: now };
         await insertProfile(tx, projectId, row);
         await recordAudit(tx, { projectId, action: ACTIONS.profileCreate, subjectId: row.id, subjectName: row.name, actor, detail: { locale } });
-        await this.announce(tx, projectId);
+        await bumpEveryEnv(tx, projectId);
         return toProfile(row, 0);
       });
     } catch (err) {
@@ -279,7 +278,7 @@ export class I18nService {
         await updateProfile(tx, next);
         const pick = (r: ProfileRow) => Object.fromEntries(fields.map((f) => [f, r[f]]));
         await recordAudit(tx, { projectId, action: ACTIONS.profileUpdate, subjectId: row.id, subjectName: next.name, actor, detail: { fields, before: pick(row), after: pick(next) } });
-        if (next.locale !== row.locale) await this.announce(tx, projectId);
+        if (next.locale !== row.locale) await bumpEveryEnv(tx, projectId);
         return toProfile(next, await countKeys(tx, row.id));
       });
     } catch (err) {
@@ -295,7 +294,7 @@ export class I18nService {
       const row = await this.findProfile(tx, projectId, idOrName);
       const keys = await deleteProfile(tx, row.id);
       await recordAudit(tx, { projectId, action: ACTIONS.profileDelete, subjectId: row.id, subjectName: row.name, actor, detail: { locale: row.locale, keys } });
-      await this.announce(tx, projectId);
+      await bumpEveryEnv(tx, projectId);
     });
   }
 
@@ -356,7 +355,7 @@ export class I18nService {
           actor,
           detail: { locale: profile.locale, added: added.length, skipped: skipped.length, keys: added.slice(0, 50) },
         });
-        await this.announce(tx, projectId);
+        await bumpEveryEnv(tx, projectId);
       }
       return { added, skipped, pushed_count: added.length, skipped_count: skipped.length };
     });
@@ -381,7 +380,7 @@ export class I18nService {
         actor,
         detail: { profile: profile.name, locale: profile.locale, key, before: brief(row.value), after: brief(value) },
       });
-      await this.announce(tx, projectId);
+      await bumpEveryEnv(tx, projectId);
       return toKey({ ...row, value, updated_at: now }, profile.locale);
     });
   }
@@ -401,7 +400,7 @@ export class I18nService {
         actor,
         detail: { profile: profile.name, locale: profile.locale, key, value: brief(row.value) },
       });
-      await this.announce(tx, projectId);
+      await bumpEveryEnv(tx, projectId);
     });
   }
 
@@ -427,11 +426,6 @@ export class I18nService {
       if (bucket) bucket[r.key] = r.value;
     }
     return out;
-  }
-
-  /** Every env publishes the translations: each env's revision moves, so SDKs see the change. */
-  private async announce(tx: Tx, projectId: string): Promise<void> {
-    for (const env of ENVS) await bumpRevision(tx, projectId, env);
   }
 
   private async findProfile(q: Queryable, projectId: string, idOrName: string, field?: string): Promise<ProfileRow> {
