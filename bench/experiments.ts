@@ -32,16 +32,28 @@
  * around its runs (the machine may be shared; SQLite splits an analysis over
  * one worker per CPU, so busy CPUs slow it the most).
  */
-import { Database } from "bun:sqlite";
-import { SQL } from "bun";
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { PostgresEventStore } from "../src/lib/eventstore/postgres";
 import { SqliteEventStore } from "../src/lib/eventstore/sqlite";
 import type { EventRow, EventStore, ExperimentStatsQuery, Measure, VariantStats } from "../src/lib/eventstore/types";
 import { exposureEventName } from "../src/sdk/experiments";
-import { ROOT, type Row, type Settings } from "./lib";
+import {
+  type Check,
+  type Row,
+  type Settings,
+  type StoreFill,
+  appendUs,
+  cachedPostgresFill,
+  cachedSqliteFill,
+  percentile,
+  postgresUrl,
+  printChecks,
+  prng,
+  round,
+  thousands,
+  timed,
+} from "./lib";
 
 const TARGET_MS = 2000;
 const RUNS = 5;
@@ -68,27 +80,6 @@ const FILL = {
 const END = FILL.start + FILL.days * DAY_MS;
 const PRE_MS = FILL.preDays * DAY_MS;
 const KIND = { exposure: 0, purchase: 1, view: 2 } as const;
-
-/** A seeded PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
-const thousands = (n: number) => Math.round(n).toLocaleString("en-US");
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1))]!;
-}
-
-type Check = { figure: string; value: number; unit: string; target: string; met: boolean | null; note?: string };
 
 /** The fill as columns: event i is `kind[i]` by unit `unit[i]` (>= FILL.units: never exposed) at `ts[i]`, in time order. */
 type Fill = { kind: Uint8Array; unit: Int32Array; ts: Float64Array; value: Float64Array; plan: Uint8Array; first: Float64Array; variant: Uint8Array; order: Uint32Array };
@@ -156,25 +147,6 @@ function* fillBatches(f: Fill): Generator<EventRow[]> {
     }
   }
   if (rows.length) yield rows;
-}
-
-async function fillStore(store: EventStore, f: Fill, label: string, inFlight: number): Promise<number> {
-  const started = performance.now();
-  let done = 0;
-  let nextReport = 1_000_000;
-  const pending: Promise<void>[] = [];
-  for (const batch of fillBatches(f)) {
-    pending.push(store.append(batch));
-    if (pending.length >= inFlight) await Promise.all(pending.splice(0));
-    done += batch.length;
-    if (done >= nextReport) {
-      nextReport += 1_000_000;
-      const s = (performance.now() - started) / 1000;
-      console.log(`    ${label} fill: ${thousands(done)} of ${thousands(f.order.length)} rows, ${round(s, 1)} s (${thousands(done / s)} rows/s)`);
-    }
-  }
-  await Promise.all(pending);
-  return (performance.now() - started) / 1000;
 }
 
 // ---------------------------------------------------------------- the cases and their expected answers
@@ -268,19 +240,6 @@ function compare(got: VariantStats[], want: VariantStats[]): string | null {
   return null;
 }
 
-async function timed<T>(run: () => Promise<T>): Promise<{ first: number; samples: number[]; result: T }> {
-  let start = performance.now();
-  let result = await run();
-  const first = performance.now() - start;
-  const samples: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    start = performance.now();
-    result = await run();
-    samples.push(performance.now() - start);
-  }
-  return { first, samples, result };
-}
-
 /** The 1-minute load average: the machine may be shared, and these figures are CPU-bound. */
 function load(): number {
   return Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
@@ -290,7 +249,7 @@ async function analysisSuite(engine: string, store: EventStore, f: Fill, rows: R
   console.log(`  ${engine}: load average ${load()} on ${availableParallelism()} CPUs before the runs`);
   for (const c of CASES) {
     const q: ExperimentStatsQuery = { projectId: FILL.projectId, experimentId: FILL.experimentId, from: FILL.start, to: END, measures: c.measures, ...(c.preMs === undefined ? {} : { preMs: c.preMs }) };
-    const { first, samples, result } = await timed(() => store.experimentStats(q));
+    const { first, samples, result } = await timed(() => store.experimentStats(q), RUNS);
     const problem = compare(result.variants, expected(f, c));
     const p50 = percentile(samples, 0.5);
     rows.push({ name: `${engine}: experimentStats, ${c.label}`, p50Ms: round(p50), p99Ms: round(Math.max(...samples)), requests: samples.length, failed: problem ? 1 : 0 });
@@ -298,7 +257,7 @@ async function analysisSuite(engine: string, store: EventStore, f: Fill, rows: R
     console.log(`  ${engine}: ${c.label}: p50 ${round(p50)} ms, max ${round(Math.max(...samples))} ms over ${RUNS} runs (first run ${round(first)} ms)${problem ? `  WRONG: ${problem}` : ""}`);
     checks.push({ figure: `${engine}: experimentStats, ${c.label}, p50 of ${RUNS}`, value: p50, unit: "ms", target: `< ${TARGET_MS} ms`, met: problem ? false : p50 < TARGET_MS, note: `first run ${round(first)} ms${problem ? `; WRONG: ${problem}` : ""}` });
   }
-  const { first, samples, result } = await timed(() => store.exposureCounts(FILL.projectId, FILL.experimentId));
+  const { first, samples, result } = await timed(() => store.exposureCounts(FILL.projectId, FILL.experimentId), RUNS);
   const want = FILL.variants.map((variant, vi) => ({ variant, n: f.variant.reduce((n, v) => n + (v === vi ? 1 : 0), 0) }));
   const problem = JSON.stringify(result.variants) === JSON.stringify(want) ? null : `answered ${JSON.stringify(result.variants)}, expected ${JSON.stringify(want)}`;
   const p50 = percentile(samples, 0.5);
@@ -310,47 +269,9 @@ async function analysisSuite(engine: string, store: EventStore, f: Fill, rows: R
   console.log(`  ${engine}: load average ${load()} after the runs`);
 }
 
-function hash(text: string): string {
-  return createHash("sha256").update(text).digest("hex").slice(0, 12);
-}
-
-async function sqliteSchemaHash(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), "svc-bench-exp-schema-"));
-  try {
-    const s = new SqliteEventStore(join(dir, "events.db"));
-    await s.close();
-    const db = new Database(join(dir, "events.db"), { readonly: true });
-    const sql = (db.query("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").all() as { sql: string }[]).map((r) => r.sql).join("\n");
-    db.close();
-    return hash(sql);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-async function sqliteAnalysis(f: Fill, rows: Row[], checks: Check[], figures: Record<string, number>): Promise<void> {
-  const key = `${FILL_VERSION}-${await sqliteSchemaHash()}`;
-  const prefix = "svc-bench-exp-sqlite-";
-  const dir = join(tmpdir(), `${prefix}${key}`);
-  for (const old of readdirSync(tmpdir())) if (old.startsWith(prefix) && old !== `${prefix}${key}`) rmSync(join(tmpdir(), old), { recursive: true, force: true });
-  const marker = join(dir, "fill.json");
-  const path = join(dir, "events.db");
-  let info: { rows: number; fillSeconds: number; at: string };
-  if (existsSync(marker)) {
-    info = JSON.parse(readFileSync(marker, "utf8"));
-    console.log(`  SQLite: cached fill reused: ${path} (${thousands(info.rows)} rows, filled in ${round(info.fillSeconds, 1)} s on ${info.at}; delete ${dir} to refill)`);
-  } else {
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    console.log(`  SQLite: filling ${path} with ${thousands(f.order.length)} rows through SqliteEventStore.append (${thousands(FILL.appendRows)} a call); cached for the next runs`);
-    const store = new SqliteEventStore(path);
-    const fillSeconds = await fillStore(store, f, "SQLite", 1);
-    await store.close();
-    info = { rows: f.order.length, fillSeconds, at: new Date().toISOString() };
-    writeFileSync(marker, JSON.stringify(info));
-    console.log(`  SQLite: filled in ${round(fillSeconds, 1)} s (${thousands(info.rows / fillSeconds)} rows/s)`);
-  }
-  figures["SQLite fill seconds"] = round(info.fillSeconds, 1);
+async function sqliteAnalysis(fill: StoreFill, f: Fill, rows: Row[], checks: Check[], figures: Record<string, number>): Promise<void> {
+  const { path, fillSeconds } = await cachedSqliteFill(fill);
+  figures["SQLite fill seconds"] = round(fillSeconds, 1);
   const store = new SqliteEventStore(path);
   try {
     await analysisSuite("SQLite", store, f, rows, checks, figures);
@@ -359,53 +280,9 @@ async function sqliteAnalysis(f: Fill, rows: Row[], checks: Check[], figures: Re
   }
 }
 
-function postgresUrl(): string | undefined {
-  const url = process.env.SVC_BENCH_PG;
-  return url && /^postgres(ql)?:\/\//.test(url) ? url : undefined;
-}
-
-async function postgresAnalysis(url: string, f: Fill, rows: Row[], checks: Check[], figures: Record<string, number>): Promise<void> {
-  const { PostgresEventStore } = await import("../src/lib/eventstore/postgres");
-  const database = "bench_exp";
-  const admin = new SQL({ url, max: 1 });
-  try {
-    const exists = await admin.unsafe("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
-    if (exists.length === 0) await admin.unsafe(`CREATE DATABASE ${database}`);
-  } finally {
-    await admin.close();
-  }
-  const target = new URL(url);
-  target.pathname = `/${database}`;
-  const dbUrl = target.toString();
-  const source = readFileSync(join(ROOT, "src/lib/eventstore/postgres.ts"), "utf8");
-  const key = `${FILL_VERSION}-${hash(/const SCHEMA = \[[\s\S]*?\];/.exec(source)?.[0] ?? source)}`;
-  const sql = new SQL({ url: dbUrl, max: 1 });
-  try {
-    await sql.unsafe("CREATE TABLE IF NOT EXISTS bench_exp_fill (version text PRIMARY KEY, rows bigint NOT NULL, fill_seconds double precision NOT NULL, at timestamptz NOT NULL)");
-    const cached = (await sql.unsafe("SELECT rows, fill_seconds, at FROM bench_exp_fill WHERE version = $1", [key])) as { rows: string; fill_seconds: number; at: Date }[];
-    let fillSeconds: number;
-    const where = `${target.host}/${database}`;
-    if (cached[0]) {
-      fillSeconds = cached[0].fill_seconds;
-      console.log(`  PostgreSQL: cached fill reused: ${where} (${thousands(Number(cached[0].rows))} rows, filled in ${round(fillSeconds, 1)} s on ${cached[0].at.toISOString()}; DROP DATABASE ${database} to refill)`);
-    } else {
-      await sql.unsafe("DROP TABLE IF EXISTS events, event_hourly, event_units_daily, experiment_exposures CASCADE");
-      await sql.unsafe("DELETE FROM bench_exp_fill");
-      console.log(`  PostgreSQL: filling ${where} with ${thousands(f.order.length)} rows through PostgresEventStore.append (${thousands(FILL.appendRows)} a call, 4 in flight); cached for the next runs`);
-      const store = new PostgresEventStore(dbUrl);
-      try {
-        fillSeconds = await fillStore(store, f, "PostgreSQL", 4);
-      } finally {
-        await store.close();
-      }
-      console.log(`  PostgreSQL: filled in ${round(fillSeconds, 1)} s (${thousands(f.order.length / fillSeconds)} rows/s); VACUUM ANALYZE (what autovacuum does after such a load)`);
-      await sql.unsafe("VACUUM (ANALYZE) events, event_hourly, event_units_daily, experiment_exposures");
-      await sql.unsafe("INSERT INTO bench_exp_fill (version, rows, fill_seconds, at) VALUES ($1, $2, $3, now())", [key, f.order.length, fillSeconds]);
-    }
-    figures["PostgreSQL fill seconds"] = round(fillSeconds, 1);
-  } finally {
-    await sql.close();
-  }
+async function postgresAnalysis(url: string, fill: StoreFill, f: Fill, rows: Row[], checks: Check[], figures: Record<string, number>): Promise<void> {
+  const { dbUrl, fillSeconds } = await cachedPostgresFill(url, fill);
+  figures["PostgreSQL fill seconds"] = round(fillSeconds, 1);
   const store = new PostgresEventStore(dbUrl);
   try {
     await analysisSuite("PostgreSQL", store, f, rows, checks, figures);
@@ -417,18 +294,7 @@ async function postgresAnalysis(url: string, f: Fill, rows: Row[], checks: Check
 /** Microseconds per 1,000-event batch appended to a fresh embedded store (8 in flight, group commit), best of 3. */
 async function appendCost(batches: EventRow[][]): Promise<number> {
   let best = Number.POSITIVE_INFINITY;
-  for (let round = 0; round < 3; round++) {
-    const dir = mkdtempSync(join(tmpdir(), "svc-bench-exp-append-"));
-    try {
-      const store = new SqliteEventStore(join(dir, "events.db"));
-      const start = performance.now();
-      for (let i = 0; i < batches.length; i += 8) await Promise.all(batches.slice(i, i + 8).map((b) => store.append(b)));
-      best = Math.min(best, ((performance.now() - start) * 1000) / batches.length);
-      await store.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+  for (let i = 0; i < 3; i++) best = Math.min(best, await appendUs(batches, 8));
   return best;
 }
 
@@ -456,15 +322,6 @@ async function appendSuite(checks: Check[], figures: Record<string, number>): Pr
   checks.push({ figure: "append to events.db, 10% exposures to 5 experiments (in process)", value: perSec(tenth), unit: "events/s", target: "≥ 100,000", met: perSec(tenth) >= 100_000 });
 }
 
-function printChecks(checks: Check[]): void {
-  console.log("\nfigures against their targets:");
-  for (const c of checks) {
-    const verdict = c.met === null ? "     " : c.met ? "  ok " : "MISS ";
-    const value = c.unit === "events/s" ? thousands(c.value) : String(round(c.value));
-    console.log(`  ${verdict} ${c.figure}: ${value} ${c.unit}  (target ${c.target})${c.note ? `  ${c.note}` : ""}`);
-  }
-}
-
 export async function runExperiments(_settings: Settings): Promise<{ rows: Row[]; figures: Record<string, number>; checks: Check[] }> {
   const rows: Row[] = [];
   const checks: Check[] = [];
@@ -476,9 +333,10 @@ export async function runExperiments(_settings: Settings): Promise<{ rows: Row[]
   console.log(
     `  fill: ${thousands(f.order.length)} rows (${thousands(exposures)} exposures of ${thousands(FILL.units)} units, ${thousands(purchases)} purchase, ${thousands(f.order.length - exposures - purchases)} page.viewed), generated in ${round((performance.now() - started) / 1000, 1)} s`,
   );
-  await sqliteAnalysis(f, rows, checks, figures);
+  const fill: StoreFill = { suite: "exp", version: FILL_VERSION, rows: f.order.length, batches: () => fillBatches(f) };
+  await sqliteAnalysis(fill, f, rows, checks, figures);
   const pg = postgresUrl();
-  if (pg) await postgresAnalysis(pg, f, rows, checks, figures);
+  if (pg) await postgresAnalysis(pg, fill, f, rows, checks, figures);
   else console.log("  PostgreSQL half skipped: pass --store postgres://USER@HOST:PORT/DB (or SVC_BENCH_PG); the bench creates and uses its own database bench_exp there");
   if (process.env.SVC_BENCH_EXP !== "analysis") await appendSuite(checks, figures);
   printChecks(checks);

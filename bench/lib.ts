@@ -1,7 +1,16 @@
-/** What every benchmark suite shares: processes under test, the autocannon runner, percentiles, RSS, the report table. */
-import { readFileSync } from "node:fs";
+/**
+ * What every benchmark suite shares: processes under test, the autocannon runner, percentiles, RSS, the report table;
+ * and what the event-store suites (observability, experiments) share: seeded fills cached across runs, timing, checks.
+ */
+import { Database } from "bun:sqlite";
+import { SQL, type Subprocess } from "bun";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { Subprocess } from "bun";
+import { PostgresEventStore } from "../src/lib/eventstore/postgres";
+import { SqliteEventStore } from "../src/lib/eventstore/sqlite";
+import type { EventRow, EventStore } from "../src/lib/eventstore/types";
 
 type AutocannonHistogram = { average: number; p50: number; p99: number };
 type AutocannonResult = {
@@ -127,5 +136,196 @@ export function printTable(rows: Row[]): void {
   console.log(`\n${header}\n${"-".repeat(header.length)}`);
   for (const r of rows) {
     console.log(`${r.name.padEnd(width)}  ${cell(r.requestsPerSec, 8)}  ${cell(r.p50Ms, 7)}  ${cell(r.p99Ms, 7)}  ${cell(r.failed, 6)}`);
+  }
+}
+
+// ---------------------------------------------------------------- the event-store suites (observability, experiments)
+
+/** A seeded PRNG (mulberry32): fills and bodies are the same on every run. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1))]!;
+}
+export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+export const thousands = (n: number) => Math.round(n).toLocaleString("en-US");
+
+/** A figure with its target: what the report lists (and results.json keeps under `checks`). */
+export type Check = { figure: string; value: number; unit: string; target: string; met: boolean | null; baseline?: string; note?: string };
+
+export function printChecks(checks: Check[]): void {
+  console.log("\nfigures against their targets:");
+  for (const c of checks) {
+    const verdict = c.met === null ? "     " : c.met ? "  ok " : "MISS ";
+    const value = c.unit === "events/s" ? thousands(c.value) : String(round(c.value));
+    console.log(`  ${verdict} ${c.figure}: ${value} ${c.unit}  (target ${c.target}${c.baseline ? `; baseline ${c.baseline}` : ""})${c.note ? `  ${c.note}` : ""}`);
+  }
+}
+
+/** `runs` timed runs after one untimed first run (reported apart: it may read from disk). */
+export async function timed<T>(run: () => Promise<T>, runs: number): Promise<{ first: number; samples: number[]; result: T }> {
+  let start = performance.now();
+  let result = await run();
+  const first = performance.now() - start;
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    start = performance.now();
+    result = await run();
+    samples.push(performance.now() - start);
+  }
+  return { first, samples, result };
+}
+
+/** Microseconds per batch appending `batches` to a fresh embedded store, `inFlight` at a time (group commit joins them). */
+export async function appendUs(batches: EventRow[][], inFlight: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), "svc-bench-append-"));
+  try {
+    const store = new SqliteEventStore(join(dir, "events.db"));
+    const start = performance.now();
+    for (let i = 0; i < batches.length; i += inFlight) await Promise.all(batches.slice(i, i + inFlight).map((b) => store.append(b)));
+    const us = ((performance.now() - start) * 1000) / batches.length;
+    await store.close();
+    return us;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The PostgreSQL cluster of the event-store suites: `--store` (run.ts sets SVC_BENCH_PG), else SVC_BENCH_PG; none skips their PostgreSQL half. */
+export function postgresUrl(): string | undefined {
+  const url = process.env.SVC_BENCH_PG;
+  return url && /^postgres(ql)?:\/\//.test(url) ? url : undefined;
+}
+
+/**
+ * A suite's fill: `rows` rows in `batches` (deterministic: the same rows for both engines), appended through the
+ * store's own `append`. Cached under `suite` (a stable temp dir for SQLite, the database `bench_<suite>` for
+ * PostgreSQL), keyed by `version` and the store's schema, so re-runs do not refill; the output says when a cached fill is used.
+ */
+export type StoreFill = { suite: string; version: string; rows: number; batches: () => Iterable<EventRow[]> };
+
+/** Appends the whole fill (`inFlight` appends pending at once); answers seconds taken. */
+async function appendFill(store: EventStore, fill: StoreFill, label: string, inFlight: number): Promise<number> {
+  const started = performance.now();
+  let done = 0;
+  let nextReport = 1_000_000;
+  const pending: Promise<void>[] = [];
+  for (const batch of fill.batches()) {
+    pending.push(store.append(batch));
+    if (pending.length >= inFlight) await Promise.all(pending.splice(0));
+    done += batch.length;
+    if (done >= nextReport) {
+      nextReport += 2_000_000;
+      const s = (performance.now() - started) / 1000;
+      console.log(`    ${label} fill: ${thousands(done)} of ${thousands(fill.rows)} rows, ${round(s, 1)} s (${thousands(done / s)} rows/s)`);
+    }
+  }
+  await Promise.all(pending);
+  return (performance.now() - started) / 1000;
+}
+
+function hash(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 12);
+}
+
+/** The SQLite store's schema as it creates it (a throwaway file), so a schema change means a new cache key. */
+async function sqliteSchemaHash(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "svc-bench-schema-"));
+  try {
+    const s = new SqliteEventStore(join(dir, "events.db"));
+    await s.close();
+    const db = new Database(join(dir, "events.db"), { readonly: true });
+    const sql = (db.query("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").all() as { sql: string }[]).map((r) => r.sql).join("\n");
+    db.close();
+    return hash(sql);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The fill in an embedded store file, filled now or reused from an earlier run: its path and how long filling took. */
+export async function cachedSqliteFill(fill: StoreFill): Promise<{ path: string; fillSeconds: number }> {
+  const key = `${fill.version}-${await sqliteSchemaHash()}`;
+  const prefix = `svc-bench-${fill.suite}-sqlite-`;
+  const dir = join(tmpdir(), `${prefix}${key}`);
+  // Older versions' caches are ours and stale: they go.
+  for (const old of readdirSync(tmpdir())) if (old.startsWith(prefix) && old !== `${prefix}${key}`) rmSync(join(tmpdir(), old), { recursive: true, force: true });
+  const marker = join(dir, "fill.json");
+  const path = join(dir, "events.db");
+  let info: { rows: number; fillSeconds: number; at: string };
+  if (existsSync(marker)) {
+    info = JSON.parse(readFileSync(marker, "utf8"));
+    console.log(`  SQLite: cached fill reused: ${path} (${thousands(info.rows)} rows, filled in ${round(info.fillSeconds, 1)} s on ${info.at}; delete ${dir} to refill)`);
+  } else {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    console.log(`  SQLite: filling ${path} with ${thousands(fill.rows)} rows through SqliteEventStore.append; cached for the next runs`);
+    const store = new SqliteEventStore(path);
+    const fillSeconds = await appendFill(store, fill, "SQLite", 1);
+    await store.close();
+    info = { rows: fill.rows, fillSeconds, at: new Date().toISOString() };
+    writeFileSync(marker, JSON.stringify(info));
+    console.log(`  SQLite: filled in ${round(fillSeconds, 1)} s (${thousands(fill.rows / fillSeconds)} rows/s)`);
+  }
+  return { path, fillSeconds: info.fillSeconds };
+}
+
+/** The event store's tables (all of them go when a fill starts over, and are vacuumed after one). */
+const EVENT_TABLES = "events, event_hourly, event_units_daily, experiment_exposures";
+
+/** The fill in the database `bench_<suite>` of the cluster at `url` (created here), filled now or reused: its URL and how long filling took. */
+export async function cachedPostgresFill(url: string, fill: StoreFill): Promise<{ dbUrl: string; fillSeconds: number }> {
+  const database = `bench_${fill.suite}`;
+  const admin = new SQL({ url, max: 1 });
+  try {
+    const exists = await admin.unsafe("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
+    if (exists.length === 0) await admin.unsafe(`CREATE DATABASE ${database}`);
+  } finally {
+    await admin.close();
+  }
+  const target = new URL(url);
+  target.pathname = `/${database}`;
+  const dbUrl = target.toString();
+  const source = readFileSync(join(ROOT, "src/lib/eventstore/postgres.ts"), "utf8");
+  const key = `${fill.version}-${hash(/const SCHEMA = \[[\s\S]*?\];/.exec(source)?.[0] ?? source)}`;
+  const marker = `${database}_fill`;
+  const sql = new SQL({ url: dbUrl, max: 1 });
+  try {
+    await sql.unsafe(`CREATE TABLE IF NOT EXISTS ${marker} (version text PRIMARY KEY, rows bigint NOT NULL, fill_seconds double precision NOT NULL, at timestamptz NOT NULL)`);
+    const cached = (await sql.unsafe(`SELECT rows, fill_seconds, at FROM ${marker} WHERE version = $1`, [key])) as { rows: string; fill_seconds: number; at: Date }[];
+    const where = `${target.host}/${database}`;
+    if (cached[0]) {
+      console.log(`  PostgreSQL: cached fill reused: ${where} (${thousands(Number(cached[0].rows))} rows, filled in ${round(cached[0].fill_seconds, 1)} s on ${cached[0].at.toISOString()}; DROP DATABASE ${database} to refill)`);
+      return { dbUrl, fillSeconds: cached[0].fill_seconds };
+    }
+    // Only our own database's tables: a fill of another version (or an interrupted one) starts over.
+    await sql.unsafe(`DROP TABLE IF EXISTS ${EVENT_TABLES} CASCADE`);
+    await sql.unsafe(`DELETE FROM ${marker}`);
+    console.log(`  PostgreSQL: filling ${where} with ${thousands(fill.rows)} rows through PostgresEventStore.append (4 in flight); cached for the next runs`);
+    const store = new PostgresEventStore(dbUrl);
+    let fillSeconds: number;
+    try {
+      fillSeconds = await appendFill(store, fill, "PostgreSQL", 4);
+    } finally {
+      await store.close();
+    }
+    console.log(`  PostgreSQL: filled in ${round(fillSeconds, 1)} s (${thousands(fill.rows / fillSeconds)} rows/s); VACUUM ANALYZE (what autovacuum does after such a load)`);
+    const vacuumStart = performance.now();
+    await sql.unsafe(`VACUUM (ANALYZE) ${EVENT_TABLES}`);
+    console.log(`  PostgreSQL: VACUUM ANALYZE took ${round((performance.now() - vacuumStart) / 1000, 1)} s`);
+    await sql.unsafe(`INSERT INTO ${marker} (version, rows, fill_seconds, at) VALUES ($1, $2, $3, now())`, [key, fill.rows, fillSeconds]);
+    return { dbUrl, fillSeconds };
+  } finally {
+    await sql.close();
   }
 }

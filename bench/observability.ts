@@ -30,18 +30,39 @@
  * fill is used.
  */
 import { Database } from "bun:sqlite";
-import { SQL } from "bun";
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { PostgresEventStore } from "../src/lib/eventstore/postgres";
 import { SqliteEventStore } from "../src/lib/eventstore/sqlite";
 import type { EventRow, EventStore, SeriesQuery, SeriesResult } from "../src/lib/eventstore/types";
 import type { ServiceContext } from "../src/lib/module";
 import { IngestBody } from "../src/modules/analytics/contract";
 import { AnalyticsService } from "../src/modules/analytics/service";
-import { BUN, ROOT, type Row, SHIPPED_RAM_HINT, type Settings, type Target, initProject, spawnListening, startSvc, stop } from "./lib";
+import {
+  BUN,
+  type Check,
+  type Row,
+  SHIPPED_RAM_HINT,
+  type Settings,
+  type StoreFill,
+  type Target,
+  appendUs,
+  cachedPostgresFill,
+  cachedSqliteFill,
+  initProject,
+  percentile,
+  postgresUrl,
+  printChecks,
+  prng,
+  round,
+  spawnListening,
+  startSvc,
+  stop,
+  thousands,
+  timed,
+} from "./lib";
 
 type AutocannonResult = {
   requests: { average: number; total: number };
@@ -90,37 +111,6 @@ const FILL = {
 };
 const HOURS = FILL.days * 24;
 const FILL_ROWS = FILL.events + FILL.noiseNames.length * FILL.noisePerName + FILL.uniqueUnits * (1 + FILL.extraDays);
-
-/** A seeded PRNG (mulberry32): the fill and the ingest bodies are the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1))]!;
-}
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
-const thousands = (n: number) => Math.round(n).toLocaleString("en-US");
-
-/** A figure with its target: what the report lists (and results.json keeps under `checks`). */
-type Check = { figure: string; value: number; unit: string; target: string; met: boolean | null; baseline?: string; note?: string };
-
-function printChecks(checks: Check[]): void {
-  console.log("\nfigures against their targets:");
-  for (const c of checks) {
-    const verdict = c.met === null ? "     " : c.met ? "  ok " : "MISS ";
-    const value = c.unit === "events/s" ? thousands(c.value) : String(round(c.value));
-    console.log(`  ${verdict} ${c.figure}: ${value} ${c.unit}  (target ${c.target}${c.baseline ? `; baseline ${c.baseline}` : ""})${c.note ? `  ${c.note}` : ""}`);
-  }
-}
 
 // ---------------------------------------------------------------- 1. ingest
 
@@ -304,21 +294,6 @@ async function usPerCall(n: number, run: (i: number) => unknown): Promise<number
   return best;
 }
 
-/** Microseconds per batch appending `batches` to a fresh embedded store, `inFlight` at a time (group commit joins them). */
-async function appendUs(batches: EventRow[][], inFlight: number): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), "svc-bench-obs-append-"));
-  try {
-    const store = new SqliteEventStore(join(dir, "events.db"));
-    const start = performance.now();
-    for (let i = 0; i < batches.length; i += inFlight) await Promise.all(batches.slice(i, i + inFlight).map((b) => store.append(b)));
-    const us = ((performance.now() - start) * 1000) / batches.length;
-    await store.close();
-    return us;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 /**
  * Where one batch's time goes, in this process on one core: parsing, the
  * TypeBox check of the route's schema (compiled with TypeCompiler, as Elysia
@@ -451,39 +426,7 @@ function* fillBatches(): Generator<EventRow[]> {
   }
 }
 
-/** Appends the whole fill (`inFlight` appends pending at once); answers seconds taken. */
-async function fill(store: EventStore, label: string, inFlight: number): Promise<number> {
-  const started = performance.now();
-  let done = 0;
-  let nextReport = 1_000_000;
-  const pending: Promise<void>[] = [];
-  for (const batch of fillBatches()) {
-    pending.push(store.append(batch));
-    if (pending.length >= inFlight) await Promise.all(pending.splice(0));
-    done += batch.length;
-    if (done >= nextReport) {
-      nextReport += 2_000_000;
-      const s = (performance.now() - started) / 1000;
-      console.log(`    ${label} fill: ${thousands(done)} of ${thousands(FILL_ROWS)} rows, ${round(s, 1)} s (${thousands(done / s)} rows/s)`);
-    }
-  }
-  await Promise.all(pending);
-  return (performance.now() - started) / 1000;
-}
-
-/** Times `runs` series after one untimed first run (reported apart: it may read from disk). */
-async function timeSeries(store: EventStore, q: SeriesQuery, runs: number): Promise<{ first: number; samples: number[]; result: SeriesResult }> {
-  let start = performance.now();
-  let result = await store.series(q);
-  const first = performance.now() - start;
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    start = performance.now();
-    result = await store.series(q);
-    samples.push(performance.now() - start);
-  }
-  return { first, samples, result };
-}
+const STORE_FILL: StoreFill = { suite: "obs", version: FILL_VERSION, rows: FILL_ROWS, batches: fillBatches };
 
 /** The series of parts 2 and 3 on one store, each checked against the fill it should find. */
 async function seriesSuite(engine: string, store: EventStore, expected: Expected, rows: Row[], checks: Check[], figures: Record<string, number>): Promise<void> {
@@ -541,7 +484,7 @@ async function seriesSuite(engine: string, store: EventStore, expected: Expected
   ];
   const measured = new Map<string, { p50: number; p95: number }>();
   for (const c of cases) {
-    const { first, samples, result } = await timeSeries(store, c.q, c.runs);
+    const { first, samples, result } = await timed(() => store.series(c.q), c.runs);
     const wrongPlan = result.sql.includes(c.plan) ? null : `plan: expected ${c.plan}, ran ${result.sql}`;
     const problem = wrongPlan ?? c.verify(result);
     const p50 = percentile(samples, 0.5);
@@ -568,49 +511,10 @@ async function seriesSuite(engine: string, store: EventStore, expected: Expected
   }
 }
 
-function hash(text: string): string {
-  return createHash("sha256").update(text).digest("hex").slice(0, 12);
-}
-
-/** The SQLite store's schema as it creates it (a throwaway file), so a schema change means a new cache key. */
-async function sqliteSchemaHash(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), "svc-bench-obs-schema-"));
-  try {
-    const s = new SqliteEventStore(join(dir, "events.db"));
-    await s.close();
-    const db = new Database(join(dir, "events.db"), { readonly: true });
-    const sql = (db.query("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").all() as { sql: string }[]).map((r) => r.sql).join("\n");
-    db.close();
-    return hash(sql);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
+/** Parts 2 and 3 on the embedded store. */
 async function sqliteSeries(rows: Row[], checks: Check[], figures: Record<string, number>, expected: Expected): Promise<void> {
-  const key = `${FILL_VERSION}-${await sqliteSchemaHash()}`;
-  const prefix = "svc-bench-obs-sqlite-";
-  const dir = join(tmpdir(), `${prefix}${key}`);
-  // Older versions' caches are ours and stale: they go.
-  for (const old of readdirSync(tmpdir())) if (old.startsWith(prefix) && old !== `${prefix}${key}`) rmSync(join(tmpdir(), old), { recursive: true, force: true });
-  const marker = join(dir, "fill.json");
-  const path = join(dir, "events.db");
-  let info: { rows: number; fillSeconds: number; at: string };
-  if (existsSync(marker)) {
-    info = JSON.parse(readFileSync(marker, "utf8"));
-    console.log(`  SQLite: cached fill reused: ${path} (${thousands(info.rows)} rows, filled in ${round(info.fillSeconds, 1)} s on ${info.at}; delete ${dir} to refill)`);
-  } else {
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    console.log(`  SQLite: filling ${path} with ${thousands(FILL_ROWS)} rows through SqliteEventStore.append (${thousands(FILL.appendRows)} a call); cached for the next runs`);
-    const store = new SqliteEventStore(path);
-    const fillSeconds = await fill(store, "SQLite", 1);
-    await store.close();
-    info = { rows: FILL_ROWS, fillSeconds, at: new Date().toISOString() };
-    writeFileSync(marker, JSON.stringify(info));
-    console.log(`  SQLite: filled in ${round(fillSeconds, 1)} s (${thousands(FILL_ROWS / fillSeconds)} rows/s)`);
-  }
-  figures["SQLite fill seconds"] = round(info.fillSeconds, 1);
+  const { path, fillSeconds } = await cachedSqliteFill(STORE_FILL);
+  figures["SQLite fill seconds"] = round(fillSeconds, 1);
   const store = new SqliteEventStore(path);
   try {
     await seriesSuite("SQLite", store, expected, rows, checks, figures);
@@ -619,57 +523,10 @@ async function sqliteSeries(rows: Row[], checks: Check[], figures: Record<string
   }
 }
 
-/** The PostgreSQL target of part 4: `--store` (run.ts sets SVC_BENCH_PG), else SVC_BENCH_PG; none skips it. */
-function postgresUrl(): string | undefined {
-  const url = process.env.SVC_BENCH_PG;
-  return url && /^postgres(ql)?:\/\//.test(url) ? url : undefined;
-}
-
+/** Part 4: parts 2 and 3 on PostgreSQL, in the database `bench_obs` of the cluster at `url`. */
 async function postgresSeries(url: string, rows: Row[], checks: Check[], figures: Record<string, number>, expected: Expected): Promise<void> {
-  const { PostgresEventStore } = await import("../src/lib/eventstore/postgres");
-  const database = "bench_obs";
-  const admin = new SQL({ url, max: 1 });
-  try {
-    const exists = await admin.unsafe("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
-    if (exists.length === 0) await admin.unsafe(`CREATE DATABASE ${database}`);
-  } finally {
-    await admin.close();
-  }
-  const target = new URL(url);
-  target.pathname = `/${database}`;
-  const dbUrl = target.toString();
-  const source = readFileSync(join(ROOT, "src/lib/eventstore/postgres.ts"), "utf8");
-  const key = `${FILL_VERSION}-${hash(/const SCHEMA = \[[\s\S]*?\];/.exec(source)?.[0] ?? source)}`;
-  const sql = new SQL({ url: dbUrl, max: 1 });
-  try {
-    await sql.unsafe("CREATE TABLE IF NOT EXISTS bench_obs_fill (version text PRIMARY KEY, rows bigint NOT NULL, fill_seconds double precision NOT NULL, at timestamptz NOT NULL)");
-    const cached = (await sql.unsafe("SELECT rows, fill_seconds, at FROM bench_obs_fill WHERE version = $1", [key])) as { rows: string; fill_seconds: number; at: Date }[];
-    let fillSeconds: number;
-    const where = `${target.host}/${database}`;
-    if (cached[0]) {
-      fillSeconds = cached[0].fill_seconds;
-      console.log(`  PostgreSQL: cached fill reused: ${where} (${thousands(Number(cached[0].rows))} rows, filled in ${round(fillSeconds, 1)} s on ${cached[0].at.toISOString()}; DROP DATABASE ${database} to refill)`);
-    } else {
-      // Only our own database's tables: a fill of another version (or an interrupted one) starts over.
-      await sql.unsafe("DROP TABLE IF EXISTS events, event_hourly, event_units_daily CASCADE");
-      await sql.unsafe("DELETE FROM bench_obs_fill");
-      console.log(`  PostgreSQL: filling ${where} with ${thousands(FILL_ROWS)} rows through PostgresEventStore.append (${thousands(FILL.appendRows)} a call, 4 in flight); cached for the next runs`);
-      const store = new PostgresEventStore(dbUrl);
-      try {
-        fillSeconds = await fill(store, "PostgreSQL", 4);
-      } finally {
-        await store.close();
-      }
-      console.log(`  PostgreSQL: filled in ${round(fillSeconds, 1)} s (${thousands(FILL_ROWS / fillSeconds)} rows/s); VACUUM ANALYZE (what autovacuum does after such a load)`);
-      const vacuumStart = performance.now();
-      await sql.unsafe("VACUUM (ANALYZE) events, event_hourly, event_units_daily");
-      console.log(`  PostgreSQL: VACUUM ANALYZE took ${round((performance.now() - vacuumStart) / 1000, 1)} s`);
-      await sql.unsafe("INSERT INTO bench_obs_fill (version, rows, fill_seconds, at) VALUES ($1, $2, $3, now())", [key, FILL_ROWS, fillSeconds]);
-    }
-    figures["PostgreSQL fill seconds"] = round(fillSeconds, 1);
-  } finally {
-    await sql.close();
-  }
+  const { dbUrl, fillSeconds } = await cachedPostgresFill(url, STORE_FILL);
+  figures["PostgreSQL fill seconds"] = round(fillSeconds, 1);
   const store = new PostgresEventStore(dbUrl);
   try {
     await seriesSuite("PostgreSQL", store, expected, rows, checks, figures);
