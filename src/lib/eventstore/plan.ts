@@ -1,4 +1,6 @@
-import type { SeriesQuery } from "./types";
+import type { ExperimentStatsQuery, Measure, PropertyFilter, SeriesQuery } from "./types";
+
+const HOUR_MS = 3_600_000;
 
 /**
  * Which table answers a series (the same choice on every engine):
@@ -27,4 +29,61 @@ export function bucketRows(q: SeriesQuery, found: { b: number | string; v: numbe
   const rows: { t: number; v: number }[] = new Array(count);
   for (let i = 0; i < count; i++) rows[i] = { t: q.from + i * q.bucket, v: values[i]! };
   return rows;
+}
+
+/** How an engine spells what experimentParts builds. */
+export type ExperimentDialect = {
+  /** Parameter `n`'s placeholder (1-based). */
+  param: (n: number) => string;
+  /** Text as the engine binds it. */
+  text: (s: string) => string;
+  /** One property filter (a whole condition), its parameters pushed. */
+  filter: (f: PropertyFilter, params: (string | number)[]) => string;
+  /** One measure's value per unit over the rows where `cond` holds (all rows when empty), its parameters pushed. */
+  unitValue: (m: Measure, cond: string[], params: (string | number)[]) => string;
+  /** The aggregate that adds per-unit values up per variant: TOTAL (SQLite) or SUM. */
+  sum: string;
+};
+
+/**
+ * What every engine's experiment statement shares (see experimentSql there), over the metric's events `e` each
+ * joined to its unit's first exposure `x`:
+ * - `params`: 1 project, 2 experiment, 3 from, 4 to, 5 where the scan starts (`from − preMs`), 6 and 7 its hours,
+ *   8 preMs, 9 (and 10) the event names; then the filters' and the measures' own;
+ * - `names`: the placeholders of the event names scanned;
+ * - `where`: conditions on the scan (a single measure's filters narrow the scan itself);
+ * - `columns`: one row per unit: X (and Y, the ratio's denominator; with a pre-period X counts from the first
+ *   exposure on, and P is X's value before it);
+ * - `sums`: per variant, ΣX, ΣX², ΣY, ΣY², ΣXY, ΣP, ΣP², ΣXP (0 where the query has no such column).
+ */
+export function experimentParts(q: ExperimentStatsQuery, d: ExperimentDialect): { params: (string | number)[]; names: string[]; where: string[]; columns: string[]; sums: string[] } {
+  const [mx, my] = q.measures;
+  const pre = q.preMs !== undefined;
+  const scanFrom = q.from - (q.preMs ?? 0);
+  const params: (string | number)[] = [d.text(q.projectId), d.text(q.experimentId), q.from, q.to, scanFrom, Math.floor(scanFrom / HOUR_MS), Math.floor((q.to - 1) / HOUR_MS), q.preMs ?? 0, d.text(mx.event)];
+  const names = [d.param(9)];
+  const twoNames = my !== undefined && my.event !== mx.event;
+  if (twoNames) {
+    params.push(d.text(my.event));
+    names.push(d.param(10));
+  }
+  const where: string[] = [];
+  const cond = (m: Measure, name: string): string[] => {
+    const filters = m.filters.map((f) => d.filter(f, params));
+    if (my === undefined) {
+      // One measure: its filters narrow the scan itself.
+      where.push(...filters);
+      return [];
+    }
+    return twoNames ? [`e.name = ${name}`, ...filters] : filters;
+  };
+  const cx = cond(mx, d.param(9));
+  const cy = my ? cond(my, d.param(10)) : [];
+  const post = pre ? ["e.ts >= x.first_ts"] : [];
+  const columns = [`${d.unitValue(mx, [...cx, ...post], params)} AS x`];
+  if (my) columns.push(`${d.unitValue(my, [...cy, ...post], params)} AS y`);
+  if (pre) columns.push(`${d.unitValue(mx, [...cx, "e.ts < x.first_ts"], params)} AS p`);
+  const s = (e: string) => `${d.sum}(${e})`;
+  const sums = [s("x"), s("x * x"), my ? s("y") : "0", my ? s("y * y") : "0", my ? s("x * y") : "0", pre ? s("p") : "0", pre ? s("p * p") : "0", pre ? s("x * p") : "0"];
+  return { params, names, where, columns, sums };
 }

@@ -1,11 +1,12 @@
 import { SQL } from "bun";
 import { isPostgresUnavailable, redactUrl } from "../store/postgres";
-import { bucketRows, rollupPlan } from "./plan";
+import { type ExperimentDialect, bucketRows, experimentParts, rollupPlan } from "./plan";
 import {
   type EventRow,
   type EventStore,
   type ExperimentStatsQuery,
   type ExposureCounts,
+  type FirstExposure,
   type Measure,
   type PropertyFilter,
   type SeriesQuery,
@@ -15,8 +16,7 @@ import {
   EXPOSURE_PREFIX,
   UpstreamError,
   countsOf,
-  exposureBefore,
-  exposureOf,
+  noteExposure,
   variantStatsOf,
 } from "./types";
 
@@ -190,6 +190,8 @@ function unitValue(m: Measure, cond: string[], params: unknown[]): string {
   return `COALESCE(SUM(${v})${filter}, 0)`;
 }
 
+const PG_DIALECT: ExperimentDialect = { param: (n) => `$${n}`, text: pgText, filter: (f, params) => `(${filterSql(f, params)})`, unitValue, sum: "SUM" };
+
 /**
  * The statement of an experiment's per-variant sums, everything bound:
  * 1. `u`: the metric's events of the window (from `from − preMs` with a
@@ -201,44 +203,7 @@ function unitValue(m: Measure, cond: string[], params: unknown[]): string {
  *    events count, as 0), the sums from `u`.
  */
 export function experimentSql(q: ExperimentStatsQuery): { sql: string; params: unknown[] } {
-  const [mx, my] = q.measures;
-  const pre = q.preMs !== undefined;
-  const scanFrom = q.from - (q.preMs ?? 0);
-  // $1 project, $2 experiment, $3 from, $4 to, $5 where the scan starts, $6 and $7 its hours, $8 preMs, $9 (and $10) the event names.
-  const params: unknown[] = [
-    pgText(q.projectId),
-    pgText(q.experimentId),
-    q.from,
-    q.to,
-    scanFrom,
-    Math.floor(scanFrom / HOUR_MS),
-    Math.floor((q.to - 1) / HOUR_MS),
-    q.preMs ?? 0,
-    pgText(mx.event),
-  ];
-  const names = ["$9"];
-  const twoNames = my !== undefined && my.event !== mx.event;
-  if (twoNames) {
-    params.push(pgText(my.event));
-    names.push("$10");
-  }
-  const where: string[] = [];
-  const cond = (m: Measure, name: string): string[] => {
-    const filters = m.filters.map((f) => `(${filterSql(f, params)})`);
-    if (my === undefined) {
-      // One measure: its filters narrow the scan itself.
-      where.push(...filters);
-      return [];
-    }
-    return twoNames ? [`e.name = ${name}`, ...filters] : filters;
-  };
-  const cx = cond(mx, "$9");
-  const cy = my ? cond(my, "$10") : [];
-  const post = pre ? ["e.ts >= x.first_ts"] : [];
-  const columns = [`${unitValue(mx, [...cx, ...post], params)} AS x`];
-  if (my) columns.push(`${unitValue(my, [...cy, ...post], params)} AS y`);
-  if (pre) columns.push(`${unitValue(mx, [...cx, "e.ts < x.first_ts"], params)} AS p`);
-  const sums = ["SUM(x)", "SUM(x * x)", my ? "SUM(y)" : "0", my ? "SUM(y * y)" : "0", my ? "SUM(x * y)" : "0", pre ? "SUM(p)" : "0", pre ? "SUM(p * p)" : "0", pre ? "SUM(x * p)" : "0"];
+  const { params, names, where, columns, sums } = experimentParts(q, PG_DIALECT);
   const zeros = "CAST(0 AS double precision)";
   const sql =
     `WITH u AS (SELECT x.variant AS variant, ${columns.join(", ")} FROM events AS e JOIN experiment_exposures AS x ON x.unit_id = e.unit_id` +
@@ -383,7 +348,7 @@ export class PostgresEventStore implements EventStore {
     const cols: unknown[][] = [[], [], [], [], [], []];
     const hours = new Map<string, [string, string, number, number, number]>();
     const units = new Map<string, [string, string, number, string]>();
-    const exposures = new Map<string, [string, string, string, string, number]>();
+    const exposures = new Map<string, FirstExposure>();
     const days = new Set<number>();
     for (const { rows } of batch) {
       for (const r of rows) {
@@ -402,20 +367,7 @@ export class PostgresEventStore implements EventStore {
           const day = Math.floor(r.ts / DAY_MS) * 86400;
           units.set(`${p}\u0000${n}\u0000${day}\u0000${u}`, [p, n, day, u]);
         }
-        if (r.name.startsWith(EXPOSURE_PREFIX)) {
-          const x = exposureOf(r);
-          if (x) {
-            const e = pgText(x.experimentId);
-            const v = pgText(x.variant);
-            const xk = `${p}\u0000${e}\u0000${u}`;
-            const seen = exposures.get(xk);
-            if (!seen) exposures.set(xk, [p, e, u!, v, r.ts]);
-            else if (exposureBefore(r.ts, v, seen[4], seen[3])) {
-              seen[3] = v;
-              seen[4] = r.ts;
-            }
-          }
-        }
+        if (r.name.startsWith(EXPOSURE_PREFIX)) noteExposure(exposures, r, pgText);
       }
     }
     // Sorted keys: two servers upserting the same roll-up rows lock them in the same order (no deadlock).

@@ -6,6 +6,7 @@ import {
   type EventStore,
   type ExperimentStatsQuery,
   type ExposureCounts,
+  type FirstExposure,
   type Measure,
   type PropertyFilter,
   type SeriesQuery,
@@ -14,11 +15,10 @@ import {
   type VariantStatsRow,
   EXPOSURE_PREFIX,
   countsOf,
-  exposureBefore,
-  exposureOf,
+  noteExposure,
   variantStatsOf,
 } from "./types";
-import { bucketRows, rollupPlan } from "./plan";
+import { type ExperimentDialect, bucketRows, experimentParts, rollupPlan } from "./plan";
 
 /**
  * The embedded event store: its own SQLite file (`<data>/events.db`) beside
@@ -144,6 +144,8 @@ function unitValue(m: Measure, cond: string[], params: (string | number)[]): str
   return c ? `TOTAL(CASE WHEN ${c} THEN ${v} END)` : `TOTAL(${v})`;
 }
 
+const SQLITE_DIALECT: ExperimentDialect = { param: (n) => `?${n}`, text: (t) => t, filter: filterSql, unitValue, sum: "TOTAL" };
+
 /**
  * Which slice of the units a unit falls in: the code points of its last two
  * characters (0 for none), modulo the slice count. Cheap per row and spread
@@ -168,33 +170,7 @@ const unitSlice = (column: string, count: string, index: string) =>
  * The slices' answers add up to the whole (sums of disjoint sets of units).
  */
 export function experimentSql(q: ExperimentStatsQuery, slices = 1): { sql: string; params: (string | number)[]; sliceParam: number } {
-  const [mx, my] = q.measures;
-  const pre = q.preMs !== undefined;
-  const scanFrom = q.from - (q.preMs ?? 0);
-  // ?1 project, ?2 experiment, ?3 from, ?4 to, ?5 where the scan starts, ?6 and ?7 its hours, ?8 preMs, ?9 (and ?10) the event names.
-  const params: (string | number)[] = [q.projectId, q.experimentId, q.from, q.to, scanFrom, Math.floor(scanFrom / 3_600_000), Math.floor((q.to - 1) / 3_600_000), q.preMs ?? 0, mx.event];
-  const names = ["?9"];
-  const twoNames = my !== undefined && my.event !== mx.event;
-  if (twoNames) {
-    params.push(my.event);
-    names.push("?10");
-  }
-  const where: string[] = [];
-  const cond = (m: Measure, name: string): string[] => {
-    const filters = m.filters.map((f) => filterSql(f, params));
-    if (my === undefined) {
-      // One measure: its filters narrow the scan itself.
-      where.push(...filters);
-      return [];
-    }
-    return twoNames ? [`e.name = ${name}`, ...filters] : filters;
-  };
-  const cx = cond(mx, "?9");
-  const cy = my ? cond(my, "?10") : [];
-  const post = pre ? ["e.ts >= x.first_ts"] : [];
-  const columns = [`${unitValue(mx, [...cx, ...post], params)} AS x`];
-  if (my) columns.push(`${unitValue(my, [...cy, ...post], params)} AS y`);
-  if (pre) columns.push(`${unitValue(mx, [...cx, "e.ts < x.first_ts"], params)} AS p`);
+  const { params, names, where, columns, sums } = experimentParts(q, SQLITE_DIALECT);
   // The slice (its count, then its index: bound last, replaced per slice).
   let slice = (_column: string) => "";
   const sliceParam = params.length + 1;
@@ -202,7 +178,6 @@ export function experimentSql(q: ExperimentStatsQuery, slices = 1): { sql: strin
     params.push(slices, 0);
     slice = (column) => ` AND ${unitSlice(column, `?${sliceParam}`, `?${sliceParam + 1}`)}`;
   }
-  const sums = ["TOTAL(x)", "TOTAL(x * x)", my ? "TOTAL(y)" : "0", my ? "TOTAL(y * y)" : "0", my ? "TOTAL(x * y)" : "0", pre ? "TOTAL(p)" : "0", pre ? "TOTAL(p * p)" : "0", pre ? "TOTAL(x * p)" : "0"];
   const sql =
     `WITH u AS (SELECT x.variant AS variant, ${columns.join(", ")} FROM events AS e CROSS JOIN experiment_exposures AS x` +
     ` WHERE e.project_id = ?1 AND e.name IN (${names.join(", ")}) AND e.hour BETWEEN ?6 AND ?7 AND e.ts >= ?5 AND e.ts < ?4` +
@@ -436,7 +411,7 @@ export class SqliteEventStore implements EventStore {
     const hours = new Map<string, [string, string, number, number, number]>();
     const units = new Set<string>();
     const unitRows: [string, string, number, string][] = [];
-    const exposures = new Map<string, [string, string, string, string, number]>();
+    const exposures = new Map<string, FirstExposure>();
     this.db.transaction(() => {
       for (const { rows } of batch) {
         for (const r of rows) {
@@ -457,18 +432,7 @@ export class SqliteEventStore implements EventStore {
               unitRows.push([r.projectId, r.name, day, r.unitId]);
             }
           }
-          if (r.name.startsWith(EXPOSURE_PREFIX)) {
-            const x = exposureOf(r);
-            if (x) {
-              const xk = `${r.projectId}\u0000${x.experimentId}\u0000${x.unitId}`;
-              const seen = exposures.get(xk);
-              if (!seen) exposures.set(xk, [r.projectId, x.experimentId, x.unitId, x.variant, r.ts]);
-              else if (exposureBefore(r.ts, x.variant, seen[4], seen[3])) {
-                seen[3] = x.variant;
-                seen[4] = r.ts;
-              }
-            }
-          }
+          if (r.name.startsWith(EXPOSURE_PREFIX)) noteExposure(exposures, r);
         }
       }
       for (const h of hours.values()) this.upsertHour.run(...h);

@@ -130,9 +130,26 @@ export function exposureOf(r: EventRow): { experimentId: string; unitId: string;
   return { experimentId: r.name.slice(EXPOSURE_PREFIX.length), unitId: r.unitId, variant };
 }
 
-/** Whether exposure (ts, variant) comes before (ts2, variant2): earlier, or as early with the smaller variant. */
-export function exposureBefore(ts: number, variant: string, ts2: number, variant2: string): boolean {
-  return ts < ts2 || (ts === ts2 && variant < variant2);
+/** A first exposure as an append upserts it: project, experiment, unit, variant, ts. */
+export type FirstExposure = [projectId: string, experimentId: string, unitId: string, variant: string, firstTs: number];
+
+/**
+ * Notes `r` in `firsts` (one entry per project, experiment and unit) when it
+ * is an exposure (see exposureOf) before the one noted there: earlier, or as
+ * early with the smaller variant. `text` is the engine's form of stored text.
+ */
+export function noteExposure(firsts: Map<string, FirstExposure>, r: EventRow, text: (s: string) => string = (s) => s): void {
+  const x = exposureOf(r);
+  if (!x) return;
+  const variant = text(x.variant);
+  const row: FirstExposure = [text(r.projectId), text(x.experimentId), text(x.unitId), variant, r.ts];
+  const key = `${row[0]}\u0000${row[1]}\u0000${row[2]}`;
+  const seen = firsts.get(key);
+  if (!seen) firsts.set(key, row);
+  else if (r.ts < seen[4] || (r.ts === seen[4] && variant < seen[3])) {
+    seen[3] = variant;
+    seen[4] = r.ts;
+  }
 }
 
 /** ExposureCounts from per-variant rows (count, earliest and latest first exposure), sorted by variant already. */
