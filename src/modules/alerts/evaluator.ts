@@ -2,6 +2,7 @@ import { SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import { ApiError } from "../../lib/errors";
 import type { ServiceContext } from "../../lib/module";
 import { emitEvent } from "../../lib/outbox";
+import { LeasedRounds, Notifiers } from "../../lib/rounds";
 import { type AlertRuleRow, enabledRules, findRule, recordCheck } from "./store";
 import { ACTIONS, type AlertNotifier, type AlertRule, type AlertTransition, type Comparator, EVALUATE_EVERY_MS } from "./types";
 
@@ -43,47 +44,28 @@ export type EvaluationReport = { checked: number; skipped: number; transitions: 
  * value could not be read, is logged (once per problem) and left as it is.
  */
 export class AlertEvaluator {
-  private readonly notifiers: AlertNotifier[] = [];
+  private readonly notifiers = new Notifiers<AlertTransition>();
   /** Rule id → the problem last logged for it (logged again only when it changes). */
   private readonly problems = new Map<string, string>();
-  private readonly timer: ReturnType<typeof setInterval> | undefined;
-  private running: Promise<unknown> | undefined;
+  /** The timed rounds: on one server only (the lease), with the analytics clock. */
+  private readonly rounds: LeasedRounds;
 
   constructor(
     private readonly ctx: ServiceContext,
     private readonly toRule: (row: AlertRuleRow) => AlertRule,
   ) {
-    const every = ctx.options.alertsEveryMs ?? EVALUATE_EVERY_MS;
-    if (every > 0) {
-      this.timer = setInterval(() => void this.tick(every), every);
-      this.timer.unref?.();
-    }
+    this.rounds = new LeasedRounds(
+      ctx,
+      "alerts:evaluate",
+      ctx.options.alertsEveryMs ?? EVALUATE_EVERY_MS,
+      () => this.evaluateDue(ctx.services.analytics.now()),
+      "alert evaluation failed; retrying at the next round",
+    );
   }
 
   /** Adds a delivery of transitions beside the server log (connectors, tests); answers its removal. */
   addNotifier(fn: AlertNotifier): () => void {
-    this.notifiers.push(fn);
-    return () => {
-      const at = this.notifiers.indexOf(fn);
-      if (at >= 0) this.notifiers.splice(at, 1);
-    };
-  }
-
-  /** One timed round: on one server only (the lease), with the analytics clock. Never throws. */
-  private async tick(every: number): Promise<void> {
-    if (this.running || this.ctx.shutdown.aborted) return;
-    const run = (async () => {
-      try {
-        // The lease ends just before the holder's next round, so one server evaluates per interval.
-        if (!(await this.ctx.store.lease("alerts:evaluate", Math.max(1000, every * 0.9)))) return;
-        await this.evaluateDue(this.ctx.services.analytics.now());
-      } catch (err) {
-        this.ctx.log.warn("alert evaluation failed; retrying at the next round", { error: String(err) });
-      }
-    })();
-    this.running = run;
-    await run;
-    this.running = undefined;
+    return this.notifiers.add(fn);
   }
 
   /** Evaluates every enabled rule of every project as of `nowMs` (epoch ms). */
@@ -180,13 +162,7 @@ export class AlertEvaluator {
     };
     if (transition.kind === "fire") this.ctx.log.warn("alert firing", fields);
     else this.ctx.log.info("alert resolved", fields);
-    for (const notifier of [...this.notifiers]) {
-      try {
-        await notifier(transition);
-      } catch (err) {
-        this.ctx.log.warn("alert notification failed", { projectId, ruleId: rule.id, error: String(err) });
-      }
-    }
+    await this.notifiers.notify(transition, (err) => this.ctx.log.warn("alert notification failed", { projectId, ruleId: rule.id, error: String(err) }));
   }
 
   private problem(row: AlertRuleRow, err: unknown): void {
@@ -204,8 +180,7 @@ export class AlertEvaluator {
   }
 
   /** Stops the timer and waits for a round in progress. */
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+  close(): Promise<void> {
+    return this.rounds.close();
   }
 }

@@ -1,6 +1,7 @@
 import { SYSTEM_ACTOR } from "../../lib/audit";
 import { ApiError } from "../../lib/errors";
 import type { ServiceContext } from "../../lib/module";
+import { LeasedRounds, Notifiers } from "../../lib/rounds";
 import { type Results, analyze } from "./analysis";
 import { type Experiment, toExperiment } from "./service";
 import { allRunning } from "./store";
@@ -24,42 +25,24 @@ type Stopper = (projectId: string, id: string, reason: string) => Promise<Experi
  * server log and every notifier hear it (connectors plug in, issue 15).
  */
 export class GuardrailWatcher {
-  private readonly notifiers: RollbackNotifier[] = [];
-  private readonly timer: ReturnType<typeof setInterval> | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly notifiers = new Notifiers<AutoRollback>();
+  private readonly rounds: LeasedRounds;
 
   constructor(
     private readonly ctx: ServiceContext,
     private readonly stop: Stopper,
   ) {
-    const every = ctx.options.experimentsEveryMs ?? GUARDRAILS_EVERY_MS;
-    if (every > 0) {
-      this.timer = setInterval(() => void this.tick(every), every);
-      this.timer.unref?.();
-    }
+    this.rounds = new LeasedRounds(
+      ctx,
+      "experiments:guardrails",
+      ctx.options.experimentsEveryMs ?? GUARDRAILS_EVERY_MS,
+      () => this.checkAll(ctx.services.analytics.now()),
+      "guardrail check failed; retrying at the next round",
+    );
   }
 
   addNotifier(fn: RollbackNotifier): () => void {
-    this.notifiers.push(fn);
-    return () => {
-      const at = this.notifiers.indexOf(fn);
-      if (at >= 0) this.notifiers.splice(at, 1);
-    };
-  }
-
-  private async tick(every: number): Promise<void> {
-    if (this.running || this.ctx.shutdown.aborted) return;
-    const run = (async () => {
-      try {
-        if (!(await this.ctx.store.lease("experiments:guardrails", Math.max(1000, every * 0.9)))) return;
-        await this.checkAll(this.ctx.services.analytics.now());
-      } catch (err) {
-        this.ctx.log.warn("guardrail check failed; retrying at the next round", { error: String(err) });
-      }
-    })();
-    this.running = run;
-    await run;
-    this.running = undefined;
+    return this.notifiers.add(fn);
   }
 
   /** One round as of `nowMs`; answers the experiments it rolled back. A failing experiment is logged and skipped. */
@@ -100,18 +83,11 @@ export class GuardrailWatcher {
 
   private async notify(event: AutoRollback): Promise<void> {
     this.ctx.log.warn("experiment rolled back by its guardrail", { projectId: event.projectId, experimentId: event.experiment.id, experiment: event.experiment.name, reason: event.reason });
-    for (const notifier of [...this.notifiers]) {
-      try {
-        await notifier(event);
-      } catch (err) {
-        this.ctx.log.warn("auto-rollback notification failed", { projectId: event.projectId, experimentId: event.experiment.id, error: String(err) });
-      }
-    }
+    await this.notifiers.notify(event, (err) => this.ctx.log.warn("auto-rollback notification failed", { projectId: event.projectId, experimentId: event.experiment.id, error: String(err) }));
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+  close(): Promise<void> {
+    return this.rounds.close();
   }
 }
 
