@@ -165,3 +165,27 @@ export function assignUnit(
   for (const v of experiment.variants) if (v.key === a.variant) return { unitId, variant: v, reason: "assigned" };
   return { unitId, variant: null, reason: "unallocated" };
 }
+
+/**
+ * What the experiments overriding `kind name` (its list in an OverrideIndex)
+ * give a unit: the first of them (snapshot order) that assigns the unit
+ * decides, and `exposed` hears that assignment whatever the variant (the
+ * control's units are exposed too); undefined when the unit's variant does
+ * not override `kind name`, or no experiment assigns the unit.
+ */
+export function overrideFor(
+  list: NamedExperiment[],
+  kind: VariantOverride["kind"],
+  name: string,
+  assign: (experiment: PublishedExperiment) => UnitAssignment,
+  exposed: (experimentId: string, unitId: string, variant: string) => void,
+): { value: unknown } | undefined {
+  for (const { experiment } of list) {
+    const a = assign(experiment);
+    if (a.variant === null) continue;
+    exposed(experiment.id, a.unitId, a.variant.key);
+    const o = a.variant.override;
+    return o && o.kind === kind && o.name === name ? { value: o.value } : undefined;
+  }
+  return undefined;
+}

@@ -30,7 +30,7 @@ export type Env = "dev" | "staging" | "prod";
 
 import { type CompiledRegex, type EvaluationContext, type Gate, createGateEvaluator } from "./gates";
 import { type TrackOptions, createOutbox } from "./events";
-import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides } from "./experiments";
+import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "./experiments";
 import type { PublishedUniverse } from "./universes";
 import { DEFAULT_FALLBACK_LOCALE, type TranslateOptions, type Translations, translate } from "./translations";
 
@@ -501,22 +501,9 @@ export function createClient(options: ClientOptions): Client {
       return !!gate && evaluatorFor(snapshot).evaluate(gate, withUserId(context)).value;
     });
 
-  /**
-   * What the experiments overriding `kind name` give this unit: the first of
-   * them (snapshot order) that assigns the unit decides and logs its exposure,
-   * whichever variant (the control's units are exposed too); undefined when
-   * the unit's variant does not override it, or no experiment assigns it.
-   */
-  const overrideOf = (snapshot: Snapshot, list: NamedExperiment[], kind: "gate" | "config", name: string, context: EvaluationContext): { value: unknown } | undefined => {
-    for (const { experiment } of list) {
-      const a = assign(snapshot, experiment, context);
-      if (a.variant === null) continue;
-      expose(experiment.id, a.unitId, a.variant.key);
-      const o = a.variant.override;
-      return o && o.kind === kind && o.name === name ? { value: o.value } : undefined;
-    }
-    return undefined;
-  };
+  /** What the experiments overriding `kind name` give this unit (see overrideFor), its exposure logged. */
+  const overrideOf = (snapshot: Snapshot, list: NamedExperiment[], kind: "gate" | "config", name: string, context: EvaluationContext) =>
+    overrideFor(list, kind, name, (experiment) => assign(snapshot, experiment, context), expose);
 
   const pollTimer = setInterval(() => void poll(), pollIntervalMs);
   unref(pollTimer);

@@ -47,6 +47,19 @@ export function checkSeriesWindow(w: { from: number; to: number; bucket: number 
   }
 }
 
+/** An event store answer, its upstream's failures as the API reports them: 503 unreachable, 502 failed. */
+export async function upstream<T>(answer: Promise<T>): Promise<T> {
+  try {
+    return await answer;
+  } catch (err) {
+    if (err instanceof UpstreamError) {
+      if (err.kind === "unreachable") throw new ApiError("UNAVAILABLE", "Unavailable", err.message, 503, { "Retry-After": "5" });
+      throw new ApiError("UPSTREAM", "The analytics upstream failed", err.message);
+    }
+    throw err;
+  }
+}
+
 /**
  * Event ingest and the event store. An ingest batch is checked whole (one
  * bad event refuses the batch and stores nothing), its unknown names and
@@ -125,15 +138,7 @@ export class AnalyticsService {
 
   async series(q: SeriesQuery): Promise<SeriesResult> {
     checkSeriesWindow(q);
-    try {
-      return await this.eventStore.series(q);
-    } catch (err) {
-      if (err instanceof UpstreamError) {
-        if (err.kind === "unreachable") throw new ApiError("UNAVAILABLE", "Unavailable", err.message, 503, { "Retry-After": "5" });
-        throw new ApiError("UPSTREAM", "The analytics upstream failed", err.message);
-      }
-      throw err;
-    }
+    return upstream(this.eventStore.series(q));
   }
 
   /** Raw events past each project's retention, roll-ups past 13 months; once across servers. */

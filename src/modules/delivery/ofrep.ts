@@ -3,7 +3,7 @@ import type { EventRow } from "../../lib/eventstore/types";
 import type { Logger } from "../../lib/log";
 import { LruCache } from "../../lib/lru";
 import { compileRegex } from "../../lib/re2";
-import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides } from "../../sdk/experiments";
+import { type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "../../sdk/experiments";
 import { type Gate, type GateDecision, createGateEvaluator } from "../../sdk/gates";
 import type { PublishedUniverse } from "../../sdk/universes";
 import type { Snapshot } from "./snapshot";
@@ -137,23 +137,12 @@ function assign(snapshot: Snapshot, experiment: PublishedExperiment, context: Ev
   });
 }
 
-/**
- * The override the experiments overriding `kind name` give this unit: the
- * first of them that assigns the unit decides (and its exposure is noted,
- * whatever the variant); undefined when its variant overrides nothing here.
- */
+/** The override the experiments overriding `kind name` give this unit (see overrideFor), its exposure noted in `exposures`. */
 function overrideOf(snapshot: Snapshot, kind: "gate" | "config", name: string, context: EvaluationContext, exposures?: Exposure[]): { value: unknown } | undefined {
   const index = overridesOf(snapshot);
-  const list: NamedExperiment[] | undefined = kind === "gate" ? index.gates.get(name) : index.configs.get(name);
+  const list = kind === "gate" ? index.gates.get(name) : index.configs.get(name);
   if (!list) return undefined;
-  for (const { experiment } of list) {
-    const a = assign(snapshot, experiment, context);
-    if (a.variant === null) continue;
-    exposures?.push({ experimentId: experiment.id, unitId: a.unitId, variant: a.variant.key });
-    const o = a.variant.override;
-    return o && o.kind === kind && o.name === name ? { value: o.value } : undefined;
-  }
-  return undefined;
+  return overrideFor(list, kind, name, (experiment) => assign(snapshot, experiment, context), (experimentId, unitId, variant) => exposures?.push({ experimentId, unitId, variant }));
 }
 
 function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {

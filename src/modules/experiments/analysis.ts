@@ -1,9 +1,9 @@
-import { type ExperimentStatsQuery, type Measure, UpstreamError, type VariantStats } from "../../lib/eventstore/types";
-import { ApiError } from "../../lib/errors";
+import type { ExperimentStatsQuery, Measure, VariantStats } from "../../lib/eventstore/types";
 import type { ServiceContext } from "../../lib/module";
+import { upstream } from "../analytics/service";
 import type { Guardrail, Variant, WorseWhen } from "./checks";
 import type { Experiment } from "./service";
-import { type BayesianResult, type Comparison, type MetricArms, type SequentialResult, type SrmResult, analyzeMetric, srmCheck } from "./stats";
+import { type BayesianResult, type Comparison, type MetricArms, type SequentialResult, type SrmResult, analyzeMetric, sampleVariance, srmCheck } from "./stats";
 
 /** CUPED's covariate: each unit's same metric over this long before its first exposure. */
 export const PRE_PERIOD_DAYS = 7;
@@ -182,19 +182,6 @@ async function analyzePlan(
 function rawArm(variant: string, a: VariantStats, test: MetricResult["test"]): MetricResult["arms"][number] {
   if (test === "ratio") return { variant, n: a.n, mean: (a.sumY ?? 0) > 0 ? a.sumX / a.sumY! : null, sd: null };
   const mean = a.n > 0 ? a.sumX / a.n : null;
-  const variance = a.n > 1 ? Math.max(0, (a.sumXX - (a.sumX * a.sumX) / a.n) / (a.n - 1)) : null;
+  const variance = a.n > 1 ? sampleVariance(a.n, a.sumX, a.sumXX) : null;
   return { variant, n: a.n, mean, sd: variance === null ? null : Math.sqrt(variance) };
-}
-
-/** The analytics upstream's failures as the API reports them (503 unreachable, 502 failed), like series. */
-async function upstream<T>(p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    if (err instanceof UpstreamError) {
-      if (err.kind === "unreachable") throw new ApiError("UNAVAILABLE", "Unavailable", err.message, 503, { "Retry-After": "5" });
-      throw new ApiError("UPSTREAM", "The analytics upstream failed", err.message);
-    }
-    throw err;
-  }
 }

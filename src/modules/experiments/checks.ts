@@ -1,4 +1,4 @@
-import { ENVS, type Env } from "../../lib/envs";
+import { ENVS, type Env, isEnv } from "../../lib/envs";
 import { validation } from "../../lib/errors";
 import { checkOptionalText, checkResourceName, CONTROL_CHARS } from "../../lib/validate";
 import type { VariantOverride } from "../../sdk/experiments";
@@ -40,8 +40,8 @@ export function checkReason(reason: string | null | undefined): void {
 }
 
 export function checkEnv(env: string): Env {
-  if (!(ENVS as readonly string[]).includes(env)) throw validation("Unknown env", `env: one of ${ENVS.join(", ")}`);
-  return env as Env;
+  if (!isEnv(env)) throw validation("Unknown env", `env: one of ${ENVS.join(", ")}`);
+  return env;
 }
 
 function jsonSize(value: unknown, field: string): void {

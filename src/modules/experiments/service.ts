@@ -390,11 +390,6 @@ export class ExperimentsService {
     throw validation(`The ${kind} ${name} is used by experiment${plural} ${users.join(", ")}; change or delete them first`, `id: used by experiment${plural} ${users.join(", ")}`);
   }
 
-  /** The stored row, for the analysis (same lookup as every route). */
-  async row(projectId: string, idOrName: string): Promise<ExperimentRow> {
-    return this.find(this.ctx.store, projectId, idOrName);
-  }
-
   /** ISO time by the analytics clock (tests move it), so start times and sample days agree with the events. */
   nowIso(): string {
     return new Date(this.ctx.services.analytics.now()).toISOString();
