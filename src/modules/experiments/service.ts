@@ -7,7 +7,7 @@ import type { ServiceContext } from "../../lib/module";
 import { bumpRevision } from "../../lib/revisions";
 import type { Queryable, Tx } from "../../lib/store";
 import type { PublishedExperiment } from "../../sdk/experiments";
-import { type SegmentRange, checkRange, lockScope } from "../universes/service";
+import { type SegmentRange, checkRange, lockScope, overlaps } from "../universes/service";
 import { type Results, analyze } from "./analysis";
 import { type AutoRollback, GuardrailWatcher, type RollbackNotifier } from "./guardrails";
 import {
@@ -30,7 +30,6 @@ import {
   experimentsByIdPrefix,
   experimentsOfProject,
   experimentsUsing,
-  experimentsUsingMetric,
   insertExperiment,
   runningInUniverse,
   runningOnEnv,
@@ -103,7 +102,6 @@ const CHANGEABLE: Record<ExperimentStatus, readonly (keyof ExperimentInput)[]> =
   stopped: ["name", "description"],
 };
 
-const overlaps = (a: SegmentRange, b: SegmentRange) => a[0] < b[1] && b[0] < a[1];
 const rangeText = (r: SegmentRange) => `[${r[0]}, ${r[1]})`;
 const duplicateName = (name: string) => alreadyExists(`An experiment named ${name} already exists in this project`, "name: choose another name");
 
@@ -375,7 +373,7 @@ export class ExperimentsService {
 
   /** Names of the experiments (draft or running) that measure a metric: metrics refuse to delete it. */
   metricUsers(q: Queryable, projectId: string, metricId: string): Promise<string[]> {
-    return experimentsUsingMetric(q, projectId, metricId);
+    return experimentsUsing(q, projectId, { kind: "metric", id: metricId });
   }
 
   /**
@@ -384,7 +382,7 @@ export class ExperimentsService {
    * this in their delete transaction.
    */
   async refuseIfUsed(q: Queryable, projectId: string, kind: "gate" | "config", name: string): Promise<void> {
-    const users = await experimentsUsing(q, projectId, kind, name);
+    const users = await experimentsUsing(q, projectId, { kind, name });
     if (users.length === 0) return;
     const plural = users.length > 1 ? "s" : "";
     throw validation(`The ${kind} ${name} is used by experiment${plural} ${users.join(", ")}; change or delete them first`, `id: used by experiment${plural} ${users.join(", ")}`);

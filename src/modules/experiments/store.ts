@@ -80,21 +80,21 @@ export async function allRunning(q: Queryable): Promise<(ExperimentRow & { proje
   return q.all<ExperimentRow & { project_id: string }>(`SELECT ${COLUMNS}, project_id FROM experiments WHERE status = 'running' ORDER BY project_id, name`);
 }
 
-/** Names of the project's experiments (not stopped) that measure this metric, as primary or guardrail. */
-export async function experimentsUsingMetric(q: Queryable, projectId: string, metricId: string): Promise<string[]> {
-  const rows = await q.all<{ name: string; primary_metric_id: string | null; guardrail_metric_ids: string }>(
-    "SELECT name, primary_metric_id, guardrail_metric_ids FROM experiments WHERE project_id = ? AND status <> 'stopped' ORDER BY name",
+/** What an unfinished experiment may refer to: a metric (by id) it measures, a gate it targets or overrides, a config it overrides. */
+export type ExperimentReference = { kind: "metric"; id: string } | { kind: "gate" | "config"; name: string };
+
+/** Names of the project's experiments (not stopped) that refer to `ref`: what refuses the deletion of a metric, gate or config. */
+export async function experimentsUsing(q: Queryable, projectId: string, ref: ExperimentReference): Promise<string[]> {
+  const rows = await q.all<{ name: string; gate: string | null; variants: string; primary_metric_id: string | null; guardrail_metric_ids: string }>(
+    "SELECT name, gate, variants, primary_metric_id, guardrail_metric_ids FROM experiments WHERE project_id = ? AND status <> 'stopped' ORDER BY name",
     projectId,
   );
-  return rows.filter((r) => r.primary_metric_id === metricId || (JSON.parse(r.guardrail_metric_ids) as { metric: string }[]).some((g) => g.metric === metricId)).map((r) => r.name);
-}
-
-/** Names of the project's experiments (not stopped) that target a gate or override a gate or config of this name. */
-export async function experimentsUsing(q: Queryable, projectId: string, kind: "gate" | "config", name: string): Promise<string[]> {
-  const rows = await q.all<{ name: string; gate: string | null; variants: string }>("SELECT name, gate, variants FROM experiments WHERE project_id = ? AND status <> 'stopped' ORDER BY name", projectId);
-  return rows
-    .filter((r) => (kind === "gate" && r.gate === name) || (JSON.parse(r.variants) as { override?: { kind: string; name: string } }[]).some((v) => v.override?.kind === kind && v.override.name === name))
-    .map((r) => r.name);
+  const uses = (r: (typeof rows)[number]): boolean => {
+    if (ref.kind === "metric") return r.primary_metric_id === ref.id || (JSON.parse(r.guardrail_metric_ids) as { metric: string }[]).some((g) => g.metric === ref.id);
+    if (ref.kind === "gate" && r.gate === ref.name) return true;
+    return (JSON.parse(r.variants) as { override?: { kind: string; name: string } }[]).some((v) => v.override?.kind === ref.kind && v.override.name === ref.name);
+  };
+  return rows.filter(uses).map((r) => r.name);
 }
 
 export async function insertExperiment(q: Queryable, projectId: string, row: ExperimentRow): Promise<void> {

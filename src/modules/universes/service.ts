@@ -77,7 +77,8 @@ export function checkRange(range: unknown, field = "holdout_range"): SegmentRang
   return [start, end];
 }
 
-const overlaps = (a: SegmentRange, b: SegmentRange) => a[0] < b[1] && b[0] < a[1];
+/** Whether two `[start, end)` segment ranges share a segment (a holdout and an allocation, two allocations). */
+export const overlaps = (a: SegmentRange, b: SegmentRange) => a[0] < b[1] && b[0] < a[1];
 
 function toUniverse(r: UniverseRow): Universe {
   const holdout: SegmentRange | null = r.holdout_start === null || r.holdout_end === null ? null : [Number(r.holdout_start), Number(r.holdout_end)];
