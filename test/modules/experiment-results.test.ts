@@ -192,9 +192,14 @@ describe("results", () => {
 
 describe("auto-rollback", () => {
   test("waits for the minimum sample days, then stops an experiment whose guardrail is significantly worse, says why, tells the notifiers", async () => {
+    // "pricing" (earlier test) is an A/A on four guardrails: with per-run salts it is rolled back in about one run in
+    // ten by chance. The healthy experiment here is one whose guardrail cannot move: no unit ever errs.
+    expect((await api("/api/admin/experiments/pricing/stop", { method: "POST", body: { decision: "rollback" } })).status).toBe(200);
     const patched = await api(`/api/admin/projects/${ts.projectId}`, { method: "PATCH", body: { analysis: { autoRollback: true, minSampleDays: 2 } } });
     expect(patched.status).toBe(200);
     now = T0 + 5 * DAY;
+    await startExperiment("calm", { allocation: [0, 4000], guardrailMetrics: [{ metric: "errors", worseWhen: "increase" }] });
+    await simulate("calm", { control: { buy: 0.2, error: 0 }, treatment: { buy: 0.3, error: 0 } }, 3000, 13);
     const e = await startExperiment("risky", { allocation: [5000, 10000], guardrailMetrics: [{ metric: "errors", worseWhen: "increase" }] });
     await simulate("risky", { control: { buy: 0.2, error: 0.02 }, treatment: { buy: 0.2, error: 0.2 } }, 6000, 11);
     const heard: AutoRollback[] = [];
@@ -216,7 +221,7 @@ describe("auto-rollback", () => {
       const snap = (await ts.api("/api/sdk/v1/snapshot?env=prod", { key: ts.serverKey })).body;
       expect(snap.experiments.risky).toBeUndefined();
       // The healthy experiment of the same project keeps running.
-      expect((await api("/api/admin/experiments/pricing")).body.status).toBe("running");
+      expect((await api("/api/admin/experiments/calm")).body.status).toBe("running");
       // A second round finds nothing more to do.
       expect(await ts.server.ctx.services.experiments.checkGuardrails()).toEqual([]);
     } finally {
