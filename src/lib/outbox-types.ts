@@ -12,5 +12,9 @@ export const OUTBOX_EVENT_TYPES = [
   "error.regressed",
   "config.published",
   "killswitch.toggled",
+  "rollout.advanced",
+  "rollout.completed",
+  "rollout.paused",
+  "rollout.rolled_back",
 ] as const;
 export type OutboxEventType = (typeof OUTBOX_EVENT_TYPES)[number];

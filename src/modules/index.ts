@@ -23,6 +23,7 @@ import { killswitchesModule } from "./killswitches/manifest";
 import { metricsModule } from "./metrics/manifest";
 import { opsModule } from "./ops/manifest";
 import { projectsModule } from "./projects/manifest";
+import { rolloutsModule } from "./rollouts/manifest";
 import { tokensModule } from "./tokens/manifest";
 import { universesModule } from "./universes/manifest";
 
@@ -45,6 +46,7 @@ export const MODULES: ModuleManifest[] = [
   alertsModule,
   universesModule,
   experimentsModule,
+  rolloutsModule,
   connectorsModule,
   i18nModule,
   opsModule,

@@ -50,7 +50,10 @@ export function createOutbox(options: {
   send: (path: string, body: unknown) => Promise<void>;
   flushIntervalMs: number;
   onError: (error: unknown) => void;
+  /** The clock events and errors are stamped with (default Date.now). */
+  now?: () => number;
 }): Outbox {
+  const now = options.now ?? Date.now;
   let events: QueuedEvent[] = [];
   let errors: QueuedError[] = [];
   let contextNames = new Map<string, string | number | boolean>();
@@ -103,7 +106,7 @@ export function createOutbox(options: {
   return {
     track(name, o = {}) {
       if (closed) return;
-      const ts = o.ts instanceof Date ? o.ts.getTime() : (o.ts ?? Date.now());
+      const ts = o.ts instanceof Date ? o.ts.getTime() : (o.ts ?? now());
       events.push({ name, ts, ...(o.unitId !== undefined ? { unitId: o.unitId } : {}), ...(o.value !== undefined ? { value: o.value } : {}), ...(o.properties ? { properties: o.properties } : {}) });
       events = bound(events);
       if (events.length >= BATCH) void flush();
@@ -111,7 +114,7 @@ export function createOutbox(options: {
     captureError(error, o = {}) {
       if (closed) return;
       const e = error instanceof Error ? error : new Error(String(error));
-      errors.push({ message: e.message || String(error), type: e.name, ...(e.stack ? { stack: e.stack } : {}), ts: Date.now(), ...(o.unitId ? { unitId: o.unitId } : {}) });
+      errors.push({ message: e.message || String(error), type: e.name, ...(e.stack ? { stack: e.stack } : {}), ts: now(), ...(o.unitId ? { unitId: o.unitId } : {}) });
       errors = bound(errors);
     },
     noteContext(context) {

@@ -32,12 +32,15 @@ import { type CompiledRegex, type EvaluationContext, type Gate, createGateEvalua
 import { type TrackOptions, createOutbox } from "./events";
 import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "./experiments";
 import type { PublishedUniverse } from "./universes";
+import { NO_ROLLOUTS, type PublishedRollout, type RolloutIndex, indexRollouts, rolloutArm, rolloutExposureId } from "./rollouts";
 import { DEFAULT_FALLBACK_LOCALE, type TranslateOptions, type Translations, translate } from "./translations";
 
 export type { TrackOptions } from "./events";
 export { EXPOSURE_EVENT_NAME, EXPOSURE_PREFIX, assignVariant, exposureEventName } from "./experiments";
 export type { Assignment, ExperimentVariant, PublishedExperiment, VariantOverride } from "./experiments";
 export { SEGMENTS, segmentOf } from "./universes";
+export { ROLLOUT_EXPOSURE_NAME, inRollout, rolloutExposureName } from "./rollouts";
+export type { PublishedRollout, RolloutArm } from "./rollouts";
 export type { PublishedUniverse, SegmentRange, UnitType } from "./universes";
 export { DEFAULT_FALLBACK_LOCALE, interpolate, localeChain, translate } from "./translations";
 export type { TranslateOptions, Translations } from "./translations";
@@ -69,6 +72,8 @@ export type Snapshot = {
   experiments: Record<string, PublishedExperiment>;
   /** Per locale (canonical BCP 47 tags), per key, the text; `{}` when the project's translations are off. */
   translations: Translations;
+  /** Running guarded rollouts on this env, by id (absent from older servers). */
+  rollouts?: Record<string, PublishedRollout>;
 };
 
 export type ClientOptions = {
@@ -93,6 +98,11 @@ export type ClientOptions = {
   /** A fetch to use instead of the global one. */
   fetch?: (url: string, init?: RequestInit) => Promise<Response>;
   /** How often queued events, errors and seen context attribute names are sent. Default 10 s. */
+  /**
+   * The clock events, exposures and errors are stamped with (default
+   * Date.now): simulations and tests that move time inject theirs.
+   */
+  now?: () => number;
   flushIntervalMs?: number;
   /**
    * Tell the server which attribute names (never their values) the contexts
@@ -156,7 +166,9 @@ export type Client = {
    * With a context: the same, except for a unit a running experiment assigns
    * to a variant that overrides this config (`override: {kind: "config"}`):
    * the override's value (same kind rule). A unit in any variant of such an
-   * experiment gets its exposure logged.
+   * experiment gets its exposure logged. While a guarded rollout of the
+   * config runs, a unit (`user_id`) in its current stage gets the new value,
+   * the others the published one, and each logs its exposure.
    */
   getConfig<T>(name: string, defaultValue: T, context: EvaluationContext): T;
   /**
@@ -166,7 +178,8 @@ export type Client = {
    * no snapshot yet, is false. A unit a running experiment assigns to a
    * variant that overrides this gate (`override: {kind: "gate"}`) gets the
    * override's value; a unit in any variant of such an experiment gets its
-   * exposure logged.
+   * exposure logged. While a guarded rollout of the gate runs, a unit in its
+   * current stage is evaluated on the rollout's new rules (exposure logged).
    */
   isEnabled(name: string, context?: EvaluationContext): boolean;
   /**
@@ -470,6 +483,7 @@ export function createClient(options: ClientOptions): Client {
 
   const outbox = createOutbox({
     flushIntervalMs: options.flushIntervalMs ?? 10_000,
+    now: options.now,
     onError: (error) => report(asSvcError(error, "sending events failed")),
     async send(path, body) {
       const response = await fetchImpl(`${baseUrl}${path}`, { method: "POST", headers: headers({ "content-type": "application/json" }), body: JSON.stringify(body) });
@@ -493,6 +507,31 @@ export function createClient(options: ClientOptions): Client {
       indexed = snapshot;
     }
     return overrides;
+  };
+
+  // Which rollouts change which gates and configs, and each gate rollout's new rules as a gate: built once per snapshot.
+  let rolloutsIndexed: Snapshot | null = null;
+  let rollouts = NO_ROLLOUTS;
+  const rolloutsOf = (snapshot: Snapshot): RolloutIndex => {
+    if (rolloutsIndexed !== snapshot) {
+      rollouts = indexRollouts(snapshot.rollouts);
+      rolloutsIndexed = snapshot;
+    }
+    return rollouts;
+  };
+  const rolloutGates = new WeakMap<PublishedRollout, Gate>();
+  /**
+   * The unit's value of a gate or config under its rollout (when one runs
+   * and the context has a unit): `rolled` says whether the unit is in the
+   * stage; its exposure is logged either way.
+   */
+  const rolloutOf = (snapshot: Snapshot, kind: "gates" | "configs", name: string, context: EvaluationContext): { rollout: PublishedRollout; rolled: boolean } | undefined => {
+    const found = rolloutsOf(snapshot)[kind].get(name);
+    if (!found) return undefined;
+    const a = rolloutArm(found.rollout, withUserId(context));
+    if (!a) return undefined;
+    expose(rolloutExposureId(found.id, found.rollout.stage), a.unitId, a.arm);
+    return { rollout: found.rollout, rolled: a.arm === "new" };
   };
 
   const assign = (snapshot: Snapshot, experiment: PublishedExperiment, context: EvaluationContext) =>
@@ -535,6 +574,12 @@ export function createClient(options: ClientOptions): Client {
         const override = overrideOf(snapshot, overriding, "gate", name, context);
         if (override) return override.value === true;
       }
+      const rolled = rolloutOf(snapshot, "gates", name, context);
+      if (rolled?.rolled && rolled.rollout.kind === "gate") {
+        let next = rolloutGates.get(rolled.rollout);
+        if (!next) rolloutGates.set(rolled.rollout, (next = { ...gate, rules: rolled.rollout.rules }));
+        return evaluatorFor(snapshot).evaluate(next, context).value;
+      }
       return evaluatorFor(snapshot).evaluate(gate, context).value;
     },
     getConfig<T>(name: string, defaultValue: T, context?: EvaluationContext): T {
@@ -544,10 +589,16 @@ export function createClient(options: ClientOptions): Client {
       let value = config.value;
       if (context) {
         const overriding = overridesOf(snapshot).configs.get(name);
+        let override: { value: unknown } | undefined;
         if (overriding) {
           if (reportContexts) outbox.noteContext(context);
-          const override = overrideOf(snapshot, overriding, "config", name, context);
-          if (override) value = override.value;
+          override = overrideOf(snapshot, overriding, "config", name, context);
+        }
+        // An experiment's variant wins over a rollout of the same config, as it does for gates.
+        if (override) value = override.value;
+        else {
+          const rolled = rolloutOf(snapshot, "configs", name, context);
+          if (rolled?.rolled && rolled.rollout.kind === "config") value = rolled.rollout.value;
         }
       }
       if (defaultValue !== null && defaultValue !== undefined && kindOf(value) !== kindOf(defaultValue)) return defaultValue;

@@ -31,6 +31,21 @@ export function bucketRows(q: SeriesQuery, found: { b: number | string; v: numbe
   return rows;
 }
 
+/**
+ * A measure's `event` ending in `*` stands for every event whose name starts
+ * with what comes before it: `$error:*` counts a unit's tracked errors of
+ * every fingerprint (the guarded rollouts' error rate). Only experiment
+ * statistics read it, as a single measure.
+ */
+export function namePrefix(event: string): string | null {
+  return event.length > 1 && event.endsWith("*") ? event.slice(0, -1) : null;
+}
+
+/** The least text above every text starting with `prefix` (its last character's code plus one). */
+function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
 /** How an engine spells what experimentParts builds. */
 export type ExperimentDialect = {
   /** Parameter `n`'s placeholder (1-based). */
@@ -41,6 +56,8 @@ export type ExperimentDialect = {
   filter: (f: PropertyFilter, params: (string | number)[]) => string;
   /** One measure's value per unit over the rows where `cond` holds (all rows when empty), its parameters pushed. */
   unitValue: (m: Measure, cond: string[], params: (string | number)[]) => string;
+  /** `e.name` starts with the text of `prefix`; `end` holds the least text above all such names (see prefixEnd). */
+  namePrefix: (prefix: string, end: string) => string;
   /** The aggregate that adds per-unit values up per variant: TOTAL (SQLite) or SUM. */
   sum: string;
 };
@@ -50,22 +67,27 @@ export type ExperimentDialect = {
  * joined to its unit's first exposure `x`:
  * - `params`: 1 project, 2 experiment, 3 from, 4 to, 5 where the scan starts (`from − preMs`), 6 and 7 its hours,
  *   8 preMs, 9 (and 10) the event names; then the filters' and the measures' own;
- * - `names`: the placeholders of the event names scanned;
+ * - `names`: the condition on the event names scanned (one name, two, or a prefix: see namePrefix);
  * - `where`: conditions on the scan (a single measure's filters narrow the scan itself);
  * - `columns`: one row per unit: X (and Y, the ratio's denominator; with a pre-period X counts from the first
  *   exposure on, and P is X's value before it);
  * - `sums`: per variant, ΣX, ΣX², ΣY, ΣY², ΣXY, ΣP, ΣP², ΣXP (0 where the query has no such column).
  */
-export function experimentParts(q: ExperimentStatsQuery, d: ExperimentDialect): { params: (string | number)[]; names: string[]; where: string[]; columns: string[]; sums: string[] } {
+export function experimentParts(q: ExperimentStatsQuery, d: ExperimentDialect): { params: (string | number)[]; names: string; where: string[]; columns: string[]; sums: string[] } {
   const [mx, my] = q.measures;
   const pre = q.preMs !== undefined;
   const scanFrom = q.from - (q.preMs ?? 0);
-  const params: (string | number)[] = [d.text(q.projectId), d.text(q.experimentId), q.from, q.to, scanFrom, Math.floor(scanFrom / HOUR_MS), Math.floor((q.to - 1) / HOUR_MS), q.preMs ?? 0, d.text(mx.event)];
-  const names = [d.param(9)];
+  const prefix = namePrefix(mx.event);
+  if (prefix !== null && my !== undefined) throw new Error("a name prefix (event ending in *) measures alone, never in a ratio");
+  const params: (string | number)[] = [d.text(q.projectId), d.text(q.experimentId), q.from, q.to, scanFrom, Math.floor(scanFrom / HOUR_MS), Math.floor((q.to - 1) / HOUR_MS), q.preMs ?? 0, d.text(prefix ?? mx.event)];
+  let names = `e.name = ${d.param(9)}`;
   const twoNames = my !== undefined && my.event !== mx.event;
   if (twoNames) {
     params.push(d.text(my.event));
-    names.push(d.param(10));
+    names = `e.name IN (${d.param(9)}, ${d.param(10)})`;
+  } else if (prefix !== null) {
+    params.push(d.text(prefixEnd(prefix)));
+    names = d.namePrefix(d.param(9), d.param(10));
   }
   const where: string[] = [];
   const cond = (m: Measure, name: string): string[] => {

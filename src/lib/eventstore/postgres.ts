@@ -190,7 +190,15 @@ function unitValue(m: Measure, cond: string[], params: unknown[]): string {
   return `COALESCE(SUM(${v})${filter}, 0)`;
 }
 
-const PG_DIALECT: ExperimentDialect = { param: (n) => `$${n}`, text: pgText, filter: (f, params) => `(${filterSql(f, params)})`, unitValue, sum: "SUM" };
+const PG_DIALECT: ExperimentDialect = {
+  param: (n) => `$${n}`,
+  text: pgText,
+  filter: (f, params) => `(${filterSql(f, params)})`,
+  unitValue,
+  // Not a range: under a database's linguistic collation punctuation may not order bytewise. `end` stays bound, unused.
+  namePrefix: (prefix, end) => `starts_with(e.name, ${prefix}) AND ${end}::text IS NOT NULL`,
+  sum: "SUM",
+};
 
 /**
  * The statement of an experiment's per-variant sums, everything bound:
@@ -207,7 +215,7 @@ export function experimentSql(q: ExperimentStatsQuery): { sql: string; params: u
   const zeros = "CAST(0 AS double precision)";
   const sql =
     `WITH u AS (SELECT x.variant AS variant, ${columns.join(", ")} FROM events AS e JOIN experiment_exposures AS x ON x.unit_id = e.unit_id` +
-    ` WHERE e.project_id = $1 AND e.name IN (${names.join(", ")}) AND e.ts / 3600000 BETWEEN CAST($6 AS bigint) AND CAST($7 AS bigint) AND e.ts >= CAST($5 AS bigint) AND e.ts < CAST($4 AS bigint)` +
+    ` WHERE e.project_id = $1 AND ${names} AND e.ts / 3600000 BETWEEN CAST($6 AS bigint) AND CAST($7 AS bigint) AND e.ts >= CAST($5 AS bigint) AND e.ts < CAST($4 AS bigint)` +
     where.map((w) => ` AND ${w}`).join("") +
     " AND x.project_id = $1 AND x.experiment_id = $2 AND x.first_ts >= CAST($3 AS bigint) AND x.first_ts < CAST($4 AS bigint) AND e.ts >= x.first_ts - CAST($8 AS bigint) GROUP BY x.unit_id, x.variant)" +
     " SELECT variant, SUM(n) AS n, SUM(sx) AS sx, SUM(sxx) AS sxx, SUM(sy) AS sy, SUM(syy) AS syy, SUM(sxy) AS sxy, SUM(sp) AS sp, SUM(spp) AS spp, SUM(sxp) AS sxp FROM (" +

@@ -135,6 +135,12 @@ export class SpoolingEventStore implements EventStore {
     return (this.countRows.get() as { n: number }).n;
   }
 
+  /** How far the upstream is behind: the age of the oldest spooled event (by its time), 0 when the spool is empty. */
+  ingestLagMs(nowMs: number): number {
+    const oldest = this.db.query("SELECT json_extract(row, '$[2]') AS ts FROM spool ORDER BY id LIMIT 1").get() as { ts: number } | null;
+    return oldest ? Math.max(0, nowMs - Number(oldest.ts)) : 0;
+  }
+
   /**
    * Sends everything spooled to the upstream, batch by batch (one drain at a
    * time: a second call joins the running one). Rejects with the upstream's

@@ -144,7 +144,15 @@ function unitValue(m: Measure, cond: string[], params: (string | number)[]): str
   return c ? `TOTAL(CASE WHEN ${c} THEN ${v} END)` : `TOTAL(${v})`;
 }
 
-const SQLITE_DIALECT: ExperimentDialect = { param: (n) => `?${n}`, text: (t) => t, filter: filterSql, unitValue, sum: "TOTAL" };
+const SQLITE_DIALECT: ExperimentDialect = {
+  param: (n) => `?${n}`,
+  text: (t) => t,
+  filter: filterSql,
+  unitValue,
+  // Names compare bytewise (BINARY): a range on the index's second column.
+  namePrefix: (prefix, end) => `e.name >= ${prefix} AND e.name < ${end}`,
+  sum: "TOTAL",
+};
 
 /**
  * Which slice of the units a unit falls in: the code points of its last two
@@ -180,7 +188,7 @@ export function experimentSql(q: ExperimentStatsQuery, slices = 1): { sql: strin
   }
   const sql =
     `WITH u AS (SELECT x.variant AS variant, ${columns.join(", ")} FROM events AS e CROSS JOIN experiment_exposures AS x` +
-    ` WHERE e.project_id = ?1 AND e.name IN (${names.join(", ")}) AND e.hour BETWEEN ?6 AND ?7 AND e.ts >= ?5 AND e.ts < ?4` +
+    ` WHERE e.project_id = ?1 AND ${names} AND e.hour BETWEEN ?6 AND ?7 AND e.ts >= ?5 AND e.ts < ?4` +
     where.map((w) => ` AND ${w}`).join("") +
     slice("e.unit_id") +
     ` AND x.project_id = ?1 AND x.experiment_id = ?2 AND x.unit_id = e.unit_id AND x.first_ts >= ?3 AND x.first_ts < ?4 AND e.ts >= x.first_ts - ?8 GROUP BY x.unit_id)` +

@@ -199,6 +199,11 @@ export interface EventStore {
   series(query: SeriesQuery): Promise<SeriesResult>;
   /** Per-variant sums of one metric over an experiment's exposed units (see ExperimentStatsQuery); sorted by variant. */
   experimentStats(query: ExperimentStatsQuery): Promise<{ sql: string; variants: VariantStats[] }>;
+  /**
+   * How far behind the readable events are (ms): what waits in a spool for
+   * the upstream. Stores that answer only once events are readable have none.
+   */
+  ingestLagMs?(nowMs: number): number;
   /** Exposed units per variant of one experiment (first exposure per unit), sorted by variant. */
   exposureCounts(projectId: string, experimentId: string): Promise<ExposureCounts>;
   /**

@@ -8,7 +8,7 @@ export const IngestEventSchema = BodyObject({
     minLength: 1,
     maxLength: 128,
     description:
-      "Letters, digits, _ . : - ; an unknown name becomes a pending catalog row. Or an experiment exposure `$exposure:<experiment id>` (needs `unitId` and a string `properties.variant`; never a catalog row)",
+      "Letters, digits, _ . : - ; an unknown name becomes a pending catalog row. Or an exposure, `$exposure:<experiment id>` or a guarded rollout's `$exposure:<rollout id>_<stage>` (needs `unitId` and a string `properties.variant`; never a catalog row)",
   }),
   unitId: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "The unit (user, account) it happened to: unique-unit metrics count these" })),
   ts: t.Optional(t.Union([t.Number(), t.String({ maxLength: 40 })], { description: "Epoch milliseconds or ISO 8601; default now. At most a day ahead, at most 396 days old" })),

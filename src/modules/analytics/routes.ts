@@ -26,7 +26,7 @@ export function analyticsRoutes(ctx: AppContext) {
           description:
             "202 once every event of the batch is durable (concurrent calls are committed together); one invalid event refuses the whole batch (400 VALIDATION naming it) and stores nothing. " +
             "Series see the events within seconds. Unknown names become pending catalog rows; property names become auto-inferred attributes. " +
-            "Names are 1 to 128 letters, digits, _ . : or -, never starting with `$`, except experiment exposures: `$exposure:<experiment id>` with `unitId` and `properties: {variant}` (the SDK's getVariant sends them, once per unit and experiment); they feed the experiment's analysis and never become catalog rows.",
+            "Names are 1 to 128 letters, digits, _ . : or -, never starting with `$`, except experiment exposures: `$exposure:<experiment id>` with `unitId` and `properties: {variant}` (the SDK's getVariant sends them, once per unit and experiment), and guarded rollouts' `$exposure:<rollout id>_<stage>` with `properties: {variant}` (new or old); they feed the experiment's analysis and never become catalog rows.",
           response: { 202: IngestReply },
         }),
       },

@@ -11,6 +11,7 @@ import {
   UpstreamError,
 } from "../../lib/eventstore/types";
 import { EXPOSURE_EVENT_NAME } from "../../sdk/experiments";
+import { ROLLOUT_EXPOSURE_NAME } from "../../sdk/rollouts";
 import { EVENT_NAME, PROPERTY_NAME, type PropertyType, typeOfValue } from "../events/service";
 
 export type IngestEvent = {
@@ -67,6 +68,7 @@ export async function upstream<T>(answer: Promise<T>): Promise<T> {
  * once the events are durable in the event store (group commit there).
  *
  * Experiment exposures (`$exposure:<experiment id>`, src/sdk/experiments.ts)
+ * and guarded rollouts' (`$exposure:<rollout id>_<stage>`, src/sdk/rollouts.ts)
  * travel the same way but are not catalog events: each needs a `unitId` and
  * a string `properties.variant`, and neither its name nor its properties
  * reach the catalog or the attributes.
@@ -97,7 +99,7 @@ export class AnalyticsService {
       const e = events[i]!;
       // A name that is not a catalog name may only be an exposure (one regex test per event on the hot path).
       const exposure = !EVENT_NAME.test(e.name);
-      if (exposure && !EXPOSURE_EVENT_NAME.test(e.name)) throw validation("Invalid event name", `events[${i}].name: 1 to 128 letters, digits, _ . : or - (not starting with $)`);
+      if (exposure && !EXPOSURE_EVENT_NAME.test(e.name) && !ROLLOUT_EXPOSURE_NAME.test(e.name)) throw validation("Invalid event name", `events[${i}].name: 1 to 128 letters, digits, _ . : or - (not starting with $)`);
       if (exposure) {
         if (typeof e.unitId !== "string" || e.unitId === "") throw validation("An exposure needs a unitId", `events[${i}].unitId: the unit the experiment assigned (required for ${e.name})`);
         if (typeof e.properties?.variant !== "string" || e.properties.variant === "") throw validation("An exposure needs its variant", `events[${i}].properties.variant: the assigned variant's key, a string`);

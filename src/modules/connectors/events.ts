@@ -17,6 +17,9 @@ export type DeliveryEnvelope = {
   data: Record<string, unknown>;
 };
 
+const ROLLOUT_FIELDS =
+  "rolloutId, kind (gate or config), name (the gate's or config's), env, status, stage (index), percent, reason, metric, estimate and interval (of the regression that stopped it, else null), actor (email; system@svc.local for the monitor)";
+
 /**
  * The payload (`data`) of each event type, as the emitting module writes it
  * (OpenAPI and README list them; keep these in step with the emit calls).
@@ -67,6 +70,26 @@ export const EVENT_PAYLOADS: Record<OutboxEventType, { when: string; fields: str
     fields: "killswitchId, name, env, action (killswitch.toggle, killswitch.switch.set, …), version, value, switches, and for a toggle switchKey and previous; actor (email)",
     example: { killswitchId: "ksw_6Yp3", name: "checkout", env: "prod", action: "killswitch.toggle", version: 12, value: false, switches: {}, switchKey: null, previous: true, actor: "owner@example.com" },
   },
+  "rollout.advanced": {
+    when: "A guarded rollout moves to its next stage (its time was up with no regression, or a person advanced it). Emitted by the rollouts module.",
+    fields: ROLLOUT_FIELDS,
+    example: { rolloutId: "rol_4Kd8", kind: "gate", name: "new-checkout", env: "prod", status: "running", stage: 2, percent: 25, reason: null, metric: null, estimate: null, interval: null, actor: "system@svc.local" },
+  },
+  "rollout.completed": {
+    when: "A guarded rollout reached everyone: the change is published as the gate's rules or the config's value.",
+    fields: ROLLOUT_FIELDS,
+    example: { rolloutId: "rol_4Kd8", kind: "gate", name: "new-checkout", env: "prod", status: "completed", stage: 4, percent: 100, reason: null, metric: null, estimate: null, interval: null, actor: "system@svc.local" },
+  },
+  "rollout.paused": {
+    when: "A guarded rollout paused itself on a regression (its action on regression is pause).",
+    fields: ROLLOUT_FIELDS,
+    example: { rolloutId: "rol_4Kd8", kind: "gate", name: "new-checkout", env: "prod", status: "paused", stage: 1, percent: 5, reason: "errors got higher with the change: 0.0412 against 0.0301 per unit, …", metric: "errors", estimate: 0.0111, interval: [0.0042, 0.018], actor: "system@svc.local" },
+  },
+  "rollout.rolled_back": {
+    when: "A guarded rollout was rolled back, by its monitor on a regression or by a person: every unit gets the old value again.",
+    fields: ROLLOUT_FIELDS,
+    example: { rolloutId: "rol_4Kd8", kind: "gate", name: "new-checkout", env: "prod", status: "rolled_back", stage: 1, percent: 5, reason: "errors got higher with the change: 0.0412 against 0.0301 per unit, …", metric: "errors", estimate: 0.0111, interval: [0.0042, 0.018], actor: "system@svc.local" },
+  },
 };
 
 /** One Markdown list of every event type with its payload (OpenAPI descriptions). */
@@ -116,6 +139,14 @@ export function describeEvent(e: DeliveryEnvelope): { title: string; text: strin
     case "killswitch.toggled":
       title = `Killswitch ${str(d.name)}${d.switchKey ? `/${str(d.switchKey)}` : ""} on ${str(d.env)}: ${str(d.value)}`;
       break;
+    case "rollout.advanced":
+    case "rollout.completed":
+    case "rollout.paused":
+    case "rollout.rolled_back": {
+      const what = { "rollout.advanced": `advanced to ${str(d.percent)} %`, "rollout.completed": "completed (100 %)", "rollout.paused": "paused", "rollout.rolled_back": "rolled back" }[e.type];
+      title = `Rollout of ${str(d.kind)} ${str(d.name)} on ${str(d.env)} ${what}${d.metric ? ` (${str(d.metric)} regressed)` : ""}`;
+      break;
+    }
     default:
       title = e.type;
   }

@@ -21,6 +21,9 @@ export const SnapshotSchema = t.Object(
     universes: Section,
     experiments: Section,
     translations: Section,
+    rollouts: t.Record(t.String(), t.Unknown(), {
+      description: "Running guarded rollouts by id: {kind: gate|config, name, salt, stage, percent, rules (gate) or value (config)}. A unit (user_id) whose bucket under the salt is below percent gets the rules or value instead of the published one, and logs the exposure `$exposure:<id>_<stage>` with variant new or old",
+    }),
   },
   { title: "Snapshot" },
 );
@@ -35,7 +38,7 @@ export const OfrepSuccessSchema = t.Object(
     key: t.String(),
     value: t.Unknown(),
     reason: t.Union([t.Literal("STATIC"), t.Literal("TARGETING_MATCH"), t.Literal("SPLIT"), t.Literal("DEFAULT")], {
-      description: "STATIC: killswitches and configs; gates: TARGETING_MATCH (a rule decided), SPLIT (a percentage decided) or DEFAULT (no rule held); experiments: SPLIT (the unit's variant) or DEFAULT (not in the experiment: the control's value); an override of a running experiment: SPLIT",
+      description: "STATIC: killswitches and configs; gates: TARGETING_MATCH (a rule decided), SPLIT (a percentage decided) or DEFAULT (no rule held); experiments: SPLIT (the unit's variant) or DEFAULT (not in the experiment: the control's value); an override of a running experiment: SPLIT; a gate or config in a guarded rollout: SPLIT for a unit in its stage, else as published",
     }),
     variant: t.Optional(t.String({ description: "Boolean flags: on/off; experiments: the variant key" })),
     metadata: t.Object({ version: t.Optional(t.Integer({ description: "The published version (experiments have none)" })) }),

@@ -6,6 +6,7 @@ import { compileRegex } from "../../lib/re2";
 import { type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "../../sdk/experiments";
 import { type Gate, type GateDecision, createGateEvaluator } from "../../sdk/gates";
 import type { PublishedUniverse } from "../../sdk/universes";
+import { type PublishedRollout, type RolloutIndex, indexRollouts, rolloutArm, rolloutExposureId } from "../../sdk/rollouts";
 import type { Snapshot } from "./snapshot";
 
 /**
@@ -33,6 +34,11 @@ import type { Snapshot } from "./snapshot";
  * - A gate or config that a running experiment's variant overrides answers
  *   the override (reason SPLIT) for the units assigned to that variant; the
  *   first experiment (snapshot order) that assigns the unit decides.
+ * - A gate or config in a running guarded rollout (the snapshot's `rollouts`,
+ *   src/sdk/rollouts.ts decides as every SDK does) answers, for a unit
+ *   (`user_id` or `targetingKey`) in the current stage, the rollout's new
+ *   rules or value, reason SPLIT; other units get what is published. Both
+ *   log the stage's exposure (variant new or old), as an experiment's do.
  * - One name in several kinds: killswitch, then gate, then config, then experiment.
  * - Exposures: every unit an experiment assigns here (an experiment flag, or
  *   an overridden gate or config, in any variant, the control's included) is
@@ -145,10 +151,33 @@ function overrideOf(snapshot: Snapshot, kind: "gate" | "config", name: string, c
   return overrideFor(list, kind, name, (experiment) => assign(snapshot, experiment, context), (experimentId, unitId, variant) => exposures?.push({ experimentId, unitId, variant }));
 }
 
+/** Per snapshot: which rollouts change which gates and configs, and each gate rollout's new rules as a gate. */
+const rolloutIndexes = new WeakMap<Snapshot, RolloutIndex>();
+const rolloutGates = new WeakMap<PublishedRollout, PublishedGate>();
+
+/** The rollout of `kind name` for this unit: whether the unit is in its stage (its exposure noted); undefined when none runs or no unit. */
+function rolloutOf(snapshot: Snapshot, kind: "gates" | "configs", name: string, context: EvaluationContext, exposures?: Exposure[]): { rollout: PublishedRollout; rolled: boolean } | undefined {
+  let index = rolloutIndexes.get(snapshot);
+  if (!index) rolloutIndexes.set(snapshot, (index = indexRollouts(snapshot.rollouts as Record<string, PublishedRollout> | undefined)));
+  const found = index[kind].get(name);
+  if (!found) return undefined;
+  const a = rolloutArm(found.rollout, withUnit(context));
+  if (!a) return undefined;
+  exposures?.push({ experimentId: rolloutExposureId(found.id, found.rollout.stage), unitId: a.unitId, variant: a.arm });
+  return { rollout: found.rollout, rolled: a.arm === "new" };
+}
+
 function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {
   const override = overrideOf(snapshot, "gate", key, context, exposures);
   if (override) {
     const value = override.value === true;
+    return { key, value, reason: "SPLIT", variant: value ? "on" : "off", metadata: { version: gate.version } };
+  }
+  const rolled = rolloutOf(snapshot, "gates", key, context, exposures);
+  if (rolled?.rolled && rolled.rollout.kind === "gate") {
+    let next = rolloutGates.get(rolled.rollout);
+    if (!next) rolloutGates.set(rolled.rollout, (next = { ...gate, rules: rolled.rollout.rules }));
+    const value = evaluatorOf(snapshot).evaluate(next, withUnit(context)).value;
     return { key, value, reason: "SPLIT", variant: value ? "on" : "off", metadata: { version: gate.version } };
   }
   const decision = evaluatorOf(snapshot).evaluate(gate, withUnit(context));
@@ -158,6 +187,8 @@ function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context:
 function configFlag(snapshot: Snapshot, key: string, config: { value: unknown; version: number }, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {
   const override = overrideOf(snapshot, "config", key, context, exposures);
   if (override) return { key, value: override.value, reason: "SPLIT", metadata: { version: config.version } };
+  const rolled = rolloutOf(snapshot, "configs", key, context, exposures);
+  if (rolled?.rolled && rolled.rollout.kind === "config") return { key, value: rolled.rollout.value, reason: "SPLIT", metadata: { version: config.version } };
   return { key, value: config.value, reason: "STATIC", metadata: { version: config.version } };
 }
 
@@ -223,6 +254,7 @@ export function evaluateAll(snapshot: Snapshot, context: EvaluationContext = {},
 export function answersPerContext(snapshot: Snapshot): boolean {
   for (const _ in snapshot.gates) return true;
   for (const _ in snapshot.experiments ?? {}) return true;
+  for (const _ in snapshot.rollouts ?? {}) return true;
   return false;
 }
 

@@ -19,9 +19,10 @@ export type Snapshot = {
   universes: Record<string, unknown>;
   experiments: Record<string, unknown>;
   translations: Record<string, unknown>;
+  rollouts: Record<string, unknown>;
 };
 
-export const SNAPSHOT_SECTIONS = ["killswitches", "configs", "gates", "universes", "experiments", "translations"] as const;
+export const SNAPSHOT_SECTIONS = ["killswitches", "configs", "gates", "universes", "experiments", "translations", "rollouts"] as const;
 export type SnapshotSectionName = (typeof SNAPSHOT_SECTIONS)[number];
 
 /** One prepared reply: built once per revision, served as-is until the next. */
@@ -215,6 +216,7 @@ export class SnapshotService {
         universes: part("universes"),
         experiments: part("experiments"),
         translations: part("translations"),
+        rollouts: part("rollouts"),
       };
     }
     const json = JSON.stringify(snapshot);

@@ -1,0 +1,433 @@
+import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
+import type { Env } from "../../lib/envs";
+import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";
+import { filterByQuery } from "../../lib/http";
+import { newId, randomBase62 } from "../../lib/ids";
+import type { ServiceContext } from "../../lib/module";
+import { emitEvent } from "../../lib/outbox";
+import type { OutboxEventType } from "../../lib/outbox-types";
+import { bumpRevision } from "../../lib/revisions";
+import type { Queryable, Tx } from "../../lib/store";
+import type { GateRule } from "../../sdk/gates";
+import type { PublishedRollout } from "../../sdk/rollouts";
+import { checkDescription, checkEnv } from "../experiments/checks";
+import { checkRules } from "../gates/rules";
+import { checkStages, checkStartAt, checkWatch, type WatchInput } from "./checks";
+import { RolloutMonitor } from "./monitor";
+import { type CheckRow, type RolloutRow, activeFor, activeOn, checksOf, deleteRollout, insertCheck, insertRollout, rolloutById, rolloutsByIdPrefix, rolloutsOfProject, servingOnEnv, updateRollout } from "./store";
+import { ACTIONS, type CheckResult, DEFAULT_FALSE_ALARM_RATE, DEFAULT_STAGES, type Outcome, type Rollout, type RolloutStatus, STATUSES, type Stage } from "./types";
+
+export type Actor = AuditActor;
+
+export type CreateInput = {
+  gate?: string;
+  config?: string;
+  env: string;
+  /** A gate's new rules. */
+  rules?: unknown;
+  /** A config's new value (default: the env's draft). */
+  value?: unknown;
+  stages?: Stage[];
+  metrics?: WatchInput[];
+  /** Relative increase of the error rate tolerated (default 0). */
+  errorTolerance?: number;
+  onRegression?: "pause" | "rollback";
+  notify?: boolean;
+  falseAlarmRate?: number;
+  startAt?: string;
+  description?: string;
+};
+
+export type PatchInput = { description?: string | null; notify?: boolean; onRegression?: "pause" | "rollback" };
+
+const lockScope = (projectId: string) => `rollouts:${projectId}`;
+const SERVING: readonly string[] = ["running", "paused"];
+
+/**
+ * Guarded rollouts of a gate's new rules or a config's new value on one env:
+ * stages of growing percentages, the units inside the current stage get the
+ * new value (src/sdk/rollouts.ts decides, in SDKs and OFREP alike), and the
+ * monitor (monitor.ts) compares them with the rest each round, advancing,
+ * pausing or rolling back. Every change is audited in its transaction, and
+ * every change of what units get bumps the env's revision (snapshot, SSE).
+ */
+export class RolloutsService {
+  readonly monitor: RolloutMonitor;
+
+  constructor(private readonly ctx: ServiceContext) {
+    this.monitor = new RolloutMonitor(ctx, this);
+  }
+
+  private now(): number {
+    return this.ctx.services.analytics.now();
+  }
+
+  /** The snapshot's `rollouts` section: running and paused rollouts of the env, by id. */
+  async published(projectId: string, env: Env): Promise<Record<string, PublishedRollout>> {
+    const out: Record<string, PublishedRollout> = Object.create(null);
+    for (const row of await servingOnEnv(this.ctx.store, projectId, env)) {
+      const stages = JSON.parse(row.stages) as Stage[];
+      const base = { name: row.subject_name, salt: row.salt, stage: Number(row.stage), percent: stages[Number(row.stage)]!.percent };
+      const change = JSON.parse(row.change) as { rules?: GateRule[]; value?: unknown };
+      out[row.id] = row.kind === "gate" ? { kind: "gate", ...base, rules: change.rules ?? [] } : { kind: "config", ...base, value: change.value };
+    }
+    return out;
+  }
+
+  async list(projectId: string, options: { q?: string; status?: string } = {}): Promise<Rollout[]> {
+    if (options.status !== undefined && !(STATUSES as readonly string[]).includes(options.status)) throw validation("Unknown status", `status: one of ${STATUSES.join(", ")}`);
+    const rows = (await rolloutsOfProject(this.ctx.store, projectId)).filter((r) => options.status === undefined || r.status === options.status);
+    return filterByQuery(rows.map(toRollout), options.q, (r) => [r.subject, r.description, r.id]);
+  }
+
+  async get(projectId: string, ref: string): Promise<Rollout> {
+    return toRollout(await this.find(this.ctx.store, projectId, ref));
+  }
+
+  /** The rollout's checks, newest first (the dashboard's chart). */
+  async checks(projectId: string, ref: string, limit = 500): Promise<CheckResult[]> {
+    if (!Number.isInteger(limit) || limit < 1 || limit > 3000) throw validation("limit must be an integer from 1 to 3000", "limit: 1 to 3000");
+    const row = await this.find(this.ctx.store, projectId, ref);
+    return (await checksOf(this.ctx.store, row.id, limit)).map((c: CheckRow) => JSON.parse(c.result) as CheckResult);
+  }
+
+  /** Unfinished rollouts of a gate or config (deleting it is refused while there are any). */
+  async activeFor(q: Queryable, projectId: string, kind: "gate" | "config", name: string): Promise<string[]> {
+    return (await activeFor(q, projectId, kind, name)).map((r) => `${r.id} (${r.env}, ${r.status})`);
+  }
+
+  async create(projectId: string, input: CreateInput, actor: Actor): Promise<Rollout> {
+    if ((input.gate === undefined) === (input.config === undefined)) throw validation("Name a gate or a config", "gate: the gate to roll out (with rules), or config: the config (with value or its env's draft)");
+    const env = checkEnv(input.env);
+    checkDescription(input.description);
+    const stages = checkStages(input.stages ?? DEFAULT_STAGES);
+    const watch = await checkWatch(this.ctx, projectId, input.metrics ?? [], input.errorTolerance);
+    const falseAlarmRate = input.falseAlarmRate ?? DEFAULT_FALSE_ALARM_RATE;
+    if (!(falseAlarmRate > 0 && falseAlarmRate <= 0.5)) throw validation("Invalid false alarm rate", "falseAlarmRate: a number above 0, at most 0.5 (default 0.05)");
+    const nowMs = this.now();
+    const startAt = checkStartAt(input.startAt, nowMs);
+
+    let kind: "gate" | "config";
+    let subject: { id: string; name: string };
+    let change: { rules?: GateRule[]; value?: unknown };
+    let previous: { rules?: GateRule[]; value?: unknown; version: number };
+    if (input.gate !== undefined) {
+      if (input.value !== undefined) throw validation("A gate's rollout takes rules", "value: only with config (a gate rolls out new rules)");
+      if (input.rules === undefined) throw validation("Say which rules to roll out", "rules: the gate's new rule list");
+      const rules = checkRules(input.rules, "rules");
+      const gate = await this.ctx.services.gates.get(projectId, input.gate);
+      kind = "gate";
+      subject = { id: gate.id, name: gate.name };
+      change = { rules };
+      previous = { rules: gate.envs[env].rules, version: gate.envs[env].version };
+    } else {
+      if (input.rules !== undefined) throw validation("A config's rollout takes a value", "rules: only with gate (a config rolls out a value)");
+      const config = await this.ctx.services.configs.get(projectId, input.config!);
+      let value = input.value;
+      if (value === undefined) {
+        const draft = config.drafts[env];
+        if (!draft) throw validation(`Config ${config.name} has no draft on ${env}`, `value: give the new value, or save a draft on ${env} first`);
+        value = draft.value;
+      }
+      const problems = await this.ctx.services.configs.valueProblems(projectId, config.id, value, "value");
+      if (problems.length > 0) throw validation("The value does not match the config's schema", problems.slice(0, 5).join("; "));
+      kind = "config";
+      subject = { id: config.id, name: config.name };
+      change = { value };
+      previous = { value: config.envs[env].value, version: config.envs[env].version };
+    }
+
+    const startsNow = startAt === null || Date.parse(startAt) <= nowMs;
+    const now = new Date(nowMs).toISOString();
+    const row: RolloutRow = {
+      id: newId("rol"),
+      project_id: projectId,
+      env,
+      kind,
+      subject_id: subject.id,
+      subject_name: subject.name,
+      description: input.description ?? null,
+      change: JSON.stringify(change),
+      previous: JSON.stringify(previous),
+      stages: JSON.stringify(stages),
+      stage: 0,
+      stage_started_at: startsNow ? now : null,
+      status: startsNow ? "running" : "scheduled",
+      start_at: startAt,
+      watch: JSON.stringify(watch),
+      on_regression: input.onRegression ?? "rollback",
+      notify: input.notify === false ? 0 : 1,
+      false_alarm_rate: falseAlarmRate,
+      salt: randomBase62(16),
+      outcome: null,
+      last_check: null,
+      created_by: actor.email,
+      created_at: now,
+      updated_at: now,
+    };
+    if (row.on_regression !== "pause" && row.on_regression !== "rollback") throw validation("Unknown action on regression", "onRegression: pause or rollback");
+    return this.ctx.store.write(async (tx) => {
+      await tx.lock(lockScope(projectId));
+      const busy = await activeOn(tx, projectId, kind, subject.id, env);
+      if (busy) throw alreadyExists(`${kind === "gate" ? "Gate" : "Config"} ${subject.name} already has a rollout on ${env}`, `${kind}: ${busy.id} is ${busy.status}; finish or roll it back first`);
+      await insertRollout(tx, row);
+      await recordAudit(tx, { projectId, action: ACTIONS.create, subjectId: row.id, subjectName: subject.name, env, actor, detail: { kind, status: row.status, stages, startAt } });
+      if (row.status === "running") await bumpRevision(tx, projectId, env);
+      return toRollout(row);
+    });
+  }
+
+  /** Description, notification and the action on regression; the plan and the change are fixed once created. */
+  async update(projectId: string, ref: string, patch: PatchInput, actor: Actor): Promise<Rollout> {
+    if (patch.description !== undefined) checkDescription(patch.description);
+    if (patch.onRegression !== undefined && patch.onRegression !== "pause" && patch.onRegression !== "rollback") throw validation("Unknown action on regression", "onRegression: pause or rollback");
+    return this.change(projectId, ref, actor, ACTIONS.update, (row) => ({
+      ...row,
+      description: patch.description === undefined ? row.description : patch.description,
+      notify: patch.notify === undefined ? row.notify : patch.notify ? 1 : 0,
+      on_regression: patch.onRegression ?? row.on_regression,
+    }));
+  }
+
+  /** running → paused by hand: units keep what the stage gives them; nothing advances. */
+  pause(projectId: string, ref: string, actor: Actor, reason?: string): Promise<Rollout> {
+    return this.change(projectId, ref, actor, ACTIONS.pause, (row) => {
+      expectStatus(row, ["running"], "only a running rollout pauses");
+      return { ...row, status: "paused", outcome: JSON.stringify(outcomeOf("paused", actor, reason ?? null, this.now())) };
+    });
+  }
+
+  /** paused → running: the stage's time counts again from now. */
+  resume(projectId: string, ref: string, actor: Actor): Promise<Rollout> {
+    return this.change(projectId, ref, actor, ACTIONS.resume, (row) => {
+      expectStatus(row, ["paused"], "only a paused rollout resumes");
+      return { ...row, status: "running", outcome: null, stage_started_at: new Date(this.now()).toISOString() };
+    });
+  }
+
+  /** The next stage now (by hand), or the completion after the last; a scheduled rollout starts. */
+  async advance(projectId: string, ref: string, actor: Actor): Promise<Rollout> {
+    const row = await this.find(this.ctx.store, projectId, ref);
+    expectStatus(row, ["scheduled", "running", "paused"], "it is finished");
+    if (row.status === "scheduled") return this.startNow(projectId, row.id, actor);
+    const stages = JSON.parse(row.stages) as Stage[];
+    if (Number(row.stage) >= stages.length - 1) return this.complete(projectId, row.id, actor);
+    return this.moveToStage(projectId, row.id, Number(row.stage) + 1, actor, null);
+  }
+
+  /** Back to the old value for every unit, by hand or by the monitor. */
+  rollback(projectId: string, ref: string, actor: Actor, reason: string | null, regression?: Pick<Outcome, "metric" | "estimate" | "interval">): Promise<Rollout> {
+    return this.change(
+      projectId,
+      ref,
+      actor,
+      ACTIONS.rollback,
+      (row) => {
+        expectStatus(row, ["scheduled", "running", "paused"], "it is finished");
+        return { ...row, status: "rolled_back", outcome: JSON.stringify({ ...outcomeOf("rolled_back", actor, reason, this.now()), ...regression }) };
+      },
+      "rollout.rolled_back",
+    );
+  }
+
+  /** Deletes a finished or scheduled rollout (a serving one: roll it back first). */
+  async remove(projectId: string, ref: string, actor: Actor): Promise<void> {
+    await this.ctx.store.write(async (tx) => {
+      await tx.lock(lockScope(projectId));
+      const row = await this.find(tx, projectId, ref);
+      if (SERVING.includes(row.status)) throw validation(`Rollout ${row.id} is ${row.status}`, "status: roll it back (POST /api/admin/rollouts/{id}/rollback) or let it complete first");
+      await deleteRollout(tx, row.id);
+      await recordAudit(tx, { projectId, action: ACTIONS.delete, subjectId: row.id, subjectName: row.subject_name, env: row.env, actor, detail: { status: row.status } });
+    });
+  }
+
+  // ---- what the monitor (and advance) call ----
+
+  /** scheduled → running at stage 0. */
+  startNow(projectId: string, id: string, actor: Actor): Promise<Rollout> {
+    return this.change(projectId, id, actor, ACTIONS.start, (row) => {
+      expectStatus(row, ["scheduled"], "only a scheduled rollout starts");
+      return { ...row, status: "running", stage: 0, stage_started_at: new Date(this.now()).toISOString() };
+    });
+  }
+
+  /** To stage `stage` (from the one the caller saw: a rollout that moved meanwhile is left alone). */
+  moveToStage(projectId: string, id: string, stage: number, actor: Actor, fromStage: number | null): Promise<Rollout> {
+    return this.change(
+      projectId,
+      id,
+      actor,
+      ACTIONS.advance,
+      (row) => {
+        expectStatus(row, ["running", "paused"], "it is not serving");
+        if (fromStage !== null && Number(row.stage) !== fromStage) throw validation("The rollout moved meanwhile", `stage: now ${row.stage}`);
+        return { ...row, status: "running", outcome: null, stage, stage_started_at: new Date(this.now()).toISOString() };
+      },
+      "rollout.advanced",
+    );
+  }
+
+  /** The automatic pause on a regression. */
+  pauseOnRegression(projectId: string, id: string, reason: string, regression: Pick<Outcome, "metric" | "estimate" | "interval">): Promise<Rollout> {
+    return this.change(
+      projectId,
+      id,
+      { ...SYSTEM_ACTOR },
+      ACTIONS.pause,
+      (row) => {
+        expectStatus(row, ["running"], "only a running rollout pauses");
+        return { ...row, status: "paused", outcome: JSON.stringify({ ...outcomeOf("paused", SYSTEM_ACTOR, reason, this.now()), ...regression }) };
+      },
+      "rollout.paused",
+    );
+  }
+
+  /**
+   * The change becomes the published value for everyone (the gate's rules
+   * or the config's value, through their own services: versions, audit,
+   * revision), then the rollout completes. Publishing first means a crash in
+   * between leaves a rollout whose next completion publishes the same value
+   * again (skipped when it is already published).
+   */
+  async complete(projectId: string, id: string, actor: Actor): Promise<Rollout> {
+    const row = await this.find(this.ctx.store, projectId, id);
+    expectStatus(row, ["running", "paused"], "it is not serving");
+    const change = JSON.parse(row.change) as { rules?: GateRule[]; value?: unknown };
+    const env = row.env as Env;
+    const by = { email: actor.email, type: actor.type };
+    if (row.kind === "gate") {
+      const gate = await this.ctx.services.gates.get(projectId, row.subject_id);
+      if (JSON.stringify(gate.envs[env].rules) !== JSON.stringify(change.rules)) await this.ctx.services.gates.setRules(projectId, row.subject_id, env, change.rules, by);
+    } else {
+      const config = await this.ctx.services.configs.get(projectId, row.subject_id);
+      if (JSON.stringify(config.envs[env].value) !== JSON.stringify(change.value)) await this.ctx.services.configs.patch(projectId, row.subject_id, { [env]: change.value }, by);
+    }
+    return this.change(
+      projectId,
+      id,
+      actor,
+      ACTIONS.complete,
+      (current) => {
+        expectStatus(current, ["running", "paused"], "it is not serving");
+        const stages = JSON.parse(current.stages) as Stage[];
+        return { ...current, status: "completed", stage: stages.length - 1, outcome: JSON.stringify(outcomeOf("completed", actor, null, this.now())) };
+      },
+      "rollout.completed",
+    );
+  }
+
+  /** Records one check of the monitor on the rollout (its last_check and a history row), unless it finished meanwhile. */
+  async recordCheck(projectId: string, id: string, result: CheckResult): Promise<void> {
+    await this.ctx.store.write(async (tx) => {
+      const row = await rolloutById(tx, projectId, id);
+      if (!row || !SERVING.includes(row.status)) return;
+      await insertCheck(tx, id, result.at, result.stage, JSON.stringify(result));
+      await tx.run("UPDATE rollouts SET last_check = ? WHERE id = ?", JSON.stringify(result), id);
+    });
+  }
+
+  close(): Promise<void> {
+    return this.monitor.close();
+  }
+
+  /**
+   * One locked read-modify-write: the row as `next` makes it, its audit row,
+   * the env's revision when what units get changed (status in or out of
+   * serving, or the stage), and the connectors' event when asked and the
+   * rollout notifies.
+   */
+  private change(projectId: string, ref: string, actor: Actor, action: string, next: (row: RolloutRow) => RolloutRow, event?: OutboxEventType): Promise<Rollout> {
+    return this.ctx.store.write(async (tx) => {
+      await tx.lock(lockScope(projectId));
+      const row = await this.find(tx, projectId, ref);
+      const updated = { ...next(row), updated_at: new Date(this.now()).toISOString() };
+      await updateRollout(tx, updated);
+      const view = toRollout(updated);
+      await recordAudit(tx, {
+        projectId,
+        action,
+        subjectId: row.id,
+        subjectName: row.subject_name,
+        env: row.env,
+        actor: { email: actor.email, type: actor.type },
+        detail: { status: updated.status, stage: view.stage, percent: view.percent, ...(updated.outcome && updated.outcome !== row.outcome ? { outcome: JSON.parse(updated.outcome) } : {}) },
+      });
+      const served = (r: RolloutRow) => (SERVING.includes(r.status) ? `${r.stage}` : "-");
+      if (served(row) !== served(updated)) await bumpRevision(tx, projectId, row.env as Env);
+      if (event && Number(updated.notify) === 1) await emitEvent(tx, { projectId, type: event, payload: eventPayload(view, actor) });
+      return view;
+    });
+  }
+
+  private async find(q: Queryable | Tx, projectId: string, ref: string): Promise<RolloutRow> {
+    const row = await rolloutById(q, projectId, ref);
+    if (row) return row;
+    if (ref.startsWith("rol_") && ref.length > 4) {
+      const rows = await rolloutsByIdPrefix(q, projectId, ref);
+      if (rows.length === 1) return rows[0]!;
+      if (rows.length > 1) throw notFound(`Rollout id prefix ${ref} matches several rollouts`, "id: give more of the id");
+    } else {
+      // A gate's or config's name finds its one unfinished rollout.
+      const active = (await rolloutsOfProject(q, projectId)).filter((r) => r.subject_name === ref && ["scheduled", "running", "paused"].includes(r.status));
+      if (active.length === 1) return active[0]!;
+      if (active.length > 1) throw notFound(`${ref} has rollouts on several envs`, `id: one of ${active.map((r) => `${r.id} (${r.env})`).join(", ")}`);
+    }
+    throw notFound(`Rollout ${ref} not found`);
+  }
+}
+
+function expectStatus(row: RolloutRow, allowed: string[], why: string): void {
+  if (!allowed.includes(row.status)) throw new ApiError("VALIDATION", `Rollout ${row.id} is ${row.status}: ${why}`, `status: ${row.status}`);
+}
+
+function outcomeOf(kind: Outcome["kind"], actor: Actor, reason: string | null, nowMs: number): Outcome {
+  return { kind, by: actor.email, auto: actor.type === "system", reason, at: new Date(nowMs).toISOString() };
+}
+
+function eventPayload(r: Rollout, actor: Actor): Record<string, unknown> {
+  return {
+    rolloutId: r.id,
+    kind: r.kind,
+    name: r.subject,
+    env: r.env,
+    status: r.status,
+    stage: r.stage,
+    percent: r.percent,
+    reason: r.outcome?.reason ?? null,
+    metric: r.outcome?.metric ?? null,
+    estimate: r.outcome?.estimate ?? null,
+    interval: r.outcome?.interval ?? null,
+    actor: actor.email,
+  };
+}
+
+export function toRollout(row: RolloutRow): Rollout {
+  const stages = JSON.parse(row.stages) as Stage[];
+  const stage = Number(row.stage);
+  const status = row.status as RolloutStatus;
+  return {
+    id: row.id,
+    env: row.env as Env,
+    kind: row.kind as "gate" | "config",
+    subject: row.subject_name,
+    subjectId: row.subject_id,
+    description: row.description,
+    change: JSON.parse(row.change),
+    previous: JSON.parse(row.previous),
+    stages,
+    stage,
+    percent: status === "scheduled" || status === "rolled_back" ? 0 : status === "completed" ? 100 : stages[stage]!.percent,
+    stageStartedAt: row.stage_started_at,
+    status,
+    startAt: row.start_at,
+    watch: JSON.parse(row.watch),
+    onRegression: row.on_regression as "pause" | "rollback",
+    notify: Number(row.notify) === 1,
+    falseAlarmRate: Number(row.false_alarm_rate),
+    outcome: row.outcome === null ? null : JSON.parse(row.outcome),
+    lastCheck: row.last_check === null ? null : JSON.parse(row.last_check),
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,235 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createClient } from "../../src/sdk";
+import { inRollout } from "../../src/sdk/rollouts";
+import { type TestServer, startTestServer } from "../helpers";
+
+// Guarded rollouts: the API, the snapshot and SDK split, and the lifecycle by hand. The monitor's
+// decisions over simulated traffic are in rollout-simulation.test.ts.
+
+let ts: TestServer;
+let now = Date.parse("2026-11-24T09:00:00.000Z");
+const api = (path: string, init: { method?: string; body?: unknown; key?: string } = {}) => ts.api(`/api/admin/rollouts${path}`, init);
+const everyone = [{ name: "everyone", conditions: [], passPercentage: 100 }];
+let gateSeq = 0;
+
+async function newGate(): Promise<string> {
+  const name = `gate-${++gateSeq}`;
+  const res = await ts.api("/api/admin/gates", { body: { name } });
+  expect(res.status).toBe(201);
+  return name;
+}
+
+const snapshot = async () => (await ts.api("/api/sdk/v1/snapshot?env=prod", { key: ts.serverKey })).body;
+const audit = async (action: string) => (await ts.api(`/api/admin/audit?action=${action}`)).body.entries as { subjectId: string; actorEmail: string; detail: any }[];
+
+beforeAll(async () => {
+  ts = await startTestServer({ rolloutsEveryMs: 0, alertsEveryMs: 0, experimentsEveryMs: 0, clock: () => now });
+  await ts.api("/api/admin/events", { body: { name: "purchase" } });
+  const metric = await ts.api("/api/admin/metrics", { body: { name: "purchases", kind: "count", event: "purchase" } });
+  expect(metric.status).toBe(201);
+});
+afterAll(() => ts.stop());
+
+describe("POST /api/admin/rollouts", () => {
+  test("a gate's rollout starts at its first stage, with the error rate watched, and enters the snapshot", async () => {
+    const gate = await newGate();
+    const before = (await snapshot()).revision;
+    const res = await api("", { body: { gate, env: "prod", rules: everyone, metrics: [{ metric: "purchases", direction: "higher", tolerance: 0.05 }], description: "New checkout" } });
+    expect(res.status).toBe(201);
+    const r = res.body;
+    expect(r).toMatchObject({ kind: "gate", subject: gate, env: "prod", status: "running", stage: 0, percent: 1, onRegression: "rollback", notify: true, falseAlarmRate: 0.05 });
+    expect(r.id).toMatch(/^rol_/);
+    expect(r.stages.map((s: { percent: number }) => s.percent)).toEqual([1, 5, 25, 50, 100]);
+    expect(r.watch).toEqual([
+      { metric: "errors", metricId: null, direction: "lower", tolerance: 0 },
+      { metric: "purchases", metricId: expect.stringMatching(/^met_/), direction: "higher", tolerance: 0.05 },
+    ]);
+    expect(r.previous).toEqual({ rules: [], version: 1 });
+    const snap = await snapshot();
+    expect(snap.revision).toBeGreaterThan(before);
+    expect(snap.rollouts[r.id]).toEqual({ kind: "gate", name: gate, salt: expect.any(String), stage: 0, percent: 1, rules: everyone });
+    expect((await audit("rollout.create")).some((a) => a.subjectId === r.id)).toBe(true);
+
+    // One unfinished rollout per gate and env.
+    const again = await api("", { body: { gate, env: "prod", rules: everyone } });
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe("ALREADY_EXISTS");
+    // Another env is free.
+    expect((await api("", { body: { gate, env: "staging", rules: everyone } })).status).toBe(201);
+  });
+
+  test("a config's rollout takes the env's draft, checked against the schema", async () => {
+    const created = await ts.api("/api/admin/configs", { body: { name: "limits", schema: { type: "object", properties: { perMinute: { type: "integer" } }, required: ["perMinute"] }, value: { perMinute: 60 } } });
+    expect(created.status).toBe(201);
+    const noDraft = await api("", { body: { config: "limits", env: "prod" } });
+    expect(noDraft.status).toBe(400);
+    expect(noDraft.body.detail).toContain("draft");
+    const bad = await api("", { body: { config: "limits", env: "prod", value: { perMinute: "many" } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe("VALIDATION");
+    const draft = await ts.api("/api/admin/configs/limits/drafts", { method: "PUT", body: { env: "prod", value: { perMinute: 120 } }, headers: { "x-project-id": ts.projectId } });
+    expect(draft.status).toBe(200);
+    const res = await api("", { body: { config: "limits", env: "prod", stages: [{ percent: 50, minutes: 10 }, { percent: 100, minutes: 0 }] } });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ kind: "config", change: { value: { perMinute: 120 } }, previous: { value: { perMinute: 60 }, version: 1 }, percent: 50 });
+    expect((await snapshot()).rollouts[res.body.id]).toMatchObject({ kind: "config", name: "limits", percent: 50, value: { perMinute: 120 } });
+  });
+
+  test("bad plans and references are refused, naming the field, and store nothing", async () => {
+    const gate = await newGate();
+    const count = async () => Number((await ts.store.one<{ n: number }>("SELECT COUNT(*) AS n FROM rollouts"))!.n);
+    const before = await count();
+    const cases: [Record<string, unknown>, number, string][] = [
+      [{ env: "prod", rules: everyone }, 400, "gate"],
+      [{ gate, config: "limits", env: "prod" }, 400, "gate"],
+      [{ gate, env: "prod" }, 400, "rules"],
+      [{ gate, env: "qa", rules: everyone }, 400, "env"],
+      [{ gate, env: "prod", rules: everyone, stages: [{ percent: 10, minutes: 5 }] }, 400, "stages[0].percent"],
+      [{ gate, env: "prod", rules: everyone, stages: [{ percent: 50, minutes: 5 }, { percent: 20, minutes: 5 }, { percent: 100, minutes: 0 }] }, 400, "stages[1].percent"],
+      [{ gate, env: "prod", rules: everyone, stages: [{ percent: 50, minutes: 1.5 }, { percent: 100, minutes: 0 }] }, 400, "stages.0.minutes"],
+      [{ gate, env: "prod", rules: everyone, metrics: [{ metric: "nope", direction: "lower" }] }, 400, "metrics[0].metric"],
+      [{ gate, env: "prod", rules: everyone, metrics: [{ metric: "purchases", direction: "sideways" }] }, 400, "metrics.0.direction"],
+      [{ gate, env: "prod", rules: everyone, metrics: [{ metric: "errors", direction: "lower" }] }, 400, "metrics[0].metric"],
+      [{ gate, env: "prod", rules: [{ conditions: [{ attr: "country", op: "nope", value: "x" }] }] }, 400, "rules"],
+      [{ gate, env: "prod", rules: everyone, startAt: "tomorrow" }, 400, "startAt"],
+      [{ gate, env: "prod", rules: everyone, falseAlarmRate: 0.9 }, 400, "falseAlarmRate"],
+      [{ gate, env: "prod", rules: everyone, surprise: true }, 400, "surprise"],
+      [{ gate: "no-such-gate", env: "prod", rules: everyone }, 404, ""],
+    ];
+    for (const [body, status, field] of cases) {
+      const res = await api("", { body });
+      expect({ body, status: res.status }).toEqual({ body, status });
+      if (field) expect(`${res.body.detail}`).toContain(field);
+    }
+    expect(await count()).toBe(before);
+  });
+
+  test("two creations of the same gate and env at once: exactly one wins", async () => {
+    const gate = await newGate();
+    const results = await Promise.all(Array.from({ length: 8 }, () => api("", { body: { gate, env: "prod", rules: everyone } })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
+    const rows = await ts.store.all<{ id: string }>("SELECT id FROM rollouts WHERE subject_name = ? AND env = 'prod'", gate);
+    expect(rows.length).toBe(1);
+  });
+});
+
+describe("lifecycle by hand", () => {
+  test("pause, resume, advance, roll back: each audited; the rollback leaves the snapshot", async () => {
+    const gate = await newGate();
+    const r = (await api("", { body: { gate, env: "prod", rules: everyone } })).body;
+    const paused = await api(`/${r.id}/pause`, { method: "POST", body: { reason: "checking logs" } });
+    expect(paused.status).toBe(200);
+    expect(paused.body).toMatchObject({ status: "paused", outcome: { kind: "paused", reason: "checking logs", auto: false, by: expect.stringContaining("admin-key") } });
+    expect((await api(`/${r.id}/pause`, { method: "POST" })).status).toBe(400);
+    // Paused still serves its stage.
+    expect((await snapshot()).rollouts[r.id].percent).toBe(1);
+    now += 60_000;
+    const resumed = await api(`/${r.id}/resume`, { method: "POST" });
+    expect(resumed.body).toMatchObject({ status: "running", outcome: null, stageStartedAt: new Date(now).toISOString() });
+    const advanced = await api(`/${r.id}/advance`, { method: "POST" });
+    expect(advanced.body).toMatchObject({ status: "running", stage: 1, percent: 5 });
+    expect((await snapshot()).rollouts[r.id]).toMatchObject({ stage: 1, percent: 5 });
+    const before = (await snapshot()).revision;
+    const rolled = await api(`/${r.id}/rollback`, { method: "POST", body: { reason: "support tickets" } });
+    expect(rolled.body).toMatchObject({ status: "rolled_back", percent: 0, outcome: { kind: "rolled_back", reason: "support tickets", auto: false } });
+    const snap = await snapshot();
+    expect(snap.revision).toBeGreaterThan(before);
+    expect(snap.rollouts[r.id]).toBeUndefined();
+    // The gate itself never changed.
+    expect((await ts.api(`/api/admin/gates/${gate}`)).body.envs.prod.rules).toEqual([]);
+    for (const action of ["rollout.pause", "rollout.resume", "rollout.advance", "rollout.rollback"]) {
+      expect((await audit(action)).some((a) => a.subjectId === r.id && a.actorEmail.startsWith("admin-key"))).toBe(true);
+    }
+    expect((await api(`/${r.id}/resume`, { method: "POST" })).status).toBe(400);
+  });
+
+  test("advancing past the last stage publishes the gate's rules for everyone", async () => {
+    const gate = await newGate();
+    const r = (await api("", { body: { gate, env: "prod", rules: everyone, stages: [{ percent: 50, minutes: 60 }, { percent: 100, minutes: 0 }] } })).body;
+    expect((await api(`/${r.id}/advance`, { method: "POST" })).body).toMatchObject({ stage: 1, percent: 100 });
+    const done = await api(`/${r.id}/advance`, { method: "POST" });
+    expect(done.body).toMatchObject({ status: "completed", percent: 100, outcome: { kind: "completed" } });
+    const g = (await ts.api(`/api/admin/gates/${gate}`)).body;
+    expect(g.envs.prod.rules).toEqual(everyone);
+    const snap = await snapshot();
+    expect(snap.rollouts[r.id]).toBeUndefined();
+    expect(snap.gates[gate].rules).toEqual(everyone);
+  });
+
+  test("a scheduled rollout waits for its time, then the monitor starts it", async () => {
+    const gate = await newGate();
+    const r = (await api("", { body: { gate, env: "prod", rules: everyone, startAt: new Date(now + 3_600_000).toISOString() } })).body;
+    expect(r).toMatchObject({ status: "scheduled", percent: 0, stageStartedAt: null });
+    expect((await snapshot()).rollouts[r.id]).toBeUndefined();
+    await ts.server.ctx.services.rollouts.monitor.checkAll(now);
+    expect((await api(`/${r.id}`)).body.status).toBe("scheduled");
+    await ts.server.ctx.services.rollouts.monitor.checkAll(now + 3_600_000);
+    expect((await api(`/${r.id}`)).body).toMatchObject({ status: "running", stage: 0 });
+    expect((await snapshot()).rollouts[r.id]).toMatchObject({ percent: 1 });
+  });
+
+  test("list with q and status, get by the gate's name, patch, delete only when finished", async () => {
+    const gate = await newGate();
+    const r = (await api("", { body: { gate, env: "prod", rules: everyone, description: "Search revamp" } })).body;
+    expect((await api(`?q=revamp`)).body.map((x: { id: string }) => x.id)).toEqual([r.id]);
+    expect((await api(`?status=running&q=${gate}`)).body.length).toBe(1);
+    expect((await api(`?status=paused&q=${gate}`)).body.length).toBe(0);
+    expect((await api("?status=nope")).status).toBe(400);
+    expect((await api(`/${gate}`)).body.id).toBe(r.id);
+    expect((await api(`/${r.id.slice(0, 12)}`)).body.id).toBe(r.id);
+    expect((await api("/rol_nothing")).status).toBe(404);
+    const patched = await api(`/${r.id}`, { method: "PATCH", body: { onRegression: "pause", notify: false } });
+    expect(patched.body).toMatchObject({ onRegression: "pause", notify: false });
+    expect((await api(`/${r.id}`, { method: "PATCH", body: { stages: [] } })).status).toBe(400);
+    expect((await api(`/${r.id}`, { method: "DELETE" })).status).toBe(400);
+    await api(`/${r.id}/rollback`, { method: "POST" });
+    expect((await api(`/${r.id}`, { method: "DELETE" })).status).toBe(204);
+    expect((await api(`/${r.id}`)).status).toBe(404);
+    expect((await audit("rollout.delete")).some((a) => a.subjectId === r.id)).toBe(true);
+  });
+
+  test("a rollback and a pause at once: one wins, the other is refused, the state is the winner's", async () => {
+    const gate = await newGate();
+    const r = (await api("", { body: { gate, env: "prod", rules: everyone } })).body;
+    const [a, b] = await Promise.all([api(`/${r.id}/rollback`, { method: "POST" }), api(`/${r.id}/pause`, { method: "POST" })]);
+    const statuses = [a.status, b.status].sort();
+    const final = (await api(`/${r.id}`)).body.status;
+    if (statuses[0] === 200 && statuses[1] === 200) expect(final).toBe("rolled_back"); // pause first, then rollback of the paused one
+    else expect(statuses).toEqual([200, 400]);
+    expect(["rolled_back", "paused"]).toContain(final);
+  });
+});
+
+describe("the split in SDKs and OFREP", () => {
+  test("units below the stage's percent get the new rules, the rest the old; each logs its stage's exposure", async () => {
+    const gate = await newGate();
+    const r = (await api("", { body: { gate, env: "prod", rules: everyone, stages: [{ percent: 30, minutes: 60 }, { percent: 100, minutes: 0 }] } })).body;
+    const salt = (await snapshot()).rollouts[r.id].salt as string;
+    const sdk = createClient({ baseUrl: ts.url, sdkKey: ts.serverKey, env: "prod", stream: false, flushIntervalMs: 60_000, now: () => now });
+    try {
+      await sdk.ready();
+      let on = 0;
+      for (let i = 0; i < 1000; i++) {
+        const user = `user-${i}`;
+        const value = sdk.isEnabled(gate, { user_id: user });
+        expect(value).toBe(inRollout({ salt, percent: 30 }, user));
+        if (value) on++;
+      }
+      expect(on).toBeGreaterThan(240);
+      expect(on).toBeLessThan(360);
+      expect(sdk.isEnabled(gate, {})).toBe(false); // no unit: the old rules
+      // OFREP answers the same for a unit.
+      for (const user of ["user-1", "user-2", "user-3", "user-4"]) {
+        const res = await ts.api(`/ofrep/v1/evaluate/flags/${gate}`, { body: { context: { targetingKey: user, env: "prod" } }, key: ts.serverKey });
+        expect(res.body.value).toBe(inRollout({ salt, percent: 30 }, user));
+        if (res.body.value) expect(res.body.reason).toBe("SPLIT");
+      }
+      await sdk.flush();
+      const exposures = await ts.server.ctx.services.analytics.eventStore.exposureCounts(ts.projectId, `${r.id}_0`);
+      expect(exposures.variants.find((v) => v.variant === "new")!.n).toBe(on);
+      expect(exposures.variants.find((v) => v.variant === "old")!.n).toBe(1000 - on);
+    } finally {
+      await sdk.close();
+    }
+  });
+});
