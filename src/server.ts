@@ -52,6 +52,8 @@ export type ServerOptions = {
   alertsEveryMs?: number;
   /** How often running experiments' guardrails are checked for auto-rollback (default 15 minutes). */
   experimentsEveryMs?: number;
+  /** How often guarded rollouts are checked (default every minute). */
+  rolloutsEveryMs?: number;
   /** The public intake's rate and body limits (SERVICE_INTAKE_*; src/modules/ops/intake.ts). */
   intake?: AppOptions["intake"];
   /** Connectors: vendor URLs, OAuth clients, the secret key, the delivery policy (SERVICE_* give the same; src/modules/connectors/options.ts). */
@@ -155,6 +157,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       clock: options.clock,
       alertsEveryMs: options.alertsEveryMs,
       experimentsEveryMs: options.experimentsEveryMs,
+      rolloutsEveryMs: options.rolloutsEveryMs,
       intake: options.intake,
       connectors: { dataDir: options.dataDir, ...options.connectors },
     },
