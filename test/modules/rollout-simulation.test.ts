@@ -181,6 +181,36 @@ describe("guarded rollouts under simulated traffic", () => {
   });
 });
 
+describe("several servers on one store", () => {
+  test("rounds of two servers at the same moment advance a stage once", async () => {
+    const dataDir = tempDir();
+    const storeUrl = await freshStoreUrl();
+    const options = { rolloutsEveryMs: 0, alertsEveryMs: 0, experimentsEveryMs: 0, clock: () => now, dataDir, store: storeUrl };
+    const a = await startTestServer(options);
+    const b = await startTestServer(options);
+    try {
+      await a.api("/api/admin/gates", { body: { name: "shared" } });
+      const r = (await a.api("/api/admin/rollouts", { body: { gate: "shared", env: "prod", rules: everyone, stages: [{ percent: 10, minutes: 1 }, { percent: 50, minutes: 1 }, { percent: 100, minutes: 0 }] } })).body;
+      for (let round = 0; round < 3; round++) {
+        now += 2 * MINUTE;
+        await Promise.all([a.server.ctx.services.rollouts.monitor.checkAll(now), b.server.ctx.services.rollouts.monitor.checkAll(now)]);
+      }
+      const done = (await a.api(`/api/admin/rollouts/${r.id}`)).body;
+      expect(done.status).toBe("completed");
+      const rows = await a.store.all<{ action: string }>("SELECT action FROM audit_log WHERE subject_id = ? ORDER BY seq", r.id);
+      expect(rows.map((x) => x.action)).toEqual(["rollout.create", "rollout.advance", "rollout.advance", "rollout.complete"]);
+      // The gate was published once.
+      const history = (await a.api("/api/admin/gates/shared/history?env=prod")).body as unknown[];
+      expect(history.length).toBe(2);
+    } finally {
+      await a.server.stop();
+      await b.server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      await dropStore(storeUrl);
+    }
+  });
+});
+
 describe("tracked errors from the real @sentry/node feed the error rate", () => {
   test("errors Sentry reports for the units with the change count in the new group's rate", async () => {
     // Sentry stamps events with the wall clock: this server's clock is the wall clock too.

@@ -188,6 +188,17 @@ describe("lifecycle by hand", () => {
     expect((await audit("rollout.delete")).some((a) => a.subjectId === r.id)).toBe(true);
   });
 
+  test("a gate or config with an unfinished rollout cannot be deleted", async () => {
+    const gate = await newGate();
+    const r = (await api("", { body: { gate, env: "prod", rules: everyone } })).body;
+    const refused = await ts.api(`/api/admin/gates/${gate}`, { method: "DELETE" });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toContain(r.id);
+    expect((await ts.api(`/api/admin/gates/${gate}`)).status).toBe(200);
+    await api(`/${r.id}/rollback`, { method: "POST" });
+    expect((await ts.api(`/api/admin/gates/${gate}`, { method: "DELETE" })).status).toBe(204);
+  });
+
   test("a rollback and a pause at once: one wins, the other is refused, the state is the winner's", async () => {
     const gate = await newGate();
     const r = (await api("", { body: { gate, env: "prod", rules: everyone } })).body;

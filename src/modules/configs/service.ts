@@ -276,6 +276,7 @@ export class ConfigsService {
     const id = await this.ctx.store.write(async (tx) => {
       const row = await versioned.lock(tx, projectId, idOrName);
       await this.ctx.services.experiments.refuseIfUsed(tx, projectId, "config", row.name);
+      await this.ctx.services.rollouts.refuseIfRolling(tx, projectId, "config", row.name);
       await versioned.remove(tx, projectId, row.id);
       await this.record(tx, projectId, row, ACTIONS.delete, actor, { name: row.name }, nowIso());
       return row.id;

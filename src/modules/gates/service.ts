@@ -141,6 +141,7 @@ export class GatesService {
     await this.ctx.store.write(async (tx) => {
       const row = await versioned.lock(tx, projectId, idOrName);
       await this.ctx.services.experiments.refuseIfUsed(tx, projectId, "gate", row.name);
+      await this.ctx.services.rollouts.refuseIfRolling(tx, projectId, "gate", row.name);
       await versioned.remove(tx, projectId, row.id);
       await recordAudit(tx, { projectId, action: ACTIONS.delete, subjectId: row.id, subjectName: row.name, actor });
     });

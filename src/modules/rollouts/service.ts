@@ -91,9 +91,15 @@ export class RolloutsService {
     return (await checksOf(this.ctx.store, row.id, limit)).map((c: CheckRow) => JSON.parse(c.result) as CheckResult);
   }
 
-  /** Unfinished rollouts of a gate or config (deleting it is refused while there are any). */
-  async activeFor(q: Queryable, projectId: string, kind: "gate" | "config", name: string): Promise<string[]> {
-    return (await activeFor(q, projectId, kind, name)).map((r) => `${r.id} (${r.env}, ${r.status})`);
+  /**
+   * Refuses (VALIDATION naming them) to let a gate or config go while a
+   * rollout of it is unfinished: gates and configs call this in their delete
+   * transaction, beside the experiments' check.
+   */
+  async refuseIfRolling(q: Queryable, projectId: string, kind: "gate" | "config", name: string): Promise<void> {
+    const active = (await activeFor(q, projectId, kind, name)).map((r) => `${r.id} (${r.env}, ${r.status})`);
+    if (active.length === 0) return;
+    throw validation(`The ${kind} ${name} has an unfinished rollout: ${active.join(", ")}`, `id: roll back or complete ${active.length > 1 ? "them" : "it"} first (POST /api/admin/rollouts/{id}/rollback)`);
   }
 
   async create(projectId: string, input: CreateInput, actor: Actor): Promise<Rollout> {
@@ -287,10 +293,13 @@ export class RolloutsService {
    * or the config's value, through their own services: versions, audit,
    * revision), then the rollout completes. Publishing first means a crash in
    * between leaves a rollout whose next completion publishes the same value
-   * again (skipped when it is already published).
+   * again (skipped when it is already published). Servers completing the
+   * same rollout at once take turns by a lease, so it publishes once.
    */
   async complete(projectId: string, id: string, actor: Actor): Promise<Rollout> {
-    const row = await this.find(this.ctx.store, projectId, id);
+    const claimed = await this.find(this.ctx.store, projectId, id);
+    if (!(await this.ctx.store.lease(`rollouts:complete:${claimed.id}`, 60_000))) throw validation(`Rollout ${claimed.id} is being completed by another server`, "status: completing");
+    const row = await this.find(this.ctx.store, projectId, claimed.id);
     expectStatus(row, ["running", "paused"], "it is not serving");
     const change = JSON.parse(row.change) as { rules?: GateRule[]; value?: unknown };
     const env = row.env as Env;
