@@ -38,6 +38,26 @@ CREATE INDEX audit_log_project ON audit_log (project_id, seq);`,
 );
 CREATE INDEX audit_log_project ON audit_log (project_id, seq);`,
   },
+  {
+    // The filters of GET /api/admin/audit: `resource` (the action's part before its first dot, kept in its own
+    // column so that one equality finds it on both engines), `actor` (case-insensitive: an index on the lowered
+    // email), one subject, a time range; and the organisation's own rows (members, sign-ins: no project).
+    name: "audit_log_filters",
+    sqlite: `ALTER TABLE audit_log ADD COLUMN resource TEXT;
+UPDATE audit_log SET resource = CASE WHEN instr(action, '.') > 0 THEN substr(action, 1, instr(action, '.') - 1) ELSE action END;
+CREATE INDEX audit_log_resource ON audit_log (project_id, resource, seq);
+CREATE INDEX audit_log_actor ON audit_log (project_id, lower(actor_email), seq);
+CREATE INDEX audit_log_subject ON audit_log (project_id, subject_id, seq);
+CREATE INDEX audit_log_time ON audit_log (project_id, created_at);
+CREATE INDEX audit_log_organisation ON audit_log (organisation_id, seq) WHERE project_id IS NULL;`,
+    postgres: `ALTER TABLE audit_log ADD COLUMN resource text;
+UPDATE audit_log SET resource = split_part(action, '.', 1);
+CREATE INDEX audit_log_resource ON audit_log (project_id, resource, seq);
+CREATE INDEX audit_log_actor ON audit_log (project_id, lower(actor_email), seq);
+CREATE INDEX audit_log_subject ON audit_log (project_id, subject_id, seq);
+CREATE INDEX audit_log_time ON audit_log (project_id, created_at);
+CREATE INDEX audit_log_organisation ON audit_log (organisation_id, seq) WHERE project_id IS NULL;`,
+  },
 ];
 
 export type AuditActor = { email: string; type: string };
@@ -46,6 +66,7 @@ export type AuditActor = { email: string; type: string };
 export const SYSTEM_ACTOR: AuditActor = { email: "system@svc.local", type: "system" };
 
 export type AuditEntry = {
+  /** Null for a row of the organisation itself (members, sign-ins): every project of the organisation shows it. */
   projectId?: string | null;
   organisationId?: string | null;
   /** `module.verb`, e.g. `killswitch.toggle`, `key.revoke`, `member.role`. */
@@ -58,13 +79,20 @@ export type AuditEntry = {
   detail?: unknown;
 };
 
+/** The resource type of an action: its part before the first dot (`killswitch` of `killswitch.toggle`). */
+export function resourceOf(action: string): string {
+  const dot = action.indexOf(".");
+  return dot < 0 ? action : action.slice(0, dot);
+}
+
 export async function recordAudit(tx: Tx, entry: AuditEntry): Promise<void> {
   await tx.run(
-    `INSERT INTO audit_log (project_id, organisation_id, action, subject_id, subject_name, env, actor_email, actor_type, detail, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO audit_log (project_id, organisation_id, action, resource, subject_id, subject_name, env, actor_email, actor_type, detail, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     entry.projectId ?? null,
     entry.organisationId ?? null,
     entry.action,
+    resourceOf(entry.action),
     entry.subjectId ?? null,
     entry.subjectName ?? null,
     entry.env ?? null,
@@ -75,9 +103,22 @@ export async function recordAudit(tx: Tx, entry: AuditEntry): Promise<void> {
   );
 }
 
+/**
+ * A person's own event (a sign-in, a sign-out, a CLI sign-in approved or
+ * revoked): one row in each organisation they belong to, with no project, so
+ * that every project of those organisations shows it. In the transaction of
+ * the change, like every audit row.
+ */
+export async function recordOrganisationsAudit(tx: Tx, organisationIds: readonly string[], entry: Omit<AuditEntry, "projectId" | "organisationId">): Promise<void> {
+  for (const organisationId of organisationIds) await recordAudit(tx, { ...entry, projectId: null, organisationId });
+}
+
 export type AuditRow = {
   seq: number;
+  /** Null for a row of the organisation (members, sign-ins). */
+  projectId: string | null;
   action: string;
+  resource: string;
   subjectId: string | null;
   subjectName: string | null;
   env: string | null;
@@ -87,22 +128,29 @@ export type AuditRow = {
   createdAt: string;
 };
 
-/** A project's audit rows, newest first. */
-export async function auditOf(store: Queryable, projectId: string, limit = 100): Promise<AuditRow[]> {
-  const rows = await store.all<{
-    seq: number | string;
-    action: string;
-    subject_id: string | null;
-    subject_name: string | null;
-    env: string | null;
-    actor_email: string;
-    actor_type: string;
-    detail: string | null;
-    created_at: string;
-  }>("SELECT seq, action, subject_id, subject_name, env, actor_email, actor_type, detail, created_at FROM audit_log WHERE project_id = ? ORDER BY seq DESC LIMIT ?", projectId, limit);
-  return rows.map((r) => ({
+/** The columns `toAuditRow` reads, for SELECT lists. */
+export const AUDIT_COLUMNS = "seq, project_id, action, resource, subject_id, subject_name, env, actor_email, actor_type, detail, created_at";
+
+export type AuditLogRow = {
+  seq: number | string;
+  project_id: string | null;
+  action: string;
+  resource: string | null;
+  subject_id: string | null;
+  subject_name: string | null;
+  env: string | null;
+  actor_email: string;
+  actor_type: string;
+  detail: string | null;
+  created_at: string;
+};
+
+export function toAuditRow(r: AuditLogRow): AuditRow {
+  return {
     seq: Number(r.seq),
+    projectId: r.project_id,
     action: r.action,
+    resource: r.resource ?? resourceOf(r.action),
     subjectId: r.subject_id,
     subjectName: r.subject_name,
     env: r.env,
@@ -110,5 +158,11 @@ export async function auditOf(store: Queryable, projectId: string, limit = 100):
     actorType: r.actor_type,
     detail: r.detail === null ? null : JSON.parse(r.detail),
     createdAt: r.created_at,
-  }));
+  };
+}
+
+/** A project's own audit rows (not its organisation's), newest first: for tests and tools that look at one project's writes. */
+export async function auditOf(store: Queryable, projectId: string, limit = 100): Promise<AuditRow[]> {
+  const rows = await store.all<AuditLogRow>(`SELECT ${AUDIT_COLUMNS} FROM audit_log WHERE project_id = ? ORDER BY seq DESC LIMIT ?`, projectId, limit);
+  return rows.map(toAuditRow);
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { removeSandboxes, sandbox, svc, svcJson } from "../cli/client-helpers";
+import { mcpSession, removeSandboxes, sandbox, svc, svcJson } from "../cli/client-helpers";
 import { type TestServer, expectErrorShape, startTestServer } from "../helpers";
 
 let ts: TestServer;
@@ -83,5 +83,46 @@ describe("GET /api/admin/audit", () => {
     const bad = await svc(box, ["audit", "list", "--limit", "0"], { env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--limit");
+  });
+
+  test("svc audit list --actor --resource --since --until, human and --json; a bad time names its flag's field", async () => {
+    const minted = await ts.api("/api/admin/tokens", { body: { name: "auditor-2", access: "read-only" } });
+    const box = sandbox();
+    const env = { SERVICE_CLI_TOKEN: minted.body.token, SERVICE_URL: ts.url };
+    const all = (await ts.api("/api/admin/audit?limit=500")).body.entries;
+    const keyActor = all.find((e: any) => e.action === "killswitch.toggle").actorEmail;
+    const pivot = all.filter((e: any) => e.action === "killswitch.toggle").at(-1);
+    const args = ["audit", "list", "--actor", keyActor.toUpperCase(), "--resource", "killswitch", "--since", pivot.createdAt, "--until", "2999-01-01"];
+    const page = await svcJson(box, args, { env });
+    const want = all.filter((e: any) => e.actorEmail === keyActor && e.resource === "killswitch" && e.createdAt >= pivot.createdAt);
+    expect(page.entries.map((e: any) => e.seq)).toEqual(want.map((e: any) => e.seq));
+    expect(page.entries.map((e: any) => e.action)).toEqual(["killswitch.toggle", "killswitch.toggle", "killswitch.toggle"]);
+    const human = await svc(box, args, { env });
+    expect(human.code).toBe(0);
+    expect(human.stdout.split("\n").filter((l) => l.includes("killswitch.toggle")).length).toBe(3);
+    const byId = await svcJson(box, ["audit", "list", "--resource", pivot.subjectId], { env });
+    expect(byId.entries.every((e: any) => e.subjectId === pivot.subjectId)).toBe(true);
+    const bad = await svc(box, ["audit", "list", "--since", "yesterday"], { env });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("since");
+  });
+
+  test("the MCP tool list_audit takes the same filters and answers the API's page", async () => {
+    const minted = await ts.api("/api/admin/tokens", { body: { name: "auditor-mcp", access: "read-only" } });
+    const box = sandbox();
+    const { client, call, body, close } = await mcpSession(box, { SERVICE_CLI_TOKEN: minted.body.token, SERVICE_URL: ts.url });
+    try {
+      const tool = (await client.listTools()).tools.find((t) => t.name === "list_audit")!;
+      expect(Object.keys((tool.inputSchema as any).properties)).toEqual(expect.arrayContaining(["actor", "resource", "since", "until"]));
+      const query = "resource=killswitch&since=2000-01-01&until=2999-01-01&limit=2";
+      const page = await body("list_audit", { resource: "killswitch", since: "2000-01-01", until: "2999-01-01", limit: 2 });
+      expect(page).toEqual((await ts.api(`/api/admin/audit?${query}`)).body);
+      expect(page.entries.length).toBe(2);
+      const bad = await call("list_audit", { until: "2026-13-01" });
+      expect(bad.isError).toBe(true);
+      expect(bad.text).toContain("until");
+    } finally {
+      await close();
+    }
   });
 });

@@ -6,19 +6,24 @@ export const auditTools = [
   defineTool({
     name: "list_audit",
     title: "Read the audit trail",
-    description: "Who changed what in the project, newest first: every toggle, publish, key, token and member change, with the person (or key or token), subject, env and time. Filter by action (`killswitch.toggle`, or a prefix like `config.`) or by a name or email.",
+    description:
+      "Who changed what in the project, newest first: every toggle, publish, key, token and member change, every sign-in to its organisation, with the person (or key or token), subject, env and time. Rows with projectId null belong to the organisation (members, sign-ins). Filters combine: action (`killswitch.toggle`, or a prefix like `config.`), a name or email substring, one actor, a resource type or subject id, a time range.",
     input: {
       project_id: projectIdArg,
       action: z.string().max(100).optional().describe("One action, or a prefix ending in '.'"),
       q: z.string().max(200).optional().describe("Substring of the subject's name or the actor's email"),
+      actor: z.string().max(320).optional().describe("Only this actor's rows: the whole email, case-insensitive (ana@example.com, admin-key:…@keys.local)"),
+      resource: z.string().max(128).optional().describe("A resource type (killswitch, config, gate, key, token, member, session, device, project, alert_rule, …) or one subject's id (ksw_…)"),
+      since: z.string().max(64).optional().describe("Rows at or after this ISO 8601 time (2026-11-23T10:00:00Z, an offset, or a date)"),
+      until: z.string().max(64).optional().describe("Rows before this ISO 8601 time (exclusive)"),
       limit: z.number().int().min(1).max(500).optional().describe("Default 50"),
       before: z.number().int().min(1).optional().describe("nextBefore of the previous call, for older rows"),
     },
     annotations: READ_ONLY,
-    async run({ project_id, action, q, limit, before }, open) {
+    async run({ project_id, action, q, actor, resource, since, until, limit, before }, open) {
       const params = new URLSearchParams();
-      if (action) params.set("action", action);
-      if (q) params.set("q", q);
+      // Checked by the server: a bad time or resource comes back as its VALIDATION error naming the field.
+      for (const [name, value] of Object.entries({ action, q, actor, resource, since, until })) if (value) params.set(name, value);
       if (limit) params.set("limit", String(limit));
       if (before) params.set("before", String(before));
       const query = params.size ? `?${params}` : "";

@@ -8,7 +8,17 @@ export function auditRoutes(ctx: AppContext) {
   return new Elysia({ name: "audit", seed: ctx, prefix: "/api/admin/audit" }).use(ctx.auth).get(
     "",
     async ({ principal, query }) =>
-      await audit.list(principal.projectId, { limit: numberParam(query.limit), before: numberParam(query.before), action: query.action || undefined, q: query.q || undefined }),
+      await audit.list(principal.projectId, {
+        limit: numberParam(query.limit),
+        before: numberParam(query.before),
+        action: query.action || undefined,
+        q: query.q || undefined,
+        // Empty is no filter, as for `q` and `action` (what a form with blank fields sends).
+        actor: query.actor || undefined,
+        resource: query.resource || undefined,
+        since: query.since || undefined,
+        until: query.until || undefined,
+      }),
     {
       admin: true,
       query: AuditQuerySchema,
@@ -16,7 +26,11 @@ export function auditRoutes(ctx: AppContext) {
         summary: "The project's audit trail, newest first",
         tag: "Audit",
         auth: "admin",
-        description: "Every write of every module leaves one row, in the same transaction as the change: who (person, key or token), what, on which subject and env, when. Page with `before`.",
+        description: [
+          "Every write of every module leaves one row, in the same transaction as the change: who (person, key or token), what, on which subject and env, when. A refused write leaves none.",
+          "The project's rows come with its organisation's rows that belong to no project (`projectId: null`): members invited, joined, re-roled or removed, sign-ins and sign-outs (magic link, single sign-on, setup), CLI sign-ins approved, minted and revoked. Failed sign-ins are not recorded (the rate limiter and the server log see them).",
+          "Filters combine (AND): `action`, `q`, `actor`, `resource`, `since`/`until`. Page with `before`.",
+        ].join("\n\n"),
         response: { 200: AuditPageSchema },
       }),
     },

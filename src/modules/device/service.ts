@@ -1,4 +1,5 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
+import { SYSTEM_ACTOR, recordOrganisationsAudit } from "../../lib/audit";
 import { type BearerResolver, type Credential, ROLE_PERMISSIONS } from "../../lib/auth";
 import { ApiError, type ErrorBody, badRequest, forbidden, notFound, validation } from "../../lib/errors";
 import { newId, pkceChallenge, randomBase62, sha256Hex } from "../../lib/ids";
@@ -15,6 +16,7 @@ import {
   findDeviceCode,
   findFamilyIdOfRefreshToken,
   findFamilyIdOfToken,
+  findFamilyOwner,
   findLiveAccessToken,
   findPendingCode,
   findRefreshToken,
@@ -224,6 +226,13 @@ export class DeviceService {
       if (row.status !== "pending") throw badRequest("This sign-in request was already answered", `status: ${row.status}`);
       const status = input.action === "approve" ? "approved" : "denied";
       await answerCode(tx, row.id, { status, userId: user.id, projectId });
+      await this.audit(tx, user.id, {
+        action: input.action === "approve" ? "device.approve" : "device.deny",
+        subjectId: row.id,
+        subjectName: row.client_name ?? "CLI sign-in",
+        actor: { email: user.email, type: "user" },
+        detail: { userCode: formatUserCode(row.user_code), projectId },
+      });
       return { status, user_code: formatUserCode(row.user_code), project_id: projectId };
     });
   }
@@ -258,6 +267,14 @@ export class DeviceService {
       const familyId = newId("tfam");
       await insertTokenFamily(tx, { id: familyId, userId: row.user_id, projectId: row.project_id, clientName: row.client_name, createdAt: this.iso(now) });
       const pair = await this.issuePair(tx, familyId, 1, now + SIGN_IN_MAX_LIFETIME_MS);
+      // The CLI's token is minted for the person who approved: theirs is the row.
+      await this.audit(tx, row.user_id, {
+        action: "device.token.mint",
+        subjectId: familyId,
+        subjectName: row.client_name ?? "CLI sign-in",
+        actor: { email, type: "user" },
+        detail: { projectId: row.project_id },
+      });
       return {
         ok: { access_token: pair.access_token, refresh_token: pair.refresh_token, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_MS / 1000, project_id: row.project_id, user_email: email },
       };
@@ -288,6 +305,7 @@ export class DeviceService {
       const now = this.now;
       if (row.rotated_at !== null) {
         await revokeFamilyForReuse(tx, row.family_id, this.iso(now));
+        await this.auditRevoke(tx, row.family_id, "refresh token reused", SYSTEM_ACTOR);
         return { error: new DeviceGrantError("invalid_grant", "This refresh token was already used; every token of this sign-in is now revoked") };
       }
       if (row.expires_at <= this.iso(now)) return { error: new DeviceGrantError("invalid_grant", "The refresh token has expired; sign in again") };
@@ -335,7 +353,26 @@ export class DeviceService {
       if (!familyId) return false;
       await tx.lock(familyLock(familyId));
       const changed = await revokeFamily(tx, familyId, this.iso());
+      // Holding the token is the authorisation: the sign-in's person is who signed out.
+      if (changed > 0) await this.auditRevoke(tx, familyId, "sign-out");
       return changed > 0;
+    });
+  }
+
+  /** A person's CLI sign-in event: one row in each of their organisations (no project), in the caller's transaction. */
+  private async audit(tx: Tx, userId: string, entry: Parameters<typeof recordOrganisationsAudit>[2]): Promise<void> {
+    await recordOrganisationsAudit(tx, await this.identity.organisationIdsOf(tx, userId), entry);
+  }
+
+  private async auditRevoke(tx: Tx, familyId: string, reason: string, actor?: { email: string; type: string }): Promise<void> {
+    const owner = await findFamilyOwner(tx, familyId);
+    if (!owner) return;
+    await this.audit(tx, owner.user_id, {
+      action: "device.token.revoke",
+      subjectId: familyId,
+      subjectName: owner.client_name ?? "CLI sign-in",
+      actor: actor ?? { email: owner.email, type: "user" },
+      detail: { reason, projectId: owner.project_id },
     });
   }
 

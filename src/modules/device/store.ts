@@ -150,6 +150,16 @@ export async function findFamilyIdOfRefreshToken(q: Queryable, tokenHash: string
   return row?.family_id ?? null;
 }
 
+/** Whose sign-in a token family is, for its audit rows. */
+export async function findFamilyOwner(q: Queryable, familyId: string): Promise<{ user_id: string; email: string; client_name: string | null; project_id: string | null } | null> {
+  return (
+    (await q.one<{ user_id: string; email: string; client_name: string | null; project_id: string | null }>(
+      "SELECT f.user_id, u.email, f.client_name, f.project_id FROM token_families f JOIN users u ON u.id = f.user_id WHERE f.id = ?",
+      familyId,
+    )) ?? null
+  );
+}
+
 /** The family of an access or refresh token, or null. */
 export async function findFamilyIdOfToken(q: Queryable, tokenHash: string): Promise<string | null> {
   const row = await q.one<{ family_id: string }>("SELECT family_id FROM device_tokens WHERE token_hash = ?", tokenHash);

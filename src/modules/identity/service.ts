@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
+import { type AuditActor, SYSTEM_ACTOR, recordAudit, recordOrganisationsAudit } from "../../lib/audit";
 import { ORGANISATIONS_LOCK } from "../projects/service";
 import { alreadyExists, badRequest, forbidden, notFound, validation } from "../../lib/errors";
 import { newId, randomBase62, sha256Hex } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
-import type { Store, Tx } from "../../lib/store";
+import type { Queryable, Store, Tx } from "../../lib/store";
 import {
   CLEANUP_BATCH,
   countOwners,
@@ -33,6 +33,8 @@ import {
   insertSignInLink,
   listAccessibleProjects,
   listMembers,
+  organisationIdsJoinedAt,
+  organisationIdsOfUser,
   purgeExpiredOidcLogins,
   purgeExpiredSessions,
   purgeExpiredSignInLinks,
@@ -69,6 +71,9 @@ export type SignedInUser = { id: string; email: string };
 export type AccessibleProject = { id: string; name: string; organisationId: string; organisationName: string };
 export type Member = { email: string; role: Role; joinedAt: string };
 export type Invitation = { email: string; role: Role; organisationId: string; organisationName: string; createdAt: string };
+
+/** How a person signed in, as their `session.signin` audit rows say. */
+export type SignInMethod = "magic-link" | "oidc" | "setup";
 
 /** What a finished browser sign-in hands to the routes: the session secret for the cookie, and where to go. */
 export type SignInResult = { sessionToken: string; user: SignedInUser; redirect: string | undefined };
@@ -139,6 +144,11 @@ export class IdentityService {
     return findRoleInOrganisation(this.store, organisationId, userId);
   }
 
+  /** The organisations of a person, read in the caller's transaction: their own audit rows go to each. */
+  organisationIdsOf(q: Queryable, userId: string): Promise<string[]> {
+    return organisationIdsOfUser(q, userId);
+  }
+
   async canAccess(userId: string, projectId: string): Promise<boolean> {
     return (await this.roleIn(userId, projectId)) !== null;
   }
@@ -174,7 +184,12 @@ export class IdentityService {
       const link = await this.takeLink(tx, token, "magic");
       const user = link.email ? await this.findMember(link.email) : null;
       if (!user) throw badRequest("This sign-in link no longer matches a member", "token: ask an owner to invite you again");
-      return { sessionToken: await this.createSession(tx, user.id), user, redirect: link.redirect ?? undefined };
+      const sessionToken = await this.createSession(tx, user.id, "magic-link");
+      // An invitation's link carries the instant its membership began: using it is accepting the invitation.
+      const actor = { email: user.email, type: "user" };
+      const joined = await organisationIdsJoinedAt(tx, user.id, link.created_at);
+      await recordOrganisationsAudit(tx, joined, { action: "member.join", subjectId: user.id, subjectName: user.email, actor, detail: { via: "invitation link" } });
+      return { sessionToken, user, redirect: link.redirect ?? undefined };
     });
   }
 
@@ -186,9 +201,21 @@ export class IdentityService {
     return findLiveSession(this.store, sha256Hex(token), this.iso());
   }
 
+  /** Signs out (a `session.signout` row in each of the person's organisations when the session was live). */
   async endSession(token: string | undefined): Promise<void> {
     if (!token) return;
-    await this.store.write((tx) => revokeSession(tx, sha256Hex(token), this.iso()));
+    const hash = sha256Hex(token);
+    await this.store.write(async (tx) => {
+      const now = this.iso();
+      const user = await findLiveSession(tx, hash, now);
+      if ((await revokeSession(tx, hash, now)) === 0 || !user) return;
+      await recordOrganisationsAudit(tx, await organisationIdsOfUser(tx, user.id), {
+        action: "session.signout",
+        subjectId: user.id,
+        subjectName: user.email,
+        actor: { email: user.email, type: "user" },
+      });
+    });
   }
 
   // First run.
@@ -226,16 +253,19 @@ export class IdentityService {
       await this.takeLink(tx, token, "setup");
       if ((await countUsers(this.store)) > 0) throw badRequest("svc is already set up", "token: sign in at /signin instead");
       const projects = this.ctx.services.projects;
+      // The person at the setup page is who made the organisation, its project and its first keys.
+      const actor = { email: input.email.trim().toLowerCase(), type: "user" };
       const { user, project, organisation } = await projects.createOrganisationWithProject({
         projectName: input.projectName.trim(),
         organisationName: input.organisationName.trim(),
         ownerEmail: input.email,
+        actor,
       });
       // The first owner leaves setup with working keys (shown once), as `svc init` hands them out.
-      const keys = await projects.mintStarterKeys(project.id);
+      const keys = await projects.mintStarterKeys(project.id, actor);
       const member = { id: user.id, email: user.email };
       return {
-        sessionToken: await this.createSession(tx, user.id),
+        sessionToken: await this.createSession(tx, user.id, "setup"),
         user: member,
         redirect: undefined,
         projectId: project.id,
@@ -302,7 +332,7 @@ export class IdentityService {
     const identity = await this.oidc.signIn({ callbackUrl, codeVerifier: secrets.codeVerifier, state, nonce: secrets.nonce });
     return this.store.write(async (tx) => {
       const user = await this.oidcAccount(tx, identity);
-      return { sessionToken: await this.createSession(tx, user.id), user, redirect: login.redirect ?? undefined };
+      return { sessionToken: await this.createSession(tx, user.id, "oidc", { issuer: identity.issuer }), user, redirect: login.redirect ?? undefined };
     });
   }
 
@@ -320,12 +350,15 @@ export class IdentityService {
       if (!organisation) throw notFound(`Project ${projectId} not found`);
       await tx.lock(organisationLock(organisation.id));
       const user = await this.ctx.services.projects.findOrCreateUser(input.email);
-      const createdAt = this.iso();
+      const nowMs = this.now();
+      const createdAt = this.iso(nowMs);
       const inserted = await insertMembership(tx, organisation.id, user.id, role, createdAt);
       if (inserted === 0) throw alreadyExists(`${user.email} is already a member of this organisation`, "email");
-      const token = await this.issueLink(tx, "magic", user.email, undefined, INVITE_LINK_TTL_MS);
+      // The link is stamped with the membership's instant: its use is recorded as this invitation accepted (`member.join`).
+      const token = await this.issueLink(tx, "magic", user.email, undefined, INVITE_LINK_TTL_MS, nowMs);
+      // Membership spans the organisation: a row of the organisation, shown in each of its projects.
       await recordAudit(tx, {
-        projectId,
+        projectId: null,
         organisationId: organisation.id,
         action: "member.invite",
         subjectId: user.id,
@@ -351,7 +384,7 @@ export class IdentityService {
       if (current.role === "owner" && role !== "owner") await this.keepAnOwner(tx, organisationId);
       await updateMemberRole(tx, organisationId, userId, role);
       await recordAudit(tx, {
-        projectId,
+        projectId: null,
         organisationId,
         action: "member.role",
         subjectId: userId,
@@ -370,7 +403,7 @@ export class IdentityService {
       if (current.role === "owner") await this.keepAnOwner(tx, organisationId);
       await deleteMembership(tx, organisationId, userId);
       await recordAudit(tx, {
-        projectId,
+        projectId: null,
         organisationId,
         action: "member.remove",
         subjectId: userId,
@@ -416,7 +449,16 @@ export class IdentityService {
       }
       await tx.lock(organisationLock(firstId));
       const user = await projects.findOrCreateUser(email);
-      await insertOwnerMembershipIfAbsent(tx, firstId, user.id, this.iso());
+      if ((await insertOwnerMembershipIfAbsent(tx, firstId, user.id, this.iso())) === 0) return;
+      await recordAudit(tx, {
+        projectId: null,
+        organisationId: firstId,
+        action: "member.add",
+        subjectId: user.id,
+        subjectName: user.email,
+        actor: SYSTEM_ACTOR,
+        detail: { role: "owner", via: "SERVICE_ADMIN_EMAIL" },
+      });
     });
   }
 
@@ -440,9 +482,8 @@ export class IdentityService {
     if ((await countOwners(tx, organisationId)) <= 1) throw forbidden("An organisation needs at least one owner", "role: make someone else owner first");
   }
 
-  private async issueLink(tx: Tx, purpose: "magic" | "setup", email: string | null, redirect: string | undefined, ttlMs: number): Promise<string> {
+  private async issueLink(tx: Tx, purpose: "magic" | "setup", email: string | null, redirect: string | undefined, ttlMs: number, now = this.now()): Promise<string> {
     const token = randomBase62(43);
-    const now = this.now();
     await insertSignInLink(tx, {
       tokenHash: sha256Hex(token),
       purpose,
@@ -455,7 +496,7 @@ export class IdentityService {
   }
 
   /** Marks a link used (one statement: of two uses, one wins); call inside the transaction that acts on it. */
-  private async takeLink(tx: Tx, token: string, purpose: "magic" | "setup"): Promise<{ email: string | null; redirect: string | null }> {
+  private async takeLink(tx: Tx, token: string, purpose: "magic" | "setup"): Promise<{ email: string | null; redirect: string | null; created_at: string }> {
     const now = this.iso();
     const link = await useSignInLink(tx, sha256Hex(token), purpose, now);
     if (!link) {
@@ -467,10 +508,22 @@ export class IdentityService {
     return link;
   }
 
-  private async createSession(tx: Tx, userId: string): Promise<string> {
+  /** Opens a session and records the sign-in (`session.signin`) in each of the person's organisations, in the same transaction. */
+  private async createSession(tx: Tx, userId: string, method: SignInMethod, facts: Record<string, string> = {}): Promise<string> {
     const token = randomBase62(43);
     const now = this.now();
-    await insertSession(tx, { id: newId("ses"), tokenHash: sha256Hex(token), userId, createdAt: this.iso(now), expiresAt: this.iso(now + SESSION_TTL_MS) });
+    const sessionId = newId("ses");
+    await insertSession(tx, { id: sessionId, tokenHash: sha256Hex(token), userId, createdAt: this.iso(now), expiresAt: this.iso(now + SESSION_TTL_MS) });
+    const user = await findMemberById(tx, userId);
+    if (user) {
+      await recordOrganisationsAudit(tx, await organisationIdsOfUser(tx, userId), {
+        action: "session.signin",
+        subjectId: user.id,
+        subjectName: user.email,
+        actor: { email: user.email, type: "user" },
+        detail: { method, ...facts },
+      });
+    }
     return token;
   }
 

@@ -116,8 +116,9 @@ export function insertMembership(q: Queryable, organisationId: string, userId: s
 }
 
 /** Makes the user an owner of the organisation, unless they already belong to it (their role is then left as it is). */
-export async function insertOwnerMembershipIfAbsent(q: Queryable, organisationId: string, userId: string, createdAt: string): Promise<void> {
-  await q.run(
+/** Answers 1 when the membership was made, 0 when the person already belonged. */
+export function insertOwnerMembershipIfAbsent(q: Queryable, organisationId: string, userId: string, createdAt: string): Promise<number> {
+  return q.run(
     "INSERT INTO memberships (organisation_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?) ON CONFLICT DO NOTHING",
     organisationId,
     userId,
@@ -198,11 +199,11 @@ export async function useSignInLink(
   tokenHash: string,
   purpose: "magic" | "setup",
   now: string,
-): Promise<{ email: string | null; redirect: string | null } | null> {
+): Promise<{ email: string | null; redirect: string | null; created_at: string } | null> {
   return (
-    (await q.one<{ email: string | null; redirect: string | null }>(
+    (await q.one<{ email: string | null; redirect: string | null; created_at: string }>(
       `UPDATE sign_in_links SET used_at = ?1 WHERE token_hash = ?2 AND purpose = ?3 AND used_at IS NULL AND expires_at > ?1
-       RETURNING email, redirect`,
+       RETURNING email, redirect, created_at`,
       now,
       tokenHash,
       purpose,
@@ -238,8 +239,21 @@ export async function findLiveSession(q: Queryable, tokenHash: string, now: stri
   return row ? { id: row.user_id, email: row.email, sessionId: row.id } : null;
 }
 
-export async function revokeSession(q: Queryable, tokenHash: string, now: string): Promise<void> {
-  await q.run("UPDATE sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL", now, tokenHash);
+/** Ends a session; answers 1 when it was live (of two sign-outs at once, one ends it). */
+export function revokeSession(q: Queryable, tokenHash: string, now: string): Promise<number> {
+  return q.run("UPDATE sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL", now, tokenHash);
+}
+
+/** The organisations a person belongs to: their own audit rows (sign-ins) go to each. */
+export async function organisationIdsOfUser(q: Queryable, userId: string): Promise<string[]> {
+  const rows = await q.all<{ organisation_id: string }>("SELECT organisation_id FROM memberships WHERE user_id = ? ORDER BY organisation_id", userId);
+  return rows.map((r) => r.organisation_id);
+}
+
+/** The organisations whose membership of the person began at `createdAt`: an invitation stamps its link with that same instant. */
+export async function organisationIdsJoinedAt(q: Queryable, userId: string, createdAt: string): Promise<string[]> {
+  const rows = await q.all<{ organisation_id: string }>("SELECT organisation_id FROM memberships WHERE user_id = ? AND created_at = ? ORDER BY organisation_id", userId, createdAt);
+  return rows.map((r) => r.organisation_id);
 }
 
 // OIDC.
