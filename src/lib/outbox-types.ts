@@ -12,6 +12,7 @@ export const OUTBOX_EVENT_TYPES = [
   "error.regressed",
   "config.published",
   "killswitch.toggled",
+  "experiment.rolled_back",
   "rollout.advanced",
   "rollout.completed",
   "rollout.paused",

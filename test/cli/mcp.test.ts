@@ -84,6 +84,11 @@ describe("svc mcp", () => {
           "list_projects",
           "list_sdk_keys",
           "list_experiments",
+          "list_rollouts",
+          "get_rollout",
+          "pause_rollout",
+          "resume_rollout",
+          "rollback_rollout",
           "list_queue_items",
           "get_queue_item",
           "list_universes",
@@ -105,7 +110,7 @@ describe("svc mcp", () => {
           "whoami",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
@@ -119,6 +124,25 @@ describe("svc mcp", () => {
       expect(byName.toggle_killswitch!.inputSchema.required).toEqual(["name"]);
       expect(Object.keys(byName.toggle_killswitch!.inputSchema.properties!).sort()).toEqual(["env", "name", "project_id", "switch_key", "value"]);
       expect(s.stderr()).toContain("serving on stdio");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("rollout tools read, pause, resume and roll back a guarded rollout on the real server", async () => {
+    expect((await ts.api("/api/admin/gates", { body: { name: "mcp-rollout" } })).status).toBe(201);
+    const created = await ts.api("/api/admin/rollouts", { body: { gate: "mcp-rollout", env: "prod", rules: [{ conditions: [], passPercentage: 100 }] } });
+    expect(created.status).toBe(201);
+    const s = await connect(signedIn());
+    try {
+      const listed = json(await s.client.callTool({ name: "list_rollouts", arguments: { status: "running", q: "mcp-rollout" } }));
+      expect(listed.map((r: { id: string }) => r.id)).toEqual([created.body.id]);
+      expect(json(await s.client.callTool({ name: "get_rollout", arguments: { rollout: "mcp-rollout" } }))).toMatchObject({ id: created.body.id, percent: 1 });
+      expect(json(await s.client.callTool({ name: "pause_rollout", arguments: { rollout: created.body.id, reason: "looking" } }))).toMatchObject({ status: "paused", outcome: { reason: "looking" } });
+      expect(json(await s.client.callTool({ name: "resume_rollout", arguments: { rollout: created.body.id } }))).toMatchObject({ status: "running" });
+      expect(json(await s.client.callTool({ name: "rollback_rollout", arguments: { rollout: created.body.id } }))).toMatchObject({ status: "rolled_back" });
+      const stored = await ts.store.one<{ status: string }>("SELECT status FROM rollouts WHERE id = ?", created.body.id);
+      expect(stored!.status).toBe("rolled_back");
     } finally {
       await s.close();
     }

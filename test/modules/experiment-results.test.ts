@@ -218,6 +218,9 @@ describe("auto-rollback", () => {
       expect(heard.map((h) => h.experiment.id)).toEqual([e.id]);
       const audit = (await auditOf(ts.store, ts.projectId, 1000)).find((a) => a.action === "experiment.stop" && a.subjectId === e.id);
       expect(audit).toMatchObject({ actorType: "system" });
+      // Connectors hear the automatic rollback (an outbox event in the same transaction).
+      const told = await ts.store.all<{ payload: string }>("SELECT payload FROM outbox_events WHERE type = 'experiment.rolled_back'");
+      expect(told.map((t) => JSON.parse(t.payload))).toEqual([expect.objectContaining({ experimentId: e.id, name: "risky", reason: stopped.outcome.reason })]);
       const snap = (await ts.api("/api/sdk/v1/snapshot?env=prod", { key: ts.serverKey })).body;
       expect(snap.experiments.risky).toBeUndefined();
       // The healthy experiment of the same project keeps running.

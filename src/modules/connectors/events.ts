@@ -70,6 +70,11 @@ export const EVENT_PAYLOADS: Record<OutboxEventType, { when: string; fields: str
     fields: "killswitchId, name, env, action (killswitch.toggle, killswitch.switch.set, …), version, value, switches, and for a toggle switchKey and previous; actor (email)",
     example: { killswitchId: "ksw_6Yp3", name: "checkout", env: "prod", action: "killswitch.toggle", version: 12, value: false, switches: {}, switchKey: null, previous: true, actor: "owner@example.com" },
   },
+  "experiment.rolled_back": {
+    when: "A running experiment was stopped by its guardrail check (auto-rollback): a guardrail metric moved significantly the harmful way. Emitted by the experiments module.",
+    fields: "experimentId, name, env, reason (the guardrail, its move and the evidence), actor (system@svc.local)",
+    example: { experimentId: "exp_3Jk9", name: "checkout-button", env: "prod", reason: "Guardrail checkout-errors rose in variant green (+41.2 % against control, p = 0.00213 < 0.05) after 7.0 days", actor: "system@svc.local" },
+  },
   "rollout.advanced": {
     when: "A guarded rollout moves to its next stage (its time was up with no regression, or a person advanced it). Emitted by the rollouts module.",
     fields: ROLLOUT_FIELDS,
@@ -138,6 +143,9 @@ export function describeEvent(e: DeliveryEnvelope): { title: string; text: strin
       break;
     case "killswitch.toggled":
       title = `Killswitch ${str(d.name)}${d.switchKey ? `/${str(d.switchKey)}` : ""} on ${str(d.env)}: ${str(d.value)}`;
+      break;
+    case "experiment.rolled_back":
+      title = `Experiment ${str(d.name)} on ${str(d.env)} rolled back by its guardrail`;
       break;
     case "rollout.advanced":
     case "rollout.completed":

@@ -4,6 +4,7 @@ import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors"
 import { filterByQuery } from "../../lib/http";
 import { newId, randomBase62 } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
+import { emitEvent } from "../../lib/outbox";
 import { bumpRevision } from "../../lib/revisions";
 import type { Queryable, Tx } from "../../lib/store";
 import type { PublishedExperiment } from "../../sdk/experiments";
@@ -342,6 +343,8 @@ export class ExperimentsService {
       const next: ExperimentRow = { ...row, status: "stopped", stopped_at: now, outcome: JSON.stringify(outcome), updated_at: now };
       await updateExperiment(tx, next);
       await recordAudit(tx, { projectId, action: ACTIONS.stop, subjectId: row.id, subjectName: row.name, actor: { email: actor.email, type: actor.type }, detail: outcome });
+      // An automatic rollback is news for the team: connectors hear it (a person's stop is theirs to tell).
+      if (outcome.auto) await emitEvent(tx, { projectId, type: "experiment.rolled_back", payload: { experimentId: row.id, name: row.name, env: row.env, reason: outcome.reason, actor: actor.email } });
       await bumpRevision(tx, projectId, row.env as Env);
       return this.view(projectId, next, tx);
     });
