@@ -72,7 +72,25 @@ describe("POST /api/admin/rollouts", () => {
     const res = await api("", { body: { config: "limits", env: "prod", stages: [{ percent: 50, minutes: 10 }, { percent: 100, minutes: 0 }] } });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ kind: "config", change: { value: { perMinute: 120 } }, previous: { value: { perMinute: 60 }, version: 1 }, percent: 50 });
-    expect((await snapshot()).rollouts[res.body.id]).toMatchObject({ kind: "config", name: "limits", percent: 50, value: { perMinute: 120 } });
+    const published = (await snapshot()).rollouts[res.body.id];
+    expect(published).toMatchObject({ kind: "config", name: "limits", percent: 50, value: { perMinute: 120 } });
+    // getConfig with a context, and OFREP, give each unit its group's value.
+    const sdk = createClient({ baseUrl: ts.url, sdkKey: ts.serverKey, env: "prod", stream: false, flushIntervalMs: 60_000 });
+    try {
+      await sdk.ready();
+      for (let i = 0; i < 50; i++) {
+        const user = `cfg-user-${i}`;
+        const expected = inRollout({ salt: published.salt, percent: 50 }, user) ? 120 : 60;
+        expect(sdk.getConfig("limits", { perMinute: 0 }, { user_id: user })).toEqual({ perMinute: expected });
+        if (i < 5) {
+          const flag = await ts.api("/ofrep/v1/evaluate/flags/limits", { body: { context: { targetingKey: user, env: "prod" } }, key: ts.serverKey });
+          expect(flag.body.value).toEqual({ perMinute: expected });
+        }
+      }
+      expect(sdk.getConfig("limits", { perMinute: 0 })).toEqual({ perMinute: 60 }); // no context: the published value
+    } finally {
+      await sdk.close();
+    }
   });
 
   test("bad plans and references are refused, naming the field, and store nothing", async () => {
