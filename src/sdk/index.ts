@@ -32,7 +32,7 @@ import { type CompiledRegex, type EvaluationContext, type Gate, createGateEvalua
 import { type TrackOptions, createOutbox } from "./events";
 import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "./experiments";
 import type { PublishedUniverse } from "./universes";
-import { NO_ROLLOUTS, type PublishedRollout, type RolloutIndex, indexRollouts, rolloutArm, rolloutExposureId } from "./rollouts";
+import { NO_ROLLOUTS, type PublishedRollout, type RolloutIndex, indexRollouts, rolledGate, rolloutFor } from "./rollouts";
 import { DEFAULT_FALLBACK_LOCALE, type TranslateOptions, type Translations, translate } from "./translations";
 
 export type { TrackOptions } from "./events";
@@ -519,20 +519,8 @@ export function createClient(options: ClientOptions): Client {
     }
     return rollouts;
   };
-  const rolloutGates = new WeakMap<PublishedRollout, Gate>();
-  /**
-   * The unit's value of a gate or config under its rollout (when one runs
-   * and the context has a unit): `rolled` says whether the unit is in the
-   * stage; its exposure is logged either way.
-   */
-  const rolloutOf = (snapshot: Snapshot, kind: "gates" | "configs", name: string, context: EvaluationContext): { rollout: PublishedRollout; rolled: boolean } | undefined => {
-    const found = rolloutsOf(snapshot)[kind].get(name);
-    if (!found) return undefined;
-    const a = rolloutArm(found.rollout, withUserId(context));
-    if (!a) return undefined;
-    expose(rolloutExposureId(found.id, found.rollout.stage), a.unitId, a.arm);
-    return { rollout: found.rollout, rolled: a.arm === "new" };
-  };
+  /** The unit's group in the rollout of a gate or config, if one runs (its exposure logged). */
+  const rolloutOf = (snapshot: Snapshot, kind: "gates" | "configs", name: string, context: EvaluationContext) => rolloutFor(rolloutsOf(snapshot), kind, name, withUserId(context), expose);
 
   const assign = (snapshot: Snapshot, experiment: PublishedExperiment, context: EvaluationContext) =>
     assignUnit(experiment, snapshot.universes, context, (gateName) => {
@@ -575,11 +563,7 @@ export function createClient(options: ClientOptions): Client {
         if (override) return override.value === true;
       }
       const rolled = rolloutOf(snapshot, "gates", name, context);
-      if (rolled?.rolled && rolled.rollout.kind === "gate") {
-        let next = rolloutGates.get(rolled.rollout);
-        if (!next) rolloutGates.set(rolled.rollout, (next = { ...gate, rules: rolled.rollout.rules }));
-        return evaluatorFor(snapshot).evaluate(next, context).value;
-      }
+      if (rolled?.rolled && rolled.rollout.kind === "gate") return evaluatorFor(snapshot).evaluate(rolledGate(gate, rolled.rollout), context).value;
       return evaluatorFor(snapshot).evaluate(gate, context).value;
     },
     getConfig<T>(name: string, defaultValue: T, context?: EvaluationContext): T {

@@ -69,3 +69,31 @@ export function rolloutArm(rollout: PublishedRollout, context: Record<string, un
   if (unitId === null) return null;
   return { unitId, arm: inRollout(rollout, unitId) ? "new" : "old" };
 }
+
+/**
+ * The rollout of `kind name` for one unit: whether the unit is in the
+ * stage, `exposed` told its group either way; undefined when no rollout of
+ * that name runs or the context has no unit. Shared by the SDK and OFREP.
+ */
+export function rolloutFor(
+  index: RolloutIndex,
+  kind: "gates" | "configs",
+  name: string,
+  context: Record<string, unknown>,
+  exposed: (exposureId: string, unitId: string, arm: RolloutArm) => void,
+): { rollout: PublishedRollout; rolled: boolean } | undefined {
+  const found = index[kind].get(name);
+  if (!found) return undefined;
+  const a = rolloutArm(found.rollout, context);
+  if (!a) return undefined;
+  exposed(rolloutExposureId(found.id, found.rollout.stage), a.unitId, a.arm);
+  return { rollout: found.rollout, rolled: a.arm === "new" };
+}
+
+/** A gate as a gate rollout's units in the stage see it: its own salt and version, the rollout's rules (one object per rollout). */
+const nextGates = new WeakMap<PublishedRollout, object>();
+export function rolledGate<G extends { rules: GateRule[] }>(gate: G, rollout: PublishedRollout & { kind: "gate" }): G {
+  let next = nextGates.get(rollout) as G | undefined;
+  if (!next) nextGates.set(rollout, (next = { ...gate, rules: rollout.rules }));
+  return next;
+}

@@ -110,9 +110,9 @@ describe("GET /api/sdk/v1/snapshot", () => {
     expect(dev.headers.get("cache-control")).toBe("no-cache");
     expect(dev.headers.get("vary")).toContain("Accept-Encoding");
     expect(Object.keys(dev.body).sort()).toEqual(
-      ["configs", "env", "epoch", "experiments", "gates", "killswitches", "projectId", "revision", "translations", "universes"].sort(),
+      ["configs", "env", "epoch", "experiments", "gates", "killswitches", "projectId", "revision", "rollouts", "translations", "universes"].sort(),
     );
-    expect(dev.body).toMatchObject({ projectId: s.projectId, env: "dev", epoch: epoch(), gates: {}, universes: {}, experiments: {}, translations: {} });
+    expect(dev.body).toMatchObject({ projectId: s.projectId, env: "dev", epoch: epoch(), gates: {}, universes: {}, experiments: {}, translations: {}, rollouts: {} });
     expect(dev.body.killswitches[ks]).toEqual({ value: true, switches: { eu: true }, version: 2 });
     expect(prod.body.killswitches[ks]).toEqual({ value: false, switches: { eu: true }, version: 1 });
     expect(dev.body.configs[cfg]).toEqual({ value: { retries: 5 }, version: 2 });

@@ -6,7 +6,7 @@ import { compileRegex } from "../../lib/re2";
 import { type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "../../sdk/experiments";
 import { type Gate, type GateDecision, createGateEvaluator } from "../../sdk/gates";
 import type { PublishedUniverse } from "../../sdk/universes";
-import { type PublishedRollout, type RolloutIndex, indexRollouts, rolloutArm, rolloutExposureId } from "../../sdk/rollouts";
+import { type PublishedRollout, type RolloutIndex, indexRollouts, rolledGate, rolloutFor } from "../../sdk/rollouts";
 import type { Snapshot } from "./snapshot";
 
 /**
@@ -151,20 +151,14 @@ function overrideOf(snapshot: Snapshot, kind: "gate" | "config", name: string, c
   return overrideFor(list, kind, name, (experiment) => assign(snapshot, experiment, context), (experimentId, unitId, variant) => exposures?.push({ experimentId, unitId, variant }));
 }
 
-/** Per snapshot: which rollouts change which gates and configs, and each gate rollout's new rules as a gate. */
+/** Per snapshot: which rollouts change which gates and configs. */
 const rolloutIndexes = new WeakMap<Snapshot, RolloutIndex>();
-const rolloutGates = new WeakMap<PublishedRollout, PublishedGate>();
 
-/** The rollout of `kind name` for this unit: whether the unit is in its stage (its exposure noted); undefined when none runs or no unit. */
-function rolloutOf(snapshot: Snapshot, kind: "gates" | "configs", name: string, context: EvaluationContext, exposures?: Exposure[]): { rollout: PublishedRollout; rolled: boolean } | undefined {
+/** The rollout of `kind name` for this unit (see rolloutFor), its exposure noted in `exposures`. */
+function rolloutOf(snapshot: Snapshot, kind: "gates" | "configs", name: string, context: EvaluationContext, exposures?: Exposure[]) {
   let index = rolloutIndexes.get(snapshot);
   if (!index) rolloutIndexes.set(snapshot, (index = indexRollouts(snapshot.rollouts as Record<string, PublishedRollout> | undefined)));
-  const found = index[kind].get(name);
-  if (!found) return undefined;
-  const a = rolloutArm(found.rollout, withUnit(context));
-  if (!a) return undefined;
-  exposures?.push({ experimentId: rolloutExposureId(found.id, found.rollout.stage), unitId: a.unitId, variant: a.arm });
-  return { rollout: found.rollout, rolled: a.arm === "new" };
+  return rolloutFor(index, kind, name, withUnit(context), (experimentId, unitId, variant) => exposures?.push({ experimentId, unitId, variant }));
 }
 
 function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {
@@ -175,9 +169,7 @@ function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context:
   }
   const rolled = rolloutOf(snapshot, "gates", key, context, exposures);
   if (rolled?.rolled && rolled.rollout.kind === "gate") {
-    let next = rolloutGates.get(rolled.rollout);
-    if (!next) rolloutGates.set(rolled.rollout, (next = { ...gate, rules: rolled.rollout.rules }));
-    const value = evaluatorOf(snapshot).evaluate(next, withUnit(context)).value;
+    const value = evaluatorOf(snapshot).evaluate(rolledGate(gate, rolled.rollout), withUnit(context)).value;
     return { key, value, reason: "SPLIT", variant: value ? "on" : "off", metadata: { version: gate.version } };
   }
   const decision = evaluatorOf(snapshot).evaluate(gate, withUnit(context));
