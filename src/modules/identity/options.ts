@@ -1,7 +1,7 @@
 import { UsageError } from "../../lib/usage-error";
 import { type Mailer, parseSmtpUrl } from "./mail";
 import { isLoopbackHttp } from "./oidc";
-import type { RateRule } from "./rate-limit";
+import type { RateRule } from "../../lib/rate-limit";
 
 export type OidcSettings = {
   issuer: string;

@@ -47,7 +47,7 @@ import {
 import { createMailer, type Mailer, type SignInMail } from "./mail";
 import { OidcClient, OidcError, type OidcIdentity, sealPendingLogin, unsealPendingLogin } from "./oidc";
 import { DEFAULT_RATE_LIMITS, type SignInOptions, type SignInRateLimits } from "./options";
-import { RateLimiter } from "./rate-limit";
+import { RateLimiter } from "../../lib/rate-limit";
 
 // The device module runs its cleanup through these.
 export { CLEANUP_BATCH, deleteInBatches };

@@ -1,9 +1,7 @@
-import { ApiError, bodyTooLarge, tooManyRequests, validation } from "../../lib/errors";
+import { ApiError, bodyTooLarge, validation } from "../../lib/errors";
 import { jsonObjectOf } from "../../lib/http";
+import type { RateRule } from "../../lib/rate-limit";
 import { UsageError } from "../../lib/usage-error";
-
-/** A fixed-window limit: at most `limit` requests per `windowMs`. */
-export type RateRule = { limit: number; windowMs: number };
 
 /**
  * The public intake's limits (per server process: with N servers behind a
@@ -40,37 +38,6 @@ export function intakeOptionsFromEnv(env: Record<string, string | undefined>): P
   if (perAddress !== undefined) out.perAddress = { limit: perAddress, windowMs: 60_000 };
   if (maxBody !== undefined) out.maxBodyBytes = maxBody;
   return out;
-}
-
-/**
- * Fixed-window counters in memory, one map per rule. Expired windows are
- * dropped once per window length, so a flood of distinct addresses costs
- * memory for one window at most and never a scan per request.
- */
-export class RateLimiter {
-  private readonly windows = new Map<string, { count: number; resetAt: number }>();
-  private nextSweep = 0;
-
-  constructor(
-    readonly rule: RateRule,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /** Counts one request of `subject`; over the limit, throws 429 with the seconds until its window resets. */
-  take(subject: string): void {
-    const now = this.now();
-    if (now >= this.nextSweep) {
-      for (const [k, w] of this.windows) if (w.resetAt <= now) this.windows.delete(k);
-      this.nextSweep = now + this.rule.windowMs;
-    }
-    let window = this.windows.get(subject);
-    if (!window || window.resetAt <= now) {
-      window = { count: 0, resetAt: now + this.rule.windowMs };
-      this.windows.set(subject, window);
-    }
-    if (window.count >= this.rule.limit) throw tooManyRequests(Math.max(1, Math.ceil((window.resetAt - now) / 1000)));
-    window.count++;
-  }
 }
 
 const ORIGIN_CACHE_MS = 5_000;

@@ -6,7 +6,8 @@ import { pathOf } from "../../lib/pipeline";
 import type { AppContext } from "../../lib/module";
 import { KEYS_CHANNEL, PUBLIC_TICKET_SCOPE } from "../keys/service";
 import { BugBody, CreateItemBody, CreatedItemSchema, DedupedSchema, FeatureRequestBody, ItemListQuery, QueueItemSchema, UpdateItemBody } from "./contract";
-import { BODY_ERROR, DEFAULT_INTAKE_OPTIONS, type IntakeBody, OriginCache, RateLimiter, SettingsCache, intakeBodyParser } from "./intake";
+import { RateLimiter } from "../../lib/rate-limit";
+import { BODY_ERROR, DEFAULT_INTAKE_OPTIONS, type IntakeBody, OriginCache, SettingsCache, intakeBodyParser } from "./intake";
 import type { FiledType } from "./service";
 
 const TAG = "Queue items";
@@ -128,8 +129,8 @@ const CORS_ALLOW_HEADERS = "Content-Type, X-SDK-Key, X-Request-Id";
 function intakeRoutes(ctx: AppContext) {
   const { ops } = ctx.services;
   const options = { ...DEFAULT_INTAKE_OPTIONS, ...ctx.options.intake };
-  const perAddress = new RateLimiter(options.perAddress);
-  const perKey = new RateLimiter(options.perKey);
+  const perAddress = new RateLimiter();
+  const perKey = new RateLimiter();
   const origins = new OriginCache((origin) => ops.isIntakeOrigin(origin));
   // A project's domain changed (the keys module announces it for the keys it re-stamps): forget the cached answers.
   ctx.store.listen(KEYS_CHANNEL, (payload) => {
@@ -152,12 +153,12 @@ function intakeRoutes(ctx: AppContext) {
     set.headers.vary = "Origin";
     // A page of a project that takes public tickets may read every answer (its errors too, 429s included).
     if (origin && (await origins.allowed(origin))) allowOrigin(set, origin);
-    perAddress.take(ctx.network.clientAddress(request));
+    perAddress.take(ctx.network.clientAddress(request), options.perAddress);
     const principal = await ctx.authenticator.sdk(headers, "client");
     if (!principal.scopes.includes(PUBLIC_TICKET_SCOPE)) {
       throw forbidden(`This client key lacks the ${PUBLIC_TICKET_SCOPE} scope`, `X-SDK-Key: mint a client key with the scope ${PUBLIC_TICKET_SCOPE}`);
     }
-    perKey.take(principal.credentialId);
+    perKey.take(principal.credentialId, options.perKey);
     const project = await projects.get(principal.projectId);
     if (origin && origin !== project.origin) {
       throw forbidden(
