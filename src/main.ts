@@ -29,6 +29,7 @@ export const COMMANDS: { name: string; aliases?: string[]; load: () => Promise<C
   { name: "alerts", load: async () => (await import("./cli/alerts")).alertsCommand },
   { name: "universes", load: async () => (await import("./cli/universes")).universesCommand },
   { name: "experiments", load: async () => (await import("./cli/experiments")).experimentsCommand },
+  { name: "rollouts", load: async () => (await import("./cli/rollouts")).rolloutsCommand },
   { name: "connectors", load: async () => (await import("./cli/connectors")).connectorsCommand },
   { name: "ops", load: async () => (await import("./cli/ops")).opsCommand },
   { name: "i18n", load: async () => (await import("./cli/i18n")).i18nCommand },

@@ -234,6 +234,13 @@ function plausibleBodies(): string[] {
     { decision: "ship", variant: "b", reason: "fuzz" },
     { decision: "rollback" },
     { events: [{ name: "$exposure:exp_probe", unitId: "u1", properties: { variant: "a" } }, { name: "$exposure:exp_x", properties: { variant: 1 } }] },
+    // Rollouts: a gate's new rules with a plan and a watched metric, a config's draft or value (over a year ahead), a plan that shrinks, the patch, a reason.
+    { gate: "probe-id", env: "dev", rules: [{ conditions: [], passPercentage: 100 }], stages: [{ percent: 10, minutes: 60 }, { percent: 100, minutes: 0 }], metrics: [{ metric: "probe-id", direction: "higher", tolerance: 0.05 }], errorTolerance: 0.1, onRegression: "pause", notify: false, falseAlarmRate: 0.1, description: "fuzz" },
+    { config: "probe-id", env: "dev" },
+    { config: "probe-id", env: "staging", value: [1], startAt: "2099-01-01T00:00:00Z" },
+    { gate: "probe-id", env: "staging", rules: [], stages: [{ percent: 50, minutes: 1 }, { percent: 20, minutes: 1 }], metrics: [{ metric: "errors", direction: "lower" }] },
+    { onRegression: "rollback", notify: true, description: null },
+    { reason: "fuzz" },
     // i18n: profiles (and a locale that is no tag), insert-only pushes (with keys that are not keys), the single-key update and delete.
     { name: "fuzz-profile", locale: "de-CH" },
     { locale: "en_US" },
@@ -424,6 +431,14 @@ async function seed() {
   const experiment = { name: "probe-id", universe: "probe-id", variants: [{ key: "a", weight: 1 }, { key: "b", weight: 1 }], allocation: [9000, 10_000], primaryMetric: "probe-id" };
   if ((await s.api("/api/admin/experiments", { body: experiment })).status === 201) await s.api("/api/admin/experiments/probe-id/start", { method: "POST" });
   await s.api("/api/admin/i18n/profiles", { body: { name: "probe-id", locale: "fr" } });
+  // Rollouts of probe-id exist once the walk of POST /api/admin/rollouts made some (the gate and config routes before it
+  // run without one): then exactly one unfinished, so that the name finds it, and a new one after a rollback or a completion.
+  const rollouts = (await s.api("/api/admin/rollouts?q=probe-id")).body as { id: string; status: string }[];
+  if (Array.isArray(rollouts) && rollouts.length > 0) {
+    const unfinished = rollouts.filter((r) => ["scheduled", "running", "paused"].includes(r.status));
+    for (const r of unfinished.slice(1)) await s.api(`/api/admin/rollouts/${r.id}/rollback`, { method: "POST", body: {} });
+    if (unfinished.length === 0) await s.api("/api/admin/rollouts", { body: { gate: "probe-id", env: "dev", rules: [] } });
+  }
   await s.api("/api/admin/i18n/keys", { body: { profile_id: "probe-id", keys: [{ key: "probe-id", value: "Bonjour {name}" }] } });
   if (((await s.api("/api/admin/ops?q=probe-id")).body as unknown[]).length === 0) await s.api("/ops/bug", { key: null, headers: { "x-sdk-key": s.clientKey }, body: { title: "probe-id" } });
   // A connector named probe-id (paths take a unique name too), whose target refuses at once.

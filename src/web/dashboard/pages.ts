@@ -16,6 +16,7 @@ import { projectsDashboard } from "../../modules/projects/dashboard/pages";
 import { tokensDashboard } from "../../modules/tokens/dashboard/pages";
 import { universesDashboard } from "../../modules/universes/dashboard/pages";
 import { experimentsDashboard } from "../../modules/experiments/dashboard/pages";
+import { rolloutsDashboard } from "../../modules/rollouts/dashboard/pages";
 import { opsDashboard } from "../../modules/ops/dashboard/pages";
 import { i18nDashboard } from "../../modules/i18n/dashboard/pages";
 
@@ -24,4 +25,4 @@ import { i18nDashboard } from "../../modules/i18n/dashboard/pages";
  * section to sections.ts) in the change that adds it; the navigation
  * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, gatesDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, gatesDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, rolloutsDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
