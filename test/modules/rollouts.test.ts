@@ -193,6 +193,11 @@ describe("lifecycle by hand", () => {
     expect((await api(`?status=running&q=${gate}`)).body.length).toBe(1);
     expect((await api(`?status=paused&q=${gate}`)).body.length).toBe(0);
     expect((await api("?status=nope")).status).toBe(400);
+    expect((await api(`?env=prod&kind=gate&q=${gate}`)).body.length).toBe(1);
+    expect((await api(`?env=dev&q=${gate}`)).body.length).toBe(0);
+    expect((await api(`?kind=config&q=${gate}`)).body.length).toBe(0);
+    expect((await api("?env=qa")).status).toBe(400);
+    expect((await api("?kind=flag")).status).toBe(400);
     expect((await api(`/${gate}`)).body.id).toBe(r.id);
     expect((await api(`/${r.id.slice(0, 12)}`)).body.id).toBe(r.id);
     expect((await api("/rol_nothing")).status).toBe(404);

@@ -64,6 +64,8 @@ export const ReasonBody = BodyObject({ reason: t.Optional(t.String({ maxLength: 
 export const RolloutListQuery = QueryObject({
   q: t.Optional(t.String({ maxLength: 200, description: "Substring of the gate's or config's name, the description or the id" })),
   status: t.Optional(t.String({ description: `One of ${STATUSES.join(", ")}` })),
+  env: t.Optional(t.String({ description: "dev, staging or prod" })),
+  kind: t.Optional(t.String({ description: "gate or config" })),
 });
 
 export const ChecksQuery = QueryObject({ limit: t.Optional(t.String({ description: "1 to 3000; default 500" })) });

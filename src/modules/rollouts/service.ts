@@ -74,9 +74,13 @@ export class RolloutsService {
     return out;
   }
 
-  async list(projectId: string, options: { q?: string; status?: string } = {}): Promise<Rollout[]> {
+  async list(projectId: string, options: { q?: string; status?: string; env?: string; kind?: string } = {}): Promise<Rollout[]> {
     if (options.status !== undefined && !(STATUSES as readonly string[]).includes(options.status)) throw validation("Unknown status", `status: one of ${STATUSES.join(", ")}`);
-    const rows = (await rolloutsOfProject(this.ctx.store, projectId)).filter((r) => options.status === undefined || r.status === options.status);
+    if (options.env !== undefined) checkEnv(options.env);
+    if (options.kind !== undefined && options.kind !== "gate" && options.kind !== "config") throw validation("Unknown kind", "kind: gate or config");
+    const rows = (await rolloutsOfProject(this.ctx.store, projectId)).filter(
+      (r) => (options.status === undefined || r.status === options.status) && (options.env === undefined || r.env === options.env) && (options.kind === undefined || r.kind === options.kind),
+    );
     return filterByQuery(rows.map(toRollout), options.q, (r) => [r.subject, r.description, r.id]);
   }
 
@@ -379,7 +383,7 @@ export class RolloutsService {
       // A gate's or config's name finds its one unfinished rollout.
       const active = (await rolloutsOfProject(q, projectId)).filter((r) => r.subject_name === ref && ["scheduled", "running", "paused"].includes(r.status));
       if (active.length === 1) return active[0]!;
-      if (active.length > 1) throw notFound(`${ref} has rollouts on several envs`, `id: one of ${active.map((r) => `${r.id} (${r.env})`).join(", ")}`);
+      if (active.length > 1) throw notFound(`${ref} names several unfinished rollouts`, `id: one of ${active.map((r) => `${r.id} (${r.kind} on ${r.env})`).join(", ")}`);
     }
     throw notFound(`Rollout ${ref} not found`);
   }
