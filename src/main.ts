@@ -12,6 +12,7 @@ export const COMMANDS: { name: string; aliases?: string[]; load: () => Promise<C
   { name: "serve", load: async () => (await import("./cli/serve")).serveCommand },
   { name: "init", load: async () => (await import("./cli/server-commands")).initCommand },
   { name: "backup", load: async () => (await import("./cli/server-commands")).backupCommand },
+  { name: "restore", load: async () => (await import("./cli/restore")).restoreCommand },
   { name: "store", load: async () => (await import("./cli/store-command")).storeCommand },
   { name: "healthcheck", load: async () => (await import("./cli/server-commands")).healthcheckCommand },
   { name: "login", load: async () => (await import("./cli/login")).loginCommand },

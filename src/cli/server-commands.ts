@@ -1,7 +1,8 @@
-import { existsSync, rmSync } from "node:fs";
-import { resolve } from "node:path";
+import { closeSync, existsSync, openSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { type } from "arktype";
 import { UsageError } from "../lib/config";
+import { vacuumInto } from "../lib/backups";
 import { SqliteStore, describeTarget } from "../lib/store";
 import { EmailText, parseOrThrow } from "./parse";
 import { DATA_FLAG, STORE_FLAG, dataDirOf, openCommandStore, storeTargetOf } from "./store-option";
@@ -133,38 +134,59 @@ export const backupCommand: Command = {
   name: "backup",
   summary: "Write a consistent copy of the SQLite database while the server runs (VACUUM INTO)",
   details: [
-    "The copy is a complete SQLite database (mode 0600): restore by starting `svc serve --data` on a directory holding it as service.db.",
+    "The copy is a complete SQLite database (mode 0600) holding service.db: projects, keys, killswitches, configs, gates, people, the audit trail. Restore it with `svc restore --from FILE --data NEW_DIR` (integrity check first, into an empty data directory).",
+    "Analytics events live apart, in <data>/events.db, and are not in that file: add --events-out FILE to copy them too (restore with `svc restore --events-from`). Connector credentials are sealed with <data>/secret.key (or SERVICE_SECRET_KEY): keep that file safe beside, not inside, the backups.",
     "On PostgreSQL use its own tools: `pg_dump --format=custom --file svc.dump \"$SERVICE_STORE_URL\"` (restore with pg_restore into an empty database).",
   ],
-  examples: ["svc backup --out backup-2026-11-21.db", "svc backup --data /var/lib/svc --out /backups/svc.db"],
+  examples: ["svc backup --out backup-2026-11-21.db", "svc backup --data /var/lib/svc --out /backups/svc.db", "svc backup --out svc.db --events-out svc-events.db"],
   flags: {
     out: { type: "string", value: "FILE", help: "File to write (required; an existing file is never overwritten)" },
+    "events-out": { type: "string", value: "FILE", help: "Also copy the analytics events (<data>/events.db) to FILE" },
     data: DATA_FLAG,
     store: STORE_FLAG,
-    json: { type: "boolean", help: "Print {out}, the path written, as JSON (failures as one JSON object on stderr)" },
+    json: { type: "boolean", help: "Print {out, eventsOut?}, the paths written, as JSON (failures as one JSON object on stderr)" },
   },
   async run({ values }) {
     const out = values.out as string | undefined;
     if (!out) throw new UsageError("--out FILE is required");
     const target = resolve(out);
-    if (existsSync(target)) throw new CliError(`${target} already exists`, "ALREADY_EXISTS", "choose a new file name (backups never overwrite)");
+    const exists = (path: string) => new CliError(`${path} already exists`, "ALREADY_EXISTS", "choose a new file name (backups never overwrite)");
+    if (existsSync(target)) throw exists(target);
     const source = storeTargetOf(values);
     if (source.engine === "postgres") {
       throw new CliError("svc backup copies SQLite files; this store is PostgreSQL", "USAGE", `use pg_dump: pg_dump --format=custom --file ${out} "<the --store URL>"`, 2);
     }
     if (!existsSync(source.path)) throw new CliError(`no database at ${source.path}`, "NOT_FOUND", "pass --data DIR, the directory `svc serve --data` uses");
+    const eventsOut = values["events-out"] === undefined ? undefined : resolve(values["events-out"] as string);
+    const eventsPath = join(dataDirOf(values), "events.db");
+    if (eventsOut !== undefined) {
+      if (eventsOut === target) throw new UsageError("--events-out must name another file than --out");
+      if (existsSync(eventsOut)) throw exists(eventsOut);
+      if (!existsSync(eventsPath)) throw new CliError(`no analytics events at ${eventsPath}`, "NOT_FOUND", "events.db appears once the server has taken events; with SERVICE_ANALYTICS_URL they live in that PostgreSQL (use pg_dump)");
+    }
     const store = await openCommandStore(source, { migrate: false });
     try {
       // The copy holds every key hash and session: it is created 0600 before SQLite writes into it.
       (store as SqliteStore).backupTo(target);
     } catch (err) {
       rmSync(target, { force: true });
-      if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new CliError(`${target} already exists`, "ALREADY_EXISTS", "choose a new file name (backups never overwrite)");
+      if ((err as NodeJS.ErrnoException).code === "EEXIST") throw exists(target);
       throw new CliError(`cannot write ${target}: ${(err as Error).message}`, "ERROR");
     } finally {
       await store.close();
     }
-    console.log(values.json ? JSON.stringify({ out: target }) : `backup written to ${target}`);
+    if (eventsOut !== undefined) {
+      try {
+        closeSync(openSync(eventsOut, "wx", 0o600));
+        await vacuumInto(eventsPath, eventsOut);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "EEXIST") throw exists(eventsOut);
+        rmSync(eventsOut, { force: true });
+        throw new CliError(`cannot write ${eventsOut}: ${(err as Error).message} (${target} was written)`, "ERROR");
+      }
+    }
+    if (values.json) console.log(JSON.stringify({ out: target, ...(eventsOut ? { eventsOut } : {}) }));
+    else console.log(`backup written to ${target}${eventsOut ? `, analytics events to ${eventsOut}` : ""}`);
     return 0;
   },
 };

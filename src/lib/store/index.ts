@@ -1,7 +1,7 @@
 export type { ChangeListener, Engine, Migration, Param, Queryable, Store, Tx } from "./types";
 export { RESYNC } from "./types";
 export { rowsByIdPrefix } from "./id-prefix";
-export { type ModuleMigrations, NewerSchemaError, migrate } from "./migrate";
+export { LEGACY_STEP_COUNT, type ModuleMigrations, NewerSchemaError, migrate, newerSchemaProblem, stepsDone } from "./migrate";
 export { type StoreTarget, StoreUrlError, describeTarget, openStore, parseStoreTarget, renewEpoch } from "./open";
 export { SqliteStore, isBusyError } from "./sqlite";
 export { PostgresStore, isPostgresUnavailable, redactUrl } from "./postgres";

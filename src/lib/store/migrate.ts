@@ -58,17 +58,9 @@ export async function migrate(store: Store, modules: ModuleMigrations[]): Promis
     if (store.engine === "sqlite") await adoptLegacyVersion(store as SqliteStore);
     await store.exec(TRACKING_TABLE[store.engine]);
     const rows = await tx.all<{ module: string; step: number }>("SELECT module, step FROM schema_migrations");
-    const done = new Map<string, number>();
-    for (const row of rows) done.set(row.module, Math.max(done.get(row.module) ?? 0, Number(row.step) + 1));
-    const known = new Map(modules.map((m) => [m.module, m.migrations.length]));
-    for (const [module, count] of done) {
-      const ours = known.get(module);
-      if (ours === undefined || count > ours) {
-        throw new NewerSchemaError(
-          `the database was migrated by a newer svc (${module}: ${count} steps, this binary knows ${ours ?? 0}); upgrade svc`,
-        );
-      }
-    }
+    const done = stepsDone(rows);
+    const newer = newerSchemaProblem(done, modules);
+    if (newer) throw new NewerSchemaError(newer);
     let applied = 0;
     for (const { module, migrations } of modules) {
       for (let step = done.get(module) ?? 0; step < migrations.length; step++) {
@@ -81,6 +73,33 @@ export async function migrate(store: Store, modules: ModuleMigrations[]): Promis
     return applied;
   });
 }
+
+/** Steps applied per module (the next step's index), from the rows of `schema_migrations`. */
+export function stepsDone(rows: Array<{ module: string; step: number }>): Map<string, number> {
+  const done = new Map<string, number>();
+  for (const row of rows) done.set(row.module, Math.max(done.get(row.module) ?? 0, Number(row.step) + 1));
+  return done;
+}
+
+/**
+ * Why a database is ahead of this binary (a module it does not know, or more
+ * steps of one than it has), or undefined. Migrations only go forward: an
+ * older binary must not serve tables it does not understand. Shared by the
+ * start (`migrate`) and `svc restore`, which checks a backup before copying it.
+ */
+export function newerSchemaProblem(done: Map<string, number>, modules: ModuleMigrations[]): string | undefined {
+  const known = new Map(modules.map((m) => [m.module, m.migrations.length]));
+  for (const [module, count] of done) {
+    const ours = known.get(module);
+    if (ours === undefined || count > ours) {
+      return `the database was migrated by a newer svc (${module}: ${count} steps, this binary knows ${ours ?? 0}); use that svc release or a later one, migrations only go forward`;
+    }
+  }
+  return undefined;
+}
+
+/** How many `user_version` steps the single-list era had: a larger value was written by a newer binary. */
+export const LEGACY_STEP_COUNT = LEGACY_SQLITE_STEPS.length;
 
 /** A file of the single-list era: records its `user_version` steps per module, once. */
 async function adoptLegacyVersion(store: SqliteStore): Promise<void> {
