@@ -24,7 +24,7 @@ export const auditCommand: Command = {
         action: { type: "string", value: "ACTION", help: "One action (killswitch.toggle) or a prefix ending in '.' (config.)" },
         query: { type: "string", value: "TEXT", help: "Only rows whose subject name or actor email contains TEXT (case-insensitive)" },
         actor: { type: "string", value: "EMAIL", help: "Only rows of this actor: the whole email, case-insensitive (a person, admin-key:…@keys.local, api-token:…@tokens.local)" },
-        resource: { type: "string", value: "TYPE|ID", help: "A resource type (killswitch, config, key, token, member, session, device, project, …) or one subject's id (ksw_…)" },
+        resource: { type: "string", value: "RESOURCE", help: "A resource type (killswitch, config, key, token, member, session, device, project, …) or one subject's id (ksw_…)" },
         since: { type: "string", value: "TIME", help: "Rows at or after TIME: ISO 8601 (2026-11-23T10:00:00Z, with an offset like +01:00, or a date: midnight UTC)" },
         until: { type: "string", value: "TIME", help: "Rows before TIME (ISO 8601, exclusive)" },
         limit: { type: "string", value: "N", help: "At most N rows, 1 to 500 (default 50)" },
