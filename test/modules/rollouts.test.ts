@@ -211,6 +211,19 @@ describe("lifecycle by hand", () => {
     expect((await audit("rollout.delete")).some((a) => a.subjectId === r.id)).toBe(true);
   });
 
+  test("a person's pause wins over a monitor decision taken just before it", async () => {
+    const gate = await newGate();
+    const r = (await api("", { body: { gate, env: "prod", rules: everyone, stages: [{ percent: 50, minutes: 0 }, { percent: 100, minutes: 0 }] } })).body;
+    const rollouts = ts.server.ctx.services.rollouts;
+    await api(`/${r.id}/pause`, { method: "POST" });
+    // What the monitor would do next, had it judged the stage before the pause: refused, the pause stays.
+    await expect(rollouts.moveToStage(ts.projectId, r.id, 1, { email: "system@svc.local", type: "system" }, 0)).rejects.toThrow("not running");
+    await expect(rollouts.complete(ts.projectId, r.id, { email: "system@svc.local", type: "system" }, true)).rejects.toThrow("not serving");
+    expect((await api(`/${r.id}`)).body).toMatchObject({ status: "paused", stage: 0 });
+    // A person may still advance a paused rollout: it then runs.
+    expect((await api(`/${r.id}/advance`, { method: "POST" })).body).toMatchObject({ status: "running", stage: 1 });
+  });
+
   test("a gate or config with an unfinished rollout cannot be deleted", async () => {
     const gate = await newGate();
     const r = (await api("", { body: { gate, env: "prod", rules: everyone } })).body;

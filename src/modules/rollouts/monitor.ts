@@ -124,7 +124,7 @@ export class RolloutMonitor {
         await this.service.moveToStage(projectId, id, check.stage + 1, SYSTEM_ACTOR, check.stage);
         return;
       case "complete":
-        await this.service.complete(projectId, id, SYSTEM_ACTOR);
+        await this.service.complete(projectId, id, SYSTEM_ACTOR, true);
         return;
       case "pause":
       case "rollback": {

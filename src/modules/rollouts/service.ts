@@ -261,7 +261,11 @@ export class RolloutsService {
     });
   }
 
-  /** To stage `stage` (from the one the caller saw: a rollout that moved meanwhile is left alone). */
+  /**
+   * To stage `stage`. The monitor passes the stage it judged (`fromStage`):
+   * a rollout that moved, or that a person paused, since is left alone; a
+   * person's advance (null) also moves a paused one, which then runs.
+   */
   moveToStage(projectId: string, id: string, stage: number, actor: Actor, fromStage: number | null): Promise<Rollout> {
     return this.change(
       projectId,
@@ -269,7 +273,7 @@ export class RolloutsService {
       actor,
       ACTIONS.advance,
       (row) => {
-        expectStatus(row, ["running", "paused"], "it is not serving");
+        expectStatus(row, fromStage === null ? ["running", "paused"] : ["running"], fromStage === null ? "it is not serving" : "it is not running");
         if (fromStage !== null && Number(row.stage) !== fromStage) throw validation("The rollout moved meanwhile", `stage: now ${row.stage}`);
         return { ...row, status: "running", outcome: null, stage, stage_started_at: new Date(this.now()).toISOString() };
       },
@@ -300,11 +304,13 @@ export class RolloutsService {
    * again (skipped when it is already published). Servers completing the
    * same rollout at once take turns by a lease, so it publishes once.
    */
-  async complete(projectId: string, id: string, actor: Actor): Promise<Rollout> {
+  async complete(projectId: string, id: string, actor: Actor, byMonitor = false): Promise<Rollout> {
+    // The monitor completes running rollouts only (one a person paused meanwhile stays paused); a person may complete a paused one.
+    const allowed = byMonitor ? ["running"] : ["running", "paused"];
     const claimed = await this.find(this.ctx.store, projectId, id);
     if (!(await this.ctx.store.lease(`rollouts:complete:${claimed.id}`, 60_000))) throw validation(`Rollout ${claimed.id} is being completed by another server`, "status: completing");
     const row = await this.find(this.ctx.store, projectId, claimed.id);
-    expectStatus(row, ["running", "paused"], "it is not serving");
+    expectStatus(row, allowed, "it is not serving");
     const change = JSON.parse(row.change) as { rules?: GateRule[]; value?: unknown };
     const env = row.env as Env;
     const by = { email: actor.email, type: actor.type };
@@ -321,7 +327,7 @@ export class RolloutsService {
       actor,
       ACTIONS.complete,
       (current) => {
-        expectStatus(current, ["running", "paused"], "it is not serving");
+        expectStatus(current, allowed, "it is not serving");
         const stages = JSON.parse(current.stages) as Stage[];
         return { ...current, status: "completed", stage: stages.length - 1, outcome: JSON.stringify(outcomeOf("completed", actor, null, this.now())) };
       },

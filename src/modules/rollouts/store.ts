@@ -105,9 +105,9 @@ export async function insertRollout(q: Queryable, row: RolloutRow): Promise<void
   await q.run(`INSERT INTO rollouts (${COLUMNS}) VALUES (${FIELDS.map(() => "?").join(", ")})`, ...FIELDS.map((f) => row[f]));
 }
 
-/** Writes every field but the id, project, subject, salt and creation. */
+/** Writes every field but the id, project, subject, salt, creation and the last check (recordCheck's alone). */
 export async function updateRollout(q: Queryable, row: RolloutRow): Promise<void> {
-  const changing = FIELDS.filter((f) => !["id", "project_id", "kind", "subject_id", "salt", "created_by", "created_at"].includes(f));
+  const changing = FIELDS.filter((f) => !["id", "project_id", "kind", "subject_id", "salt", "created_by", "created_at", "last_check"].includes(f));
   await q.run(`UPDATE rollouts SET ${changing.map((f) => `${f} = ?`).join(", ")} WHERE id = ?`, ...changing.map((f) => row[f]), row.id);
 }
 
