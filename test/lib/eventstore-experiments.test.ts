@@ -15,6 +15,7 @@ import { SqliteEventStore } from "../../src/lib/eventstore/sqlite";
 import type { EventRow, EventStore, ExperimentStatsQuery, Measure, PropertyFilter, VariantStats } from "../../src/lib/eventstore/types";
 import { exposureEventName } from "../../src/sdk/experiments";
 import { TEST_PG_URL, dropStore, freshStoreUrl, tempDir } from "../helpers";
+import { seededRandom as prng } from "../seeded-random";
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -155,18 +156,6 @@ function reference(rows: EventRow[], q: ExperimentStatsQuery): VariantStats[] {
     }
   }
   return [...out.values()].sort((a, b) => (a.variant < b.variant ? -1 : a.variant > b.variant ? 1 : 0));
-}
-
-/** A seeded PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 for (const impl of IMPLS) {

@@ -6,6 +6,7 @@ import { analyzeMetric } from "../../src/modules/experiments/stats";
 import { type PublishedExperiment, assignVariant, exposureEventName } from "../../src/sdk/experiments";
 import type { PublishedUniverse } from "../../src/sdk/universes";
 import { type TestServer, startTestServer } from "../helpers";
+import { seededRandom as rng } from "../seeded-random";
 
 // Results end to end: exposures and outcomes in the real event store, sums in SQL, statistics on top; then the
 // guardrail check that rolls an experiment back. The clock is the server's injected one, so days pass on demand.
@@ -14,18 +15,6 @@ const DAY = 86_400_000;
 const T0 = Math.floor(Date.now() / DAY) * DAY - 20 * DAY;
 let now = T0;
 let ts: TestServer;
-
-/** Deterministic uniform numbers in [0, 1) (mulberry32). */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const api = (path: string, init: { method?: string; body?: unknown } = {}) => ts.api(path, init);
 const append = (rows: EventRow[]) => ts.server.ctx.services.analytics.append(rows);

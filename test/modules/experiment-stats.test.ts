@@ -13,18 +13,7 @@ import {
   type MeanStats, type Moments, type SequentialResult, type SequentialState, analyzeMetric, bayesianFromMoments, bayesianProportions, compareMeans, compareProportions,
   compareRatios, cuped, meanMoments, optimalMixingRatio, ratioMoments, sequentialTest, srmCheck, welch,
 } from "../../src/modules/experiments/stats";
-
-/** mulberry32: a tiny seeded PRNG, so every simulated number here is the same on every run. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as mulberry32 } from "../seeded-random";
 
 /** Box–Muller normals to GENERATE test data (the analysis itself only reads jStat's distributions). */
 function normals(rand: () => number): () => number {

@@ -2,22 +2,11 @@ import { describe, expect, test } from "bun:test";
 import type { VariantStats } from "../../src/lib/eventstore/types";
 import { judgeMetric, previousState, regressionOf, testAlpha } from "../../src/modules/rollouts/judge";
 import { DEFAULT_STAGES, MIN_UNITS_PER_GROUP, type MetricCheck, type WatchedMetric } from "../../src/modules/rollouts/types";
+import { seededRandom as rng } from "../seeded-random";
 
 // The rollout monitor's statistics over seeded synthetic traffic: how often a harmless change is
 // stopped (A/A, 500 runs) and how fast a harmful one is (30 % more errors). The same functions the
 // monitor calls each minute; the server-level simulation is rollout-simulation.test.ts.
-
-/** mulberry32: a small seeded generator, so every run of this file sees the same traffic. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ERRORS: WatchedMetric = { metric: "errors", metricId: null, direction: "lower", tolerance: 0 };
 const arm = (variant: string): VariantStats => ({ variant, n: 0, sumX: 0, sumXX: 0 });

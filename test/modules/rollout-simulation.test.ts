@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type Client, createClient } from "../../src/sdk";
 import { rmSync } from "node:fs";
 import { type TestServer, dropStore, freshStoreUrl, startTestServer, tempDir } from "../helpers";
+import { seededRandom as rng } from "../seeded-random";
 
 // The rollout monitor end to end, with the server's injected clock: synthetic users evaluate the
 // gate through the real SDK (which logs their exposures), some of them err (captureError, the SDK's
@@ -19,18 +20,6 @@ const STAGES = [
   { percent: 60, minutes: 60 },
   { percent: 100, minutes: 0 },
 ];
-
-/** A seeded generator (mulberry32): the same users err in every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const monitor = () => ts.server.ctx.services.rollouts.monitor;
 const rollout = async (id: string) => (await ts.api(`/api/admin/rollouts/${id}`)).body;
