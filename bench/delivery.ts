@@ -1,26 +1,60 @@
 /**
- * SDK delivery figures (issue targets in brackets), with 50 killswitches and 20 configs,
- * loaded by autocannon with 2 worker threads:
- * - the snapshot 304 path (If-None-Match) against a bare Bun.serve answering the same 304 [>= 70 %];
- * - the full snapshot, plain and gzip, against the bare server answering the same bytes [>= 15k req/s];
- * - toggle latency, sequential HTTP toggles [p50 < 2 ms];
+ * SDK delivery figures (issue targets in brackets), with 50 killswitches and 20 configs, svc at default
+ * settings (request log on: SDK polls counted in /metrics, not logged):
+ * - the snapshot 304 path (If-None-Match) against a bare Bun.serve answering the same 304 on the same core [>= 0.8];
+ * - the full snapshot against the bare server answering the same bytes on the same core [>= 0.7];
+ *   both with the server under test pinned to core 0 and the load generator (wrk when installed) to core 1,
+ *   bare and svc alternating, ROUNDS runs each; the ratio is svc's requests over bare's;
+ * - the gzip snapshot; toggle latency, sequential HTTP toggles [p50 < 2 ms];
  * - publish-to-SSE-delivery: toggle, then time until the stream event arrives [p99 < 50 ms];
  * - svc RSS at start, peak under load, and after [< 100 MB].
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Row, type Settings, type Target, initProject, latencyRow, load, rssMb, startBare, startSvc, stop, watchPeakRss } from "./lib";
+import {
+  LOAD_CPU,
+  type PinnedRow,
+  type Row,
+  SERVER_CPU,
+  type Settings,
+  type Target,
+  WRK,
+  canPin,
+  initProject,
+  latencyRow,
+  loadAverage,
+  loadPinned,
+  rssMb,
+  startBare,
+  startSvc,
+  stop,
+  watchPeakRss,
+} from "./lib";
 
 /** The issue states its throughput targets for 2 load-generator threads (as wrk -t2 would run). */
 const LOAD_THREADS = 2;
+/** Bare and svc alternate this many times per comparison: a slow spell on the machine hits both. */
+const ROUNDS = 2;
+
+function describeRun(r: PinnedRow): string {
+  const cpu = r.serverCpuPct === undefined ? "" : `; server core ${r.serverCpuPct} % busy, generator core ${r.generatorCpuPct} % busy`;
+  const perCpu = r.perCpuSecond === undefined ? "" : `; ${r.perCpuSecond} per server CPU-second`;
+  return `  done: ${r.name}: ${r.requestsPerSec} req/s${perCpu}${cpu}`;
+}
+
+/** Whether a run's rate was set by the generator: its core saturated while the server's was not. */
+function generatorBound(r: PinnedRow): boolean {
+  return r.generatorCpuPct !== undefined && r.serverCpuPct !== undefined && r.generatorCpuPct >= 95 && r.serverCpuPct < 90;
+}
 
 export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; figures: Record<string, number> }> {
   const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-delivery-"));
   const targets: Target[] = [];
   try {
     const keys = initProject(settings, dataDir);
-    const svc = await startSvc(settings, dataDir);
+    const loadBefore = loadAverage();
+    const svc = await startSvc(settings, dataDir, { requestLog: true, cpu: SERVER_CPU });
     targets.push(svc);
     const rssStartMb = rssMb(svc.proc.pid);
 
@@ -45,7 +79,7 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
     const etag = plain.headers.get("etag")!;
     const gz = await fetch(snapshotUrl, { headers: { ...sdk, "accept-encoding": "gzip" }, decompress: false } as RequestInit);
     const gzip = new Uint8Array(await gz.arrayBuffer());
-    const bare = await startBare(body, { gzip, etag });
+    const bare = await startBare(body, { gzip, etag, cpu: SERVER_CPU });
     targets.push(bare);
     const bareUrl = `${bare.url}/api/sdk/v1/snapshot?env=prod`;
     console.log(`  snapshot ${body.length} bytes (${gzip.length} gzip)`);
@@ -53,16 +87,44 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
     const peakRss = watchPeakRss(svc.proc.pid);
     const conditional = { ...sdk, "if-none-match": etag };
     const identity = { ...sdk, "accept-encoding": "identity" };
+    console.log(
+      canPin
+        ? `  servers pinned to core ${SERVER_CPU}, ${WRK ? "wrk" : "autocannon"} to core ${LOAD_CPU}; load average ${loadBefore} before`
+        : `  NOT pinned (taskset or a second CPU missing): the ratios below share cores with the generator; load average ${loadBefore}`,
+    );
     const rows: Row[] = [];
-    for (const [name, url, headers, expect] of [
-      ["bare Bun.serve, snapshot 304", bareUrl, conditional, "3xx"],
-      ["svc snapshot, If-None-Match -> 304", snapshotUrl, conditional, "3xx"],
-      ["bare Bun.serve, full snapshot", bareUrl, identity, "2xx"],
-      ["svc snapshot, full body", snapshotUrl, identity, "2xx"],
-      ["svc snapshot, full body gzip", snapshotUrl, { ...sdk, "accept-encoding": "gzip" }, "2xx"],
-    ] as const) {
-      rows.push(await load(settings, name, { url, headers }, expect, LOAD_THREADS));
-      console.log(`  done: ${name}`);
+    const compare = async (label: string, headers: Record<string, string>, expect: "2xx" | "3xx") => {
+      const bareRuns: PinnedRow[] = [];
+      const svcRuns: PinnedRow[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        const b = await loadPinned(settings, `bare Bun.serve, ${label} (run ${round})`, { url: bareUrl, headers }, expect, LOAD_THREADS, bare.proc.pid);
+        console.log(describeRun(b));
+        const v = await loadPinned(settings, `svc snapshot, ${label} (run ${round})`, { url: snapshotUrl, headers }, expect, LOAD_THREADS, svc.proc.pid);
+        console.log(describeRun(v));
+        bareRuns.push(b);
+        svcRuns.push(v);
+      }
+      rows.push(...bareRuns, ...svcRuns);
+      const sum = (runs: PinnedRow[]) => runs.reduce((n, r) => n + r.requestsPerSec!, 0);
+      if ([...bareRuns, ...svcRuns].some(generatorBound)) {
+        console.log(`  WARNING: ${label}: the generator's core was saturated while the server's was not: that rate is the generator's, the ratio understates nothing about svc`);
+      }
+      const perCpu = (runs: PinnedRow[]) => runs.reduce((n, r) => n + (r.perCpuSecond ?? Number.NaN), 0);
+      return {
+        ratio: sum(svcRuns) / sum(bareRuns),
+        // The same comparison per CPU-second each server used: steady when other work shares the core.
+        cpuRatio: perCpu(svcRuns) / perCpu(bareRuns),
+        svcPerSec: sum(svcRuns) / ROUNDS,
+        bareGeneratorCpu: Math.max(...bareRuns.map((r) => r.generatorCpuPct ?? 0)),
+      };
+    };
+    const notModified = await compare("304 (If-None-Match)", conditional, "3xx");
+    const full = await compare("full body", identity, "2xx");
+    const gzipRun = await loadPinned(settings, "svc snapshot, full body gzip", { url: snapshotUrl, headers: { ...sdk, "accept-encoding": "gzip" } }, "2xx", LOAD_THREADS);
+    console.log(describeRun(gzipRun));
+    rows.push(gzipRun);
+    for (const [label, c, target] of [["snapshot 304", notModified, 0.8], ["full snapshot", full, 0.7]] as const) {
+      console.log(`  ${label} vs bare: ${c.ratio.toFixed(2)} by req/s (target >= ${target}) ${c.ratio >= target ? "ok" : "MISS"}; ${c.cpuRatio.toFixed(2)} by requests per CPU-second`);
     }
     const rssPeakMb = peakRss();
 
@@ -75,7 +137,8 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
       toggleMs.push(performance.now() - start);
       if (!r.ok) throw new Error(`toggle answered ${r.status}`);
     }
-    rows.push(latencyRow(`toggle, ${settings.samples} sequential`, toggleMs));
+    const toggleRow = latencyRow(`toggle, ${settings.samples} sequential`, toggleMs);
+    rows.push(toggleRow);
 
     // Publish to SSE delivery: from sending the toggle until its event arrives on an open stream.
     const stream = await fetch(`${svc.url}/api/sdk/v1/stream?env=prod`, { headers: sdk });
@@ -107,16 +170,23 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
       await (await toggled).arrayBuffer();
     }
     await reader.cancel();
-    rows.push(latencyRow(`publish -> SSE delivery, ${settings.samples} samples`, deliveryMs));
+    const sseRow = latencyRow(`publish -> SSE delivery, ${settings.samples} samples`, deliveryMs);
+    rows.push(sseRow);
 
     return {
       rows,
       figures: {
-        snapshot304VsBare: rows[1]!.requestsPerSec! / rows[0]!.requestsPerSec!,
-        snapshotFullVsBare: rows[3]!.requestsPerSec! / rows[2]!.requestsPerSec!,
-        snapshotFullReqPerSec: rows[3]!.requestsPerSec!,
-        toggleP50Ms: rows[5]!.p50Ms,
-        sseDeliveryP99Ms: rows[6]!.p99Ms,
+        snapshot304VsBare: notModified.ratio,
+        snapshotFullVsBare: full.ratio,
+        snapshot304VsBarePerCpu: notModified.cpuRatio,
+        snapshotFullVsBarePerCpu: full.cpuRatio,
+        snapshot304ReqPerSec: notModified.svcPerSec,
+        snapshotFullReqPerSec: full.svcPerSec,
+        bareRunsGeneratorCpuPct: Math.max(notModified.bareGeneratorCpu, full.bareGeneratorCpu),
+        loadAverageBefore: loadBefore,
+        loadAverageAfter: loadAverage(),
+        toggleP50Ms: toggleRow.p50Ms,
+        sseDeliveryP99Ms: sseRow.p99Ms,
         rssStartMb,
         rssPeakMb,
         rssAfterMb: rssMb(svc.proc.pid),

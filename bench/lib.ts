@@ -6,7 +6,7 @@ import { Database } from "bun:sqlite";
 import { SQL, type Subprocess } from "bun";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PostgresEventStore } from "../src/lib/eventstore/postgres";
 import { SqliteEventStore } from "../src/lib/eventstore/sqlite";
@@ -69,18 +69,37 @@ export function initProject(settings: Settings, dataDir: string): { adminKey: st
  */
 export const SHIPPED_RAM_HINT = { BUN_JSC_forceRAMSize: "268435456" };
 
-export function startSvc(settings: Settings, dataDir: string): Promise<Target> {
+/**
+ * Pinning for the comparisons that must share one core fairly: the server under test (svc or the bare
+ * baseline) on core SERVER_CPU, the load generator on core LOAD_CPU. Only with taskset and 2+ CPUs.
+ */
+export const SERVER_CPU = 0;
+export const LOAD_CPU = 1;
+const TASKSET = Bun.which("taskset");
+export const canPin = TASKSET !== null && cpus().length >= 2;
+
+/** `cmd` run on one core (as is without taskset or a second core). */
+export function pinned(cmd: string[], cpu: number | undefined): string[] {
+  return cpu === undefined || !canPin ? cmd : [TASKSET!, "-c", String(cpu), ...cmd];
+}
+
+/**
+ * svc serve on a free loopback port. Without `requestLog` it runs with --no-request-log (most suites compare
+ * svc's work, not its log); the delivery comparison runs at default settings, as an operator would.
+ */
+export function startSvc(settings: Settings, dataDir: string, options: { requestLog?: boolean; cpu?: number } = {}): Promise<Target> {
   const env = settings.ramHint && !process.env.BUN_JSC_forceRAMSize ? SHIPPED_RAM_HINT : {};
-  return spawnListening(svcCommand(settings, "serve", "--port", "0", "--host", "127.0.0.1", "--data", dataDir, "--no-request-log"), env);
+  const args = ["serve", "--port", "0", "--host", "127.0.0.1", "--data", dataDir, ...(options.requestLog ? [] : ["--no-request-log"])];
+  return spawnListening(pinned(svcCommand(settings, ...args), options.cpu), env);
 }
 
 /** The bare Bun.serve baseline answering `body` (and its gzip form and 304 for `etag`, when given). */
-export function startBare(body: string, options: { gzip?: Uint8Array; etag?: string; type?: string } = {}): Promise<Target> {
+export function startBare(body: string, options: { gzip?: Uint8Array; etag?: string; type?: string; cpu?: number } = {}): Promise<Target> {
   const env: Record<string, string> = { BENCH_BODY: body };
   if (options.type) env.BENCH_TYPE = options.type;
   if (options.gzip) env.BENCH_GZIP_B64 = Buffer.from(options.gzip).toString("base64");
   if (options.etag) env.BENCH_ETAG = options.etag;
-  return spawnListening([BUN, join(ROOT, "bench/bare-server.ts")], env);
+  return spawnListening(pinned([BUN, join(ROOT, "bench/bare-server.ts")], options.cpu), env);
 }
 
 export async function stop(targets: Target[]): Promise<void> {
@@ -120,6 +139,123 @@ export async function load(settings: Settings, name: string, request: LoadReques
     requests: r.requests.total,
     failed: r.requests.total - r[expect] + r.errors + r.timeouts,
   };
+}
+
+/** Busy share (0-100) of each CPU between two reads of /proc/stat (undefined where /proc/stat is missing). */
+function cpuTimes(): number[][] | undefined {
+  try {
+    return readFileSync("/proc/stat", "utf8")
+      .split("\n")
+      .filter((l) => /^cpu\d+ /.test(l))
+      .map((l) => l.trim().split(/\s+/).slice(1).map(Number));
+  } catch {
+    return undefined;
+  }
+}
+function busyBetween(a: number[][], b: number[][]): number[] {
+  return a.map((before, cpu) => {
+    const after = b[cpu]!;
+    const total = after.reduce((x, y) => x + y, 0) - before.reduce((x, y) => x + y, 0);
+    // idle + iowait are fields 4 and 5.
+    const idle = after[3]! + after[4]! - before[3]! - before[4]!;
+    return total > 0 ? Math.round((100 * (total - idle)) / total) : 0;
+  });
+}
+
+export const WRK = Bun.which("wrk");
+
+/** A Lua string literal (wrk scripts set the method, headers and body). */
+function luaString(text: string): string {
+  return `"${[...new TextEncoder().encode(text)].map((b) => (b >= 32 && b < 127 && b !== 34 && b !== 92 ? String.fromCharCode(b) : `\\${String(b).padStart(3, "0")}`)).join("")}"`;
+}
+
+/** wrk's latency with its unit (`350.12us`, `1.20ms`, `2.00s`) in milliseconds. */
+function wrkMs(value: string): number {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(value.trim());
+  if (!m) return Number.NaN;
+  const n = Number(m[1]);
+  return m[2] === "us" ? n / 1000 : m[2] === "ms" ? n : m[2] === "s" ? n * 1000 : n * 60_000;
+}
+
+export type PinnedRow = Row & { generator: string; serverCpuPct?: number; generatorCpuPct?: number; perCpuSecond?: number };
+
+/** CPU seconds (user + system) a process has used so far (undefined without /proc). */
+export function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    // utime and stime, in clock ticks (100 a second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One load run for a same-core comparison: wrk (a C generator; `apt-get install wrk`) pinned to LOAD_CPU with
+ * `threads` threads, while the server under test is pinned to SERVER_CPU (startSvc/startBare with `cpu`).
+ * Without wrk it falls back to autocannon, a JavaScript generator that saturates its own core near the rate of a
+ * bare Bun.serve: the figures say so (`generator`). Both cores' busy shares are sampled in the middle of the run:
+ * a generator core near 100 % while the server core is not means the generator, not the server, set the rate.
+ */
+export async function loadPinned(settings: Settings, name: string, request: LoadRequest, expect: "2xx" | "3xx", threads = 2, serverPid?: number): Promise<PinnedRow> {
+  // The answer's class is checked once up front (wrk counts only non-2xx/3xx answers as errors).
+  const probe = await fetch(request.url, { method: request.method ?? "GET", headers: request.headers, body: request.body });
+  await probe.arrayBuffer();
+  if (`${String(probe.status)[0]}xx` !== expect) throw new Error(`${name}: expected ${expect}, the server answered ${probe.status}`);
+  const sampleFrom = Math.min(1000, (settings.duration * 1000) / 4);
+  const sampleFor = Math.max(500, settings.duration * 1000 - 2 * sampleFrom);
+  const sample = (async () => {
+    await Bun.sleep(sampleFrom);
+    const before = cpuTimes();
+    await Bun.sleep(sampleFor);
+    const after = cpuTimes();
+    return before && after ? busyBetween(before, after) : undefined;
+  })();
+  let row: Row;
+  let generator: string;
+  const cpuBefore = serverPid === undefined ? undefined : cpuSecondsOf(serverPid);
+  if (WRK) {
+    generator = `wrk -t${threads}`;
+    const dir = mkdtempSync(join(tmpdir(), "svc-bench-wrk-"));
+    try {
+      const script = join(dir, "request.lua");
+      const lines = [`wrk.method = ${luaString(request.method ?? "GET")}`];
+      if (request.body !== undefined) lines.push(`wrk.body = ${luaString(request.body)}`);
+      for (const [k, v] of Object.entries(request.headers ?? {})) lines.push(`wrk.headers[${luaString(k)}] = ${luaString(v)}`);
+      writeFileSync(script, `${lines.join("\n")}\n`);
+      const cmd = pinned([WRK, `-t${threads}`, `-c${settings.connections}`, `-d${settings.duration}s`, "--latency", "-s", script, request.url], LOAD_CPU);
+      const run = Bun.spawn(cmd, { stdout: "pipe", stderr: "pipe" });
+      const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
+      if (code !== 0) throw new Error(`wrk exited ${code}: ${err}${out}`);
+      const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN);
+      const non2xx3xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+      const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+      const socketErrors = socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0;
+      row = {
+        name,
+        requestsPerSec: Math.round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN)),
+        p50Ms: Math.round(wrkMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "") * 1000) / 1000,
+        p99Ms: Math.round(wrkMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "") * 1000) / 1000,
+        requests: total,
+        failed: non2xx3xx + socketErrors,
+      };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  } else {
+    generator = `autocannon (${threads} worker threads; install wrk for a generator that is not the bottleneck)`;
+    row = await load(settings, name, request, expect, threads);
+  }
+  const busy = await sample;
+  const cpuAfter = serverPid === undefined ? undefined : cpuSecondsOf(serverPid);
+  // Requests per CPU-second the server used: its capacity on a core of its own, whatever else ran on that core.
+  const perCpuSecond = cpuBefore !== undefined && cpuAfter !== undefined && cpuAfter > cpuBefore ? Math.round(row.requests! / (cpuAfter - cpuBefore)) : undefined;
+  return { ...row, generator, serverCpuPct: busy?.[SERVER_CPU], generatorCpuPct: busy?.[LOAD_CPU], perCpuSecond };
+}
+
+/** The 1-minute load average: how busy the machine was besides the benchmark. */
+export function loadAverage(): number {
+  return Math.round(loadavg()[0]! * 100) / 100;
 }
 
 /** A latency row from timed samples (milliseconds). */

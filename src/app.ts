@@ -17,6 +17,7 @@ import {
   validationDetail,
 } from "./lib/pipeline";
 import { createLogger, type Logger } from "./lib/log";
+import { UNMATCHED_ROUTE, isMetricsScrape, isSdkPollPath } from "./lib/metrics";
 import type { AppContext, AppOptions, ServiceContext, Services, SnapshotSection } from "./lib/module";
 import { Network } from "./lib/network";
 import { type Store, isBusyError, isPostgresUnavailable } from "./lib/store";
@@ -65,13 +66,21 @@ export function createContext(store: Store, log: Logger, options: AppOptions, sh
 export function buildApp(ctx: AppContext) {
   const meta = new WeakMap<Request, RequestMeta>();
   const { log, options } = ctx;
-  const logRequest = (request: Request, m: RequestMeta, status: number) => {
-    if (!log.requests) return;
-    log.request({ method: request.method, path: m.path, status, durationMs: Math.round((performance.now() - m.start) * 1000) / 1000, requestId: m.id });
+  const telemetry = ctx.services.operations.telemetry;
+  /**
+   * Every answered request is counted for /metrics by route template (`route`, unknown for answers given before
+   * routing) and logged, but for SDK polls (snapshot, stream, OFREP) that succeeded: those are counted only,
+   * unless `--log-sdk-requests` (at thousands a second they would drown every admin line).
+   */
+  const finish = (request: Request, m: RequestMeta, status: number, route: string | undefined) => {
+    const ms = performance.now() - m.start;
+    telemetry.request(request.method, route || UNMATCHED_ROUTE, status, ms / 1000);
+    if (!log.requests || (status < 400 && !log.sdkRequests && isSdkPollPath(m.path))) return;
+    log.request({ method: request.method, path: m.path, status, durationMs: Math.round(ms * 1000) / 1000, requestId: m.id });
   };
-  // Elysia runs no afterResponse hook for a Response returned by onRequest: such answers are logged here.
+  // Elysia runs no afterResponse hook for a Response returned by onRequest: such answers are counted and logged here.
   const answerEarly = (request: Request, m: RequestMeta, response: Response) => {
-    logRequest(request, m, response.status);
+    finish(request, m, response.status, undefined);
     return response;
   };
 
@@ -108,7 +117,8 @@ export function buildApp(ctx: AppContext) {
           );
         }
         // Sign-in pages and links answer only on our own host names (no magic link may point at someone else's).
-        if (!isApiPath(m.path)) {
+        // A Prometheus scrape of /metrics is a machine client too: it names the server as its config does (`svc:8080`).
+        if (!isApiPath(m.path) && !isMetricsScrape(m.path, request)) {
           const refused = ctx.network.checkBrowserHost(request);
           if (refused) return answerEarly(request, m, errorResponse(refused.status, refused.toBody(), m));
         }
@@ -173,10 +183,13 @@ export function buildApp(ctx: AppContext) {
           }
         }
       })
-      .onAfterResponse(({ request, set }) => {
+      // Destructured (not a whole `context`): Elysia reads which fields a hook uses and parses only those per request.
+      .onAfterResponse(({ request, set, route, responseValue }) => {
         const m = meta.get(request);
         if (!m) return;
-        logRequest(request, m, m.status ?? (typeof set.status === "number" ? set.status : Number(set.status) || 200));
+        // A handler's own Response (the snapshot's 304, OFREP) carries its status; `set.status` would still say 200.
+        const status = m.status ?? (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : Number(set.status) || 200);
+        finish(request, m, status, route);
       })
       // The API reference (/openapi), its bundle and the OpenAPI document (/openapi/json, `servers` per request).
       .use(openapiRoutes(ctx))

@@ -1,7 +1,7 @@
 import type { Server } from "bun";
 import { join } from "node:path";
 import { type App, type AppOptions, buildApp, closeServices, createContext, type AppContext } from "./app";
-import { createLogger, type Logger } from "./lib/log";
+import { type LogLevel, type LoggerOptions, createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES } from "./lib/config";
 import { type Store, openStore, parseStoreTarget } from "./lib/store";
 import { openEventStore } from "./lib/eventstore";
@@ -25,6 +25,14 @@ export type ServerOptions = {
   storePoolSize?: number;
   /** One JSON line per request on stdout. */
   logRequests?: boolean;
+  /** `--log-sdk-requests` / SERVICE_LOG_SDK_REQUESTS=1: successful SDK polls get their request line too. */
+  logSdkRequests?: boolean;
+  /** SERVICE_LOG_LEVEL (default info; request lines are info). */
+  logLevel?: LogLevel;
+  /** Where log lines go instead of stdout/stderr (tests). */
+  logSink?: LoggerOptions["sink"];
+  /** SERVICE_METRICS_TOKEN: /metrics takes it as a bearer token; unset, /metrics answers loopback peers only. */
+  metricsToken?: string;
   quiet?: boolean;
   /** SERVICE_INIT_ADMIN_KEY: on an empty database, create the first project with this admin key. */
   initAdminKey?: string;
@@ -130,7 +138,13 @@ function listen(app: App, options: ServerOptions): void {
 }
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
-  const log = createLogger({ requests: options.logRequests ?? true, quiet: options.quiet });
+  const log = createLogger({
+    requests: options.logRequests ?? true,
+    sdkRequests: options.logSdkRequests,
+    level: options.logLevel,
+    quiet: options.quiet,
+    sink: options.logSink,
+  });
   const target = parseStoreTarget(options.store, options.dataDir);
   const store = await openStore(target, { migrations: storeMigrations(), poolSize: options.storePoolSize });
   const outboxPath = join(options.dataDir, "outbox.log");
@@ -160,6 +174,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       rolloutsEveryMs: options.rolloutsEveryMs,
       intake: options.intake,
       connectors: { dataDir: options.dataDir, ...options.connectors },
+      dataDir: options.dataDir,
+      metricsToken: options.metricsToken,
     },
     shutdown.signal,
   );

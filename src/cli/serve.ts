@@ -8,6 +8,9 @@ import { startServer } from "../server";
 import type { Command } from "./command";
 import { portSetting } from "./port";
 import { STORE_FLAG, storeOpenFailure, storeTargetOf } from "./store-option";
+import { parseLogLevel } from "../lib/log";
+import { backupScheduleOf, prepareBackupDir, startScheduledBackups } from "../lib/backups";
+import type { SqliteStore } from "../lib/store";
 
 /*
  * The long-running server reads its few settings with plain checks instead of
@@ -20,7 +23,7 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "Run the HTTP server (admin API, SDK paths, device sign-in, intake) on one port",
   details: [
-    "Environment: PORT, HOST, SERVICE_DATA_DIR and SERVICE_STORE_URL stand in for the flags; SERVICE_INIT_ADMIN_KEY creates the first project around that admin key on an empty database; SERVICE_ADMIN_EMAIL names its owner; SERVICE_ANALYTICS_URL (postgres://…) sends analytics events to that database through a local spool instead of <data>/events.db. Prints `listening on http://HOST:PORT` once it accepts requests; SIGTERM drains and exits 0.",
+    "Environment: PORT, HOST, SERVICE_DATA_DIR and SERVICE_STORE_URL stand in for the flags; SERVICE_INIT_ADMIN_KEY creates the first project around that admin key on an empty database; SERVICE_ADMIN_EMAIL names its owner; SERVICE_ANALYTICS_URL (postgres://…) sends analytics events to that database through a local spool instead of <data>/events.db. SERVICE_LOG_LEVEL is debug, info (default), warn or error; request lines are info. SERVICE_METRICS_TOKEN guards GET /metrics (Authorization: Bearer <token>); unset, /metrics answers loopback peers only. Prints `listening on http://HOST:PORT` once it accepts requests; SIGTERM drains and exits 0.",
   ],
   examples: ["svc serve", "svc serve --port 9000 --data /var/lib/svc", "svc serve --store postgres://svc:secret@db:5432/svc", "PORT=9000 SERVICE_DATA_DIR=/data svc serve"],
   flags: {
@@ -30,6 +33,13 @@ export const serveCommand: Command = {
     store: STORE_FLAG,
     "edge-only": { type: "boolean", help: "Serve only the public intake and /healthz (the edge role), no admin API or SDK paths" },
     "no-request-log": { type: "boolean", help: "Do not print one JSON line per request on stdout" },
+    "log-sdk-requests": {
+      type: "boolean",
+      help: "Also log SDK polls that succeed (snapshot, stream connects, OFREP); by default they are only counted in /metrics and logged when they fail (env SERVICE_LOG_SDK_REQUESTS=1)",
+    },
+    "backup-dir": { type: "string", value: "DIR", help: "Write scheduled backups of service.db here, as service-20261124T101500Z.db (SQLite only; env SERVICE_BACKUP_DIR)" },
+    "backup-every": { type: "string", value: "DURATION", help: "Time between scheduled backups: 6h, 30m, 1h30m, 1d (default 24h; env SERVICE_BACKUP_EVERY)" },
+    "backup-keep": { type: "string", value: "N", help: "Scheduled backups kept, the newest N (default 7; env SERVICE_BACKUP_KEEP)" },
   },
   async run({ values }) {
     const port = portSetting(values.port, process.env.PORT);
@@ -55,7 +65,20 @@ export const serveCommand: Command = {
       throw new UsageError("SERVICE_ANALYTICS_URL: must be a PostgreSQL URL, postgres://USER:PASSWORD@HOST:PORT/DATABASE");
     }
 
+    const logLevel = parseLogLevel(process.env.SERVICE_LOG_LEVEL);
+    const logSdkEnv = process.env.SERVICE_LOG_SDK_REQUESTS ?? "";
+    if (!["", "0", "1", "true", "false"].includes(logSdkEnv)) {
+      throw new UsageError(`SERVICE_LOG_SDK_REQUESTS: must be 1 (or true) to log successful SDK polls, 0 (or false) not to (was "${logSdkEnv}")`);
+    }
+    const metricsToken = process.env.SERVICE_METRICS_TOKEN || undefined;
+    // Checked without echoing it: it is a secret.
+    if (metricsToken && !/^\S{16,512}$/.test(metricsToken)) throw new UsageError("SERVICE_METRICS_TOKEN: must be 16-512 characters without spaces (it is sent as a bearer token)");
     const target = storeTargetOf(values);
+    const backups = backupScheduleOf(values, process.env);
+    if (backups && target.engine === "postgres") {
+      throw new UsageError('--backup-dir/SERVICE_BACKUP_DIR back up SQLite files; this store is PostgreSQL: schedule pg_dump instead (cron or a systemd timer running pg_dump --format=custom --file svc-$(date +%Y%m%dT%H%M%SZ).dump "$SERVICE_STORE_URL")');
+    }
+    if (backups) prepareBackupDir(backups.dir);
     const storeUrl = target.engine === "postgres" ? target.url : `sqlite:${target.path}`;
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
@@ -73,18 +96,23 @@ export const serveCommand: Command = {
       analyticsUrl,
       edgeOnly: values["edge-only"] === true,
       logRequests: values["no-request-log"] !== true,
+      logSdkRequests: values["log-sdk-requests"] === true || logSdkEnv === "1" || logSdkEnv === "true",
+      logLevel,
+      metricsToken,
     });
     } catch (err) {
       if ((err as Error).message?.startsWith("address already in use")) throw err;
       throw storeOpenFailure(target, err);
     }
     console.log(`listening on ${server.url}`);
+    const scheduled = backups ? startScheduledBackups(server.store as SqliteStore, backups, server.ctx.log) : undefined;
 
     await new Promise<void>((done) => {
       const shutdown = async (signal: string) => {
         process.off("SIGTERM", onTerm);
         process.off("SIGINT", onInt);
         console.log(JSON.stringify({ ts: new Date().toISOString(), level: "info", msg: "shutting down", signal }));
+        await scheduled?.stop();
         await server.stop();
         done();
       };

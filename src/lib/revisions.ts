@@ -34,16 +34,19 @@ CREATE TABLE env_revisions (
   },
 ];
 
-export type RevisionChange = { projectId: string; env: Env; revision: number };
+/** `publishedAt` (epoch ms, when the revision was bumped) times the publish-to-stream delay in /metrics. */
+export type RevisionChange = { projectId: string; env: Env; revision: number; publishedAt?: number };
 
 export function encodeRevisionChange(c: RevisionChange): string {
-  return `${c.projectId}/${c.env}/${c.revision}`;
+  // The time is a fourth field: a server that reads only three still understands the payload.
+  return `${c.projectId}/${c.env}/${c.revision}${c.publishedAt === undefined ? "" : `/${c.publishedAt}`}`;
 }
 
 export function decodeRevisionChange(payload: string): RevisionChange | null {
-  const [projectId, env, revision] = payload.split("/");
+  const [projectId, env, revision, publishedAt] = payload.split("/");
   if (!projectId || !env || !revision) return null;
-  return { projectId, env: env as Env, revision: Number(revision) };
+  const at = Number(publishedAt);
+  return { projectId, env: env as Env, revision: Number(revision), ...(publishedAt && Number.isFinite(at) ? { publishedAt: at } : {}) };
 }
 
 /** Bumps the env's revision inside the publishing transaction and announces it with the commit. */
@@ -57,7 +60,7 @@ export async function bumpRevision(tx: Tx, projectId: string, env: Env): Promise
     nowIso(),
   );
   const revision = Number(row!.revision);
-  tx.announce(REVISIONS_CHANNEL, encodeRevisionChange({ projectId, env, revision }));
+  tx.announce(REVISIONS_CHANNEL, encodeRevisionChange({ projectId, env, revision, publishedAt: Date.now() }));
   return revision;
 }
 

@@ -22,6 +22,7 @@ import { keysModule } from "./keys/manifest";
 import { killswitchesModule } from "./killswitches/manifest";
 import { metricsModule } from "./metrics/manifest";
 import { opsModule } from "./ops/manifest";
+import { operationsModule } from "./operations/manifest";
 import { projectsModule } from "./projects/manifest";
 import { rolloutsModule } from "./rollouts/manifest";
 import { tokensModule } from "./tokens/manifest";
@@ -56,6 +57,8 @@ export const MODULES: ModuleManifest[] = [
   tokensModule,
   auditModule,
   dashboardModule,
+  // After the dashboard: GET /metrics is also its Metrics section, and the route registered last answers (browsers get the page).
+  operationsModule,
 ] as ModuleManifest[];
 
 /**

@@ -30,11 +30,15 @@ function send(request: Request, file: BundleFile, headers: Record<string, string
   return new Response(gzip ? file.gzip : file.body, { headers: out });
 }
 
-/** `/` and every dashboard section: the document for a signed-in person, else the sign-in page that comes back here. */
-export function dashboardRoutes(ctx: AppContext) {
+/**
+ * The dashboard's document for a signed-in person, else the sign-in page that comes back here. Exported for
+ * GET /metrics, which is both Prometheus's endpoint and the Metrics section: the operations module answers it,
+ * and gives browsers (Accept: text/html) this page.
+ */
+export function dashboardPage(ctx: AppContext) {
   const { identity } = ctx.services;
   const kit = browserKit(ctx.network);
-  const page = async ({ request }: { request: Request }) => {
+  return async ({ request }: { request: Request }) => {
     const user = await identity.sessionUser(sessionToken(request));
     if (!user) {
       const url = new URL(request.url);
@@ -46,6 +50,11 @@ export function dashboardRoutes(ctx: AppContext) {
     // Every page view renews the CSRF cookie the dashboard's writes carry, so it outlives no session and expires before none.
     return send(request, (await dashboardBundle()).index, DOCUMENT_HEADERS, [kit.renewCsrf(request).setCookie]);
   };
+}
+
+/** `/` and every dashboard section (`/metrics` itself is the operations module's, which hands browsers this page). */
+export function dashboardRoutes(ctx: AppContext) {
+  const page = dashboardPage(ctx);
   const hidden = { detail: { hide: true } };
   const app = new Elysia({ name: "dashboard", seed: ctx }).get("/", page, hidden);
   // Elysia's route methods add to the instance itself; the loop's routes need no typed chain.

@@ -16,18 +16,46 @@ const VARY = "Accept-Encoding, Origin";
 
 
 /**
+ * One entry's three replies, made once (an entry never changes) and cloned
+ * per request: a clone copies the prepared headers natively and shares the
+ * body (a Blob), where building a Response converts a header object and
+ * takes the bytes over each time (measured: the clone is the cheapest way
+ * to answer that Bun offers, cheaper than a bare Bun.serve's own literal).
+ */
+type PreparedReplies = { notModified: Response; plain: Response; gzip: Response };
+const prepared = new WeakMap<SnapshotEntry, PreparedReplies>();
+
+function prepare(entry: SnapshotEntry): PreparedReplies {
+  const base = { etag: entry.etag, "cache-control": "no-cache", vary: VARY };
+  const replies = {
+    notModified: new Response(null, { status: 304, headers: base }),
+    plain: new Response(new Blob([entry.body]), { headers: { ...base, "content-type": "application/json" } }),
+    gzip: new Response(new Blob([entry.gzip]), { headers: { ...base, "content-type": "application/json", "content-encoding": "gzip" } }),
+  };
+  prepared.set(entry, replies);
+  return replies;
+}
+
+/** `Accept-Encoding` as SDKs send it (`gzip`, `gzip, deflate, br`) without allocating; q-values go the careful way. */
+const PLAIN_GZIP = /(?:^|,)\s*(?:gzip|\*)\s*(?:,|$)/i;
+function takesGzip(acceptEncoding: string | null): boolean {
+  if (!acceptEncoding) return false;
+  return acceptEncoding.includes(";") ? acceptsGzip(acceptEncoding) : PLAIN_GZIP.test(acceptEncoding);
+}
+
+/**
  * The snapshot reply: 304 when If-None-Match names the current revision,
  * else the prepared bytes, gzip ones when the client takes gzip. Shared by
  * the Elysia route and the native fast path so both answer identically.
+ * SDKs poll it thousands of times a second: per reply it clones a prepared
+ * Response and sets the request id, nothing else.
  */
-export function snapshotResponse(entry: SnapshotEntry, ifNoneMatch: string | null, acceptEncoding: string | null, requestId?: string): Response {
-  const headers: Record<string, string> = { etag: entry.etag, "cache-control": "no-cache", vary: VARY };
-  if (requestId) headers["x-request-id"] = requestId;
-  if (etagMatches(ifNoneMatch, entry.etag)) return new Response(null, { status: 304, headers });
-  headers["content-type"] = "application/json";
-  if (!acceptsGzip(acceptEncoding)) return new Response(entry.body, { headers });
-  headers["content-encoding"] = "gzip";
-  return new Response(entry.gzip, { headers });
+export function snapshotResponse(entry: SnapshotEntry, headers: Headers, requestId?: string): Response {
+  const p = prepared.get(entry) ?? prepare(entry);
+  // Accept-Encoding is read only when a body goes out.
+  const response = (etagMatches(headers.get("if-none-match"), entry.etag) ? p.notModified : takesGzip(headers.get("accept-encoding")) ? p.gzip : p.plain).clone();
+  if (requestId) response.headers.set("x-request-id", requestId);
+  return response;
 }
 
 function ofrepJson(status: number, body: unknown, etag?: string): Response {
@@ -100,11 +128,7 @@ export function deliveryRoutes(ctx: AppContext) {
       "/api/sdk/v1/snapshot",
       async ({ principal, query, request }) => {
         const env = query.env ?? (await snapshots.defaultEnv(principal.projectId));
-        return snapshotResponse(
-          await snapshots.get(principal.projectId, env),
-          request.headers.get("if-none-match"),
-          request.headers.get("accept-encoding"),
-        );
+        return snapshotResponse(await snapshots.get(principal.projectId, env), request.headers);
       },
       {
         sdk: "server",

@@ -68,7 +68,7 @@ export class SnapshotService {
         return;
       }
       const change = decodeRevisionChange(payload);
-      if (change) void this.onRevision(change.projectId, change.env, change.revision);
+      if (change) void this.onRevision(change.projectId, change.env, change.revision, change.publishedAt);
     });
   }
 
@@ -80,6 +80,11 @@ export class SnapshotService {
   /** The current prepared snapshot from memory, or undefined when it was never built. */
   cached(projectId: string, env: Env): SnapshotEntry | undefined {
     return this.entries.get(`${projectId}/${env}`);
+  }
+
+  /** `cached` by its key, `<projectId>/<env>` (the poll fast path keeps the key strings instead of building one per poll). */
+  cachedByKey(key: string): SnapshotEntry | undefined {
+    return this.entries.get(key);
   }
 
   /** The current prepared snapshot (built now if this env was never asked for). */
@@ -138,7 +143,8 @@ export class SnapshotService {
     }
   }
 
-  private async onRevision(projectId: string, env: Env, revision: number): Promise<void> {
+  /** `publishedAt` (epoch ms, from the announcement) times the publish-to-stream delay for /metrics. */
+  private async onRevision(projectId: string, env: Env, revision: number, publishedAt?: number): Promise<void> {
     const key = `${projectId}/${env}`;
     const cached = this.entries.get(key);
     // Nobody asked for this env yet and nobody listens: build it when someone does.
@@ -158,13 +164,17 @@ export class SnapshotService {
       return;
     }
     if (entry.snapshot.revision < revision) return;
-    for (const listener of this.listeners.get(key) ?? []) {
+    const listeners = this.listeners.get(key);
+    if (!listeners) return;
+    for (const listener of listeners) {
       try {
         listener(entry);
       } catch (err) {
         this.ctx.log.error("snapshot listener failed", { projectId, env, error: String(err) });
       }
     }
+    // Once per publish that reached open streams (another server's clock may run ahead: never below 0).
+    if (publishedAt !== undefined && listeners.size > 0) this.ctx.services.operations.telemetry.delivery.observe(Math.max(0, Date.now() - publishedAt) / 1000);
   }
 
   /** One build per key at a time; a publish announced meanwhile starts another after it. */

@@ -1,5 +1,4 @@
 import { Elysia } from "elysia";
-import { toOpenAPISchema } from "@elysiajs/openapi";
 import type { AppContext } from "../../lib/module";
 import { ErrorBodySchema } from "../../lib/errors";
 import { VERSION } from "../../version";
@@ -102,15 +101,20 @@ function pagePolicy(publicUrl: string | undefined): string {
  * reader actually uses (see `serversFor`).
  */
 export function openapiRoutes(ctx: AppContext) {
-  const scalarBundle = Bun.file(scalarBundlePath);
+  // Opened on first request: in the compiled binary, Bun.file on the embedded bundle at start-up costs tens of milliseconds of cold start.
+  let scalarBundle: ReturnType<typeof Bun.file> | undefined;
   const policy = pagePolicy(ctx.network.publicUrl);
   let documentParts: { head: string; tail: string } | undefined;
 
   const plugin = new Elysia({ name: "openapi", seed: ctx });
 
-  /** The document without `servers`, as two JSON fragments to splice the per-request list between. */
-  const parts = () => {
+  /**
+   * The document without `servers`, as two JSON fragments to splice the per-request list between. The
+   * generator is imported on the first request for it: loading it at start costs every cold start.
+   */
+  const parts = async () => {
     if (documentParts) return documentParts;
+    const { toOpenAPISchema } = await import("@elysiajs/openapi");
     const { paths, components } = toOpenAPISchema(plugin, { staticFile: true });
     const head = JSON.stringify({
       openapi: "3.1.2",
@@ -149,8 +153,8 @@ export function openapiRoutes(ctx: AppContext) {
     )
     .get(
       "/openapi/json",
-      ({ request }) => {
-        const { head, tail } = parts();
+      async ({ request }) => {
+        const { head, tail } = await parts();
         return new Response(`${head},"servers":${JSON.stringify(serversFor(ctx, request))},${tail}`, {
           headers: {
             "content-type": "application/json; charset=utf-8",
@@ -170,7 +174,7 @@ export function openapiRoutes(ctx: AppContext) {
     .get(
       "/openapi/scalar.js",
       () =>
-        new Response(scalarBundle, {
+        new Response((scalarBundle ??= Bun.file(scalarBundlePath)), {
           headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400", "x-content-type-options": "nosniff" },
         }),
       { detail: { hide: true } },
