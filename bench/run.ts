@@ -1,5 +1,5 @@
 /**
- * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox] [--store postgres://…]`
+ * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts] [--store postgres://…]`
  *
  * Loads svc and a bare Bun.serve answering the same bytes, in the same run, on
  * loopback with autocannon; prints one table per suite and the headline
@@ -19,6 +19,7 @@ import { runGates } from "./gates";
 import { runIntake } from "./intake";
 import { runObservability } from "./observability";
 import { runOutbox } from "./outbox";
+import { runRollouts } from "./rollouts";
 import { runStores } from "./stores";
 import { ROOT, type Row, type Settings, printTable } from "./lib";
 
@@ -32,6 +33,7 @@ const SUITES: Record<string, (s: Settings) => Promise<{ rows: Row[]; figures: Re
   experiments: runExperiments,
   intake: runIntake,
   outbox: runOutbox,
+  rollouts: runRollouts,
 };
 
 const { values: flags } = parseArgs({
@@ -43,7 +45,7 @@ const { values: flags } = parseArgs({
     binary: { type: "boolean", default: false },
     "no-ram-hint": { type: "boolean", default: false },
     only: { type: "string" },
-    // observability, experiments: a PostgreSQL cluster for their store halves (each suite makes its own database there).
+    // observability, experiments, rollouts: a PostgreSQL cluster for their store halves (each suite makes its own database there).
     store: { type: "string" },
   },
   strict: true,
@@ -58,7 +60,7 @@ const settings: Settings = {
 if (flags.store) process.env.SVC_BENCH_PG = flags.store;
 const chosen = flags.only ? [flags.only] : Object.keys(SUITES);
 if (!(settings.duration > 0) || !Number.isInteger(settings.connections) || settings.connections < 1 || !Number.isInteger(settings.samples) || settings.samples < 1 || chosen.some((n) => !SUITES[n])) {
-  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox] [--store postgres://…]");
+  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts] [--store postgres://…]");
   process.exit(2);
 }
 
@@ -74,7 +76,7 @@ for (const name of chosen) {
   report[name] = result;
   failed ||= result.rows.some((r) => (r.failed ?? 0) > 0);
 }
-console.log("\nautocannon records latency in whole milliseconds: p50 0 means under 1 ms.");
+console.log("\nautocannon records latency in whole milliseconds: p50 0 means under 1 ms (the delivery suite's wrk runs record microseconds).");
 writeFileSync(join(ROOT, "bench/results.json"), `${JSON.stringify(report, null, 2)}\n`);
 console.log("written to bench/results.json");
 if (failed) {

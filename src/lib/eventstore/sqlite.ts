@@ -18,7 +18,7 @@ import {
   noteExposure,
   variantStatsOf,
 } from "./types";
-import { type ExperimentDialect, bucketRows, experimentParts, rollupPlan } from "./plan";
+import { type ExperimentDialect, bucketRows, experimentParts, namePrefix, rollupPlan } from "./plan";
 
 /**
  * The embedded event store: its own SQLite file (`<data>/events.db`) beside
@@ -72,7 +72,9 @@ import { type ExperimentDialect, bucketRows, experimentParts, rollupPlan } from 
  * analysis runs in worker threads (AnalysisPool), one slice of the units per
  * CPU (up to 4): one slice of two takes 2.3 s, so about that on two idle
  * cores; and the server's event loop (ingest first) stays free for however
- * long it takes. The 2-second target is met on PostgreSQL, not here.
+ * long it takes. The 2-second target is met on PostgreSQL, not here. Slices
+ * only when no other analysis is in flight; beside others (the rollout
+ * monitor's many small ones) each runs whole on the least busy worker.
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (project_id TEXT NOT NULL, name TEXT NOT NULL, hour INTEGER NOT NULL, ts INTEGER NOT NULL, unit_id TEXT, value REAL, props TEXT) STRICT;
@@ -149,10 +151,25 @@ const SQLITE_DIALECT: ExperimentDialect = {
   text: (t) => t,
   filter: filterSql,
   unitValue,
-  // Names compare bytewise (BINARY): a range on the index's second column.
-  namePrefix: (prefix, end) => `e.name >= ${prefix} AND e.name < ${end}`,
+  // The names themselves come from prefixNamesCte (a range on the name would read the hour index over all time).
+  namePrefix: () => "e.name IN (SELECT name FROM prefix_names WHERE name IS NOT NULL)",
   sum: "TOTAL",
 };
+
+/**
+ * `prefix_names`: the distinct event names of the project in [?9, ?10) (a
+ * name prefix, see namePrefix in plan.ts), found by a skip scan of `table`'s
+ * (project_id, name, ...) key: one seek per name, then a NULL row. Names
+ * compare bytewise (BINARY). Without it a prefix is a range on the index's
+ * second column, where the hour (the third) no longer narrows the scan:
+ * `$error:*` over the last hour read the index entries of every error the
+ * project kept (bench/rollouts.ts: 62,000 entries, 3 ms, per rollout and
+ * round, for one day of errors; a month of them, 30 times that). With the
+ * names, each is one range on (project, name, hour).
+ */
+const prefixNamesCte = (table: string) =>
+  `prefix_names(name) AS (SELECT (SELECT MIN(name) FROM ${table} WHERE project_id = ?1 AND name >= ?9 AND name < ?10)` +
+  ` UNION ALL SELECT (SELECT MIN(name) FROM ${table} WHERE project_id = ?1 AND name > p.name AND name < ?10) FROM prefix_names AS p WHERE p.name IS NOT NULL)`;
 
 /**
  * Which slice of the units a unit falls in: the code points of its last two
@@ -186,8 +203,10 @@ export function experimentSql(q: ExperimentStatsQuery, slices = 1): { sql: strin
     params.push(slices, 0);
     slice = (column) => ` AND ${unitSlice(column, `?${sliceParam}`, `?${sliceParam + 1}`)}`;
   }
+  const prefix = namePrefix(q.measures[0].event) !== null;
   const sql =
-    `WITH u AS (SELECT x.variant AS variant, ${columns.join(", ")} FROM events AS e CROSS JOIN experiment_exposures AS x` +
+    (prefix ? `WITH RECURSIVE ${prefixNamesCte("events")}, ` : "WITH ") +
+    `u AS (SELECT x.variant AS variant, ${columns.join(", ")} FROM events AS e CROSS JOIN experiment_exposures AS x` +
     ` WHERE e.project_id = ?1 AND ${names} AND e.hour BETWEEN ?6 AND ?7 AND e.ts >= ?5 AND e.ts < ?4` +
     where.map((w) => ` AND ${w}`).join("") +
     slice("e.unit_id") +
@@ -258,7 +277,7 @@ self.onmessage = ({ data }) => {
 /** How long analysis workers stay up after their last query (their connections and heaps go with them). */
 const ANALYSIS_IDLE_MS = 60_000;
 
-type WorkerCall = { resolve: (rows: unknown[]) => void; reject: (err: unknown) => void };
+type WorkerCall = { resolve: (rows: unknown[]) => void; reject: (err: unknown) => void; worker?: number };
 
 /**
  * Worker threads that run analysis statements on their own connections:
@@ -270,6 +289,8 @@ type WorkerCall = { resolve: (rows: unknown[]) => void; reject: (err: unknown) =
  */
 class AnalysisPool {
   private workers: Worker[] = [];
+  /** Statements sent to each worker and not answered yet. */
+  private queued: number[] = [];
   private readonly calls = new Map<number, WorkerCall>();
   private nextId = 0;
   private idle: ReturnType<typeof setTimeout> | undefined;
@@ -280,14 +301,24 @@ class AnalysisPool {
     readonly size: number,
   ) {}
 
-  /** Runs `sql` on worker `index` (its own queue: one statement at a time). */
-  run(index: number, sql: string, params: (string | number)[]): Promise<unknown[]> {
+  /** Statements in flight (none: an analysis may have every worker). */
+  get pending(): number {
+    return this.calls.size;
+  }
+
+  /**
+   * Runs `sql` on worker `index` (its own queue: one statement at a time), or with `null` on the worker with the
+   * fewest statements queued (small analyses side by side: one per core).
+   */
+  run(index: number | null, sql: string, params: (string | number)[]): Promise<unknown[]> {
     if (this.workers.length === 0) this.start();
     clearTimeout(this.idle);
     const id = ++this.nextId;
+    const worker = index === null ? this.queued.indexOf(Math.min(...this.queued)) : index % this.workers.length;
+    this.queued[worker]!++;
     return new Promise<unknown[]>((resolve, reject) => {
-      this.calls.set(id, { resolve, reject });
-      this.workers[index % this.workers.length]!.postMessage({ id, path: this.path, sql, params });
+      this.calls.set(id, { resolve, reject, worker });
+      this.workers[worker]!.postMessage({ id, path: this.path, sql, params });
     }).finally(() => {
       if (this.calls.size === 0 && this.workers.length > 0) {
         this.idle = setTimeout(() => void this.stop(), ANALYSIS_IDLE_MS);
@@ -305,12 +336,14 @@ class AnalysisPool {
         const call = this.calls.get(data.id);
         if (!call) return;
         this.calls.delete(data.id);
+        if (call.worker !== undefined && this.queued[call.worker]! > 0) this.queued[call.worker]!--;
         if (data.error !== undefined) call.reject(new Error(data.error));
         else call.resolve(data.rows ?? []);
       };
       worker.onerror = (event) => this.fail(new Error(`analysis worker failed: ${event.message}`));
       this.workers.push(worker);
     }
+    this.queued = this.workers.map(() => 0);
   }
 
   /** A worker died: every call in flight fails, and the next call starts fresh workers. */
@@ -483,15 +516,19 @@ export class SqliteEventStore implements EventStore {
   async experimentStats(q: ExperimentStatsQuery): Promise<{ sql: string; variants: VariantStats[] }> {
     if (this.closed) throw new Error("event store closed");
     const pool = this.analysis;
-    const slices = pool?.size ?? 1;
+    // Slices only on an idle pool: every slice reads all the window's events and exposures again (only the lookups
+    // and the per-unit grouping divide), so beside other analyses they only add CPU. The rollout monitor runs a
+    // hundred small ones a minute, four at a time: sliced, a round cost 2.5 times the CPU (bench/rollouts.ts).
+    const slices = pool && pool.pending === 0 ? pool.size : 1;
     const { sql, params, sliceParam } = experimentSql(q, slices);
     let found: VariantStatsRow[];
     if (!pool) found = this.prepared(sql).all(...params) as VariantStatsRow[];
+    else if (slices === 1) found = (await pool.run(null, sql, params)) as VariantStatsRow[];
     else {
       // One slice of the units per worker, at the same time; their sums add up.
       const parts = Array.from({ length: slices }, (_, k) => {
         const bound = [...params];
-        if (slices > 1) bound[sliceParam] = k;
+        bound[sliceParam] = k;
         return pool.run(k, sql, bound) as Promise<VariantStatsRow[]>;
       });
       found = mergeSlices(await Promise.all(parts));

@@ -43,14 +43,21 @@ export class RolloutMonitor {
 
   /** One round as of `nowMs`. A rollout that fails is logged and skipped. */
   async checkAll(nowMs: number): Promise<RoundOutcome[]> {
-    const out: RoundOutcome[] = [];
     const rows = await allDue(this.ctx.store);
-    // Rollouts are independent: a few at a time keep the store's readers (SQLite's analysis workers) busy.
+    // Rollouts are independent: a few at a time keep the store's readers (SQLite's analysis workers) busy. Each
+    // lane takes the next rollout as soon as it is done (not in batches that wait for their slowest): the workers
+    // never sit idle mid-round, and with analyses in flight SQLite runs each whole, not split (see experimentStats).
     const PARALLEL = 4;
-    for (let i = 0; i < rows.length && !this.ctx.shutdown.aborted; i += PARALLEL) {
-      out.push(...(await Promise.all(rows.slice(i, i + PARALLEL).map((row) => this.checkOne(row, nowMs)))));
-    }
-    return out;
+    const done: (RoundOutcome | undefined)[] = new Array(rows.length);
+    let next = 0;
+    const lane = async () => {
+      while (next < rows.length && !this.ctx.shutdown.aborted) {
+        const i = next++;
+        done[i] = await this.checkOne(rows[i]!, nowMs);
+      }
+    };
+    await Promise.all(Array.from({ length: PARALLEL }, lane));
+    return done.filter((o): o is RoundOutcome => o !== undefined);
   }
 
   private async checkOne(row: RolloutRow, nowMs: number): Promise<RoundOutcome> {
