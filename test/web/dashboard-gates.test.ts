@@ -32,6 +32,8 @@ describe.skipIf(!chromiumAvailable)("gates in the dashboard", () => {
   test("the list shows each env's rule count and version, filters by name and description, and creates a gate", async () => {
     await page.getByRole("heading", { level: 1, name: "Gates" }).waitFor();
     const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: "new-checkout" }) });
+    // allInnerTexts does not wait: under load the list may still be loading.
+    await row.getByRole("cell").first().waitFor();
     expect(await row.getByRole("cell").allInnerTexts()).toEqual(["1 rule · v1", "1 rule · v1", "1 rule · v1", expect.any(String)]);
     await noSeriousViolations("gates");
 
