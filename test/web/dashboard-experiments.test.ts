@@ -92,7 +92,8 @@ describe.skipIf(!chromiumAvailable)("experiments in the dashboard", () => {
     const dialog = page.getByRole("dialog", { name: "New experiment" });
     await dialog.getByLabel("Name", { exact: true }).fill("checkout-button");
     await dialog.getByLabel("Description").fill("Does a green button sell more?");
-    // The first universe is chosen; its holdout is drawn with this draft's default allocation.
+    // The first universe is chosen (once the list has loaded: under load it may not have); its holdout is drawn with this draft's default allocation.
+    await dialog.getByLabel("Universe").locator("option:checked", { hasText: "web (user_id)" }).waitFor({ state: "attached" });
     expect(await dialog.getByLabel("Universe").locator("option:checked").innerText()).toBe("web (user_id)");
     await dialog.getByRole("img", { name: /^Allocation preview: 10,000 segments, holdout segments 9,000–9,999 \(10 % of units\); checkout-button segments 0–999 \(10 % of units\)$/ }).waitFor();
 
