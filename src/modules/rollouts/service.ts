@@ -14,7 +14,7 @@ import { checkDescription, checkEnv } from "../experiments/checks";
 import { checkRules } from "../gates/rules";
 import { checkStages, checkStartAt, checkWatch, type WatchInput } from "./checks";
 import { RolloutMonitor } from "./monitor";
-import { type CheckRow, type RolloutRow, activeFor, activeOn, checksOf, deleteRollout, insertCheck, insertRollout, rolloutById, rolloutsByIdPrefix, rolloutsOfProject, servingOnEnv, updateRollout } from "./store";
+import { ACTIVE_STATUSES, type CheckRow, type RolloutRow, activeFor, activeOn, checksOf, deleteRollout, insertCheck, insertRollout, rolloutById, rolloutsByIdPrefix, rolloutsOfProject, servingOnEnv, updateRollout } from "./store";
 import { ACTIONS, type CheckResult, DEFAULT_FALSE_ALARM_RATE, DEFAULT_STAGES, type Outcome, type Rollout, type RolloutStatus, STATUSES, type Stage } from "./types";
 
 export type Actor = AuditActor;
@@ -101,7 +101,7 @@ export class RolloutsService {
    * transaction, beside the experiments' check.
    */
   async refuseIfRolling(q: Queryable, projectId: string, kind: "gate" | "config", name: string): Promise<void> {
-    const active = (await activeFor(q, projectId, kind, name)).map((r) => `${r.id} (${r.env}, ${r.status})`);
+    const active = (await activeFor(q, projectId, name, kind)).map((r) => `${r.id} (${r.env}, ${r.status})`);
     if (active.length === 0) return;
     throw validation(`The ${kind} ${name} has an unfinished rollout: ${active.join(", ")}`, `id: roll back or complete ${active.length > 1 ? "them" : "it"} first (POST /api/admin/rollouts/{id}/rollback)`);
   }
@@ -218,7 +218,7 @@ export class RolloutsService {
   /** The next stage now (by hand), or the completion after the last; a scheduled rollout starts. */
   async advance(projectId: string, ref: string, actor: Actor): Promise<Rollout> {
     const row = await this.find(this.ctx.store, projectId, ref);
-    expectStatus(row, ["scheduled", "running", "paused"], "it is finished");
+    expectStatus(row, ACTIVE_STATUSES, "it is finished");
     if (row.status === "scheduled") return this.startNow(projectId, row.id, actor);
     const stages = JSON.parse(row.stages) as Stage[];
     if (Number(row.stage) >= stages.length - 1) return this.complete(projectId, row.id, actor);
@@ -233,7 +233,7 @@ export class RolloutsService {
       actor,
       ACTIONS.rollback,
       (row) => {
-        expectStatus(row, ["scheduled", "running", "paused"], "it is finished");
+        expectStatus(row, ACTIVE_STATUSES, "it is finished");
         return { ...row, status: "rolled_back", outcome: JSON.stringify({ ...outcomeOf("rolled_back", actor, reason, this.now()), ...regression }) };
       },
       "rollout.rolled_back",
@@ -387,7 +387,7 @@ export class RolloutsService {
       if (rows.length > 1) throw notFound(`Rollout id prefix ${ref} matches several rollouts`, "id: give more of the id");
     } else {
       // A gate's or config's name finds its one unfinished rollout.
-      const active = (await rolloutsOfProject(q, projectId)).filter((r) => r.subject_name === ref && ["scheduled", "running", "paused"].includes(r.status));
+      const active = await activeFor(q, projectId, ref);
       if (active.length === 1) return active[0]!;
       if (active.length > 1) throw notFound(`${ref} names several unfinished rollouts`, `id: one of ${active.map((r) => `${r.id} (${r.kind} on ${r.env})`).join(", ")}`);
     }
@@ -395,7 +395,7 @@ export class RolloutsService {
   }
 }
 
-function expectStatus(row: RolloutRow, allowed: string[], why: string): void {
+function expectStatus(row: RolloutRow, allowed: readonly string[], why: string): void {
   if (!allowed.includes(row.status)) throw new ApiError("VALIDATION", `Rollout ${row.id} is ${row.status}: ${why}`, `status: ${row.status}`);
 }
 

@@ -96,9 +96,13 @@ export async function allDue(q: Queryable): Promise<RolloutRow[]> {
   return q.all<RolloutRow>(`SELECT ${COLUMNS} FROM rollouts WHERE status IN ('scheduled', 'running') ORDER BY project_id, id`);
 }
 
-/** Names of the subjects with an unfinished rollout that refer to a gate or config (refuses its deletion). */
-export async function activeFor(q: Queryable, projectId: string, kind: string, subjectName: string): Promise<RolloutRow[]> {
-  return q.all<RolloutRow>(`SELECT ${COLUMNS} FROM rollouts WHERE project_id = ? AND kind = ? AND subject_name = ? AND status IN (${ACTIVE})`, projectId, kind, subjectName);
+/** The unfinished rollouts of the gates or configs (`kind`, or both) named `subjectName`: deletion refusals and lookups by name. */
+export async function activeFor(q: Queryable, projectId: string, subjectName: string, kind?: string): Promise<RolloutRow[]> {
+  const byKind = kind === undefined ? "" : " AND kind = ?";
+  return q.all<RolloutRow>(
+    `SELECT ${COLUMNS} FROM rollouts WHERE project_id = ? AND subject_name = ?${byKind} AND status IN (${ACTIVE}) ORDER BY id`,
+    ...[projectId, subjectName, ...(kind === undefined ? [] : [kind])],
+  );
 }
 
 export async function insertRollout(q: Queryable, row: RolloutRow): Promise<void> {
