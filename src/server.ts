@@ -137,6 +137,17 @@ function listen(app: App, options: ServerOptions): void {
   });
 }
 
+type Checkpointing = { checkpointInBackground?: (onError: (message: string) => void) => Promise<void> };
+
+/** The SQLite files' WAL checkpoints go to worker threads (see WalCheckpointer); PostgreSQL has nothing to move. */
+async function moveCheckpointsOffThread(store: Store, eventStore: unknown, log: Logger): Promise<void> {
+  for (const [name, target] of [["store", store], ["event store", eventStore]] as const) {
+    await (target as Checkpointing).checkpointInBackground?.((message) =>
+      log.warn(`the ${name}'s background checkpoint failed; it checkpoints on the server's thread again`, { error: message }),
+    );
+  }
+}
+
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const log = createLogger({
     requests: options.logRequests ?? true,
@@ -153,6 +164,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     postgresUrl: target.engine === "postgres" ? target.url : undefined,
     analyticsUrl: options.analyticsUrl,
   }, log);
+  await moveCheckpointsOffThread(store, eventStore, log);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const shutdown = new AbortController();
   const ctx = createContext(

@@ -7,10 +7,12 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type Migration, type ModuleMigrations, NewerSchemaError, type Store, type StoreTarget, migrate, openStore, parseStoreTarget } from "../../src/lib/store";
+import { WalCheckpointer } from "../../src/lib/store/checkpointer";
 import { STORE_MIGRATIONS } from "../../src/lib/store/core-migrations";
+import { SqliteStore } from "../../src/lib/store/sqlite";
 import { storeMigrations } from "../../src/modules";
 import { TEST_ENGINE, dropStore, freshStoreUrl, tempDir } from "../helpers";
 
@@ -312,5 +314,56 @@ describe("a legacy SQLite file (PRAGMA user_version)", () => {
     } finally {
       raw.close();
     }
+  });
+});
+
+/**
+ * The server's SQLite files checkpoint on a worker thread (src/lib/store/checkpointer.ts): the writer's own
+ * automatic checkpoint is off, the worker folds the WAL back in, and closing leaves no WAL behind.
+ */
+describe("background WAL checkpoints (SQLite)", () => {
+  test("the writer stops checkpointing, the worker folds 2,000 writes' WAL into the file, close removes the WAL", async () => {
+    const dir = tempDir("svc-checkpoint-");
+    const path = join(dir, "service.db");
+    const store = (await open(parseStoreTarget(`sqlite:${path}`, dir))) as SqliteStore;
+    const writerThreshold = () => (store.database.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+    expect(writerThreshold()).toBe(1000);
+    await store.checkpointInBackground();
+    expect(writerThreshold()).toBe(0);
+
+    await store.exec("CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
+    for (let i = 0; i < 2000; i++) await store.write((tx) => tx.run("INSERT INTO filler (body) VALUES (?)", "x".repeat(500)));
+    // Every frame the writer wrote is copied back by the worker within a few of its 1 s turns.
+    expect(await waitFor(() => (store.checkpointer?.lastTurn?.log ?? 0) > 0 && store.checkpointer!.lastTurn!.checkpointed === store.checkpointer!.lastTurn!.log, 5000)).toBe(true);
+    const raw = new Database(path, { readonly: true });
+    try {
+      expect((raw.query("SELECT COUNT(*) AS n FROM filler").get() as { n: number }).n).toBe(2000);
+    } finally {
+      raw.close();
+    }
+
+    await store.close();
+    opened.splice(opened.indexOf(store), 1);
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    const reopened = new Database(path, { readonly: true });
+    try {
+      expect((reopened.query("SELECT COUNT(*) AS n FROM filler").get() as { n: number }).n).toBe(2000);
+    } finally {
+      reopened.close();
+    }
+  });
+
+  test("a worker that cannot open the file gives the writer its automatic checkpoint back and says why", async () => {
+    const dir = tempDir("svc-checkpoint-");
+    const path = join(dir, "service.db");
+    const store = await open(parseStoreTarget(`sqlite:${path}`, dir));
+    const raw = (store as SqliteStore).database;
+    const errors: string[] = [];
+    // The worker opens the file by this path without creating it: gone, it fails to start.
+    const checkpointer = new WalCheckpointer(join(dir, "missing.db"), raw, { onError: (m) => errors.push(m) });
+    await checkpointer.start();
+    expect(errors.length).toBe(1);
+    expect((raw.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint).toBe(1000);
+    await checkpointer.stop();
   });
 });

@@ -1,6 +1,7 @@
 import { Database, type Statement } from "bun:sqlite";
 import { availableParallelism } from "node:os";
 import { preparePrivateFile } from "../store/sqlite";
+import { WalCheckpointer } from "../store/checkpointer";
 import {
   type EventRow,
   type EventStore,
@@ -274,6 +275,9 @@ self.onmessage = ({ data }) => {
 };
 `;
 
+/** Ingest's checkpoint threshold when it checkpoints for itself (a one-shot command, or the worker failed). */
+const AUTOCHECKPOINT_PAGES = 10_000;
+
 /** How long analysis workers stay up after their last query (their connections and heaps go with them). */
 const ANALYSIS_IDLE_MS = 60_000;
 
@@ -398,7 +402,10 @@ export class SqliteEventStore implements EventStore {
   private readonly analysis: AnalysisPool | undefined;
   private readonly statements = new Map<string, Statement>();
 
-  constructor(path: string) {
+  /** Set by checkpointInBackground (the server). */
+  private checkpointer: WalCheckpointer | undefined;
+
+  constructor(private readonly path: string) {
     this.location = `sqlite:${path}`;
     if (path !== ":memory:") preparePrivateFile(path);
     if (path !== ":memory:" && path !== "" && !path.startsWith("file:")) this.analysis = new AnalysisPool(path, Math.max(1, Math.min(4, availableParallelism())));
@@ -408,7 +415,7 @@ export class SqliteEventStore implements EventStore {
     this.db.run("PRAGMA synchronous = NORMAL");
     // Ingest dirties the same hot pages commit after commit: a bigger cache and fewer checkpoints write them less often.
     this.db.run("PRAGMA cache_size = -65536");
-    this.db.run("PRAGMA wal_autocheckpoint = 10000");
+    this.db.run(`PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
     this.db.exec(SCHEMA);
     this.insertEvent = this.db.prepare("INSERT INTO events (project_id, name, hour, ts, unit_id, value, props) VALUES (?, ?, ?, ?, ?, ?, ?)");
     this.upsertHour = this.db.prepare(
@@ -574,11 +581,19 @@ export class SqliteEventStore implements EventStore {
     return removed;
   }
 
+  /** WAL checkpoints on a worker thread (see WalCheckpointer); ingest's commits stop paying for them. */
+  async checkpointInBackground(onError?: (message: string) => void): Promise<void> {
+    if (this.analysis === undefined || this.checkpointer || this.closed) return;
+    this.checkpointer = new WalCheckpointer(this.path, this.db, { onError, restoredPages: AUTOCHECKPOINT_PAGES });
+    await this.checkpointer.start();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.commitQueued();
     this.closed = true;
     await this.analysis?.stop();
+    await this.checkpointer?.stop();
     for (const s of this.statements.values()) s.finalize();
     this.db.close();
   }

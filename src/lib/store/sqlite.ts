@@ -2,6 +2,7 @@ import { Database, SQLiteError, type Statement } from "bun:sqlite";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { unavailable } from "../errors";
+import { WalCheckpointer } from "./checkpointer";
 import { type ActiveTx, type Announcement, BaseStore } from "./base";
 import { RESYNC, type Param } from "./types";
 
@@ -113,6 +114,8 @@ export class SqliteStore extends BaseStore {
   private lastChangeSeq = 0;
   private lastPrune = 0;
   private closed = false;
+  /** Set by checkpointInBackground (the server). */
+  checkpointer: WalCheckpointer | undefined;
 
   constructor(readonly path: string, options: SqliteStoreOptions = {}) {
     super();
@@ -137,6 +140,16 @@ export class SqliteStore extends BaseStore {
     if (this.path === ":memory:") return `memory:${this.origin}`;
     const st = statSync(this.path);
     return `${st.dev}:${st.ino}`;
+  }
+
+  /**
+   * WAL checkpoints on a worker thread from now on (the server; a one-shot command keeps SQLite's own, and
+   * no thread to start).
+   */
+  async checkpointInBackground(onError?: (message: string) => void): Promise<void> {
+    if (this.path === ":memory:" || this.checkpointer || this.closed) return;
+    this.checkpointer = new WalCheckpointer(this.path, this.writer.db, { onError });
+    await this.checkpointer.start();
   }
 
   /** Starts following other processes' announcements (after migrations created store_changes). */
@@ -275,6 +288,7 @@ export class SqliteStore extends BaseStore {
     if (this.pollTimer) clearInterval(this.pollTimer);
     // Wait for a write in flight, then close.
     await this.queue;
+    await this.checkpointer?.stop();
     if (this.reader !== this.writer) this.reader.close();
     this.writer.close();
   }
