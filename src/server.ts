@@ -140,11 +140,10 @@ function listen(app: App, options: ServerOptions): void {
 type Checkpointing = { checkpointInBackground?: (onError: (message: string) => void) => Promise<void> };
 
 /** The SQLite files' WAL checkpoints go to worker threads (see WalCheckpointer); PostgreSQL has nothing to move. */
-async function moveCheckpointsOffThread(store: Store, eventStore: unknown, log: Logger): Promise<void> {
+function moveCheckpointsOffThread(store: Store, eventStore: unknown, log: Logger): void {
   for (const [name, target] of [["store", store], ["event store", eventStore]] as const) {
-    await (target as Checkpointing).checkpointInBackground?.((message) =>
-      log.warn(`the ${name}'s background checkpoint failed; it checkpoints on the server's thread again`, { error: message }),
-    );
+    const fail = (message: string) => log.warn(`the ${name}'s background checkpoint failed; it checkpoints on the server's thread again`, { error: message });
+    (target as Checkpointing).checkpointInBackground?.(fail).catch((err: unknown) => fail(err instanceof Error ? err.message : String(err)));
   }
 }
 
@@ -164,7 +163,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     postgresUrl: target.engine === "postgres" ? target.url : undefined,
     analyticsUrl: options.analyticsUrl,
   }, log);
-  await moveCheckpointsOffThread(store, eventStore, log);
+  // Not awaited: the worker starts beside the rest of the start (until it runs, the writers checkpoint as before).
+  moveCheckpointsOffThread(store, eventStore, log);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const shutdown = new AbortController();
   const ctx = createContext(
