@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { PostgresEventStore } from "../../src/lib/eventstore/postgres";
 import { SpoolingEventStore } from "../../src/lib/eventstore/spool";
 import { SqliteEventStore } from "../../src/lib/eventstore/sqlite";
-import type { EventRow, EventStore, ExperimentStatsQuery, Measure, PropertyFilter, VariantStats } from "../../src/lib/eventstore/types";
+import { type EventRow, type EventStore, type ExperimentStatsQuery, type Measure, type PropertyFilter, type VariantStats, statsOfMany } from "../../src/lib/eventstore/types";
 import { exposureEventName } from "../../src/sdk/experiments";
 import { TEST_PG_URL, dropStore, freshStoreUrl, tempDir } from "../helpers";
 import { seededRandom as prng } from "../seeded-random";
@@ -112,7 +112,9 @@ function reference(rows: EventRow[], q: ExperimentStatsQuery): VariantStats[] {
   const units = new Map<string, { variant: string; first: number; x: number; y: number; p: number }>();
   for (const [unit, f] of firsts) if (f.ts >= q.from && f.ts < q.to) units.set(unit, { variant: f.variant, first: f.ts, x: 0, y: 0, p: 0 });
   const contribution = (m: Measure, r: EventRow): number | null => {
-    if (r.name !== m.event || !m.filters.every((f) => matches(r.props, f))) return null;
+    // A name ending in * is a prefix (namePrefix in src/lib/eventstore/plan.ts: `$error:*`, every tracked error).
+    const named = m.event.length > 1 && m.event.endsWith("*") ? r.name.startsWith(m.event.slice(0, -1)) : r.name === m.event;
+    if (!named || !m.filters.every((f) => matches(r.props, f))) return null;
     if (m.kind === "count" || m.kind === "unique") return 1;
     if (m.property === undefined) return r.value ?? 0;
     const v = r.props?.[m.property];
@@ -445,6 +447,50 @@ for (const impl of IMPLS) {
       expect(counts.variants).toEqual(all.map((v) => ({ variant: v.variant, n: v.n })));
       const times = rows.filter((r) => r.projectId === p && r.name === exposureEventName(x) && typeof r.props?.variant === "string").map((r) => r.ts);
       expect(counts.firstAt).toBe(Math.min(...times));
+    });
+
+    test("many experiments at once (statsOfMany, the rollout monitor's read) answer what each does alone", async () => {
+      const rand = prng(impl.name.length * 104729 + 7);
+      const p = newProject();
+      const experiments = [newExperiment(), newExperiment(), newExperiment(), newExperiment()];
+      const to = T0 + 2 * DAY;
+      const starts = [T0, T0 + 6 * HOUR, T0 + DAY, T0 + 30 * HOUR];
+      const span = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo));
+      const unit = () => `u${Math.floor(rand() * 300)}`;
+      const rows: EventRow[] = [];
+      // Every unit may be in every experiment (as in a project's rollouts), some exposures before a window or after `to`.
+      for (let i = 0; i < 1200; i++) {
+        const k = Math.floor(rand() * experiments.length);
+        rows.push(exposure(p, experiments[k]!, unit(), span(starts[k]! - 6 * HOUR, to + HOUR), rand() < 0.5 ? "old" : "new"));
+      }
+      const names = ["purchase", "$error:a1", "$error:b2", "$errorless", "visit"];
+      for (let i = 0; i < 5000; i++) {
+        const props = { plan: rand() < 0.5 ? "pro" : "free" };
+        rows.push(event(rand() < 0.97 ? p : "prj_noise", names[Math.floor(rand() * names.length)]!, rand() < 0.98 ? unit() : null, span(T0 - DAY, to + HOUR), Math.round(rand() * 1000) / 10, props));
+      }
+      for (let i = 0; i < rows.length; i += 700) await h.put(rows.slice(i, i + 700));
+
+      const pro: PropertyFilter = { property: "plan", op: "eq", value: "pro" };
+      const metrics: { measures: ExperimentStatsQuery["measures"]; experimentIds: string[] }[] = [
+        { measures: [count("$error:*")], experimentIds: experiments },
+        { measures: [sum("purchase", undefined, [pro])], experimentIds: [experiments[1]!, experiments[3]!] },
+        { measures: [unique("visit")], experimentIds: [experiments[0]!] },
+        { measures: [sum("purchase"), count("visit")], experimentIds: experiments.slice(0, 3) },
+        { measures: [count("purchase")], experimentIds: [] },
+      ];
+      const windows = experiments.map((experimentId, k) => ({ experimentId, from: starts[k]! }));
+      const answers = await statsOfMany(h.store, { projectId: p, to, experiments: windows, metrics });
+      expect(answers.length).toBe(metrics.length);
+      metrics.forEach((m, i) => {
+        const answer = answers[i]!;
+        if (answer instanceof Error) throw answer;
+        expect([...answer.keys()].sort()).toEqual([...m.experimentIds].sort());
+        for (const id of m.experimentIds) {
+          const want = reference(rows, { projectId: p, experimentId: id, from: starts[experiments.indexOf(id)]!, to, measures: m.measures });
+          expect(want.length).toBe(2);
+          expectStats(answer.get(id)!, want);
+        }
+      });
     });
   });
 }

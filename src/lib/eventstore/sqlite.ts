@@ -8,6 +8,8 @@ import {
   type ExperimentStatsQuery,
   type ExposureCounts,
   type FirstExposure,
+  type ManyExperimentsQuery,
+  type ManyExperimentsResult,
   type Measure,
   type PropertyFilter,
   type SeriesQuery,
@@ -19,6 +21,7 @@ import {
   noteExposure,
   variantStatsOf,
 } from "./types";
+import { manyCountsSql, manyMetricSql, mergeMany } from "./sqlite-many";
 import { type ExperimentDialect, bucketRows, experimentParts, namePrefix, rollupPlan } from "./plan";
 
 /**
@@ -76,6 +79,11 @@ import { type ExperimentDialect, bucketRows, experimentParts, namePrefix, rollup
  * long it takes. The 2-second target is met on PostgreSQL, not here. Slices
  * only when no other analysis is in flight; beside others (the rollout
  * monitor's many small ones) each runs whole on the least busy worker.
+ *
+ * Many experiments at once (the rollout monitor: a unit is in every rollout
+ * of its project) use the unit-first index `experiment_exposures_by_unit`:
+ * one seek finds all of a unit's exposures side by side (sqlite-many.ts).
+ * A file made before it gets it when opened (one pass over the exposures).
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (project_id TEXT NOT NULL, name TEXT NOT NULL, hour INTEGER NOT NULL, ts INTEGER NOT NULL, unit_id TEXT, value REAL, props TEXT) STRICT;
@@ -84,6 +92,7 @@ CREATE TABLE IF NOT EXISTS event_hourly (project_id TEXT NOT NULL, name TEXT NOT
 CREATE TABLE IF NOT EXISTS event_units_daily (project_id TEXT NOT NULL, name TEXT NOT NULL, day INTEGER NOT NULL, unit_id TEXT NOT NULL, PRIMARY KEY (project_id, name, day, unit_id)) STRICT, WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS experiment_exposures (project_id TEXT NOT NULL, experiment_id TEXT NOT NULL, unit_id TEXT NOT NULL, variant TEXT NOT NULL, first_ts INTEGER NOT NULL, PRIMARY KEY (project_id, experiment_id, unit_id)) STRICT, WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS experiment_exposures_by_variant ON experiment_exposures (project_id, experiment_id, variant, first_ts);
+CREATE INDEX IF NOT EXISTS experiment_exposures_by_unit ON experiment_exposures (project_id, unit_id, experiment_id, first_ts, variant);
 `;
 
 type Waiter = { rows: EventRow[]; resolve: () => void; reject: (err: unknown) => void };
@@ -147,7 +156,7 @@ function unitValue(m: Measure, cond: string[], params: (string | number)[]): str
   return c ? `TOTAL(CASE WHEN ${c} THEN ${v} END)` : `TOTAL(${v})`;
 }
 
-const SQLITE_DIALECT: ExperimentDialect = {
+export const SQLITE_DIALECT: ExperimentDialect = {
   param: (n) => `?${n}`,
   text: (t) => t,
   filter: filterSql,
@@ -168,7 +177,7 @@ const SQLITE_DIALECT: ExperimentDialect = {
  * round, for one day of errors; a month of them, 30 times that). With the
  * names, each is one range on (project, name, hour).
  */
-const prefixNamesCte = (table: string) =>
+export const prefixNamesCte = (table: string) =>
   `prefix_names(name) AS (SELECT (SELECT MIN(name) FROM ${table} WHERE project_id = ?1 AND name >= ?9 AND name < ?10)` +
   ` UNION ALL SELECT (SELECT MIN(name) FROM ${table} WHERE project_id = ?1 AND name > p.name AND name < ?10) FROM prefix_names AS p WHERE p.name IS NOT NULL)`;
 
@@ -541,6 +550,22 @@ export class SqliteEventStore implements EventStore {
       found = mergeSlices(await Promise.all(parts));
     }
     return { sql, variants: found.map((row) => variantStatsOf(row, q.measures.length === 2, q.preMs !== undefined)) };
+  }
+
+  /** See sqlite-many.ts: the counts and each metric's sums at once, each statement on the least busy worker. */
+  async experimentStatsMany(q: ManyExperimentsQuery): Promise<ManyExperimentsResult> {
+    if (this.closed) throw new Error("event store closed");
+    if (q.experiments.length === 0) return q.metrics.map(() => new Map());
+    const run = (statement: { sql: string; params: (string | number)[] }): Promise<unknown[]> =>
+      this.analysis ? this.analysis.run(null, statement.sql, statement.params) : Promise.resolve(this.prepared(statement.sql).all(...statement.params));
+    const [counts, ...sums] = await Promise.all([
+      run(manyCountsSql(q)),
+      ...q.metrics.map((m) => (m.experimentIds.length === 0 ? Promise.resolve([]) : run(manyMetricSql(q, m)).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))))),
+    ]);
+    return q.metrics.map((m, i) => {
+      const found = sums[i]!;
+      return found instanceof Error ? found : mergeMany(counts as Parameters<typeof mergeMany>[0], found as Parameters<typeof mergeMany>[1], m);
+    });
   }
 
   async exposureCounts(projectId: string, experimentId: string): Promise<ExposureCounts> {

@@ -97,6 +97,25 @@ export type ExperimentStatsQuery = {
   preMs?: number;
 };
 
+/**
+ * Several experiments of one project at once, each over its own window
+ * [from, to), on several metrics: the rollout monitor's round, where a
+ * project's rollouts all watch the error rate and often the same metrics.
+ * An engine that has `experimentStatsMany` reads each metric's events once
+ * for all of its experiments, and counts each experiment's units once.
+ */
+export type ManyExperimentsQuery = {
+  projectId: string;
+  /** Epoch ms, exclusive: the same end for every window. */
+  to: number;
+  experiments: { experimentId: string; from: number }[];
+  /** Each metric with the experiments it is judged on (ids of `experiments`). No pre-period. */
+  metrics: { measures: [Measure] | [Measure, Measure]; experimentIds: string[] }[];
+};
+
+/** Per metric of the query (same order): each of its experiments' variants, as experimentStats answers them; or why that metric failed. */
+export type ManyExperimentsResult = (Map<string, VariantStats[]> | Error)[];
+
 /** One variant's sums over its units: X always; Y and XY with two measures; the pre-period sums with `preMs`. */
 export type VariantStats = {
   variant: string;
@@ -199,6 +218,8 @@ export interface EventStore {
   series(query: SeriesQuery): Promise<SeriesResult>;
   /** Per-variant sums of one metric over an experiment's exposed units (see ExperimentStatsQuery); sorted by variant. */
   experimentStats(query: ExperimentStatsQuery): Promise<{ sql: string; variants: VariantStats[] }>;
+  /** experimentStats of many experiments of a project in few statements (see ManyExperimentsQuery; statsOfMany falls back without it). */
+  experimentStatsMany?(query: ManyExperimentsQuery): Promise<ManyExperimentsResult>;
   /**
    * How far behind the readable events are (ms): what waits in a spool for
    * the upstream. Stores that answer only once events are readable have none.
@@ -221,3 +242,25 @@ export const DEFAULT_RAW_RETENTION_DAYS = 30;
 export const ROLLUP_RETENTION_DAYS = 396;
 /** A series answers at most this many buckets. */
 export const MAX_SERIES_BUCKETS = 10_000;
+
+/**
+ * The stats of many experiments (ManyExperimentsQuery): in one pass per
+ * metric where the engine can (SQLite), else one experimentStats each, all
+ * at once (the engine's pool queues them).
+ */
+export async function statsOfMany(store: EventStore, q: ManyExperimentsQuery): Promise<ManyExperimentsResult> {
+  if (store.experimentStatsMany) return store.experimentStatsMany(q);
+  const from = new Map(q.experiments.map((e) => [e.experimentId, e.from]));
+  return Promise.all(
+    q.metrics.map(async (m): Promise<Map<string, VariantStats[]> | Error> => {
+      try {
+        const answers = await Promise.all(
+          m.experimentIds.map((experimentId) => store.experimentStats({ projectId: q.projectId, experimentId, from: from.get(experimentId)!, to: q.to, measures: m.measures })),
+        );
+        return new Map(m.experimentIds.map((id, i) => [id, answers[i]!.variants]));
+      } catch (err) {
+        return err instanceof Error ? err : new Error(String(err));
+      }
+    }),
+  );
+}

@@ -1,5 +1,5 @@
 import { SYSTEM_ACTOR } from "../../lib/audit";
-import type { Measure, VariantStats } from "../../lib/eventstore/types";
+import { type Measure, type VariantStats, statsOfMany } from "../../lib/eventstore/types";
 import type { ServiceContext } from "../../lib/module";
 import { LeasedRounds } from "../../lib/rounds";
 import { rolloutExposureId } from "../../sdk/rollouts";
@@ -13,6 +13,25 @@ import { ERROR_EVENTS, type CheckResult, MAX_INGEST_LAG_MS, type MetricCheck, ty
 export const ROLLOUTS_EVERY_MS = 60_000;
 
 const ERROR_MEASURE: Measure[] = [{ kind: "count", event: ERROR_EVENTS, filters: [] }];
+
+/** At most this many rollouts of a project share one reading (the statements' windows list). */
+const GROUP_MAX = 100;
+
+type MetricTest = MetricCheck["test"];
+/** A watched metric of a rollout's current stage: its two groups, or why they could not be read. */
+type Reading = { test: MetricTest; variants: VariantStats[] } | { problem: string };
+/** Per rollout id, per watched metric's id (null: the error rate). */
+type Readings = Map<string, Map<string | null, Reading>>;
+
+/** An event store failure as the API words it (upstream: 503 unreachable, 502 failed). */
+async function reasonOf(err: Error): Promise<string> {
+  try {
+    await upstream(Promise.reject(err));
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+  return err.message;
+}
 
 /** What one round did to one rollout (tests and the bench read it). */
 export type RoundOutcome = { projectId: string; rolloutId: string; check: CheckResult | null; error?: string };
@@ -44,23 +63,46 @@ export class RolloutMonitor {
   /** One round as of `nowMs`. A rollout that fails is logged and skipped. */
   async checkAll(nowMs: number): Promise<RoundOutcome[]> {
     const rows = await allDue(this.ctx.store);
-    // Rollouts are independent: a few at a time keep the store's readers (SQLite's analysis workers) busy. Each
-    // lane takes the next rollout as soon as it is done (not in batches that wait for their slowest): the workers
-    // never sit idle mid-round, and with analyses in flight SQLite runs each whole, not split (see experimentStats).
+    // A project's rollouts are checked together: each metric's events are read once for all of them (statsOfMany).
+    const groups: RolloutRow[][] = [];
+    for (const row of rows) {
+      const last = groups[groups.length - 1];
+      if (last && last[0]!.project_id === row.project_id && last.length < GROUP_MAX) last.push(row);
+      else groups.push([row]);
+    }
+    // Groups are independent: a few at a time keep the store's readers (SQLite's analysis workers) busy. Each lane
+    // takes the next group as soon as it is done (not in batches that wait for their slowest).
     const PARALLEL = 4;
-    const done: (RoundOutcome | undefined)[] = new Array(rows.length);
+    const done: RoundOutcome[][] = new Array(groups.length);
     let next = 0;
     const lane = async () => {
-      while (next < rows.length && !this.ctx.shutdown.aborted) {
+      while (next < groups.length && !this.ctx.shutdown.aborted) {
         const i = next++;
-        done[i] = await this.checkOne(rows[i]!, nowMs);
+        done[i] = await this.checkGroup(groups[i]!, nowMs);
       }
     };
     await Promise.all(Array.from({ length: PARALLEL }, lane));
-    return done.filter((o): o is RoundOutcome => o !== undefined);
+    return done.flat().filter((o) => o !== undefined);
   }
 
-  private async checkOne(row: RolloutRow, nowMs: number): Promise<RoundOutcome> {
+  /** One project's rollouts (`rows`, allDue's order): the readings of all, then each checked and acted on in turn. */
+  private async checkGroup(rows: RolloutRow[], nowMs: number): Promise<RoundOutcome[]> {
+    let readings: Readings = new Map();
+    try {
+      readings = await this.read(rows.filter((r) => r.status === "running"), nowMs);
+    } catch (err) {
+      // Each compared stage then waits with the reason as its problem (see check).
+      this.ctx.log.warn("rollout metrics could not be read", { projectId: rows[0]!.project_id, error: err instanceof Error ? err.message : String(err) });
+    }
+    const outcomes: RoundOutcome[] = [];
+    for (const row of rows) {
+      if (this.ctx.shutdown.aborted) break;
+      outcomes.push(await this.checkOne(row, nowMs, readings));
+    }
+    return outcomes;
+  }
+
+  private async checkOne(row: RolloutRow, nowMs: number, readings: Readings): Promise<RoundOutcome> {
     const base = { projectId: row.project_id, rolloutId: row.id };
     try {
       if (row.status === "scheduled") {
@@ -68,7 +110,7 @@ export class RolloutMonitor {
         await this.service.startNow(row.project_id, row.id, SYSTEM_ACTOR);
         return { ...base, check: null };
       }
-      const check = await this.check(row, nowMs);
+      const check = this.check(row, nowMs, readings);
       await this.service.recordCheck(row.project_id, row.id, check);
       await this.act(row, check);
       return { ...base, check };
@@ -79,34 +121,86 @@ export class RolloutMonitor {
     }
   }
 
-  /** The check of a running rollout's current stage as of `nowMs`, and what it calls for. */
-  async check(row: RolloutRow, nowMs: number): Promise<CheckResult> {
+  /**
+   * What every watched metric of the running rollouts `rows` (one project) reads as of `nowMs`: per rollout and
+   * metric, the current stage's groups, or why they could not be read. Only a stage with both groups has a
+   * comparison; 100 % has none (it was judged up to the stage before).
+   */
+  private async read(rows: RolloutRow[], nowMs: number): Promise<Readings> {
+    const readings: Readings = new Map();
+    const compared = rows.filter((r) => {
+      const percent = (JSON.parse(r.stages) as Stage[])[Number(r.stage)]!.percent;
+      return percent > 0 && percent < 100;
+    });
+    if (compared.length === 0) return readings;
+    const projectId = compared[0]!.project_id;
+    const experiments = compared.map((r) => ({ experimentId: rolloutExposureId(r.id, Number(r.stage)), from: Date.parse(r.stage_started_at ?? r.created_at) }));
+    // Each metric once (the error rate by its null id), with the rollouts that watch it.
+    const metrics = new Map<string | null, { measures: Measure[] | Error; rollouts: number[] }>();
+    compared.forEach((r, i) => {
+      for (const w of JSON.parse(r.watch) as WatchedMetric[]) {
+        const m = metrics.get(w.metricId) ?? { measures: [], rollouts: [] };
+        m.rollouts.push(i);
+        metrics.set(w.metricId, m);
+      }
+    });
+    for (const [metricId, m] of metrics) {
+      try {
+        m.measures = metricId === null ? ERROR_MEASURE : await this.ctx.services.metrics.compiled(projectId, metricId);
+      } catch (err) {
+        m.measures = err instanceof Error ? err : new Error(String(err));
+      }
+    }
+    const readable = [...metrics.values()].filter((m): m is typeof m & { measures: Measure[] } => !(m.measures instanceof Error));
+    let answers: (Map<string, VariantStats[]> | Error)[];
+    try {
+      answers = await upstream(
+        statsOfMany(this.ctx.services.analytics.eventStore, {
+          projectId,
+          to: nowMs + 1,
+          experiments,
+          metrics: readable.map((m) => ({ measures: m.measures as [Measure] | [Measure, Measure], experimentIds: m.rollouts.map((i) => experiments[i]!.experimentId) })),
+        }),
+      );
+    } catch (err) {
+      answers = readable.map(() => (err instanceof Error ? err : new Error(String(err))));
+    }
+    compared.forEach((r) => readings.set(r.id, new Map()));
+    for (const [metricId, m] of metrics) {
+      const k = readable.indexOf(m as (typeof readable)[number]);
+      const answer = m.measures instanceof Error ? m.measures : answers[k]!;
+      const problem = answer instanceof Error ? await reasonOf(answer) : undefined;
+      const test: MetricTest = m.measures instanceof Error ? "mean" : m.measures.length === 2 ? "ratio" : m.measures[0]!.kind === "unique" ? "proportion" : "mean";
+      for (const i of m.rollouts) {
+        const reading: Reading = problem !== undefined ? { problem } : { test, variants: (answer as Map<string, VariantStats[]>).get(experiments[i]!.experimentId) ?? [] };
+        readings.get(compared[i]!.id)!.set(metricId, reading);
+      }
+    }
+    return readings;
+  }
+
+  /** The check of a running rollout's current stage as of `nowMs` from its readings, and what it calls for. */
+  check(row: RolloutRow, nowMs: number, readings: Readings): CheckResult {
     const stages = JSON.parse(row.stages) as Stage[];
     const watch = JSON.parse(row.watch) as WatchedMetric[];
     const stage = Number(row.stage);
     const { percent, minutes } = stages[stage]!;
     const started = Date.parse(row.stage_started_at ?? row.created_at);
-    const store = this.ctx.services.analytics.eventStore;
-    const ingestLagMs = store.ingestLagMs?.(nowMs) ?? 0;
+    const ingestLagMs = this.ctx.services.analytics.eventStore.ingestLagMs?.(nowMs) ?? 0;
     const stale = ingestLagMs > MAX_INGEST_LAG_MS;
     const alpha = testAlpha(Number(row.false_alarm_rate), stages, watch.length);
     const last = row.last_check === null ? null : (JSON.parse(row.last_check) as CheckResult);
     const metrics: MetricCheck[] = [];
     const problems: string[] = [];
-    // Only a stage with both groups has a comparison; 100 % has none (it was judged up to the stage before).
     if (percent > 0 && percent < 100) {
       for (const w of watch) {
-        try {
-          const measures = w.metricId === null ? ERROR_MEASURE : await this.ctx.services.metrics.compiled(row.project_id, w.metricId);
-          const test = measures.length === 2 ? "ratio" : measures[0]!.kind === "unique" ? "proportion" : "mean";
-          const { variants } = await upstream(
-            store.experimentStats({ projectId: row.project_id, experimentId: rolloutExposureId(row.id, stage), from: started, to: nowMs + 1, measures: measures as [Measure] | [Measure, Measure] }),
-          );
-          const arm = (name: string): VariantStats | undefined => variants.find((v) => v.variant === name);
-          metrics.push(judgeMetric(w, test, { old: arm("old"), new: arm("new") }, alpha, previousState(last, stage, w.metric, alpha)));
-        } catch (err) {
-          problems.push(`${w.metric}: ${err instanceof Error ? err.message : String(err)}`);
+        const reading = readings.get(row.id)?.get(w.metricId) ?? { problem: "not read this round (see the server log)" };
+        if ("problem" in reading) {
+          problems.push(`${w.metric}: ${reading.problem}`);
+          continue;
         }
+        const arm = (name: string): VariantStats | undefined => reading.variants.find((v) => v.variant === name);
+        metrics.push(judgeMetric(w, reading.test, { old: arm("old"), new: arm("new") }, alpha, previousState(last, stage, w.metric, alpha)));
       }
     }
     const regression = regressionOf(metrics);
