@@ -194,7 +194,7 @@ test("--edge-only: /healthz answers 200; every admin, SDK, OFREP, sign-in and pa
 
     // Every path the full server registers, plus pages and docs, with the credential each would take.
     const registered = ((edge.server.app as any).routes as { method: string; path: string }[])
-      .filter((r) => r.path !== "/healthz" && !r.path.startsWith("/ops/"))
+      .filter((r) => r.path !== "/healthz" && r.path !== "/metrics" && !r.path.startsWith("/ops/"))
       .map((r) => ({ method: r.method, path: r.path.replace(/:[A-Za-z_]+/g, "probe-id").replace(/\*$/, "probe-flag") }));
     expect(registered.some((r) => r.path.startsWith("/api/admin/"))).toBe(true);
     expect(registered.some((r) => r.path.startsWith("/api/sdk/"))).toBe(true);
@@ -211,6 +211,14 @@ test("--edge-only: /healthz answers 200; every admin, SDK, OFREP, sign-in and pa
       expect(r.body.code, label).toBe("NOT_FOUND");
       expect(r.body.error, label).toMatch(/edge role/);
       expect(r.headers.get("x-request-id"), label).toBeTruthy();
+    }
+
+    // /metrics is scraped on the edge too (loopback here), and a browser gets the exposition: no dashboard on the edge.
+    for (const accept of ["text/plain", "text/html,application/xhtml+xml"]) {
+      const scrape = await fetch(`${edge.url}/metrics`, { headers: { accept } });
+      expect(scrape.status, accept).toBe(200);
+      expect(scrape.headers.get("content-type"), accept).toContain("text/plain");
+      expect(await scrape.text(), accept).toContain("svc_http_requests_total");
     }
 
     // The public intake's paths are served (the client key's own paths): test/modules/intake.test.ts covers them.

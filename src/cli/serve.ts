@@ -31,7 +31,7 @@ export const serveCommand: Command = {
     host: { type: "string", value: "HOST", help: "Address to bind (default: HOST, else 0.0.0.0, every interface)" },
     data: { type: "string", value: "DIR", help: "Directory of the database, service.db, and the outbox (default: SERVICE_DATA_DIR, else ./data)" },
     store: STORE_FLAG,
-    "edge-only": { type: "boolean", help: "Serve only the public intake and /healthz (the edge role), no admin API or SDK paths" },
+    "edge-only": { type: "boolean", help: "Serve only the public intake, /healthz and /metrics (the edge role), no admin API, SDK paths or dashboard" },
     "no-request-log": { type: "boolean", help: "Do not print one JSON line per request on stdout" },
     "log-sdk-requests": {
       type: "boolean",

@@ -15,7 +15,8 @@ export type RequestMeta = { start: number; id: string; path: string; status?: nu
 
 /** Paths the edge role (`--edge-only`) serves. */
 export function isEdgePath(path: string): boolean {
-  return path === "/healthz" || path.startsWith("/ops/");
+  // /metrics too: an edge server is scraped like any other (its exposition only; the dashboard page is not served there).
+  return path === "/healthz" || path === "/metrics" || path.startsWith("/ops/");
 }
 
 /** Paths of machine clients (admin API, SDK, OFREP, intake, health, docs); everything else is a browser page or sign-in endpoint. */

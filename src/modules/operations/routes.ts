@@ -51,7 +51,7 @@ export function operationsRoutes(ctx: AppContext) {
   return new Elysia({ name: "operations", seed: ctx }).get(
     "/metrics",
     async ({ request }) => {
-      if (!isMetricsScrape("/metrics", request)) return dashboard({ request });
+      if (!ctx.options.edgeOnly && !isMetricsScrape("/metrics", request)) return dashboard({ request });
       authorize(ctx, request);
       return new Response(await operations.scrape(), { headers: { "content-type": METRICS_CONTENT_TYPE, "cache-control": "no-store" } });
     },
