@@ -293,6 +293,8 @@ describe("svc serve", () => {
       ["log-no-route", "/nothing-here", {}],
       ["log-too-large", "/api/admin/keys", { method: "POST", headers: admin, body: "x".repeat(1024 * 1024 + 1) }],
       // (A CORS preflight on an SDK path is SDK traffic now: counted in /metrics, not logged unless it fails.)
+      // The public intake's preflight (a route of the ops module) is an early answer of no project's domain: 403.
+      ["log-intake-preflight", "/ops/bug", { method: "OPTIONS", headers: { origin: "https://nobody.example.com", "access-control-request-method": "POST" } }],
     ];
     for (const [id, path, init] of cases) {
       const res = await fetch(server.url + path, { ...init, headers: { ...(init.headers as Record<string, string>), "x-request-id": id } });

@@ -2,7 +2,6 @@ import { Elysia, t } from "elysia";
 import type { Principal } from "../../lib/auth";
 import { forbidden } from "../../lib/errors";
 import { IdParam, describe, jsonBodyPlugin, requestIdFor } from "../../lib/http";
-import { pathOf } from "../../lib/pipeline";
 import type { AppContext } from "../../lib/module";
 import { KEYS_CHANNEL, PUBLIC_TICKET_SCOPE } from "../keys/service";
 import { BugBody, CreateItemBody, CreatedItemSchema, DedupedSchema, FeatureRequestBody, ItemListQuery, QueueItemSchema, UpdateItemBody } from "./contract";
@@ -171,15 +170,13 @@ function intakeRoutes(ctx: AppContext) {
     callers.set(request, principal);
   };
 
-  const INTAKE_PATHS = new Set(["/ops/bug", "/ops/feature-request"]);
   /**
    * The CORS preflight of the two intake paths (it carries no key): 204 with
    * the CORS headers for an origin that is the domain of a project taking
-   * public tickets; 403 without them for any other. Answered before routing
-   * (a request hook): the paths register POST only.
+   * public tickets; 403 without them for any other. A route of its own (not a
+   * request hook), so that preflights are counted and logged like every answer.
    */
-  const preflight = async (request: Request, set: Set): Promise<Response | undefined> => {
-    if (request.method !== "OPTIONS" || !INTAKE_PATHS.has(pathOf(request.url))) return undefined;
+  const preflight = async ({ request, set }: { request: Request; set: Set }): Promise<Response> => {
     const origin = request.headers.get("origin");
     const headers: Record<string, string> = { vary: "Origin", allow: "POST, OPTIONS" };
     // The pipeline's request id (set before this hook runs).
@@ -230,7 +227,8 @@ function intakeRoutes(ctx: AppContext) {
       response: { 200: DedupedSchema, 201: CreatedItemSchema },
     });
   return new Elysia({ name: "ops-intake", seed: ctx })
-    .onRequest(({ request, set }) => preflight(request, set as Set))
+    .options("/ops/feature-request", preflight, { detail: { hide: true } })
+    .options("/ops/bug", preflight, { detail: { hide: true } })
     .post("/ops/feature-request", file("feature_request"), {
       // The named "json" parser is never reached (ours always answers); it makes the OpenAPI document give the body its content type.
       parse: [parse, "json" as unknown as typeof parse],
