@@ -98,7 +98,8 @@ describe.skipIf(!chromiumAvailable)("the dashboard of the compiled binary", () =
     await page.keyboard.press("Control+k");
     const palette = page.getByRole("dialog", { name: "Go to" });
     await palette.getByRole("combobox").fill("checkout");
-    await palette.getByRole("option", { name: /checkout/ }).waitFor();
+    // Enter goes to the active option: wait until it is the killswitch.
+    await palette.getByRole("option", { name: /checkout/, selected: true }).waitFor();
     await page.keyboard.press("Enter");
     await page.waitForURL((url) => url.pathname === "/killswitches/checkout");
     await page.getByRole("switch", { name: "checkout on prod" }).click();

@@ -389,7 +389,7 @@ describe.skipIf(!chromiumAvailable)("experiments in the dashboard", () => {
     await page.keyboard.press("Control+k");
     const palette = page.getByRole("dialog", { name: "Go to" });
     await palette.getByRole("combobox").fill("checkout-b");
-    await palette.getByRole("option", { name: /checkout-button\s+experiment/ }).waitFor();
+    await palette.getByRole("option", { name: /checkout-button\s+experiment/, selected: true }).waitFor();
     await page.keyboard.press("Enter");
     await page.waitForURL((url) => url.pathname === "/experiments/checkout-button");
     await page.getByRole("heading", { level: 2, name: "Shipped variant green" }).waitFor();

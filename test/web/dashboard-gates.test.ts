@@ -58,7 +58,7 @@ describe.skipIf(!chromiumAvailable)("gates in the dashboard", () => {
     await page.keyboard.press("Control+k");
     const palette = page.getByRole("dialog", { name: "Go to" });
     await palette.getByRole("combobox").fill("new-check");
-    await palette.getByRole("option", { name: /new-checkout\s+gate/ }).waitFor();
+    await palette.getByRole("option", { name: /new-checkout\s+gate/, selected: true }).waitFor();
     await page.keyboard.press("Enter");
     await page.waitForURL((url) => url.pathname === "/gates/new-checkout");
     await page.getByRole("heading", { level: 1, name: "new-checkout" }).waitFor();

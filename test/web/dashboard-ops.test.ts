@@ -142,7 +142,7 @@ describe.skipIf(!chromiumAvailable)("the approval queue in the dashboard", () =>
     await page.keyboard.press("Control+k");
     const palette = page.getByRole("dialog", { name: "Go to" });
     await palette.getByRole("combobox").fill("Dark mode");
-    await palette.getByRole("option", { name: /#2 Dark mode/ }).waitFor();
+    await palette.getByRole("option", { name: /#2 Dark mode/, selected: true }).waitFor();
     await page.keyboard.press("Enter");
     await page.waitForURL((url) => url.pathname === "/queue/2");
     await page.getByRole("heading", { level: 1, name: "#2 Dark mode" }).waitFor();

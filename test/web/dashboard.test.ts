@@ -59,7 +59,7 @@ describe.skipIf(!chromiumAvailable)("the dashboard in a real browser", () => {
     await page.keyboard.press("Control+k");
     const palette = page.getByRole("dialog", { name: "Go to" });
     await palette.getByRole("combobox").fill("check");
-    await palette.getByRole("option", { name: /checkout/ }).waitFor();
+    await palette.getByRole("option", { name: /checkout/, selected: true }).waitFor();
     expect(await palette.getByRole("option").first().innerText()).toContain("checkout");
     await page.keyboard.press("Enter");
     await page.waitForURL((url) => url.pathname === "/killswitches/checkout");

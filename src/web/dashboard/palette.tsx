@@ -15,9 +15,13 @@ export function CommandPalette(props: { open: boolean; onClose: () => void; modu
   const listId = useId();
 
   useEffect(() => {
-    if (!props.open) return;
-    setQuery("");
-    setActive(0);
+    // Cleared on closing, not on opening: this effect runs after the dialog shows, and what someone typed at once
+    // (Ctrl+K, then the name) would be wiped.
+    if (!props.open) {
+      setQuery("");
+      setActive(0);
+      return;
+    }
     const pages: PaletteItem[] = props.pages.map((p) => ({ label: p.nav!.label, kind: "page", href: p.path }));
     setItems(pages);
     Promise.all(props.modules.map((m) => (m.palette ? m.palette().catch(() => []) : Promise.resolve([])))).then((lists) => setItems([...pages, ...lists.flat()]));
