@@ -11,7 +11,8 @@ import { type ManyExperimentsQuery, type VariantStats, type VariantStatsRow, var
  * counts its units per variant: a project's ten rollouts read the same
  * events ten times and count per metric. Here:
  * - one statement counts every experiment's units per variant, each over its
- *   own window (the variant index, walked once per experiment and round);
+ *   own window (the variant index, walked once per experiment and round, not
+ *   once per metric);
  * - one statement per metric reads its events once, over the union of the
  *   windows, and finds all of a unit's exposures with one seek of the
  *   (project, unit, experiment) index (adjacent entries, one per experiment)
@@ -32,14 +33,23 @@ function windowsValues(experiments: { experimentId: string; from: number }[], pa
     .join(", ");
 }
 
-/** Units per variant of every experiment in its window: rows (experiment_id, variant, n). */
+/**
+ * Units per variant of every experiment in its window: rows (experiment_id, variant, n). One SELECT per experiment,
+ * UNION ALL: each groups in the variant index's own order, where one GROUP BY over all of them sorted every unit
+ * (three times slower, measured).
+ */
 export function manyCountsSql(q: ManyExperimentsQuery): { sql: string; params: (string | number)[] } {
   const params: (string | number)[] = [q.projectId, q.to];
-  const values = windowsValues(q.experiments, params);
-  const sql =
-    `WITH w(experiment_id, from_ts) AS (VALUES ${values})` +
-    " SELECT x.experiment_id AS experiment_id, x.variant AS variant, COUNT(*) AS n FROM w CROSS JOIN experiment_exposures AS x INDEXED BY experiment_exposures_by_variant" +
-    " WHERE x.project_id = ?1 AND x.experiment_id = w.experiment_id AND x.first_ts >= w.from_ts AND x.first_ts < ?2 GROUP BY x.experiment_id, x.variant";
+  const sql = q.experiments
+    .map((e) => {
+      params.push(e.experimentId, e.from);
+      const id = `?${params.length - 1}`;
+      return (
+        `SELECT ${id} AS experiment_id, variant, COUNT(*) AS n FROM experiment_exposures INDEXED BY experiment_exposures_by_variant` +
+        ` WHERE project_id = ?1 AND experiment_id = ${id} AND first_ts >= ?${params.length} AND first_ts < ?2 GROUP BY variant`
+      );
+    })
+    .join(" UNION ALL ");
   return { sql, params };
 }
 
