@@ -8,6 +8,7 @@
  * against a plain TypeScript reference over the rows appended.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { PostgresEventStore } from "../../src/lib/eventstore/postgres";
 import { SpoolingEventStore } from "../../src/lib/eventstore/spool";
@@ -496,6 +497,36 @@ for (const impl of IMPLS) {
 }
 
 describe("experiment sums: SqliteEventStore specifics", () => {
+  test("a file made before the kept exposure counts gets them when opened, counted from its exposures, and they move with later exposures", async () => {
+    const path = join(tempDir("svc-exp-counts-"), "events.db");
+    const p = newProject();
+    const x = newExperiment();
+    const rows: EventRow[] = [];
+    for (let i = 0; i < 300; i++) rows.push(exposure(p, x, `u${i % 120}`, T0 + ((i * 7919) % 5000) * 1000, i % 3 === 0 ? "new" : "old"));
+    let store = new SqliteEventStore(path);
+    await store.append(rows.slice(0, 200));
+    await store.close();
+    // As an older build left it: no counts table, no triggers.
+    const raw = new Database(path);
+    for (const t of ["insert", "update", "delete"]) raw.run(`DROP TRIGGER experiment_exposures_counted_${t}`);
+    raw.run("DROP TABLE experiment_exposure_counts");
+    raw.close();
+    store = new SqliteEventStore(path);
+    try {
+      await store.append(rows.slice(200));
+      const measures: [Measure] = [count("none")];
+      const [answer] = await statsOfMany(store, { projectId: p, to: T0 + DAY, experiments: [{ experimentId: x, from: T0 + 1_000_000 }], metrics: [{ measures, experimentIds: [x] }] });
+      if (answer instanceof Error) throw answer;
+      expectStats(answer.get(x)!, reference(rows, { projectId: p, experimentId: x, from: T0 + 1_000_000, to: T0 + DAY, measures }));
+      const kept = new Database(path, { readonly: true });
+      const total = (kept.query("SELECT SUM(n) AS n FROM experiment_exposure_counts WHERE experiment_id = ?").get(x) as { n: number }).n;
+      kept.close();
+      expect(total).toBe(120);
+    } finally {
+      await store.close();
+    }
+  });
+
   /** Exposures and purchases over units with every kind of id: empty, one character, astral, long. */
   function oddRows(p: string, x: string): EventRow[] {
     const units = ["", "a", "7", "ü", "😀", "u-1", "u-2", "z".repeat(200), "\u0000x"];

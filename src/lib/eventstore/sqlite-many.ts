@@ -11,8 +11,7 @@ import { type ManyExperimentsQuery, type VariantStats, type VariantStatsRow, var
  * counts its units per variant: a project's ten rollouts read the same
  * events ten times and count per metric. Here:
  * - one statement counts every experiment's units per variant, each over its
- *   own window (the variant index, walked once per experiment and round, not
- *   once per metric);
+ *   own window, from totals the ingest keeps (see manyCountsSql);
  * - one statement per metric reads its events once, over the union of the
  *   windows, and finds all of a unit's exposures with one seek of the
  *   (project, unit, experiment) index (adjacent entries, one per experiment)
@@ -34,23 +33,25 @@ function windowsValues(experiments: { experimentId: string; from: number }[], pa
 }
 
 /**
- * Units per variant of every experiment in its window: rows (experiment_id, variant, n). One SELECT per experiment,
- * UNION ALL: each groups in the variant index's own order, where one GROUP BY over all of them sorted every unit
- * (three times slower, measured).
+ * Units per variant of every experiment in its window: rows (experiment_id, variant, n). Each experiment's kept
+ * totals (`experiment_exposure_counts`, see sqlite.ts) less its units first exposed outside the window: two ranges
+ * of the variant index per variant, empty but for clock skew (a rollout stage's exposures come after it began).
+ * Walking the index instead read every unit of every rollout each round.
  */
 export function manyCountsSql(q: ManyExperimentsQuery): { sql: string; params: (string | number)[] } {
   const params: (string | number)[] = [q.projectId, q.to];
-  const sql = q.experiments
-    .map((e) => {
-      params.push(e.experimentId, e.from);
-      const id = `?${params.length - 1}`;
-      return (
-        `SELECT ${id} AS experiment_id, variant, COUNT(*) AS n FROM experiment_exposures INDEXED BY experiment_exposures_by_variant` +
-        ` WHERE project_id = ?1 AND experiment_id = ${id} AND first_ts >= ?${params.length} AND first_ts < ?2 GROUP BY variant`
-      );
-    })
-    .join(" UNION ALL ");
-  return { sql, params };
+  const outside = (id: string, bound: string) =>
+    `(SELECT COUNT(*) FROM experiment_exposures AS x INDEXED BY experiment_exposures_by_variant WHERE x.project_id = ?1 AND x.experiment_id = ${id} AND x.variant = c.variant AND ${bound})`;
+  const parts = q.experiments.map((e) => {
+    params.push(e.experimentId, e.from);
+    const id = `?${params.length - 1}`;
+    const from = `?${params.length}`;
+    return (
+      `SELECT ${id} AS experiment_id, c.variant AS variant, c.n - ${outside(id, `x.first_ts < ${from}`)} - ${outside(id, "x.first_ts >= ?2")} AS n` +
+      ` FROM experiment_exposure_counts AS c WHERE c.project_id = ?1 AND c.experiment_id = ${id}`
+    );
+  });
+  return { sql: `SELECT experiment_id, variant, n FROM (${parts.join(" UNION ALL ")}) WHERE n > 0`, params };
 }
 
 const SUM_COLUMNS = ["sx", "sxx", "sy", "syy", "sxy", "sp", "spp", "sxp"] as const;
