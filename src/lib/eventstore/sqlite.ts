@@ -82,8 +82,11 @@ import { type ExperimentDialect, bucketRows, experimentParts, namePrefix, rollup
  *
  * Many experiments at once (the rollout monitor: a unit is in every rollout
  * of its project) use the unit-first index `experiment_exposures_by_unit`:
- * one seek finds all of a unit's exposures side by side (sqlite-many.ts).
- * A file made before it gets it when opened (one pass over the exposures).
+ * one seek finds all of a unit's exposures side by side, and the units per
+ * variant that triggers keep (EXPOSURE_COUNTS_SCHEMA; sqlite-many.ts). A new
+ * first exposure so costs two more B-tree writes; ingest of ordinary events
+ * is untouched. A file made before them gets both when opened (one pass over
+ * the exposures each).
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (project_id TEXT NOT NULL, name TEXT NOT NULL, hour INTEGER NOT NULL, ts INTEGER NOT NULL, unit_id TEXT, value REAL, props TEXT) STRICT;
