@@ -165,12 +165,12 @@ function busyBetween(a: number[][], b: number[][]): number[] {
 export const WRK = Bun.which("wrk");
 
 /** A Lua string literal (wrk scripts set the method, headers and body). */
-function luaString(text: string): string {
+export function luaString(text: string): string {
   return `"${[...new TextEncoder().encode(text)].map((b) => (b >= 32 && b < 127 && b !== 34 && b !== 92 ? String.fromCharCode(b) : `\\${String(b).padStart(3, "0")}`)).join("")}"`;
 }
 
 /** wrk's latency with its unit (`350.12us`, `1.20ms`, `2.00s`) in milliseconds. */
-function wrkMs(value: string): number {
+export function wrkMs(value: string): number {
   const m = /^([\d.]+)(us|ms|s|m)$/.exec(value.trim());
   if (!m) return Number.NaN;
   const n = Number(m[1]);
