@@ -40,62 +40,13 @@ export function intakeOptionsFromEnv(env: Record<string, string | undefined>): P
   return out;
 }
 
-const ORIGIN_CACHE_MS = 5_000;
-const ORIGIN_CACHE_MAX = 1_000;
-
-/** Answers of "is this origin an intake origin" for a few seconds (CORS preflights carry no key, so each would ask the store). */
-export class OriginCache {
-  private readonly answers = new Map<string, { ok: boolean; until: number }>();
-
-  constructor(private readonly lookup: (origin: string) => Promise<boolean>) {}
-
-  async allowed(origin: string): Promise<boolean> {
-    const now = Date.now();
-    const hit = this.answers.get(origin);
-    if (hit && hit.until > now) return hit.ok;
-    const ok = await this.lookup(origin);
-    if (this.answers.size >= ORIGIN_CACHE_MAX) this.answers.clear();
-    this.answers.set(origin, { ok, until: now + ORIGIN_CACHE_MS });
-    return ok;
-  }
-
-  /** A project's domain or opt-in changed. */
-  clear(): void {
-    this.answers.clear();
-  }
-}
-
-const SETTINGS_CACHE_MS = 1_000;
-
 /**
- * A project's intake settings (opt-in, domain) for a second: the hot path
- * of the intake asks once a second per project instead of once a request.
- * Refusals are not kept. The filing transaction checks the opt-in again, so a project that just
- * turned it off files nothing; a domain change clears the cache at once.
+ * How long the intake's hot path trusts what it looked up (see ExpiringCache): an origin's answer (CORS
+ * preflights carry no key, so each would ask the store) 5 s; a project's intake settings 1 s. The filing
+ * transaction checks the opt-in again, so a project that just turned it off files nothing; a project that just
+ * opted in is never refused from memory (a refusal is a failed lookup, not kept); a domain change clears both.
  */
-export class SettingsCache {
-  private readonly entries = new Map<string, { value: Promise<{ origin: string | null }>; until: number }>();
-
-  constructor(private readonly load: (projectId: string) => Promise<{ origin: string | null }>) {}
-
-  get(projectId: string): Promise<{ origin: string | null }> {
-    const now = Date.now();
-    const hit = this.entries.get(projectId);
-    if (hit && hit.until > now) return hit.value;
-    const value = this.load(projectId);
-    if (this.entries.size >= ORIGIN_CACHE_MAX) this.entries.clear();
-    this.entries.set(projectId, { value, until: now + SETTINGS_CACHE_MS });
-    // Only a project that takes tickets is remembered: one that just opted in is never refused from memory.
-    value.catch(() => {
-      if (this.entries.get(projectId)?.value === value) this.entries.delete(projectId);
-    });
-    return value;
-  }
-
-  clear(): void {
-    this.entries.clear();
-  }
-}
+export const INTAKE_CACHES = { origins: { ttlMs: 5_000, max: 1_000 }, settings: { ttlMs: 1_000, max: 1_000 } };
 
 export const BODY_ERROR = Symbol("intake body error");
 const UTF8 = new TextDecoder();

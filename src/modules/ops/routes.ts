@@ -6,7 +6,8 @@ import type { AppContext } from "../../lib/module";
 import { KEYS_CHANNEL, PUBLIC_TICKET_SCOPE } from "../keys/service";
 import { BugBody, CreateItemBody, CreatedItemSchema, DedupedSchema, FeatureRequestBody, ItemListQuery, QueueItemSchema, UpdateItemBody } from "./contract";
 import { RateLimiter } from "../../lib/rate-limit";
-import { BODY_ERROR, DEFAULT_INTAKE_OPTIONS, type IntakeBody, OriginCache, SettingsCache, intakeBodyParser } from "./intake";
+import { ExpiringCache } from "../../lib/expiring-cache";
+import { BODY_ERROR, DEFAULT_INTAKE_OPTIONS, INTAKE_CACHES, type IntakeBody, intakeBodyParser } from "./intake";
 import type { FiledType } from "./service";
 
 const TAG = "Queue items";
@@ -130,14 +131,14 @@ function intakeRoutes(ctx: AppContext) {
   const options = { ...DEFAULT_INTAKE_OPTIONS, ...ctx.options.intake };
   const perAddress = new RateLimiter();
   const perKey = new RateLimiter();
-  const origins = new OriginCache((origin) => ops.isIntakeOrigin(origin));
+  const origins = new ExpiringCache((origin: string) => ops.isIntakeOrigin(origin), INTAKE_CACHES.origins);
   // A project's domain changed (the keys module announces it for the keys it re-stamps): forget the cached answers.
   ctx.store.listen(KEYS_CHANNEL, (payload) => {
     if (payload.startsWith("minted:") || payload.startsWith("revoked:")) return;
     origins.clear();
     projects.clear();
   });
-  const projects = new SettingsCache((projectId) => ops.intakeProject(projectId));
+  const projects = new ExpiringCache((projectId: string) => ops.intakeProject(projectId), INTAKE_CACHES.settings);
   const callers = new WeakMap<Request, Principal>();
   const parse = intakeBodyParser(() => options.maxBodyBytes);
 
@@ -151,7 +152,7 @@ function intakeRoutes(ctx: AppContext) {
     const origin = headers.origin;
     set.headers.vary = "Origin";
     // A page of a project that takes public tickets may read every answer (its errors too, 429s included).
-    if (origin && (await origins.allowed(origin))) allowOrigin(set, origin);
+    if (origin && (await origins.get(origin))) allowOrigin(set, origin);
     perAddress.take(ctx.network.clientAddress(request), options.perAddress);
     const principal = await ctx.authenticator.sdk(headers, "client");
     if (!principal.scopes.includes(PUBLIC_TICKET_SCOPE)) {
@@ -181,7 +182,7 @@ function intakeRoutes(ctx: AppContext) {
     const headers: Record<string, string> = { vary: "Origin", allow: "POST, OPTIONS" };
     // The pipeline's request id (set before this hook runs).
     headers["x-request-id"] = String(set.headers["x-request-id"] ?? requestIdFor(request.headers.get("x-request-id")));
-    if (origin && !(await origins.allowed(origin))) {
+    if (origin && !(await origins.get(origin))) {
       const body = { error: "Origin not allowed", code: "FORBIDDEN", detail: "Origin: not the domain of a project that takes public tickets" };
       return new Response(JSON.stringify(body), { status: 403, headers: { ...headers, "content-type": "application/json" } });
     }
