@@ -52,6 +52,14 @@ export type GateRule = {
 export type Gate = { salt: string; rules: GateRule[] };
 export type EvaluationContext = Record<string, unknown>;
 
+/**
+ * The context with its unit: `user_id`, else OpenFeature's `targetingKey` (a `user_id` of null counts as none).
+ * The SDK and OFREP both evaluate through it, so one unit gets one answer either way.
+ */
+export function withUserId(context: EvaluationContext): EvaluationContext {
+  return (context.user_id === undefined || context.user_id === null) && context.targetingKey !== undefined ? { ...context, user_id: context.targetingKey } : context;
+}
+
 /** A compiled pattern: `test` must run in linear time (RE2). */
 export type CompiledRegex = { test(value: string): boolean };
 

@@ -28,7 +28,7 @@
 
 export type Env = "dev" | "staging" | "prod";
 
-import { type CompiledRegex, type EvaluationContext, type Gate, createGateEvaluator } from "./gates";
+import { type CompiledRegex, type EvaluationContext, type Gate, createGateEvaluator, withUserId } from "./gates";
 import { type TrackOptions, createOutbox } from "./events";
 import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "./experiments";
 import type { PublishedUniverse } from "./universes";
@@ -281,10 +281,6 @@ function createSeenSet(capacity: number) {
 const NO_OVERRIDES: OverrideIndex = { gates: new Map(), configs: new Map() };
 
 /** OpenFeature's `targetingKey` stands for `user_id` when the context has none (as in OFREP). */
-function withUserId(context: EvaluationContext): EvaluationContext {
-  return (context.user_id === undefined || context.user_id === null) && context.targetingKey !== undefined ? { ...context, user_id: context.targetingKey } : context;
-}
-
 function kindOf(value: unknown): string {
   if (value === null) return "null";
   return Array.isArray(value) ? "array" : typeof value;

@@ -131,6 +131,11 @@ describe("one evaluator: explain, OFREP and a real OpenFeature provider agree wi
     expect(out.body.rules[0]).toMatchObject({ name: "staff", holds: false, conditions: [{ attr: "email", holds: false, why: 'email is "bo@example.com"' }] });
     const viaOfrep = await ofrep("new-checkout", { email: "bo@example.com", country: "de", user_id: "user-7" });
     expect(viaOfrep.body).toMatchObject({ value: out.body.value, reason: "SPLIT", variant: out.body.value ? "on" : "off", metadata: { version: 3 } });
+    // OpenFeature's targetingKey stands for a user_id that is absent or null, in OFREP as in the SDK.
+    for (const context of [{ targetingKey: "user-7" }, { targetingKey: "user-7", user_id: null }]) {
+      const viaKey = await ofrep("new-checkout", { email: "bo@example.com", country: "de", ...context });
+      expect(viaKey.body, JSON.stringify(context)).toMatchObject({ value: out.body.value, reason: "SPLIT" });
+    }
   });
 
   test("@openfeature/server-sdk reads a gate, with targetingKey as the unit", async () => {

@@ -4,7 +4,7 @@ import type { Logger } from "../../lib/log";
 import { LruCache } from "../../lib/lru";
 import { compileRegex } from "../../lib/re2";
 import { type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "../../sdk/experiments";
-import { type Gate, type GateDecision, createGateEvaluator } from "../../sdk/gates";
+import { type Gate, type GateDecision, createGateEvaluator, withUserId } from "../../sdk/gates";
 import type { PublishedUniverse } from "../../sdk/universes";
 import { type PublishedRollout, type RolloutIndex, indexRollouts, rolledGate, rolloutFor } from "../../sdk/rollouts";
 import type { Snapshot } from "./snapshot";
@@ -114,11 +114,6 @@ function evaluatorOf(snapshot: Snapshot) {
   return evaluator;
 }
 
-/** OpenFeature names the unit `targetingKey`; gates bucket on `user_id` by default: the one stands for the other when absent. */
-function withUnit(context: EvaluationContext): EvaluationContext {
-  return context.user_id === undefined && context.targetingKey !== undefined ? { ...context, user_id: context.targetingKey } : context;
-}
-
 /** Per snapshot: which experiments override which gates and configs. */
 const overrideIndexes = new WeakMap<Snapshot, OverrideIndex>();
 
@@ -139,7 +134,7 @@ function assign(snapshot: Snapshot, experiment: PublishedExperiment, context: Ev
   const gates = snapshot.gates as Record<string, PublishedGate>;
   return assignUnit(experiment, snapshot.universes as Record<string, PublishedUniverse>, context, (name) => {
     const gate = Object.hasOwn(gates, name) ? gates[name] : undefined;
-    return !!gate && evaluatorOf(snapshot).evaluate(gate, withUnit(context)).value;
+    return !!gate && evaluatorOf(snapshot).evaluate(gate, withUserId(context)).value;
   });
 }
 
@@ -158,7 +153,7 @@ const rolloutIndexes = new WeakMap<Snapshot, RolloutIndex>();
 function rolloutOf(snapshot: Snapshot, kind: "gates" | "configs", name: string, context: EvaluationContext, exposures?: Exposure[]) {
   let index = rolloutIndexes.get(snapshot);
   if (!index) rolloutIndexes.set(snapshot, (index = indexRollouts(snapshot.rollouts as Record<string, PublishedRollout> | undefined)));
-  return rolloutFor(index, kind, name, withUnit(context), (experimentId, unitId, variant) => exposures?.push({ experimentId, unitId, variant }));
+  return rolloutFor(index, kind, name, withUserId(context), (experimentId, unitId, variant) => exposures?.push({ experimentId, unitId, variant }));
 }
 
 function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {
@@ -169,10 +164,10 @@ function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context:
   }
   const rolled = rolloutOf(snapshot, "gates", key, context, exposures);
   if (rolled?.rolled && rolled.rollout.kind === "gate") {
-    const value = evaluatorOf(snapshot).evaluate(rolledGate(gate, rolled.rollout), withUnit(context)).value;
+    const value = evaluatorOf(snapshot).evaluate(rolledGate(gate, rolled.rollout), withUserId(context)).value;
     return { key, value, reason: "SPLIT", variant: value ? "on" : "off", metadata: { version: gate.version } };
   }
-  const decision = evaluatorOf(snapshot).evaluate(gate, withUnit(context));
+  const decision = evaluatorOf(snapshot).evaluate(gate, withUserId(context));
   return { key, value: decision.value, reason: decision.reason, variant: decision.value ? "on" : "off", metadata: { version: gate.version } };
 }
 
