@@ -228,6 +228,7 @@ function intakeRoutes(ctx: AppContext) {
       response: { 200: DedupedSchema, 201: CreatedItemSchema },
     });
   return new Elysia({ name: "ops-intake", seed: ctx })
+    // Preflights are HTTP plumbing: the OpenAPI document leaves OPTIONS out (the POSTs' descriptions say what they answer).
     .options("/ops/feature-request", preflight, { detail: { hide: true } })
     .options("/ops/bug", preflight, { detail: { hide: true } })
     .post("/ops/feature-request", file("feature_request"), {
