@@ -198,14 +198,18 @@ export function buildApp(ctx: AppContext) {
   );
 }
 
-/** Every module's routes, in manifest order. */
+/**
+ * Every module's routes, in manifest order, used straight on the app: Elysia copies a plugin's routes into the
+ * instance that uses it, so a plugin gathering the modules' plugins would add every route once more at start.
+ */
 function moduleRoutes(ctx: AppContext) {
-  const plugin = new Elysia({ name: "modules", seed: ctx });
-  for (const m of MODULES) {
-    const routes = m.routes?.(ctx);
-    if (routes) plugin.use(routes);
-  }
-  return plugin;
+  return <A extends Elysia<any, any, any, any, any, any, any>>(app: A): A => {
+    for (const m of MODULES) {
+      const routes = m.routes?.(ctx);
+      if (routes) app.use(routes);
+    }
+    return app;
+  };
 }
 
 export type App = ReturnType<typeof buildApp>;

@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { createInterface } from "node:readline/promises";
 import { UsageError } from "../lib/config";
 import { ENVS, type Env, SvcClient, normaliseUrl, type SessionOptions } from "./client";
 import type { ArgValues, Flag, Flags } from "./command";
@@ -125,6 +124,8 @@ export function isInteractive(): boolean {
 }
 
 async function ask(question: string): Promise<boolean> {
+  // Imported here: the bundle's static imports of Node built-ins are loaded by every command, `svc serve` included.
+  const { createInterface } = await import("node:readline/promises");
   const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
   try {
     const answer = await Promise.race([rl.question(`${question} [y/N] `), new Promise<string>((resolve) => rl.once("close", () => resolve("")))]);

@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { randomBytes } from "node:crypto";
+import { nodeCrypto } from "../lib/node-crypto";
 import { VERSION } from "../version";
 
 /**
@@ -133,7 +133,7 @@ export function readCredentials(env: Environment = process.env): Credentials | n
 function writePrivateFile(path: string, text: string): void {
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const temp = join(dir, `.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = join(dir, `.${nodeCrypto().randomBytes(6).toString("hex")}.tmp`);
   try {
     writeFileSync(temp, text, { mode: 0o600, flag: "wx" });
     chmodSync(temp, 0o600);

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { nodeCrypto } from "../lib/node-crypto";
 import { pkceChallenge } from "../lib/ids";
 import { hostname } from "node:os";
 import { UsageError } from "../lib/config";
@@ -22,7 +22,7 @@ const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 
 /** PKCE (RFC 7636): a 64-character verifier and its S256 challenge. */
 export function pkcePair(): { verifier: string; challenge: string } {
-  const verifier = randomBytes(48).toString("base64url");
+  const verifier = nodeCrypto().randomBytes(48).toString("base64url");
   return { verifier, challenge: pkceChallenge(verifier) };
 }
 

@@ -1,5 +1,6 @@
 import { Elysia, t, type TSchema } from "elysia";
-import type { ObjectOptions, TProperties } from "@sinclair/typebox";
+import { compile } from "elysia/type-system/utils";
+import { Type, type IntegerOptions, type ObjectOptions, type TInteger, type TProperties } from "@sinclair/typebox";
 import { ApiError, ErrorBodySchema, badRequest, validation } from "./errors";
 import { randomBase62 } from "./ids";
 
@@ -34,6 +35,25 @@ export function QueryObject<P extends TProperties>(properties: P, options: Objec
   return t.Object(properties, { ...options, additionalProperties: true });
 }
 
+/**
+ * Elysia's `t.Integer()`, the same schema (an integer, or a string of one where parameters arrive as text)
+ * checked the same way, except that its checker is compiled when a value is first decoded rather than when
+ * the schema is declared: the contracts declare dozens at import, each a TypeBox compile at every start.
+ */
+export function Integer(property?: IntegerOptions): TInteger {
+  const schema = Type.Integer(property);
+  let compiled: ReturnType<typeof compile> | undefined;
+  const checker = () => (compiled ??= compile(schema));
+  return t
+    .Transform(t.Union([t.String({ format: "integer", default: 0 }), Type.Integer(property)], property))
+    .Decode((value) => {
+      const number = +value;
+      if (!checker().Check(number)) throw checker().Error(number);
+      return number;
+    })
+    .Encode((value) => value) as unknown as TInteger;
+}
+
 /** `{id}` path parameter: the spec's 1..128 characters (an id, or a name where the resource allows). */
 export const IdParam = t.Object({ id: t.String({ minLength: 1, maxLength: 128, description: "Id (or name, where the resource allows)" }) });
 
@@ -46,6 +66,14 @@ export const IdParam = t.Object({ id: t.String({ minLength: 1, maxLength: 128, d
 export function numberParam(text: string | undefined): number | undefined {
   // Digits only: `1e2`, `0x10`, ` 5 ` and `` are not numbers here (NaN, which every caller refuses by name).
   return text === undefined ? undefined : /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN;
+}
+
+/**
+ * An integer with thousands separators (10000 → "10,000"), as `toLocaleString("en")` writes it, for route
+ * descriptions: without Intl, whose first use costs the server's start milliseconds of ICU loading.
+ */
+export function groupDigits(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
 /** The shared `q` filter of list operations. */

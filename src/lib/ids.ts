@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { nodeCrypto } from "./node-crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -7,7 +7,8 @@ export function randomBase62(length: number): string {
   // Rejection sampling keeps the distribution uniform: 248 = 62 * 4.
   let out = "";
   while (out.length < length) {
-    const bytes = randomBytes(length * 2);
+    // The global Web Crypto CSPRNG: randomBase62 runs at every start, and node:crypto is loaded only when needed.
+    const bytes = crypto.getRandomValues(new Uint8Array(length * 2));
     for (const b of bytes) {
       if (b < 248) out += BASE62[b % 62];
       if (out.length === length) break;
@@ -36,5 +37,5 @@ export function nowIso(): string {
 
 /** RFC 7636 S256: BASE64URL(SHA256(verifier)). The CLI makes it, the device flow checks it, OIDC sends it. */
 export function pkceChallenge(verifier: string): string {
-  return createHash("sha256").update(verifier).digest("base64url");
+  return nodeCrypto().createHash("sha256").update(verifier).digest("base64url");
 }

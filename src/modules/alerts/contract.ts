@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject } from "../../lib/http";
+import { BodyObject, Integer } from "../../lib/http";
 import { CHANNEL_MAX, NAME_MAX, URL_MAX, WINDOW_HOURS_MAX } from "./types";
 
 // The literals one by one, so that typed clients see the union.
@@ -61,7 +61,7 @@ export const AlertRuleSchema = t.Object(
     metricId: t.String(),
     threshold: t.Number(),
     comparator: t.String({ description: "gt, gte, lt or lte" }),
-    windowHours: t.Integer(),
+    windowHours: Integer(),
     enabled: t.Boolean(),
     notify: NotifyView,
     state: t.Union([t.Literal("ok"), t.Literal("firing")]),

@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { alertTools } from "./mcp-tools";
 import { ALERTS_MIGRATIONS } from "./migrations";
 import { alertRoutes } from "./routes";
 import { AlertsService } from "./service";
@@ -20,6 +19,9 @@ export const alertsModule: ModuleManifest<"alerts"> = {
   migrations: ALERTS_MIGRATIONS,
   createService: (ctx) => new AlertsService(ctx),
   routes: (ctx) => alertRoutes(ctx),
-  mcpTools: alertTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).alertTools;
+  },
   close: (service) => service.close(),
 };

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject } from "../../lib/http";
+import { BodyObject, Integer } from "../../lib/http";
 
 const PropertyValue = t.Union([t.String({ maxLength: 1000 }), t.Number(), t.Boolean(), t.Null()]);
 
@@ -43,4 +43,4 @@ export const IngestBody = BodyObject(
   },
 );
 
-export const IngestReply = t.Object({ accepted: t.Integer({ description: "Events stored (all of the batch)" }) }, { examples: [{ accepted: 2 }] });
+export const IngestReply = t.Object({ accepted: Integer({ description: "Events stored (all of the batch)" }) }, { examples: [{ accepted: 2 }] });

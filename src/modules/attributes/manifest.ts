@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { attributeTools } from "./mcp-tools";
 import { ATTRIBUTES_MIGRATIONS } from "./migrations";
 import { attributeRoutes } from "./routes";
 import { AttributesService } from "./service";
@@ -20,6 +19,9 @@ export const attributesModule: ModuleManifest<"attributes"> = {
   migrations: ATTRIBUTES_MIGRATIONS,
   createService: (ctx) => new AttributesService(ctx),
   routes: (ctx) => attributeRoutes(ctx),
-  mcpTools: attributeTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).attributeTools;
+  },
   close: (service) => service.close(),
 };

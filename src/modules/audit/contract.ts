@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { QueryObject } from "../../lib/http";
+import { Integer, QueryObject } from "../../lib/http";
 import { AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT } from "./service";
 
 // `limit` and `before` are taken as text and checked by the service, so that a VALIDATION detail names them.
@@ -25,7 +25,7 @@ export const AuditQuerySchema = QueryObject({
 
 export const AuditEntrySchema = t.Object(
   {
-    seq: t.Integer({ description: "Order of the row; increases with every write" }),
+    seq: Integer({ description: "Order of the row; increases with every write" }),
     projectId: t.Union([t.String(), t.Null()], { description: "The project of the change; null for a row of the organisation (members, sign-ins), shown in each of its projects" }),
     action: t.String({ description: "`module.verb`: killswitch.toggle, config.publish, key.revoke, member.role, session.signin, …" }),
     resource: t.String({ description: "The action's part before its first dot: what `resource=` filters on" }),
@@ -43,7 +43,7 @@ export const AuditEntrySchema = t.Object(
 export const AuditPageSchema = t.Object(
   {
     entries: t.Array(AuditEntrySchema),
-    nextBefore: t.Union([t.Integer(), t.Null()], { description: "Pass as `before` for the next (older) page; null on the last page" }),
+    nextBefore: t.Union([Integer(), t.Null()], { description: "Pass as `before` for the next (older) page; null on the last page" }),
   },
   {
     examples: [

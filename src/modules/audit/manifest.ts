@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { auditTools } from "./mcp-tools";
 import { auditRoutes } from "./routes";
 import { AuditService } from "./service";
 
@@ -19,5 +18,8 @@ export const auditModule: ModuleManifest<"audit"> = {
   migrations: [],
   createService: (ctx) => new AuditService(ctx),
   routes: (ctx) => auditRoutes(ctx),
-  mcpTools: auditTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).auditTools;
+  },
 };

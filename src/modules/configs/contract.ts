@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject } from "../../lib/http";
 import { ACTIVITY_MAX_LIMIT, DESCRIPTION_MAX, HISTORY_MAX_LIMIT, NAME_MAX } from "./service";
 
 export const EnvSchema = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
@@ -88,8 +88,8 @@ export const HistoryQuery = QueryObject({
   limit: t.Optional(t.String({ description: `Integer, 1 to ${HISTORY_MAX_LIMIT}; default 100` })),
 });
 
-const EnvValueSchema = t.Object({ value: t.Unknown(), version: t.Integer(), updatedAt: t.String() });
-const DraftValueSchema = t.Object({ value: t.Unknown(), baseVersion: t.Integer(), updatedAt: t.String() });
+const EnvValueSchema = t.Object({ value: t.Unknown(), version: Integer(), updatedAt: t.String() });
+const DraftValueSchema = t.Object({ value: t.Unknown(), baseVersion: Integer(), updatedAt: t.String() });
 
 export const ConfigSchema = t.Object(
   {
@@ -108,14 +108,14 @@ export const ConfigSchema = t.Object(
 export const CreatedSchema = t.Object({ id: t.String(), name: t.String() });
 export const IdOnlySchema = t.Object({ id: t.String() });
 
-export const DraftSavedSchema = t.Object({ id: t.String(), env: EnvSchema, baseVersion: t.Integer(), updatedAt: t.String() });
+export const DraftSavedSchema = t.Object({ id: t.String(), env: EnvSchema, baseVersion: Integer(), updatedAt: t.String() });
 
 export const DraftSchema = t.Object(
-  { id: t.String(), env: EnvSchema, value: t.Unknown(), baseVersion: t.Integer(), updatedAt: t.String() },
+  { id: t.String(), env: EnvSchema, value: t.Unknown(), baseVersion: Integer(), updatedAt: t.String() },
   { title: "ConfigDraft" },
 );
 
-export const PublishedSchema = t.Object({ id: t.String(), env: EnvSchema, version: t.Integer(), value: t.Unknown() });
+export const PublishedSchema = t.Object({ id: t.String(), env: EnvSchema, version: Integer(), value: t.Unknown() });
 
 export const ActivitySchema = t.Object(
   {
@@ -132,7 +132,7 @@ export const ActivitySchema = t.Object(
 export const HistoryEntrySchema = t.Object(
   {
     env: EnvSchema,
-    version: t.Integer(),
+    version: Integer(),
     value: t.Unknown(),
     actorEmail: t.String(),
     actorType: t.String(),

@@ -1,7 +1,5 @@
-import Ajv, { type ErrorObject, type Options, type ValidateFunction } from "ajv";
-import Ajv2020 from "ajv/dist/2020";
-import addFormats from "ajv-formats";
-import { RE2JS } from "re2js";
+import type { default as Ajv, ErrorObject, Options, ValidateFunction } from "ajv";
+import type { default as Ajv2020 } from "ajv/dist/2020";
 import { ApiError, validation } from "../../lib/errors";
 import { sha256Hex } from "../../lib/ids";
 
@@ -43,7 +41,7 @@ const MAX_REPORTED_ERRORS = 10;
  */
 const linearRegExp = Object.assign(
   (pattern: string, flags: string) => {
-    const re = RE2JS.compile(pattern);
+    const re = engines().RE2JS.compile(pattern);
     // ajv caches compiled patterns by their text form, as it would a RegExp's.
     return { test: (text: string) => re.matcher(text).find(), toString: () => `/${pattern}/${flags}` };
   },
@@ -72,6 +70,28 @@ export type CompiledSchema = {
 };
 
 type Generation = { draft2020: Ajv2020; draft07: Ajv; compiles: number };
+
+type Engines = {
+  Ajv: typeof import("ajv").default;
+  Ajv2020: typeof import("ajv/dist/2020").default;
+  addFormats: typeof import("ajv-formats").default;
+  RE2JS: typeof import("re2js").RE2JS;
+};
+let loadedEngines: Engines | undefined;
+
+/**
+ * ajv (with its formats) and re2js, loaded when the first schema is compiled rather than at every server start
+ * (they and the two ajv instances cost milliseconds of it). Synchronous, as the checks that compile are.
+ */
+function engines(): Engines {
+  loadedEngines ??= {
+    Ajv: (require("ajv") as typeof import("ajv")).default,
+    Ajv2020: (require("ajv/dist/2020") as typeof import("ajv/dist/2020")).default,
+    addFormats: (require("ajv-formats") as typeof import("ajv-formats")).default,
+    RE2JS: (require("re2js") as typeof import("re2js")).RE2JS,
+  };
+  return loadedEngines;
+}
 
 /**
  * JSON text with object keys sorted: two values are equal as JSON Schema
@@ -116,6 +136,7 @@ const uniqueItemsKeyword = {
 };
 
 function newGeneration(): Generation {
+  const { Ajv, Ajv2020, addFormats } = engines();
   const draft2020 = new Ajv2020(AJV_OPTIONS);
   const draft07 = new Ajv(AJV_OPTIONS);
   for (const ajv of [draft2020, draft07]) {
@@ -170,7 +191,8 @@ function describeErrors(label: string, errors: ErrorObject[] | null | undefined)
  */
 export class ConfigSchemas {
   // True private fields: Elysia serialises the app context (seed checksum) and ajv instances are cyclic.
-  #generation = newGeneration();
+  /** Made by the first compile (see engines()). */
+  #generation: Generation | undefined;
   readonly #byConfig = new Map<string, CompiledSchema>();
 
   /**
@@ -201,9 +223,9 @@ export class ConfigSchemas {
     } finally {
       // The validator is ours to keep; ajv's own cache entry would only pin the schema.
       if (typeof schema === "object") ajv.removeSchema(schema);
-      this.#generation.compiles++;
+      this.#current().compiles++;
     }
-    if (this.#generation.compiles >= COMPILES_PER_GENERATION) this.#generation = newGeneration();
+    if (this.#current().compiles >= COMPILES_PER_GENERATION) this.#generation = newGeneration();
     return { schema, json, hash: sha256Hex(json), validate };
   }
 
@@ -244,12 +266,17 @@ export class ConfigSchemas {
     return isPlainObject(compiled.schema) && Object.hasOwn(compiled.schema, "default") ? { value: compiled.schema.default } : null;
   }
 
+  #current(): Generation {
+    this.#generation ??= newGeneration();
+    return this.#generation;
+  }
+
   private instanceFor(schema: object | boolean): Ajv | Ajv2020 {
     const declared = isPlainObject(schema) ? schema.$schema : undefined;
-    if (declared === undefined) return this.#generation.draft2020;
+    if (declared === undefined) return this.#current().draft2020;
     const uri = typeof declared === "string" ? declared.replace(/#$/, "") : null;
-    if (uri === DRAFT_2020_12) return this.#generation.draft2020;
-    if (uri === DRAFT_07) return this.#generation.draft07;
+    if (uri === DRAFT_2020_12) return this.#current().draft2020;
+    if (uri === DRAFT_07) return this.#current().draft07;
     throw validation(
       "Unsupported JSON Schema dialect",
       `schema.$schema: supported are "${DRAFT_2020_12}" (the default) and "${DRAFT_07}#"`,

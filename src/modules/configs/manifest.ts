@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { configTools } from "./mcp-tools";
 import { CONFIGS_MIGRATIONS } from "./migrations";
 import { configRoutes } from "./routes";
 import { ConfigsService } from "./service";
@@ -20,6 +19,9 @@ export const configsModule: ModuleManifest<"configs"> = {
   migrations: CONFIGS_MIGRATIONS,
   createService: (ctx) => new ConfigsService(ctx),
   routes: (ctx) => configRoutes(ctx),
-  mcpTools: configTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).configTools;
+  },
   snapshot: (service) => ({ field: "configs", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
 };

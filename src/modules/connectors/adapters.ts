@@ -1,4 +1,4 @@
-import { createHash, createSign } from "node:crypto";
+import { nodeCrypto } from "../../lib/node-crypto";
 import { VERSION } from "../../version";
 import { type DeliveryEnvelope, describeEvent } from "./events";
 import type { VendorUrls } from "./options";
@@ -136,7 +136,7 @@ async function slack(ctx: AdapterContext, input: SendInput): Promise<SendResult>
 
 /** A UUID (v4 layout) fixed by connector and event: Linear refuses a second issue with the same id, so a repeat send files nothing twice. */
 export function stableUuid(...parts: string[]): string {
-  const b = createHash("sha256").update(parts.join("\u0000")).digest().subarray(0, 16);
+  const b = nodeCrypto().createHash("sha256").update(parts.join("\u0000")).digest().subarray(0, 16);
   b[6] = (b[6]! & 0x0f) | 0x40;
   b[8] = (b[8]! & 0x3f) | 0x80;
   const h = b.toString("hex");
@@ -186,7 +186,7 @@ async function googleSheets(ctx: AdapterContext, input: SendInput): Promise<Send
 export function githubAppJwt(appId: string, privateKey: string, nowSeconds = Math.floor(Date.now() / 1000)): string {
   const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
   const unsigned = `${b64({ alg: "RS256", typ: "JWT" })}.${b64({ iat: nowSeconds - 60, exp: nowSeconds + 540, iss: appId })}`;
-  const signature = createSign("RSA-SHA256").update(unsigned).sign(privateKey).toString("base64url");
+  const signature = nodeCrypto().createSign("RSA-SHA256").update(unsigned).sign(privateKey).toString("base64url");
   return `${unsigned}.${signature}`;
 }
 

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject } from "../../lib/http";
 import { OUTBOX_EVENT_TYPES } from "../../lib/outbox";
 import { eventPayloadsMarkdown } from "./events";
 import { DELIVERIES_MAX_LIMIT, NAME_MAX } from "./service";
@@ -30,7 +30,7 @@ const Config = t.Object(
   },
 );
 const Secret = (description: string) => t.String({ minLength: 1, maxLength: 10_000, description });
-const NumericId = (description: string) => t.Union([t.String({ minLength: 1, maxLength: 100 }), t.Integer({ minimum: 1 })], { description });
+const NumericId = (description: string) => t.Union([t.String({ minLength: 1, maxLength: 100 }), Integer({ minimum: 1 })], { description });
 
 /** The credential fields, write-only: never in any answer. */
 const CREDENTIAL_PROPERTIES = {
@@ -111,7 +111,7 @@ export const ConnectorSchema = t.Object(
 
 export const ConnectorDetailSchema = t.Composite([
   ConnectorSchema,
-  t.Object({ deliveries: t.Object({ pending: t.Integer(), delivered: t.Integer(), failed: t.Integer() }, { description: "Deliveries of this connector by status" }) }),
+  t.Object({ deliveries: t.Object({ pending: Integer(), delivered: Integer(), failed: Integer() }, { description: "Deliveries of this connector by status" }) }),
 ]);
 
 export const CreatedSchema = t.Object(
@@ -123,11 +123,11 @@ export const CreatedSchema = t.Object(
 );
 
 const AttemptSchema = t.Object({
-  attempt: t.Integer(),
+  attempt: Integer(),
   at: t.String(),
-  status: t.Union([t.Integer(), t.Null()], { description: "The vendor's HTTP status; null when no answer came" }),
+  status: t.Union([Integer(), t.Null()], { description: "The vendor's HTTP status; null when no answer came" }),
   error: t.Union([t.String(), t.Null()]),
-  durationMs: t.Integer(),
+  durationMs: Integer(),
   response: t.Union([t.String(), t.Null()], { description: "The start of the vendor's answer (500 characters)" }),
 });
 
@@ -139,9 +139,9 @@ export const DeliverySchema = t.Object(
     eventType: t.String(),
     test: t.Boolean(),
     status: t.Union([t.Literal("pending"), t.Literal("delivered"), t.Literal("failed")]),
-    attempts: t.Integer(),
+    attempts: Integer(),
     nextAttemptAt: t.Union([t.String(), t.Null()]),
-    lastStatus: t.Union([t.Integer(), t.Null()]),
+    lastStatus: t.Union([Integer(), t.Null()]),
     lastError: t.Union([t.String(), t.Null()]),
     createdAt: t.String(),
     updatedAt: t.String(),

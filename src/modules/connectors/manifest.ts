@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { connectorTools } from "./mcp-tools";
 import { CONNECTORS_MIGRATIONS } from "./migrations";
 import type { ConnectorOptions } from "./options";
 import { connectorRoutes } from "./routes";
@@ -30,6 +29,9 @@ export const connectorsModule: ModuleManifest<"connectors"> = {
   migrations: CONNECTORS_MIGRATIONS,
   createService: (ctx) => new ConnectorsService(ctx),
   routes: (ctx) => connectorRoutes(ctx),
-  mcpTools: connectorTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).connectorTools;
+  },
   close: (service) => service.close(),
 };

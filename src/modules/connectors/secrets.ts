@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { nodeCrypto } from "../../lib/node-crypto";
 import { existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBase62 } from "../../lib/ids";
@@ -45,7 +45,7 @@ export function loadOrCreateKeyFile(dir: string): Buffer {
   if (!existsSync(path)) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const temp = join(dir, `.${SECRET_KEY_FILE}.${randomBase62(8)}`);
-    writeFileSync(temp, `${randomBytes(32).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+    writeFileSync(temp, `${nodeCrypto().randomBytes(32).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
     try {
       linkSync(temp, path);
     } catch (err) {
@@ -69,19 +69,20 @@ export class SecretBox {
     readonly path?: string,
   ) {
     if (key.length !== 32) throw new SecretKeyError("the secret key must be 32 bytes");
-    this.keyId = createHash("sha256").update(key).digest("hex").slice(0, 8);
+    // Bun's one-shot hasher: the box is made at every start, where node:crypto is not loaded (see lib/node-crypto).
+    this.keyId = Bun.SHA256.hash(key, "hex").slice(0, 8);
   }
 
   /** SERVICE_SECRET_KEY, else `<dataDir>/secret.key`, else (no data dir: embedded use) a key for this process only. */
   static open(options: { secretKey?: string; dataDir?: string }): SecretBox {
     if (options.secretKey) return new SecretBox(parseSecretKey(options.secretKey), "env");
     if (options.dataDir) return new SecretBox(loadOrCreateKeyFile(options.dataDir), "file", join(options.dataDir, SECRET_KEY_FILE));
-    return new SecretBox(randomBytes(32), "ephemeral");
+    return new SecretBox(nodeCrypto().randomBytes(32), "ephemeral");
   }
 
   seal(plain: string, aad: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv("aes-256-gcm", this.key, iv);
+    const iv = nodeCrypto().randomBytes(12);
+    const cipher = nodeCrypto().createCipheriv("aes-256-gcm", this.key, iv);
     cipher.setAAD(Buffer.from(aad, "utf8"));
     const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final(), cipher.getAuthTag()]);
     return `v1.${this.keyId}.${iv.toString("base64url")}.${body.toString("base64url")}`;
@@ -98,7 +99,7 @@ export class SecretBox {
     const body = Buffer.from(bodyText, "base64url");
     if (body.length < 16) throw new SecretKeyError("stored credentials are truncated");
     try {
-      const decipher = createDecipheriv("aes-256-gcm", this.key, Buffer.from(ivText, "base64url"));
+      const decipher = nodeCrypto().createDecipheriv("aes-256-gcm", this.key, Buffer.from(ivText, "base64url"));
       decipher.setAAD(Buffer.from(aad, "utf8"));
       decipher.setAuthTag(body.subarray(body.length - 16));
       return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString("utf8");

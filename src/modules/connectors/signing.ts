@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { nodeCrypto } from "../../lib/node-crypto";
 import { randomBase62 } from "../../lib/ids";
 
 /**
@@ -16,7 +16,7 @@ export function newSigningSecret(): string {
 }
 
 export function sign(secret: string, body: string, unixSeconds: number): string {
-  const mac = createHmac("sha256", secret).update(`${unixSeconds}.${body}`).digest("hex");
+  const mac = nodeCrypto().createHmac("sha256", secret).update(`${unixSeconds}.${body}`).digest("hex");
   return `t=${unixSeconds},v1=${mac}`;
 }
 
@@ -26,7 +26,7 @@ export function verify(secret: string, body: string, header: string | null, nowS
   const parts = Object.fromEntries(header.split(",").map((p) => p.split("=", 2) as [string, string]));
   const t = Number(parts.t);
   if (!Number.isInteger(t) || Math.abs(nowSeconds - t) > toleranceS || !parts.v1) return false;
-  const expected = Buffer.from(createHmac("sha256", secret).update(`${t}.${body}`).digest("hex"));
+  const expected = Buffer.from(nodeCrypto().createHmac("sha256", secret).update(`${t}.${body}`).digest("hex"));
   const got = Buffer.from(parts.v1);
-  return got.length === expected.length && timingSafeEqual(got, expected);
+  return got.length === expected.length && nodeCrypto().timingSafeEqual(got, expected);
 }

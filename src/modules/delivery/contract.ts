@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { QueryObject } from "../../lib/http";
+import { Integer, QueryObject } from "../../lib/http";
 
 const Env = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
 
@@ -14,9 +14,9 @@ export const SnapshotSchema = t.Object(
     projectId: t.String(),
     env: Env,
     epoch: t.String({ description: "The database's epoch: a restored or copied database starts a new one; revisions compare within one epoch" }),
-    revision: t.Integer({ description: "Bumped by every publish on this env; 0 before the first" }),
-    killswitches: t.Record(t.String(), t.Object({ value: t.Boolean(), switches: t.Record(t.String(), t.Boolean()), version: t.Integer() })),
-    configs: t.Record(t.String(), t.Object({ value: t.Unknown(), version: t.Integer() })),
+    revision: Integer({ description: "Bumped by every publish on this env; 0 before the first" }),
+    killswitches: t.Record(t.String(), t.Object({ value: t.Boolean(), switches: t.Record(t.String(), t.Boolean()), version: Integer() })),
+    configs: t.Record(t.String(), t.Object({ value: t.Unknown(), version: Integer() })),
     gates: Section,
     universes: Section,
     experiments: Section,
@@ -41,7 +41,7 @@ export const OfrepSuccessSchema = t.Object(
       description: "STATIC: killswitches and configs; gates: TARGETING_MATCH (a rule decided), SPLIT (a percentage decided) or DEFAULT (no rule held); experiments: SPLIT (the unit's variant) or DEFAULT (not in the experiment: the control's value); an override of a running experiment: SPLIT; a gate or config in a guarded rollout: SPLIT for a unit in its stage, else as published",
     }),
     variant: t.Optional(t.String({ description: "Boolean flags: on/off; experiments: the variant key" })),
-    metadata: t.Object({ version: t.Optional(t.Integer({ description: "The published version (experiments have none)" })) }),
+    metadata: t.Object({ version: t.Optional(Integer({ description: "The published version (experiments have none)" })) }),
   },
   { title: "OfrepEvaluationSuccess" },
 );

@@ -1,4 +1,4 @@
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject } from "../../lib/http";
 import { t } from "elysia";
 
 export const DeviceCodeBody = BodyObject({
@@ -16,8 +16,8 @@ export const DeviceCodeSchema = t.Object(
     user_code: t.String({ description: "8 letters as ABCD-EFGH, shown in the terminal and on the approval page" }),
     verification_uri: t.String(),
     verification_uri_complete: t.String(),
-    expires_in: t.Integer({ description: "Seconds (600)" }),
-    interval: t.Integer({ description: "Seconds between polls (2)" }),
+    expires_in: Integer({ description: "Seconds (600)" }),
+    interval: Integer({ description: "Seconds between polls (2)" }),
   },
   { title: "DeviceCode" },
 );
@@ -41,7 +41,7 @@ export const TokenPairSchema = t.Object(
     access_token: t.String({ description: "svc_at_…, valid 1 hour" }),
     refresh_token: t.String({ description: "svc_rt_…, valid 30 days, rotates on every use" }),
     token_type: t.Literal("Bearer"),
-    expires_in: t.Integer({ description: "Seconds until the access token expires" }),
+    expires_in: Integer({ description: "Seconds until the access token expires" }),
     project_id: t.Union([t.String(), t.Null()], { description: "Project bound at login (the default of X-Project-Id)" }),
     user_email: t.String(),
   },

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { nodeCrypto } from "../../lib/node-crypto";
 import { SYSTEM_ACTOR, recordOrganisationsAudit } from "../../lib/audit";
 import { type BearerResolver, type Credential, ROLE_PERMISSIONS } from "../../lib/auth";
 import { ApiError, type ErrorBody, badRequest, forbidden, notFound, validation } from "../../lib/errors";
@@ -120,7 +120,7 @@ function newUserCode(): string {
   let code = "";
   // 256 = 20 * 12 + 16: reject the top 16 byte values so every letter is equally likely.
   while (code.length < USER_CODE_LENGTH) {
-    for (const b of randomBytes(16)) {
+    for (const b of nodeCrypto().randomBytes(16)) {
       if (b < 240 && code.length < USER_CODE_LENGTH) code += USER_CODE_ALPHABET[b % 20];
     }
   }
@@ -131,7 +131,7 @@ function newUserCode(): string {
 function pkceMatches(verifier: string, challenge: string): boolean {
   const computed = Buffer.from(pkceChallenge(verifier));
   const expected = Buffer.from(challenge);
-  return computed.length === expected.length && timingSafeEqual(computed, expected);
+  return computed.length === expected.length && nodeCrypto().timingSafeEqual(computed, expected);
 }
 
 /**

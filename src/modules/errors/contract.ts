@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject } from "../../lib/http";
 import { MAX_ERRORS_PER_CALL } from "./types";
 
 const Status = t.Union([t.Literal("unresolved"), t.Literal("resolved"), t.Literal("ignored"), t.Literal("regressed")], {
@@ -29,8 +29,8 @@ export const TrackedErrorSchema = t.Object(
     message: t.String({ description: "A recent occurrence's message, on one line, at most 1,000 characters" }),
     culprit: t.Union([t.String(), t.Null()], { description: "Top in-app frame: `function (module-or-file:line)`; null without frames" }),
     status: Status,
-    count: t.Integer({ description: "Occurrences" }),
-    affectedUnits: t.Integer({ description: "Distinct units (unitId, Sentry user.id) it happened to: exact" }),
+    count: Integer({ description: "Occurrences" }),
+    affectedUnits: Integer({ description: "Distinct units (unitId, Sentry user.id) it happened to: exact" }),
     firstSeenAt: t.String(),
     lastSeenAt: t.String(),
     statusChangedAt: t.Union([t.String(), t.Null()]),
@@ -75,7 +75,7 @@ export const IngestErrorsBody = BodyObject(
   },
 );
 
-export const IngestErrorsReply = t.Object({ accepted: t.Integer({ description: "Occurrences stored (all of the batch)" }) }, { examples: [{ accepted: 2 }] });
+export const IngestErrorsReply = t.Object({ accepted: Integer({ description: "Occurrences stored (all of the batch)" }) }, { examples: [{ accepted: 2 }] });
 
 export const ErrorListQuery = QueryObject({
   status: t.Optional(Status),
@@ -102,7 +102,7 @@ export const SeriesBody = BodyObject(
 export const SeriesReply = t.Object(
   {
     sql: t.String({ description: "The statement that produced the rows (parameters shown as placeholders)" }),
-    rows: t.Array(t.Object({ t: t.Integer({ description: "Bucket start, epoch seconds" }), v: t.Number() }), { description: "Every bucket of the window, empty ones 0" }),
+    rows: t.Array(t.Object({ t: Integer({ description: "Bucket start, epoch seconds" }), v: t.Number() }), { description: "Every bucket of the window, empty ones 0" }),
   },
   {
     examples: [

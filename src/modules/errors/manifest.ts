@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { errorTools } from "./mcp-tools";
 import { ERRORS_MIGRATIONS } from "./migrations";
 import { errorRoutes } from "./routes";
 import { ErrorsService } from "./service";
@@ -21,5 +20,8 @@ export const errorsModule: ModuleManifest<"errors"> = {
   migrations: ERRORS_MIGRATIONS,
   createService: (ctx) => new ErrorsService(ctx),
   routes: (ctx) => errorRoutes(ctx),
-  mcpTools: errorTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).errorTools;
+  },
 };

@@ -1,4 +1,3 @@
-import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import { ApiError, badRequest } from "../../lib/errors";
 import { MAX_BODY_DEPTH, nestedDeeperThan } from "../../lib/pipeline";
 import { PROPERTY_NAME } from "../events/service";
@@ -43,6 +42,8 @@ export function decodeBody(bytes: Uint8Array, contentEncoding: string | null | u
   if (encoding === "" || encoding === "identity") return bytes;
   const options = { maxOutputLength: maxBytes };
   try {
+    // node:zlib is loaded by the first compressed body: a static import would load it at every server start.
+    const { brotliDecompressSync, gunzipSync, inflateSync } = require("node:zlib") as typeof import("node:zlib");
     if (encoding === "gzip" || encoding === "x-gzip") return gunzipSync(bytes, options);
     if (encoding === "deflate") return inflateSync(bytes, options);
     if (encoding === "br") return brotliDecompressSync(bytes, options);

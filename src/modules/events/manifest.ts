@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { eventCatalogTools } from "./mcp-tools";
 import { EVENTS_MIGRATIONS } from "./migrations";
 import { eventCatalogRoutes } from "./routes";
 import { EventsService } from "./service";
@@ -16,6 +15,9 @@ export const eventsModule: ModuleManifest<"events"> = {
   migrations: EVENTS_MIGRATIONS,
   createService: (ctx) => new EventsService(ctx),
   routes: (ctx) => eventCatalogRoutes(ctx),
-  mcpTools: eventCatalogTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).eventCatalogTools;
+  },
   close: (service) => service.close(),
 };

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject, groupDigits } from "../../lib/http";
 import { SEGMENTS } from "../../sdk/universes";
 import { DESCRIPTION_MAX, GUARDRAILS_MAX, NAME_MAX, REASON_MAX, VARIANTS_MAX, VARIANTS_MIN, WEIGHT_MAX } from "./checks";
 
@@ -26,7 +26,7 @@ const VariantIn = t.Object({
 const VariantOut = t.Object({ key: t.String(), name: t.String(), weight: t.Number(), value: t.Unknown(), override: t.Optional(Override) });
 
 const Allocation = t.Array(t.Number(), {
-  description: `[start, end) in the universe's ${SEGMENTS.toLocaleString("en")} segments: two integers, 0 ≤ start < end ≤ ${SEGMENTS}. [0, 1000] takes 10 % of the universe's units. It may not overlap the holdout, nor (at start) another running experiment of the universe`,
+  description: `[start, end) in the universe's ${groupDigits(SEGMENTS)} segments: two integers, 0 ≤ start < end ≤ ${SEGMENTS}. [0, 1000] takes 10 % of the universe's units. It may not overlap the holdout, nor (at start) another running experiment of the universe`,
   examples: [[0, 5000]],
 });
 
@@ -81,7 +81,7 @@ export const ExperimentSchema = t.Object(
     env: Env,
     status: Status,
     variants: t.Array(VariantOut, { description: "The control first" }),
-    allocation: t.Array(t.Integer(), { minItems: 2, maxItems: 2, description: "[start, end) in the universe's segments" }),
+    allocation: t.Array(Integer(), { minItems: 2, maxItems: 2, description: "[start, end) in the universe's segments" }),
     gate: t.Union([t.String(), t.Null()], { description: "Units must pass this gate (in the experiment's env) to be in it" }),
     primaryMetric: t.Union([t.String(), t.Null()]),
     guardrailMetrics: t.Array(GuardrailOut),

@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { experimentTools } from "./mcp-tools";
 import { EXPERIMENTS_MIGRATIONS } from "./migrations";
 import { experimentRoutes } from "./routes";
 import { ExperimentsService } from "./service";
@@ -28,7 +27,10 @@ export const experimentsModule: ModuleManifest<"experiments"> = {
     return service;
   },
   routes: (ctx) => experimentRoutes(ctx),
-  mcpTools: experimentTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).experimentTools;
+  },
   snapshot: (service) => ({ field: "experiments", published: (projectId, env) => service.published(projectId, env) }),
   close: (service) => service.close(),
 };

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject } from "../../lib/http";
 import { GATE_OPS } from "../../sdk/gates";
 import { CONDITIONS_MAX, DESCRIPTION_MAX, HISTORY_MAX_LIMIT, NAME_MAX, RULES_MAX } from "./types";
 
@@ -108,7 +108,7 @@ export const HistoryQuery = QueryObject({
   limit: t.Optional(t.String({ description: `Integer, 1 to ${HISTORY_MAX_LIMIT}; default 100` })),
 });
 
-const EnvState = t.Object({ rules: Rules, version: t.Integer(), updatedAt: t.String(), updatedBy: t.String() });
+const EnvState = t.Object({ rules: Rules, version: Integer(), updatedAt: t.String(), updatedBy: t.String() });
 
 export const GateSchema = t.Object(
   {
@@ -126,11 +126,11 @@ export const GateSchema = t.Object(
 export const CreatedSchema = t.Object({ id: t.String(), name: t.String() });
 const Warnings = t.Array(t.String(), { description: "Attributes the rules name that nobody declared or saw, or that are deprecated (the rules are published anyway)" });
 export const CreatedGateSchema = t.Object({ id: t.String(), name: t.String(), warnings: Warnings });
-export const PublishedSchema = t.Object({ id: t.String(), env: EnvSchema, version: t.Integer(), rules: Rules, warnings: t.Optional(Warnings) });
+export const PublishedSchema = t.Object({ id: t.String(), env: EnvSchema, version: Integer(), rules: Rules, warnings: t.Optional(Warnings) });
 
 export const HistoryEntrySchema = t.Object({
   env: EnvSchema,
-  version: t.Integer(),
+  version: Integer(),
   rules: Rules,
   action: t.String({ description: "gate.create | gate.rules.set | gate.rollback" }),
   actorEmail: t.String(),
@@ -144,12 +144,12 @@ export const ExplanationSchema = t.Object(
   {
     gate: t.String(),
     env: EnvSchema,
-    version: t.Integer(),
+    version: Integer(),
     value: t.Boolean(),
-    ruleIndex: t.Union([t.Integer(), t.Null()], { description: "The rule that decided (0-based); null when none held" }),
+    ruleIndex: t.Union([Integer(), t.Null()], { description: "The rule that decided (0-based); null when none held" }),
     bucket: t.Union([t.Number(), t.Null()], { description: "The unit's bucket in [0, 1) when a percentage decided" }),
     reason: t.Union([t.Literal("TARGETING_MATCH"), t.Literal("SPLIT"), t.Literal("DEFAULT")]),
-    rules: t.Array(t.Object({ index: t.Integer(), name: t.Optional(t.String()), holds: t.Boolean(), conditions: t.Array(ConditionOutcome) }), {
+    rules: t.Array(t.Object({ index: Integer(), name: t.Optional(t.String()), holds: t.Boolean(), conditions: t.Array(ConditionOutcome) }), {
       description: "Every rule up to the deciding one, with each condition's outcome and why",
     }),
   },

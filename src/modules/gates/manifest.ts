@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { gateTools } from "./mcp-tools";
 import { GATES_MIGRATIONS } from "./migrations";
 import { gateRoutes } from "./routes";
 import { GatesService } from "./service";
@@ -20,6 +19,9 @@ export const gatesModule: ModuleManifest<"gates"> = {
   migrations: GATES_MIGRATIONS,
   createService: (ctx) => new GatesService(ctx),
   routes: (ctx) => gateRoutes(ctx),
-  mcpTools: gateTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).gateTools;
+  },
   snapshot: (service) => ({ field: "gates", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
 };

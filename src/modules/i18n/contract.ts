@@ -1,8 +1,8 @@
 import { t } from "elysia";
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject, groupDigits } from "../../lib/http";
 import { KEYS_PER_CALL, KEYS_PER_PROFILE, KEY_MAX, LOCALE_MAX, NAME_MAX, VALUE_MAX } from "./service";
 
-const n = (x: number) => x.toLocaleString("en");
+const n = groupDigits;
 
 export const KEY_RULE_TEXT = `1 to ${KEY_MAX} characters of \`A-Z a-z 0-9 _ . : -\` (pattern \`^[A-Za-z0-9_.:-]{1,${KEY_MAX}}$\`), e.g. \`checkout.button.pay\` or \`errors:not_found\``;
 const VALUE_RULE_TEXT = `The translated text: a string of at most ${n(VALUE_MAX)} characters; tab and line breaks are kept, other control characters are refused. \`{name}\` placeholders are filled by the SDK's \`t(key, {vars})\`.`;
@@ -25,7 +25,7 @@ export const ProfileSchema = t.Object(
     id: t.String({ description: "i18n_…" }),
     name: t.String(),
     locale: t.String({ description: "Canonical BCP 47 tag; the snapshot's `translations` carries the profile's keys under it" }),
-    keyCount: t.Integer({ description: "How many keys the profile holds" }),
+    keyCount: Integer({ description: "How many keys the profile holds" }),
     createdAt: t.String(),
     updatedAt: t.String(),
   },
@@ -94,8 +94,8 @@ export const PushResultSchema = t.Object(
   {
     added: t.Array(t.String(), { description: "Keys written, in the order sent" }),
     skipped: t.Array(t.String(), { description: "Keys the profile already had, left untouched, in the order sent" }),
-    pushed_count: t.Integer({ description: "How many were added (the length of `added`)" }),
-    skipped_count: t.Integer({ description: "How many were skipped (the length of `skipped`)" }),
+    pushed_count: Integer({ description: "How many were added (the length of `added`)" }),
+    skipped_count: Integer({ description: "How many were skipped (the length of `skipped`)" }),
   },
   { examples: [{ added: ["checkout.greeting"], skipped: ["checkout.button.pay"], pushed_count: 1, skipped_count: 1 }] },
 );

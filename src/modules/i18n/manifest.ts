@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { i18nTools } from "./mcp-tools";
 import { I18N_MIGRATIONS } from "./migrations";
 import { i18nRoutes } from "./routes";
 import { I18nService } from "./service";
@@ -21,6 +20,9 @@ export const i18nModule: ModuleManifest<"i18n"> = {
   migrations: I18N_MIGRATIONS,
   createService: (ctx) => new I18nService(ctx),
   routes: (ctx) => i18nRoutes(ctx),
-  mcpTools: i18nTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).i18nTools;
+  },
   snapshot: (service) => ({ field: "translations", published: (projectId) => service.published(projectId) }),
 };

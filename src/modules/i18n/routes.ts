@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { validation } from "../../lib/errors";
-import { IdParam, ListQuery, describe, jsonBodyPlugin } from "../../lib/http";
+import { IdParam, ListQuery, describe, groupDigits, jsonBodyPlugin } from "../../lib/http";
 import type { AppContext } from "../../lib/module";
 import {
   CreateProfileBody,
@@ -19,7 +19,7 @@ import {
 import { KEYS_PER_CALL, KEYS_PER_PROFILE, VALUE_MAX } from "./service";
 
 const TAG = "i18n";
-const n = (x: number) => x.toLocaleString("en");
+const n = groupDigits;
 
 const PUBLISHING =
   "Published in the SDK snapshot's `translations` section as `{ \"<locale>\": { \"<key>\": \"value\" } }`, the same on every env, while the project's `moduleTranslations` is on (off: `{}`). " +

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto";
+import { nodeCrypto } from "../../lib/node-crypto";
 import { ApiError, forbidden, validation } from "../../lib/errors";
 import { randomBase62 } from "../../lib/ids";
 import type { Network } from "../../lib/network";
@@ -32,7 +32,7 @@ export function parseCookies(header: string | null | undefined): Record<string, 
 function sameString(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  return x.length === y.length && nodeCrypto().timingSafeEqual(x, y);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { closeSync, constants, fchmodSync, fstatSync, openSync, writeSync } from "node:fs";
-import nodemailer, { type Transporter } from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
 import { UsageError } from "../../lib/usage-error";
 
@@ -108,7 +108,9 @@ function hostPort(target: SmtpTarget): string {
 export class SmtpMailer implements Mailer {
   readonly target: SmtpTarget;
   readonly from: string;
-  private readonly transport: Transporter<SMTPTransport.SentMessageInfo>;
+  private readonly options: SMTPTransport.Options;
+  /** Made on the first mail: nodemailer (and node:http, node:tls, ...) is loaded only when mail is sent, not at every start. */
+  private transport?: Promise<Transporter<SMTPTransport.SentMessageInfo>>;
 
   constructor(smtpUrl: string, from?: string, smtpCa?: string) {
     this.target = parseSmtpUrl(smtpUrl);
@@ -116,7 +118,7 @@ export class SmtpMailer implements Mailer {
     const { security, host, port, user, pass } = this.target;
     const tls: NonNullable<SMTPTransport.Options["tls"]> = { rejectUnauthorized: true, minVersion: "TLSv1.2" };
     if (smtpCa) tls.ca = smtpCa;
-    this.transport = nodemailer.createTransport({
+    this.options = {
       host,
       port,
       secure: security === "implicit",
@@ -132,13 +134,18 @@ export class SmtpMailer implements Mailer {
       debug: false,
       disableFileAccess: true,
       disableUrlAccess: true,
-    });
+    };
+  }
+
+  private transporter(): Promise<Transporter<SMTPTransport.SentMessageInfo>> {
+    this.transport ??= import("nodemailer").then((m) => m.default.createTransport(this.options));
+    return this.transport;
   }
 
   async send(mail: SignInMail): Promise<void> {
     const { subject, text } = compose(mail);
     try {
-      await this.transport.sendMail({ from: this.from, to: mail.to, subject, text });
+      await (await this.transporter()).sendMail({ from: this.from, to: mail.to, subject, text });
     } catch (err) {
       const e = err as Error & { code?: string; command?: string; responseCode?: number };
       const where = `${hostPort(this.target)} (${SECURITY_TEXT[this.target.security]})`;

@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { identityTools } from "./mcp-tools";
 import { IDENTITY_MIGRATIONS } from "./migrations";
 import type { SignInOptions } from "./options";
 import { identityRoutes } from "./routes";
@@ -28,6 +27,9 @@ export const identityModule: ModuleManifest<"identity"> = {
   migrations: IDENTITY_MIGRATIONS,
   createService: (ctx) => new IdentityService(ctx),
   routes: (ctx) => identityRoutes(ctx),
-  mcpTools: identityTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).identityTools;
+  },
   sessionResolver: (service, network) => sessionResolver(service, network),
 };

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { nodeCrypto } from "../../lib/node-crypto";
 import * as openid from "openid-client";
 import type { OidcSettings } from "./options";
 
@@ -267,13 +267,13 @@ export type PendingSecrets = { codeVerifier: string; nonce: string };
 const SEAL_LABEL = "svc oidc pending login v1\0";
 
 function sealKey(browserKey: string): Buffer {
-  return createHash("sha256").update(SEAL_LABEL).update(browserKey).digest();
+  return nodeCrypto().createHash("sha256").update(SEAL_LABEL).update(browserKey).digest();
 }
 
 /** AES-256-GCM of the secrets under a key derived from `browserKey`, bound to the row (`stateHash` as associated data): base64url(iv ‖ tag ‖ ciphertext). */
 export function sealPendingLogin(browserKey: string, stateHash: string, secrets: PendingSecrets): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", sealKey(browserKey), iv);
+  const iv = nodeCrypto().randomBytes(12);
+  const cipher = nodeCrypto().createCipheriv("aes-256-gcm", sealKey(browserKey), iv);
   cipher.setAAD(Buffer.from(stateHash));
   const ciphertext = Buffer.concat([cipher.update(JSON.stringify(secrets), "utf8"), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString("base64url");
@@ -284,7 +284,7 @@ export function unsealPendingLogin(browserKey: string, stateHash: string, sealed
   try {
     const raw = Buffer.from(sealed, "base64url");
     if (raw.length < 12 + 16 + 1) return null;
-    const decipher = createDecipheriv("aes-256-gcm", sealKey(browserKey), raw.subarray(0, 12));
+    const decipher = nodeCrypto().createDecipheriv("aes-256-gcm", sealKey(browserKey), raw.subarray(0, 12));
     decipher.setAAD(Buffer.from(stateHash));
     decipher.setAuthTag(raw.subarray(12, 28));
     const plain = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");

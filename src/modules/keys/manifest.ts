@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { keyTools } from "./mcp-tools";
 import { KEYS_MIGRATIONS } from "./migrations";
 import { keyRoutes } from "./routes";
 import { KeysService } from "./service";
@@ -24,6 +23,9 @@ export const keysModule: ModuleManifest<"keys"> = {
   migrations: KEYS_MIGRATIONS,
   createService: (ctx) => new KeysService(ctx),
   routes: (ctx) => keyRoutes(ctx),
-  mcpTools: keyTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).keyTools;
+  },
   close: (service) => service.close(),
 };

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject } from "../../lib/http";
 import { DESCRIPTION_MAX, HISTORY_MAX_LIMIT, NAME_MAX, SWITCHES_MAX, SWITCH_KEY_MAX } from "./service";
 
 const EnvSchema = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
@@ -55,7 +55,7 @@ const Published = t.Object({ value: t.Boolean(), switches: SwitchMap });
 const EnvState = t.Object({
   value: t.Boolean(),
   switches: SwitchMap,
-  version: t.Integer(),
+  version: Integer(),
   updatedAt: t.String(),
   updatedBy: t.String({ description: "Email of the last publisher" }),
 });
@@ -81,19 +81,19 @@ export const ToggleResultSchema = t.Object(
     switchKey: t.Union([t.String(), t.Null()]),
     previous: t.Boolean(),
     value: t.Boolean(),
-    version: t.Integer(),
+    version: Integer(),
     published: Published,
   },
   { title: "KillswitchPublish" },
 );
 
 export const SetSwitchResultSchema = t.Object({ id: t.String(), env: EnvSchema, switchKey: t.String(), value: t.Boolean() });
-export const DeleteSwitchResultSchema = t.Object({ id: t.String(), env: EnvSchema, switchKey: t.String(), version: t.Integer() });
-export const SetValueResultSchema = t.Object({ id: t.String(), env: EnvSchema, value: t.Boolean(), version: t.Integer() });
+export const DeleteSwitchResultSchema = t.Object({ id: t.String(), env: EnvSchema, switchKey: t.String(), version: Integer() });
+export const SetValueResultSchema = t.Object({ id: t.String(), env: EnvSchema, value: t.Boolean(), version: Integer() });
 
 export const HistoryEntrySchema = t.Object(
   {
-    version: t.Integer(),
+    version: Integer(),
     env: EnvSchema,
     value: t.Boolean(),
     switches: SwitchMap,

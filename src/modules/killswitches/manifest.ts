@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { killswitchTools } from "./mcp-tools";
 import { KILLSWITCHES_MIGRATIONS } from "./migrations";
 import { killswitchRoutes } from "./routes";
 import { KillswitchesService } from "./service";
@@ -19,6 +18,9 @@ export const killswitchesModule: ModuleManifest<"killswitches"> = {
   migrations: KILLSWITCHES_MIGRATIONS,
   createService: (ctx) => new KillswitchesService(ctx),
   routes: (ctx) => killswitchRoutes(ctx),
-  mcpTools: killswitchTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).killswitchTools;
+  },
   snapshot: (service) => ({ field: "killswitches", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
 };

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject } from "../../lib/http";
+import { BodyObject, Integer } from "../../lib/http";
 import { DESCRIPTION_MAX, FILTERS_MAX, FILTER_TEXT_MAX, NAME_MAX } from "./compile";
 
 // The literals one by one, so that typed clients see the unions.
@@ -127,7 +127,7 @@ export const MetricSchema = t.Object(
 export const SeriesSchema = t.Object(
   {
     sql: t.String({ description: "The statement that ran, parameters shown as placeholders (a ratio: both, joined by `;\\n`)" }),
-    rows: t.Array(t.Object({ t: t.Integer({ description: "Bucket start, epoch seconds" }), v: t.Number() }), { description: "Every bucket from `from` to `to`, empty ones 0" }),
+    rows: t.Array(t.Object({ t: Integer({ description: "Bucket start, epoch seconds" }), v: t.Number() }), { description: "Every bucket from `from` to `to`, empty ones 0" }),
   },
   { title: "Series" },
 );

@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { metricTools } from "./mcp-tools";
 import { METRICS_MIGRATIONS } from "./migrations";
 import { metricRoutes } from "./routes";
 import { MetricsService } from "./service";
@@ -16,5 +15,8 @@ export const metricsModule: ModuleManifest<"metrics"> = {
   migrations: METRICS_MIGRATIONS,
   createService: (ctx) => new MetricsService(ctx),
   routes: (ctx) => metricRoutes(ctx),
-  mcpTools: metricTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).metricTools;
+  },
 };

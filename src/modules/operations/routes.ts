@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { nodeCrypto } from "../../lib/node-crypto";
 import { Elysia, t } from "elysia";
 import { forbidden, unauthorized } from "../../lib/errors";
 import { describe } from "../../lib/http";
@@ -16,8 +16,8 @@ export function isLoopbackAddress(address: string): boolean {
 
 function sameSecret(given: string, expected: string): boolean {
   // Digests are of equal length whatever was sent, as timingSafeEqual needs.
-  const digest = (s: string) => createHash("sha256").update(s).digest();
-  return timingSafeEqual(digest(given), digest(expected));
+  const digest = (s: string) => nodeCrypto().createHash("sha256").update(s).digest();
+  return nodeCrypto().timingSafeEqual(digest(given), digest(expected));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject, groupDigits } from "../../lib/http";
 import { TEXT_MAX, TITLE_MAX } from "./service";
 
 // The literals one by one, so that typed clients see the unions.
@@ -22,7 +22,7 @@ const Source = t.Union([t.Literal("admin"), t.Literal("intake"), t.Literal("plat
 
 const Title = t.String({ minLength: 1, maxLength: TITLE_MAX, description: `1 to ${TITLE_MAX} characters on one line (trimmed)` });
 const Text = (what: string) =>
-  t.Union([t.String({ maxLength: TEXT_MAX }), t.Null()], { description: `${what}: at most ${TEXT_MAX.toLocaleString("en")} characters, line breaks allowed; null or blank clears it` });
+  t.Union([t.String({ maxLength: TEXT_MAX }), t.Null()], { description: `${what}: at most ${groupDigits(TEXT_MAX)} characters, line breaks allowed; null or blank clears it` });
 
 const EXAMPLE_ITEM = {
   id: "fb_7Hq2LmX9pKr4TzV1bN8c",
@@ -48,7 +48,7 @@ const EXAMPLE_ITEM = {
 export const QueueItemSchema = t.Object(
   {
     id: t.String({ description: "fb_…" }),
-    number: t.Integer({ description: "Per project, from 1, without gaps; usable in place of the id in paths" }),
+    number: Integer({ description: "Per project, from 1, without gaps; usable in place of the id in paths" }),
     type: ItemType,
     status: Status,
     priority: Priority,
@@ -60,7 +60,7 @@ export const QueueItemSchema = t.Object(
     source: Source,
     sourceRef: t.Union([t.String(), t.Null()], { description: "Platform items: the tracked error (err_…) or alert rule (ar_…) it is about" }),
     reportedBy: t.String({ description: "Who filed it: a person's email, `client-key:<key id>@keys.local` for the intake, system@svc.local for the platform" }),
-    timesFiled: t.Integer({ description: "1, plus one per regression of its error or new firing of its alert" }),
+    timesFiled: Integer({ description: "1, plus one per regression of its error or new firing of its alert" }),
     createdAt: t.String(),
     updatedAt: t.String(),
     statusChangedAt: t.String(),
@@ -70,12 +70,12 @@ export const QueueItemSchema = t.Object(
 );
 
 export const CreatedItemSchema = t.Object(
-  { id: t.String({ description: "fb_…" }), number: t.Integer({ description: "The project's next number" }) },
+  { id: t.String({ description: "fb_…" }), number: Integer({ description: "The project's next number" }) },
   { examples: [{ id: "fb_7Hq2LmX9pKr4TzV1bN8c", number: 42 }] },
 );
 
 export const DedupedSchema = t.Object(
-  { number: t.Integer({ description: "The open item this title repeats" }), deduped: t.Literal(true) },
+  { number: Integer({ description: "The open item this title repeats" }), deduped: t.Literal(true) },
   { examples: [{ number: 42, deduped: true }] },
 );
 
@@ -125,7 +125,7 @@ export const ItemListQuery = QueryObject({
 export const FeatureRequestBody = BodyObject(
   {
     title: Title,
-    useCase: t.Optional(t.Union([t.String({ maxLength: TEXT_MAX }), t.Null()], { description: `Why you want it, at most ${TEXT_MAX.toLocaleString("en")} characters` })),
+    useCase: t.Optional(t.Union([t.String({ maxLength: TEXT_MAX }), t.Null()], { description: `Why you want it, at most ${groupDigits(TEXT_MAX)} characters` })),
   },
   { examples: [{ title: "Dark mode", useCase: "I read in the evening and the white page hurts" }] },
 );
@@ -158,7 +158,7 @@ export const OpsEventPayloadSchema = t.Object(
   {
     item: t.Object({
       id: t.String(),
-      number: t.Integer(),
+      number: Integer(),
       type: t.Union([t.Literal("bug"), t.Literal("feature_request")]),
       status: Status,
       priority: Priority,

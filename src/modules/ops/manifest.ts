@@ -1,6 +1,5 @@
 import type { ModuleManifest } from "../../lib/module";
 import type { IntakeOptions } from "./intake";
-import { opsTools } from "./mcp-tools";
 import { OPS_MIGRATIONS } from "./migrations";
 import { opsRoutes } from "./routes";
 import { OpsService } from "./service";
@@ -27,5 +26,8 @@ export const opsModule: ModuleManifest<"ops"> = {
   migrations: OPS_MIGRATIONS,
   createService: (ctx) => new OpsService(ctx),
   routes: (ctx) => opsRoutes(ctx),
-  mcpTools: opsTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).opsTools;
+  },
 };

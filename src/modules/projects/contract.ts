@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject } from "../../lib/http";
+import { BodyObject, Integer } from "../../lib/http";
 
 /** `dev | staging | prod`, shared by every module that takes an env. */
 export const EnvSchema = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
@@ -8,7 +8,7 @@ export const AnalysisSchema = t.Object({
   method: t.Union([t.Literal("frequentist"), t.Literal("bayesian")]),
   significanceThreshold: t.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }),
   autoRollback: t.Boolean(),
-  minSampleDays: t.Integer({ minimum: 0, maximum: 365 }),
+  minSampleDays: Integer({ minimum: 0, maximum: 365 }),
 });
 
 export const ProjectSchema = t.Object({
@@ -33,7 +33,7 @@ export const ProjectSchema = t.Object({
   publicTicketCreation: t.Boolean(),
   defaultEnv: EnvSchema,
   timezone: t.String(),
-  eventRetentionDays: t.Integer({ description: "Days raw analytics events are kept (default 30); hourly roll-ups are kept 13 months" }),
+  eventRetentionDays: Integer({ description: "Days raw analytics events are kept (default 30); hourly roll-ups are kept 13 months" }),
   analysis: AnalysisSchema,
   createdAt: t.String(),
   updatedAt: t.String(),
@@ -46,7 +46,7 @@ export const ProjectPatchSchema = BodyObject(
     slug: t.Optional(t.String({ minLength: 1, maxLength: 63 })),
     defaultEnv: t.Optional(EnvSchema),
     timezone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-    eventRetentionDays: t.Optional(t.Integer({ minimum: 1, maximum: 365, description: "Days raw analytics events are kept (default 30)" })),
+    eventRetentionDays: t.Optional(Integer({ minimum: 1, maximum: 365, description: "Days raw analytics events are kept (default 30)" })),
     // minProperties: Elysia turns any value (null, 5, "x") sent for an all-optional object into `{}`; this refuses them.
     analysis: t.Optional(t.Partial(AnalysisSchema, { minProperties: 1, additionalProperties: false, description: "Any of the analysis settings; the others keep their values." })),
     moduleTranslations: t.Optional(t.Boolean()),

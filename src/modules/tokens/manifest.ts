@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { tokenTools } from "./mcp-tools";
 import { TOKENS_MIGRATIONS } from "./migrations";
 import { tokenRoutes } from "./routes";
 import { TokensService } from "./service";
@@ -16,6 +15,9 @@ export const tokensModule: ModuleManifest<"tokens"> = {
   migrations: TOKENS_MIGRATIONS,
   createService: (ctx) => new TokensService(ctx),
   routes: (ctx) => tokenRoutes(ctx),
-  mcpTools: tokenTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).tokenTools;
+  },
   bearerResolvers: (service) => [service.bearerResolver()],
 };

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject } from "../../lib/http";
+import { BodyObject, Integer, groupDigits } from "../../lib/http";
 import { SEGMENTS } from "../../sdk/universes";
 import { NAME_MAX } from "./service";
 
@@ -9,7 +9,7 @@ const UnitType = t.Union([t.Literal("user_id"), t.Literal("account_id")], {
 });
 
 const HOLDOUT_DESCRIPTION =
-  `A universe splits its units into ${SEGMENTS.toLocaleString("en")} segments (0 to ${SEGMENTS - 1}) by a salted hash of the unit id. ` +
+  `A universe splits its units into ${groupDigits(SEGMENTS)} segments (0 to ${SEGMENTS - 1}) by a salted hash of the unit id. ` +
   `\`holdout_range\` is \`[start, end)\` in those segments: two integers with 0 ≤ start < end ≤ ${SEGMENTS}; the units of segments start to end − 1 are given to no experiment. ` +
   "`[0, 500]` holds out segments 0–499, 5 % of units. `null` (the default) means no holdout. Setting one needs plan pro or above (`pro`, `business`, `enterprise`): 403 otherwise.";
 
@@ -25,7 +25,7 @@ export const UniverseSchema = t.Object(
     id: t.String({ description: "uni_…" }),
     name: t.String(),
     unit_type: UnitType,
-    holdout_range: t.Union([t.Array(t.Integer(), { minItems: 2, maxItems: 2 }), t.Null()], { description: "[start, end) in segments 0..10,000, or null: no holdout" }),
+    holdout_range: t.Union([t.Array(Integer(), { minItems: 2, maxItems: 2 }), t.Null()], { description: "[start, end) in segments 0..10,000, or null: no holdout" }),
     salt: t.String({ description: "Hashed with each unit id to give its segment (src/sdk/universes.ts `segmentOf`); fixed for the universe's life" }),
     createdAt: t.String(),
     updatedAt: t.String(),

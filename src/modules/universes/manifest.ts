@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { universeTools } from "./mcp-tools";
 import { UNIVERSES_MIGRATIONS } from "./migrations";
 import { universeRoutes } from "./routes";
 import { UniversesService } from "./service";
@@ -21,6 +20,9 @@ export const universesModule: ModuleManifest<"universes"> = {
   migrations: UNIVERSES_MIGRATIONS,
   createService: (ctx) => new UniversesService(ctx),
   routes: (ctx) => universeRoutes(ctx),
-  mcpTools: universeTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).universeTools;
+  },
   snapshot: (service) => ({ field: "universes", published: (projectId) => service.published(projectId) }),
 };
