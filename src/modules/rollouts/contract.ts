@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject } from "../../lib/http";
 import { DESCRIPTION_MAX } from "../gates/types";
 import { DEFAULT_STAGES, STAGES_MAX, STAGE_MINUTES_MAX, STATUSES, TOLERANCE_MAX, WATCH_MAX } from "./types";
 
@@ -11,7 +11,7 @@ const Interval = t.Tuple([t.Number(), t.Number()]);
 
 const StageSchema = BodyObject({
   percent: t.Number({ exclusiveMinimum: 0, maximum: 100, description: "Units that get the change in this stage, percent (above the previous stage's)" }),
-  minutes: t.Integer({ minimum: 0, maximum: STAGE_MINUTES_MAX, description: "Least time in the stage before it advances" }),
+  minutes: Integer({ minimum: 0, maximum: STAGE_MINUTES_MAX, description: "Least time in the stage before it advances" }),
 });
 
 const WatchInputSchema = BodyObject({
@@ -75,8 +75,8 @@ const MetricCheckSchema = t.Object({
   direction: Direction,
   tolerance: t.Number(),
   test: t.Union([t.Literal("mean"), t.Literal("proportion"), t.Literal("ratio")]),
-  old: t.Object({ n: t.Integer(), mean: t.Union([t.Number(), t.Null()]) }),
-  new: t.Object({ n: t.Integer(), mean: t.Union([t.Number(), t.Null()]) }),
+  old: t.Object({ n: Integer(), mean: t.Union([t.Number(), t.Null()]) }),
+  new: t.Object({ n: Integer(), mean: t.Union([t.Number(), t.Null()]) }),
   estimate: t.Union([t.Number(), t.Null()], { description: "new − old per unit; null until both groups have 200 units" }),
   interval: t.Union([Interval, t.Null()], { description: "Always-valid confidence sequence of the difference" }),
   pValue: t.Union([t.Number(), t.Null()]),
@@ -87,7 +87,7 @@ const MetricCheckSchema = t.Object({
 export const CheckSchema = t.Object(
   {
     at: t.String(),
-    stage: t.Integer(),
+    stage: Integer(),
     percent: t.Number(),
     ingestLagMs: t.Number({ description: "How far the event data is behind; over 2 minutes the stage never advances" }),
     stale: t.Boolean(),
@@ -107,9 +107,9 @@ export const RolloutSchema = t.Object(
     subjectId: t.String(),
     description: t.Union([t.String(), t.Null()]),
     change: t.Object({ rules: t.Optional(t.Array(t.Unknown())), value: t.Optional(t.Unknown()) }),
-    previous: t.Object({ rules: t.Optional(t.Array(t.Unknown())), value: t.Optional(t.Unknown()), version: t.Integer() }),
-    stages: t.Array(t.Object({ percent: t.Number(), minutes: t.Integer() })),
-    stage: t.Integer({ description: "Index of the current stage" }),
+    previous: t.Object({ rules: t.Optional(t.Array(t.Unknown())), value: t.Optional(t.Unknown()), version: Integer() }),
+    stages: t.Array(t.Object({ percent: t.Number(), minutes: Integer() })),
+    stage: Integer({ description: "Index of the current stage" }),
     percent: t.Number({ description: "Units that get the change now, percent" }),
     stageStartedAt: t.Union([t.String(), t.Null()]),
     status: Status,

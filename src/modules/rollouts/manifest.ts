@@ -1,5 +1,4 @@
 import type { ModuleManifest } from "../../lib/module";
-import { rolloutTools } from "./mcp-tools";
 import { ROLLOUTS_MIGRATIONS } from "./migrations";
 import { rolloutRoutes } from "./routes";
 import { RolloutsService } from "./service";
@@ -24,7 +23,10 @@ export const rolloutsModule: ModuleManifest<"rollouts"> = {
   migrations: ROLLOUTS_MIGRATIONS,
   createService: (ctx) => new RolloutsService(ctx),
   routes: (ctx) => rolloutRoutes(ctx),
-  mcpTools: rolloutTools,
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).rolloutTools;
+  },
   snapshot: (service) => ({ field: "rollouts", published: (projectId, env) => service.published(projectId, env) }),
   close: (service) => service.close(),
 };
