@@ -1,3 +1,4 @@
+import { withQuery } from "../lib/query-path";
 import { CLIENT_FLAGS, emit, intFlag, openClient, str, table, when } from "./client-command";
 import type { Command } from "./command";
 
@@ -31,21 +32,20 @@ export const auditCommand: Command = {
         before: { type: "string", value: "SEQ", help: "Rows older than SEQ: the next-page hint of the previous list" },
       },
       async run({ values }) {
-        const query = new URLSearchParams();
         const limit = intFlag(values.limit, "limit", 1, 500);
         const before = intFlag(values.before, "before", 1, Number.MAX_SAFE_INTEGER);
-        if (limit !== undefined) query.set("limit", String(limit));
-        if (before !== undefined) query.set("before", String(before));
-        const action = str(values, "action");
-        if (action) query.set("action", action);
-        const text = str(values, "query");
-        if (text) query.set("q", text);
-        // Checked by the server, whose VALIDATION error names the field (printed as it comes).
-        for (const name of ["actor", "resource", "since", "until"] as const) {
-          const value = str(values, name);
-          if (value) query.set(name, value);
-        }
-        const page = await openClient(values).request<AuditPage>("GET", `/api/admin/audit${query.size ? `?${query}` : ""}`);
+        // actor, resource, since and until are checked by the server, whose VALIDATION error names the field (printed as it comes).
+        const path = withQuery("/api/admin/audit", {
+          limit,
+          before,
+          action: str(values, "action"),
+          q: str(values, "query"),
+          actor: str(values, "actor"),
+          resource: str(values, "resource"),
+          since: str(values, "since"),
+          until: str(values, "until"),
+        });
+        const page = await openClient(values).request<AuditPage>("GET", path);
         emit(values.json, page, () => {
           if (page.entries.length === 0) return "Nothing recorded.";
           const rows = table(

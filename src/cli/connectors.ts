@@ -1,5 +1,6 @@
 import { UsageError } from "../lib/config";
 import { OUTBOX_EVENT_TYPES } from "../lib/outbox-types";
+import { withQuery } from "../lib/query-path";
 import type { Connector, ConnectorDetail, Delivery } from "../modules/connectors/service";
 import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, flagFile, intFlag, jsonFlag, list, openClient, str, table, when } from "./client-command";
 import type { ArgValues, Command, Flag } from "./command";
@@ -221,11 +222,7 @@ export const connectorsCommand: Command = {
         const status = str(values, "status");
         if (status !== undefined && !["pending", "delivered", "failed"].includes(status)) throw new UsageError(`--status must be pending, delivered or failed (got "${status}")`);
         const limit = intFlag(values.limit, "limit", 1, 100);
-        const query = new URLSearchParams();
-        if (status) query.set("status", status);
-        if (limit) query.set("limit", String(limit));
-        const qs = query.toString();
-        const all = await openClient(values).request<Delivery[]>("GET", `${base(positionals[0]!)}/deliveries${qs ? `?${qs}` : ""}`);
+        const all = await openClient(values).request<Delivery[]>("GET", withQuery(`${base(positionals[0]!)}/deliveries`, { status, limit }));
         emit(values.json, all, () =>
           all.length === 0 ? "No deliveries yet." : table(["WHEN", "EVENT", "STATUS", "ATTEMPTS", "HTTP", "ERROR", "ID"], all.map(deliveryLine), { full: ["ID"] }),
         );

@@ -1,4 +1,5 @@
 import { UsageError } from "../lib/config";
+import { withQuery } from "../lib/query-path";
 import type { MetricResult, Results, TreatmentResult } from "../modules/experiments/analysis";
 import type { Guardrail, Variant } from "../modules/experiments/checks";
 import type { Experiment, ExperimentStatus } from "../modules/experiments/service";
@@ -389,11 +390,7 @@ export const experimentsCommand: Command = {
       async run({ values }) {
         const q = str(values, "query");
         const status = statusFlag(str(values, "status"));
-        const params = new URLSearchParams();
-        if (q) params.set("q", q);
-        if (status) params.set("status", status);
-        const query = params.toString();
-        const all = await openClient(values).request<Experiment[]>("GET", `${EXPERIMENTS}${query ? `?${query}` : ""}`);
+        const all = await openClient(values).request<Experiment[]>("GET", withQuery(EXPERIMENTS, { q, status }));
         emit(values.json, all, () => {
           if (all.length === 0) {
             if (q || status) return `No experiments match${q ? ` "${q}"` : ""}${status ? ` with status ${status}` : ""}.`;

@@ -1,4 +1,5 @@
 import { UsageError } from "../lib/config";
+import { withQuery } from "../lib/query-path";
 import type { HistoryEntry, Killswitch, ToggleResult } from "../modules/killswitches/service";
 import { ENVS, type Env } from "./client";
 import {
@@ -195,11 +196,7 @@ export const killswitchesCommand: Command = {
       async run({ values, positionals }) {
         const env = envFlag(values.env);
         const limit = intFlag(values.limit, "limit", 1, 1000);
-        const query = new URLSearchParams();
-        if (env) query.set("env", env);
-        if (limit !== undefined) query.set("limit", String(limit));
-        const q = query.toString();
-        const rows = await openClient(values).request<HistoryEntry[]>("GET", `${base(positionals[0]!)}/history${q ? `?${q}` : ""}`);
+        const rows = await openClient(values).request<HistoryEntry[]>("GET", withQuery(`${base(positionals[0]!)}/history`, { env, limit }));
         emit(values.json, rows, () =>
           rows.length === 0
             ? "No versions."

@@ -1,4 +1,5 @@
 import { UsageError } from "../lib/config";
+import { withQuery } from "../lib/query-path";
 import type { ItemType, Priority, QueueItem, Status } from "../modules/ops/service";
 import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "./client-command";
 import type { ArgValues, Command } from "./command";
@@ -117,17 +118,12 @@ export const opsCommand: Command = {
         ...CLIENT_FLAGS,
       },
       async run({ values }) {
-        const params = new URLSearchParams();
         const type = oneOf(TYPES, "type", str(values, "type"));
         const status = oneOf(STATUSES, "status", str(values, "status"));
         const q = str(values, "query");
-        if (type) params.set("type", type);
-        if (status) params.set("status", status);
-        if (q) params.set("q", q);
-        const query = params.toString();
-        const items = await openClient(values).request<QueueItem[]>("GET", `${OPS}${query ? `?${query}` : ""}`);
+        const items = await openClient(values).request<QueueItem[]>("GET", withQuery(OPS, { type, status, q }));
         emit(values.json, items, () => {
-          if (items.length === 0) return query ? "No items match." : "The queue is empty; file one with `svc ops create --type bug <title>`.";
+          if (items.length === 0) return type || status || q ? "No items match." : "The queue is empty; file one with `svc ops create --type bug <title>`.";
           return table(
             ["#", "TYPE", "STATUS", "PRIORITY", "TITLE", "FILED"],
             items.map((i) => [i.number, i.type, i.status, i.priority, i.title, when(i.createdAt)]),

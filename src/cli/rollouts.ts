@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { UsageError } from "../lib/config";
+import { withQuery } from "../lib/query-path";
 import type { CheckResult, MetricCheck, Rollout, RolloutStatus, Stage } from "../modules/rollouts/types";
 import { DEFAULT_STAGES, ERRORS_METRIC, MAX_INGEST_LAG_MS, MIN_UNITS_PER_GROUP, STAGES_MAX, TOLERANCE_MAX } from "../modules/rollouts/types";
 import type { GateRule } from "../sdk/gates";
@@ -326,11 +327,7 @@ export const rolloutsCommand: Command = {
       async run({ values }) {
         const q = str(values, "query");
         const status = statusFlag(str(values, "status"));
-        const params = new URLSearchParams();
-        if (q) params.set("q", q);
-        if (status) params.set("status", status);
-        const query = params.toString();
-        const all = await openClient(values).request<Rollout[]>("GET", `${ROLLOUTS}${query ? `?${query}` : ""}`);
+        const all = await openClient(values).request<Rollout[]>("GET", withQuery(ROLLOUTS, { q, status }));
         emit(values.json, all, () => {
           if (all.length === 0) {
             if (q || status) return `No rollouts match${q ? ` "${q}"` : ""}${status ? ` with status ${status}` : ""}.`;

@@ -1,4 +1,5 @@
 import { UsageError } from "../lib/config";
+import { withQuery } from "../lib/query-path";
 import type { ErrorStatus, SettableStatus, TrackedError } from "../modules/errors/types";
 import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "./client-command";
 import type { Command } from "./command";
@@ -86,11 +87,7 @@ export const trackedErrorsCommand: Command = {
       async run({ values }) {
         const status = statusFlag(str(values, "status"));
         const q = str(values, "query");
-        const query = new URLSearchParams();
-        if (status) query.set("status", status);
-        if (q) query.set("q", q);
-        const qs = query.toString();
-        const all = await openClient(values).request<TrackedError[]>("GET", `${ERRORS}${qs ? `?${qs}` : ""}`);
+        const all = await openClient(values).request<TrackedError[]>("GET", withQuery(ERRORS, { status, q }));
         emit(values.json, all, () => {
           if (all.length === 0) {
             if (status || q) return `No ${status ?? ""}${status ? " " : ""}errors${q ? ` match "${q}"` : ""}.`;

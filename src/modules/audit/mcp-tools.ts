@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { withQuery } from "../../lib/query-path";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
 import type { AuditPageSchema } from "./contract";
 
@@ -21,13 +22,8 @@ export const auditTools = [
     },
     annotations: READ_ONLY,
     async run({ project_id, action, q, actor, resource, since, until, limit, before }, open) {
-      const params = new URLSearchParams();
       // Checked by the server: a bad time or resource comes back as its VALIDATION error naming the field.
-      for (const [name, value] of Object.entries({ action, q, actor, resource, since, until })) if (value) params.set(name, value);
-      if (limit) params.set("limit", String(limit));
-      if (before) params.set("before", String(before));
-      const query = params.size ? `?${params}` : "";
-      return open(project_id).request<(typeof AuditPageSchema)["static"]>("GET", `/api/admin/audit${query}`);
+      return open(project_id).request<(typeof AuditPageSchema)["static"]>("GET", withQuery("/api/admin/audit", { action, q, actor, resource, since, until, limit, before }));
     },
   }),
 ];

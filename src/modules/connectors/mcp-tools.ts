@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { withQuery } from "../../lib/query-path";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
 
 export const connectorTools = [
@@ -26,11 +27,7 @@ export const connectorTools = [
     },
     annotations: READ_ONLY,
     async run({ id, status, limit, project_id }, open) {
-      const query = new URLSearchParams();
-      if (status) query.set("status", status);
-      if (limit) query.set("limit", String(limit));
-      const qs = query.toString();
-      return open(project_id).request("GET", `/api/admin/connectors/${encodeURIComponent(id)}/deliveries${qs ? `?${qs}` : ""}`);
+      return open(project_id).request("GET", withQuery(`/api/admin/connectors/${encodeURIComponent(id)}/deliveries`, { status, limit }));
     },
   }),
 ];

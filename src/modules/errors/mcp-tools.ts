@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { withQuery } from "../../lib/query-path";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
 import { ERROR_STATUSES, SETTABLE_STATUSES } from "./types";
 
@@ -18,11 +19,7 @@ export const errorTools = [
     },
     annotations: READ_ONLY,
     async run({ project_id, status, q }, open) {
-      const query = new URLSearchParams();
-      if (status) query.set("status", status);
-      if (q) query.set("q", q);
-      const qs = query.toString();
-      return open(project_id).request("GET", `/api/admin/errors${qs ? `?${qs}` : ""}`);
+      return open(project_id).request("GET", withQuery("/api/admin/errors", { status, q }));
     },
   }),
   defineTool({

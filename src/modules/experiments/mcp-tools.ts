@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { withQuery } from "../../lib/query-path";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
 
 const path = (name: string) => `/api/admin/experiments/${encodeURIComponent(name)}`;
@@ -17,11 +18,7 @@ export const experimentTools = [
     },
     annotations: READ_ONLY,
     async run({ project_id, q, status }, open) {
-      const params = new URLSearchParams();
-      if (q) params.set("q", q);
-      if (status) params.set("status", status);
-      const query = params.toString();
-      return open(project_id).request("GET", `/api/admin/experiments${query ? `?${query}` : ""}`);
+      return open(project_id).request("GET", withQuery("/api/admin/experiments", { q, status }));
     },
   }),
   defineTool({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { withQuery } from "../../lib/query-path";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
 
 const profileArg = z.string().min(1).max(128).describe("Translation profile: its id (i18n_…) or name");
@@ -25,11 +26,7 @@ export const i18nTools = [
     },
     annotations: READ_ONLY,
     async run({ project_id, profile, q }, open) {
-      const query = new URLSearchParams();
-      if (profile) query.set("profile_id", profile);
-      if (q) query.set("q", q);
-      const text = query.toString();
-      return open(project_id).request("GET", `/api/admin/i18n/keys${text ? `?${text}` : ""}`);
+      return open(project_id).request("GET", withQuery("/api/admin/i18n/keys", { profile_id: profile, q }));
     },
   }),
   defineTool({

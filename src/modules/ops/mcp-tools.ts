@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { withQuery } from "../../lib/query-path";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
 
 const TYPES = ["bug", "feature_request", "error", "alert"] as const;
@@ -19,12 +20,7 @@ export const opsTools = [
     },
     annotations: READ_ONLY,
     async run({ project_id, q, type, status }, open) {
-      const query = new URLSearchParams();
-      if (q) query.set("q", q);
-      if (type) query.set("type", type);
-      if (status) query.set("status", status);
-      const text = query.toString();
-      return open(project_id).request("GET", `/api/admin/ops${text ? `?${text}` : ""}`);
+      return open(project_id).request("GET", withQuery("/api/admin/ops", { q, type, status }));
     },
   }),
   defineTool({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { withQuery } from "../../lib/query-path";
 import { DESTRUCTIVE, READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
 
 const path = (ref: string) => `/api/admin/rollouts/${encodeURIComponent(ref)}`;
@@ -19,11 +20,7 @@ export const rolloutTools = [
     },
     annotations: READ_ONLY,
     async run({ project_id, q, status }, open) {
-      const params = new URLSearchParams();
-      if (q) params.set("q", q);
-      if (status) params.set("status", status);
-      const query = params.toString();
-      return open(project_id).request("GET", `/api/admin/rollouts${query ? `?${query}` : ""}`);
+      return open(project_id).request("GET", withQuery("/api/admin/rollouts", { q, status }));
     },
   }),
   defineTool({
