@@ -231,6 +231,8 @@ export class IdentityService {
       await this.ensureAdmin(input.adminEmail);
       return null;
     }
+    // Every start after the first finds people already: a read answers it without taking the write lock.
+    if ((await countUsers(this.store)) > 0) return null;
     return this.store.write(async (tx) => {
       await tx.lock(SETUP_LOCK);
       if ((await countUsers(this.store)) > 0) return null;
