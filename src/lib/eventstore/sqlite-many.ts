@@ -1,5 +1,5 @@
 import { experimentParts, namePrefix } from "./plan";
-import { SQLITE_DIALECT, prefixNamesCte } from "./sqlite";
+import { SQLITE_DIALECT, byVariantBytes, prefixNamesCte } from "./sqlite";
 import { type ManyExperimentsQuery, type VariantStats, type VariantStatsRow, variantStatsOf } from "./types";
 
 /**
@@ -96,7 +96,7 @@ export function mergeMany(counts: CountRow[], sums: SumRow[], metric: ManyExperi
   const ratio = metric.measures.length === 2;
   const out = new Map<string, VariantStats[]>();
   for (const [id, variants] of rows) {
-    const sorted = [...variants.values()].sort((a, b) => Buffer.compare(Buffer.from(a.variant), Buffer.from(b.variant)));
+    const sorted = [...variants.values()].sort(byVariantBytes);
     out.set(id, sorted.map((row) => variantStatsOf(row, ratio, false)));
   }
   return out;

@@ -272,6 +272,9 @@ export function experimentSql(q: ExperimentStatsQuery, slices = 1): { sql: strin
   return { sql, params, sliceParam };
 }
 
+/** SQLite's order of variant names (bytewise, BINARY), for rows put together in JavaScript. */
+export const byVariantBytes = (a: { variant: string }, b: { variant: string }): number => Buffer.compare(Buffer.from(a.variant), Buffer.from(b.variant));
+
 /** Adds the slices' per-variant rows (each sorted by variant) into one list sorted by variant (byte order, as SQLite's). */
 function mergeSlices(slices: VariantStatsRow[][]): VariantStatsRow[] {
   const fields = ["n", "sx", "sxx", "sy", "syy", "sxy", "sp", "spp", "sxp"] as const;
@@ -283,7 +286,7 @@ function mergeSlices(slices: VariantStatsRow[][]): VariantStatsRow[] {
       else for (const f of fields) seen[f] = Number(seen[f] ?? 0) + Number(row[f] ?? 0);
     }
   }
-  return [...byVariant.values()].sort((a, b) => Buffer.compare(Buffer.from(a.variant), Buffer.from(b.variant)));
+  return [...byVariant.values()].sort(byVariantBytes);
 }
 
 /**
@@ -574,6 +577,11 @@ export class SqliteEventStore implements EventStore {
     return { sql, rows: bucketRows(q, found) };
   }
 
+  /** An analysis statement on worker `worker` (null: the least busy; see AnalysisPool.run), or here for a store with no workers. */
+  private analyse(worker: number | null, sql: string, params: (string | number)[]): Promise<unknown[]> {
+    return this.analysis ? this.analysis.run(worker, sql, params) : Promise.resolve(this.prepared(sql).all(...params));
+  }
+
   async experimentStats(q: ExperimentStatsQuery): Promise<{ sql: string; variants: VariantStats[] }> {
     if (this.closed) throw new Error("event store closed");
     const pool = this.analysis;
@@ -583,8 +591,7 @@ export class SqliteEventStore implements EventStore {
     const slices = pool && pool.pending === 0 ? pool.size : 1;
     const { sql, params, sliceParam } = experimentSql(q, slices);
     let found: VariantStatsRow[];
-    if (!pool) found = this.prepared(sql).all(...params) as VariantStatsRow[];
-    else if (slices === 1) found = (await pool.run(null, sql, params)) as VariantStatsRow[];
+    if (!pool || slices === 1) found = (await this.analyse(null, sql, params)) as VariantStatsRow[];
     else {
       // One slice of the units per worker, at the same time; their sums add up.
       const parts = Array.from({ length: slices }, (_, k) => {
@@ -601,8 +608,7 @@ export class SqliteEventStore implements EventStore {
   async experimentStatsMany(q: ManyExperimentsQuery): Promise<ManyExperimentsResult> {
     if (this.closed) throw new Error("event store closed");
     if (q.experiments.length === 0) return q.metrics.map(() => new Map());
-    const run = (statement: { sql: string; params: (string | number)[] }): Promise<unknown[]> =>
-      this.analysis ? this.analysis.run(null, statement.sql, statement.params) : Promise.resolve(this.prepared(statement.sql).all(...statement.params));
+    const run = (statement: { sql: string; params: (string | number)[] }) => this.analyse(null, statement.sql, statement.params);
     const [counts, ...sums] = await Promise.all([
       run(manyCountsSql(q)),
       ...q.metrics.map((m) => (m.experimentIds.length === 0 ? Promise.resolve([]) : run(manyMetricSql(q, m)).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))))),
@@ -618,7 +624,7 @@ export class SqliteEventStore implements EventStore {
     // The variant index: one walk in variant order, no sort (a million units take about a tenth of a second).
     const sql =
       "SELECT variant, COUNT(*) AS n, MIN(first_ts) AS lo, MAX(first_ts) AS hi FROM experiment_exposures WHERE project_id = ?1 AND experiment_id = ?2 GROUP BY variant ORDER BY variant";
-    const found = this.analysis ? await this.analysis.run(0, sql, [projectId, experimentId]) : this.prepared(sql).all(projectId, experimentId);
+    const found = await this.analyse(0, sql, [projectId, experimentId]);
     return countsOf(found as { variant: string; n: number; lo: number; hi: number }[]);
   }
 
