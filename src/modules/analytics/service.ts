@@ -48,16 +48,19 @@ export function checkSeriesWindow(w: { from: number; to: number; bucket: number 
   }
 }
 
-/** An event store answer, its upstream's failures as the API reports them: 503 unreachable, 502 failed. */
+/** An event store failure as the API reports it: its upstream's as 503 (unreachable) or 502 (failed), any other as it is. */
+export function upstreamFailure(err: unknown): unknown {
+  if (!(err instanceof UpstreamError)) return err;
+  if (err.kind === "unreachable") return new ApiError("UNAVAILABLE", "Unavailable", err.message, 503, { "Retry-After": "5" });
+  return new ApiError("UPSTREAM", "The analytics upstream failed", err.message);
+}
+
+/** An event store answer, its upstream's failures as the API reports them (upstreamFailure). */
 export async function upstream<T>(answer: Promise<T>): Promise<T> {
   try {
     return await answer;
   } catch (err) {
-    if (err instanceof UpstreamError) {
-      if (err.kind === "unreachable") throw new ApiError("UNAVAILABLE", "Unavailable", err.message, 503, { "Retry-After": "5" });
-      throw new ApiError("UPSTREAM", "The analytics upstream failed", err.message);
-    }
-    throw err;
+    throw upstreamFailure(err);
   }
 }
 

@@ -3,7 +3,7 @@ import { type Measure, type VariantStats, statsOfMany } from "../../lib/eventsto
 import type { ServiceContext } from "../../lib/module";
 import { LeasedRounds } from "../../lib/rounds";
 import { rolloutExposureId } from "../../sdk/rollouts";
-import { upstream } from "../analytics/service";
+import { upstreamFailure } from "../analytics/service";
 import { judgeMetric, previousState, regressionOf, testAlpha } from "./judge";
 import type { RolloutsService } from "./service";
 import { type RolloutRow, allDue } from "./store";
@@ -23,14 +23,29 @@ type Reading = { test: MetricTest; variants: VariantStats[] } | { problem: strin
 /** Per rollout id, per watched metric's id (null: the error rate). */
 type Readings = Map<string, Map<string | null, Reading>>;
 
-/** An event store failure as the API words it (upstream: 503 unreachable, 502 failed). */
-async function reasonOf(err: Error): Promise<string> {
-  try {
-    await upstream(Promise.reject(err));
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e);
-  }
-  return err.message;
+/** Why a metric could not be read, as the API words an event store failure (upstreamFailure). */
+function reasonOf(err: unknown): string {
+  const failure = upstreamFailure(err);
+  return failure instanceof Error ? failure.message : String(failure);
+}
+
+/**
+ * A running rollout's current stage: its plan and watched metrics, when the stage began, and whether it compares
+ * two groups (0 % < percent < 100 %; 100 % has none: it was judged up to the stage before).
+ */
+function stageOf(row: RolloutRow) {
+  const stages = JSON.parse(row.stages) as Stage[];
+  const stage = Number(row.stage);
+  const { percent, minutes } = stages[stage]!;
+  return {
+    stages,
+    watch: JSON.parse(row.watch) as WatchedMetric[],
+    stage,
+    percent,
+    minutes,
+    started: Date.parse(row.stage_started_at ?? row.created_at),
+    compared: percent > 0 && percent < 100,
+  };
 }
 
 /** What one round did to one rollout (tests and the bench read it). */
@@ -123,22 +138,18 @@ export class RolloutMonitor {
 
   /**
    * What every watched metric of the running rollouts `rows` (one project) reads as of `nowMs`: per rollout and
-   * metric, the current stage's groups, or why they could not be read. Only a stage with both groups has a
-   * comparison; 100 % has none (it was judged up to the stage before).
+   * metric, the current stage's groups, or why they could not be read (only stages that compare: see stageOf).
    */
   private async read(rows: RolloutRow[], nowMs: number): Promise<Readings> {
     const readings: Readings = new Map();
-    const compared = rows.filter((r) => {
-      const percent = (JSON.parse(r.stages) as Stage[])[Number(r.stage)]!.percent;
-      return percent > 0 && percent < 100;
-    });
+    const compared = rows.map((row) => ({ row, ...stageOf(row) })).filter((r) => r.compared);
     if (compared.length === 0) return readings;
-    const projectId = compared[0]!.project_id;
-    const experiments = compared.map((r) => ({ experimentId: rolloutExposureId(r.id, Number(r.stage)), from: Date.parse(r.stage_started_at ?? r.created_at) }));
+    const projectId = compared[0]!.row.project_id;
+    const experiments = compared.map((r) => ({ experimentId: rolloutExposureId(r.row.id, r.stage), from: r.started }));
     // Each metric once (the error rate by its null id), with the rollouts that watch it.
     const metrics = new Map<string | null, { measures: Measure[] | Error; rollouts: number[] }>();
     compared.forEach((r, i) => {
-      for (const w of JSON.parse(r.watch) as WatchedMetric[]) {
+      for (const w of r.watch) {
         const m = metrics.get(w.metricId) ?? { measures: [], rollouts: [] };
         m.rollouts.push(i);
         metrics.set(w.metricId, m);
@@ -154,26 +165,24 @@ export class RolloutMonitor {
     const readable = [...metrics.values()].filter((m): m is typeof m & { measures: Measure[] } => !(m.measures instanceof Error));
     let answers: (Map<string, VariantStats[]> | Error)[];
     try {
-      answers = await upstream(
-        statsOfMany(this.ctx.services.analytics.eventStore, {
-          projectId,
-          to: nowMs + 1,
-          experiments,
-          metrics: readable.map((m) => ({ measures: m.measures as [Measure] | [Measure, Measure], experimentIds: m.rollouts.map((i) => experiments[i]!.experimentId) })),
-        }),
-      );
+      answers = await statsOfMany(this.ctx.services.analytics.eventStore, {
+        projectId,
+        to: nowMs + 1,
+        experiments,
+        metrics: readable.map((m) => ({ measures: m.measures as [Measure] | [Measure, Measure], experimentIds: m.rollouts.map((i) => experiments[i]!.experimentId) })),
+      });
     } catch (err) {
       answers = readable.map(() => (err instanceof Error ? err : new Error(String(err))));
     }
-    compared.forEach((r) => readings.set(r.id, new Map()));
+    compared.forEach((r) => readings.set(r.row.id, new Map()));
     for (const [metricId, m] of metrics) {
       const k = readable.indexOf(m as (typeof readable)[number]);
       const answer = m.measures instanceof Error ? m.measures : answers[k]!;
-      const problem = answer instanceof Error ? await reasonOf(answer) : undefined;
+      const problem = answer instanceof Error ? reasonOf(answer) : undefined;
       const test: MetricTest = m.measures instanceof Error ? "mean" : m.measures.length === 2 ? "ratio" : m.measures[0]!.kind === "unique" ? "proportion" : "mean";
       for (const i of m.rollouts) {
         const reading: Reading = problem !== undefined ? { problem } : { test, variants: (answer as Map<string, VariantStats[]>).get(experiments[i]!.experimentId) ?? [] };
-        readings.get(compared[i]!.id)!.set(metricId, reading);
+        readings.get(compared[i]!.row.id)!.set(metricId, reading);
       }
     }
     return readings;
@@ -181,18 +190,14 @@ export class RolloutMonitor {
 
   /** The check of a running rollout's current stage as of `nowMs` from its readings, and what it calls for. */
   check(row: RolloutRow, nowMs: number, readings: Readings): CheckResult {
-    const stages = JSON.parse(row.stages) as Stage[];
-    const watch = JSON.parse(row.watch) as WatchedMetric[];
-    const stage = Number(row.stage);
-    const { percent, minutes } = stages[stage]!;
-    const started = Date.parse(row.stage_started_at ?? row.created_at);
+    const { stages, watch, stage, percent, minutes, started, compared } = stageOf(row);
     const ingestLagMs = this.ctx.services.analytics.eventStore.ingestLagMs?.(nowMs) ?? 0;
     const stale = ingestLagMs > MAX_INGEST_LAG_MS;
     const alpha = testAlpha(Number(row.false_alarm_rate), stages, watch.length);
     const last = row.last_check === null ? null : (JSON.parse(row.last_check) as CheckResult);
     const metrics: MetricCheck[] = [];
     const problems: string[] = [];
-    if (percent > 0 && percent < 100) {
+    if (compared) {
       for (const w of watch) {
         const reading = readings.get(row.id)?.get(w.metricId) ?? { problem: "not read this round (see the server log)" };
         if ("problem" in reading) {
