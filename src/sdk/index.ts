@@ -97,12 +97,12 @@ export type ClientOptions = {
   compileRegex?: (pattern: string) => CompiledRegex;
   /** A fetch to use instead of the global one. */
   fetch?: (url: string, init?: RequestInit) => Promise<Response>;
-  /** How often queued events, errors and seen context attribute names are sent. Default 10 s. */
   /**
    * The clock events, exposures and errors are stamped with (default
    * Date.now): simulations and tests that move time inject theirs.
    */
   now?: () => number;
+  /** How often queued events, errors and seen context attribute names are sent. Default 10 s. */
   flushIntervalMs?: number;
   /**
    * Tell the server which attribute names (never their values) the contexts
@@ -280,7 +280,6 @@ function createSeenSet(capacity: number) {
 
 const NO_OVERRIDES: OverrideIndex = { gates: new Map(), configs: new Map() };
 
-/** OpenFeature's `targetingKey` stands for `user_id` when the context has none (as in OFREP). */
 function kindOf(value: unknown): string {
   if (value === null) return "null";
   return Array.isArray(value) ? "array" : typeof value;
@@ -516,7 +515,7 @@ export function createClient(options: ClientOptions): Client {
     return rollouts;
   };
   /** The unit's group in the rollout of a gate or config, if one runs (its exposure logged). */
-  const rolloutOf = (snapshot: Snapshot, kind: "gates" | "configs", name: string, context: EvaluationContext) => rolloutFor(rolloutsOf(snapshot), kind, name, withUserId(context), expose);
+  const rolloutOf = (snapshot: Snapshot, kind: "gates" | "configs", name: string, context: EvaluationContext) => rolloutFor(rolloutsOf(snapshot), kind, name, context, expose);
 
   const assign = (snapshot: Snapshot, experiment: PublishedExperiment, context: EvaluationContext) =>
     assignUnit(experiment, snapshot.universes, context, (gateName) => {

@@ -153,7 +153,7 @@ const rolloutIndexes = new WeakMap<Snapshot, RolloutIndex>();
 function rolloutOf(snapshot: Snapshot, kind: "gates" | "configs", name: string, context: EvaluationContext, exposures?: Exposure[]) {
   let index = rolloutIndexes.get(snapshot);
   if (!index) rolloutIndexes.set(snapshot, (index = indexRollouts(snapshot.rollouts as Record<string, PublishedRollout> | undefined)));
-  return rolloutFor(index, kind, name, withUserId(context), (experimentId, unitId, variant) => exposures?.push({ experimentId, unitId, variant }));
+  return rolloutFor(index, kind, name, context, (experimentId, unitId, variant) => exposures?.push({ experimentId, unitId, variant }));
 }
 
 function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {

@@ -28,6 +28,11 @@ export function checkStartAt(startAt: string | undefined, nowMs: number): string
   return new Date(at).toISOString();
 }
 
+/** What a regression does: pause or rollback. */
+export function checkOnRegression(action: string): void {
+  if (action !== "pause" && action !== "rollback") throw validation("Unknown action on regression", "onRegression: pause or rollback");
+}
+
 export type WatchInput = { metric: string; direction: "lower" | "higher"; tolerance?: number };
 
 function checkTolerance(tolerance: number | undefined, field: string): number {
@@ -48,11 +53,11 @@ export async function checkWatch(ctx: ServiceContext, projectId: string, metrics
     const m = metrics[i]!;
     if (m.direction !== "lower" && m.direction !== "higher") throw validation("Say which way is better", `metrics[${i}].direction: lower or higher (is better)`);
     if (m.metric === ERRORS_METRIC) throw validation("The error rate is always watched", `metrics[${i}].metric: set errorTolerance for it instead`);
-    const id = await ctx.services.metrics.resolveId(projectId, m.metric);
-    if (!id) throw validation(`Metric ${m.metric} not found`, `metrics[${i}].metric: a metric's name or id (GET /api/admin/metrics)`);
-    const metric = await ctx.services.metrics.get(projectId, id);
-    if (out.some((w) => w.metricId === id)) throw validation("A metric is named twice", `metrics[${i}].metric: ${metric.name} is already watched`);
-    out.push({ metric: metric.name, metricId: id, direction: m.direction, tolerance: checkTolerance(m.tolerance, `metrics[${i}].tolerance`) });
+    // One lookup by id, id prefix or name; not found is the field's error here.
+    const metric = await ctx.services.metrics.get(projectId, m.metric).catch(() => null);
+    if (!metric) throw validation(`Metric ${m.metric} not found`, `metrics[${i}].metric: a metric's name or id (GET /api/admin/metrics)`);
+    if (out.some((w) => w.metricId === metric.id)) throw validation("A metric is named twice", `metrics[${i}].metric: ${metric.name} is already watched`);
+    out.push({ metric: metric.name, metricId: metric.id, direction: m.direction, tolerance: checkTolerance(m.tolerance, `metrics[${i}].tolerance`) });
   }
   return out;
 }

@@ -1,7 +1,8 @@
 import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
-import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";
+import { alreadyExists, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
+import { checkLimit } from "../../lib/validate";
 import { newId, randomBase62 } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import { emitEvent } from "../../lib/outbox";
@@ -12,9 +13,27 @@ import type { GateRule } from "../../sdk/gates";
 import type { PublishedRollout } from "../../sdk/rollouts";
 import { checkDescription, checkEnv } from "../experiments/checks";
 import { checkRules } from "../gates/rules";
-import { checkStages, checkStartAt, checkWatch, type WatchInput } from "./checks";
+import { checkOnRegression, checkStages, checkStartAt, checkWatch, type WatchInput } from "./checks";
 import { RolloutMonitor } from "./monitor";
-import { ACTIVE_STATUSES, type CheckRow, type RolloutRow, activeFor, activeOn, checksOf, deleteRollout, insertCheck, insertRollout, rolloutById, rolloutsByIdPrefix, rolloutsOfProject, servingOnEnv, updateRollout } from "./store";
+import {
+  ACTIVE_STATUSES,
+  CHECKS_KEPT,
+  type CheckRow,
+  type RolloutRow,
+  SERVING_STATUSES,
+  activeFor,
+  activeOn,
+  checksOf,
+  deleteRollout,
+  insertCheck,
+  insertRollout,
+  rolloutById,
+  rolloutsByIdPrefix,
+  rolloutsOfProject,
+  servingOnEnv,
+  setLastCheck,
+  updateRollout,
+} from "./store";
 import { ACTIONS, type CheckResult, DEFAULT_FALSE_ALARM_RATE, DEFAULT_STAGES, type Outcome, type Rollout, type RolloutStatus, STATUSES, type Stage } from "./types";
 
 export type Actor = AuditActor;
@@ -41,7 +60,7 @@ export type CreateInput = {
 export type PatchInput = { description?: string | null; notify?: boolean; onRegression?: "pause" | "rollback" };
 
 const lockScope = (projectId: string) => `rollouts:${projectId}`;
-const SERVING: readonly string[] = ["running", "paused"];
+const SERVING: readonly string[] = SERVING_STATUSES;
 
 /**
  * Guarded rollouts of a gate's new rules or a config's new value on one env:
@@ -90,7 +109,7 @@ export class RolloutsService {
 
   /** The rollout's checks, newest first (the dashboard's chart). */
   async checks(projectId: string, ref: string, limit = 500): Promise<CheckResult[]> {
-    if (!Number.isInteger(limit) || limit < 1 || limit > 3000) throw validation("limit must be an integer from 1 to 3000", "limit: 1 to 3000");
+    checkLimit(limit, CHECKS_KEPT);
     const row = await this.find(this.ctx.store, projectId, ref);
     return (await checksOf(this.ctx.store, row.id, limit)).map((c: CheckRow) => JSON.parse(c.result) as CheckResult);
   }
@@ -175,7 +194,7 @@ export class RolloutsService {
       created_at: now,
       updated_at: now,
     };
-    if (row.on_regression !== "pause" && row.on_regression !== "rollback") throw validation("Unknown action on regression", "onRegression: pause or rollback");
+    checkOnRegression(row.on_regression);
     return this.ctx.store.write(async (tx) => {
       await tx.lock(lockScope(projectId));
       const busy = await activeOn(tx, projectId, kind, subject.id, env);
@@ -190,7 +209,7 @@ export class RolloutsService {
   /** Description, notification and the action on regression; the plan and the change are fixed once created. */
   async update(projectId: string, ref: string, patch: PatchInput, actor: Actor): Promise<Rollout> {
     if (patch.description !== undefined) checkDescription(patch.description);
-    if (patch.onRegression !== undefined && patch.onRegression !== "pause" && patch.onRegression !== "rollback") throw validation("Unknown action on regression", "onRegression: pause or rollback");
+    if (patch.onRegression !== undefined) checkOnRegression(patch.onRegression);
     return this.change(projectId, ref, actor, ACTIONS.update, (row) => ({
       ...row,
       description: patch.description === undefined ? row.description : patch.description,
@@ -341,7 +360,7 @@ export class RolloutsService {
       const row = await rolloutById(tx, projectId, id);
       if (!row || !SERVING.includes(row.status)) return;
       await insertCheck(tx, id, result.at, result.stage, JSON.stringify(result));
-      await tx.run("UPDATE rollouts SET last_check = ? WHERE id = ?", JSON.stringify(result), id);
+      await setLastCheck(tx, id, JSON.stringify(result));
     });
   }
 
@@ -396,7 +415,7 @@ export class RolloutsService {
 }
 
 function expectStatus(row: RolloutRow, allowed: readonly string[], why: string): void {
-  if (!allowed.includes(row.status)) throw new ApiError("VALIDATION", `Rollout ${row.id} is ${row.status}: ${why}`, `status: ${row.status}`);
+  if (!allowed.includes(row.status)) throw validation(`Rollout ${row.id} is ${row.status}: ${why}`, `status: ${row.status}`);
 }
 
 function outcomeOf(kind: Outcome["kind"], actor: Actor, reason: string | null, nowMs: number): Outcome {

@@ -66,7 +66,11 @@ const COLUMNS = FIELDS.join(", ");
 
 /** Statuses of a rollout that still holds its subject (one such rollout per gate or config and env). */
 export const ACTIVE_STATUSES = ["scheduled", "running", "paused"] as const;
-const ACTIVE = ACTIVE_STATUSES.map((s) => `'${s}'`).join(", ");
+/** The unfinished rollouts whose stage the snapshot serves (a scheduled one serves nothing yet). */
+export const SERVING_STATUSES = ["running", "paused"] as const;
+const sqlList = (statuses: readonly string[]) => statuses.map((s) => `'${s}'`).join(", ");
+const ACTIVE = sqlList(ACTIVE_STATUSES);
+const SERVING = sqlList(SERVING_STATUSES);
 
 export async function rolloutsOfProject(q: Queryable, projectId: string): Promise<RolloutRow[]> {
   return q.all<RolloutRow>(`SELECT ${COLUMNS} FROM rollouts WHERE project_id = ? ORDER BY created_at DESC, id`, projectId);
@@ -88,7 +92,7 @@ export async function activeOn(q: Queryable, projectId: string, kind: string, su
 
 /** Running and paused rollouts of one env (the snapshot: both serve their stage). */
 export async function servingOnEnv(q: Queryable, projectId: string, env: string): Promise<RolloutRow[]> {
-  return q.all<RolloutRow>(`SELECT ${COLUMNS} FROM rollouts WHERE project_id = ? AND env = ? AND status IN ('running', 'paused') ORDER BY id`, projectId, env);
+  return q.all<RolloutRow>(`SELECT ${COLUMNS} FROM rollouts WHERE project_id = ? AND env = ? AND status IN (${SERVING}) ORDER BY id`, projectId, env);
 }
 
 /** Every scheduled or running rollout of every project (the monitor's round). */
@@ -124,6 +128,11 @@ export type CheckRow = { seq: number | string; at: string; stage: number | strin
 
 /** Checks kept per rollout: at one a minute, the last 2 days in full. */
 export const CHECKS_KEPT = 3000;
+
+/** The rollout's latest check (the monitor's memory of the sequential test; insertCheck keeps the history). */
+export async function setLastCheck(q: Queryable, rolloutId: string, result: string): Promise<void> {
+  await q.run("UPDATE rollouts SET last_check = ? WHERE id = ?", result, rolloutId);
+}
 
 export async function insertCheck(q: Queryable, rolloutId: string, at: string, stage: number, result: string): Promise<void> {
   await q.run("INSERT INTO rollout_checks (rollout_id, at, stage, result) VALUES (?, ?, ?, ?)", rolloutId, at, stage, result);
