@@ -3,6 +3,12 @@ import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
 import { ApiFailure, describeError } from "./api";
 import { followLink } from "./router";
 
+/**
+ * A dependency as hooks compare it (Object.is): a Date by its time. Eden hands ISO times over as Date objects, a new
+ * one on every poll, so `updatedAt` as a dependency reloaded on every poll instead of when the thing changed.
+ */
+const depValue = (d: unknown): unknown => (d instanceof Date ? d.getTime() : d);
+
 /** Loads data for a page; `reload` refetches (after a write, or when someone else changed it). */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: string | null; loading: boolean; reload: () => Promise<void> } {
   const [data, setData] = useState<T | undefined>(undefined);
@@ -23,7 +29,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
       if (mine === generation.current) setLoading(false);
     }
     // biome-ignore lint: the caller names the dependencies
-  }, deps);
+  }, deps.map(depValue));
   useEffect(() => {
     setLoading(true);
     void reload();
