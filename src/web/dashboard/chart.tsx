@@ -17,9 +17,9 @@ const LONG = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle
 // Daily buckets are UTC days: they are named in UTC, so a bucket never reads as the day before.
 const DAY = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", timeZone: "UTC" });
 
-/** 1, 2 or 5 times a power of ten, at least `max`: round axis labels. */
-function niceMax(max: number): number {
-  if (!(max > 0)) return 1;
+/** 1, 2 or 5 times a power of ten, at least `max`: round axis labels (`none` when there is nothing above 0). */
+export function niceMax(max: number, none = 1): number {
+  if (!(max > 0)) return none;
   const p = 10 ** Math.floor(Math.log10(max));
   const m = max / p;
   return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;

@@ -273,6 +273,38 @@ export function SecretOnce({ secret, what }: { secret: string; what: string }) {
 }
 
 /**
+ * A refusal split by the field path it names (`stages[1].percent`,
+ * `stages.1.minutes` alike, as `stages.1.percent`; a path starts with one of
+ * `roots`): those go on their controls, the rest in `general`. A part that
+ * names no path belongs to the one before (a message may hold "; " itself).
+ * Each path's text starts with the refusal's message unless `withMessage` is
+ * false (a form that shows the message once).
+ */
+export function errorsByPath(err: unknown, roots: readonly string[], options: { withMessage?: boolean } = {}): { paths: Map<string, string>; general: string | null } {
+  const paths = new Map<string, string>();
+  if (!(err instanceof ApiFailure) || !err.detail) return { paths, general: describeError(err) };
+  const path = new RegExp(`^((?:${roots.join("|")})(?:\\.[A-Za-z0-9]+|\\[\\d+\\])*)\\s*:\\s*([\\s\\S]*)$`);
+  const rest: string[] = [];
+  let last: string | null = null;
+  for (const part of err.detail.split("; ")) {
+    const m = path.exec(part);
+    if (m) {
+      last = m[1]!.replace(/\[(\d+)\]/g, ".$1");
+      paths.set(last, paths.has(last) ? `${paths.get(last)}; ${m[2]}` : options.withMessage === false ? m[2]! : `${err.message}: ${m[2]}`);
+    } else if (last) paths.set(last, `${paths.get(last)}; ${part}`);
+    else rest.push(part);
+  }
+  return { paths, general: rest.length > 0 || paths.size === 0 ? `${err.message}: ${rest.join("; ") || err.detail}` : null };
+}
+
+/** The first message at `path` or under it (`stages.1` finds `stages.1.percent`). */
+export function errorAt(paths: Map<string, string>, path: string): string | undefined {
+  if (paths.has(path)) return paths.get(path);
+  for (const [k, v] of paths) if (k.startsWith(`${path}.`)) return v;
+  return undefined;
+}
+
+/**
  * A refusal of the server split by field: a VALIDATION or conflict detail is
  * `field: message` (or `field.0: …`, several joined by "; "); the parts that
  * name one of `fields` go on that field, the rest (and anything else) in

@@ -1,4 +1,4 @@
-import { ApiFailure, apiOf, call, describeError } from "../../../web/dashboard/api";
+import { apiOf, call } from "../../../web/dashboard/api";
 import { SEGMENTS } from "../../universes/dashboard/client";
 import type { experimentRoutes } from "../routes";
 
@@ -83,33 +83,5 @@ export function statusText(e: Pick<Experiment, "status" | "outcome">): string {
   return e.outcome.auto ? "stopped: rolled back automatically" : "stopped: rolled back";
 }
 
-/**
- * A refusal split by the path it names (`variants[1].key`, `variants.1.weight`,
- * `guardrailMetrics[0].metric`, `allocation` alike, as `variants.1.key`):
- * those go on their controls, the rest in `general`. A part that names no
- * path belongs to the one before (a message may hold "; " itself).
- */
-const PATH = /^((?:name|description|universe|env|variants|allocation|gate|primaryMetric|guardrailMetrics|decision|variant|reason)(?:\.[A-Za-z0-9]+|\[\d+\])*)\s*:\s*([\s\S]*)$/;
-export function errorsByPath(err: unknown): { paths: Map<string, string>; general: string | null } {
-  const paths = new Map<string, string>();
-  if (!(err instanceof ApiFailure) || !err.detail) return { paths, general: describeError(err) };
-  const rest: string[] = [];
-  let last: string | null = null;
-  for (const part of err.detail.split("; ")) {
-    const m = PATH.exec(part);
-    if (m) {
-      last = m[1]!.replace(/\[(\d+)\]/g, ".$1");
-      const text = `${err.message}: ${m[2]}`;
-      paths.set(last, paths.has(last) ? `${paths.get(last)}; ${m[2]}` : text);
-    } else if (last) paths.set(last, `${paths.get(last)}; ${part}`);
-    else rest.push(part);
-  }
-  return { paths, general: rest.length > 0 || paths.size === 0 ? `${err.message}: ${rest.join("; ") || err.detail}` : null };
-}
-
-/** The first message at `path` or under it (`variants.1` finds `variants.1.override.value`). */
-export function errorAt(paths: Map<string, string>, path: string): string | undefined {
-  if (paths.has(path)) return paths.get(path);
-  for (const [k, v] of paths) if (k.startsWith(`${path}.`)) return v;
-  return undefined;
-}
+/** The request fields a refusal's detail may name, for errorsByPath (web/dashboard/ui.tsx). */
+export const EXPERIMENT_FIELDS = ["name", "description", "universe", "env", "variants", "allocation", "gate", "primaryMetric", "guardrailMetrics", "decision", "variant", "reason"] as const;

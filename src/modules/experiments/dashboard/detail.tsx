@@ -2,11 +2,11 @@ import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { Badge, ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { Badge, ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, Status, When, errorsByPath, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { loadUniverses } from "../../universes/dashboard/client";
 import { AllocationDrawing } from "./allocation";
-import { type Experiment, errorsByPath, experimentOf, loadExperiments, share } from "./client";
+import { EXPERIMENT_FIELDS, type Experiment, experimentOf, loadExperiments, share } from "./client";
 import { DeleteExperimentDialog, ExperimentDialog } from "./form";
 import { ResultsView } from "./results";
 import { StatusBadge } from "./status";
@@ -78,7 +78,7 @@ function StopDialog({ experiment, open, onClose, onStopped }: { experiment: Expe
       const stopped = await call(experimentOf(experiment.id).stop.post({ decision, ...(decision === "ship" ? { variant } : {}), reason: reason.trim() || null }));
       await onStopped(stopped);
     } catch (err) {
-      const split = errorsByPath(err);
+      const split = errorsByPath(err, EXPERIMENT_FIELDS);
       setErrors(split.paths);
       setError(split.general);
     } finally {

@@ -1,11 +1,11 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, errorAt, errorsByPath, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
 import { gateApi } from "../../gates/dashboard/client";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { drawable, loadUniverses } from "../../universes/dashboard/client";
 import { AllocationDrawing } from "./allocation";
-import { ENVS, type Env, type Experiment, WORSE_WHEN, type WorseWhen, allocationShare, errorAt, errorsByPath, experimentApi, experimentOf, loadExperiments } from "./client";
+import { ENVS, type Env, type Experiment, WORSE_WHEN, type WorseWhen, allocationShare, EXPERIMENT_FIELDS, experimentApi, experimentOf, loadExperiments } from "./client";
 
 let nextKey = 0;
 type DraftVariant = { key: number; vkey: string; name: string; weight: string; value: string; overrideKind: "" | "config" | "gate"; overrideName: string; overrideValue: string };
@@ -151,7 +151,7 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
         : await call(experimentApi.api.admin.experiments.post(body));
       onSaved(saved);
     } catch (err) {
-      const split = errorsByPath(err);
+      const split = errorsByPath(err, EXPERIMENT_FIELDS);
       setErrors(split.paths);
       setError(split.general);
       focusFirstInvalid();

@@ -1,4 +1,5 @@
 import { useId } from "preact/hooks";
+import { niceMax } from "../../../web/dashboard/chart";
 import { Badge, When } from "../../../web/dashboard/ui";
 import {
   DECIDER_TEXT,
@@ -25,14 +26,6 @@ const ROW = 36;
 const TOP = 10;
 const AXIS = 34;
 const PLOT_W = W - LEFT - RIGHT;
-
-/** 1, 2 or 5 times a power of ten, at least `max`: a round edge for the lift axis. */
-function niceMax(max: number): number {
-  if (!(max > 0)) return 0.01;
-  const p = 10 ** Math.floor(Math.log10(max));
-  const m = max / p;
-  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-}
 
 const TONE_BADGE: Record<Tone, "ok" | "danger" | "muted"> = { good: "ok", harm: "danger", none: "muted" };
 const level = (alpha: number) => `${Number(((1 - alpha) * 100).toFixed(1))} %`;
@@ -73,7 +66,8 @@ export function ForestPlot({ metric, alpha, method }: { metric: MetricResult; al
   const rows = metric.treatments;
   const lifts = rows.map((t) => liftOf(t, method));
   const reach = Math.max(0, ...lifts.flatMap((l) => (l ? [Math.abs(l.ci[0]), Math.abs(l.ci[1]), Math.abs(l.estimate)] : [])));
-  const edge = niceMax(reach * 1.05);
+  // A round edge for the lift axis (1 % when nothing reaches beyond 0).
+  const edge = niceMax(reach * 1.05, 0.01);
   const x = (v: number) => LEFT + ((Math.max(-edge, Math.min(edge, v)) + edge) / (2 * edge)) * PLOT_W;
   const H = TOP + rows.length * ROW + AXIS;
   const ticks = [-edge, -edge / 2, 0, edge / 2, edge];

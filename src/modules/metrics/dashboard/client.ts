@@ -1,4 +1,4 @@
-import { ApiFailure, apiOf, call, describeError } from "../../../web/dashboard/api";
+import { apiOf, call } from "../../../web/dashboard/api";
 import type { metricRoutes } from "../routes";
 
 export const metricApi = apiOf<ReturnType<typeof metricRoutes>>();
@@ -84,25 +84,5 @@ export function partBody(p: DraftPart, kind: PartKind, types: PropertyTypes) {
   };
 }
 
-/**
- * A refusal split by the path it names (`numerator.filters.1.value`,
- * `filters[0].property` and `filters.0.property` alike): those go on their
- * controls, the rest in `general`. A message may hold "; " itself, so a part
- * that names no path belongs to the one before.
- */
-const PATH = /^((?:name|description|kind|event|property|filters|numerator|denominator)(?:\.[A-Za-z0-9]+|\[\d+\])*)\s*:\s*([\s\S]*)$/;
-export function errorsByPath(err: unknown): { paths: Map<string, string>; general: string | null } {
-  const paths = new Map<string, string>();
-  if (!(err instanceof ApiFailure) || !err.detail) return { paths, general: describeError(err) };
-  const rest: string[] = [];
-  let last: string | null = null;
-  for (const part of err.detail.split("; ")) {
-    const m = PATH.exec(part);
-    if (m) {
-      last = m[1]!.replace(/\[(\d+)\]/g, ".$1");
-      paths.set(last, paths.has(last) ? `${paths.get(last)}; ${m[2]}` : m[2]!);
-    } else if (last) paths.set(last, `${paths.get(last)}; ${part}`);
-    else rest.push(part);
-  }
-  return { paths, general: rest.length > 0 || paths.size === 0 ? `${err.message}: ${rest.join("; ") || err.detail}` : null };
-}
+/** The request fields a refusal's detail may name, for errorsByPath (web/dashboard/ui.tsx). */
+export const METRIC_FIELDS = ["name", "description", "kind", "event", "property", "filters", "numerator", "denominator"] as const;

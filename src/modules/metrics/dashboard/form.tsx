@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, errorsByPath, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, loadCatalog } from "../../events/dashboard/client";
 import {
   type DraftFilter,
@@ -16,7 +16,7 @@ import {
   PART_KINDS,
   type PartKind,
   emptyFilter,
-  errorsByPath,
+  METRIC_FIELDS,
   formOf,
   metricApi,
   partBody,
@@ -63,7 +63,7 @@ export function MetricDialog({ open, editing, onClose, onSaved }: { open: boolea
         : await call(metricApi.api.admin.metrics.post({ name: form.name.trim(), description, kind: form.kind, ...definition }));
       onSaved(saved);
     } catch (err) {
-      const split = errorsByPath(err);
+      const split = errorsByPath(err, METRIC_FIELDS, { withMessage: false });
       setErrors(split.paths);
       setError(split.general);
       focusFirstInvalid();

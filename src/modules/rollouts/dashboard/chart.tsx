@@ -1,4 +1,5 @@
 import { useId } from "preact/hooks";
+import { niceMax } from "../../../web/dashboard/chart";
 import { type Check, MIN_UNITS_PER_GROUP, type MetricCheck, directionText, intervalText, metricLabel, signed, toleranceText } from "./client";
 
 // The drawing's own units (the SVG scales to its box, whose aspect ratio is fixed).
@@ -28,14 +29,6 @@ export function pointsOf(checks: Check[], metric: string): Point[] {
     out.push({ t: new Date(c.at).getTime(), stage: c.stage, percent: c.percent, m, tolerated });
   }
   return out;
-}
-
-/** 1, 2 or 5 times a power of ten, at least `max`. */
-function niceMax(max: number): number {
-  if (!(max > 0)) return 1;
-  const p = 10 ** Math.floor(Math.log10(max));
-  const m = max / p;
-  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
 }
 
 /** The chart's description in words: the span, the latest difference with its interval, the regressions seen. */

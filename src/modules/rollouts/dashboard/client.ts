@@ -1,4 +1,4 @@
-import { ApiFailure, apiOf, call, describeError } from "../../../web/dashboard/api";
+import { apiOf, call } from "../../../web/dashboard/api";
 import type { rolloutRoutes } from "../routes";
 // Constants only (types.ts imports nothing at run time): the page and the server share the plan and the limits.
 import { DEFAULT_STAGES, ERRORS_METRIC, MAX_INGEST_LAG_MS, MIN_UNITS_PER_GROUP, STATUSES, type Stage } from "../types";
@@ -112,32 +112,5 @@ export const DECISION_TEXT: Record<Check["decision"], string> = {
   start: "started",
 };
 
-/**
- * A refusal split by the path it names (`stages[1].percent`, `stages.1.minutes`,
- * `metrics[0].metric` alike, as `stages.1.percent`): those go on their
- * controls, the rest in `general`. A part that names no path belongs to the
- * one before (a message may hold "; " itself).
- */
-const PATH = /^((?:gate|config|env|rules|value|stages|metrics|errorTolerance|onRegression|notify|falseAlarmRate|startAt|description|reason)(?:\.[A-Za-z0-9]+|\[\d+\])*)\s*:\s*([\s\S]*)$/;
-export function errorsByPath(err: unknown): { paths: Map<string, string>; general: string | null } {
-  const paths = new Map<string, string>();
-  if (!(err instanceof ApiFailure) || !err.detail) return { paths, general: describeError(err) };
-  const rest: string[] = [];
-  let last: string | null = null;
-  for (const part of err.detail.split("; ")) {
-    const m = PATH.exec(part);
-    if (m) {
-      last = m[1]!.replace(/\[(\d+)\]/g, ".$1");
-      paths.set(last, paths.has(last) ? `${paths.get(last)}; ${m[2]}` : `${err.message}: ${m[2]}`);
-    } else if (last) paths.set(last, `${paths.get(last)}; ${part}`);
-    else rest.push(part);
-  }
-  return { paths, general: rest.length > 0 || paths.size === 0 ? `${err.message}: ${rest.join("; ") || err.detail}` : null };
-}
-
-/** The first message at `path` or under it (`stages.1` finds `stages.1.percent`). */
-export function errorAt(paths: Map<string, string>, path: string): string | undefined {
-  if (paths.has(path)) return paths.get(path);
-  for (const [k, v] of paths) if (k.startsWith(`${path}.`)) return v;
-  return undefined;
-}
+/** The request fields a refusal's detail may name, for errorsByPath (web/dashboard/ui.tsx). */
+export const ROLLOUT_FIELDS = ["gate", "config", "env", "rules", "value", "stages", "metrics", "errorTolerance", "onRegression", "notify", "falseAlarmRate", "startAt", "description", "reason"] as const;

@@ -1,11 +1,11 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { prettyJson } from "../../../web/dashboard/json-editor";
-import { Dialog, ErrorMessage, Field, FormActions, Loading, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
+import { Dialog, ErrorMessage, Field, FormActions, Loading, errorAt, errorsByPath, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
 import { configApi } from "../../configs/dashboard/client";
 import { gateApi } from "../../gates/dashboard/client";
 import { loadMetrics } from "../../metrics/dashboard/client";
-import { DEFAULT_STAGES, ENVS, type Env, type Rollout, errorAt, errorsByPath, minutesText, rolloutApi } from "./client";
+import { DEFAULT_STAGES, ENVS, type Env, ROLLOUT_FIELDS, type Rollout, minutesText, rolloutApi } from "./client";
 
 let nextKey = 0;
 type DraftStage = { key: number; percent: string; minutes: string };
@@ -154,7 +154,7 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
     try {
       onCreated(await call(rolloutApi.api.admin.rollouts.post(body as Parameters<typeof rolloutApi.api.admin.rollouts.post>[0])));
     } catch (err) {
-      const split = errorsByPath(err);
+      const split = errorsByPath(err, ROLLOUT_FIELDS);
       setErrors(split.paths);
       setError(split.general);
       focusFirstInvalid();
