@@ -304,6 +304,26 @@ export function errorAt(paths: Map<string, string>, path: string): string | unde
   return undefined;
 }
 
+/** A control's ARIA attributes when the refusal (errorsByPath) names its path: invalid, described by the message `id`. */
+export function invalidAt(paths: Map<string, string>, path: string, id: string): { "aria-invalid"?: "true"; "aria-describedby"?: string } {
+  return errorAt(paths, path) ? { "aria-invalid": "true", "aria-describedby": id } : {};
+}
+
+/** The refusal's message at `path` (errorAt) as the alert `id` under its row; nothing when there is none. */
+export function PathError(props: { paths: Map<string, string>; path: string; id: string }) {
+  const message = errorAt(props.paths, props.path);
+  return message ? (
+    <p class="error" id={props.id} role="alert">
+      {message}
+    </p>
+  ) : null;
+}
+
+/** Focuses the control `id` once the render that adds or moves it is done (a row added, removed or reordered). */
+export function focusLater(id: string): void {
+  setTimeout(() => document.getElementById(id)?.focus(), 0);
+}
+
 /**
  * A refusal of the server split by field: a VALIDATION or conflict detail is
  * `field: message` (or `field.0: …`, several joined by "; "); the parts that

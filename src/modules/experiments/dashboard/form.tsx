@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, errorAt, errorsByPath, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt, useLoad } from "../../../web/dashboard/ui";
 import { gateApi } from "../../gates/dashboard/client";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { drawable, loadUniverses } from "../../universes/dashboard/client";
@@ -102,7 +102,6 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
   const set = <K extends keyof Form>(key: K, value: Form[K]) => setForm((f) => ({ ...f, [key]: value }));
   const setVariant = (i: number, patch: Partial<DraftVariant>) => set("variants", form.variants.map((v, k) => (k === i ? { ...v, ...patch } : v)));
   const setGuardrail = (i: number, patch: Partial<DraftGuardrail>) => set("guardrails", form.guardrails.map((g, k) => (k === i ? { ...g, ...patch } : g)));
-  const focusLater = (id: string) => setTimeout(() => document.getElementById(id)?.focus(), 0);
 
   const data = choices.data;
   const universe = data?.universes.find((u) => u.id === form.universe);
@@ -161,15 +160,8 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
   };
 
   const fixedNote = status === "running" ? "fixed while the experiment runs: its units would change variant mid-test" : "fixed: a stopped experiment is a record";
-  const invalid = (path: string, id: string) => (errorAt(errors, path) ? { "aria-invalid": "true" as const, "aria-describedby": id } : {});
-  const rowError = (path: string, id: string) => {
-    const message = errorAt(errors, path);
-    return message ? (
-      <p class="error" id={id} role="alert">
-        {message}
-      </p>
-    ) : null;
-  };
+  const invalid = (path: string, id: string) => invalidAt(errors, path, id);
+  const rowError = (path: string, id: string) => <PathError paths={errors} path={path} id={id} />;
 
   return (
     <Dialog open={open} title={editing ? `Edit experiment ${editing.name}` : "New experiment"} onClose={onClose} wide>

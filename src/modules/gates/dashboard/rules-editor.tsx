@@ -1,5 +1,6 @@
 import type { JSX } from "preact";
 import { useId } from "preact/hooks";
+import { focusLater } from "../../../web/dashboard/ui";
 import { type DraftCondition, type DraftRule, type FieldRef, GATE_OPS, type GateOp, OP_LABELS, emptyCondition, emptyRule, valueHint, valueKind } from "./client";
 
 type Props = {
@@ -10,8 +11,6 @@ type Props = {
   fieldError: FieldRef | null;
   env: string;
 };
-
-const focusLater = (id: string) => setTimeout(() => document.getElementById(id)?.focus(), 0);
 
 /**
  * An ordered rule list: per rule its name, pass percentage, unit and

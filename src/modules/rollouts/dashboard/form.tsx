@@ -1,7 +1,7 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { prettyJson } from "../../../web/dashboard/json-editor";
-import { Dialog, ErrorMessage, Field, FormActions, Loading, errorAt, errorsByPath, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
+import { Dialog, ErrorMessage, Field, FormActions, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt, useLoad } from "../../../web/dashboard/ui";
 import { configApi } from "../../configs/dashboard/client";
 import { gateApi } from "../../gates/dashboard/client";
 import { loadMetrics } from "../../metrics/dashboard/client";
@@ -114,7 +114,6 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
   const set = <K extends keyof Form>(key: K, value: Form[K]) => setForm((f) => ({ ...f, [key]: value }));
   const setStage = (i: number, patch: Partial<DraftStage>) => set("stages", form.stages.map((s, k) => (k === i ? { ...s, ...patch } : s)));
   const setWatch = (i: number, patch: Partial<DraftWatch>) => set("metrics", form.metrics.map((m, k) => (k === i ? { ...m, ...patch } : m)));
-  const focusLater = (id: string) => setTimeout(() => document.getElementById(id)?.focus(), 0);
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -163,15 +162,8 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
     }
   };
 
-  const invalid = (path: string, id: string) => (errorAt(errors, path) ? { "aria-invalid": "true" as const, "aria-describedby": id } : {});
-  const rowError = (path: string, id: string) => {
-    const message = errorAt(errors, path);
-    return message ? (
-      <p class="error" id={id} role="alert">
-        {message}
-      </p>
-    ) : null;
-  };
+  const invalid = (path: string, id: string) => invalidAt(errors, path, id);
+  const rowError = (path: string, id: string) => <PathError paths={errors} path={path} id={id} />;
 
   return (
     <Dialog open={open} title="New rollout" onClose={onClose} wide>
