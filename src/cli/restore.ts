@@ -2,7 +2,7 @@ import { Database, SQLiteError } from "bun:sqlite";
 import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { UsageError } from "../lib/config";
-import { fsyncPath, openImmutable, placeFile } from "../lib/backups";
+import { openImmutable, placeFile } from "../lib/backups";
 import { randomBase62 } from "../lib/ids";
 import { LEGACY_STEP_COUNT, newerSchemaProblem, stepsDone } from "../lib/store";
 import { STORE_MIGRATIONS } from "../lib/store/core-migrations";
@@ -114,7 +114,6 @@ function writeInPlace(source: Database, dest: string, prepare: (db: Database) =>
     } finally {
       db.close();
     }
-    fsyncPath(temp);
     placeFile(temp, dest, dir);
   } catch (err) {
     rmSync(temp, { force: true });

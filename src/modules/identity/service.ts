@@ -184,7 +184,7 @@ export class IdentityService {
       const link = await this.takeLink(tx, token, "magic");
       const user = link.email ? await this.findMember(link.email) : null;
       if (!user) throw badRequest("This sign-in link no longer matches a member", "token: ask an owner to invite you again");
-      const sessionToken = await this.createSession(tx, user.id, "magic-link");
+      const sessionToken = await this.createSession(tx, user, "magic-link");
       // An invitation's link carries the instant its membership began: using it is accepting the invitation.
       const actor = { email: user.email, type: "user" };
       const joined = await organisationIdsJoinedAt(tx, user.id, link.created_at);
@@ -267,7 +267,7 @@ export class IdentityService {
       const keys = await projects.mintStarterKeys(project.id, actor);
       const member = { id: user.id, email: user.email };
       return {
-        sessionToken: await this.createSession(tx, user.id, "setup"),
+        sessionToken: await this.createSession(tx, user, "setup"),
         user: member,
         redirect: undefined,
         projectId: project.id,
@@ -334,7 +334,7 @@ export class IdentityService {
     const identity = await this.oidc.signIn({ callbackUrl, codeVerifier: secrets.codeVerifier, state, nonce: secrets.nonce });
     return this.store.write(async (tx) => {
       const user = await this.oidcAccount(tx, identity);
-      return { sessionToken: await this.createSession(tx, user.id, "oidc", { issuer: identity.issuer }), user, redirect: login.redirect ?? undefined };
+      return { sessionToken: await this.createSession(tx, user, "oidc", { issuer: identity.issuer }), user, redirect: login.redirect ?? undefined };
     });
   }
 
@@ -511,21 +511,18 @@ export class IdentityService {
   }
 
   /** Opens a session and records the sign-in (`session.signin`) in each of the person's organisations, in the same transaction. */
-  private async createSession(tx: Tx, userId: string, method: SignInMethod, facts: Record<string, string> = {}): Promise<string> {
+  private async createSession(tx: Tx, user: { id: string; email: string }, method: SignInMethod, facts: Record<string, string> = {}): Promise<string> {
     const token = randomBase62(43);
     const now = this.now();
     const sessionId = newId("ses");
-    await insertSession(tx, { id: sessionId, tokenHash: sha256Hex(token), userId, createdAt: this.iso(now), expiresAt: this.iso(now + SESSION_TTL_MS) });
-    const user = await findMemberById(tx, userId);
-    if (user) {
-      await recordOrganisationsAudit(tx, await organisationIdsOfUser(tx, userId), {
-        action: "session.signin",
-        subjectId: user.id,
-        subjectName: user.email,
-        actor: { email: user.email, type: "user" },
-        detail: { method, ...facts },
-      });
-    }
+    await insertSession(tx, { id: sessionId, tokenHash: sha256Hex(token), userId: user.id, createdAt: this.iso(now), expiresAt: this.iso(now + SESSION_TTL_MS) });
+    await recordOrganisationsAudit(tx, await organisationIdsOfUser(tx, user.id), {
+      action: "session.signin",
+      subjectId: user.id,
+      subjectName: user.email,
+      actor: { email: user.email, type: "user" },
+      detail: { method, ...facts },
+    });
     return token;
   }
 
