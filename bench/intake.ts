@@ -16,7 +16,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Row, type Settings, type Target, WRK, luaString, rssMb, spawnListening, stop, svcCommand, watchPeakRss, wrkMs, SHIPPED_RAM_HINT } from "./lib";
+import { type Row, type Settings, type Target, WRK, luaString, rssMb, runWrk, spawnListening, stop, svcCommand, watchPeakRss, wrkFigures, SHIPPED_RAM_HINT } from "./lib";
 
 // autocannon ships no types; this is the part of its API used here.
 type Result = { requests: { average: number; total: number }; latency: { p50: number; p99: number }; errors: number; timeouts: number; "2xx": number; non2xx: number; statusCodeStats: Record<string, { count: number }>; duration: number };
@@ -60,7 +60,7 @@ function run(url: string, keys: string[], prefix: string, options: { connections
  * two it shares with svc (its figure swung 4.4k-6.6k req/s from run to run here; wrk, in C, uses a few percent).
  * Each request a new title, its key taken in turn; answers counted by status in the script.
  */
-async function runWrk(url: string, keys: string[], prefix: string, settings: Settings): Promise<{ row: Row; accepted: number; limited: number }> {
+async function intakeByWrk(url: string, keys: string[], prefix: string, settings: Settings): Promise<{ row: Row; accepted: number; limited: number }> {
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-intake-wrk-"));
   try {
     const script = join(dir, "intake.lua");
@@ -79,23 +79,18 @@ async function runWrk(url: string, keys: string[], prefix: string, settings: Set
         "function done() local a, l = 0, 0; for _, t in ipairs(threads) do a = a + t:get(\"accepted\"); l = l + t:get(\"limited\") end; io.write(\"ACCEPTED \" .. a .. \" LIMITED \" .. l .. \"\\n\") end",
       ].join("\n"),
     );
-    const run = Bun.spawn([WRK!, "-t2", `-c${settings.connections}`, `-d${settings.duration}s`, "--latency", "-s", script, url], { stdout: "pipe", stderr: "pipe" });
-    const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
-    if (code !== 0) throw new Error(`wrk exited ${code}: ${err}${out}`);
-    const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN);
-    const seconds = Number(/requests in ([\d.]+)s/.exec(out)?.[1] ?? settings.duration);
+    const out = await runWrk([WRK!, "-t2", `-c${settings.connections}`, `-d${settings.duration}s`, "--latency", "-s", script, url]);
+    const w = wrkFigures(out);
     const accepted = Number(/ACCEPTED (\d+)/.exec(out)?.[1] ?? Number.NaN);
     const limited = Number(/LIMITED (\d+)/.exec(out)?.[1] ?? Number.NaN);
-    const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-    const socketErrors = socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0;
     return {
       row: {
         name: "",
-        requestsPerSec: Math.round(accepted / seconds),
-        p50Ms: Math.round(wrkMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "") * 1000) / 1000,
-        p99Ms: Math.round(wrkMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "") * 1000) / 1000,
-        requests: total,
-        failed: total - accepted - limited + socketErrors,
+        requestsPerSec: Math.round(accepted / (w.seconds || settings.duration)),
+        p50Ms: w.p50Ms,
+        p99Ms: w.p99Ms,
+        requests: w.total,
+        failed: w.total - accepted - limited + w.socketErrors,
       },
       accepted,
       limited,
@@ -140,7 +135,7 @@ export async function runIntake(settings: Settings): Promise<{ rows: Row[]; figu
     // 1. Throughput: new titles over 200 keys (each far below its 6,000 a minute).
     let limitedInSpread: number;
     if (WRK) {
-      const spread = await runWrk(svc.url, clientKeys, "Spread", settings);
+      const spread = await intakeByWrk(svc.url, clientKeys, "Spread", settings);
       rows.push({ ...spread.row, name: `new items over ${KEYS} keys, accepted (wrk -t2)` });
       limitedInSpread = spread.limited;
       console.log(`  done: throughput by wrk (${spread.accepted} accepted, ${limitedInSpread} limited)`);

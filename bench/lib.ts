@@ -170,11 +170,32 @@ export function luaString(text: string): string {
 }
 
 /** wrk's latency with its unit (`350.12us`, `1.20ms`, `2.00s`) in milliseconds. */
-export function wrkMs(value: string): number {
+function wrkMs(value: string): number {
   const m = /^([\d.]+)(us|ms|s|m)$/.exec(value.trim());
   if (!m) return Number.NaN;
   const n = Number(m[1]);
   return m[2] === "us" ? n / 1000 : m[2] === "ms" ? n : m[2] === "s" ? n * 1000 : n * 60_000;
+}
+
+/** Runs a wrk command line; its standard output (wrk exiting non-zero throws with what it said). */
+export async function runWrk(cmd: string[]): Promise<string> {
+  const run = Bun.spawn(cmd, { stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
+  if (code !== 0) throw new Error(`wrk exited ${code}: ${err}${out}`);
+  return out;
+}
+
+/** What every wrk run reports: requests sent and their time, latency percentiles (--latency), socket errors. */
+export function wrkFigures(out: string): { total: number; seconds: number; p50Ms: number; p99Ms: number; socketErrors: number } {
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const ms = (percentile: string) => Math.round(wrkMs(new RegExp(`^\\s+${percentile}%\\s+(\\S+)`, "m").exec(out)?.[1] ?? "") * 1000) / 1000;
+  return {
+    total: Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN),
+    seconds: Number(/requests in ([\d.]+)s/.exec(out)?.[1] ?? Number.NaN),
+    p50Ms: ms("50"),
+    p99Ms: ms("99"),
+    socketErrors: socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
+  };
 }
 
 export type PinnedRow = Row & { generator: string; serverCpuPct?: number; generatorCpuPct?: number; perCpuSecond?: number };
@@ -224,20 +245,15 @@ export async function loadPinned(settings: Settings, name: string, request: Load
       for (const [k, v] of Object.entries(request.headers ?? {})) lines.push(`wrk.headers[${luaString(k)}] = ${luaString(v)}`);
       writeFileSync(script, `${lines.join("\n")}\n`);
       const cmd = pinned([WRK, `-t${threads}`, `-c${settings.connections}`, `-d${settings.duration}s`, "--latency", "-s", script, request.url], LOAD_CPU);
-      const run = Bun.spawn(cmd, { stdout: "pipe", stderr: "pipe" });
-      const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
-      if (code !== 0) throw new Error(`wrk exited ${code}: ${err}${out}`);
-      const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN);
-      const non2xx3xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-      const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-      const socketErrors = socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0;
+      const out = await runWrk(cmd);
+      const w = wrkFigures(out);
       row = {
         name,
         requestsPerSec: Math.round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN)),
-        p50Ms: Math.round(wrkMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "") * 1000) / 1000,
-        p99Ms: Math.round(wrkMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "") * 1000) / 1000,
-        requests: total,
-        failed: non2xx3xx + socketErrors,
+        p50Ms: w.p50Ms,
+        p99Ms: w.p99Ms,
+        requests: w.total,
+        failed: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) + w.socketErrors,
       };
     } finally {
       rmSync(dir, { recursive: true, force: true });
