@@ -4,8 +4,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { UsageError } from "../lib/config";
 import { openImmutable, placeFile } from "../lib/backups";
 import { randomBase62 } from "../lib/ids";
-import { LEGACY_STEP_COUNT, newerSchemaProblem, stepsDone } from "../lib/store";
-import { STORE_MIGRATIONS } from "../lib/store/core-migrations";
+import { LEGACY_STEP_COUNT, newerSchemaProblem, stepsDone, withStoreMigrations } from "../lib/store";
 import { storeMigrations } from "../modules";
 import type { Command } from "./command";
 import { CliError } from "./errors";
@@ -45,7 +44,7 @@ function inspect(path: string, kind: Kind, flag: string): Database {
     if (!tables.has("projects")) {
       throw new CliError(`${path} is a SQLite database but not an svc database (it has no projects table)`, "NOT_A_BACKUP", `${flag} takes a file written by \`svc backup --out FILE\` or by \`svc serve --backup-dir\``);
     }
-    const modules = [{ module: "store", migrations: STORE_MIGRATIONS }, ...storeMigrations()];
+    const modules = withStoreMigrations(storeMigrations());
     let newer: string | undefined;
     if (tables.has("schema_migrations")) {
       const rows = db.query("SELECT module, step FROM schema_migrations").all() as { module: string; step: number }[];

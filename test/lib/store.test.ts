@@ -9,9 +9,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { type Migration, type ModuleMigrations, NewerSchemaError, type Store, type StoreTarget, migrate, openStore, parseStoreTarget } from "../../src/lib/store";
+import { type Migration, type ModuleMigrations, NewerSchemaError, type Store, type StoreTarget, migrate, openStore, parseStoreTarget, withStoreMigrations } from "../../src/lib/store";
 import { WalCheckpointer } from "../../src/lib/store/checkpointer";
-import { STORE_MIGRATIONS } from "../../src/lib/store/core-migrations";
 import { SqliteStore } from "../../src/lib/store/sqlite";
 import { storeMigrations } from "../../src/modules";
 import { TEST_ENGINE, dropStore, freshStoreUrl, tempDir } from "../helpers";
@@ -20,7 +19,7 @@ type Engine = "sqlite" | "postgres";
 const ENGINES: Engine[] = TEST_ENGINE === "postgres" ? ["sqlite", "postgres"] : ["sqlite"];
 
 /** Every step openStore applies: the store's own first, then the modules' (src/modules/index.ts). */
-const ALL_STEPS = (): ModuleMigrations[] => [{ module: "store", migrations: STORE_MIGRATIONS }, ...storeMigrations()];
+const ALL_STEPS = (): ModuleMigrations[] => withStoreMigrations(storeMigrations());
 
 const opened: Store[] = [];
 const databases: string[] = [];

@@ -2,6 +2,6 @@ export type { ChangeListener, Engine, Migration, Param, Queryable, Store, Tx } f
 export { RESYNC } from "./types";
 export { rowsByIdPrefix } from "./id-prefix";
 export { LEGACY_STEP_COUNT, type ModuleMigrations, NewerSchemaError, migrate, newerSchemaProblem, stepsDone } from "./migrate";
-export { type StoreTarget, StoreUrlError, describeTarget, openStore, parseStoreTarget, renewEpoch } from "./open";
+export { type StoreTarget, StoreUrlError, describeTarget, openStore, parseStoreTarget, renewEpoch, withStoreMigrations } from "./open";
 export { SqliteStore, isBusyError } from "./sqlite";
 export { PostgresStore, isPostgresUnavailable, redactUrl } from "./postgres";

@@ -52,13 +52,18 @@ export type OpenStoreOptions = {
   migrate?: boolean;
 };
 
+/** Every schema step in the order they apply: the store's own tables first, then the modules' (`modules`). */
+export function withStoreMigrations(modules: ModuleMigrations[]): ModuleMigrations[] {
+  return [{ module: "store", migrations: STORE_MIGRATIONS }, ...modules];
+}
+
 /** Opens the store, applies migrations under a lock, makes sure it has an epoch, and starts following announcements. */
 export async function openStore(target: StoreTarget, options: OpenStoreOptions): Promise<Store> {
   const store = target.engine === "sqlite" ? new SqliteStore(target.path, { busyBudgetMs: options.busyBudgetMs }) : new PostgresStore(target.url, { max: options.poolSize });
   try {
     if (store instanceof PostgresStore) await store.connect();
     if (options.migrate === false) return store;
-    await migrate(store, [{ module: "store", migrations: STORE_MIGRATIONS }, ...options.migrations]);
+    await migrate(store, withStoreMigrations(options.migrations));
     store.epoch = await ensureEpoch(store, await store.identity());
     await store.start();
     return store;
