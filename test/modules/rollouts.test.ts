@@ -250,8 +250,13 @@ describe("lifecycle by hand", () => {
 describe("the split in SDKs and OFREP", () => {
   test("units below the stage's percent get the new rules, the rest the old; each logs its stage's exposure", async () => {
     const gate = await newGate();
-    const r = (await api("", { body: { gate, env: "prod", rules: everyone, stages: [{ percent: 30, minutes: 60 }, { percent: 100, minutes: 0 }] } })).body;
-    const salt = (await snapshot()).rollouts[r.id].salt as string;
+    const created = await api("", { body: { gate, env: "prod", rules: everyone, stages: [{ percent: 30, minutes: 60 }, { percent: 100, minutes: 0 }] } });
+    // (Asserted so that a refused create says why, instead of failing on the snapshot below.)
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const r = created.body;
+    const published = (await snapshot()).rollouts;
+    expect(Object.keys(published ?? {}), "the snapshot's rollouts").toContain(r.id);
+    const salt = published[r.id].salt as string;
     const sdk = createClient({ baseUrl: ts.url, sdkKey: ts.serverKey, env: "prod", stream: false, flushIntervalMs: 60_000, now: () => now });
     try {
       await sdk.ready();
