@@ -199,6 +199,41 @@ describe("GET /api/sdk/v1/snapshot", () => {
     expect(await rev("prod")).toBe(before.prod + 2);
   });
 
+  test("a publish that commits while a build's last read is in flight is never hidden by that build: the writer reads its own write", async () => {
+    // On PostgreSQL a build's closing revision read can be answered before another write commits and reach the
+    // server after that write's announcement; the build then holds the older revision. Here the store's read is
+    // wrapped to publish at exactly that moment (the read itself stays real).
+    const ks = await createKillswitch();
+    // An entry for prod is kept, so the toggle below makes the server rebuild it at once.
+    expect((await sdk("/api/sdk/v1/snapshot?env=prod")).body.killswitches[ks].value).toBe(false);
+    const store = s.store as typeof s.store & { one: typeof s.store.one };
+    const realOne = store.one.bind(store);
+    let revisionReads = 0;
+    let published: Promise<unknown> | undefined;
+    store.one = (async (sql: string, ...params: unknown[]) => {
+      const row = await realOne(sql, ...(params as never[]));
+      if (sql.startsWith("SELECT revision FROM env_revisions") && params[0] === s.projectId && params[1] === "prod" && ++revisionReads === 2 && !published) {
+        published = s.api(`/api/admin/killswitches/${ks}/value`, { method: "PUT", body: { env: "prod", value: false } });
+        await published;
+      }
+      return row;
+    }) as typeof store.one;
+    try {
+      // The entry goes stale, and the build started for it reads the revision twice; the second time, another publish lands.
+      await toggle(ks, { env: "prod" });
+      for (let i = 0; i < 100 && !published; i++) await Bun.sleep(5);
+      expect(published).toBeDefined();
+      expect(((await published) as { status: number }).status).toBe(200);
+    } finally {
+      delete (store as { one?: unknown }).one;
+    }
+    const stored = await currentRevision(s.store, s.projectId, "prod");
+    const seen = await sdk("/api/sdk/v1/snapshot?env=prod");
+    expect(seen.body.revision).toBe(stored);
+    // The toggle turned it on, the publish inside the build's read turned it off again.
+    expect(seen.body.killswitches[ks].value).toBe(false);
+  });
+
   test("gzip bytes when the client takes gzip, plain bytes otherwise", async () => {
     await createKillswitch({ switches: { a: true, b: false } });
     const headers = { "x-sdk-key": s.serverKey };

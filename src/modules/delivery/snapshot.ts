@@ -146,13 +146,17 @@ export class SnapshotService {
   /** `publishedAt` (epoch ms, from the announcement) times the publish-to-stream delay for /metrics. */
   private async onRevision(projectId: string, env: Env, revision: number, publishedAt?: number): Promise<void> {
     const key = `${projectId}/${env}`;
+    // Recorded before anything else: a build in flight may have read the older revision already (on PostgreSQL
+    // its last read can be answered before this commit and reach us after it), and keep() must refuse it. Said
+    // only when an entry existed, a publish landing while no entry was kept left that build's older one in place
+    // until the next publish: a writer read its own write stale.
+    if ((this.announced.get(key) ?? 0) < revision) this.announced.set(key, revision);
     const cached = this.entries.get(key);
     // Nobody asked for this env yet and nobody listens: build it when someone does.
     if (!cached && !this.listeners.has(key)) return;
     if (cached && cached.snapshot.revision >= revision) return;
     // Stale from now on: the next request waits for the rebuild rather than getting the old entry
     // (on PostgreSQL the rebuild takes round trips; a writer must read its own write at once).
-    if ((this.announced.get(key) ?? 0) < revision) this.announced.set(key, revision);
     this.entries.delete(key);
     let entry: SnapshotEntry;
     try {
