@@ -177,6 +177,68 @@ describe("results", () => {
     expect(r.warnings.join("\n")).toContain("Sample ratio mismatch");
     expect(r.warnings.join("\n")).toContain("purple");
   });
+
+  test("the sequential result remembers its looks: p never rises between looks, five at once count five, another basis starts afresh, the looks go with the experiment", async () => {
+    now = T0;
+    const e = await startExperiment("peeking", { allocation: [5000, 10000] });
+    // Units alternate variants (no SRM); `buy` is each variant's chance of one purchase.
+    let next = 0;
+    const batch = async (units: number, buy: Record<string, number>) => {
+      const random = rng(units + next);
+      const rows: EventRow[] = [];
+      for (let i = 0; i < units; i++, next++) {
+        const unitId = `peek-${next}`;
+        const variant = next % 2 === 0 ? "control" : "treatment";
+        const at = now + i;
+        rows.push({ projectId: ts.projectId, name: exposureEventName(e.id), ts: at, unitId, value: null, props: { variant } });
+        if (random() < buy[variant]!) rows.push({ projectId: ts.projectId, name: "purchase", ts: at + 1000, unitId, value: null, props: { amount: 10 } });
+      }
+      for (let i = 0; i < rows.length; i += 1000) await append(rows.slice(i, i + 1000));
+    };
+    const look = async () => {
+      const r = await api("/api/admin/experiments/peeking/results");
+      expect(r.status).toBe(200);
+      return r.body.metrics.find((m: { metric: { name: string } }) => m.metric.name === "purchases").treatments[0].sequential as { pValue: number; confidenceSequence: [number, number] };
+    };
+    const kept = async () =>
+      (await ts.store.all<{ basis: string; looks: number; p_value: number }>("SELECT basis, looks, p_value FROM experiment_looks WHERE experiment_id = ? AND variant = ?", e.id, "treatment")).map((r) => ({
+        basis: r.basis,
+        looks: Number(r.looks),
+        p: Number(r.p_value),
+      }));
+
+    // A strong early lift, read once.
+    await batch(2000, { control: 0.1, treatment: 0.3 });
+    now = T0 + DAY;
+    const first = await look();
+    expect(first.pValue).toBeLessThan(1e-6);
+    expect(await kept()).toEqual([{ basis: "mean|alpha=0.05|plain", looks: 1, p: first.pValue }]);
+    // Then the mirror image: over both batches the arms are alike, yet the p-value shown stays the first look's.
+    await batch(2000, { control: 0.3, treatment: 0.1 });
+    now = T0 + 2 * DAY;
+    const second = await look();
+    expect(second.pValue).toBe(first.pValue);
+    expect(await kept()).toEqual([{ basis: "mean|alpha=0.05|plain", looks: 2, p: first.pValue }]);
+    // Looks at once are each counted (one transaction each, under a lock): none starts from a state another replaces.
+    await Promise.all(Array.from({ length: 5 }, () => look()));
+    expect((await kept())[0]!.looks).toBe(7);
+
+    // Another threshold is another basis: the memory starts afresh, and this data alone shows no lift.
+    const setAlpha = async (significanceThreshold: number) =>
+      expect((await api(`/api/admin/projects/${ts.projectId}`, { method: "PATCH", body: { analysis: { significanceThreshold } } })).status).toBe(200);
+    await setAlpha(0.1);
+    try {
+      const fresh = await look();
+      expect(fresh.pValue).toBeGreaterThan(0.1);
+      expect(await kept()).toEqual([{ basis: "mean|alpha=0.1|plain", looks: 1, p: fresh.pValue }]);
+    } finally {
+      await setAlpha(0.05);
+    }
+
+    expect((await api("/api/admin/experiments/peeking/stop", { method: "POST", body: { decision: "rollback" } })).status).toBe(200);
+    expect((await api("/api/admin/experiments/peeking", { method: "DELETE" })).status).toBe(204);
+    expect(await kept()).toEqual([]);
+  });
 });
 
 describe("auto-rollback", () => {

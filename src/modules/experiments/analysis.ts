@@ -2,6 +2,7 @@ import type { ExperimentStatsQuery, Measure, VariantStats } from "../../lib/even
 import type { ServiceContext } from "../../lib/module";
 import { upstream } from "../analytics/service";
 import type { Guardrail, Variant, WorseWhen } from "./checks";
+import { lookAt } from "./looks";
 import type { Experiment } from "./service";
 import { type BayesianResult, type Comparison, type MetricArms, type SequentialResult, type SrmResult, analyzeMetric, sampleVariance, srmCheck } from "./stats";
 
@@ -121,7 +122,7 @@ export async function analyze(ctx: ServiceContext, projectId: string, experiment
   const results: MetricResult[] = [];
   if (fromMs !== null) {
     for (const plan of plans) {
-      results.push(await analyzePlan(store, { projectId, experimentId: experiment.id, from: fromMs, to: toMs + 1 }, plan, variants, { method: settings.method, alpha, minimumReached }));
+      results.push(await analyzePlan(ctx, { projectId, experimentId: experiment.id, from: fromMs, to: toMs + 1 }, plan, variants, { method: settings.method, alpha, minimumReached, nowMs }));
     }
   }
   return {
@@ -140,12 +141,13 @@ export async function analyze(ctx: ServiceContext, projectId: string, experiment
 }
 
 async function analyzePlan(
-  store: ServiceContext["services"]["analytics"]["eventStore"],
+  ctx: ServiceContext,
   window: Omit<ExperimentStatsQuery, "measures" | "preMs">,
   plan: MetricPlan,
   variants: Variant[],
-  reading: { method: AnalysisSettings["method"]; alpha: number; minimumReached: boolean },
+  reading: { method: AnalysisSettings["method"]; alpha: number; minimumReached: boolean; nowMs: number },
 ): Promise<MetricResult> {
+  const store = ctx.services.analytics.eventStore;
   const ratio = plan.measures.length === 2;
   const test: MetricResult["test"] = ratio ? "ratio" : plan.measures[0]!.kind === "unique" ? "proportion" : "mean";
   const query: ExperimentStatsQuery = { ...window, measures: plan.measures as ExperimentStatsQuery["measures"], preMs: ratio ? undefined : PRE_PERIOD_DAYS * DAY_MS };
@@ -161,7 +163,10 @@ async function analyzePlan(
       : test === "proportion"
         ? { kind: "proportion", arms: arms.map((a) => ({ n: a.n, successes: a.sumX, ...cov(a) })) }
         : { kind: "mean", arms: arms.map((a) => ({ n: a.n, sum: a.sumX, sumSq: a.sumXX, ...cov(a) })) };
-  const analysis = analyzeMetric(input, { alpha: reading.alpha, cuped: withPre, sequential: {} });
+  // A look: the sequential result goes on from the last one under the same basis (looks.ts).
+  const basis = `${test}|alpha=${reading.alpha}|${withPre ? "cuped" : "plain"}`;
+  const look = { experimentId: window.experimentId, metricId: plan.id, basis, at: new Date(reading.nowMs).toISOString(), variants: variants.map((v) => v.key) };
+  const analysis = await lookAt(ctx.store, look, (previous) => analyzeMetric(input, { alpha: reading.alpha, cuped: withPre, sequential: { previous } }));
   const treatments = analysis.variants.map((v): TreatmentResult => {
     const base = { variant: variants[v.arm]!.key, frequentist: v.frequentist, bayesian: v.bayesian, sequential: v.sequential };
     const verdict = verdictOf(base, reading.method, reading.alpha, reading.minimumReached);

@@ -62,4 +62,40 @@ CREATE TABLE experiments (
 CREATE INDEX experiments_by_universe ON experiments (universe_id, status);
 `,
   },
+  /**
+   * The always-valid test's memory between looks (see looks.ts): per experiment, metric and treatment, the
+   * smallest p-value and the narrowest confidence sequence any look has shown, under one basis (the test and the
+   * settings it was read with). Derived state, like the rollouts' checks: kept by the analysis, never audited.
+   */
+  {
+    name: "experiment_looks",
+    sqlite: `
+CREATE TABLE experiment_looks (
+  experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+  metric_id TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  basis TEXT NOT NULL,
+  p_value REAL NOT NULL,
+  cs_low REAL NOT NULL,
+  cs_high REAL NOT NULL,
+  looks INTEGER NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (experiment_id, metric_id, variant)
+) STRICT, WITHOUT ROWID;
+`,
+    postgres: `
+CREATE TABLE experiment_looks (
+  experiment_id text NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+  metric_id text NOT NULL,
+  variant text NOT NULL,
+  basis text NOT NULL,
+  p_value double precision NOT NULL,
+  cs_low double precision NOT NULL,
+  cs_high double precision NOT NULL,
+  looks integer NOT NULL,
+  updated_at text NOT NULL,
+  PRIMARY KEY (experiment_id, metric_id, variant)
+);
+`,
+  },
 ];

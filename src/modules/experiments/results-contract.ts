@@ -42,8 +42,8 @@ const Bayesian = t.Object(
 const Sequential = t.Object(
   {
     estimate: t.Number(),
-    pValue: t.Number({ description: "Always valid: may be read at every look" }),
-    confidenceSequence: Interval,
+    pValue: t.Number({ description: "Always valid: may be read at every look. The smallest over every look at these results so far (each read is a look), so it never rises" }),
+    confidenceSequence: t.Array(t.Number(), { minItems: 2, maxItems: 2, description: "Always-valid interval of treatment − control: the intersection over the looks so far (this look's own where they do not meet)" }),
     significant: t.Boolean(),
     tau2: t.Number(),
     alpha: t.Number(),

@@ -18,8 +18,10 @@
  *
  * "Over looks" needs memory, and these are pure functions: the caller keeps
  * the previous look's {pValue, confidenceSequence} (per experiment, metric
- * and variant, with unchanged settings) and passes it as `previous`.
- * Without it the result is still valid at this look, just not monotone.
+ * and variant, with unchanged settings) and passes it as `previous`
+ * (experiments/looks.ts keeps it in the store: every read of the results is
+ * a look). Without it the result is still valid at this look, just not
+ * monotone.
  *
  * The mixing variance τ², and why: any fixed τ² gives a valid test; it
  * only decides WHEN the test is most powerful. The half-width above, as a
