@@ -265,7 +265,7 @@ function sortedColumns(q: ExperimentStatsQuery): string[] {
  *    `first`), then one row per unit: X (and Y, and the pre-period X). In
  *    unit order the lookups walk the index forward instead of jumping
  *    around it, and the rows come grouped already: one sort of the events
- *    instead of a random lookup and a sort per event (a third less time);
+ *    instead of a random lookup and a sort per event (a quarter less time);
  * 3. per variant: `n` from the exposures themselves (units without outcome
  *    events count, as 0; the variant index walks them in order), the sums
  *    from `u`.
