@@ -99,6 +99,34 @@ describe("event ingest", () => {
     expect(names).not.toContain("targetingKey");
   });
 
+
+  test("a catalog change while ingest loads the known names is not hidden by that load: a deleted event comes back as pending", async () => {
+    expect((await ts.api("/api/admin/events", { body: { name: "racy.event" } })).status).toBe(201);
+    // The catalog read of the next batch is wrapped (the read itself stays real): the event is deleted while it is in flight.
+    const store = ts.store as typeof ts.store & { all: typeof ts.store.all };
+    const realAll = store.all.bind(store);
+    let armed = true;
+    store.all = (async (sql: string, ...params: unknown[]) => {
+      const rows = await realAll(sql, ...(params as never[]));
+      if (armed && sql.includes("FROM event_catalog WHERE project_id = ? ORDER BY name")) {
+        armed = false;
+        expect((await ts.api("/api/admin/events/racy.event", { method: "DELETE" })).status).toBe(204);
+      }
+      return rows;
+    }) as typeof store.all;
+    try {
+      // This batch read the catalog before the delete: it still takes the event as known.
+      expect((await ingest({ events: [{ name: "racy.event", unitId: "u1" }] })).status).toBe(202);
+      expect(armed).toBe(false);
+    } finally {
+      delete (store as { all?: unknown }).all;
+    }
+    // The next batch must not: the name is unknown again, so it comes back pending.
+    expect((await ingest({ events: [{ name: "racy.event", unitId: "u1" }] })).status).toBe(202);
+    const back = await ts.api("/api/admin/events/racy.event");
+    expect(back.status).toBe(200);
+    expect(back.body.pending).toBe(1);
+  });
   test("one bad event refuses the whole batch, naming it; nothing is stored", async () => {
     const before = (await ts.api("/api/admin/events")).body.length;
     const cases: [unknown, string][] = [

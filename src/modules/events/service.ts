@@ -89,12 +89,15 @@ export function typeOfValue(value: unknown): PropertyType {
 export class EventsService {
   /** projectId → event name → property names known. */
   private known = new Map<string, Map<string, Set<string>>>();
+  /** Moves with every catalog announcement: a load that read before one is not kept (see knownOf). */
+  private generation = 0;
   /** projectId → event name → last seen (ms), written by the next flush. */
   private seenAt = new Map<string, Map<string, number>>();
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(private readonly ctx: ServiceContext) {
     ctx.store.listen(CHANNEL, (projectId) => {
+      this.generation++;
       if (projectId === RESYNC) this.known.clear();
       else this.known.delete(projectId);
     });
@@ -205,9 +208,12 @@ export class EventsService {
   private async knownOf(projectId: string): Promise<Map<string, Set<string>>> {
     let names = this.known.get(projectId);
     if (!names) {
+      const generation = this.generation;
       names = new Map();
       for (const r of await catalogOfProject(this.ctx.store, projectId)) names.set(r.name, new Set((JSON.parse(r.properties) as EventProperty[]).map((p) => p.name)));
-      this.known.set(projectId, names);
+      // A catalog change announced while this read was in flight may not be in it: used for this batch, not kept
+      // (kept, a deleted event would have stayed "known" and never come back as pending until the next change).
+      if (generation === this.generation) this.known.set(projectId, names);
     }
     return names;
   }
