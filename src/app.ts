@@ -63,10 +63,15 @@ export function createContext(store: Store, log: Logger, options: AppOptions, sh
   return { store, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, network, toJSON: () => id };
 }
 
-export function buildApp(ctx: AppContext) {
+/**
+ * The app on `ctx`. `onFirstAnswer` is called once, when the first answer is counted (startServer holds back
+ * until then the work that answer need not wait for).
+ */
+export function buildApp(ctx: AppContext, onFirstAnswer?: () => void) {
   const meta = new WeakMap<Request, RequestMeta>();
   const { log, options } = ctx;
   const telemetry = ctx.services.operations.telemetry;
+  let firstAnswer = onFirstAnswer;
   /**
    * Every answered request is counted for /metrics by route template (`route`, unknown for answers given before
    * routing) and logged, but for SDK polls (snapshot, stream, OFREP) that succeeded: those are counted only,
@@ -75,6 +80,11 @@ export function buildApp(ctx: AppContext) {
   const finish = (request: Request, m: RequestMeta, status: number, route: string | undefined) => {
     const ms = performance.now() - m.start;
     telemetry.request(request.method, route || UNMATCHED_ROUTE, status, ms / 1000);
+    if (firstAnswer) {
+      const answered = firstAnswer;
+      firstAnswer = undefined;
+      answered();
+    }
     if (!log.requests || (status < 400 && !log.sdkRequests && isSdkPollPath(m.path))) return;
     log.request({ method: request.method, path: m.path, status, durationMs: Math.round(ms * 1000) / 1000, requestId: m.id });
   };

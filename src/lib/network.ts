@@ -1,8 +1,19 @@
 import { networkInterfaces } from "node:os";
-import proxyaddr from "proxy-addr";
+import type ProxyAddr from "proxy-addr";
 import { badRequest } from "./errors";
 import { originalRequest } from "./pipeline";
 import { UsageError } from "./usage-error";
+
+let proxyAddrModule: typeof ProxyAddr | undefined;
+
+/**
+ * proxy-addr, loaded when trusted proxies are configured (SERVICE_TRUSTED_PROXIES): most servers have none, and
+ * loading it (ipaddr.js under it builds its tables) was part of every start.
+ */
+function proxyaddr(): typeof ProxyAddr {
+  proxyAddrModule ??= require("proxy-addr") as typeof ProxyAddr;
+  return proxyAddrModule;
+}
 
 /**
  * Where the server is, as browsers and mail see it, and who is really
@@ -62,7 +73,7 @@ export class Network {
   constructor(options: NetworkOptions = {}) {
     this.publicUrl = options.publicUrl;
     this.configuredHosts = options.allowedHosts ?? [];
-    this.trust = options.trustedProxies && options.trustedProxies.length > 0 ? proxyaddr.compile(options.trustedProxies) : null;
+    this.trust = options.trustedProxies && options.trustedProxies.length > 0 ? proxyaddr().compile(options.trustedProxies) : null;
   }
 
   /**
@@ -113,7 +124,7 @@ export class Network {
     const peer = this.peerAddress(request);
     if (!this.trust || peer === "unknown" || !this.trust(peer, 0)) return peer;
     const forwardedFor = request.headers.get("x-forwarded-for") ?? "";
-    return proxyaddr({ connection: { remoteAddress: peer }, headers: { "x-forwarded-for": forwardedFor } } as never, this.trust);
+    return proxyaddr()({ connection: { remoteAddress: peer }, headers: { "x-forwarded-for": forwardedFor } } as never, this.trust);
   }
 
   /** TLS as the browser sees it: direct, or terminated by a trusted proxy that says so. */
@@ -204,7 +215,7 @@ export function networkOptionsFromEnv(env: Record<string, string | undefined>): 
   const proxies = list(env.SERVICE_TRUSTED_PROXIES);
   if (proxies.length > 0) {
     try {
-      proxyaddr.compile(proxies);
+      proxyaddr().compile(proxies);
     } catch (err) {
       throw new UsageError(`SERVICE_TRUSTED_PROXIES: ${(err as Error).message} (use addresses or CIDR ranges like 10.0.0.0/8, or loopback, comma-separated)`);
     }
