@@ -203,6 +203,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const app = buildApp(ctx, answered);
   // Elysia merges `serve.routes` into Bun's native router: the snapshot's current-tag 304 is answered there, ahead of the pipeline.
   if (!options.edgeOnly) app.config.serve = { ...app.config.serve, routes: snapshotFastRoutes(ctx, (request) => app.fetch(request)) };
+  // Elysia compiles the app again and reloads the server once its lazily loaded plugins have settled, at once after
+  // listen when there are none (about 3 ms, then a full collection: ahead of the first request). We have none and that
+  // pass changes nothing for us, so one plugin that settles with the first answer moves it behind that answer.
+  app.use(firstAnswer.then(() => (self: App) => self) as never);
   try {
     listen(app, options);
   } catch (err) {
