@@ -178,7 +178,7 @@ describe("results", () => {
     expect(r.warnings.join("\n")).toContain("purple");
   });
 
-  test("the sequential result remembers its looks: p never rises between looks, five at once count five, another basis starts afresh, the looks go with the experiment", async () => {
+  test("the sequential result remembers its looks: p never rises between looks, five at once count five, another threshold or metric definition starts afresh, nothing is kept below 300 units an arm, the looks go with the experiment", async () => {
     now = T0;
     const e = await startExperiment("peeking", { allocation: [5000, 10000] });
     // Units alternate variants (no SRM); `buy` is each variant's chance of one purchase.
@@ -207,18 +207,22 @@ describe("results", () => {
         p: Number(r.p_value),
       }));
 
-    // A strong early lift, read once.
+    // A strong early lift. Read at 100 units an arm, nothing is remembered yet; at 1,100, the look is.
+    await batch(200, { control: 0.1, treatment: 0.3 });
+    now = T0 + DAY / 2;
+    await look();
+    expect(await kept()).toEqual([]);
     await batch(2000, { control: 0.1, treatment: 0.3 });
     now = T0 + DAY;
     const first = await look();
     expect(first.pValue).toBeLessThan(1e-6);
-    expect(await kept()).toEqual([{ basis: "mean|alpha=0.05|plain", looks: 1, p: first.pValue }]);
+    expect(await kept()).toEqual([{ basis: expect.stringMatching(/^mean\|alpha=0\.05\|plain\|measures=/), looks: 1, p: first.pValue }]);
     // Then the mirror image: over both batches the arms are alike, yet the p-value shown stays the first look's.
     await batch(2000, { control: 0.3, treatment: 0.1 });
     now = T0 + 2 * DAY;
     const second = await look();
     expect(second.pValue).toBe(first.pValue);
-    expect(await kept()).toEqual([{ basis: "mean|alpha=0.05|plain", looks: 2, p: first.pValue }]);
+    expect(await kept()).toEqual([{ basis: (await kept())[0]!.basis, looks: 2, p: first.pValue }]);
     // Looks at once are each counted (one transaction each, under a lock): none starts from a state another replaces.
     await Promise.all(Array.from({ length: 5 }, () => look()));
     expect((await kept())[0]!.looks).toBe(7);
@@ -230,9 +234,27 @@ describe("results", () => {
     try {
       const fresh = await look();
       expect(fresh.pValue).toBeGreaterThan(0.1);
-      expect(await kept()).toEqual([{ basis: "mean|alpha=0.1|plain", looks: 1, p: fresh.pValue }]);
+      expect(await kept()).toEqual([{ basis: expect.stringMatching(/^mean\|alpha=0\.1\|plain\|measures=/), looks: 1, p: fresh.pValue }]);
     } finally {
       await setAlpha(0.05);
+    }
+    // So is another definition of the metric, even with the same test (a filter that keeps every purchase). First a
+    // low p to remember again: another lift, read, then its mirror image.
+    await batch(2000, { control: 0.1, treatment: 0.3 });
+    now = T0 + 3 * DAY;
+    const lifted = await look();
+    expect(lifted.pValue).toBeLessThan(1e-3);
+    await batch(2000, { control: 0.3, treatment: 0.1 });
+    now = T0 + 4 * DAY;
+    expect((await look()).pValue).toBe(lifted.pValue);
+    const setFilters = async (filters: unknown[]) => expect((await api("/api/admin/metrics/purchases", { method: "PATCH", body: { filters } })).status).toBe(200);
+    await setFilters([{ property: "amount", op: "gte", value: 0 }]);
+    try {
+      const redefined = await look();
+      expect(redefined.pValue).toBeGreaterThan(0.1);
+      expect((await kept())[0]!.looks).toBe(1);
+    } finally {
+      await setFilters([]);
     }
 
     expect((await api("/api/admin/experiments/peeking/stop", { method: "POST", body: { decision: "rollback" } })).status).toBe(200);

@@ -164,8 +164,15 @@ async function analyzePlan(
         ? { kind: "proportion", arms: arms.map((a) => ({ n: a.n, successes: a.sumX, ...cov(a) })) }
         : { kind: "mean", arms: arms.map((a) => ({ n: a.n, sum: a.sumX, sumSq: a.sumXX, ...cov(a) })) };
   // A look: the sequential result goes on from the last one under the same basis (looks.ts).
-  const basis = `${test}|alpha=${reading.alpha}|${withPre ? "cuped" : "plain"}`;
-  const look = { experimentId: window.experimentId, metricId: plan.id, basis, at: new Date(reading.nowMs).toISOString(), variants: variants.map((v) => v.key) };
+  const basis = `${test}|alpha=${reading.alpha}|${withPre ? "cuped" : "plain"}|measures=${Bun.hash(JSON.stringify(plan.measures)).toString(36)}`;
+  const look = {
+    experimentId: window.experimentId,
+    metricId: plan.id,
+    basis,
+    at: new Date(reading.nowMs).toISOString(),
+    variants: variants.map((v) => v.key),
+    smallestArm: Math.min(...arms.map((a) => a.n)),
+  };
   const analysis = await lookAt(ctx.store, look, (previous) => analyzeMetric(input, { alpha: reading.alpha, cuped: withPre, sequential: { previous } }));
   const treatments = analysis.variants.map((v): TreatmentResult => {
     const base = { variant: variants[v.arm]!.key, frequentist: v.frequentist, bayesian: v.bayesian, sequential: v.sequential };

@@ -37,7 +37,7 @@ export const experimentTools = [
     title: "An experiment's results",
     description:
       "The analysis, read with the project's analysis settings (method, significance threshold alpha, minimum sample days). exposures: units per variant; srm: the sample-ratio-mismatch check, and when srm.flagged is true assignment or logging is broken and no result may be trusted. " +
-      "metrics: per metric (primary, guardrails) and per treatment against the control: frequentist (absolute and relative effect with ci and pValue), sequential (always-valid pValue, safe under peeking), bayesian (chanceToBeatControl, credible intervals), and verdict (increase, decrease or inconclusive, as the project's method reads it; harm: true for a guardrail that moved the harmful way). " +
+      "metrics: per metric (primary, guardrails) and per treatment against the control: frequentist (absolute and relative effect with ci and pValue), sequential (always-valid pValue, safe under peeking; every read of the results counts as a look, and the pValue shown is the smallest over the looks so far), bayesian (chanceToBeatControl, credible intervals), and verdict (increase, decrease or inconclusive, as the project's method reads it; harm: true for a guardrail that moved the harmful way). " +
       "warnings lists problems worth a look. A draft has no results yet.",
     input: { name: experimentName, project_id: projectIdArg },
     annotations: READ_ONLY,

@@ -64,8 +64,9 @@ CREATE INDEX experiments_by_universe ON experiments (universe_id, status);
   },
   /**
    * The always-valid test's memory between looks (see looks.ts): per experiment, metric and treatment, the
-   * smallest p-value and the narrowest confidence sequence any look has shown, under one basis (the test and the
-   * settings it was read with). Derived state, like the rollouts' checks: kept by the analysis, never audited.
+   * smallest p-value and the narrowest confidence sequence any look has shown, and the mixing variance of the first,
+   * under one basis (the metric's definition, the test and the settings it was read with). Derived state, like the
+   * rollouts' checks: kept by the analysis, never audited.
    */
   {
     name: "experiment_looks",
@@ -78,6 +79,7 @@ CREATE TABLE experiment_looks (
   p_value REAL NOT NULL,
   cs_low REAL NOT NULL,
   cs_high REAL NOT NULL,
+  tau2 REAL NOT NULL,
   looks INTEGER NOT NULL,
   updated_at TEXT NOT NULL,
   PRIMARY KEY (experiment_id, metric_id, variant)
@@ -92,6 +94,7 @@ CREATE TABLE experiment_looks (
   p_value double precision NOT NULL,
   cs_low double precision NOT NULL,
   cs_high double precision NOT NULL,
+  tau2 double precision NOT NULL,
   looks integer NOT NULL,
   updated_at text NOT NULL,
   PRIMARY KEY (experiment_id, metric_id, variant)

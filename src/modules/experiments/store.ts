@@ -112,17 +112,17 @@ export async function deleteExperiment(q: Queryable, id: string): Promise<void> 
 }
 
 /** One treatment's sequential state under a basis (see looks.ts). */
-export type LookRow = { variant: string; basis: string; p_value: number; cs_low: number; cs_high: number; looks: number };
+export type LookRow = { variant: string; basis: string; p_value: number; cs_low: number; cs_high: number; tau2: number; looks: number };
 
 export async function looksOf(q: Queryable, experimentId: string, metricId: string): Promise<LookRow[]> {
-  const rows = await q.all<LookRow>("SELECT variant, basis, p_value, cs_low, cs_high, looks FROM experiment_looks WHERE experiment_id = ? AND metric_id = ?", experimentId, metricId);
-  return rows.map((r) => ({ ...r, p_value: Number(r.p_value), cs_low: Number(r.cs_low), cs_high: Number(r.cs_high), looks: Number(r.looks) }));
+  const rows = await q.all<LookRow>("SELECT variant, basis, p_value, cs_low, cs_high, tau2, looks FROM experiment_looks WHERE experiment_id = ? AND metric_id = ?", experimentId, metricId);
+  return rows.map((r) => ({ ...r, p_value: Number(r.p_value), cs_low: Number(r.cs_low), cs_high: Number(r.cs_high), tau2: Number(r.tau2), looks: Number(r.looks) }));
 }
 
 export async function saveLook(q: Queryable, experimentId: string, metricId: string, look: LookRow, at: string): Promise<void> {
   await q.run(
-    `INSERT INTO experiment_looks (experiment_id, metric_id, variant, basis, p_value, cs_low, cs_high, looks, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-     ON CONFLICT (experiment_id, metric_id, variant) DO UPDATE SET basis = ?4, p_value = ?5, cs_low = ?6, cs_high = ?7, looks = ?8, updated_at = ?9`,
+    `INSERT INTO experiment_looks (experiment_id, metric_id, variant, basis, p_value, cs_low, cs_high, tau2, looks, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+     ON CONFLICT (experiment_id, metric_id, variant) DO UPDATE SET basis = ?4, p_value = ?5, cs_low = ?6, cs_high = ?7, tau2 = ?8, looks = ?9, updated_at = ?10`,
     experimentId,
     metricId,
     look.variant,
@@ -130,6 +130,7 @@ export async function saveLook(q: Queryable, experimentId: string, metricId: str
     look.p_value,
     look.cs_low,
     look.cs_high,
+    look.tau2,
     look.looks,
     at,
   );

@@ -20,8 +20,10 @@
  * the previous look's {pValue, confidenceSequence} (per experiment, metric
  * and variant, with unchanged settings) and passes it as `previous`
  * (experiments/looks.ts keeps it in the store: every read of the results is
- * a look). Without it the result is still valid at this look, just not
- * monotone.
+ * a look). The state carries the τ² of the first look, and later looks mix
+ * with it: the minimum over looks is bounded by Ville's inequality for one
+ * fixed mixture, not for one re-chosen at every look. Without a state the
+ * result is still valid at this look, just not monotone.
  *
  * The mixing variance τ², and why: any fixed τ² gives a valid test; it
  * only decides WHEN the test is most powerful. The half-width above, as a
@@ -50,7 +52,7 @@ export type SequentialOptions = {
   horizonPerArm?: number;
   /** Mixing variance in squared metric units; overrides horizonPerArm. */
   tau2?: number;
-  /** The previous look's result for the same comparison and settings, to keep p and the sequence monotone. */
+  /** The previous look's result for the same comparison and settings, to keep p and the sequence monotone (and its τ², unless `tau2` is given). */
   previous?: SequentialState | null;
 };
 
@@ -74,7 +76,7 @@ export function sequentialTest(control: Moments, treatment: Moments, options: Se
   if (control.n < 2 || treatment.n < 2) return null;
   const V = control.variance / control.n + treatment.variance / treatment.n;
   const d = treatment.mean - control.mean;
-  const tau2 = options.tau2 ?? mixingVariance(control, treatment, alpha, options.horizonPerArm);
+  const tau2 = options.tau2 ?? options.previous?.tau2 ?? mixingVariance(control, treatment, alpha, options.horizonPerArm);
   if (!(V > 0) || !(tau2 > 0) || !Number.isFinite(d) || !Number.isFinite(tau2)) return null;
   // In logs: Λ overflows a double long before a strong effect stops growing.
   const logLambda = 0.5 * Math.log(V / (V + tau2)) + (tau2 * d * d) / (2 * V * (V + tau2));

@@ -91,8 +91,11 @@ export type SequentialResult = {
   alpha: number;
 };
 
-/** What a caller keeps from the previous look to make the sequential result monotone. */
-export type SequentialState = { pValue: number; confidenceSequence: Interval };
+/**
+ * What a caller keeps from the previous look to make the sequential result monotone, and the mixing variance
+ * it was read with: Ville's bound holds for one mixture, so the looks after the first keep its τ².
+ */
+export type SequentialState = { pValue: number; confidenceSequence: Interval; tau2?: number };
 
 /** Sample-ratio-mismatch check (see srm.ts). */
 export type SrmResult = {
