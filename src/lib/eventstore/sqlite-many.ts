@@ -7,8 +7,8 @@ import { type ManyExperimentsQuery, type VariantStats, type VariantStatsRow, var
  * monitor's round; see ManyExperimentsQuery), on SQLite.
  *
  * Each experiment alone (experimentSql) reads the metric's events of its
- * window and looks each one's unit up in its exposures by primary key, and
- * counts its units per variant: a project's ten rollouts read the same
+ * window, sorts them by unit and looks each one's unit up in its exposures,
+ * and counts its units per variant: a project's ten rollouts read the same
  * events ten times and count per metric. Here:
  * - one statement counts every experiment's units per variant, each over its
  *   own window, from totals the ingest keeps (see manyCountsSql);

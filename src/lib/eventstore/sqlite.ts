@@ -55,9 +55,10 @@ import { type ExperimentDialect, bucketRows, experimentParts, namePrefix, rollup
  * `exposureOf`) is kept in `experiment_exposures`, upserted in the same
  * transaction, keyed (project, experiment, unit) WITHOUT ROWID. An analysis
  * needs, for every outcome event, the exposure of its unit: with that table
- * it scans only the metric's events of the window through the hour index and
- * looks each unit up by primary key (a few pages deep, hot in the cache),
- * then groups per unit and per variant. The alternative, an index on events
+ * it scans only the metric's events of the window through the hour index,
+ * sorts them by unit and looks each unit up in the exposures in that order,
+ * then groups per unit and per variant (see experimentSql and the costs
+ * below). The alternative, an index on events
  * by unit, would be one more random B-tree insert per ingested row (every
  * event, not only exposures) and would cost ingest the throughput the hour
  * key exists for; the table costs one primary-key upsert per exposure (once
@@ -237,19 +238,16 @@ const unitSlice = (column: string, count: string, index: string) =>
   `(ifnull(unicode(substr(${column}, -1)), 0) + ifnull(unicode(substr(${column}, -2)), 0)) % ${count} = ${index}`;
 
 /**
- * What `u` reads of each sorted event (the rest goes as NULL): every column
- * carried makes the sort slower (a sixth for a count, which needs only the
- * unit and the time).
+ * What `u`'s columns read of each sorted event (the rest goes as NULL):
+ * every column carried makes the sort slower (a sixth for a count, which
+ * needs only the unit and the time). Read off the columns' own text
+ * (experimentParts), so a column that starts reading another field carries
+ * it: `e.name`, `e.value`, and `props` (filters name it bare, properties as
+ * `e.props`).
  */
-function sortedColumns(q: ExperimentStatsQuery): string[] {
-  const [mx, my] = q.measures;
-  const measures = my ? [mx, my] : [mx];
-  // One measure's filters narrow the scan itself; two measures' are read per row (see experimentParts).
-  const reads = {
-    name: my !== undefined && my.event !== mx.event,
-    value: measures.some((m) => m.kind === "sum" && m.property === undefined),
-    props: measures.some((m) => m.kind === "sum" && m.property !== undefined) || (my !== undefined && measures.some((m) => m.filters.length > 0)),
-  };
+function sortedColumns(columns: string[]): string[] {
+  const text = columns.join(" ");
+  const reads = { name: /\be\.name\b/.test(text), value: /\be\.value\b/.test(text), props: /\bprops\b/.test(text) };
   return ["unit_id", "ts", ...(["name", "value", "props"] as const).map((c) => (reads[c] ? c : `NULL AS ${c}`))];
 }
 
@@ -275,19 +273,15 @@ export function experimentSql(q: ExperimentStatsQuery, slices = 1): { sql: strin
   const { params, names, where, columns, sums } = experimentParts(q, SQLITE_DIALECT);
   // The slice (its count, then its index: bound last, replaced per slice).
   let slice = (_column: string) => "";
-  // The units per variant: one walk of the variant index, by the first slice alone (a slice's own walk costs it
-  // more than the whole one: the index is in variant order, not the slices').
-  let firstSliceOnly = "";
   const sliceParam = params.length + 1;
   if (slices > 1) {
     params.push(slices, 0);
     slice = (column) => ` AND ${unitSlice(column, `?${sliceParam}`, `?${sliceParam + 1}`)}`;
-    firstSliceOnly = ` AND ?${sliceParam + 1} = 0`;
   }
   const prefix = namePrefix(q.measures[0].event) !== null;
   const sql =
     (prefix ? `WITH RECURSIVE ${prefixNamesCte("events")}, ` : "WITH ") +
-    `s AS MATERIALIZED (SELECT ${sortedColumns(q).join(", ")} FROM events AS e` +
+    `s AS MATERIALIZED (SELECT ${sortedColumns(columns).join(", ")} FROM events AS e` +
     ` WHERE e.project_id = ?1 AND ${names} AND e.hour BETWEEN ?6 AND ?7 AND e.ts >= ?5 AND e.ts < ?4 AND e.unit_id IS NOT NULL` +
     where.map((w) => ` AND ${w}`).join("") +
     slice("e.unit_id") +
@@ -296,7 +290,9 @@ export function experimentSql(q: ExperimentStatsQuery, slices = 1): { sql: strin
     ` WHERE x.project_id = ?1 AND x.experiment_id = ?2 AND x.unit_id = e.unit_id AND x.first_ts >= ?3 AND x.first_ts < ?4 AND e.ts >= x.first_ts - ?8 GROUP BY e.unit_id)` +
     " SELECT variant, SUM(n) AS n, TOTAL(sx) AS sx, TOTAL(sxx) AS sxx, TOTAL(sy) AS sy, TOTAL(syy) AS syy, TOTAL(sxy) AS sxy, TOTAL(sp) AS sp, TOTAL(spp) AS spp, TOTAL(sxp) AS sxp FROM (" +
     "SELECT variant, COUNT(*) AS n, 0 AS sx, 0 AS sxx, 0 AS sy, 0 AS syy, 0 AS sxy, 0 AS sp, 0 AS spp, 0 AS sxp FROM experiment_exposures WHERE project_id = ?1 AND experiment_id = ?2 AND first_ts >= ?3 AND first_ts < ?4" +
-    firstSliceOnly +
+    // Each slice counts its own units, in the same statement (one read snapshot) as their sums: counted once for
+    // all slices, by one of them, an exposure committed between two slices' starts could be in the sums, not in n.
+    slice("unit_id") +
     ` GROUP BY variant UNION ALL SELECT variant, 0, ${sums.join(", ")} FROM u GROUP BY variant) GROUP BY variant ORDER BY variant`;
   return { sql, params, sliceParam };
 }
@@ -375,9 +371,9 @@ type WorkerCall = { resolve: (rows: unknown[]) => void; reject: (err: unknown) =
  * an analysis takes seconds of CPU, which on the server's thread would
  * stall every request (ingest first) for as long; here the event loop stays
  * free and the slices of one analysis run on as many cores as there are
- * workers. Started on first use, stopped after a minute idle. Idle
- * workers are unref'd (they never keep the process up); busy ones are
- * ref'd: with only unref'd workers to wait for, Bun's event loop spins on
+ * workers. Started on first use, stopped after a minute idle. Idle, the
+ * workers are unref'd (they never keep the process up); while any statement
+ * runs they are ref'd: with only unref'd workers to wait for, Bun's event loop spins on
  * the main thread, which took a core from two busy slices (a count took
  * 1.9 s instead of 1.3 s where nothing else, like a listening server, held
  * the loop).
@@ -386,6 +382,8 @@ class AnalysisPool {
   private workers: Worker[] = [];
   /** Statements sent to each worker and not answered yet. */
   private queued: number[] = [];
+  /** Statements (run) not answered yet, on any worker; a stop's close calls are not counted. */
+  private busy = 0;
   private readonly calls = new Map<number, WorkerCall>();
   private nextId = 0;
   private idle: ReturnType<typeof setTimeout> | undefined;
@@ -408,7 +406,8 @@ class AnalysisPool {
   run(index: number | null, sql: string, params: (string | number)[]): Promise<unknown[]> {
     if (this.workers.length === 0) this.start();
     clearTimeout(this.idle);
-    if (this.calls.size === 0) this.setRef(true);
+    this.busy++;
+    this.setRef(true);
     const id = ++this.nextId;
     const worker = index === null ? this.queued.indexOf(Math.min(...this.queued)) : index % this.workers.length;
     this.queued[worker]!++;
@@ -416,7 +415,7 @@ class AnalysisPool {
       this.calls.set(id, { resolve, reject, worker });
       this.workers[worker]!.postMessage({ id, path: this.path, sql, params });
     }).finally(() => {
-      if (this.calls.size === 0 && this.workers.length > 0) {
+      if (--this.busy === 0 && this.workers.length > 0) {
         this.setRef(false);
         this.idle = setTimeout(() => void this.stop(), ANALYSIS_IDLE_MS);
         this.idle.unref?.();
@@ -424,7 +423,7 @@ class AnalysisPool {
     });
   }
 
-  /** Busy workers hold the event loop (see the class comment), idle ones never do. */
+  /** While any statement runs the workers hold the event loop (see the class comment); idle, they never do. */
   private setRef(busy: boolean): void {
     for (const worker of this.workers as RefWorker[]) {
       if (busy) worker.ref?.();
@@ -465,11 +464,15 @@ class AnalysisPool {
     const workers = this.workers;
     this.workers = [];
     if (workers.length === 0) return;
+    // What this stop ends: the calls in flight on these workers and its own close calls. A call made meanwhile
+    // starts new workers and is not this stop's to fail.
+    const ending = new Set(this.calls.keys());
     await Promise.all(
       workers.map(
         (worker) =>
           new Promise<void>((resolve) => {
             const id = ++this.nextId;
+            ending.add(id);
             const timer = setTimeout(resolve, 2000);
             this.calls.set(id, {
               resolve: () => {
@@ -483,8 +486,11 @@ class AnalysisPool {
       ),
     );
     for (const w of workers) w.terminate();
-    for (const call of this.calls.values()) call.reject(new Error("event store closed"));
-    this.calls.clear();
+    for (const id of ending) {
+      const call = this.calls.get(id);
+      this.calls.delete(id);
+      call?.reject(new Error("event store closed"));
+    }
   }
 }
 

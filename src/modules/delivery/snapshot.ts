@@ -131,6 +131,7 @@ export class SnapshotService {
   close(): void {
     this.unlisten();
     this.entries.clear();
+    this.announced.clear();
     this.listeners.clear();
   }
 

@@ -89,17 +89,22 @@ export function typeOfValue(value: unknown): PropertyType {
 export class EventsService {
   /** projectId → event name → property names known. */
   private known = new Map<string, Map<string, Set<string>>>();
-  /** Moves with every catalog announcement: a load that read before one is not kept (see knownOf). */
-  private generation = 0;
+  /** Per project, moves with each catalog announcement of it (`resyncs` with a resync): a load that read before one is not kept (see knownOf). */
+  private readonly generations = new Map<string, number>();
+  private resyncs = 0;
   /** projectId → event name → last seen (ms), written by the next flush. */
   private seenAt = new Map<string, Map<string, number>>();
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(private readonly ctx: ServiceContext) {
     ctx.store.listen(CHANNEL, (projectId) => {
-      this.generation++;
-      if (projectId === RESYNC) this.known.clear();
-      else this.known.delete(projectId);
+      if (projectId === RESYNC) {
+        this.resyncs++;
+        this.known.clear();
+      } else {
+        this.generations.set(projectId, (this.generations.get(projectId) ?? 0) + 1);
+        this.known.delete(projectId);
+      }
     });
     this.timer = setInterval(() => void this.flushSeen(), ctx.options.attributesFlushMs ?? 10_000);
     this.timer.unref?.();
@@ -208,12 +213,13 @@ export class EventsService {
   private async knownOf(projectId: string): Promise<Map<string, Set<string>>> {
     let names = this.known.get(projectId);
     if (!names) {
-      const generation = this.generation;
+      const generation = this.generations.get(projectId);
+      const resyncs = this.resyncs;
       names = new Map();
       for (const r of await catalogOfProject(this.ctx.store, projectId)) names.set(r.name, new Set((JSON.parse(r.properties) as EventProperty[]).map((p) => p.name)));
       // A catalog change announced while this read was in flight may not be in it: used for this batch, not kept
       // (kept, a deleted event would have stayed "known" and never come back as pending until the next change).
-      if (generation === this.generation) this.known.set(projectId, names);
+      if (generation === this.generations.get(projectId) && resyncs === this.resyncs) this.known.set(projectId, names);
     }
     return names;
   }
