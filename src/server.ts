@@ -198,8 +198,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   // What no request needs waits for the first answer (RunningServer.firstAnswer): run before it, it delayed the
   // answer a cold start waits for.
-  let answered!: () => void;
-  const firstAnswer = new Promise<void>((resolve) => (answered = resolve));
+  const { promise: firstAnswer, resolve: answered } = Promise.withResolvers<void>();
   const app = buildApp(ctx, answered);
   // Elysia merges `serve.routes` into Bun's native router: the snapshot's current-tag 304 is answered there, ahead of the pipeline.
   if (!options.edgeOnly) app.config.serve = { ...app.config.serve, routes: snapshotFastRoutes(ctx, (request) => app.fetch(request)) };

@@ -2,6 +2,9 @@ import type { Store } from "../../lib/store";
 import type { MetricAnalysis, SequentialState } from "./stats";
 import { looksOf, saveLook } from "./store";
 
+/** Units every arm needs before a look is remembered (see lookAt). */
+export const MIN_UNITS_PER_ARM = 300;
+
 /**
  * Every read of an experiment's results is a look, and the always-valid
  * test is valid over all of them only if each look starts from the last
@@ -27,9 +30,6 @@ import { looksOf, saveLook } from "./store";
  * The sums come from the event store before, outside the transaction: the
  * statistics themselves take well under a millisecond.
  */
-/** Units every arm needs before a look is remembered (see above). */
-export const MIN_UNITS_PER_ARM = 300;
-
 export async function lookAt(
   store: Store,
   look: { experimentId: string; metricId: string; basis: string; at: string; variants: string[]; smallestArm: number },
