@@ -1,6 +1,6 @@
 import { nodeCrypto } from "../../lib/node-crypto";
 import * as openid from "openid-client";
-import type { OidcSettings } from "./options";
+import { type OidcSettings, isLoopbackHttp } from "./options";
 
 /** Why an OIDC sign-in failed; shown to the person on the callback page. */
 export class OidcError extends Error {
@@ -21,20 +21,6 @@ const TIMEOUT_S = 10;
 /** Leeway for exp, nbf and iat of id_tokens. */
 const CLOCK_TOLERANCE_S = 60;
 
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
-
-/**
- * Plain http to the provider is allowed only for an issuer on this machine
- * (a development or test provider); everything else must be https.
- */
-export function isLoopbackHttp(url: string): boolean {
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === "http:" && LOOPBACK_HOSTS.has(parsed.hostname);
-  } catch {
-    return false;
-  }
-}
 
 /**
  * OpenID Connect relying party on openid-client (panva): discovery, the

@@ -1,7 +1,21 @@
 import { UsageError } from "../../lib/usage-error";
 import { type Mailer, parseSmtpUrl } from "./mail";
-import { isLoopbackHttp } from "./oidc";
 import type { RateRule } from "../../lib/rate-limit";
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
+
+/**
+ * Plain http to the provider is allowed only for an issuer on this machine
+ * (a development or test provider); everything else must be https.
+ */
+export function isLoopbackHttp(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === "http:" && LOOPBACK_HOSTS.has(parsed.hostname);
+  } catch {
+    return false;
+  }
+}
 
 export type OidcSettings = {
   issuer: string;

@@ -16,9 +16,8 @@ import {
   toKey,
   toKeyInfo,
 } from "./store";
-
-export const KEY_TYPES = ["admin", "client", "server"] as const;
-export type KeyType = (typeof KEY_TYPES)[number];
+import { KEY_TYPES, type KeyType, type SdkKey } from "./types";
+export { KEY_TYPES, type KeyType, type SdkKey };
 
 /** Scope a client key needs to file tickets through the public intake. */
 export const PUBLIC_TICKET_SCOPE = "tickets:public_create";
@@ -32,17 +31,6 @@ const SCOPES_BY_TYPE: Record<KeyType, readonly string[]> = {
   admin: ["admin"],
   server: ["sdk:read"],
   client: [PUBLIC_TICKET_SCOPE],
-};
-
-export type SdkKey = {
-  id: string;
-  projectId: string;
-  type: KeyType;
-  name: string;
-  scopes: string[];
-  allowedOrigin: string | null;
-  createdAt: string;
-  lastUsedAt: string | null;
 };
 
 export type MintedKey = SdkKey & { key: string };

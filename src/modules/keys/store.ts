@@ -1,6 +1,6 @@
 import type { SdkKeyInfo } from "../../lib/auth";
 import type { Queryable } from "../../lib/store";
-import type { KeyType, SdkKey } from "./service";
+import type { KeyType, SdkKey } from "./types";
 
 // The queries of the keys module (table `sdk_keys`); writes run in the caller's transaction.
 

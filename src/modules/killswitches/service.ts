@@ -9,6 +9,8 @@ import type { Queryable, Tx } from "../../lib/store";
 import { CONTROL_CHARS, checkResourceName } from "../../lib/validate";
 import { Versioned } from "../../lib/versioned";
 import { type Content, type EnvRow, type KillswitchRow, insertKillswitch, parseSwitches, toEnvState, toKillswitch, touchKillswitch } from "./store";
+import { type Actor, type Switches, type Published, type KillswitchEnvState, type Killswitch } from "./types";
+export { type Actor, type Switches, type Published, type KillswitchEnvState, type Killswitch };
 
 export const NAME_MAX = 128;
 export const SWITCH_KEY_MAX = 128;
@@ -17,25 +19,6 @@ export const DESCRIPTION_MAX = 1000;
 export const SWITCHES_MAX = 256;
 export const HISTORY_DEFAULT_LIMIT = 100;
 export const HISTORY_MAX_LIMIT = 1000;
-
-/** Who made a change, as recorded on every published version. */
-export type Actor = { email: string; type: string };
-
-export type Switches = Record<string, boolean>;
-
-/** What SDKs see for one killswitch on one env. */
-export type Published = { value: boolean; switches: Switches };
-
-export type KillswitchEnvState = Published & { version: number; updatedAt: string; updatedBy: string };
-
-export type Killswitch = {
-  id: string;
-  name: string;
-  description?: string;
-  createdAt: string;
-  updatedAt: string;
-  envs: Record<Env, KillswitchEnvState>;
-};
 
 export type CreateInput = { name: string; value?: boolean; switches?: Switches; description?: string | null };
 export type ToggleInput = { env?: Env; switchKey?: string; value?: boolean | null };

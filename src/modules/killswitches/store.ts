@@ -1,6 +1,6 @@
 import type { Env } from "../../lib/envs";
 import type { Queryable } from "../../lib/store";
-import type { Killswitch, KillswitchEnvState, Switches } from "./service";
+import type { Killswitch, KillswitchEnvState, Switches } from "./types";
 
 // The killswitches module's own queries. The per-env live state and versions are read and
 // published through the shared path (src/lib/versioned.ts, the `versioned` tables in service.ts).

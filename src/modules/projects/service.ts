@@ -23,45 +23,10 @@ import {
   projectRetentions,
   updateProject,
 } from "./store";
+import { type AnalysisSettings, type Project, type Organisation, type User } from "./types";
+export { type AnalysisSettings, type Project, type Organisation, type User };
 
 export { DEFAULT_ANALYSIS };
-
-export type AnalysisSettings = {
-  method: "frequentist" | "bayesian";
-  significanceThreshold: number;
-  autoRollback: boolean;
-  minSampleDays: number;
-};
-
-/** The full project record of the spec, plus the settings DECISIONS.md names. */
-export type Project = {
-  id: string;
-  organisationId: string;
-  name: string;
-  slug: string;
-  domain: string;
-  ownerEmail: string;
-  plan: string;
-  status: string;
-  subscriptionStatus: string;
-  billingInterval: string;
-  currentPeriodEnd: string;
-  trialEndsAt: string | null;
-  cancelAtPeriodEnd: 0 | 1;
-  moduleTranslations: boolean;
-  moduleConfigs: boolean;
-  moduleGates: boolean;
-  moduleExperiments: boolean;
-  moduleFeedback: boolean;
-  publicTicketCreation: boolean;
-  defaultEnv: Env;
-  timezone: string;
-  /** Days raw analytics events are kept (hourly roll-ups: 13 months). */
-  eventRetentionDays: number;
-  analysis: AnalysisSettings;
-  createdAt: string;
-  updatedAt: string;
-};
 
 export type ProjectPatch = Partial<
   Pick<
@@ -80,9 +45,6 @@ export type ProjectPatch = Partial<
     | "publicTicketCreation"
   >
 > & { analysis?: Partial<AnalysisSettings> };
-
-export type Organisation = { id: string; name: string; createdAt: string };
-export type User = { id: string; email: string; createdAt: string };
 
 export function slugify(name: string): string {
   const slug = name

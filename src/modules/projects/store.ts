@@ -1,6 +1,6 @@
 import type { Env } from "../../lib/envs";
 import type { Queryable } from "../../lib/store";
-import type { AnalysisSettings, Organisation, Project, User } from "./service";
+import type { AnalysisSettings, Organisation, Project, User } from "./types";
 
 /**
  * The projects module's queries: organisations, their memberships and

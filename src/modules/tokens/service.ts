@@ -4,9 +4,10 @@ import { notFound, validation } from "../../lib/errors";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import { type TokenRow, findLiveTokenByHash, insertToken, listLiveTokens, revokeLiveToken } from "./store";
+import { type TokenAccess } from "./types";
+export { type TokenAccess };
 
 export const API_TOKEN_PREFIX = "svc_pat_";
-export type TokenAccess = "read-only" | "read-write";
 
 export type ApiToken = { id: string; projectId: string; name: string; access: TokenAccess; maskedToken: string; createdBy: string; createdAt: string };
 

@@ -1,5 +1,5 @@
 import type { Queryable } from "../../lib/store";
-import type { TokenAccess } from "./service";
+import type { TokenAccess } from "./types";
 
 // The queries of the tokens module (table `api_tokens`); writes run in the caller's transaction.
 

@@ -1,5 +1,5 @@
 import type { DashboardModule } from "./registry";
-import { homeModule } from "./home";
+import { homeModuleOf } from "./home";
 import { alertsDashboard } from "../../modules/alerts/dashboard/pages";
 import { attributesDashboard } from "../../modules/attributes/dashboard/pages";
 import { auditDashboard } from "../../modules/audit/dashboard/pages";
@@ -25,4 +25,4 @@ import { i18nDashboard } from "../../modules/i18n/dashboard/pages";
  * section to sections.ts) in the change that adds it; the navigation
  * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModule, killswitchesDashboard, gatesDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, rolloutsDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModuleOf(() => DASHBOARD_MODULES), killswitchesDashboard, gatesDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, rolloutsDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
