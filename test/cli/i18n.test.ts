@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { auditOf } from "../../src/lib/audit";
-import { batchesOf, keysOfFile } from "../../src/cli/i18n";
+import { batchesOf, keysOfFile } from "../../src/modules/i18n/cli";
 import { mcpSession, removeSandboxes, sandbox, svc, svcJson, type Sandbox } from "./client-helpers";
 import { SVC_SOURCE } from "./process";
 import { startTestServer, type TestServer } from "../helpers";

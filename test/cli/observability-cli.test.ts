@@ -366,7 +366,7 @@ describe("svc metrics", () => {
 
 describe("time windows, filters and sparklines (in process)", () => {
   test("windowFlags: defaults and times back from now are whole buckets; ISO and epoch times are taken as given", async () => {
-    const { windowFlags } = await import("../../src/cli/metrics");
+    const { windowFlags } = await import("../../src/modules/metrics/cli");
     const now = Date.UTC(2026, 10, 23, 13, 25) / 1000;
     const h = (hh: number, day = 23) => Date.UTC(2026, 10, day, hh) / 1000;
     expect(windowFlags({}, now)).toEqual({ from: h(14, 22), to: h(14), bucket: 3600 });
@@ -379,7 +379,7 @@ describe("time windows, filters and sparklines (in process)", () => {
   });
 
   test("filterOf reads words and symbols; sparkline spans 0 to the largest value", async () => {
-    const { filterOf, sparkline } = await import("../../src/cli/metrics");
+    const { filterOf, sparkline } = await import("../../src/modules/metrics/cli");
     expect(filterOf("country eq de", "filter")).toEqual({ property: "country", op: "eq", value: "de" });
     expect(filterOf("amount>=10.5", "filter")).toEqual({ property: "amount", op: "gte", value: 10.5 });
     expect(filterOf('plan != "42"', "filter")).toEqual({ property: "plan", op: "neq", value: "42" });

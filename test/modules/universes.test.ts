@@ -8,7 +8,7 @@ import { ENVS } from "../../src/lib/envs";
 import { bucketOf } from "../../src/sdk/gates";
 import { SEGMENTS, inRange, isHeldOut, segmentOf } from "../../src/sdk/universes";
 import { checkRange } from "../../src/modules/universes/service";
-import { holdoutFlag, holdoutText } from "../../src/cli/universes";
+import { holdoutFlag, holdoutText } from "../../src/modules/universes/cli";
 import { type Sandbox, removeSandboxes, sandbox, svc, svcJson } from "../cli/client-helpers";
 import { ROOT, SVC_SOURCE } from "../cli/process";
 import { type TestServer, expectErrorShape, startTestServer } from "../helpers";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ENVS } from "../../lib/envs";
-import type { ConfigRecord } from "../../cli/configs";
+import type { ConfigRecord } from "./cli";
 import { READ_ONLY, defineTool, envArg, projectIdArg } from "../../mcp/tool";
 
 const path = (name: string) => `/api/admin/configs/${encodeURIComponent(name)}`;

@@ -1,11 +1,11 @@
-import { UsageError } from "../lib/config";
-import type { AlertRule, Comparator } from "../modules/alerts/types";
-import type { Metric } from "../modules/metrics/service";
-import type { SvcClient } from "./client";
-import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "./client-command";
-import type { ArgValues, Command, Flags } from "./command";
-import { CliError } from "./errors";
-import { durationSeconds, valueText } from "./metrics";
+import { UsageError } from "../../lib/config";
+import type { AlertRule, Comparator } from "./types";
+import type { Metric } from "../metrics/service";
+import type { SvcClient } from "../../cli/client";
+import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "../../cli/client-command";
+import type { ArgValues, Command, Flags } from "../../cli/command";
+import { CliError } from "../../cli/errors";
+import { durationSeconds, valueText } from "../metrics/cli";
 
 type Created = { id: string; name: string };
 

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
-import { UsageError } from "../lib/config";
-import type { I18nKey, I18nProfile, PushResult } from "../modules/i18n/service";
-import { ApiRequestError, type SvcClient } from "./client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "./client-command";
-import type { ArgValues, Command } from "./command";
+import { UsageError } from "../../lib/config";
+import type { I18nKey, I18nProfile, PushResult } from "./service";
+import { ApiRequestError, type SvcClient } from "../../cli/client";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "../../cli/client-command";
+import type { ArgValues, Command } from "../../cli/command";
 
 const PROFILES = "/api/admin/i18n/profiles";
 const KEYS = "/api/admin/i18n/keys";

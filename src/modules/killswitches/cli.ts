@@ -1,7 +1,7 @@
-import { UsageError } from "../lib/config";
-import { withQuery } from "../lib/query-path";
-import type { HistoryEntry, Killswitch, ToggleResult } from "../modules/killswitches/service";
-import { ENVS, type Env } from "./client";
+import { UsageError } from "../../lib/config";
+import { withQuery } from "../../lib/query-path";
+import type { HistoryEntry, Killswitch, ToggleResult } from "./service";
+import { ENVS, type Env } from "../../cli/client";
 import {
   CLIENT_FLAGS,
   QUERY_FLAG,
@@ -15,9 +15,9 @@ import {
   str,
   table,
   when,
-} from "./client-command";
-import type { Command } from "./command";
-import { CliError } from "./errors";
+} from "../../cli/client-command";
+import type { Command } from "../../cli/command";
+import { CliError } from "../../cli/errors";
 
 const onOff = (v: boolean) => (v ? "on" : "off");
 const base = (name: string) => `/api/admin/killswitches/${encodeURIComponent(name)}`;

@@ -1,7 +1,7 @@
-import { UsageError } from "../lib/config";
-import type { CatalogEvent, EventProperty, PropertyType } from "../modules/events/service";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, list, openClient, str, table, when } from "./client-command";
-import type { ArgValues, Command, Flag, Flags } from "./command";
+import { UsageError } from "../../lib/config";
+import type { CatalogEvent, EventProperty, PropertyType } from "./service";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, list, openClient, str, table, when } from "../../cli/client-command";
+import type { ArgValues, Command, Flag, Flags } from "../../cli/command";
 
 type Created = { id: string; name: string };
 

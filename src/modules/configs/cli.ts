@@ -1,6 +1,6 @@
-import { ENVS, type Env } from "./client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, intFlag, jsonFlag, openClient, requiredEnv, str, table, when } from "./client-command";
-import type { Command, Flag } from "./command";
+import { ENVS, type Env } from "../../cli/client";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, intFlag, jsonFlag, openClient, requiredEnv, str, table, when } from "../../cli/client-command";
+import type { Command, Flag } from "../../cli/command";
 
 type EnvValue = { value: unknown; version: number; updatedAt: string };
 type DraftValue = { value: unknown; baseVersion: number; updatedAt: string };

@@ -1,6 +1,6 @@
-import { withQuery } from "../lib/query-path";
-import { CLIENT_FLAGS, emit, intFlag, openClient, str, table, when } from "./client-command";
-import type { Command } from "./command";
+import { withQuery } from "../../lib/query-path";
+import { CLIENT_FLAGS, emit, intFlag, openClient, str, table, when } from "../../cli/client-command";
+import type { Command } from "../../cli/command";
 
 type AuditEntry = { seq: number; projectId: string | null; action: string; subjectName: string | null; env: string | null; actorEmail: string; actorType: string; detail: unknown; createdAt: string };
 type AuditPage = { entries: AuditEntry[]; nextBefore: number | null };

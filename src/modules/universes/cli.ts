@@ -1,7 +1,7 @@
-import { UsageError } from "../lib/config";
-import type { SegmentRange, UnitType, Universe } from "../modules/universes/service";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "./client-command";
-import type { ArgValues, Command } from "./command";
+import { UsageError } from "../../lib/config";
+import type { SegmentRange, UnitType, Universe } from "./service";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "../../cli/client-command";
+import type { ArgValues, Command } from "../../cli/command";
 
 const UNIVERSES = "/api/admin/universes";
 const base = (name: string) => `${UNIVERSES}/${encodeURIComponent(name)}`;

@@ -1,6 +1,6 @@
-import { UsageError } from "../lib/config";
-import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, refuseSecret, str, table, when } from "./client-command";
-import type { Command } from "./command";
+import { UsageError } from "../../lib/config";
+import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, refuseSecret, str, table, when } from "../../cli/client-command";
+import type { Command } from "../../cli/command";
 
 type ListedKey = { id: string; type: string; name: string; maskedKey: string; createdAt: string; lastUsedAt: string | null };
 type CreatedKey = { id: string; key: string; type: string; name: string };

@@ -1,7 +1,7 @@
-import { UsageError } from "../lib/config";
-import type { Attribute, AttributeType } from "../modules/attributes/service";
-import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "./client-command";
-import type { ArgValues, Command, Flags } from "./command";
+import { UsageError } from "../../lib/config";
+import type { Attribute, AttributeType } from "./service";
+import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "../../cli/client-command";
+import type { ArgValues, Command, Flags } from "../../cli/command";
 
 const base = (name: string) => `/api/admin/attributes/${encodeURIComponent(name)}`;
 

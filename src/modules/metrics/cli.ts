@@ -1,10 +1,10 @@
-import { UsageError } from "../lib/config";
-import type { FilterOp, PropertyFilter } from "../lib/eventstore/types";
-import type { MetricKind, PartKind } from "../modules/metrics/compile";
-import type { Metric, MetricPartView } from "../modules/metrics/service";
-import { ApiRequestError, type SvcClient } from "./client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, list, openClient, str, table, when } from "./client-command";
-import type { ArgValues, Command, Flag, Flags } from "./command";
+import { UsageError } from "../../lib/config";
+import type { FilterOp, PropertyFilter } from "../../lib/eventstore/types";
+import type { MetricKind, PartKind } from "./compile";
+import type { Metric, MetricPartView } from "./service";
+import { ApiRequestError, type SvcClient } from "../../cli/client";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, list, openClient, str, table, when } from "../../cli/client-command";
+import type { ArgValues, Command, Flag, Flags } from "../../cli/command";
 
 // ---------------------------------------------------------------------------
 // Time series, shared with `svc errors series` (tracked-errors.ts).

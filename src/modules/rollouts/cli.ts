@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
-import { UsageError } from "../lib/config";
-import { withQuery } from "../lib/query-path";
-import type { CheckResult, MetricCheck, Rollout, RolloutStatus, Stage } from "../modules/rollouts/types";
-import { DEFAULT_STAGES, ERRORS_METRIC, MAX_INGEST_LAG_MS, MIN_UNITS_PER_GROUP, STAGES_MAX, TOLERANCE_MAX } from "../modules/rollouts/types";
-import type { GateRule } from "../sdk/gates";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, jsonFlag, list, openClient, requiredEnv, str, table, when } from "./client-command";
-import type { ArgValues, Command } from "./command";
-import { ruleBody } from "./gates";
+import { UsageError } from "../../lib/config";
+import { withQuery } from "../../lib/query-path";
+import type { CheckResult, MetricCheck, Rollout, RolloutStatus, Stage } from "./types";
+import { DEFAULT_STAGES, ERRORS_METRIC, MAX_INGEST_LAG_MS, MIN_UNITS_PER_GROUP, STAGES_MAX, TOLERANCE_MAX } from "./types";
+import type { GateRule } from "../../sdk/gates";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, jsonFlag, list, openClient, requiredEnv, str, table, when } from "../../cli/client-command";
+import type { ArgValues, Command } from "../../cli/command";
+import { ruleBody } from "../gates/cli";
 
 const ROLLOUTS = "/api/admin/rollouts";
 const base = (ref: string) => `${ROLLOUTS}/${encodeURIComponent(ref)}`;

@@ -1,11 +1,11 @@
-import { UsageError } from "../lib/config";
-import { withQuery } from "../lib/query-path";
-import type { GateTemplate } from "../modules/gates/templates";
-import type { Gate, GateEnvState, HistoryEntry } from "../modules/gates/types";
-import type { GateCondition, GateExplanation, GateRule } from "../sdk/gates";
-import { ENVS, type Env } from "./client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, intFlag, jsonFlag, openClient, requiredEnv, str, table, when } from "./client-command";
-import type { Command, Flag } from "./command";
+import { UsageError } from "../../lib/config";
+import { withQuery } from "../../lib/query-path";
+import type { GateTemplate } from "./templates";
+import type { Gate, GateEnvState, HistoryEntry } from "./types";
+import type { GateCondition, GateExplanation, GateRule } from "../../sdk/gates";
+import { ENVS, type Env } from "../../cli/client";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, intFlag, jsonFlag, openClient, requiredEnv, str, table, when } from "../../cli/client-command";
+import type { Command, Flag } from "../../cli/command";
 
 /** `warnings`: attributes the rules name that nobody declared or saw, or deprecated ones (published all the same). */
 type Published = { id: string; env: Env; version: number; rules: GateRule[]; warnings?: string[] };

@@ -1,9 +1,9 @@
-import { UsageError } from "../lib/config";
-import { withQuery } from "../lib/query-path";
-import type { ErrorStatus, SettableStatus, TrackedError } from "../modules/errors/types";
-import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "./client-command";
-import type { Command } from "./command";
-import { type Series, WINDOW_FLAGS, seriesText, windowFlags } from "./metrics";
+import { UsageError } from "../../lib/config";
+import { withQuery } from "../../lib/query-path";
+import type { ErrorStatus, SettableStatus, TrackedError } from "./types";
+import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "../../cli/client-command";
+import type { Command } from "../../cli/command";
+import { type Series, WINDOW_FLAGS, seriesText, windowFlags } from "../metrics/cli";
 
 // `svc errors`: tracked production errors. (src/cli/errors.ts is how the CLI itself reports failures.)
 

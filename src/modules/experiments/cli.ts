@@ -1,15 +1,15 @@
-import { UsageError } from "../lib/config";
-import { withQuery } from "../lib/query-path";
-import type { MetricResult, Results, TreatmentResult } from "../modules/experiments/analysis";
-import type { Guardrail, Variant } from "../modules/experiments/checks";
-import type { Experiment, ExperimentStatus } from "../modules/experiments/service";
-import type { Metric } from "../modules/metrics/service";
-import type { SegmentRange } from "../modules/universes/service";
-import type { VariantOverride } from "../sdk/experiments";
-import type { SvcClient } from "./client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, jsonFlag, list, openClient, str, table, when } from "./client-command";
-import type { ArgValues, Command, Flag, Flags } from "./command";
-import { holdoutText, parseSegmentRange } from "./universes";
+import { UsageError } from "../../lib/config";
+import { withQuery } from "../../lib/query-path";
+import type { MetricResult, Results, TreatmentResult } from "./analysis";
+import type { Guardrail, Variant } from "./checks";
+import type { Experiment, ExperimentStatus } from "./service";
+import type { Metric } from "../metrics/service";
+import type { SegmentRange } from "../universes/service";
+import type { VariantOverride } from "../../sdk/experiments";
+import type { SvcClient } from "../../cli/client";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, jsonFlag, list, openClient, str, table, when } from "../../cli/client-command";
+import type { ArgValues, Command, Flag, Flags } from "../../cli/command";
+import { holdoutText, parseSegmentRange } from "../universes/cli";
 
 const EXPERIMENTS = "/api/admin/experiments";
 const base = (name: string) => `${EXPERIMENTS}/${encodeURIComponent(name)}`;

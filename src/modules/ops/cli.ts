@@ -1,8 +1,8 @@
-import { UsageError } from "../lib/config";
-import { withQuery } from "../lib/query-path";
-import type { ItemType, Priority, QueueItem, Status } from "../modules/ops/service";
-import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "./client-command";
-import type { ArgValues, Command } from "./command";
+import { UsageError } from "../../lib/config";
+import { withQuery } from "../../lib/query-path";
+import type { ItemType, Priority, QueueItem, Status } from "./service";
+import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "../../cli/client-command";
+import type { ArgValues, Command } from "../../cli/command";
 
 // `svc ops`: the queue of bug reports and feature requests (and the error and alert items svc files itself).
 

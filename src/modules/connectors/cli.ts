@@ -1,9 +1,9 @@
-import { UsageError } from "../lib/config";
-import { OUTBOX_EVENT_TYPES } from "../lib/outbox-types";
-import { withQuery } from "../lib/query-path";
-import type { Connector, ConnectorDetail, Delivery } from "../modules/connectors/service";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, flagFile, intFlag, jsonFlag, list, openClient, str, table, when } from "./client-command";
-import type { ArgValues, Command, Flag } from "./command";
+import { UsageError } from "../../lib/config";
+import { OUTBOX_EVENT_TYPES } from "../../lib/outbox-types";
+import { withQuery } from "../../lib/query-path";
+import type { Connector, ConnectorDetail, Delivery } from "./service";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, flagFile, intFlag, jsonFlag, list, openClient, str, table, when } from "../../cli/client-command";
+import type { ArgValues, Command, Flag } from "../../cli/command";
 
 const CONNECTORS = "/api/admin/connectors";
 const base = (id: string) => `${CONNECTORS}/${encodeURIComponent(id)}`;
