@@ -1,47 +1,12 @@
 #!/usr/bin/env bun
 import { UsageError } from "./lib/config";
-import { type Command, commandHelp, parseCommandArgs, resolveSubcommand } from "./cli/command";
+import { type CliNoun, commandHelp, parseCommandArgs, resolveSubcommand } from "./cli/command";
+import { SHARED_COMMANDS } from "./cli/commands";
+import { MODULES } from "./modules";
 import { type Failure, classify, reportFailure } from "./cli/errors";
 
-/**
- * Every subcommand, in the order `svc help` lists them. Loaded on demand so
- * that `svc serve` carries none of the client-side code (MCP SDK, arktype)
- * and each CLI call starts quickly.
- */
-export const COMMANDS: { name: string; aliases?: string[]; load: () => Promise<Command> }[] = [
-  { name: "serve", load: async () => (await import("./cli/serve")).serveCommand },
-  { name: "init", load: async () => (await import("./cli/server-commands")).initCommand },
-  { name: "backup", load: async () => (await import("./cli/server-commands")).backupCommand },
-  { name: "restore", load: async () => (await import("./cli/restore")).restoreCommand },
-  { name: "store", load: async () => (await import("./cli/store-command")).storeCommand },
-  { name: "healthcheck", load: async () => (await import("./cli/server-commands")).healthcheckCommand },
-  { name: "login", load: async () => (await import("./cli/login")).loginCommand },
-  { name: "logout", load: async () => (await import("./cli/login")).logoutCommand },
-  { name: "whoami", load: async () => (await import("./cli/account")).whoamiCommand },
-  { name: "bind", load: async () => (await import("./cli/account")).bindCommand },
-  { name: "projects", load: async () => (await import("./cli/account")).projectsCommand },
-  { name: "toggle", load: async () => (await import("./modules/killswitches/cli")).toggleCommand },
-  { name: "killswitches", load: async () => (await import("./modules/killswitches/cli")).killswitchesCommand },
-  { name: "gates", load: async () => (await import("./modules/gates/cli")).gatesCommand },
-  { name: "attributes", load: async () => (await import("./modules/attributes/cli")).attributesCommand },
-  { name: "events", load: async () => (await import("./modules/events/cli")).eventsCommand },
-  { name: "metrics", load: async () => (await import("./modules/metrics/cli")).metricsCommand },
-  { name: "errors", load: async () => (await import("./modules/errors/cli")).trackedErrorsCommand },
-  { name: "alerts", load: async () => (await import("./modules/alerts/cli")).alertsCommand },
-  { name: "universes", load: async () => (await import("./modules/universes/cli")).universesCommand },
-  { name: "experiments", load: async () => (await import("./modules/experiments/cli")).experimentsCommand },
-  { name: "rollouts", load: async () => (await import("./modules/rollouts/cli")).rolloutsCommand },
-  { name: "connectors", load: async () => (await import("./modules/connectors/cli")).connectorsCommand },
-  { name: "ops", load: async () => (await import("./modules/ops/cli")).opsCommand },
-  { name: "i18n", load: async () => (await import("./modules/i18n/cli")).i18nCommand },
-  { name: "configs", aliases: ["config"], load: async () => (await import("./modules/configs/cli")).configsCommand },
-  { name: "tokens", load: async () => (await import("./cli/people")).tokensCommand },
-  { name: "members", load: async () => (await import("./cli/people")).membersCommand },
-  { name: "sdk", load: async () => (await import("./modules/keys/cli")).sdkCommand },
-  { name: "audit", load: async () => (await import("./modules/audit/cli")).auditCommand },
-  { name: "mcp", load: async () => (await import("./cli/mcp-command")).mcpCommand },
-  { name: "version", load: async () => (await import("./cli/server-commands")).versionCommand },
-];
+/** Every command, in the order `svc help` lists them: the shared ones and each module's nouns. */
+export const COMMANDS: readonly CliNoun[] = [...SHARED_COMMANDS, ...MODULES.flatMap((m) => m.cli ?? [])].sort((a, b) => a.order - b.order);
 
 const findEntry = (name: string) => COMMANDS.find((c) => c.name === name || c.aliases?.includes(name));
 

@@ -132,3 +132,10 @@ export function parseCommandArgs(path: string, command: Command, argv: string[])
   }
   return parsed;
 }
+
+/**
+ * A feature's noun as its manifest declares it (`cli` in src/lib/module.ts):
+ * the command loads only when it is run or its help is read. `order` places
+ * it in `svc help` among the shared commands of src/cli/commands.ts.
+ */
+export type CliNoun = { name: string; aliases?: readonly string[]; order: number; load(): Promise<Command> };

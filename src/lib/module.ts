@@ -1,4 +1,5 @@
 import type { Elysia } from "elysia";
+import type { CliNoun } from "../cli/command";
 import type { Authenticator, BearerResolver, SessionResolver, authPlugin } from "./auth";
 import type { Env } from "./envs";
 import type { Logger } from "./log";
@@ -72,6 +73,8 @@ export type ModuleManifest<K extends keyof Services = keyof Services> = {
   routes?(ctx: AppContext): Elysia<any, any, any, any, any, any, any>;
   /** Its part of the SDK snapshot. */
   snapshot?(service: Services[K]): SnapshotSection;
+  /** Its nouns in the `svc` CLI (`svc gates …`), loaded when one is run. */
+  cli?: readonly CliNoun[];
   /** Its tools in `svc mcp` (the tool server calls the HTTP API as the signed-in user). */
   mcpTools?: readonly McpTool[];
   /** Bearer secrets it resolves (device access tokens, API tokens). */

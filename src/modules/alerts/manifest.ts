@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { ALERTS_MIGRATIONS } from "./migrations";
-import { alertRoutes } from "./routes";
-import { AlertsService } from "./service";
+import type { AlertsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -16,12 +19,15 @@ declare module "../../lib/module" {
 /** Alert rules: a metric against a threshold over a trailing window, evaluated every minute; transitions audited and notified. */
 export const alertsModule: ModuleManifest<"alerts"> = {
   name: "alerts",
-  migrations: ALERTS_MIGRATIONS,
-  createService: (ctx) => new AlertsService(ctx),
-  routes: (ctx) => alertRoutes(ctx),
+  get migrations() {
+    return migrationsCode().ALERTS_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().AlertsService)(ctx),
+  routes: (ctx) => routesCode().alertRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).alertTools;
   },
   close: (service) => service.close(),
+  cli: [{ name: "alerts", order: 19, load: async () => (await import("./cli")).alertsCommand }],
 };

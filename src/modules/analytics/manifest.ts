@@ -1,8 +1,11 @@
 import type { ModuleManifest } from "../../lib/module";
 import type { EventStore } from "../../lib/eventstore/types";
-import { SqliteEventStore } from "../../lib/eventstore/sqlite";
-import { analyticsRoutes } from "./routes";
-import { AnalyticsService } from "./service";
+import type { AnalyticsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const sqliteCode = () => require("../../lib/eventstore/sqlite") as typeof import("../../lib/eventstore/sqlite");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -22,7 +25,7 @@ declare module "../../lib/module" {
 export const analyticsModule: ModuleManifest<"analytics"> = {
   name: "analytics",
   migrations: [],
-  createService: (ctx) => new AnalyticsService(ctx, ctx.options.eventStore ?? new SqliteEventStore(":memory:")),
-  routes: (ctx) => analyticsRoutes(ctx),
+  createService: (ctx) => new (serviceCode().AnalyticsService)(ctx, ctx.options.eventStore ?? new (sqliteCode().SqliteEventStore)(":memory:")),
+  routes: (ctx) => routesCode().analyticsRoutes(ctx),
   close: (service) => service.close(),
 };

@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { ATTRIBUTES_MIGRATIONS } from "./migrations";
-import { attributeRoutes } from "./routes";
-import { AttributesService } from "./service";
+import type { AttributesService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -16,12 +19,15 @@ declare module "../../lib/module" {
 /** The catalog of context attributes that gates target: declared by people, or seen in evaluation contexts. */
 export const attributesModule: ModuleManifest<"attributes"> = {
   name: "attributes",
-  migrations: ATTRIBUTES_MIGRATIONS,
-  createService: (ctx) => new AttributesService(ctx),
-  routes: (ctx) => attributeRoutes(ctx),
+  get migrations() {
+    return migrationsCode().ATTRIBUTES_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().AttributesService)(ctx),
+  routes: (ctx) => routesCode().attributeRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).attributeTools;
   },
   close: (service) => service.close(),
+  cli: [{ name: "attributes", order: 15, load: async () => (await import("./cli")).attributesCommand }],
 };

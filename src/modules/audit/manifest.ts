@@ -1,6 +1,9 @@
 import type { ModuleManifest } from "../../lib/module";
-import { auditRoutes } from "./routes";
-import { AuditService } from "./service";
+import type { AuditService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -16,10 +19,11 @@ declare module "../../lib/module" {
 export const auditModule: ModuleManifest<"audit"> = {
   name: "audit",
   migrations: [],
-  createService: (ctx) => new AuditService(ctx),
-  routes: (ctx) => auditRoutes(ctx),
+  createService: (ctx) => new (serviceCode().AuditService)(ctx),
+  routes: (ctx) => routesCode().auditRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).auditTools;
   },
+  cli: [{ name: "audit", order: 30, load: async () => (await import("./cli")).auditCommand }],
 };

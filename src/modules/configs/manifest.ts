@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { CONFIGS_MIGRATIONS } from "./migrations";
-import { configRoutes } from "./routes";
-import { ConfigsService } from "./service";
+import type { ConfigsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -16,12 +19,15 @@ declare module "../../lib/module" {
  */
 export const configsModule: ModuleManifest<"configs"> = {
   name: "configs",
-  migrations: CONFIGS_MIGRATIONS,
-  createService: (ctx) => new ConfigsService(ctx),
-  routes: (ctx) => configRoutes(ctx),
+  get migrations() {
+    return migrationsCode().CONFIGS_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().ConfigsService)(ctx),
+  routes: (ctx) => routesCode().configRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).configTools;
   },
   snapshot: (service) => ({ field: "configs", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
+  cli: [{ name: "configs", aliases: ["config"], order: 26, load: async () => (await import("./cli")).configsCommand }],
 };

@@ -1,8 +1,11 @@
 import type { ModuleManifest } from "../../lib/module";
-import { CONNECTORS_MIGRATIONS } from "./migrations";
 import type { ConnectorOptions } from "./options";
-import { connectorRoutes } from "./routes";
-import { ConnectorsService } from "./service";
+import type { ConnectorsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -26,12 +29,15 @@ declare module "../../lib/module" {
  */
 export const connectorsModule: ModuleManifest<"connectors"> = {
   name: "connectors",
-  migrations: CONNECTORS_MIGRATIONS,
-  createService: (ctx) => new ConnectorsService(ctx),
-  routes: (ctx) => connectorRoutes(ctx),
+  get migrations() {
+    return migrationsCode().CONNECTORS_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().ConnectorsService)(ctx),
+  routes: (ctx) => routesCode().connectorRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).connectorTools;
   },
   close: (service) => service.close(),
+  cli: [{ name: "connectors", order: 23, load: async () => (await import("./cli")).connectorsCommand }],
 };

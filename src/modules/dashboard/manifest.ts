@@ -1,5 +1,7 @@
 import type { ModuleManifest } from "../../lib/module";
-import { dashboardRoutes } from "./routes";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const routesCode = () => require("./routes") as typeof import("./routes");
 
 declare module "../../lib/module" {
   interface Services {
@@ -16,5 +18,5 @@ export const dashboardModule: ModuleManifest<"dashboard"> = {
   name: "dashboard",
   migrations: [],
   createService: () => ({}),
-  routes: (ctx) => dashboardRoutes(ctx),
+  routes: (ctx) => routesCode().dashboardRoutes(ctx),
 };

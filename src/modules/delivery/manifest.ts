@@ -1,6 +1,9 @@
 import type { ModuleManifest } from "../../lib/module";
-import { deliveryRoutes } from "./routes";
-import { SnapshotService } from "./snapshot";
+import type { SnapshotService } from "./snapshot";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const routesCode = () => require("./routes") as typeof import("./routes");
+const snapshotCode = () => require("./snapshot") as typeof import("./snapshot");
 
 declare module "../../lib/module" {
   interface Services {
@@ -22,7 +25,7 @@ declare module "../../lib/module" {
 export const deliveryModule: ModuleManifest<"snapshots"> = {
   name: "snapshots",
   migrations: [],
-  createService: (ctx) => new SnapshotService(ctx),
-  routes: (ctx) => deliveryRoutes(ctx),
+  createService: (ctx) => new (snapshotCode().SnapshotService)(ctx),
+  routes: (ctx) => routesCode().deliveryRoutes(ctx),
   close: (service) => service.close(),
 };

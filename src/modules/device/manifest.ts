@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { DEVICE_MIGRATIONS } from "./migrations";
-import { deviceRoutes } from "./routes";
-import { DeviceService } from "./service";
+import type { DeviceService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -12,8 +15,10 @@ declare module "../../lib/module" {
 /** Device sign-in of the CLI and tool server (RFC 8628 with PKCE), refresh rotation, and `svc_at_` access tokens. */
 export const deviceModule: ModuleManifest<"device"> = {
   name: "device",
-  migrations: DEVICE_MIGRATIONS,
-  createService: (ctx) => new DeviceService(ctx),
-  routes: (ctx) => deviceRoutes(ctx),
+  get migrations() {
+    return migrationsCode().DEVICE_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().DeviceService)(ctx),
+  routes: (ctx) => routesCode().deviceRoutes(ctx),
   bearerResolvers: (service) => [service.bearerResolver()],
 };

@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { ERRORS_MIGRATIONS } from "./migrations";
-import { errorRoutes } from "./routes";
-import { ErrorsService } from "./service";
+import type { ErrorsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -17,11 +20,14 @@ declare module "../../lib/module" {
  */
 export const errorsModule: ModuleManifest<"errors"> = {
   name: "errors",
-  migrations: ERRORS_MIGRATIONS,
-  createService: (ctx) => new ErrorsService(ctx),
-  routes: (ctx) => errorRoutes(ctx),
+  get migrations() {
+    return migrationsCode().ERRORS_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().ErrorsService)(ctx),
+  routes: (ctx) => routesCode().errorRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).errorTools;
   },
+  cli: [{ name: "errors", order: 18, load: async () => (await import("./cli")).trackedErrorsCommand }],
 };

@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { EVENTS_MIGRATIONS } from "./migrations";
-import { eventCatalogRoutes } from "./routes";
-import { EventsService } from "./service";
+import type { EventsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -12,12 +15,15 @@ declare module "../../lib/module" {
 /** The event catalog: the names metrics reference, registered by people or discovered (pending) from ingest. */
 export const eventsModule: ModuleManifest<"events"> = {
   name: "events",
-  migrations: EVENTS_MIGRATIONS,
-  createService: (ctx) => new EventsService(ctx),
-  routes: (ctx) => eventCatalogRoutes(ctx),
+  get migrations() {
+    return migrationsCode().EVENTS_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().EventsService)(ctx),
+  routes: (ctx) => routesCode().eventCatalogRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).eventCatalogTools;
   },
   close: (service) => service.close(),
+  cli: [{ name: "events", order: 16, load: async () => (await import("./cli")).eventsCommand }],
 };

@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { EXPERIMENTS_MIGRATIONS } from "./migrations";
-import { experimentRoutes } from "./routes";
-import { ExperimentsService } from "./service";
+import type { ExperimentsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -20,17 +23,20 @@ declare module "../../lib/module" {
  */
 export const experimentsModule: ModuleManifest<"experiments"> = {
   name: "experiments",
-  migrations: EXPERIMENTS_MIGRATIONS,
+  get migrations() {
+    return migrationsCode().EXPERIMENTS_MIGRATIONS;
+  },
   createService: (ctx) => {
-    const service = new ExperimentsService(ctx);
+    const service = new (serviceCode().ExperimentsService)(ctx);
     service.wire();
     return service;
   },
-  routes: (ctx) => experimentRoutes(ctx),
+  routes: (ctx) => routesCode().experimentRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).experimentTools;
   },
   snapshot: (service) => ({ field: "experiments", published: (projectId, env) => service.published(projectId, env) }),
   close: (service) => service.close(),
+  cli: [{ name: "experiments", order: 21, load: async () => (await import("./cli")).experimentsCommand }],
 };

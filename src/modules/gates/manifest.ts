@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { GATES_MIGRATIONS } from "./migrations";
-import { gateRoutes } from "./routes";
-import { GatesService } from "./service";
+import type { GatesService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -16,12 +19,15 @@ declare module "../../lib/module" {
  */
 export const gatesModule: ModuleManifest<"gates"> = {
   name: "gates",
-  migrations: GATES_MIGRATIONS,
-  createService: (ctx) => new GatesService(ctx),
-  routes: (ctx) => gateRoutes(ctx),
+  get migrations() {
+    return migrationsCode().GATES_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().GatesService)(ctx),
+  routes: (ctx) => routesCode().gateRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).gateTools;
   },
   snapshot: (service) => ({ field: "gates", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
+  cli: [{ name: "gates", order: 14, load: async () => (await import("./cli")).gatesCommand }],
 };

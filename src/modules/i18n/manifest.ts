@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { I18N_MIGRATIONS } from "./migrations";
-import { i18nRoutes } from "./routes";
-import { I18nService } from "./service";
+import type { I18nService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -17,12 +20,15 @@ declare module "../../lib/module" {
  */
 export const i18nModule: ModuleManifest<"i18n"> = {
   name: "i18n",
-  migrations: I18N_MIGRATIONS,
-  createService: (ctx) => new I18nService(ctx),
-  routes: (ctx) => i18nRoutes(ctx),
+  get migrations() {
+    return migrationsCode().I18N_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().I18nService)(ctx),
+  routes: (ctx) => routesCode().i18nRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).i18nTools;
   },
   snapshot: (service) => ({ field: "translations", published: (projectId) => service.published(projectId) }),
+  cli: [{ name: "i18n", order: 25, load: async () => (await import("./cli")).i18nCommand }],
 };

@@ -1,9 +1,12 @@
 import type { ModuleManifest } from "../../lib/module";
-import { IDENTITY_MIGRATIONS } from "./migrations";
 import type { SignInOptions } from "./options";
-import { identityRoutes } from "./routes";
-import { IdentityService } from "./service";
-import { sessionResolver } from "./session-credential";
+import type { IdentityService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
+const sessionCredentialCode = () => require("./session-credential") as typeof import("./session-credential");
 
 declare module "../../lib/module" {
   interface Services {
@@ -24,12 +27,14 @@ declare module "../../lib/module" {
 /** People, organisations' members and browser sign-in (magic links, setup, sessions, OIDC, invitations). */
 export const identityModule: ModuleManifest<"identity"> = {
   name: "identity",
-  migrations: IDENTITY_MIGRATIONS,
-  createService: (ctx) => new IdentityService(ctx),
-  routes: (ctx) => identityRoutes(ctx),
+  get migrations() {
+    return migrationsCode().IDENTITY_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().IdentityService)(ctx),
+  routes: (ctx) => routesCode().identityRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).identityTools;
   },
-  sessionResolver: (service, network) => sessionResolver(service, network),
+  sessionResolver: (service, network) => sessionCredentialCode().sessionResolver(service, network),
 };

@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { KEYS_MIGRATIONS } from "./migrations";
-import { keyRoutes } from "./routes";
-import { KeysService } from "./service";
+import type { KeysService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -20,12 +23,15 @@ declare module "../../lib/module" {
  */
 export const keysModule: ModuleManifest<"keys"> = {
   name: "keys",
-  migrations: KEYS_MIGRATIONS,
-  createService: (ctx) => new KeysService(ctx),
-  routes: (ctx) => keyRoutes(ctx),
+  get migrations() {
+    return migrationsCode().KEYS_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().KeysService)(ctx),
+  routes: (ctx) => routesCode().keyRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).keyTools;
   },
   close: (service) => service.close(),
+  cli: [{ name: "sdk", order: 29, load: async () => (await import("./cli")).sdkCommand }],
 };

@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { KILLSWITCHES_MIGRATIONS } from "./migrations";
-import { killswitchRoutes } from "./routes";
-import { KillswitchesService } from "./service";
+import type { KillswitchesService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -15,12 +18,15 @@ declare module "../../lib/module" {
  */
 export const killswitchesModule: ModuleManifest<"killswitches"> = {
   name: "killswitches",
-  migrations: KILLSWITCHES_MIGRATIONS,
-  createService: (ctx) => new KillswitchesService(ctx),
-  routes: (ctx) => killswitchRoutes(ctx),
+  get migrations() {
+    return migrationsCode().KILLSWITCHES_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().KillswitchesService)(ctx),
+  routes: (ctx) => routesCode().killswitchRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).killswitchTools;
   },
   snapshot: (service) => ({ field: "killswitches", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
+  cli: [{ name: "toggle", order: 12, load: async () => (await import("./cli")).toggleCommand }, { name: "killswitches", order: 13, load: async () => (await import("./cli")).killswitchesCommand }],
 };

@@ -1,6 +1,9 @@
 import type { ModuleManifest } from "../../lib/module";
-import { operationsRoutes } from "./routes";
-import { OperationsService } from "./service";
+import type { OperationsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -22,6 +25,6 @@ declare module "../../lib/module" {
 export const operationsModule: ModuleManifest<"operations"> = {
   name: "operations",
   migrations: [],
-  createService: (ctx) => new OperationsService(ctx),
-  routes: (ctx) => operationsRoutes(ctx),
+  createService: (ctx) => new (serviceCode().OperationsService)(ctx),
+  routes: (ctx) => routesCode().operationsRoutes(ctx),
 };

@@ -1,8 +1,11 @@
 import type { ModuleManifest } from "../../lib/module";
 import type { IntakeOptions } from "./intake";
-import { OPS_MIGRATIONS } from "./migrations";
-import { opsRoutes } from "./routes";
-import { OpsService } from "./service";
+import type { OpsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -23,11 +26,14 @@ declare module "../../lib/module" {
  */
 export const opsModule: ModuleManifest<"ops"> = {
   name: "ops",
-  migrations: OPS_MIGRATIONS,
-  createService: (ctx) => new OpsService(ctx),
-  routes: (ctx) => opsRoutes(ctx),
+  get migrations() {
+    return migrationsCode().OPS_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().OpsService)(ctx),
+  routes: (ctx) => routesCode().opsRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).opsTools;
   },
+  cli: [{ name: "ops", order: 24, load: async () => (await import("./cli")).opsCommand }],
 };

@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { PROJECTS_MIGRATIONS } from "./migrations";
-import { projectRoutes } from "./routes";
-import { ProjectsService } from "./service";
+import type { ProjectsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -12,7 +15,9 @@ declare module "../../lib/module" {
 /** Organisations, their users and projects (the tenancy every other table hangs from), and project settings. */
 export const projectsModule: ModuleManifest<"projects"> = {
   name: "projects",
-  migrations: PROJECTS_MIGRATIONS,
-  createService: (ctx) => new ProjectsService(ctx),
-  routes: (ctx) => projectRoutes(ctx),
+  get migrations() {
+    return migrationsCode().PROJECTS_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().ProjectsService)(ctx),
+  routes: (ctx) => routesCode().projectRoutes(ctx),
 };

@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { ROLLOUTS_MIGRATIONS } from "./migrations";
-import { rolloutRoutes } from "./routes";
-import { RolloutsService } from "./service";
+import type { RolloutsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -20,13 +23,16 @@ declare module "../../lib/module" {
  */
 export const rolloutsModule: ModuleManifest<"rollouts"> = {
   name: "rollouts",
-  migrations: ROLLOUTS_MIGRATIONS,
-  createService: (ctx) => new RolloutsService(ctx),
-  routes: (ctx) => rolloutRoutes(ctx),
+  get migrations() {
+    return migrationsCode().ROLLOUTS_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().RolloutsService)(ctx),
+  routes: (ctx) => routesCode().rolloutRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).rolloutTools;
   },
   snapshot: (service) => ({ field: "rollouts", published: (projectId, env) => service.published(projectId, env) }),
   close: (service) => service.close(),
+  cli: [{ name: "rollouts", order: 22, load: async () => (await import("./cli")).rolloutsCommand }],
 };

@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { TOKENS_MIGRATIONS } from "./migrations";
-import { tokenRoutes } from "./routes";
-import { TokensService } from "./service";
+import type { TokensService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -12,9 +15,11 @@ declare module "../../lib/module" {
 /** Project API tokens (`svc_pat_`, SERVICE_CLI_TOKEN) and their bearer resolver. */
 export const tokensModule: ModuleManifest<"tokens"> = {
   name: "tokens",
-  migrations: TOKENS_MIGRATIONS,
-  createService: (ctx) => new TokensService(ctx),
-  routes: (ctx) => tokenRoutes(ctx),
+  get migrations() {
+    return migrationsCode().TOKENS_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().TokensService)(ctx),
+  routes: (ctx) => routesCode().tokenRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).tokenTools;

@@ -1,7 +1,10 @@
 import type { ModuleManifest } from "../../lib/module";
-import { UNIVERSES_MIGRATIONS } from "./migrations";
-import { universeRoutes } from "./routes";
-import { UniversesService } from "./service";
+import type { UniversesService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
 
 declare module "../../lib/module" {
   interface Services {
@@ -17,12 +20,15 @@ declare module "../../lib/module" {
  */
 export const universesModule: ModuleManifest<"universes"> = {
   name: "universes",
-  migrations: UNIVERSES_MIGRATIONS,
-  createService: (ctx) => new UniversesService(ctx),
-  routes: (ctx) => universeRoutes(ctx),
+  get migrations() {
+    return migrationsCode().UNIVERSES_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().UniversesService)(ctx),
+  routes: (ctx) => routesCode().universeRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).universeTools;
   },
   snapshot: (service) => ({ field: "universes", published: (projectId) => service.published(projectId) }),
+  cli: [{ name: "universes", order: 20, load: async () => (await import("./cli")).universesCommand }],
 };
