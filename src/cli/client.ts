@@ -1,6 +1,8 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { treaty } from "@elysiajs/eden";
+import type { Elysia } from "elysia";
 import { nodeCrypto } from "../lib/node-crypto";
 import { VERSION } from "../version";
 
@@ -511,7 +513,7 @@ export class SvcClient {
     return this.projectId;
   }
 
-  private async send(method: string, path: string, body: unknown, withoutProject = false): Promise<Response> {
+  private async send(method: string, path: string, body: string | undefined, withoutProject = false): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: "application/json", "user-agent": `svc-cli/${VERSION}` };
     if (this.projectId && !withoutProject) headers["x-project-id"] = this.projectId;
     if (body !== undefined) headers["content-type"] = "application/json";
@@ -520,7 +522,7 @@ export class SvcClient {
       res = await fetch(this.serverUrl + path, {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body,
         redirect: "manual",
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
@@ -533,36 +535,75 @@ export class SvcClient {
 
   /** An authenticated /api/admin call; answers the parsed JSON body or throws ApiRequestError. */
   async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    return (await readBody(await this.exchange(method, path, options.body === undefined ? undefined : JSON.stringify(options.body), options))) as T;
+  }
+
+  /**
+   * A client typed from one module's routes, as the dashboard's (Eden Treaty over their own TypeBox
+   * schemas): a renamed route or body field fails `npm run typecheck` here too, not at run time.
+   * Calls go through the same credential, refresh, project header and errors as `request`; times
+   * stay the strings the API sends (no Date parsing). Path segments are the caller's to encode (`seg`).
+   */
+  // biome-ignore lint: any Elysia app type
+  api<App extends Elysia<any, any, any, any, any, any, any>>(options: Omit<RequestOptions, "body"> = {}) {
+    const fetcher = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+      const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
+      const res = await this.exchange(init?.method ?? "GET", url.pathname + url.search, typeof init?.body === "string" ? init.body : undefined, options);
+      // Eden reads the body by content type: hand it the same bytes as JSON (an empty answer, a 204, as nothing).
+      const text = await res.text();
+      return text === "" ? new Response(null, { status: res.status }) : new Response(text, { status: res.status, headers: { "content-type": "application/json" } });
+    };
+    return treaty<App>(this.serverUrl, { fetcher: fetcher as typeof fetch, parseDate: false });
+  }
+
+  /** One authorised exchange: refreshes an expired pair first, once more after a 401; answers an OK response or throws. */
+  private async exchange(method: string, path: string, body: string | undefined, options: Omit<RequestOptions, "body">): Promise<Response> {
     if (options.requireProject) await this.requireProjectId();
     if (this.credentials && this.isExpired()) await this.refresh();
-    let res = await this.send(method, path, options.body, options.withoutProject);
+    let res = await this.send(method, path, body, options.withoutProject);
     if (res.status === 401 && this.credentials) {
       // The clock or the server disagreed with created_at: refresh once and retry.
       await res.body?.cancel();
       await this.refresh();
-      res = await this.send(method, path, options.body, options.withoutProject);
+      res = await this.send(method, path, body, options.withoutProject);
     }
-    const body = await readBody(res);
-    if (!res.ok) {
-      if (res.status === 401) {
-        const why = apiError(res.status, body).message;
-        throw new NotSignedInError(
-          this.credentialSource === "SERVICE_CLI_TOKEN"
-            ? `SERVICE_CLI_TOKEN was refused (${why}): it is unknown or revoked; mint a new one or unset it`
-            : `your session was refused (${why}); run \`svc login\``,
-        );
-      }
-      const err = apiError(res.status, body);
-      err.context = {
-        method,
-        path,
-        projectId: options.withoutProject ? null : this.projectId,
-        projectSource: this.projectSource,
-        bindingPath: this.bindingPath,
-        credentialSource: this.credentialSource,
-      };
-      throw err;
+    if (res.ok) return res;
+    const answer = await readBody(res);
+    if (res.status === 401) {
+      const why = apiError(res.status, answer).message;
+      throw new NotSignedInError(
+        this.credentialSource === "SERVICE_CLI_TOKEN"
+          ? `SERVICE_CLI_TOKEN was refused (${why}): it is unknown or revoked; mint a new one or unset it`
+          : `your session was refused (${why}); run \`svc login\``,
+      );
     }
-    return body as T;
+    const err = apiError(res.status, answer);
+    err.context = {
+      method,
+      path,
+      projectId: options.withoutProject ? null : this.projectId,
+      projectSource: this.projectSource,
+      bindingPath: this.bindingPath,
+      credentialSource: this.credentialSource,
+    };
+    throw err;
   }
 }
+
+type EdenAnswer<T> = { data: T; error: null } | { data: null; error: { status: unknown; value: unknown } };
+
+/**
+ * The data of a typed call (`client.api<…>()`). Its failures were thrown by `exchange` (ApiRequestError,
+ * NotSignedInError, NetworkError), which Eden catches and hands back as the error's value: thrown again here.
+ */
+export async function dataOf<T>(pending: Promise<EdenAnswer<T>>): Promise<T> {
+  const answer = await pending;
+  if (answer.error) {
+    if (answer.error.value instanceof Error) throw answer.error.value;
+    throw apiError(Number(answer.error.status) || 0, answer.error.value);
+  }
+  return answer.data as T;
+}
+
+/** One path segment of a typed call: a name as the user typed it, encoded (Eden joins segments as given). */
+export const seg = (value: string): string => encodeURIComponent(value);

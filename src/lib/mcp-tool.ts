@@ -1,4 +1,6 @@
+import type { Treaty } from "@elysiajs/eden";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { Elysia } from "elysia";
 import type { z } from "zod";
 
 /**
@@ -8,6 +10,9 @@ import type { z } from "zod";
  */
 export interface McpSession {
   request<T = unknown>(method: string, path: string, options?: McpRequestOptions): Promise<T>;
+  /** A client typed from one module's routes (see SvcClient.api): what tools call, so the routes' types check them. */
+  // biome-ignore lint: any Elysia app type
+  api<App extends Elysia<any, any, any, any, any, any, any>>(options?: Omit<McpRequestOptions, "body">): Treaty.Create<App>;
   readonly serverUrl: string;
   /** Where the active project came from (argument, .service file, login, the credential's own). */
   readonly projectSource: string;

@@ -1,7 +1,6 @@
 import { UsageError } from "../../lib/config";
-import { withQuery } from "../../lib/query-path";
-import type { HistoryEntry, Killswitch, ToggleResult } from "./service";
-import { ENVS, type Env } from "../../cli/client";
+import { ENVS, type Env, type SvcClient, dataOf, seg } from "../../cli/client";
+import type { killswitchRoutes } from "./routes";
 import {
   CLIENT_FLAGS,
   QUERY_FLAG,
@@ -20,7 +19,8 @@ import type { Command } from "../../cli/command";
 import { CliError } from "../../cli/errors";
 
 const onOff = (v: boolean) => (v ? "on" : "off");
-const base = (name: string) => `/api/admin/killswitches/${encodeURIComponent(name)}`;
+/** The killswitch routes, typed from their own schemas. */
+const killswitches = (client: SvcClient) => client.api<ReturnType<typeof killswitchRoutes>>().api.admin.killswitches;
 
 const TOGGLE_FLAGS = {
   env: { type: "string", value: "ENV", help: "Env to act on: dev, staging or prod (default: env in ~/.service/config.json, else prod)" },
@@ -46,7 +46,7 @@ const toggle: Command["run"] = async ({ values, positionals }) => {
   if (values.create && switchKey === undefined) throw new UsageError("--create needs --switch KEY (the sub-switch to add)");
   const client = openClient(values);
   const env: Env = envFlag(values.env) ?? client.preferredEnv() ?? "prod";
-  const ks = await client.request<Killswitch>("GET", base(name));
+  const ks = await dataOf(killswitches(client)({ id: seg(name) }).get());
   const state = ks.envs[env];
   const label = switchKey === undefined ? ks.name : `${ks.name}/${switchKey}`;
   if (switchKey !== undefined && !(switchKey in state.switches) && !values.create) {
@@ -66,7 +66,7 @@ const toggle: Command["run"] = async ({ values, positionals }) => {
     // What the person agreed to, exactly: a flip by someone else meanwhile must not turn it into the opposite.
     if (asked) value = target;
   }
-  const r = await client.request<ToggleResult>("POST", `${base(name)}/toggle`, { body: { env, switchKey, value } });
+  const r = await dataOf(killswitches(client)({ id: seg(name) }).toggle.post({ env, switchKey, value }));
   emit(values.json, r, () => `${r.env}: ${label} ${onOff(r.previous)} → ${onOff(r.value)} (version ${r.version})`);
   return 0;
 };
@@ -110,7 +110,7 @@ export const killswitchesCommand: Command = {
       flags: { query: QUERY_FLAG, ...CLIENT_FLAGS },
       async run({ values }) {
         const q = str(values, "query");
-        const all = await openClient(values).request<Killswitch[]>("GET", `/api/admin/killswitches${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        const all = await dataOf(killswitches(openClient(values)).get({ query: { q } }));
         emit(values.json, all, () => {
           if (all.length === 0) return q ? `No killswitches match "${q}".` : "No killswitches yet; create one with `svc killswitches create <name>`.";
           return table(
@@ -128,7 +128,7 @@ export const killswitchesCommand: Command = {
       examples: ["svc killswitches get checkout", "svc killswitches get ksw_… --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const ks = await openClient(values).request<Killswitch>("GET", base(positionals[0]!));
+        const ks = await dataOf(killswitches(openClient(values))({ id: seg(positionals[0]!) }).get());
         emit(values.json, ks, () =>
           [
             `${ks.name} (${ks.id})${ks.description ? `: ${ks.description}` : ""}`,
@@ -157,8 +157,8 @@ export const killswitchesCommand: Command = {
       async run({ values, positionals }) {
         const name = positionals[0]!;
         const switches = Object.fromEntries(list(values, "switch").map(parseSwitch));
-        const body = { name, value: values.on === true, ...(Object.keys(switches).length ? { switches } : {}), ...(values.description !== undefined ? { description: values.description } : {}) };
-        const created = await openClient(values).request<{ id: string; name: string }>("POST", "/api/admin/killswitches", { body });
+        const body = { name, value: values.on === true, ...(Object.keys(switches).length ? { switches } : {}), ...(values.description !== undefined ? { description: str(values, "description") } : {}) };
+        const created = await dataOf(killswitches(openClient(values)).post(body));
         emit(values.json, created, () =>
           [
             `Created killswitch ${created.name} (${created.id}): ${onOff(body.value)} on dev, staging and prod${Object.keys(switches).length ? `, sub-switches ${switchesText(switches)}` : ""}.`,
@@ -178,7 +178,7 @@ export const killswitchesCommand: Command = {
         const name = positionals[0]!;
         const client = openClient(values);
         await confirmChange(values, client, `Delete killswitch ${name} and its history on every env? SDKs stop seeing it at once.`);
-        await client.request("DELETE", base(name));
+        await dataOf(killswitches(client)({ id: seg(name) }).delete());
         emit(values.json, { name, deleted: true }, () => `Deleted killswitch ${name}.`);
         return 0;
       },
@@ -196,7 +196,7 @@ export const killswitchesCommand: Command = {
       async run({ values, positionals }) {
         const env = envFlag(values.env);
         const limit = intFlag(values.limit, "limit", 1, 1000);
-        const rows = await openClient(values).request<HistoryEntry[]>("GET", withQuery(`${base(positionals[0]!)}/history`, { env, limit }));
+        const rows = await dataOf(killswitches(openClient(values))({ id: seg(positionals[0]!) }).history.get({ query: { env, limit: limit?.toString() } }));
         emit(values.json, rows, () =>
           rows.length === 0
             ? "No versions."

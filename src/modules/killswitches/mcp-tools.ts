@@ -1,8 +1,11 @@
 import { z } from "zod";
-import type { ToggleResult } from "./service";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, envArg, projectIdArg } from "../../mcp/tool";
+import type { killswitchRoutes } from "./routes";
 
-const path = (name: string) => `/api/admin/killswitches/${encodeURIComponent(name)}`;
+/** The killswitch routes, typed from their own schemas. */
+const killswitches = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof killswitchRoutes>>().api.admin.killswitches;
 
 export const killswitchTools = [
   defineTool({
@@ -12,7 +15,7 @@ export const killswitchTools = [
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on name/description") },
     annotations: READ_ONLY,
     async run({ project_id, q }, open) {
-      return open(project_id).request("GET", `/api/admin/killswitches${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      return dataOf(killswitches(open, project_id).get({ query: { q } }));
     },
   }),
   defineTool({
@@ -29,7 +32,7 @@ export const killswitchTools = [
     },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     async run({ name, env, switch_key, value, project_id }, open) {
-      return open(project_id).request<ToggleResult>("POST", `${path(name)}/toggle`, { body: { env, switchKey: switch_key, value } });
+      return dataOf(killswitches(open, project_id)({ id: seg(name) }).toggle.post({ env, switchKey: switch_key, value }));
     },
   }),
 ];
