@@ -2,69 +2,35 @@ import { useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ErrorMessage, Link, Loading, SearchBox, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { Link, Loading, When, useLoad } from "../../../web/dashboard/ui";
 import { ENVS, configApi } from "./client";
 import { CreateConfigDialog } from "./create";
 import { ConfigDetail } from "./detail";
 
+type Config = NonNullable<Awaited<ReturnType<typeof configApi.api.admin.configs.get>>["data"]>[number];
+
 function ConfigList() {
   const session = useSession();
-  const [q, setQ] = useState("");
   const [creating, setCreating] = useState(false);
-  const { data, error, reload } = useLoad(() => call(configApi.api.admin.configs.get({ query: {} })), [session.project.id]);
-  useLiveReload(reload);
-  const needle = q.toLowerCase();
-  const shown = data?.filter((c) => !q || c.name.toLowerCase().includes(needle) || c.description.toLowerCase().includes(needle));
+  const { data, error } = useLiveList(() => call(configApi.api.admin.configs.get({ query: {} })), [session.project.id]);
   return (
-    <>
-      <div class="page-head">
-        <h1>Configs</h1>
-        {can(session, "write") && (
-          <button type="button" onClick={() => setCreating(true)}>
-            New config
-          </button>
-        )}
-      </div>
-      <SearchBox label="Search configs" value={q} onInput={setQ} />
-      <ErrorMessage error={error} />
-      {!data ? (
-        !error && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? "No configs yet." : `No config matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Configs with their published version on each env</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              {ENVS.map((env) => (
-                <th scope="col" key={env}>
-                  {env}
-                </th>
-              ))}
-              <th scope="col">Drafts</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((c) => (
-              <tr key={c.id}>
-                <th scope="row">
-                  <Link href={`/configs/${encodeURIComponent(c.name)}`}>{c.name}</Link>
-                  {c.description && <div class="muted small">{c.description}</div>}
-                </th>
-                {ENVS.map((env) => (
-                  <td key={env}>v{c.envs[env].version}</td>
-                ))}
-                <td>{ENVS.filter((env) => c.drafts[env]).join(", ") || <span class="muted">none</span>}</td>
-                <td>
-                  <When iso={c.updatedAt} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+    <ResourceList
+      title="Configs"
+      noun="config"
+      items={data}
+      error={error}
+      create={can(session, "write") && { label: "New config", onClick: () => setCreating(true) }}
+      searchText={(c) => [c.name, c.description]}
+      caption="Configs with their published version on each env"
+      rowKey={(c) => c.id}
+      name={(c) => <NameCell href={`/configs/${encodeURIComponent(c.name)}`} name={c.name} description={c.description} />}
+      columns={[
+        ...ENVS.map((env) => ({ header: env, cell: (c: Config) => `v${c.envs[env].version}` })),
+        { header: "Drafts", cell: (c) => ENVS.filter((env) => c.drafts[env]).join(", ") || <span class="muted">none</span> },
+        { header: "Updated", cell: (c) => <When iso={c.updatedAt} /> },
+      ]}
+    >
       <CreateConfigDialog
         open={creating}
         onClose={() => setCreating(false)}
@@ -73,7 +39,7 @@ function ConfigList() {
           navigate(`/configs/${encodeURIComponent(name)}`);
         }}
       />
-    </>
+    </ResourceList>
   );
 }
 

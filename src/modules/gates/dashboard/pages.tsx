@@ -2,70 +2,42 @@ import { useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ErrorMessage, Link, Loading, SearchBox, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { Link, Loading, When, useLoad } from "../../../web/dashboard/ui";
 import { ENVS, gateApi, rulesCount } from "./client";
 import { CreateGateDialog } from "./create";
 import { GateDetail } from "./detail";
 import { TemplateList } from "./templates";
 
+type Gate = NonNullable<Awaited<ReturnType<typeof gateApi.api.admin.gates.get>>["data"]>[number];
+
 function GateList() {
   const session = useSession();
-  const [q, setQ] = useState("");
   const [creating, setCreating] = useState(false);
-  const { data, error, reload } = useLoad(() => call(gateApi.api.admin.gates.get({ query: {} })), [session.project.id]);
-  useLiveReload(reload);
-  const needle = q.toLowerCase();
-  const shown = data?.filter((g) => !q || g.name.toLowerCase().includes(needle) || g.description.toLowerCase().includes(needle));
+  const { data, error } = useLiveList(() => call(gateApi.api.admin.gates.get({ query: {} })), [session.project.id]);
   return (
-    <>
-      <div class="page-head">
-        <h1>Gates</h1>
-        {can(session, "write") && (
-          <button type="button" onClick={() => setCreating(true)}>
-            New gate
-          </button>
-        )}
-      </div>
-      <SearchBox label="Search gates" value={q} onInput={setQ} />
-      <ErrorMessage error={error} />
-      {!data ? (
-        !error && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? "No gates yet." : `No gate matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Gates with their rule count and published version on each env</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              {ENVS.map((env) => (
-                <th scope="col" key={env}>
-                  {env}
-                </th>
-              ))}
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((g) => (
-              <tr key={g.id}>
-                <th scope="row">
-                  <Link href={`/gates/${encodeURIComponent(g.name)}`}>{g.name}</Link>
-                  {g.description && <div class="muted small">{g.description}</div>}
-                </th>
-                {ENVS.map((env) => (
-                  <td key={env}>
-                    {rulesCount(g.envs[env].rules.length)} <span class="muted small">· v{g.envs[env].version}</span>
-                  </td>
-                ))}
-                <td>
-                  <When iso={g.updatedAt} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+    <ResourceList
+      title="Gates"
+      noun="gate"
+      items={data}
+      error={error}
+      create={can(session, "write") && { label: "New gate", onClick: () => setCreating(true) }}
+      searchText={(g) => [g.name, g.description]}
+      caption="Gates with their rule count and published version on each env"
+      rowKey={(g) => g.id}
+      name={(g) => <NameCell href={`/gates/${encodeURIComponent(g.name)}`} name={g.name} description={g.description} />}
+      columns={[
+        ...ENVS.map((env) => ({
+          header: env,
+          cell: (g: Gate) => (
+            <>
+              {rulesCount(g.envs[env].rules.length)} <span class="muted small">· v{g.envs[env].version}</span>
+            </>
+          ),
+        })),
+        { header: "Updated", cell: (g) => <When iso={g.updatedAt} /> },
+      ]}
+    >
       <CreateGateDialog
         open={creating}
         onClose={() => setCreating(false)}
@@ -74,7 +46,7 @@ function GateList() {
           navigate(`/gates/${encodeURIComponent(name)}`);
         }}
       />
-    </>
+    </ResourceList>
   );
 }
 

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
+import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
 import { ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { type Profile, type TranslationKey, loadKeys, loadProfile, loadProfiles, loadPublishing } from "./client";
 import { DeleteKeyDialog, DeleteProfileDialog, KeyDialog, ProfileDialog } from "./form";
@@ -26,73 +27,37 @@ function PublishingNotice() {
 function ProfileList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [q, setQ] = useState("");
   const [dialog, setDialog] = useState<{ editing: Profile | null } | null>(null);
   const [deleting, setDeleting] = useState<Profile | null>(null);
   const [message, setMessage] = useState<string | null>(null);
-  const { data, error, reload } = useLoad(loadProfiles, [session.project.id]);
-  useLiveReload(reload);
-  const needle = q.toLowerCase();
-  const shown = data?.filter((p) => !q || p.name.toLowerCase().includes(needle) || p.locale.toLowerCase().includes(needle));
+  const { data, error, reload } = useLiveList(loadProfiles, [session.project.id]);
   return (
-    <>
-      <div class="page-head">
-        <h1>Translations</h1>
-        {writable && (
-          <button type="button" onClick={() => setDialog({ editing: null })}>
-            New profile
-          </button>
-        )}
-      </div>
-      <p class="muted">
-        A profile holds one locale's keys. SDKs read them from the snapshot with <span class="mono">t(key)</span>, falling back to another locale (English by default) for keys a locale lacks. Every
-        change reaches SDKs with the next snapshot (see the <Link href="/audit">audit trail</Link> for who changed what).
-      </p>
-      <PublishingNotice />
-      <SearchBox label="Search profiles" value={q} onInput={setQ} />
-      <ErrorMessage error={error} />
-      <Status message={message} />
-      {!data ? (
-        !error && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? "No translation profiles yet." : `No profile matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Translation profiles with their locale, how many keys they hold and when they changed</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Locale</th>
-              <th scope="col">Keys</th>
-              <th scope="col">Updated</th>
-              {writable && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((p) => (
-              <tr key={p.id}>
-                <th scope="row">
-                  <Link href={profileHref(p)}>{p.name}</Link>
-                </th>
-                <td class="mono">{p.locale}</td>
-                <td>{p.keyCount.toLocaleString("en")}</td>
-                <td>
-                  <When iso={p.updatedAt} />
-                </td>
-                {writable && (
-                  <td>
-                    <RowEditDelete noun="profile" name={p.name} onEdit={() => setDialog({ editing: p })} onDelete={() => setDeleting(p)} />
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+    <ResourceList
+      title="Translations"
+      noun="profile"
+      intro={
+        <>
+          A profile holds one locale's keys. SDKs read them from the snapshot with <span class="mono">t(key)</span>, falling back to another locale (English by default) for keys a locale lacks. Every
+          change reaches SDKs with the next snapshot (see the <Link href="/audit">audit trail</Link> for who changed what).
+        </>
+      }
+      notice={<PublishingNotice />}
+      items={data}
+      error={error}
+      message={message}
+      create={writable && { label: "New profile", onClick: () => setDialog({ editing: null }) }}
+      searchText={(p) => [p.name, p.locale]}
+      empty="No translation profiles yet."
+      caption="Translation profiles with their locale, how many keys they hold and when they changed"
+      rowKey={(p) => p.id}
+      name={(p) => <NameCell href={profileHref(p)} name={p.name} />}
+      columns={[
+        { header: "Locale", cell: (p) => p.locale, class: "mono" },
+        { header: "Keys", cell: (p) => p.keyCount.toLocaleString("en") },
+        { header: "Updated", cell: (p) => <When iso={p.updatedAt} /> },
+      ]}
+      actions={writable && ((p) => <RowEditDelete noun="profile" name={p.name} onEdit={() => setDialog({ editing: p })} onDelete={() => setDeleting(p)} />)}
+    >
       <ProfileDialog
         open={dialog !== null}
         editing={dialog?.editing ?? null}
@@ -112,7 +77,7 @@ function ProfileList() {
           setMessage(`Deleted profile ${p.name}`);
         }}
       />
-    </>
+    </ResourceList>
   );
 }
 

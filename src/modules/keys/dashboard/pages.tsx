@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { apiOf, call } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Loading, SecretOnce, Status, When, useLoad, useSecretMint } from "../../../web/dashboard/ui";
+import { ResourceList } from "../../../web/dashboard/resource-list";
+import { ConfirmDialog, Dialog, Field, FormActions, SecretOnce, When, useLoad, useSecretMint } from "../../../web/dashboard/ui";
 import type { keyRoutes } from "../routes";
 
 const keyApi = apiOf<ReturnType<typeof keyRoutes>>();
@@ -61,65 +62,33 @@ function KeysPage() {
   const [revoking, setRevoking] = useState<{ id: string; name: string } | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   return (
-    <>
-      <div class="page-head">
-        <h1>SDK keys</h1>
-        {manage && (
-          <button type="button" onClick={() => setMinting(true)}>
-            New SDK key
+    <ResourceList
+      title="SDK keys"
+      noun="SDK key"
+      intro="Secrets are shown once, when a key is created; this list shows only their last four characters."
+      items={data}
+      error={error}
+      message={message}
+      create={manage && { label: "New SDK key", onClick: () => setMinting(true) }}
+      caption="Live SDK keys of this project"
+      rowKey={(k) => k.id}
+      name={(k) => k.name || <span class="muted">unnamed</span>}
+      columns={[
+        { header: "Type", cell: (k) => k.type },
+        { header: "Key", cell: (k) => <code>{k.maskedKey}</code> },
+        { header: "Scopes", cell: (k) => k.scopes.join(", "), class: "small" },
+        { header: "Created", cell: (k) => <When iso={k.createdAt} /> },
+        { header: "Last used", cell: (k) => <When iso={k.lastUsedAt} /> },
+      ]}
+      actions={
+        manage &&
+        ((k) => (
+          <button type="button" class="danger secondary small" aria-label={`Revoke ${k.type} key ${k.name || k.maskedKey}`} onClick={() => setRevoking({ id: k.id, name: k.name || k.maskedKey })}>
+            Revoke
           </button>
-        )}
-      </div>
-      <p class="muted">Secrets are shown once, when a key is created; this list shows only their last four characters.</p>
-      <ErrorMessage error={error} />
-      <Status message={message} />
-      {!data ? (
-        !error && <Loading />
-      ) : (
-        <table>
-          <caption class="visually-hidden">Live SDK keys of this project</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-              <th scope="col">Key</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              {manage && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {data.map((k) => (
-              <tr key={k.id}>
-                <th scope="row">{k.name || <span class="muted">unnamed</span>}</th>
-                <td>{k.type}</td>
-                <td>
-                  <code>{k.maskedKey}</code>
-                </td>
-                <td class="small">{k.scopes.join(", ")}</td>
-                <td>
-                  <When iso={k.createdAt} />
-                </td>
-                <td>
-                  <When iso={k.lastUsedAt} />
-                </td>
-                {manage && (
-                  <td>
-                    <button type="button" class="danger secondary small" aria-label={`Revoke ${k.type} key ${k.name || k.maskedKey}`} onClick={() => setRevoking({ id: k.id, name: k.name || k.maskedKey })}>
-                      Revoke
-                    </button>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+        ))
+      }
+    >
       <MintKeyDialog open={minting} onClose={() => setMinting(false)} onMinted={reload} />
       <ConfirmDialog
         open={revoking !== null}
@@ -134,7 +103,7 @@ function KeysPage() {
         }}
         onClose={() => setRevoking(null)}
       />
-    </>
+    </ResourceList>
   );
 }
 

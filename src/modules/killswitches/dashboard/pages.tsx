@@ -2,74 +2,43 @@ import { useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ErrorMessage, Link, Loading, SearchBox, Status, Switch, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { Link, Loading, Switch, useLoad } from "../../../web/dashboard/ui";
 import { ENVS, killswitchApi, toggleLabel, useToggle } from "./client";
 import { CreateKillswitchDialog } from "./create";
 import { KillswitchDetail } from "./detail";
 
+type Killswitch = NonNullable<Awaited<ReturnType<typeof killswitchApi.api.admin.killswitches.get>>["data"]>[number];
+
 function KillswitchList() {
   const session = useSession();
-  const [q, setQ] = useState("");
   const [creating, setCreating] = useState(false);
-  const { data, error, reload } = useLoad(() => call(killswitchApi.api.admin.killswitches.get({ query: {} })), [session.project.id]);
-  useLiveReload(reload);
+  const { data, error, reload } = useLiveList(() => call(killswitchApi.api.admin.killswitches.get({ query: {} })), [session.project.id]);
   const toggle = useToggle(reload);
   const writable = can(session, "write");
-  const shown = data?.filter((k) => !q || k.name.toLowerCase().includes(q.toLowerCase()) || (k.description ?? "").toLowerCase().includes(q.toLowerCase()));
   return (
-    <>
-      <div class="page-head">
-        <h1>Killswitches</h1>
-        {writable && (
-          <button type="button" onClick={() => setCreating(true)}>
-            New killswitch
-          </button>
-        )}
-      </div>
-      <SearchBox label="Search killswitches" value={q} onInput={setQ} />
-      <ErrorMessage error={error ?? toggle.error} />
-      <Status message={toggle.message} />
-      {!data ? (
-        !error && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? "No killswitches yet." : `No killswitch matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Killswitches and their value on each env</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              {ENVS.map((env) => (
-                <th scope="col" key={env}>
-                  {env}
-                </th>
-              ))}
-              <th scope="col">Sub-switches</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((k) => (
-              <tr key={k.id}>
-                <th scope="row">
-                  <Link href={`/killswitches/${encodeURIComponent(k.name)}`}>{k.name}</Link>
-                  {k.description && <div class="muted small">{k.description}</div>}
-                </th>
-                {ENVS.map((env) => (
-                  <td key={env}>
-                    <Switch
-                      checked={k.envs[env].value}
-                      label={toggleLabel(k.name, env)}
-                      disabled={!writable}
-                      onChange={(value) => toggle.request({ name: k.name, env, value })}
-                    />
-                  </td>
-                ))}
-                <td>{Object.keys(k.envs.prod.switches).length || <span class="muted">none</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+    <ResourceList
+      title="Killswitches"
+      noun="killswitch"
+      plural="killswitches"
+      items={data}
+      error={error ?? toggle.error}
+      message={toggle.message}
+      create={writable && { label: "New killswitch", onClick: () => setCreating(true) }}
+      searchText={(k) => [k.name, k.description]}
+      caption="Killswitches and their value on each env"
+      rowKey={(k) => k.id}
+      name={(k) => <NameCell href={`/killswitches/${encodeURIComponent(k.name)}`} name={k.name} description={k.description} />}
+      columns={[
+        ...ENVS.map((env) => ({
+          header: env,
+          cell: (k: Killswitch) => (
+            <Switch checked={k.envs[env].value} label={toggleLabel(k.name, env)} disabled={!writable} onChange={(value) => toggle.request({ name: k.name, env, value })} />
+          ),
+        })),
+        { header: "Sub-switches", cell: (k) => Object.keys(k.envs.prod.switches).length || <span class="muted">none</span> },
+      ]}
+    >
       {toggle.dialog}
       <CreateKillswitchDialog
         open={creating}
@@ -79,7 +48,7 @@ function KillswitchList() {
           navigate(`/killswitches/${encodeURIComponent(name)}`);
         }}
       />
-    </>
+    </ResourceList>
   );
 }
 

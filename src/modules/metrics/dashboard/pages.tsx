@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
 import { type Metric, loadMetrics, metricSummary } from "./client";
 import { MetricDetail } from "./detail";
 import { DeleteMetricDialog, MetricDialog } from "./form";
@@ -10,72 +11,34 @@ import { DeleteMetricDialog, MetricDialog } from "./form";
 function MetricList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [q, setQ] = useState("");
   const [dialog, setDialog] = useState<{ editing: Metric | null } | null>(null);
   const [deleting, setDeleting] = useState<Metric | null>(null);
   const [message, setMessage] = useState<string | null>(null);
-  const { data, error, reload } = useLoad(loadMetrics, [session.project.id]);
-  useLiveReload(reload);
-  const needle = q.toLowerCase();
-  const shown = data?.filter((m) => !q || m.name.toLowerCase().includes(needle) || (m.description ?? "").toLowerCase().includes(needle));
+  const { data, error, reload } = useLiveList(loadMetrics, [session.project.id]);
   return (
-    <>
-      <div class="page-head">
-        <h1>Metrics</h1>
-        {writable && (
-          <button type="button" onClick={() => setDialog({ editing: null })}>
-            New metric
-          </button>
-        )}
-      </div>
-      <p class="muted">
-        Counts, sums, unique units and ratios over the <Link href="/events">events</Link> of the catalog. Alert rules watch them.
-      </p>
-      <SearchBox label="Search metrics" value={q} onInput={setQ} />
-      <ErrorMessage error={error} />
-      <Status message={message} />
-      {!data ? (
-        !error && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? "No metrics yet." : `No metric matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Metrics with their kind, what they measure and when they changed</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Measures</th>
-              <th scope="col">Updated</th>
-              {writable && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((m) => (
-              <tr key={m.id}>
-                <th scope="row">
-                  <Link href={`/metrics/${encodeURIComponent(m.name)}`}>{m.name}</Link>
-                  {m.description && <div class="muted small">{m.description}</div>}
-                </th>
-                <td>{m.kind}</td>
-                <td class="small mono">{metricSummary(m)}</td>
-                <td>
-                  <When iso={m.updatedAt} />
-                </td>
-                {writable && (
-                  <td>
-                    <RowEditDelete noun="metric" name={m.name} onEdit={() => setDialog({ editing: m })} onDelete={() => setDeleting(m)} />
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+    <ResourceList
+      title="Metrics"
+      noun="metric"
+      intro={
+        <>
+          Counts, sums, unique units and ratios over the <Link href="/events">events</Link> of the catalog. Alert rules watch them.
+        </>
+      }
+      items={data}
+      error={error}
+      message={message}
+      create={writable && { label: "New metric", onClick: () => setDialog({ editing: null }) }}
+      searchText={(m) => [m.name, m.description]}
+      caption="Metrics with their kind, what they measure and when they changed"
+      rowKey={(m) => m.id}
+      name={(m) => <NameCell href={`/metrics/${encodeURIComponent(m.name)}`} name={m.name} description={m.description} />}
+      columns={[
+        { header: "Kind", cell: (m) => m.kind },
+        { header: "Measures", cell: (m) => metricSummary(m), class: "small mono" },
+        { header: "Updated", cell: (m) => <When iso={m.updatedAt} /> },
+      ]}
+      actions={writable && ((m) => <RowEditDelete noun="metric" name={m.name} onEdit={() => setDialog({ editing: m })} onDelete={() => setDeleting(m)} />)}
+    >
       <MetricDialog
         open={dialog !== null}
         editing={dialog?.editing ?? null}
@@ -96,7 +59,7 @@ function MetricList() {
           setMessage(`Deleted metric ${m.name}`);
         }}
       />
-    </>
+    </ResourceList>
   );
 }
 

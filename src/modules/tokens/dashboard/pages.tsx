@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { apiOf, call } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Loading, SecretOnce, Status, When, useLoad, useSecretMint } from "../../../web/dashboard/ui";
+import { ResourceList } from "../../../web/dashboard/resource-list";
+import { ConfirmDialog, Dialog, Field, FormActions, SecretOnce, When, useLoad, useSecretMint } from "../../../web/dashboard/ui";
 import type { tokenRoutes } from "../routes";
 
 const tokenApi = apiOf<ReturnType<typeof tokenRoutes>>();
@@ -54,63 +55,32 @@ function TokensPage() {
   const [revoking, setRevoking] = useState<{ id: string; name: string } | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   return (
-    <>
-      <div class="page-head">
-        <h1>API tokens</h1>
-        {manage && (
-          <button type="button" onClick={() => setMinting(true)}>
-            New API token
+    <ResourceList
+      title="API tokens"
+      noun="API token"
+      intro="Project tokens for CI and scripts (SERVICE_CLI_TOKEN). A token never mints keys or tokens."
+      items={data}
+      error={error}
+      message={message}
+      create={manage && { label: "New API token", onClick: () => setMinting(true) }}
+      caption="Live API tokens of this project"
+      rowKey={(t) => t.id}
+      name={(t) => t.name}
+      columns={[
+        { header: "Access", cell: (t) => t.access },
+        { header: "Token", cell: (t) => <code>{t.maskedToken}</code> },
+        { header: "Created by", cell: (t) => t.createdBy },
+        { header: "Created", cell: (t) => <When iso={t.createdAt} /> },
+      ]}
+      actions={
+        manage &&
+        ((t) => (
+          <button type="button" class="danger secondary small" aria-label={`Revoke API token ${t.name}`} onClick={() => setRevoking({ id: t.id, name: t.name })}>
+            Revoke
           </button>
-        )}
-      </div>
-      <p class="muted">Project tokens for CI and scripts (SERVICE_CLI_TOKEN). A token never mints keys or tokens.</p>
-      <ErrorMessage error={error} />
-      <Status message={message} />
-      {!data ? (
-        !error && <Loading />
-      ) : data.length === 0 ? (
-        <p class="muted">No API tokens yet.</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Live API tokens of this project</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Access</th>
-              <th scope="col">Token</th>
-              <th scope="col">Created by</th>
-              <th scope="col">Created</th>
-              {manage && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {data.map((t) => (
-              <tr key={t.id}>
-                <th scope="row">{t.name}</th>
-                <td>{t.access}</td>
-                <td>
-                  <code>{t.maskedToken}</code>
-                </td>
-                <td>{t.createdBy}</td>
-                <td>
-                  <When iso={t.createdAt} />
-                </td>
-                {manage && (
-                  <td>
-                    <button type="button" class="danger secondary small" aria-label={`Revoke API token ${t.name}`} onClick={() => setRevoking({ id: t.id, name: t.name })}>
-                      Revoke
-                    </button>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+        ))
+      }
+    >
       <MintTokenDialog open={minting} onClose={() => setMinting(false)} onMinted={reload} />
       <ConfirmDialog
         open={revoking !== null}
@@ -125,7 +95,7 @@ function TokensPage() {
         }}
         onClose={() => setRevoking(null)}
       />
-    </>
+    </ResourceList>
   );
 }
 

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
 import { type Universe, holdoutText, loadUniverses } from "./client";
 import { DeleteUniverseDialog, UniverseDialog } from "./form";
 import { SegmentBar } from "./segments";
@@ -9,73 +10,43 @@ import { SegmentBar } from "./segments";
 function UniverseList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [q, setQ] = useState("");
   const [dialog, setDialog] = useState<{ editing: Universe | null } | null>(null);
   const [deleting, setDeleting] = useState<Universe | null>(null);
   const [message, setMessage] = useState<string | null>(null);
-  const { data, error, reload } = useLoad(loadUniverses, [session.project.id]);
-  useLiveReload(reload);
-  const needle = q.toLowerCase();
-  const shown = data?.filter((u) => !q || u.name.toLowerCase().includes(needle));
+  const { data, error, reload } = useLiveList(loadUniverses, [session.project.id]);
   return (
-    <>
-      <div class="page-head">
-        <h1>Universes</h1>
-        {writable && (
-          <button type="button" onClick={() => setDialog({ editing: null })}>
-            New universe
-          </button>
-        )}
-      </div>
-      <p class="muted">
-        A universe splits its units (users or accounts) into 10,000 segments by a salted hash of the unit id. Experiments take disjoint ranges of segments; the holdout goes to none of them.
-        Changes reach SDKs with the next snapshot (see the <Link href="/audit">audit trail</Link> for who changed what).
-      </p>
-      <SearchBox label="Search universes" value={q} onInput={setQ} />
-      <ErrorMessage error={error} />
-      <Status message={message} />
-      {!data ? (
-        !error && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? "No universes yet." : `No universe matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Universes with their unit type, holdout and when they changed</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Unit type</th>
-              <th scope="col">Holdout</th>
-              <th scope="col">Updated</th>
-              {writable && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((u) => (
-              <tr key={u.id}>
-                <th scope="row">{u.name}</th>
-                <td class="mono">{u.unit_type}</td>
-                <td>
-                  <div class="small">{holdoutText(u.holdout_range)}</div>
-                  <SegmentBar range={u.holdout_range} label={`Segments of ${u.name}`} />
-                </td>
-                <td>
-                  <When iso={u.updatedAt} />
-                </td>
-                {writable && (
-                  <td>
-                    <RowEditDelete noun="universe" name={u.name} onEdit={() => setDialog({ editing: u })} onDelete={() => setDeleting(u)} />
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+    <ResourceList
+      title="Universes"
+      noun="universe"
+      intro={
+        <>
+          A universe splits its units (users or accounts) into 10,000 segments by a salted hash of the unit id. Experiments take disjoint ranges of segments; the holdout goes to none of them.
+          Changes reach SDKs with the next snapshot (see the <Link href="/audit">audit trail</Link> for who changed what).
+        </>
+      }
+      items={data}
+      error={error}
+      message={message}
+      create={writable && { label: "New universe", onClick: () => setDialog({ editing: null }) }}
+      searchText={(u) => [u.name]}
+      caption="Universes with their unit type, holdout and when they changed"
+      rowKey={(u) => u.id}
+      name={(u) => u.name}
+      columns={[
+        { header: "Unit type", cell: (u) => u.unit_type, class: "mono" },
+        {
+          header: "Holdout",
+          cell: (u) => (
+            <>
+              <div class="small">{holdoutText(u.holdout_range)}</div>
+              <SegmentBar range={u.holdout_range} label={`Segments of ${u.name}`} />
+            </>
+          ),
+        },
+        { header: "Updated", cell: (u) => <When iso={u.updatedAt} /> },
+      ]}
+      actions={writable && ((u) => <RowEditDelete noun="universe" name={u.name} onEdit={() => setDialog({ editing: u })} onDelete={() => setDeleting(u)} />)}
+    >
       <UniverseDialog
         open={dialog !== null}
         editing={dialog?.editing ?? null}
@@ -95,7 +66,7 @@ function UniverseList() {
           setMessage(`Deleted universe ${u.name}`);
         }}
       />
-    </>
+    </ResourceList>
   );
 }
 

@@ -1,0 +1,124 @@
+import type { ComponentChildren } from "preact";
+import { useState } from "preact/hooks";
+import { ErrorMessage, Link, Loading, SearchBox, Status, useLiveReload, useLoad } from "./ui";
+
+/**
+ * The kit's list page: heading with its one "New …" button, an optional
+ * intro, search, error and status lines, loading, the empty states and the
+ * table (row header, columns, an actions column). Every feature's list page
+ * is one of these, so they look, read (accessible names, captions) and behave alike.
+ */
+
+/** A list that reloads itself every few seconds, as every list page does. */
+export function useLiveList<T>(load: () => Promise<T[]>, deps: unknown[]) {
+  const list = useLoad(load, deps);
+  useLiveReload(list.reload);
+  return list;
+}
+
+export type Column<T> = { header: string; cell: (item: T) => ComponentChildren; class?: string };
+
+export type ResourceListProps<T> = {
+  /** The page heading, e.g. "Configs". */
+  title: string;
+  /** One of them, e.g. "config" (empty and no-match lines). */
+  noun: string;
+  /** Several, when not `${noun}s`. */
+  plural?: string;
+  intro?: ComponentChildren;
+  /** A warning between the intro and the search (e.g. a module turned off). */
+  notice?: ComponentChildren;
+  /** What useLoad/useLiveList gave. */
+  items: readonly T[] | undefined;
+  error: string | null | undefined;
+  message?: string | null;
+  /** The button that makes one; left out when the person may not. */
+  create?: { label: string; onClick: () => void } | false;
+  /** The text a search matches (case-insensitive substring); no search box without it. */
+  searchText?: (item: T) => readonly (string | null | undefined)[];
+  /** The table's caption for screen readers. */
+  caption: string;
+  rowKey: (item: T) => string;
+  /** The first cell of a row (a row header): usually NameCell. */
+  name: (item: T) => ComponentChildren;
+  nameHeader?: string;
+  columns: readonly Column<T>[];
+  /** Row actions (edit, delete…), a last column with a hidden header; left out when not given. */
+  actions?: ((item: T) => ComponentChildren) | false;
+  /** Shown instead of the table when there are none at all (default: "No configs yet."). */
+  empty?: ComponentChildren;
+  /** Dialogs and anything else the page adds after the table. */
+  children?: ComponentChildren;
+};
+
+export function ResourceList<T>(props: ResourceListProps<T>) {
+  const [q, setQ] = useState("");
+  const plural = props.plural ?? `${props.noun}s`;
+  const needle = q.toLowerCase();
+  const shown = props.items?.filter((item) => !q || !props.searchText || props.searchText(item).some((text) => (text ?? "").toLowerCase().includes(needle)));
+  return (
+    <>
+      <div class="page-head">
+        <h1>{props.title}</h1>
+        {props.create && (
+          <button type="button" onClick={props.create.onClick}>
+            {props.create.label}
+          </button>
+        )}
+      </div>
+      {props.intro && <p class="muted">{props.intro}</p>}
+      {props.notice}
+      {props.searchText && <SearchBox label={`Search ${plural}`} value={q} onInput={setQ} />}
+      <ErrorMessage error={props.error} />
+      {props.message !== undefined && <Status message={props.message} />}
+      {!props.items || !shown ? (
+        !props.error && <Loading />
+      ) : shown.length === 0 ? (
+        <p class="muted">{props.items.length === 0 ? (props.empty ?? `No ${plural} yet.`) : `No ${props.noun} matches “${q}”.`}</p>
+      ) : (
+        <table>
+          <caption class="visually-hidden">{props.caption}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{props.nameHeader ?? "Name"}</th>
+              {props.columns.map((c) => (
+                <th scope="col" key={c.header}>
+                  {c.header}
+                </th>
+              ))}
+              {props.actions && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((item) => (
+              <tr key={props.rowKey(item)}>
+                <th scope="row">{props.name(item)}</th>
+                {props.columns.map((c) => (
+                  <td key={c.header} class={c.class}>
+                    {c.cell(item)}
+                  </td>
+                ))}
+                {props.actions && <td>{props.actions(item)}</td>}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {props.children}
+    </>
+  );
+}
+
+/** A row's name cell: the link to its page (when it has one) and its description under it. */
+export function NameCell({ href, name, description }: { href?: string; name: ComponentChildren; description?: string | null }) {
+  return (
+    <>
+      {href ? <Link href={href}>{name}</Link> : name}
+      {description && <div class="muted small">{description}</div>}
+    </>
+  );
+}
