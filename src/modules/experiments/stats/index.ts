@@ -25,7 +25,8 @@ export { SRM_THRESHOLD, srmCheck } from "./srm";
 /** One metric's sufficient statistics for every arm, the control first. Covariate sums are optional per arm. */
 export type MetricArms =
   | { kind: "mean"; arms: (MeanStats & Partial<CovariateStats>)[] }
-  | { kind: "proportion"; arms: (ProportionStats & Partial<CovariateStats>)[] }
+  /** With covariates, `sumSq` and `shift` may carry Σ(x − shift)² of the 0/1 values (MeanStats); absent, Σx² = successes. */
+  | { kind: "proportion"; arms: (ProportionStats & Partial<CovariateStats> & { sumSq?: number; shift?: number })[] }
   | { kind: "ratio"; arms: RatioStats[] };
 
 export type AnalysisOptions = {
@@ -84,7 +85,16 @@ export function analyzeMetric(metric: MetricArms, options: AnalysisOptions = {})
     const arms: CupedArm[] =
       metric.kind === "mean"
         ? (metric.arms as (MeanStats & CovariateStats)[])
-        : (metric.arms as (ProportionStats & CovariateStats)[]).map((a) => ({ n: a.n, sum: a.successes, sumSq: a.successes, sumPre: a.sumPre, sumPreSq: a.sumPreSq, sumXPre: a.sumXPre }));
+        : (metric.arms as (ProportionStats & CovariateStats & { sumSq?: number; shift?: number })[]).map((a) => ({
+            n: a.n,
+            sum: a.successes,
+            sumSq: a.sumSq ?? a.successes,
+            shift: a.shift ?? 0,
+            sumPre: a.sumPre,
+            sumPreSq: a.sumPreSq,
+            sumXPre: a.sumXPre,
+            shiftPre: a.shiftPre,
+          }));
     const result = cuped(arms);
     moments = result.arms;
     cupedInfo = { theta: result.theta, varianceReduction: result.varianceReduction };
