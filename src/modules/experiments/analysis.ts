@@ -188,8 +188,8 @@ async function analyzePlan(
   const treatments = analysis.variants.map((v): TreatmentResult => {
     const base = { variant: variants[v.arm]!.key, ...finiteParts(v) };
     const verdict = verdictOf(base, reading.method, reading.alpha, reading.minimumReached);
-    // Why a result is null: said, so that an "inconclusive" is never silent.
-    for (const note of [...v.notes, ...base.dropped]) warnings.push(`${plan.name}, ${base.variant}: ${note}`);
+    // Why a result is null: said, so that an "inconclusive" is never silent (without any units, "No exposures yet" says it).
+    if (arms.some((a) => a.n > 0)) for (const note of [...v.notes, ...base.dropped]) warnings.push(`${plan.name}, ${base.variant}: ${note}`);
     const { dropped: _, ...shown } = base;
     return plan.worseWhen ? { ...shown, verdict, harm: verdict === plan.worseWhen } : { ...shown, verdict };
   });
