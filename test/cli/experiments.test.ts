@@ -310,6 +310,34 @@ describe("svc experiments: lifecycle and results", () => {
     expect(draft.stdout).toMatch(/^later \(exp_\w+\) is a draft: no results until it runs \(`svc experiments start later`\)\.$/m);
   });
 
+  test("results: a negative control mean (refunds) shows a positive lift beside a higher treatment and its increase (issue 25, item 17)", async () => {
+    expect((await json(["create", "refunds", "--universe", "web", "--variant", "control=1", "--variant", "green=1", "--allocation", "6000-7000", "--primary-metric", "revenue"])).status).toBe("draft");
+    expect((await ts.api("/api/admin/experiments/refunds/start", { method: "POST" })).status).toBe(200);
+    const e = await stored("refunds");
+    const exposures: unknown[] = [];
+    const refunds: unknown[] = [];
+    for (let i = 0; i < 40; i++) {
+      exposures.push({ name: `$exposure:${e.id}`, unitId: `rc-${i}`, properties: { variant: "control" } });
+      exposures.push({ name: `$exposure:${e.id}`, unitId: `rg-${i}`, properties: { variant: "green" } });
+      // Net amount per unit: control −40 ± 2, green −30 ± 2 (it loses less: higher).
+      refunds.push({ name: "purchase", unitId: `rc-${i}`, properties: { amount: -40 + (i % 2 ? 2 : -2) } });
+      refunds.push({ name: "purchase", unitId: `rg-${i}`, properties: { amount: -30 + (i % 2 ? 2 : -2) } });
+    }
+    expect((await ingest(exposures)).status).toBe(202);
+    await Bun.sleep(5);
+    expect((await ingest(refunds)).status).toBe(202);
+    const reply = await json(["results", "refunds"]);
+    const t = reply.metrics[0].treatments[0];
+    // (m_t − m_c)/|m_c| = 10/40; m_t/m_c − 1 gave −25 %.
+    expect(t.frequentist.relative.estimate).toBeCloseTo(0.25, 9);
+    expect(t.verdict).toBe("increase");
+    const out = (await run(["results", "refunds"])).stdout;
+    expect(out).toMatch(/^control\s+40\s+[-−]40\s+\(control\)/m);
+    expect(out).toMatch(/^green\s+40\s+[-−]30\s+\+25\.0 % \[\+\d+\.\d %, \+\d+\.\d %\]\s+\S+\s+\S+\s+(100|>99\.9) %\s+increase$/m);
+    expect(out).not.toContain("−25.0 %");
+    expect((await run(["stop", "refunds", "--rollback", "--reason", "test", "--yes"])).code).toBe(0);
+  });
+
   test("stop: --ship a variant (checked against the experiment) or --rollback with a reason; then delete with --yes", async () => {
     const wrong = await run(["stop", "checkout-button", "--ship", "purple", "--json"]);
     expect(wrong.code).toBe(2);

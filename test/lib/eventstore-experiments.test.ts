@@ -14,6 +14,7 @@ import { PostgresEventStore } from "../../src/lib/eventstore/postgres";
 import { SpoolingEventStore } from "../../src/lib/eventstore/spool";
 import { SqliteEventStore } from "../../src/lib/eventstore/sqlite";
 import { type EventRow, type EventStore, type ExperimentStatsQuery, type Measure, type PropertyFilter, type VariantStats, statsOfMany } from "../../src/lib/eventstore/types";
+import { sampleCovariance, sampleVariance } from "../../src/modules/experiments/stats/moments";
 import { exposureEventName } from "../../src/sdk/experiments";
 import { TEST_PG_URL, dropStore, freshStoreUrl, tempDir } from "../helpers";
 import { seededRandom as prng } from "../seeded-random";
@@ -76,17 +77,32 @@ const count = (event: string, filters: PropertyFilter[] = []): Measure => ({ kin
 const unique = (event: string, filters: PropertyFilter[] = []): Measure => ({ kind: "unique", event, filters });
 const sum = (event: string, property?: string, filters: PropertyFilter[] = []): Measure => ({ kind: "sum", event, property, filters });
 
-/** Compares every field to 1e-9 relative (sums of doubles may be added in another order). */
+/**
+ * A VariantStats in a form that does not depend on the shifts the store chose (VariantStats: its second-order sums
+ * are about shifts): units, the plain sums, and the second-order sums about the arm's own means.
+ */
+function centred(v: VariantStats): Record<string, number> {
+  const n = v.n;
+  const d = { x: v.sumX - n * (v.shiftX ?? 0), y: (v.sumY ?? 0) - n * (v.shiftY ?? 0), p: (v.sumPre ?? 0) - n * (v.shiftPre ?? 0) };
+  const about = (sum: number, a: number, b: number) => (n > 0 ? sum - (a * b) / n : sum);
+  const out: Record<string, number> = { n, sumX: v.sumX, mXX: about(v.sumXX, d.x, d.x) };
+  if (v.sumY !== undefined) Object.assign(out, { sumY: v.sumY, mYY: about(v.sumYY!, d.y, d.y), mXY: about(v.sumXY!, d.x, d.y) });
+  if (v.sumPre !== undefined) Object.assign(out, { sumPre: v.sumPre, mPP: about(v.sumPreSq!, d.p, d.p), mXP: about(v.sumXPre!, d.x, d.p) });
+  return out;
+}
+
+/** Compares every field (centred: see above) to 1e-9 relative to the sums' scale (sums of doubles may be added in another order). */
 function expectStats(actual: VariantStats[], expected: VariantStats[]): void {
   expect(actual.map((v) => v.variant)).toEqual(expected.map((v) => v.variant));
   actual.forEach((a, i) => {
     const e = expected[i]!;
-    expect(Object.keys(a).sort()).toEqual(Object.keys(e).sort());
-    for (const key of Object.keys(e) as (keyof VariantStats)[]) {
-      if (key === "variant") continue;
-      const want = e[key] as number;
-      const got = a[key] as number;
-      if (Math.abs(got - want) > 1e-9 * Math.max(1, Math.abs(want))) throw new Error(`${e.variant}.${key}: got ${got}, expected ${want}`);
+    const [ca, ce] = [centred(a), centred(e)];
+    expect(Object.keys(ca).sort()).toEqual(Object.keys(ce).sort());
+    const scale = Math.max(1, ...[e.sumXX, e.sumYY ?? 0, e.sumPreSq ?? 0].map(Math.abs));
+    for (const key of Object.keys(ce)) {
+      const want = ce[key]!;
+      const got = ca[key]!;
+      if (Math.abs(got - want) > 1e-9 * Math.max(Math.abs(want), key.startsWith("m") ? scale : 1)) throw new Error(`${e.variant}.${key}: got ${got}, expected ${want}`);
     }
   });
 }
@@ -356,6 +372,80 @@ for (const impl of IMPLS) {
       });
       expect(await h.store.exposureCounts(p, newExperiment())).toEqual({ variants: [], firstAt: null, lastAt: null });
       expect(await h.store.exposureCounts(newProject(), x)).toEqual({ variants: [], firstAt: null, lastAt: null });
+    });
+
+    test("exposureCounts with a window: the units first exposed in it, as experimentStats counts them; the others apart (issue 25, item 18)", async () => {
+      const { p, x, q } = await handWorked();
+      // In [T0, T0 + 10h): control u1, u2 (+1h), u4 (+5h); treatment u3 (+2h). Outside: u5 (−1h), u6 (+10h).
+      expect(await h.store.exposureCounts(p, x, { from: T0, to: T0 + 10 * HOUR })).toEqual({
+        variants: [
+          { variant: "control", n: 3 },
+          { variant: "treatment", n: 1 },
+        ],
+        firstAt: T0 + HOUR,
+        lastAt: T0 + 5 * HOUR,
+        outside: 2,
+      });
+      const analysed = (await h.store.experimentStats(q([count("purchase")]))).variants.map((v) => ({ variant: v.variant, n: v.n }));
+      expect((await h.store.exposureCounts(p, x, { from: T0, to: T0 + 10 * HOUR })).variants).toEqual(analysed);
+      // A variant whose units are all outside is not listed.
+      expect(await h.store.exposureCounts(p, x, { from: T0 + 6 * HOUR, to: T0 + 11 * HOUR })).toEqual({ variants: [{ variant: "control", n: 1 }], firstAt: T0 + 10 * HOUR, lastAt: T0 + 10 * HOUR, outside: 5 });
+      expect(await h.store.exposureCounts(p, newExperiment(), { from: T0, to: T0 + HOUR })).toEqual({ variants: [], firstAt: null, lastAt: null, outside: 0 });
+    });
+
+    test("second-order sums about the variant's mean: values 1e9 ± 1 keep their spread, with a pre-period and a ratio too (issue 25, item 20)", async () => {
+      const p = newProject();
+      const x = newExperiment();
+      const rows: EventRow[] = [];
+      const values: Record<string, { x: number; p: number; y: number }[]> = { a: [], b: [], c: [] };
+      for (let i = 0; i < 300; i++) {
+        const variant = ["a", "b", "c"][i % 3]!;
+        const at = T0 + HOUR + i * 1000;
+        rows.push(exposure(p, x, `u${i}`, at, variant));
+        // a and b: every unit has 1e9 ± 1 (and a pre-period of 5e8 ± 1); c: a third have nothing (zeros count).
+        if (variant === "c" && i % 9 === 2) {
+          values[variant]!.push({ x: 0, p: 0, y: 0 });
+          continue;
+        }
+        const v = 1e9 + (i % 2 === 0 ? 1 : -1) + (variant === "b" ? 0.5 : 0);
+        const pre = 5e8 + (i % 4 < 2 ? 1 : -1);
+        rows.push(event(p, "purchase", `u${i}`, at + 10, v), event(p, "purchase", `u${i}`, at - 10, pre));
+        values[variant]!.push({ x: v, p: pre, y: 1 });
+      }
+      await h.put(rows);
+      const q = (measures: ExperimentStatsQuery["measures"], preMs?: number): ExperimentStatsQuery => ({ projectId: p, experimentId: x, from: T0, to: T0 + DAY, measures, ...(preMs === undefined ? {} : { preMs }) });
+      const mean = (xs: number[]) => xs.reduce((s, v) => s + v, 0) / xs.length;
+      const co = (xs: number[], ys: number[]) => xs.reduce((s, v, i) => s + (v - mean(xs)) * (ys[i]! - mean(ys)), 0) / (xs.length - 1);
+      const plain = (await h.store.experimentStats(q([sum("purchase")], HOUR))).variants;
+      const ratio = (await h.store.experimentStats(q([sum("purchase"), count("purchase")]))).variants;
+      for (const v of ["a", "b", "c"]) {
+        const units = values[v]!;
+        const xs = units.map((u) => u.x);
+        const ps = units.map((u) => u.p);
+        const s = plain.find((r) => r.variant === v)!;
+        expect(s.n).toBe(100);
+        const close = (got: number, want: number) => expect(Math.abs(got - want)).toBeLessThan(1e-6 * Math.max(1, Math.abs(want)));
+        close(sampleVariance(s.n, s.sumX, s.sumXX, s.shiftX), co(xs, xs));
+        close(sampleVariance(s.n, s.sumPre!, s.sumPreSq!, s.shiftPre), co(ps, ps));
+        close(sampleCovariance(s.n, s.sumX, s.sumPre!, s.sumXPre!, s.shiftX, s.shiftPre), co(xs, ps));
+        const r = ratio.find((row) => row.variant === v)!;
+        close(sampleVariance(r.n, r.sumX, r.sumXX, r.shiftX), co(xs, xs));
+        close(sampleCovariance(r.n, r.sumX, r.sumY!, r.sumXY!, r.shiftX, r.shiftY), co(xs, units.map((u) => u.y)));
+      }
+      // The arms' spreads: a and b about 1 (not 0, not noise), c dominated by its zeros.
+      expect(sampleVariance(plain[0]!.n, plain[0]!.sumX, plain[0]!.sumXX, plain[0]!.shiftX)).toBeCloseTo(100 / 99, 6);
+    });
+
+    test("a value whose square overflows double precision: the sums answer, not an error (issue 25, item 19)", async () => {
+      const p = newProject();
+      const x = newExperiment();
+      const rows: EventRow[] = [];
+      for (let i = 0; i < 10; i++) rows.push(exposure(p, x, `u${i}`, T0 + HOUR + i, "a"), event(p, "purchase", `u${i}`, T0 + 2 * HOUR, i === 0 ? 2e154 : 10));
+      await h.put(rows);
+      const [a] = (await h.store.experimentStats({ projectId: p, experimentId: x, from: T0, to: T0 + DAY, measures: [sum("purchase")] })).variants;
+      expect(a!.n).toBe(10);
+      expect(a!.sumX).toBeCloseTo(2e154, -140);
+      expect(Number.isFinite(a!.sumXX)).toBe(false);
     });
 
     test("exposures at the same ms: the smaller variant, whatever the arrival order or batch", async () => {

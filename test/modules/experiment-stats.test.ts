@@ -13,6 +13,8 @@ import {
   type MeanStats, type Moments, type SequentialResult, type SequentialState, analyzeMetric, bayesianFromMoments, bayesianProportions, compareMeans, compareProportions,
   compareRatios, cuped, meanMoments, optimalMixingRatio, ratioMoments, sequentialTest, srmCheck, welch,
 } from "../../src/modules/experiments/stats";
+import * as stats from "../../src/modules/experiments/stats";
+import { verdictOf } from "../../src/modules/experiments/analysis";
 import { seededRandom as mulberry32 } from "../seeded-random";
 
 /** Box–Muller normals to GENERATE test data (the analysis itself only reads jStat's distributions). */
@@ -395,5 +397,116 @@ describe("edges never throw and never put NaN in a reply", () => {
     const later = analyzeMetric({ kind: "proportion", arms: arms.map((a) => ({ n: 2 * a.n, successes: 2 * a.successes - 10 })) }, { sequential: { horizonPerArm: 1000, previous: first.variants.map((v) => v.sequential) }, alpha: 0.1 });
     for (const [i, v] of later.variants.entries()) expect(v.sequential!.pValue).toBeLessThanOrEqual(first.variants[i].sequential!.pValue);
     expect(() => analyzeMetric({ kind: "mean", arms: [{ n: 1, sum: 1, sumSq: 1 }] })).toThrow(RangeError);
+  });
+});
+
+describe("issue 25, item 17: the relative lift keeps the difference's sign when the control's mean is negative", () => {
+  // Net revenue per unit: the control loses 40, the treatment 30. The treatment is higher: +25 % of |−40|.
+  const control: Moments = { n: 1000, mean: -40, variance: 400 };
+  const treatment: Moments = { n: 1000, mean: -30, variance: 400 };
+  // By hand (gbstats' formulas): r = (m_t − m_c)/|m_c| = 10/40; var = v_t/(n_t·m_c²) + m_t²·v_c/(n_c·m_c⁴)
+  // = 400/(1000·1600) + 900·400/(1000·2,560,000) = 0.00025 + 0.000140625; Welch df = 0.8²/(2·0.4²/999) = 1998.
+  const se = Math.sqrt(0.00025 + 0.000140625);
+
+  test("frequentist: estimate +0.25, its delta-method interval, and the verdict is an increase", () => {
+    const r = welch(control, treatment);
+    expect(r.df).toBeCloseTo(1998, 9);
+    expect(r.absolute!.estimate).toBe(10);
+    expect(r.relative!.estimate).toBeCloseTo(0.25, 12);
+    expect(r.relative!.se).toBeCloseTo(se, 12);
+    const t = jStat.studentt.inv(0.975, 1998);
+    expect(r.relative!.ci[0]).toBeCloseTo(0.25 - t * se, 10);
+    expect(r.relative!.ci[1]).toBeCloseTo(0.25 + t * se, 10);
+    expect(r.relative!.ci[0]).toBeGreaterThan(0);
+    // The same magnitude as a positive control mean would give, mirrored: 40 → 50 is +25 % too.
+    expect(welch({ ...control, mean: 40 }, { ...treatment, mean: 50 }).relative!.se).toBeCloseTo(Math.sqrt(0.00025 + (2500 * 400) / (1000 * 40 ** 4)), 12);
+    const result = { variant: "t", frequentist: r, bayesian: bayesianFromMoments(control, treatment), sequential: null };
+    expect(verdictOf(result, "frequentist", 0.05, true)).toBe("increase");
+    expect(verdictOf(result, "bayesian", 0.05, true)).toBe("increase");
+  });
+
+  test("a treatment that loses more is a negative lift, whatever the sign of the means", () => {
+    expect(welch(control, { ...treatment, mean: -50 }).relative!.estimate).toBeCloseTo(-0.25, 12);
+    expect(welch({ ...control, mean: 40 }, { ...treatment, mean: 30 }).relative!.estimate).toBeCloseTo(-0.25, 12);
+  });
+
+  test("Bayesian: the relative credible interval is centred on +0.25 with the posterior delta-method sd", () => {
+    const b = bayesianFromMoments(control, treatment)!;
+    expect(b.chanceToBeatControl).toBeGreaterThan(0.999);
+    expect(b.relative!.estimate).toBeCloseTo(0.25, 12);
+    expect(b.relative!.sd).toBeCloseTo(se, 12);
+    const z = jStat.normal.inv(0.975, 0, 1);
+    expect(b.relative!.credibleInterval[0]).toBeCloseTo(0.25 - z * se, 10);
+    expect(b.relative!.credibleInterval[1]).toBeCloseTo(0.25 + z * se, 10);
+  });
+});
+
+describe("issue 25, item 20: tails by survival functions, centred variances, degenerate cases said", () => {
+  test("normal and χ² survival functions at tail points against known values", () => {
+    const close = (got: number, want: number, rel = 1e-12) => expect(Math.abs(got - want) / want).toBeLessThan(rel);
+    close(stats.normalSf(10), 7.619853024160527e-24);
+    close(stats.normalSf(8), 6.22096057427178e-16);
+    close(stats.normalSf(1.96), 0.024997895148220435);
+    close(stats.normalCdf(-20), 2.7536241186062337e-89);
+    close(stats.normalCdf(-9), 1.1285884059538324e-19);
+    close(stats.chiSquareSf(100, 1), 1.5239706048320995e-23, 1e-10);
+    close(stats.chiSquareSf(4, 1), 0.04550026389635842);
+    close(stats.chiSquareSf(10, 5), 0.07523524614651217, 1e-10);
+    close(stats.chiSquareSf(3, 2), Math.exp(-1.5));
+    expect(stats.chiSquareSf(0, 3)).toBe(1);
+  });
+
+  test("SRM keeps a p-value far past χ² = 72", () => {
+    const r = srmCheck([5600, 4400], [1, 1]);
+    expect(r.chiSquare).toBeCloseTo(144, 9);
+    // χ² 144 on 1 df is z = 12 two-sided: 2·Φ̄(12) = 3.5529642241554e-33, not 0.
+    expect(Math.abs(r.pValue - 3.5529642241554e-33) / 3.5529642241554e-33).toBeLessThan(1e-10);
+    expect(r.flagged).toBe(true);
+  });
+
+  test("the normal cdf and the expected loss stay accurate and non-negative far in the tails", () => {
+    expect(stats.normalCdf(-8.6)).toBeGreaterThan(0);
+    for (let z = 8; z <= 8.5; z += 0.01) {
+      const b = stats.bayesian({ mean: 0, variance: 0.5 }, { mean: z, variance: 0.5 })!;
+      // E[max(−D, 0)] for D ~ N(z, 1): φ(z)/z²·(1 − 3/z² + 15/z⁴ …), asymptotically.
+      const asymptotic = (Math.exp(-z * z / 2) / Math.sqrt(2 * Math.PI) / z ** 2) * (1 - 3 / z ** 2 + 15 / z ** 4 - 105 / z ** 6);
+      expect(b.risk.treatment).toBeGreaterThan(0);
+      expect(Math.abs(b.risk.treatment - asymptotic) / asymptotic).toBeLessThan(2e-3);
+      expect(b.risk.control - b.risk.treatment).toBeCloseTo(z, 12);
+    }
+  });
+
+  test("a variance from shifted sums keeps its digits when the mean dwarfs the spread", () => {
+    // Units 1e9 − 1, 1e9 + 1 (twice each): variance 4/3. Σx² about 0 cannot hold it.
+    const xs = [1e9 - 1, 1e9 + 1, 1e9 - 1, 1e9 + 1];
+    const sum = xs.reduce((s, x) => s + x, 0);
+    const shift = 1e9 + 0.25;
+    const sumSq = xs.reduce((s, x) => s + (x - shift) ** 2, 0);
+    expect(meanMoments({ n: 4, sum, sumSq, shift }).variance).toBeCloseTo(4 / 3, 9);
+    const r = compareMeans({ n: 4, sum, sumSq, shift }, { n: 4, sum: sum + 4, sumSq: xs.reduce((s, x) => s + (x + 1 - shift) ** 2, 0), shift });
+    expect(r.absolute!.estimate).toBeCloseTo(1, 6);
+    expect(r.absolute!.se).toBeCloseTo(Math.sqrt(2 * (4 / 3) / 4), 9);
+  });
+
+  test("zero conversions in one arm and other degenerate cases: null with a note that says why", () => {
+    const none = analyzeMetric({ kind: "proportion", arms: [{ n: 500, successes: 0 }, { n: 500, successes: 25 }] }, { sequential: {} });
+    const v = none.variants[0]!;
+    expect(v.frequentist.absolute).toBeNull();
+    expect(v.frequentist.relative).toBeNull();
+    expect(v.sequential).toBeNull();
+    expect(v.bayesian).not.toBeNull();
+    expect(v.notes.join(" ")).toContain("the control has no conversions (0 of 500 units)");
+    const flat = analyzeMetric({ kind: "mean", arms: [{ n: 50, sum: 100, sumSq: 200 }, { n: 50, sum: 120, sumSq: 400 }] }, { sequential: {} });
+    expect(flat.variants[0]!.frequentist.absolute).toBeNull();
+    expect(flat.variants[0]!.bayesian).toBeNull();
+    expect(flat.variants[0]!.notes).toEqual(["no test: every unit of the control has the same value (2), so its variance is 0 and no standard error can be estimated"]);
+    const zeroMean = analyzeMetric({ kind: "mean", arms: [{ n: 4, sum: 0, sumSq: 8 }, { n: 4, sum: 4, sumSq: 10 }] });
+    expect(zeroMean.variants[0]!.frequentist.absolute).not.toBeNull();
+    expect(zeroMean.variants[0]!.notes).toEqual(["no relative lift: the control's mean is 0, so there is no lift relative to it (the absolute difference stands)"]);
+    const small = analyzeMetric({ kind: "mean", arms: [{ n: 1, sum: 1, sumSq: 1 }, { n: 5, sum: 10, sumSq: 30 }] });
+    expect(small.variants[0]!.notes[0]).toContain("the control has only 1 unit");
+    const huge = analyzeMetric({ kind: "mean", arms: [{ n: 5, sum: 2e154, sumSq: Infinity }, { n: 5, sum: 10, sumSq: 30 }] });
+    expect(huge.variants[0]!.notes[0]).toContain("too large for double precision");
+    expect(JSON.stringify(huge)).not.toMatch(/NaN|Infinity/);
   });
 });

@@ -71,9 +71,16 @@ export type ExperimentDialect = {
  * - `where`: conditions on the scan (a single measure's filters narrow the scan itself);
  * - `columns`: one row per unit: X (and Y, the ratio's denominator; with a pre-period X counts from the first
  *   exposure on, and P is X's value before it);
- * - `sums`: per variant, ΣX, ΣX², ΣY, ΣY², ΣXY, ΣP, ΣP², ΣXP (0 where the query has no such column).
+ * - `shifts`: over `u` grouped by variant, the means kx, ky, kp (0 where the query has no such column), the
+ *   shifts the second-order sums are about (VariantStats says why);
+ * - `sums`: over `u` joined to its variant's shifts `k`, grouped by variant: m (units with events), the shifts,
+ *   then ΣX, Σ(X − kx)², ΣY, Σ(Y − ky)², Σ(X − kx)(Y − ky), ΣP, Σ(P − kp)², Σ(X − kx)(P − kp) (0 where the
+ *   query has no such column), each named as VariantStatsRow's columns.
  */
-export function experimentParts(q: ExperimentStatsQuery, d: ExperimentDialect): { params: (string | number)[]; names: string; where: string[]; columns: string[]; sums: string[] } {
+export function experimentParts(
+  q: ExperimentStatsQuery,
+  d: ExperimentDialect,
+): { params: (string | number)[]; names: string; where: string[]; columns: string[]; shifts: string[]; sums: string[] } {
   const [mx, my] = q.measures;
   const pre = q.preMs !== undefined;
   const scanFrom = q.from - (q.preMs ?? 0);
@@ -106,6 +113,21 @@ export function experimentParts(q: ExperimentStatsQuery, d: ExperimentDialect): 
   if (my) columns.push(`${d.unitValue(my, [...cy, ...post], params)} AS y`);
   if (pre) columns.push(`${d.unitValue(mx, [...cx, "e.ts < x.first_ts"], params)} AS p`);
   const s = (e: string) => `${d.sum}(${e})`;
-  const sums = [s("x"), s("x * x"), my ? s("y") : "0", my ? s("y * y") : "0", my ? s("x * y") : "0", pre ? s("p") : "0", pre ? s("p * p") : "0", pre ? s("x * p") : "0"];
-  return { params, names, where, columns, sums };
+  const shifts = ["AVG(x) AS kx", `${my ? "AVG(y)" : "0"} AS ky`, `${pre ? "AVG(p)" : "0"} AS kp`];
+  const [cx2, cy2, cp2] = ["(x - k.kx)", "(y - k.ky)", "(p - k.kp)"];
+  const sums = [
+    "COUNT(*) AS m",
+    "MAX(k.kx) AS kx",
+    "MAX(k.ky) AS ky",
+    "MAX(k.kp) AS kp",
+    `${s("x")} AS sx`,
+    `${s(`${cx2} * ${cx2}`)} AS sxx`,
+    `${my ? s("y") : "0"} AS sy`,
+    `${my ? s(`${cy2} * ${cy2}`) : "0"} AS syy`,
+    `${my ? s(`${cx2} * ${cy2}`) : "0"} AS sxy`,
+    `${pre ? s("p") : "0"} AS sp`,
+    `${pre ? s(`${cp2} * ${cp2}`) : "0"} AS spp`,
+    `${pre ? s(`${cx2} * ${cp2}`) : "0"} AS sxp`,
+  ];
+  return { params, names, where, columns, shifts, sums };
 }

@@ -14,7 +14,9 @@ import {
   type SeriesResult,
   type VariantStats,
   type VariantStatsRow,
+  type ExposureWindow,
   EXPOSURE_PREFIX,
+  SUM_COLUMNS,
   UpstreamError,
   countsOf,
   noteExposure,
@@ -91,6 +93,9 @@ const UPSERT_EXPOSURES =
   'INSERT INTO experiment_exposures (project_id, experiment_id, unit_id, variant, first_ts) SELECT * FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]), CAST($5 AS bigint[])) ON CONFLICT (project_id, experiment_id, unit_id) DO UPDATE SET variant = excluded.variant, first_ts = excluded.first_ts WHERE excluded.first_ts < experiment_exposures.first_ts OR (excluded.first_ts = experiment_exposures.first_ts AND excluded.variant COLLATE "C" < experiment_exposures.variant COLLATE "C")';
 const EXPOSURE_COUNTS =
   'SELECT variant, COUNT(*) AS n, MIN(first_ts) AS lo, MAX(first_ts) AS hi FROM experiment_exposures WHERE project_id = $1 AND experiment_id = $2 GROUP BY variant ORDER BY variant COLLATE "C"';
+// The units first exposed in [$3, $4), and all of them (see ExposureCounts), in one walk.
+const INSIDE = "first_ts >= CAST($3 AS bigint) AND first_ts < CAST($4 AS bigint)";
+const EXPOSURE_COUNTS_IN_WINDOW = `SELECT variant, COUNT(*) FILTER (WHERE ${INSIDE}) AS n, MIN(first_ts) FILTER (WHERE ${INSIDE}) AS lo, MAX(first_ts) FILTER (WHERE ${INSIDE}) AS hi, COUNT(*) AS "all" FROM experiment_exposures WHERE project_id = $1 AND experiment_id = $2 GROUP BY variant ORDER BY variant COLLATE "C"`;
 const LIST_PARTITIONS = "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = CAST('events' AS regclass)";
 
 type Waiter = { rows: EventRow[]; resolve: () => void; reject: (err: unknown) => void };
@@ -178,9 +183,9 @@ export function seriesSql(q: SeriesQuery): { sql: string; params: unknown[] } {
 }
 
 /** One measure's value per unit (double precision) over the rows where `cond` holds (all rows when empty). */
-function unitValue(m: Measure, cond: string[], params: unknown[]): string {
+function unitValue(m: Measure, cond: string[], params: unknown[], exact = false): string {
   const filter = cond.length ? ` FILTER (WHERE ${cond.join(" AND ")})` : "";
-  if (m.kind === "count") return `CAST(COUNT(*)${filter} AS double precision)`;
+  if (m.kind === "count") return `CAST(COUNT(*)${filter} AS ${exact ? "numeric" : "double precision"})`;
   if (m.kind === "unique") return cond.length ? `CASE WHEN COUNT(*)${filter} > 0 THEN 1.0 ELSE 0.0 END` : "1.0";
   let v = "e.value";
   if (m.property !== undefined) {
@@ -188,7 +193,7 @@ function unitValue(m: Measure, cond: string[], params: unknown[]): string {
     const p = `CAST($${params.length} AS text)`;
     v = `CASE WHEN jsonb_typeof(e.props -> ${p}) = 'number' THEN CAST(e.props ->> ${p} AS double precision) END`;
   }
-  return `COALESCE(SUM(${v})${filter}, 0)`;
+  return `COALESCE(SUM(${exact ? `CAST(${v} AS numeric)` : v})${filter}, 0)`;
 }
 
 const PG_DIALECT: ExperimentDialect = {
@@ -201,6 +206,9 @@ const PG_DIALECT: ExperimentDialect = {
   sum: "SUM",
 };
 
+/** The same, in exact arithmetic (numeric): what experimentStats falls back on when double precision overflows. */
+const PG_EXACT_DIALECT: ExperimentDialect = { ...PG_DIALECT, unitValue: (m, cond, params) => unitValue(m, cond, params as unknown[], true) };
+
 /**
  * The statement of an experiment's per-variant sums, everything bound:
  * 1. `u`: the metric's events of the window (from `from − preMs` with a
@@ -208,21 +216,27 @@ const PG_DIALECT: ExperimentDialect = {
  *    experiment's first exposures (a hash join: the planner builds the hash
  *    from the smaller side), kept from `first − preMs` (or `first`), one row
  *    per unit: X (and Y, and the pre-period X);
- * 2. per variant: `n` from the exposures themselves (units without outcome
- *    events count, as 0), the sums from `u`.
+ * 2. `k`: per variant, the means of u's columns, the shifts the
+ *    second-order sums are about (VariantStats says why; `u` is
+ *    materialized, so computed once for both);
+ * 3. per variant: `n` from the exposures themselves (units without outcome
+ *    events count, as 0), joined to the sums from `u` about `k`.
+ * `exact` computes in numeric: double precision arithmetic in PostgreSQL
+ * raises an error on overflow (values from about 1.3e154 square past it)
+ * where SQLite answers Infinity, and the analysis must answer null with a
+ * warning, not fail.
  */
-export function experimentSql(q: ExperimentStatsQuery): { sql: string; params: unknown[] } {
-  const { params, names, where, columns, sums } = experimentParts(q, PG_DIALECT);
-  const zeros = "CAST(0 AS double precision)";
+export function experimentSql(q: ExperimentStatsQuery, exact = false): { sql: string; params: unknown[] } {
+  const { params, names, where, columns, shifts, sums } = experimentParts(q, exact ? PG_EXACT_DIALECT : PG_DIALECT);
   const sql =
-    `WITH u AS (SELECT x.variant AS variant, ${columns.join(", ")} FROM events AS e JOIN experiment_exposures AS x ON x.unit_id = e.unit_id` +
+    `WITH u AS MATERIALIZED (SELECT x.variant AS variant, ${columns.join(", ")} FROM events AS e JOIN experiment_exposures AS x ON x.unit_id = e.unit_id` +
     ` WHERE e.project_id = $1 AND ${names} AND e.ts / 3600000 BETWEEN CAST($6 AS bigint) AND CAST($7 AS bigint) AND e.ts >= CAST($5 AS bigint) AND e.ts < CAST($4 AS bigint)` +
     where.map((w) => ` AND ${w}`).join("") +
-    " AND x.project_id = $1 AND x.experiment_id = $2 AND x.first_ts >= CAST($3 AS bigint) AND x.first_ts < CAST($4 AS bigint) AND e.ts >= x.first_ts - CAST($8 AS bigint) GROUP BY x.unit_id, x.variant)" +
-    " SELECT variant, SUM(n) AS n, SUM(sx) AS sx, SUM(sxx) AS sxx, SUM(sy) AS sy, SUM(syy) AS syy, SUM(sxy) AS sxy, SUM(sp) AS sp, SUM(spp) AS spp, SUM(sxp) AS sxp FROM (" +
-    `SELECT variant, CAST(COUNT(*) AS double precision) AS n, ${zeros} AS sx, ${zeros} AS sxx, ${zeros} AS sy, ${zeros} AS syy, ${zeros} AS sxy, ${zeros} AS sp, ${zeros} AS spp, ${zeros} AS sxp` +
-    " FROM experiment_exposures WHERE project_id = $1 AND experiment_id = $2 AND first_ts >= CAST($3 AS bigint) AND first_ts < CAST($4 AS bigint) GROUP BY variant" +
-    ` UNION ALL SELECT variant, 0, ${sums.join(", ")} FROM u GROUP BY variant) AS v GROUP BY variant ORDER BY variant COLLATE "C"`;
+    " AND x.project_id = $1 AND x.experiment_id = $2 AND x.first_ts >= CAST($3 AS bigint) AND x.first_ts < CAST($4 AS bigint) AND e.ts >= x.first_ts - CAST($8 AS bigint) GROUP BY x.unit_id, x.variant), " +
+    `k AS (SELECT variant, ${shifts.join(", ")} FROM u GROUP BY variant)` +
+    ` SELECT c.variant AS variant, c.n AS n, ${["m", "kx", "ky", "kp", ...SUM_COLUMNS].map((col) => `a.${col} AS ${col}`).join(", ")} FROM (` +
+    "SELECT variant, COUNT(*) AS n FROM experiment_exposures WHERE project_id = $1 AND experiment_id = $2 AND first_ts >= CAST($3 AS bigint) AND first_ts < CAST($4 AS bigint) GROUP BY variant" +
+    `) AS c LEFT JOIN (SELECT u.variant AS variant, ${sums.join(", ")} FROM u JOIN k ON k.variant = u.variant GROUP BY u.variant) AS a ON a.variant = c.variant ORDER BY c.variant COLLATE "C"`;
   return { sql, params };
 }
 
@@ -427,24 +441,38 @@ export class PostgresEventStore implements EventStore {
   experimentStats(q: ExperimentStatsQuery): Promise<{ sql: string; variants: VariantStats[] }> {
     return this.guard("experiment stats", async () => {
       await this.ready();
-      const { sql, params } = experimentSql(q);
-      const found = await this.sql.begin(async (tx) => {
-        // Settings of this transaction only. A plan for these values: a generic plan (what a prepared statement
-        // switches to after five runs) cannot prune partitions by the window nor size the join, and took 9 s instead
-        // of 1.4. No nested loop: a property filter's selectivity is a guess (0.5%), and on 400k matching events the
-        // per-event index lookups took twice the hash join's time; with few events both are instant. No JIT:
-        // compiling cost more than it saved.
-        await tx.unsafe("SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_nestloop', 'off', true), set_config('jit', 'off', true)");
-        return (await tx.unsafe(sql, params)) as VariantStatsRow[];
-      });
-      return { sql, variants: found.map((row) => variantStatsOf(row, q.measures.length === 2, q.preMs !== undefined)) };
+      const run = (exact: boolean) => {
+        const { sql, params } = experimentSql(q, exact);
+        return this.sql
+          .begin(async (tx) => {
+            // Settings of this transaction only. A plan for these values: a generic plan (what a prepared statement
+            // switches to after five runs) cannot prune partitions by the window nor size the join, and took 9 s instead
+            // of 1.4. No nested loop: a property filter's selectivity is a guess (0.5%), and on 400k matching events the
+            // per-event index lookups took twice the hash join's time; with few events both are instant. No JIT:
+            // compiling cost more than it saved.
+            await tx.unsafe("SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_nestloop', 'off', true), set_config('jit', 'off', true)");
+            return (await tx.unsafe(sql, params)) as VariantStatsRow[];
+          })
+          .then((found) => ({ sql, found }));
+      };
+      let answer: { sql: string; found: VariantStatsRow[] };
+      try {
+        answer = await run(false);
+      } catch (err) {
+        // 22003 numeric_value_out_of_range: a sum or square past double precision. Once more in numeric, whose sums
+        // come back as text, and past a double's range as Infinity: the statistics then answer null with a warning.
+        if ((err as { errno?: unknown } | null)?.errno !== "22003") throw err;
+        answer = await run(true);
+      }
+      return { sql: answer.sql, variants: answer.found.map((row) => variantStatsOf(row, q.measures.length === 2, q.preMs !== undefined)) };
     });
   }
 
-  exposureCounts(projectId: string, experimentId: string): Promise<ExposureCounts> {
+  exposureCounts(projectId: string, experimentId: string, window?: ExposureWindow): Promise<ExposureCounts> {
     return this.guard("exposure counts", async () => {
       await this.ready();
-      return countsOf(await this.sql.unsafe(EXPOSURE_COUNTS, [pgText(projectId), pgText(experimentId)]));
+      if (!window) return countsOf(await this.sql.unsafe(EXPOSURE_COUNTS, [pgText(projectId), pgText(experimentId)]));
+      return countsOf(await this.sql.unsafe(EXPOSURE_COUNTS_IN_WINDOW, [pgText(projectId), pgText(experimentId), window.from, window.to]), true);
     });
   }
 

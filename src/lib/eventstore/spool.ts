@@ -1,7 +1,7 @@
 import { Database, type Statement } from "bun:sqlite";
 import { preparePrivateFile } from "../store/sqlite";
 import { checkRows } from "./postgres";
-import type { EventRow, EventStore, ExperimentStatsQuery, ExposureCounts, SeriesQuery, SeriesResult, VariantStats } from "./types";
+import type { EventRow, EventStore, ExperimentStatsQuery, ExposureCounts, ExposureWindow, SeriesQuery, SeriesResult, VariantStats } from "./types";
 
 /**
  * An analytics upstream behind a local spool (`<data>/events-spool.db`).
@@ -184,8 +184,8 @@ export class SpoolingEventStore implements EventStore {
     return this.upstream.experimentStats(query);
   }
 
-  exposureCounts(projectId: string, experimentId: string): Promise<ExposureCounts> {
-    return this.upstream.exposureCounts(projectId, experimentId);
+  exposureCounts(projectId: string, experimentId: string, window?: ExposureWindow): Promise<ExposureCounts> {
+    return this.upstream.exposureCounts(projectId, experimentId, window);
   }
 
   prune(options: { projectId: string; rawBefore: number; rollupsBefore?: number }): Promise<number> {

@@ -1,6 +1,6 @@
 import { experimentParts, namePrefix } from "./plan";
 import { SQLITE_DIALECT, byVariantBytes, prefixNamesCte } from "./sqlite";
-import { type ManyExperimentsQuery, type VariantStats, type VariantStatsRow, variantStatsOf } from "./types";
+import { type ManyExperimentsQuery, SUM_COLUMNS, type VariantStats, type VariantStatsRow, variantStatsOf } from "./types";
 
 /**
  * Many experiments of one project in a few statements (the rollout
@@ -56,26 +56,29 @@ export function manyCountsSql(q: ManyExperimentsQuery): { sql: string; params: (
   return { sql: `SELECT experiment_id, variant, n FROM (${parts.join(" UNION ALL ")}) WHERE n > 0`, params };
 }
 
-const SUM_COLUMNS = ["sx", "sxx", "sy", "syy", "sxy", "sp", "spp", "sxp"] as const;
-
-/** One metric's per-variant sums for each of its experiments: rows (experiment_id, variant, n = 0, sx, ...). */
+/**
+ * One metric's per-variant sums for each of its experiments: rows (experiment_id, variant, m, kx, ky, kp, sx, ...),
+ * the second-order sums about each experiment's and variant's means `k` (VariantStats says why; `u` materialized,
+ * so it is computed once for both).
+ */
 export function manyMetricSql(q: ManyExperimentsQuery, metric: ManyExperimentsQuery["metrics"][number]): { sql: string; params: (string | number)[] } {
   const windows = q.experiments.filter((e) => metric.experimentIds.includes(e.experimentId));
   const from = Math.min(...windows.map((e) => e.from));
   // The scan over the union of the windows; parameters 2 and 3 (one experiment, its start) are unused here.
-  const { params, names, where, columns, sums } = experimentParts({ projectId: q.projectId, experimentId: "", from, to: q.to, measures: metric.measures }, SQLITE_DIALECT);
+  const { params, names, where, columns, shifts, sums } = experimentParts({ projectId: q.projectId, experimentId: "", from, to: q.to, measures: metric.measures }, SQLITE_DIALECT);
   const values = windowsValues(windows, params);
   const prefix = namePrefix(metric.measures[0].event) !== null;
   const sql =
     (prefix ? `WITH RECURSIVE ${prefixNamesCte("events")}, ` : "WITH ") +
     `w(experiment_id, from_ts) AS (VALUES ${values}), ` +
-    `u AS (SELECT x.experiment_id AS experiment_id, x.variant AS variant, ${columns.join(", ")}` +
+    `u AS MATERIALIZED (SELECT x.experiment_id AS experiment_id, x.variant AS variant, ${columns.join(", ")}` +
     " FROM events AS e CROSS JOIN experiment_exposures AS x INDEXED BY experiment_exposures_by_unit CROSS JOIN w" +
     ` WHERE e.project_id = ?1 AND ${names} AND e.hour BETWEEN ?6 AND ?7 AND e.ts >= ?5 AND e.ts < ?4` +
     where.map((c) => ` AND ${c}`).join("") +
     " AND x.project_id = ?1 AND x.unit_id = e.unit_id AND w.experiment_id = x.experiment_id AND x.first_ts >= w.from_ts AND x.first_ts < ?4 AND e.ts >= x.first_ts" +
-    " GROUP BY x.experiment_id, x.unit_id)" +
-    ` SELECT experiment_id, variant, 0 AS n, ${sums.map((s, i) => `${s} AS ${SUM_COLUMNS[i]}`).join(", ")} FROM u GROUP BY experiment_id, variant`;
+    " GROUP BY x.experiment_id, x.unit_id), " +
+    `k AS (SELECT experiment_id, variant, ${shifts.join(", ")} FROM u GROUP BY experiment_id, variant)` +
+    ` SELECT u.experiment_id AS experiment_id, u.variant AS variant, 0 AS n, ${sums.join(", ")} FROM u CROSS JOIN k WHERE k.experiment_id = u.experiment_id AND k.variant = u.variant GROUP BY u.experiment_id, u.variant`;
   return { sql, params };
 }
 
@@ -86,7 +89,7 @@ type SumRow = VariantStatsRow & { experiment_id: string };
 export function mergeMany(counts: CountRow[], sums: SumRow[], metric: ManyExperimentsQuery["metrics"][number]): Map<string, VariantStats[]> {
   const rows = new Map<string, Map<string, VariantStatsRow>>(metric.experimentIds.map((id) => [id, new Map()]));
   for (const c of counts) {
-    rows.get(c.experiment_id)?.set(c.variant, { variant: c.variant, n: c.n, sx: 0, sxx: 0, sy: 0, syy: 0, sxy: 0, sp: 0, spp: 0, sxp: 0 });
+    rows.get(c.experiment_id)?.set(c.variant, { variant: c.variant, n: c.n, m: 0, kx: null, ky: null, kp: null, ...Object.fromEntries(SUM_COLUMNS.map((col) => [col, 0])) } as VariantStatsRow);
   }
   for (const s of sums) {
     const variants = rows.get(s.experiment_id);

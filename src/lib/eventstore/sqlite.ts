@@ -15,6 +15,9 @@ import {
   type SeriesQuery,
   type SeriesResult,
   type VariantStats,
+  type ExposureWindow,
+  SUM_COLUMNS,
+  addShiftedRows,
   type VariantStatsRow,
   EXPOSURE_PREFIX,
   countsOf,
@@ -264,13 +267,17 @@ function sortedColumns(columns: string[]): string[] {
  *    unit order the lookups walk the index forward instead of jumping
  *    around it, and the rows come grouped already: one sort of the events
  *    instead of a random lookup and a sort per event (a quarter less time);
- * 3. per variant: `n` from the exposures themselves (units without outcome
- *    events count, as 0; the variant index walks them in order), the sums
- *    from `u`.
- * The slices' answers add up to the whole (sums of disjoint sets of units).
+ * 3. `k`: per variant, the means of u's columns, the shifts the
+ *    second-order sums are about (`u` is materialized so it is computed once
+ *    for both; VariantStats says why the shifts);
+ * 4. per variant: `n` from the exposures themselves (units without outcome
+ *    events count, as 0; the variant index walks them in order), joined to
+ *    the sums from `u` about `k` (a join, not a UNION summed up, so that a
+ *    sum SQLite answers as NULL, a NaN, stays NULL: see variantStatsOf).
+ * The slices' answers add up to the whole (sums of disjoint sets of units; addShiftedRows).
  */
 export function experimentSql(q: ExperimentStatsQuery, slices = 1): { sql: string; params: (string | number)[]; sliceParam: number } {
-  const { params, names, where, columns, sums } = experimentParts(q, SQLITE_DIALECT);
+  const { params, names, where, columns, shifts, sums } = experimentParts(q, SQLITE_DIALECT);
   // The slice (its count, then its index: bound last, replaced per slice).
   let slice = (_column: string) => "";
   const sliceParam = params.length + 1;
@@ -286,14 +293,15 @@ export function experimentSql(q: ExperimentStatsQuery, slices = 1): { sql: strin
     where.map((w) => ` AND ${w}`).join("") +
     slice("e.unit_id") +
     " ORDER BY unit_id), " +
-    `u AS (SELECT x.variant AS variant, ${columns.join(", ")} FROM (SELECT * FROM s) AS e CROSS JOIN experiment_exposures AS x` +
-    ` WHERE x.project_id = ?1 AND x.experiment_id = ?2 AND x.unit_id = e.unit_id AND x.first_ts >= ?3 AND x.first_ts < ?4 AND e.ts >= x.first_ts - ?8 GROUP BY e.unit_id)` +
-    " SELECT variant, SUM(n) AS n, TOTAL(sx) AS sx, TOTAL(sxx) AS sxx, TOTAL(sy) AS sy, TOTAL(syy) AS syy, TOTAL(sxy) AS sxy, TOTAL(sp) AS sp, TOTAL(spp) AS spp, TOTAL(sxp) AS sxp FROM (" +
-    "SELECT variant, COUNT(*) AS n, 0 AS sx, 0 AS sxx, 0 AS sy, 0 AS syy, 0 AS sxy, 0 AS sp, 0 AS spp, 0 AS sxp FROM experiment_exposures WHERE project_id = ?1 AND experiment_id = ?2 AND first_ts >= ?3 AND first_ts < ?4" +
+    `u AS MATERIALIZED (SELECT x.variant AS variant, ${columns.join(", ")} FROM (SELECT * FROM s) AS e CROSS JOIN experiment_exposures AS x` +
+    ` WHERE x.project_id = ?1 AND x.experiment_id = ?2 AND x.unit_id = e.unit_id AND x.first_ts >= ?3 AND x.first_ts < ?4 AND e.ts >= x.first_ts - ?8 GROUP BY e.unit_id), ` +
+    `k AS (SELECT variant, ${shifts.join(", ")} FROM u GROUP BY variant)` +
+    ` SELECT c.variant AS variant, c.n AS n, ${["m", "kx", "ky", "kp", ...SUM_COLUMNS].map((col) => `a.${col} AS ${col}`).join(", ")} FROM (` +
+    "SELECT variant, COUNT(*) AS n FROM experiment_exposures WHERE project_id = ?1 AND experiment_id = ?2 AND first_ts >= ?3 AND first_ts < ?4" +
     // Each slice counts its own units, in the same statement (one read snapshot) as their sums: counted once for
     // all slices, by one of them, an exposure committed between two slices' starts could be in the sums, not in n.
     slice("unit_id") +
-    ` GROUP BY variant UNION ALL SELECT variant, 0, ${sums.join(", ")} FROM u GROUP BY variant) GROUP BY variant ORDER BY variant`;
+    ` GROUP BY variant) AS c LEFT JOIN (SELECT u.variant AS variant, ${sums.join(", ")} FROM u CROSS JOIN k WHERE k.variant = u.variant GROUP BY u.variant) AS a ON a.variant = c.variant ORDER BY c.variant`;
   return { sql, params, sliceParam };
 }
 
@@ -302,13 +310,11 @@ export const byVariantBytes = (a: { variant: string }, b: { variant: string }): 
 
 /** Adds the slices' per-variant rows (each sorted by variant) into one list sorted by variant (byte order, as SQLite's). */
 function mergeSlices(slices: VariantStatsRow[][]): VariantStatsRow[] {
-  const fields = ["n", "sx", "sxx", "sy", "syy", "sxy", "sp", "spp", "sxp"] as const;
   const byVariant = new Map<string, VariantStatsRow>();
   for (const rows of slices) {
     for (const row of rows) {
       const seen = byVariant.get(row.variant);
-      if (!seen) byVariant.set(row.variant, { ...row });
-      else for (const f of fields) seen[f] = Number(seen[f] ?? 0) + Number(row[f] ?? 0);
+      byVariant.set(row.variant, seen ? addShiftedRows(seen, row) : { ...row });
     }
   }
   return [...byVariant.values()].sort(byVariantBytes);
@@ -670,13 +676,16 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
-  async exposureCounts(projectId: string, experimentId: string): Promise<ExposureCounts> {
+  async exposureCounts(projectId: string, experimentId: string, window?: ExposureWindow): Promise<ExposureCounts> {
     if (this.closed) throw new Error("event store closed");
-    // The variant index: one walk in variant order, no sort (a million units take about a tenth of a second).
-    const sql =
-      "SELECT variant, COUNT(*) AS n, MIN(first_ts) AS lo, MAX(first_ts) AS hi FROM experiment_exposures WHERE project_id = ?1 AND experiment_id = ?2 GROUP BY variant ORDER BY variant";
-    const found = await this.analyse(0, sql, [projectId, experimentId]);
-    return countsOf(found as { variant: string; n: number; lo: number; hi: number }[]);
+    // The variant index: one walk in variant order, no sort (a million units take about a tenth of a second). With a
+    // window, the same walk counts the units in it and all of them (those outside are what the caller may report).
+    const inside = "first_ts >= ?3 AND first_ts < ?4";
+    const sql = window
+      ? `SELECT variant, TOTAL(${inside}) AS n, MIN(CASE WHEN ${inside} THEN first_ts END) AS lo, MAX(CASE WHEN ${inside} THEN first_ts END) AS hi, COUNT(*) AS "all" FROM experiment_exposures WHERE project_id = ?1 AND experiment_id = ?2 GROUP BY variant ORDER BY variant`
+      : "SELECT variant, COUNT(*) AS n, MIN(first_ts) AS lo, MAX(first_ts) AS hi FROM experiment_exposures WHERE project_id = ?1 AND experiment_id = ?2 GROUP BY variant ORDER BY variant";
+    const found = await this.analyse(0, sql, window ? [projectId, experimentId, window.from, window.to] : [projectId, experimentId]);
+    return countsOf(found as Parameters<typeof countsOf>[0], window !== undefined);
   }
 
   async prune(options: { projectId: string; rawBefore: number; rollupsBefore?: number }): Promise<number> {

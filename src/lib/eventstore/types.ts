@@ -116,7 +116,20 @@ export type ManyExperimentsQuery = {
 /** Per metric of the query (same order): each of its experiments' variants, as experimentStats answers them; or why that metric failed. */
 export type ManyExperimentsResult = (Map<string, VariantStats[]> | Error)[];
 
-/** One variant's sums over its units: X always; Y and XY with two measures; the pre-period sums with `preMs`. */
+/**
+ * One variant's sums over its units: X always; Y and XY with two measures; the pre-period sums with `preMs`.
+ *
+ * First-order sums (ΣX, ΣY, ΣP) are plain; second-order ones are about the
+ * variant's shifts (the mean of X, Y, P over its units with events, chosen
+ * by the statement itself): sumXX = Σ(X − shiftX)², sumXY =
+ * Σ(X − shiftX)(Y − shiftY), and so on, units without events counting as
+ * 0. Plain ΣX² cancels catastrophically in a variance once the mean dwarfs
+ * the spread (values 1e9 ± 1 gave a variance of 0); about a shift near the
+ * mean nothing cancels. An absent shift is 0 (plain sums). The statistics
+ * take the shifts as they are (stats/types.ts MeanStats). A sum that
+ * overflows double precision is Infinity (or NaN): the statistics then
+ * answer null with a warning.
+ */
 export type VariantStats = {
   variant: string;
   /** Exposed units. */
@@ -129,10 +142,19 @@ export type VariantStats = {
   sumPre?: number;
   sumPreSq?: number;
   sumXPre?: number;
+  shiftX?: number;
+  shiftY?: number;
+  shiftPre?: number;
 };
 
-/** Exposed units per variant, and when the first and the last unit were first exposed (epoch ms). */
-export type ExposureCounts = { variants: { variant: string; n: number }[]; firstAt: number | null; lastAt: number | null };
+/**
+ * Exposed units per variant, and when the first and the last unit were first exposed (epoch ms). With a window,
+ * only units first exposed in [from, to), the units experimentStats analyses; `outside` then counts the others.
+ */
+export type ExposureCounts = { variants: { variant: string; n: number }[]; firstAt: number | null; lastAt: number | null; outside?: number };
+
+/** A window of first exposures, epoch ms: from inclusive, to exclusive (as ExperimentStatsQuery's). */
+export type ExposureWindow = { from: number; to: number };
 
 /**
  * What an appended row says about an experiment: its name is
@@ -171,35 +193,98 @@ export function noteExposure(firsts: Map<string, FirstExposure>, r: EventRow, te
   }
 }
 
-/** ExposureCounts from per-variant rows (count, earliest and latest first exposure), sorted by variant already. */
-export function countsOf(rows: { variant: string; n: number | string; lo: number | string; hi: number | string }[]): ExposureCounts {
+/**
+ * ExposureCounts from per-variant rows (count, earliest and latest first exposure; with a window, `all` the count
+ * in or out of it), sorted by variant already. A variant whose units are all outside the window is left out.
+ */
+export function countsOf(rows: { variant: string; n: number | string; lo: number | string | null; hi: number | string | null; all?: number | string }[], windowed = false): ExposureCounts {
   let firstAt: number | null = null;
   let lastAt: number | null = null;
+  let outside = 0;
+  const variants: ExposureCounts["variants"] = [];
   for (const r of rows) {
+    const n = Number(r.n);
+    outside += Number(r.all ?? n) - n;
+    if (n === 0) continue;
+    variants.push({ variant: r.variant, n });
     const lo = Number(r.lo);
     const hi = Number(r.hi);
     if (firstAt === null || lo < firstAt) firstAt = lo;
     if (lastAt === null || hi > lastAt) lastAt = hi;
   }
-  return { variants: rows.map((r) => ({ variant: r.variant, n: Number(r.n) })), firstAt, lastAt };
+  return windowed ? { variants, firstAt, lastAt, outside } : { variants, firstAt, lastAt };
 }
 
-/** The per-variant row both engines' statements answer (numbers may come back as text from PostgreSQL). */
-export type VariantStatsRow = Record<"n" | "sx" | "sxx" | "sy" | "syy" | "sxy" | "sp" | "spp" | "sxp", number | string | null> & { variant: string };
+/** The sums' columns of a statement's row, in their order (see VariantStatsRow). */
+export const SUM_COLUMNS = ["sx", "sxx", "sy", "syy", "sxy", "sp", "spp", "sxp"] as const;
 
-/** A statement's row as VariantStats: Y sums with two measures, the pre-period sums with `preMs`. */
+/**
+ * The per-variant row the engines' statements answer (numbers may come back as text from PostgreSQL): `n` units
+ * in all, `m` of them with events (in `u`), the shifts kx, ky, kp (means over those m; null when m is 0), and
+ * over those m units ΣX, Σ(X − kx)², ΣY, Σ(Y − ky)², Σ(X − kx)(Y − ky), ΣP, Σ(P − kp)², Σ(X − kx)(P − kp).
+ * variantStatsOf adds the n − m units without events (all 0) to the second-order sums. A sum that came back
+ * NULL while m > 0 was NaN (SQLite answers NaN as NULL: +∞ and −∞ in one sum), and stays NaN.
+ */
+export type VariantStatsRow = Record<"n" | "m" | "kx" | "ky" | "kp" | (typeof SUM_COLUMNS)[number], number | string | null> & { variant: string };
+
+/**
+ * Adds rows of the same variant over disjoint units (SQLite's slices), each about its own shifts, into one
+ * about the first's: moving Σ(X − k)(Y − k') over m units to shifts K, K' adds δ'·Σ(X − k) + δ·Σ(Y − k') + m·δ·δ'
+ * (δ = k − K), all small when the shifts are near each other, as means of the same variant are.
+ */
+export function addShiftedRows(a: VariantStatsRow, b: VariantStatsRow): VariantStatsRow {
+  const num = (v: number | string | null) => (v === null ? NaN : Number(v));
+  const ma = Number(a.m ?? 0);
+  const mb = Number(b.m ?? 0);
+  if (mb === 0) return { ...a, n: Number(a.n) + Number(b.n) };
+  if (ma === 0) return { ...b, n: Number(a.n) + Number(b.n) };
+  const K = { x: num(a.kx), y: num(a.ky), p: num(a.kp) };
+  const k = { x: num(b.kx), y: num(b.ky), p: num(b.kp) };
+  const d = { x: k.x - K.x, y: k.y - K.y, p: k.p - K.p };
+  // Σ(V − k) over b's units, from its plain sums.
+  const c = { x: num(b.sx) - mb * k.x, y: num(b.sy) - mb * k.y, p: num(b.sp) - mb * k.p };
+  const moved = (s: number | string | null, u: "x" | "y" | "p", v: "x" | "y" | "p") => num(s) + d[v] * c[u] + d[u] * c[v] + mb * d[u] * d[v];
+  const add = (x: number | string | null, y: number) => num(x) + y;
+  return {
+    variant: a.variant,
+    n: Number(a.n) + Number(b.n),
+    m: ma + mb,
+    kx: K.x,
+    ky: K.y,
+    kp: K.p,
+    sx: add(a.sx, num(b.sx)),
+    sxx: add(a.sxx, moved(b.sxx, "x", "x")),
+    sy: add(a.sy, num(b.sy)),
+    syy: add(a.syy, moved(b.syy, "y", "y")),
+    sxy: add(a.sxy, moved(b.sxy, "x", "y")),
+    sp: add(a.sp, num(b.sp)),
+    spp: add(a.spp, moved(b.spp, "p", "p")),
+    sxp: add(a.sxp, moved(b.sxp, "x", "p")),
+  };
+}
+
+/** A statement's row as VariantStats: Y sums with two measures, the pre-period sums with `preMs` (see VariantStatsRow). */
 export function variantStatsOf(row: VariantStatsRow, ratio: boolean, pre: boolean): VariantStats {
-  const num = (v: number | string | null) => Number(v ?? 0);
-  const out: VariantStats = { variant: row.variant, n: num(row.n), sumX: num(row.sx), sumXX: num(row.sxx) };
+  const n = Number(row.n ?? 0);
+  const m = Number(row.m ?? 0);
+  // A NULL sum over units with events was NaN; with no such units every sum is 0.
+  const num = (v: number | string | null) => (v === null ? (m > 0 ? NaN : 0) : Number(v));
+  const shift = (v: number | string | null) => (m > 0 ? num(v) : 0);
+  const zeros = n - m;
+  const [kx, ky, kp] = [shift(row.kx), shift(row.ky), shift(row.kp)];
+  // The units without events have X = Y = P = 0: (0 − kx)(0 − ky) = kx·ky each.
+  const out: VariantStats = { variant: row.variant, n, sumX: num(row.sx), sumXX: num(row.sxx) + zeros * kx * kx, shiftX: kx };
   if (ratio) {
     out.sumY = num(row.sy);
-    out.sumYY = num(row.syy);
-    out.sumXY = num(row.sxy);
+    out.sumYY = num(row.syy) + zeros * ky * ky;
+    out.sumXY = num(row.sxy) + zeros * kx * ky;
+    out.shiftY = ky;
   }
   if (pre) {
     out.sumPre = num(row.sp);
-    out.sumPreSq = num(row.spp);
-    out.sumXPre = num(row.sxp);
+    out.sumPreSq = num(row.spp) + zeros * kp * kp;
+    out.sumXPre = num(row.sxp) + zeros * kx * kp;
+    out.shiftPre = kp;
   }
   return out;
 }
@@ -225,8 +310,11 @@ export interface EventStore {
    * the upstream. Stores that answer only once events are readable have none.
    */
   ingestLagMs?(nowMs: number): number;
-  /** Exposed units per variant of one experiment (first exposure per unit), sorted by variant. */
-  exposureCounts(projectId: string, experimentId: string): Promise<ExposureCounts>;
+  /**
+   * Exposed units per variant of one experiment (first exposure per unit), sorted by variant: all of them, or
+   * (with `window`) those first exposed in it, the same units experimentStats counts over the same window.
+   */
+  exposureCounts(projectId: string, experimentId: string, window?: ExposureWindow): Promise<ExposureCounts>;
   /**
    * Deletes raw events of `projectId` older than `rawBefore` (epoch ms), and
    * (when given) roll-ups of every project older than `rollupsBefore`.

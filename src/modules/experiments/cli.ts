@@ -616,7 +616,7 @@ export const experimentsCommand: Command = {
       summary: "The analysis: exposures per variant with the sample-ratio check, then per metric and treatment the lift, p-values, chance to beat control and verdict",
       args: ["<name>"],
       details: [
-        "Read with the project's analysis settings (method, significance threshold, minimum sample days). LIFT is treatment / control − 1 with its confidence interval (Δ: the absolute difference, when the control is 0); P-VALUE is the fixed-horizon test, ALWAYS-VALID P the sequential one (safe to read at every look); a guardrail's verdict says HARM when it moved the harmful way. A SAMPLE RATIO MISMATCH means assignment or exposure logging is broken: no result can be trusted until it is fixed.",
+        "Read with the project's analysis settings (method, significance threshold, minimum sample days). LIFT is (treatment − control) / |control| with its confidence interval, so a higher treatment is a positive lift even when the control's mean is negative (Δ: the absolute difference, when the control is 0); a test that cannot be computed (an arm without variation, e.g. no conversions, or values beyond double precision) shows - and a warning says why; P-VALUE is the fixed-horizon test, ALWAYS-VALID P the sequential one (safe to read at every look); a guardrail's verdict says HARM when it moved the harmful way. A SAMPLE RATIO MISMATCH means assignment or exposure logging is broken: no result can be trusted until it is fixed.",
       ],
       examples: ["svc experiments results checkout-button", "svc experiments results checkout-button --json"],
       flags: { ...CLIENT_FLAGS },

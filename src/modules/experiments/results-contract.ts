@@ -19,8 +19,12 @@ const Frequentist = t.Object(
   {
     control: Arm,
     treatment: Arm,
-    absolute: t.Union([Effect, t.Null()], { description: "Treatment − control (Welch; null when an arm has < 2 units)" }),
-    relative: t.Union([Effect, t.Null()], { description: "Lift: treatment / control − 1, its interval by the delta method" }),
+    absolute: t.Union([Effect, t.Null()], {
+      description: "Treatment − control (Welch). Null, with a warning saying why, when an arm has < 2 units, no variation (e.g. no conversions) or values beyond double precision",
+    }),
+    relative: t.Union([Effect, t.Null()], {
+      description: "Lift: (treatment − control) / |control| (so a negative control mean keeps the difference's sign), its interval by the delta method; null when the control's mean is 0",
+    }),
     df: Num,
     alpha: t.Number(),
   },
@@ -32,7 +36,7 @@ const Bayesian = t.Object(
   {
     chanceToBeatControl: t.Number(),
     absolute: Credible,
-    relative: t.Union([Credible, t.Null()]),
+    relative: t.Union([Credible, t.Null()], { description: "(treatment − control) / |control| by the delta method; null when the control's posterior mean is 0" }),
     risk: t.Object({ treatment: t.Number(), control: t.Number() }, { description: "Expected loss of shipping the treatment, of keeping the control" }),
     alpha: t.Number(),
   },
@@ -56,8 +60,8 @@ const Direction = t.Union([t.Literal("increase"), t.Literal("decrease"), t.Liter
 const Treatment = t.Object({
   variant: t.String(),
   frequentist: Frequentist,
-  bayesian: t.Union([Bayesian, t.Null()]),
-  sequential: t.Union([Sequential, t.Null()]),
+  bayesian: t.Union([Bayesian, t.Null()], { description: "Null, with a warning saying why, where the test is (proportions keep their Beta posteriors)" }),
+  sequential: t.Union([Sequential, t.Null()], { description: "Null, with a warning saying why, where the fixed-horizon test is" }),
   verdict: t.Union([Direction], { description: "What the project's method reads: frequentist (sequential before the minimum sample days) or bayesian" }),
   harm: t.Optional(t.Boolean({ description: "Guardrails: the verdict is the move named harmful (worseWhen)" })),
 });
@@ -91,11 +95,12 @@ export const ResultsSchema = t.Object(
       total: t.Number(),
       firstAt: t.Union([t.String(), t.Null()]),
       lastAt: t.Union([t.String(), t.Null()]),
-      variants: t.Array(t.Object({ variant: t.String(), n: t.Number({ description: "Units exposed (first exposure counts)" }), expectedShare: t.Number() })),
+      outside: t.Number({ description: "Units first exposed outside the window (before the start or after the stop): in neither the metrics nor the SRM check" }),
+      variants: t.Array(t.Object({ variant: t.String(), n: t.Number({ description: "Units first exposed in the window, the units the metrics analyse (first exposure counts)" }), expectedShare: t.Number() })),
     }),
     srm: Srm,
     metrics: t.Array(MetricResult),
-    warnings: t.Array(t.String()),
+    warnings: t.Array(t.String(), { description: "Sample ratio mismatch, no exposures, units outside the window, and each result that is null and why (`metric, variant: …`)" }),
   },
   {
     title: "ExperimentResults",
@@ -108,7 +113,7 @@ export const ResultsSchema = t.Object(
         sampleDays: 14.2,
         minimumReached: true,
         window: { from: "2026-11-09T09:00:00.000Z", to: "2026-11-23T14:00:00.000Z" },
-        exposures: { total: 20000, firstAt: "2026-11-09T09:00:02.000Z", lastAt: "2026-11-23T13:59:40.000Z", variants: [{ variant: "control", n: 10046, expectedShare: 0.5 }, { variant: "green", n: 9954, expectedShare: 0.5 }] },
+        exposures: { total: 20000, firstAt: "2026-11-09T09:00:02.000Z", lastAt: "2026-11-23T13:59:40.000Z", outside: 0, variants: [{ variant: "control", n: 10046, expectedShare: 0.5 }, { variant: "green", n: 9954, expectedShare: 0.5 }] },
         srm: { chiSquare: 0.42, df: 1, pValue: 0.516, expected: [10000, 10000], threshold: 0.001, flagged: false },
         metrics: [],
         warnings: [],

@@ -31,10 +31,11 @@ export function testAlpha(falseAlarmRate: number, stages: Stage[], metrics: numb
 
 const EMPTY: VariantStats = { variant: "", n: 0, sumX: 0, sumXX: 0, sumY: 0, sumYY: 0, sumXY: 0 };
 
+/** The store's second-order sums are about its shifts (VariantStats), passed on so that nothing cancels. */
 function momentsOf(test: MetricCheck["test"], s: VariantStats): Moments {
-  if (test === "ratio") return ratioMoments({ n: s.n, sumX: s.sumX, sumY: s.sumY ?? 0, sumXX: s.sumXX, sumYY: s.sumYY ?? 0, sumXY: s.sumXY ?? 0 });
+  if (test === "ratio") return ratioMoments({ n: s.n, sumX: s.sumX, sumY: s.sumY ?? 0, sumXX: s.sumXX, sumYY: s.sumYY ?? 0, sumXY: s.sumXY ?? 0, shiftX: s.shiftX, shiftY: s.shiftY });
   if (test === "proportion") return proportionMoments({ n: s.n, successes: s.sumX });
-  return meanMoments({ n: s.n, sum: s.sumX, sumSq: s.sumXX });
+  return meanMoments({ n: s.n, sum: s.sumX, sumSq: s.sumXX, shift: s.shiftX });
 }
 
 const finite = (v: number) => (Number.isFinite(v) ? v : null);

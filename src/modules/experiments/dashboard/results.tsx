@@ -49,7 +49,7 @@ export function forestSummary(m: MetricResult, alpha: number, method: Method): s
   const kind = intervalKind(method);
   const rows = m.treatments.map((t) => {
     const lift = liftOf(t, method);
-    if (!lift) return `${t.variant}: no lift (the control's mean is 0 or an arm is too small), ${verdictText(m, t)}`;
+    if (!lift) return `${t.variant}: no lift (the control's mean is 0, or no test: the warnings say why), ${verdictText(m, t)}`;
     return `${t.variant}: ${percent(lift.estimate)}, ${level(alpha)} ${kind} interval ${percent(lift.ci[0])} to ${percent(lift.ci[1])}, ${verdictText(m, t)}`;
   });
   return `Relative lift of ${m.metric.name} against the control, each treatment with its ${level(alpha)} ${kind} interval around the zero line (no change). ${rows.join("; ")}.`;
@@ -105,7 +105,7 @@ export function ForestPlot({ metric, alpha, method }: { metric: MetricResult; al
                 </>
               ) : (
                 <text x={x(0) + 8} y={cy + 4} class="chart-text">
-                  no lift: the control's mean is 0 or an arm is too small
+                  no lift: the control's mean is 0, or no test (the warnings say why)
                 </text>
               )}
             </g>

@@ -43,8 +43,11 @@ export function cuped(arms: CupedArm[]): CupedResult {
   for (const a of arms) {
     if (a.n >= 2) {
       // Unnormalised within-arm co-moments; their sums are the pooled ones up to the common (N − k).
-      cov += a.sumXPre - (a.sum * a.sumPre) / a.n;
-      varPre += a.sumPreSq - (a.sumPre * a.sumPre) / a.n;
+      // About the arm's shifts (see MeanStats), so nothing cancels when the means dwarf the spreads.
+      const dx = a.sum - a.n * (a.shift ?? 0);
+      const dp = a.sumPre - a.n * (a.shiftPre ?? 0);
+      cov += a.sumXPre - (dx * dp) / a.n;
+      varPre += a.sumPreSq - (dp * dp) / a.n;
     }
     totalN += a.n;
     totalPre += a.sumPre;
@@ -54,16 +57,17 @@ export function cuped(arms: CupedArm[]): CupedResult {
   const grandPre = totalN > 0 ? totalPre / totalN : 0;
   const adjusted = arms.map((a): Moments => {
     const mean = a.n > 0 ? a.sum / a.n - theta * (a.sumPre / a.n - grandPre) : NaN;
-    const vx = sampleVariance(a.n, a.sum, a.sumSq);
-    const vp = sampleVariance(a.n, a.sumPre, a.sumPreSq);
-    const cxp = sampleCovariance(a.n, a.sum, a.sumPre, a.sumXPre);
+    const vx = sampleVariance(a.n, a.sum, a.sumSq, a.shift);
+    const vp = sampleVariance(a.n, a.sumPre, a.sumPreSq, a.shiftPre);
+    const cxp = sampleCovariance(a.n, a.sum, a.sumPre, a.sumXPre, a.shift, a.shiftPre);
     // var(x − θ·pre) = var x − 2θ·cov(x, pre) + θ²·var pre, per arm with its own moments.
-    const variance = Math.max(0, vx - 2 * theta * cxp + theta * theta * vp);
-    return { n: a.n, mean, variance };
+    const v = vx - 2 * theta * cxp + theta * theta * vp;
+    return { n: a.n, mean, variance: Number.isNaN(v) ? NaN : Math.max(0, v) };
   });
   const varianceReduction = arms.map((a, i) => {
-    const raw = sampleVariance(a.n, a.sum, a.sumSq);
-    return raw > 0 ? 1 - adjusted[i].variance / raw : 0;
+    const raw = sampleVariance(a.n, a.sum, a.sumSq, a.shift);
+    const reduction = 1 - adjusted[i].variance / raw;
+    return raw > 0 && Number.isFinite(reduction) ? reduction : 0;
   });
   return { theta, arms: adjusted, varianceReduction };
 }

@@ -8,7 +8,7 @@
  */
 import { type BayesianOptions, bayesianFromMoments, bayesianProportions } from "./bayesian";
 import { type CupedArm, cuped } from "./cuped";
-import { welch } from "./frequentist";
+import { degenerateReason, relativeReason, welch } from "./frequentist";
 import { meanMoments, proportionMoments, ratioMoments } from "./moments";
 import { type SequentialOptions, sequentialTest } from "./sequential";
 import type { BayesianResult, Comparison, CovariateStats, MeanStats, Moments, ProportionStats, RatioStats, SequentialResult, SequentialState } from "./types";
@@ -16,7 +16,8 @@ import type { BayesianResult, Comparison, CovariateStats, MeanStats, Moments, Pr
 export * from "./types";
 export { bayesian, bayesianFromMoments, bayesianProportions, betaPosterior, normalPosterior } from "./bayesian";
 export { cuped, type CupedArm, type CupedResult } from "./cuped";
-export { compareMeans, compareProportions, compareRatios, relativeLift, welch, welchDf } from "./frequentist";
+export { compareMeans, compareProportions, compareRatios, degenerateReason, relativeLift, relativeReason, welch, welchDf } from "./frequentist";
+export { chiSquareSf, normalCdf, normalLoss, normalSf } from "./dist";
 export { meanMoments, proportionMoments, ratioMoments, sampleCovariance, sampleVariance } from "./moments";
 export { DEFAULT_HORIZON_PER_ARM, mixingVariance, optimalMixingRatio, sequentialTest } from "./sequential";
 export { SRM_THRESHOLD, srmCheck } from "./srm";
@@ -24,7 +25,8 @@ export { SRM_THRESHOLD, srmCheck } from "./srm";
 /** One metric's sufficient statistics for every arm, the control first. Covariate sums are optional per arm. */
 export type MetricArms =
   | { kind: "mean"; arms: (MeanStats & Partial<CovariateStats>)[] }
-  | { kind: "proportion"; arms: (ProportionStats & Partial<CovariateStats>)[] }
+  /** With covariates, `sumSq` and `shift` may carry Σ(x − shift)² of the 0/1 values (MeanStats); absent, Σx² = successes. */
+  | { kind: "proportion"; arms: (ProportionStats & Partial<CovariateStats> & { sumSq?: number; shift?: number })[] }
   | { kind: "ratio"; arms: RatioStats[] };
 
 export type AnalysisOptions = {
@@ -46,6 +48,11 @@ export type VariantAnalysis = {
   frequentist: Comparison;
   bayesian: BayesianResult | null;
   sequential: SequentialResult | null;
+  /**
+   * Why a result above is null, in words (empty when all are computed): the
+   * caller shows them as warnings, so that "inconclusive" is never silent.
+   */
+  notes: string[];
 };
 
 export type MetricAnalysis = {
@@ -78,7 +85,16 @@ export function analyzeMetric(metric: MetricArms, options: AnalysisOptions = {})
     const arms: CupedArm[] =
       metric.kind === "mean"
         ? (metric.arms as (MeanStats & CovariateStats)[])
-        : (metric.arms as (ProportionStats & CovariateStats)[]).map((a) => ({ n: a.n, sum: a.successes, sumSq: a.successes, sumPre: a.sumPre, sumPreSq: a.sumPreSq, sumXPre: a.sumXPre }));
+        : (metric.arms as (ProportionStats & CovariateStats & { sumSq?: number; shift?: number })[]).map((a) => ({
+            n: a.n,
+            sum: a.successes,
+            sumSq: a.sumSq ?? a.successes,
+            shift: a.shift ?? 0,
+            sumPre: a.sumPre,
+            sumPreSq: a.sumPreSq,
+            sumXPre: a.sumXPre,
+            shiftPre: a.shiftPre,
+          }));
     const result = cuped(arms);
     moments = result.arms;
     cupedInfo = { theta: result.theta, varianceReduction: result.varianceReduction };
@@ -93,17 +109,24 @@ export function analyzeMetric(metric: MetricArms, options: AnalysisOptions = {})
   const variants: VariantAnalysis[] = [];
   for (let i = 1; i < moments.length; i++) {
     // Beta posteriors only for unadjusted proportions; CUPED-adjusted values are no longer 0/1.
-    const bayes =
-      metric.kind === "proportion" && !withCovariates
-        ? bayesianProportions(metric.arms[0], metric.arms[i], bayesOptions)
-        : bayesianFromMoments(moments[0], moments[i], bayesOptions);
+    const beta = metric.kind === "proportion" && !withCovariates;
+    const bayes = beta ? bayesianProportions(metric.arms[0], metric.arms[i], bayesOptions) : bayesianFromMoments(moments[0], moments[i], bayesOptions);
     const seq = options.sequential;
-    variants.push({
-      arm: i,
-      frequentist: welch(moments[0], moments[i], { alpha }),
-      bayesian: bayes,
-      sequential: seq ? sequentialTest(moments[0], moments[i], { alpha, horizonPerArm: seq.horizonPerArm, tau2: seq.tau2, previous: seq.previous?.[i - 1] ?? null }) : null,
-    });
+    // The sequential test rests on the same two variances as Welch's: where those are degenerate it is too.
+    const degenerate = degenerateReason(moments[0], moments[i], metric.kind === "proportion" && !withCovariates);
+    const frequentist = welch(moments[0], moments[i], { alpha });
+    const sequential = seq && degenerate === null ? sequentialTest(moments[0], moments[i], { alpha, horizonPerArm: seq.horizonPerArm, tau2: seq.tau2, previous: seq.previous?.[i - 1] ?? null }) : null;
+    const notes: string[] = [];
+    if (degenerate !== null) {
+      const tests = [frequentist.absolute, bayes, sequential].every((r) => r === null) ? "no test" : "no fixed-horizon or sequential test";
+      notes.push(`${tests}: ${degenerate}${bayes && beta ? " (the Bayesian reading of Beta posteriors still applies)" : ""}`);
+    } else {
+      if (frequentist.absolute === null) notes.push("no fixed-horizon test: the difference is beyond double precision");
+      else if (frequentist.relative === null) notes.push(`no relative lift: ${relativeReason(moments[0]) ?? "it is beyond double precision"}`);
+      if (bayes === null) notes.push("no Bayesian reading: the posterior of the difference cannot be computed (no spread, or beyond double precision)");
+      if (seq && sequential === null) notes.push("no sequential test: the difference has no spread or is beyond double precision");
+    }
+    variants.push({ arm: i, frequentist, bayesian: bayes, sequential, notes });
   }
   return { kind: metric.kind, cuped: cupedInfo, variants };
 }

@@ -6,25 +6,29 @@
 import type { MeanStats, Moments, ProportionStats, RatioStats } from "./types";
 
 /**
- * Sample variance from sums, with Bessel's correction. Computed from Σx and
- * Σx² (all the store gives us), which cancels catastrophically when the
- * mean dwarfs the spread; clamped at 0 so rounding never yields a negative
- * variance. Metrics with huge offsets (timestamps) should be centred in SQL.
+ * Sample variance from sums, with Bessel's correction: Σx and Σ(x − shift)²
+ * (see MeanStats). With d = Σ(x − shift) = Σx − n·shift it is
+ * (Σ(x − shift)² − d²/n)/(n − 1): with the shift near the mean d is small,
+ * so nothing cancels (computing d from Σx costs rounding of order
+ * ε·|Σx|, which enters squared, negligibly). With shift 0 it is the raw
+ * formula, which loses every digit once mean/sd passes about 1e7. Clamped
+ * at 0 so rounding never yields a negative variance.
  */
-export function sampleVariance(n: number, sum: number, sumSq: number): number {
+export function sampleVariance(n: number, sum: number, sumSq: number, shift = 0): number {
   if (n < 2) return NaN;
-  return Math.max(0, (sumSq - (sum * sum) / n) / (n - 1));
+  const d = sum - n * shift;
+  return Math.max(0, (sumSq - (d * d) / n) / (n - 1));
 }
 
-/** Sample covariance from sums, with Bessel's correction. */
-export function sampleCovariance(n: number, sumX: number, sumY: number, sumXY: number): number {
+/** Sample covariance from sums, with Bessel's correction; Σ(x − shiftX)(y − shiftY) about the shifts as in sampleVariance. */
+export function sampleCovariance(n: number, sumX: number, sumY: number, sumXY: number, shiftX = 0, shiftY = 0): number {
   if (n < 2) return NaN;
-  return (sumXY - (sumX * sumY) / n) / (n - 1);
+  return (sumXY - ((sumX - n * shiftX) * (sumY - n * shiftY)) / n) / (n - 1);
 }
 
 /** A per-unit numeric metric: the sample mean and the sample variance. */
 export function meanMoments(s: MeanStats): Moments {
-  return { n: s.n, mean: s.n > 0 ? s.sum / s.n : NaN, variance: sampleVariance(s.n, s.sum, s.sumSq) };
+  return { n: s.n, mean: s.n > 0 ? s.sum / s.n : NaN, variance: sampleVariance(s.n, s.sum, s.sumSq, s.shift) };
 }
 
 /**
@@ -53,10 +57,11 @@ export function ratioMoments(s: RatioStats): Moments {
   if (n < 1) return { n, mean: NaN, variance: NaN };
   const mx = s.sumX / n;
   const my = s.sumY / n;
-  const vx = sampleVariance(n, s.sumX, s.sumXX);
-  const vy = sampleVariance(n, s.sumY, s.sumYY);
-  const cxy = sampleCovariance(n, s.sumX, s.sumY, s.sumXY);
+  const vx = sampleVariance(n, s.sumX, s.sumXX, s.shiftX);
+  const vy = sampleVariance(n, s.sumY, s.sumYY, s.shiftY);
+  const cxy = sampleCovariance(n, s.sumX, s.sumY, s.sumXY, s.shiftX, s.shiftY);
   // my = 0 (no denominator at all) leaves mean and variance NaN: reported as null, never thrown.
   const variance = vx / my ** 2 - (2 * mx * cxy) / my ** 3 + (mx ** 2 * vy) / my ** 4;
-  return { n, mean: mx / my, variance: Math.max(0, variance) };
+  // Math.max(0, NaN) is NaN: an undefined variance stays undefined (reported as null), never 0.
+  return { n, mean: mx / my, variance: Number.isNaN(variance) ? NaN : Math.max(0, variance) };
 }

@@ -16,7 +16,7 @@
  * GrowthBook's default (DEFAULT_SRM_THRESHOLD), so numbers compare across
  * tools; it is a parameter so a project can tighten or loosen it.
  */
-import { chiSquareUpper } from "./dist";
+import { chiSquareSf } from "./dist";
 import type { SrmResult } from "./types";
 
 export const SRM_THRESHOLD = 0.001;
@@ -46,7 +46,8 @@ export function srmCheck(counts: number[], weights: number[], threshold = SRM_TH
     }
   }
   const df = Math.max(0, cells - 1);
-  // No units, or a single variant, leave nothing to test: p 1, not flagged.
-  const pValue = df === 0 || total === 0 ? 1 : chiSquareUpper(chiSquare, df);
+  // No units, or a single variant, leave nothing to test: p 1, not flagged. The survival function itself, not
+  // 1 − cdf, which is 0 beyond χ² ≈ 72 (and the warning printed p = 0.00).
+  const pValue = df === 0 || total === 0 ? 1 : chiSquareSf(chiSquare, df);
   return { chiSquare: Number.isFinite(chiSquare) ? chiSquare : Number.MAX_VALUE, df, pValue, expected, threshold, flagged: pValue < threshold };
 }

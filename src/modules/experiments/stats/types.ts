@@ -5,8 +5,15 @@
  * that cannot be computed is null), so a reply can carry them unchanged.
  */
 
-/** A per-unit numeric metric: count of units, Σx and Σx². */
-export type MeanStats = { n: number; sum: number; sumSq: number };
+/**
+ * A per-unit numeric metric: count of units, Σx, and the sum of squares
+ * Σ(x − shift)² about a shift (default 0: plain Σx²). Any shift gives the
+ * same variance in exact arithmetic; one near the mean keeps its digits in
+ * floating point, where Σx² − (Σx)²/n cancels catastrophically once the
+ * mean dwarfs the spread (values 1e9 ± 1 gave a variance of 0). The event
+ * stores centre on each arm's mean (see VariantStats).
+ */
+export type MeanStats = { n: number; sum: number; sumSq: number; shift?: number };
 
 /** A per-unit 0/1 metric (converted or not). */
 export type ProportionStats = { n: number; successes: number };
@@ -16,15 +23,16 @@ export type ProportionStats = { n: number; successes: number };
  * denominator Y, aggregated as ΣX/ΣY. The cross sums are what the delta
  * method needs, because X and Y of one unit are correlated.
  */
-export type RatioStats = { n: number; sumX: number; sumY: number; sumXX: number; sumYY: number; sumXY: number };
+export type RatioStats = { n: number; sumX: number; sumY: number; sumXX: number; sumYY: number; sumXY: number; shiftX?: number; shiftY?: number };
 
 /**
  * The pre-period covariate of a unit (its same metric before exposure), for
  * CUPED: Σpre, Σpre² and Σ(x·pre) over the same units as the MeanStats it
  * goes with. A unit without pre-period data counts with pre = 0 (the store's
- * convention; it still reduces variance, just less).
+ * convention; it still reduces variance, just less). Second-order sums
+ * about shifts as in MeanStats: Σ(pre − shiftPre)², Σ(x − shift)(pre − shiftPre).
  */
-export type CovariateStats = { sumPre: number; sumPreSq: number; sumXPre: number };
+export type CovariateStats = { sumPre: number; sumPreSq: number; sumXPre: number; shiftPre?: number };
 
 /**
  * What every test consumes: one arm's unit count, the mean of its estimator
@@ -58,7 +66,7 @@ export type Comparison = {
   treatment: ArmSummary;
   /** Treatment − control; null when undefined (an arm with n < 2, or both variances 0). */
   absolute: Effect | null;
-  /** Treatment / control − 1; null also when the control mean is 0. */
+  /** (Treatment − control) / |control|; null also when the control mean is 0. */
   relative: Effect | null;
   /** Welch–Satterthwaite degrees of freedom (null when the test is undefined). */
   df: number | null;
@@ -71,7 +79,7 @@ export type BayesianResult = {
   chanceToBeatControl: number;
   /** Posterior mean and (1 − alpha) credible interval of treatment − control. */
   absolute: { estimate: number; sd: number; credibleInterval: Interval };
-  /** Same for treatment / control − 1 (null when the control's posterior mean is 0). */
+  /** Same for (treatment − control) / |control| (null when the control's posterior mean is 0). */
   relative: { estimate: number; sd: number; credibleInterval: Interval } | null;
   /** Expected loss (in metric units) of shipping the treatment, and of keeping the control. */
   risk: { treatment: number; control: number };
