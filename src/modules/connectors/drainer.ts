@@ -1,6 +1,7 @@
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import { OUTBOX_CHANNEL } from "../../lib/outbox";
+import { TargetRefused, outgoingFetch } from "../../lib/outgoing";
 import { ADAPTERS, type AdapterContext, SendProblem, type SendResult, type SendTarget } from "./adapters";
 import type { DeliveryEnvelope } from "./events";
 import { OAuthError } from "./oauth";
@@ -80,7 +81,7 @@ export class Drainer {
   ) {
     this.adapterCtx = {
       urls: options.urls,
-      fetch: (url, init) => fetch(url, { ...init, signal: AbortSignal.timeout(options.sendTimeoutMs) }),
+      fetch: (url, init, userTarget) => outgoingFetch(url, init, { timeoutMs: options.sendTimeoutMs, target: userTarget ? { allowPrivate: options.allowPrivateTargets } : undefined }),
       oauthToken: (target) => deps.oauthToken(target),
       githubTokens: new Map(),
     };
@@ -346,6 +347,7 @@ export class Drainer {
 
 function describeError(err: unknown): string {
   if (err instanceof SendProblem || err instanceof OAuthError || err instanceof SecretKeyError) return err.message;
+  if (err instanceof TargetRefused) return `refused target: ${err.message}`.slice(0, 500);
   const e = err as { name?: string; message?: string; code?: string };
   if (e?.name === "TimeoutError") return "timed out waiting for the vendor";
   const message = e?.message ?? String(err);
