@@ -276,7 +276,7 @@ export class Drainer {
     // The slot stays taken until the outcome is written: what a killed server had sent but not recorded is at most
     // `concurrency` deliveries (sent again, with the same Idempotency-Key, once their lease runs out).
     await new Promise<void>((recorded) => {
-      this.outcomes.push({ outcome: { id: row.id, attempt, status, nextAttemptAt, httpStatus: result.status, error: result.error, response: result.response, durationMs, at }, recorded });
+      this.outcomes.push({ outcome: { id: row.id, attempt, status, nextAttemptAt, httpStatus: result.status, error: storable(result.error), response: storable(result.response), durationMs, at }, recorded });
       this.flush();
     });
   }
@@ -343,6 +343,14 @@ export class Drainer {
     await this.loop;
     await this.settled();
   }
+}
+
+/**
+ * Text a vendor sent, as the log can keep it: PostgreSQL text refuses NUL, and one answer with a NUL byte would fail
+ * every retry of the batch that records it (the drainer's slots then never free).
+ */
+function storable(text: string | null): string | null {
+  return text === null ? null : text.replaceAll("\u0000", "\uFFFD");
 }
 
 function describeError(err: unknown): string {
