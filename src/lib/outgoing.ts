@@ -269,7 +269,8 @@ function readHeaders(source: Headers, truncated: boolean): Headers {
  * for a refused target, and what fetch throws otherwise.
  */
 export async function outgoingFetch(raw: string, init: RequestInit, options: OutgoingOptions): Promise<Response> {
-  const signal = AbortSignal.timeout(options.timeoutMs);
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
   let url = raw;
   const headers = new Headers(init.headers);
   let tls: { serverName: string } | undefined;

@@ -374,8 +374,9 @@ export class ConnectorsService {
   async update(projectId: string, id: string, patch: PatchInput, actor: Actor): Promise<Connector> {
     const name = patch.name === undefined ? undefined : checkName(patch.name);
     const events = patch.events === undefined ? undefined : checkEvents(patch.events);
-    // Only a webhook has config.url (another provider's is refused by name below); resolving a name cannot wait inside the transaction.
-    await this.checkWebhookUrl(patch.config?.url);
+    // A webhook's new target is resolved and checked before the transaction (a lookup cannot wait inside it); a
+    // connector's provider never changes, so the read outside it decides whether there is a target to check.
+    if (patch.config?.url !== undefined && (await this.find(this.ctx.store, projectId, id)).provider === "webhook") await this.checkWebhookUrl(patch.config.url);
     return this.ctx.store.write(async (tx) => {
       await tx.lock(lockScope(projectId));
       const row = await this.find(tx, projectId, id);
