@@ -262,13 +262,13 @@ export class ConnectorsService {
     this.ctx.log.warn("connector credentials are sealed with this server's own key file; servers sharing this PostgreSQL must share one key: set SERVICE_SECRET_KEY on each", { keyFile: this.box.path, keyId: this.box.keyId });
   }
 
-  /** `admin`: the reader may see webhook URLs whole (owners, admin keys); everyone else sees them masked. */
-  async list(projectId: string, q?: string, admin = true): Promise<Connector[]> {
+  /** `admin`: the reader may see webhook URLs whole (owners, admin keys); everyone else sees them masked (the default). */
+  async list(projectId: string, q?: string, admin = false): Promise<Connector[]> {
     const rows = (await connectorsOfProject(this.ctx.store, projectId)).map(toConnector);
     return filterByQuery(rows, q, (c) => [c.name, c.provider]).map((c) => shownTo(c, admin));
   }
 
-  async get(projectId: string, id: string, admin = true): Promise<ConnectorDetail> {
+  async get(projectId: string, id: string, admin = false): Promise<ConnectorDetail> {
     const row = await this.find(this.ctx.store, projectId, id);
     return shownTo({ ...toConnector(row), deliveries: await deliveryCounts(this.ctx.store, row.id) }, admin);
   }
@@ -476,7 +476,7 @@ export class ConnectorsService {
   }
 
   /** The delivery log, newest first. */
-  async deliveries(projectId: string, id: string, options: { limit?: number; status?: DeliveryStatus; before?: number } = {}, admin = true): Promise<Delivery[]> {
+  async deliveries(projectId: string, id: string, options: { limit?: number; status?: DeliveryStatus; before?: number } = {}, admin = false): Promise<Delivery[]> {
     const limit = options.limit ?? DELIVERIES_DEFAULT_LIMIT;
     checkLimit(limit, DELIVERIES_MAX_LIMIT);
     const row = await this.find(this.ctx.store, projectId, id);
@@ -485,7 +485,7 @@ export class ConnectorsService {
     return rows.map((r) => deliveryShownTo(toDelivery(r, attempts), admin));
   }
 
-  async delivery(projectId: string, id: string, deliveryId: string, admin = true): Promise<Delivery> {
+  async delivery(projectId: string, id: string, deliveryId: string, admin = false): Promise<Delivery> {
     const row = await this.find(this.ctx.store, projectId, id);
     const d = await findDelivery(this.ctx.store, row.id, deliveryId);
     if (!d) throw notFound(`Delivery ${deliveryId} not found`);
@@ -504,7 +504,8 @@ export class ConnectorsService {
       await recordAudit(tx, { projectId, action: ACTIONS.retry, subjectId: row.id, subjectName: row.name, actor, detail: { deliveryId: d.id, eventId: d.event_id, previousStatus: d.status } });
       tx.announce(OUTBOX_CHANNEL, d.id);
     });
-    return this.delivery(projectId, id, deliveryId);
+    // Retrying is the admin role's: the answer shows the whole delivery.
+    return this.delivery(projectId, id, deliveryId, true);
   }
 
   /**
@@ -543,7 +544,7 @@ export class ConnectorsService {
     });
     const deadline = Date.now() + (input.wait === false ? 0 : TEST_WAIT_MS);
     for (;;) {
-      const d = await this.delivery(projectId, id, deliveryId);
+      const d = await this.delivery(projectId, id, deliveryId, true);
       if (d.log.length > 0 && d.status !== "pending") return { done: true, delivery: d };
       if (Date.now() >= deadline || this.ctx.shutdown.aborted) return { done: false, delivery: d };
       await Bun.sleep(25);
