@@ -121,12 +121,12 @@ export function connectorRoutes(ctx: AppContext) {
     .post("/:id/enable", async ({ principal, params }) => await connectors.setEnabled(principal.projectId, params.id, true, principal.actor), {
       admin: ADMIN_ROLE,
       params: IdParam,
-      ...describe({ summary: "Enable a connector", tag: TAG, auth: "admin", errors: [404], description: "Deliveries queued while it was disabled go out now. An OAuth connector must be connected first (VALIDATION).", response: { 200: ConnectorSchema } }),
+      ...describe({ summary: "Enable a connector", tag: TAG, auth: "admin", errors: [404], description: `Deliveries queued while it was disabled go out now. An OAuth connector must be connected first (VALIDATION).${ADMIN_NOTE}`, response: { 200: ConnectorSchema } }),
     })
     .post("/:id/disable", async ({ principal, params }) => await connectors.setEnabled(principal.projectId, params.id, false, principal.actor), {
       admin: ADMIN_ROLE,
       params: IdParam,
-      ...describe({ summary: "Disable a connector", tag: TAG, auth: "admin", errors: [404], description: "Hears no new events; deliveries already queued wait (they go out if it is enabled again).", response: { 200: ConnectorSchema } }),
+      ...describe({ summary: "Disable a connector", tag: TAG, auth: "admin", errors: [404], description: `Hears no new events; deliveries already queued wait (they go out if it is enabled again).${ADMIN_NOTE}`, response: { 200: ConnectorSchema } }),
     })
     .delete(
       "/:id",
@@ -163,7 +163,7 @@ export function connectorRoutes(ctx: AppContext) {
     .post("/:id/deliveries/:deliveryId/retry", async ({ principal, params }) => await connectors.retry(principal.projectId, params.id, params.deliveryId, principal.actor), {
       admin: ADMIN_ROLE,
       params: DeliveryParams,
-      ...describe({ summary: "Send a failed (or waiting) delivery again now", tag: TAG, auth: "admin", errors: [404], description: "Due at once with a fresh attempt budget. A delivered one is VALIDATION (test-fire instead).", response: { 200: DeliverySchema } }),
+      ...describe({ summary: "Send a failed (or waiting) delivery again now", tag: TAG, auth: "admin", errors: [404], description: `Due at once with a fresh attempt budget. A delivered one is VALIDATION (test-fire instead).${ADMIN_NOTE}`, response: { 200: DeliverySchema } }),
     })
     .post(
       "/:id/test",
@@ -192,7 +192,7 @@ export function connectorRoutes(ctx: AppContext) {
     .post("/:id/rotate-secret", async ({ principal, params }) => await connectors.rotateSecret(principal.projectId, params.id, principal.actor), {
       admin: ADMIN_ROLE,
       params: IdParam,
-      ...describe({ summary: "New signing secret for a webhook (shown once)", tag: TAG, auth: "admin", errors: [404], description: "The old secret stops signing at once.", response: { 200: CreatedSchema } }),
+      ...describe({ summary: "New signing secret for a webhook (shown once)", tag: TAG, auth: "admin", errors: [404], description: `The old secret stops signing at once.${ADMIN_NOTE}`, response: { 200: CreatedSchema } }),
     })
     .post(
       "/:id/oauth/start",
@@ -219,7 +219,8 @@ export function connectorRoutes(ctx: AppContext) {
           errors: [404],
           description:
             `Answers the vendor's authorize URL (OAuth 2.0 authorization code with \`state\` and PKCE S256, valid 10 minutes); send the browser there. The vendor redirects to \`${OAUTH_CALLBACK_PATH}\`, which must be reached in the browser session that started the flow (started with an access token: signed in as its person; with an admin key: signed in as an owner of the project), else it refuses and stores nothing; it exchanges the code, stores the tokens sealed and enables the connector, then redirects to \`returnTo\` or the connector's dashboard page. ` +
-            "Tokens are refreshed before they expire. The OAuth app's client comes from SERVICE_SLACK_CLIENT_ID/SECRET, SERVICE_LINEAR_CLIENT_ID/SECRET, SERVICE_GOOGLE_CLIENT_ID/SECRET (VALIDATION when unset); its redirect URI must be registered with the vendor.",
+            "Tokens are refreshed before they expire. The OAuth app's client comes from SERVICE_SLACK_CLIENT_ID/SECRET, SERVICE_LINEAR_CLIENT_ID/SECRET, SERVICE_GOOGLE_CLIENT_ID/SECRET (VALIDATION when unset); its redirect URI must be registered with the vendor." +
+            ADMIN_NOTE,
           response: { 200: OAuthStartSchema },
         }),
       },
