@@ -59,7 +59,8 @@ async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boole
 function serve(settings: Settings, dataDir: string, storeUrl: string | undefined): Promise<Target> {
   const args = ["serve", "--port", "0", "--host", "127.0.0.1", "--data", dataDir, "--no-request-log", ...(storeUrl ? ["--store", storeUrl] : [])];
   // A killed server's claims are free again after 2 s (the default lease is 60 s).
-  return spawnListening(svcCommand(settings, ...args), { SERVICE_SECRET_KEY: SECRET_KEY, SERVICE_CONNECTOR_LEASE_MS: "2000" });
+  // The receiver is on 127.0.0.1: private targets allowed (issue 25 refuses them by default).
+  return spawnListening(svcCommand(settings, ...args), { SERVICE_SECRET_KEY: SECRET_KEY, SERVICE_CONNECTOR_LEASE_MS: "2000", SERVICE_CONNECTOR_PRIVATE_TARGETS: "allow" });
 }
 
 async function stopTarget(t: Target, signal: "SIGTERM" | "SIGKILL" = "SIGTERM"): Promise<void> {
@@ -96,6 +97,7 @@ async function runEngine(settings: Settings, label: string, storeUrl: string | u
       first = await spawnListening(svcCommand(settings, "serve", "--port", "0", "--host", "127.0.0.1", "--data", dataDir, "--no-request-log", "--store", storeUrl), {
         SERVICE_SECRET_KEY: SECRET_KEY,
         SERVICE_INIT_ADMIN_KEY: adminKey,
+        SERVICE_CONNECTOR_PRIVATE_TARGETS: "allow",
       });
     } else {
       adminKey = initProject(settings, dataDir).adminKey;

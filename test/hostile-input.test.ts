@@ -409,7 +409,13 @@ function problemWith(path: string, r: Reply): string | null {
 
 beforeAll(async () => {
   // The intake's rate limits raised: the walk sends thousands of requests with one client key from one address.
-  s = await startTestServer({ maxBodyBytes: MAX_BODY, signIn: { mailer: mails }, intake: { perKey: { limit: 1_000_000, windowMs: 60_000 }, perAddress: { limit: 1_000_000, windowMs: 60_000 } } });
+  // Private connector targets allowed: the seeded webhooks point at 127.0.0.1:9 (nothing listens; they are never reached).
+  s = await startTestServer({
+    maxBodyBytes: MAX_BODY,
+    signIn: { mailer: mails },
+    intake: { perKey: { limit: 1_000_000, windowMs: 60_000 }, perAddress: { limit: 1_000_000, windowMs: 60_000 } },
+    connectors: { allowPrivateTargets: true },
+  });
   await seed();
   const browser = new Browser(s.url);
   await browser.get("/signin");

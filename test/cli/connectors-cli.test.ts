@@ -18,10 +18,9 @@ beforeAll(async () => {
   vendor = new VendorStandIn();
   restoreEnv = withEnv(standInEnv(vendor.url));
   ts = await startClientTestServer();
-  const minted = await ts.api("/api/admin/tokens", { body: { name: "connectors-cli", access: "read-write" } });
-  expect(minted.status).toBe(201);
+  // Connector writes need the admin role (issue 25): an admin key, not a read-write token (see the last test).
   box = sandbox();
-  env = { SERVICE_CLI_TOKEN: minted.body.token, SERVICE_URL: ts.url };
+  env = { SERVICE_CLI_TOKEN: ts.adminKey, SERVICE_URL: ts.url };
 });
 afterAll(async () => {
   await ts.stop();
@@ -130,5 +129,14 @@ describe("svc connectors", () => {
     const r = await run(["delete", hookId, "--yes"]);
     expect(r.stdout.trim()).toBe(`Deleted connector ${hookId}.`);
     expect((await run(["get", hookId])).code).toBe(1);
+  });
+
+  test("a read-write API token cannot create a connector (the admin role's)", async () => {
+    const minted = await ts.api("/api/admin/tokens", { body: { name: "connectors-cli", access: "read-write" } });
+    expect(minted.status).toBe(201);
+    const refused = await svc(box, ["connectors", "create", "webhook", "--name", "by-token", "--event", "bug.created", "--set", `url=${vendor.url}/token-hook`, "--json"], { env: { ...env, SERVICE_CLI_TOKEN: minted.body.token } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("cannot manage");
+    expect(((await ts.api("/api/admin/connectors?q=by-token")).body as unknown[]).length).toBe(0);
   });
 });

@@ -29,6 +29,7 @@ import { join } from "node:path";
 import { SQL, type Server } from "bun";
 import { type BrowserContext, type Page, chromium } from "playwright-core";
 import { SVC_SOURCE, type ServeProcess, type StoreArgs, freshStoreArgs, run, startServe } from "../cli/process";
+import { Browser } from "../browser";
 import { TEST_ENGINE, tempDir } from "../helpers";
 import { type Attempt, LINEAR_CLIENT_ID, LINEAR_CLIENT_SECRET, LinearStandIn, WebhookReceiver, ownerOfConnection } from "./receivers";
 
@@ -217,6 +218,8 @@ async function setUp(count: number): Promise<Flow> {
     SERVICE_CONNECTOR_POLL_MS: "100",
     SERVICE_CONNECTOR_RETRY_BASE_MS: "200",
     SERVICE_CONNECTOR_RETRY_MAX_MS: "1000",
+    // The receivers are on 127.0.0.1: a loopback target, refused unless the operator allows private targets.
+    SERVICE_CONNECTOR_PRIVATE_TARGETS: "allow",
   };
   const servers = Array.from({ length: count }, (_, i) => new Svc(String.fromCharCode(65 + i), store, env));
   const init = await run([...SVC_SOURCE, "init", "--data", servers[0]!.dataDir, ...store.args, "--project", "Shop", "--public-tickets", "--json"]);
@@ -241,12 +244,29 @@ async function setUp(count: number): Promise<Flow> {
   expect(authorize.origin + authorize.pathname).toBe(`${linear.url}/oauth/authorize`);
   expect(authorize.searchParams.get("client_id")).toBe(LINEAR_CLIENT_ID);
   expect(authorize.searchParams.get("code_challenge_method")).toBe("S256");
-  const back = await fetch(`${base}/oauth/connectors/callback?code=e2e-code&state=${encodeURIComponent(authorize.searchParams.get("state")!)}`, { redirect: "manual" });
-  expect(back.status).toBe(303);
+  // The callback completes only in a browser signed in to svc as someone who administers the project (issue 25).
+  const owner = await ownerSession(servers[0]!, keys.ownerEmail);
+  const back = await owner.get(`/oauth/connectors/callback?code=e2e-code&state=${encodeURIComponent(authorize.searchParams.get("state")!)}`);
+  expect(back.status, back.text).toBe(303);
   expect(linear.tokenRequests).toBe(1);
   expect((await api(base, keys.adminKey, `/api/admin/connectors/${lin.body.id}`, { method: "PATCH", body: { config: { teamId: "team_shop" } } })).status).toBe(200);
   for (const id of [hook.body.id, lin.body.id]) expect((await api(base, keys.adminKey, `/api/admin/connectors/${id}`)).body).toMatchObject({ enabled: true, hasCredentials: true });
   return { store, keys, webhook, linear, webhookId: hook.body.id, linearId: lin.body.id, servers };
+}
+
+/** The owner signed in on `server` by the mailed link, as a cookie jar (not the Chromium context, whose dashboard sign-in comes later). */
+async function ownerSession(server: Svc, email: string): Promise<Browser> {
+  const browser = new Browser(server.url);
+  await browser.get("/signin");
+  const before = server.mailedLinks(email).length;
+  const sent = await browser.postForm("/auth/magic-link", { email, csrf: browser.csrf });
+  expect(sent.status, sent.text).toBe(200);
+  const link = await waitFor(() => server.mailedLinks(email)[before], 5000, "the sign-in mail in outbox.log");
+  const token = new URL(link).searchParams.get("token")!;
+  await browser.get(`/auth/magic?token=${token}`);
+  const done = await browser.postForm("/auth/magic", { token, csrf: browser.csrf });
+  expect(done.status, done.text).toBe(303);
+  return browser;
 }
 
 /** The customer's page files a feature request; answers svc's answer and what the browser saw on the wire. */

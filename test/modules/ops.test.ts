@@ -43,6 +43,7 @@ describe("POST /api/admin/ops", () => {
     expect(item.reportedBy).toMatch(/^admin-key:key_.+@keys\.local$/);
     const [event] = await events("bug.created");
     expect(event!.payload).toEqual({
+      source: "admin",
       item: {
         id: r.body.id,
         number: 1,

@@ -110,6 +110,8 @@ export function standInEnv(base: string): Record<string, string> {
     SERVICE_CONNECTOR_RETRY_BASE_MS: "100",
     SERVICE_CONNECTOR_RETRY_MAX_MS: "400",
     SERVICE_CONNECTOR_MAX_ATTEMPTS: "4",
+    // The stand-in is on 127.0.0.1: a loopback target, refused unless the operator allows private targets.
+    SERVICE_CONNECTOR_PRIVATE_TARGETS: "allow",
   };
 }
 

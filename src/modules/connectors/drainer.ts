@@ -1,6 +1,7 @@
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import { OUTBOX_CHANNEL } from "../../lib/outbox";
+import { TargetRefused, outgoingFetch } from "../../lib/outgoing";
 import { ADAPTERS, type AdapterContext, SendProblem, type SendResult, type SendTarget } from "./adapters";
 import type { DeliveryEnvelope } from "./events";
 import { OAuthError } from "./oauth";
@@ -80,7 +81,7 @@ export class Drainer {
   ) {
     this.adapterCtx = {
       urls: options.urls,
-      fetch: (url, init) => fetch(url, { ...init, signal: AbortSignal.timeout(options.sendTimeoutMs) }),
+      fetch: (url, init, userTarget) => outgoingFetch(url, init, { timeoutMs: options.sendTimeoutMs, target: userTarget ? { allowPrivate: options.allowPrivateTargets } : undefined }),
       oauthToken: (target) => deps.oauthToken(target),
       githubTokens: new Map(),
     };
@@ -275,7 +276,7 @@ export class Drainer {
     // The slot stays taken until the outcome is written: what a killed server had sent but not recorded is at most
     // `concurrency` deliveries (sent again, with the same Idempotency-Key, once their lease runs out).
     await new Promise<void>((recorded) => {
-      this.outcomes.push({ outcome: { id: row.id, attempt, status, nextAttemptAt, httpStatus: result.status, error: result.error, response: result.response, durationMs, at }, recorded });
+      this.outcomes.push({ outcome: { id: row.id, attempt, status, nextAttemptAt, httpStatus: result.status, error: storable(result.error), response: storable(result.response), durationMs, at }, recorded });
       this.flush();
     });
   }
@@ -344,8 +345,17 @@ export class Drainer {
   }
 }
 
+/**
+ * Text a vendor sent, as the log can keep it: PostgreSQL text refuses NUL, and one answer with a NUL byte would fail
+ * every retry of the batch that records it (the drainer's slots then never free).
+ */
+function storable(text: string | null): string | null {
+  return text === null ? null : text.replaceAll("\u0000", "\uFFFD");
+}
+
 function describeError(err: unknown): string {
   if (err instanceof SendProblem || err instanceof OAuthError || err instanceof SecretKeyError) return err.message;
+  if (err instanceof TargetRefused) return `refused target: ${err.message}`.slice(0, 500);
   const e = err as { name?: string; message?: string; code?: string };
   if (e?.name === "TimeoutError") return "timed out waiting for the vendor";
   const message = e?.message ?? String(err);

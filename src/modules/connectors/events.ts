@@ -26,19 +26,19 @@ const ROLLOUT_FIELDS =
  */
 export const EVENT_PAYLOADS: Record<OutboxEventType, { when: string; fields: string; example: Record<string, unknown> }> = {
   "bug.created": {
-    when: "A bug queue item is filed (POST /api/admin/ops, POST /ops/bug, or by the platform for a tracked error or a firing alert). Emitted by the ops module.",
-    fields: "item: {id (fb_…), number, type \"bug\", status, priority, title, stepsToReproduce, actualResult, expectedResult, useCase, source, reportedBy, createdAt}",
-    example: { item: { id: "fb_8fK2mQ", number: 42, type: "bug", status: "open", priority: "high", title: "Checkout button does nothing on Safari", stepsToReproduce: "1. Open checkout in Safari 17\n2. Click Pay", actualResult: "Nothing happens", expectedResult: "The payment page opens", useCase: null, source: "admin", reportedBy: "owner@example.com", createdAt: "2026-11-20T09:00:00.000Z" } },
+    when: "A bug queue item is filed (POST /api/admin/ops, or by the platform for a tracked error or a firing alert), or a bug filed through the public intake (POST /ops/bug) is approved: a pending item fires nothing. Emitted by the ops module.",
+    fields: "source (public: filed through the public intake, its text is an anonymous person's and untrusted; admin; platform), item: {id (fb_…), number, type \"bug\", status, priority, title, stepsToReproduce, actualResult, expectedResult, useCase, source, reportedBy, createdAt}",
+    example: { source: "admin", item: { id: "fb_8fK2mQ", number: 42, type: "bug", status: "open", priority: "high", title: "Checkout button does nothing on Safari", stepsToReproduce: "1. Open checkout in Safari 17\n2. Click Pay", actualResult: "Nothing happens", expectedResult: "The payment page opens", useCase: null, source: "admin", reportedBy: "owner@example.com", createdAt: "2026-11-20T09:00:00.000Z" } },
   },
   "feature_request.created": {
-    when: "A feature request is filed (admin API or the public intake, where it is pending_approval). Emitted by the ops module.",
-    fields: "item: the same fields as bug.created, type \"feature_request\" (useCase set)",
-    example: { item: { id: "fb_3Lw9cX", number: 43, type: "feature_request", status: "pending_approval", priority: "medium", title: "Dark mode", stepsToReproduce: null, actualResult: null, expectedResult: null, useCase: "Night shifts", source: "public", reportedBy: "client-key", createdAt: "2026-11-20T09:05:00.000Z" } },
+    when: "A feature request is filed through the admin API, or one filed through the public intake (POST /ops/feature-request) is approved: a pending item fires nothing. Emitted by the ops module.",
+    fields: "source and item: the same fields as bug.created, type \"feature_request\" (useCase set)",
+    example: { source: "public", item: { id: "fb_3Lw9cX", number: 43, type: "feature_request", status: "open", priority: "medium", title: "Dark mode", stepsToReproduce: null, actualResult: null, expectedResult: null, useCase: "Night shifts", source: "intake", reportedBy: "client-key", createdAt: "2026-11-20T09:05:00.000Z" } },
   },
   "ticket.approved": {
     when: "A pending_approval item is approved (→ open). Emitted by the ops module.",
-    fields: "item (as above, status \"open\"), approvedBy (who approved it)",
-    example: { item: { id: "fb_3Lw9cX", number: 43, type: "feature_request", status: "open", priority: "medium", title: "Dark mode", stepsToReproduce: null, actualResult: null, expectedResult: null, useCase: "Night shifts", source: "public", reportedBy: "client-key", createdAt: "2026-11-20T09:05:00.000Z" }, approvedBy: "owner@example.com" },
+    fields: "source, item (as above, status \"open\"), approvedBy (who approved it)",
+    example: { source: "public", item: { id: "fb_3Lw9cX", number: 43, type: "feature_request", status: "open", priority: "medium", title: "Dark mode", stepsToReproduce: null, actualResult: null, expectedResult: null, useCase: "Night shifts", source: "intake", reportedBy: "client-key", createdAt: "2026-11-20T09:05:00.000Z" }, approvedBy: "owner@example.com" },
   },
   "alert.firing": {
     when: "An alert rule's evaluation goes from ok to firing.",

@@ -16,7 +16,9 @@ import type { Migration } from "../../lib/store";
  *   the lease of the server sending it.
  * - `connector_attempts`: every try, for the delivery log.
  * - `connector_oauth_states`: an OAuth authorization in progress (the state's
- *   SHA-256, the sealed PKCE verifier), for at most 10 minutes.
+ *   SHA-256, the sealed PKCE verifier), for at most 10 minutes; `session_id`
+ *   and `user_id` bind it to the browser session and person who started it
+ *   (the callback must come from that session, else it stores nothing).
  */
 export const CONNECTORS_MIGRATIONS: Migration[] = [
   {
@@ -154,6 +156,17 @@ CREATE TABLE connector_oauth_states (
   actor_type text NOT NULL,
   expires_at bigint NOT NULL
 );
+`,
+  },
+  {
+    name: "connectors-oauth-binding",
+    sqlite: `
+ALTER TABLE connector_oauth_states ADD COLUMN session_id TEXT;
+ALTER TABLE connector_oauth_states ADD COLUMN user_id TEXT;
+`,
+    postgres: `
+ALTER TABLE connector_oauth_states ADD COLUMN session_id text;
+ALTER TABLE connector_oauth_states ADD COLUMN user_id text;
 `,
   },
 ];

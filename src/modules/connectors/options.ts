@@ -90,6 +90,12 @@ export type ConnectorOptions = {
   sendTimeoutMs?: number;
   /** Vendor calls in flight per server (default 64). SERVICE_CONNECTOR_CONCURRENCY. */
   concurrency?: number;
+  /**
+   * Whether a webhook may target a loopback, private or link-local address
+   * (default false: refused at save and at delivery). SERVICE_CONNECTOR_PRIVATE_TARGETS=allow
+   * (tests with local stand-ins, installs whose receivers live on the private network).
+   */
+  allowPrivateTargets?: boolean;
 };
 
 export type ResolvedConnectorOptions = Required<Omit<ConnectorOptions, "dataDir" | "secretKey" | "urls" | "oauth">> & {
@@ -119,6 +125,13 @@ function url(env: Record<string, string | undefined>, name: string): string | un
   return text.replace(/\/+$/, "");
 }
 
+function privateTargets(text: string | undefined): boolean | undefined {
+  if (text === undefined || text === "") return undefined;
+  if (text === "allow") return true;
+  if (text === "refuse") return false;
+  throw new Error(`SERVICE_CONNECTOR_PRIVATE_TARGETS: allow or refuse (was "${text}")`);
+}
+
 /** The settings from SERVICE_* environment variables (see README "Connectors"). */
 export function connectorOptionsFromEnv(env: Record<string, string | undefined>): ConnectorOptions {
   const urls: Partial<VendorUrls> = {};
@@ -143,6 +156,7 @@ export function connectorOptionsFromEnv(env: Record<string, string | undefined>)
     leaseMs: positive(env, "SERVICE_CONNECTOR_LEASE_MS"),
     sendTimeoutMs: positive(env, "SERVICE_CONNECTOR_TIMEOUT_MS"),
     concurrency: positive(env, "SERVICE_CONNECTOR_CONCURRENCY"),
+    allowPrivateTargets: privateTargets(env.SERVICE_CONNECTOR_PRIVATE_TARGETS),
   };
 }
 
@@ -165,6 +179,7 @@ export function resolveConnectorOptions(fromEnv: ConnectorOptions, given: Connec
     leaseMs: merged.leaseMs ?? 60_000,
     sendTimeoutMs: merged.sendTimeoutMs ?? 10_000,
     concurrency: merged.concurrency ?? 64,
+    allowPrivateTargets: merged.allowPrivateTargets ?? false,
   };
 }
 

@@ -4,6 +4,7 @@ import { filterByQuery } from "../../lib/http";
 import { newId, newUuid, nowIso, pkceChallenge, randomBase62, sha256Hex } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import { OUTBOX_CHANNEL, OUTBOX_EVENT_TYPES } from "../../lib/outbox";
+import { TargetRefused, checkTarget, outgoingFetch } from "../../lib/outgoing";
 import type { Queryable } from "../../lib/store";
 import { CONTROL_CHARS, checkLimit } from "../../lib/validate";
 import type { SendTarget } from "./adapters";
@@ -116,6 +117,11 @@ export type CreateInput = CredentialInput & { provider: string; name?: string; e
 export type PatchInput = CredentialInput & { name?: string; events?: string[]; config?: Record<string, unknown>; enabled?: boolean };
 export type Created = { id: string; secret?: string };
 
+/** Who started an OAuth flow: the dashboard session and its person, or a person's device-flow token (no session), or an admin key (neither). */
+export type OAuthBinding = { sessionId: string | null; userId: string | null };
+/** The signed-in browser session the vendor's redirect came back in. */
+export type OAuthBrowser = { sessionId: string; userId: string | null; administers(projectId: string): Promise<boolean> };
+
 export function lockScope(projectId: string): string {
   return `connectors:${projectId}`;
 }
@@ -166,6 +172,34 @@ function toConnector(r: ConnectorRow): Connector {
   };
 }
 
+/**
+ * A webhook's URL as people other than admins see it: scheme and host, the
+ * path and query (where receivers keep their secret) hidden.
+ */
+export function maskUrl(raw: unknown): unknown {
+  if (typeof raw !== "string") return raw;
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}/****`;
+  } catch {
+    return "****";
+  }
+}
+
+function maskedConfig(provider: string, config: Record<string, unknown>): Record<string, unknown> {
+  return provider === "webhook" && "url" in config ? { ...config, url: maskUrl(config.url) } : config;
+}
+
+/** What one reader may see of a connector: admins (owners, admin keys) all of it; everyone else a masked webhook URL. */
+function shownTo<T extends Connector>(c: T, admin: boolean): T {
+  return admin ? c : { ...c, config: maskedConfig(c.provider, c.config) };
+}
+
+/** A delivery as a reader other than an admin sees it: not the vendor's answer (what a private target said stays with admins). */
+function deliveryShownTo(d: Delivery, admin: boolean): Delivery {
+  return admin ? d : { ...d, log: d.log.map((a) => ({ ...a, response: null })) };
+}
+
 export function toDelivery(r: DeliveryRow, attempts: AttemptRow[]): Delivery {
   return {
     id: r.id,
@@ -191,7 +225,7 @@ export function toDelivery(r: DeliveryRow, attempts: AttemptRow[]): Delivery {
 const notConnector = (id: string) => notFound(`Connector ${id} not found`);
 
 /** The facts of a connector an audit row keeps (never a credential value). */
-const auditFacts = (c: Connector) => ({ provider: c.provider, name: c.name, events: c.events, config: c.config, enabled: c.enabled, credentialFields: c.credentialFields });
+const auditFacts = (c: Connector) => ({ provider: c.provider, name: c.name, events: c.events, config: maskedConfig(c.provider, c.config), enabled: c.enabled, credentialFields: c.credentialFields });
 
 /**
  * Connectors: where a project's events go (OAuth apps, agent triggers,
@@ -228,14 +262,30 @@ export class ConnectorsService {
     this.ctx.log.warn("connector credentials are sealed with this server's own key file; servers sharing this PostgreSQL must share one key: set SERVICE_SECRET_KEY on each", { keyFile: this.box.path, keyId: this.box.keyId });
   }
 
-  async list(projectId: string, q?: string): Promise<Connector[]> {
+  /** `admin`: the reader may see webhook URLs whole (owners, admin keys); everyone else sees them masked (the default). */
+  async list(projectId: string, q?: string, admin = false): Promise<Connector[]> {
     const rows = (await connectorsOfProject(this.ctx.store, projectId)).map(toConnector);
-    return filterByQuery(rows, q, (c) => [c.name, c.provider]);
+    return filterByQuery(rows, q, (c) => [c.name, c.provider]).map((c) => shownTo(c, admin));
   }
 
-  async get(projectId: string, id: string): Promise<ConnectorDetail> {
+  async get(projectId: string, id: string, admin = false): Promise<ConnectorDetail> {
     const row = await this.find(this.ctx.store, projectId, id);
-    return { ...toConnector(row), deliveries: await deliveryCounts(this.ctx.store, row.id) };
+    return shownTo({ ...toConnector(row), deliveries: await deliveryCounts(this.ctx.store, row.id) }, admin);
+  }
+
+  /**
+   * A webhook's URL as a target: VALIDATION when it names or resolves to a
+   * private, loopback, link-local … address or a metadata name (lib/outgoing.ts).
+   * A name that does not resolve now is taken: the delivery checks it again.
+   */
+  private async checkWebhookUrl(url: unknown): Promise<void> {
+    if (typeof url !== "string") return;
+    try {
+      await checkTarget(url.trim(), { allowPrivate: this.options.allowPrivateTargets }, { mustResolve: false });
+    } catch (err) {
+      if (err instanceof TargetRefused) throw validation("config.url is not an allowed target", `config.url: ${err.message}`);
+      throw err;
+    }
   }
 
   /**
@@ -261,6 +311,7 @@ export class ConnectorsService {
       if (events === undefined) throw validation("events is required", `events: the event types this connector hears, of ${OUTBOX_EVENT_TYPES.join(", ")}`);
     }
     const config = spec.kind === "oauth" ? {} : checkConfig(spec, input.config ?? {});
+    if (spec.kind === "webhook") await this.checkWebhookUrl(config.url);
     const missing = missingConfig(spec, config);
     if (missing.length > 0) throw validation(`config.${missing[0]} is required for provider ${spec.provider}`, missing.map((f) => `config.${f}: ${spec.config.find((c) => c.name === f)!.help}`).join("; "));
     if (spec.kind === "trigger") checkCredentialSet(spec, sentCredentials);
@@ -323,6 +374,9 @@ export class ConnectorsService {
   async update(projectId: string, id: string, patch: PatchInput, actor: Actor): Promise<Connector> {
     const name = patch.name === undefined ? undefined : checkName(patch.name);
     const events = patch.events === undefined ? undefined : checkEvents(patch.events);
+    // A webhook's new target is resolved and checked before the transaction (a lookup cannot wait inside it); a
+    // connector's provider never changes, so the read outside it decides whether there is a target to check.
+    if (patch.config?.url !== undefined && (await this.find(this.ctx.store, projectId, id)).provider === "webhook") await this.checkWebhookUrl(patch.config.url);
     return this.ctx.store.write(async (tx) => {
       await tx.lock(lockScope(projectId));
       const row = await this.find(tx, projectId, id);
@@ -422,20 +476,20 @@ export class ConnectorsService {
   }
 
   /** The delivery log, newest first. */
-  async deliveries(projectId: string, id: string, options: { limit?: number; status?: DeliveryStatus; before?: number } = {}): Promise<Delivery[]> {
+  async deliveries(projectId: string, id: string, options: { limit?: number; status?: DeliveryStatus; before?: number } = {}, admin = false): Promise<Delivery[]> {
     const limit = options.limit ?? DELIVERIES_DEFAULT_LIMIT;
     checkLimit(limit, DELIVERIES_MAX_LIMIT);
     const row = await this.find(this.ctx.store, projectId, id);
     const rows = await deliveriesOf(this.ctx.store, row.id, { limit, status: options.status, before: options.before });
     const attempts = await attemptsOf(this.ctx.store, rows.map((r) => r.id));
-    return rows.map((r) => toDelivery(r, attempts));
+    return rows.map((r) => deliveryShownTo(toDelivery(r, attempts), admin));
   }
 
-  async delivery(projectId: string, id: string, deliveryId: string): Promise<Delivery> {
+  async delivery(projectId: string, id: string, deliveryId: string, admin = false): Promise<Delivery> {
     const row = await this.find(this.ctx.store, projectId, id);
     const d = await findDelivery(this.ctx.store, row.id, deliveryId);
     if (!d) throw notFound(`Delivery ${deliveryId} not found`);
-    return toDelivery(d, await attemptsOf(this.ctx.store, [d.id]));
+    return deliveryShownTo(toDelivery(d, await attemptsOf(this.ctx.store, [d.id])), admin);
   }
 
   /** Makes a delivery due now with a fresh attempt budget (a failed one, or a pending one sooner). */
@@ -450,7 +504,8 @@ export class ConnectorsService {
       await recordAudit(tx, { projectId, action: ACTIONS.retry, subjectId: row.id, subjectName: row.name, actor, detail: { deliveryId: d.id, eventId: d.event_id, previousStatus: d.status } });
       tx.announce(OUTBOX_CHANNEL, d.id);
     });
-    return this.delivery(projectId, id, deliveryId);
+    // Retrying is the admin role's: the answer shows the whole delivery.
+    return this.delivery(projectId, id, deliveryId, true);
   }
 
   /**
@@ -489,7 +544,7 @@ export class ConnectorsService {
     });
     const deadline = Date.now() + (input.wait === false ? 0 : TEST_WAIT_MS);
     for (;;) {
-      const d = await this.delivery(projectId, id, deliveryId);
+      const d = await this.delivery(projectId, id, deliveryId, true);
       if (d.log.length > 0 && d.status !== "pending") return { done: true, delivery: d };
       if (Date.now() >= deadline || this.ctx.shutdown.aborted) return { done: false, delivery: d };
       await Bun.sleep(25);
@@ -499,7 +554,7 @@ export class ConnectorsService {
   // ---- OAuth
 
   /** Starts the OAuth flow of an OAuth/app connector: the vendor's authorize URL to send the browser to (state + PKCE, 10 minutes). */
-  async oauthStart(projectId: string, id: string, p: { origin: string; returnTo?: string }, actor: Actor): Promise<{ url: string; expiresAt: string }> {
+  async oauthStart(projectId: string, id: string, p: { origin: string; returnTo?: string; binding: OAuthBinding }, actor: Actor): Promise<{ url: string; expiresAt: string }> {
     const row = await this.find(this.ctx.store, projectId, id);
     const spec = PROVIDER_SPECS[row.provider as Provider];
     if (spec.kind !== "oauth") throw validation(`A ${row.provider} connector has no OAuth flow`, `id: only ${OAUTH_PROVIDERS.join(", ")} connect through OAuth`);
@@ -518,7 +573,7 @@ export class ConnectorsService {
     await this.ctx.store.write(async (tx) => {
       await tx.run("DELETE FROM connector_oauth_states WHERE expires_at < ?", Date.now());
       await tx.run(
-        "INSERT INTO connector_oauth_states (state_hash, connector_id, project_id, verifier, redirect_uri, return_to, actor_email, actor_type, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO connector_oauth_states (state_hash, connector_id, project_id, verifier, redirect_uri, return_to, actor_email, actor_type, expires_at, session_id, user_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         stateHash,
         row.id,
         projectId,
@@ -528,6 +583,8 @@ export class ConnectorsService {
         actor.email,
         actor.type,
         expiresAt,
+        p.binding.sessionId,
+        p.binding.userId,
       );
     });
     return { url: authorizeUrl(provider, this.options.urls, client, { redirectUri, state, challenge: pkceChallenge(verifier) }), expiresAt: new Date(expiresAt).toISOString() };
@@ -537,19 +594,43 @@ export class ConnectorsService {
    * The vendor's redirect back: the state (single use, 10 minutes) names the
    * connector and the PKCE verifier; the code is exchanged for tokens, which
    * are sealed onto the connector, and the connector is enabled.
+   *
+   * Only in the browser that started it: the state is bound to the signed-in
+   * session that started the flow (or, started with a device-flow token, to
+   * its person; with an admin key, to anyone signed in who administers the
+   * project). Otherwise an attacker could start a flow on their own
+   * connector and have a victim's browser finish it, putting the victim's
+   * vendor account on the attacker's connector: such a callback is refused,
+   * its code never exchanged, nothing stored.
    */
-  async oauthCallback(p: { state?: string; code?: string; error?: string }): Promise<{ connectorId: string | null; returnTo: string | null; error: string | null }> {
+  async oauthCallback(p: { state?: string; code?: string; error?: string }, browser: OAuthBrowser | null): Promise<{ connectorId: string | null; returnTo: string | null; error: string | null }> {
     if (!p.state) return { connectorId: null, returnTo: null, error: "The authorization answer has no state; start again from the dashboard" };
     const stateHash = sha256Hex(p.state);
     const pending = await this.ctx.store.write(async (tx) => {
-      const row = await tx.one<{ connector_id: string; project_id: string; verifier: string; redirect_uri: string; return_to: string | null; actor_email: string; actor_type: string; expires_at: number | string }>(
-        "SELECT connector_id, project_id, verifier, redirect_uri, return_to, actor_email, actor_type, expires_at FROM connector_oauth_states WHERE state_hash = ?",
-        stateHash,
-      );
+      const row = await tx.one<{
+        connector_id: string;
+        project_id: string;
+        verifier: string;
+        redirect_uri: string;
+        return_to: string | null;
+        actor_email: string;
+        actor_type: string;
+        expires_at: number | string;
+        session_id: string | null;
+        user_id: string | null;
+      }>("SELECT connector_id, project_id, verifier, redirect_uri, return_to, actor_email, actor_type, expires_at, session_id, user_id FROM connector_oauth_states WHERE state_hash = ?", stateHash);
       if (row) await tx.run("DELETE FROM connector_oauth_states WHERE state_hash = ?", stateHash);
       return row;
     });
     if (!pending || Number(pending.expires_at) < Date.now()) return { connectorId: null, returnTo: null, error: "This authorization link is unknown, used or expired; start again from the dashboard" };
+    if (!browser) {
+      return { connectorId: null, returnTo: null, error: "Connecting must finish in the browser, signed in to svc, that started it. Nothing was stored: sign in and start connecting again from the dashboard" };
+    }
+    const same = pending.session_id !== null ? browser.sessionId === pending.session_id : pending.user_id !== null ? browser.userId === pending.user_id : await browser.administers(pending.project_id);
+    if (!same) {
+      this.ctx.log.warn("connector OAuth callback from another session refused", { connectorId: pending.connector_id });
+      return { connectorId: null, returnTo: null, error: "This authorization was started by someone else or in another browser session. Nothing was stored: start connecting again from the dashboard yourself" };
+    }
     const back = { connectorId: pending.connector_id, returnTo: pending.return_to };
     if (p.error || !p.code) return { ...back, error: `The provider refused the authorization: ${(p.error ?? "no code").slice(0, 100)}` };
     const connector = await connectorById(this.ctx.store, pending.connector_id);
@@ -616,8 +697,9 @@ export class ConnectorsService {
     return fresh;
   }
 
+  /** The OAuth token calls go to the operator's vendor URLs: no target check, but the same answer cap and no redirects. */
   private fetch(url: string, init: RequestInit): Promise<Response> {
-    return fetch(url, { ...init, signal: AbortSignal.timeout(this.options.sendTimeoutMs) });
+    return outgoingFetch(url, init, { timeoutMs: this.options.sendTimeoutMs });
   }
 
   // ---- Helpers

@@ -1,5 +1,6 @@
 import { nodeCrypto } from "../../lib/node-crypto";
 import * as openid from "openid-client";
+import { outgoingFetch } from "../../lib/outgoing";
 import { type OidcSettings, isLoopbackHttp } from "./options";
 
 /** Why an OIDC sign-in failed; shown to the person on the callback page. */
@@ -18,6 +19,9 @@ export type OidcIdentity = { issuer: string; subject: string; email: string };
 
 /** Seconds each request to the provider may take (discovery, token, JWKS). */
 const TIMEOUT_S = 10;
+
+/** Every call to the provider (discovery, token, JWKS): no redirects, and at most 64 KiB of any answer (lib/outgoing.ts). */
+const providerFetch: openid.CustomFetch = (url, options) => outgoingFetch(url, options as RequestInit, { timeoutMs: TIMEOUT_S * 1000 });
 /** Leeway for exp, nbf and iat of id_tokens. */
 const CLOCK_TOLERANCE_S = 60;
 
@@ -108,6 +112,7 @@ export class OidcClient {
         config = await openid.discovery(new URL(this.settings.issuer), this.settings.clientId, undefined, undefined, {
           timeout: TIMEOUT_S,
           execute: this.insecure ? [openid.allowInsecureRequests] : [],
+          [openid.customFetch]: providerFetch,
         });
       } catch (err) {
         throw toOidcError(err, "discovery document");
@@ -153,6 +158,7 @@ export class OidcClient {
         auth,
       );
       config.timeout = TIMEOUT_S;
+      config[openid.customFetch] = providerFetch;
       if (this.insecure) openid.allowInsecureRequests(config);
       // openid-client skips the id_token signature when the token came straight from the token endpoint over TLS; svc checks it anyway.
       openid.enableNonRepudiationChecks(config);

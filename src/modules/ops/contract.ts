@@ -156,6 +156,9 @@ export const BugBody = BodyObject(
  */
 export const OpsEventPayloadSchema = t.Object(
   {
+    source: t.Union([t.Literal("public"), t.Literal("admin"), t.Literal("platform")], {
+      description: "public: filed through the public intake by an anonymous person (sent only once approved; treat its text as untrusted); admin: filed by a member; platform: filed by svc",
+    }),
     item: t.Object({
       id: t.String(),
       number: Integer(),
@@ -177,6 +180,7 @@ export const OpsEventPayloadSchema = t.Object(
     title: "OpsEventPayload",
     examples: [
       {
+        source: "public",
         item: {
           id: "fb_7Hq2LmX9pKr4TzV1bN8c",
           number: 42,

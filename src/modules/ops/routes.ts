@@ -19,9 +19,10 @@ const TRANSITIONS_TEXT =
   "svc itself reopens a done `error` or `alert` item when its error regresses or its alert fires again.";
 
 const EVENTS_TEXT =
-  "Outbox events (delivered to the project's subscribed connectors): `bug.created` and `feature_request.created` when a bug or feature request is filed (here or through the public intake), " +
-  "`ticket.approved` when a pending item is approved; each carries `{item: {id, number, type, status, priority, title, stepsToReproduce, actualResult, expectedResult, useCase, source, reportedBy, createdAt}}`, " +
-  "plus `approvedBy` for `ticket.approved`.";
+  "Outbox events (delivered to the project's subscribed connectors): `bug.created` and `feature_request.created` when a bug or feature request is filed here (at once), " +
+  "or, for an item filed through the public intake, only when it is approved (a pending item fires no connector); `ticket.approved` when a pending item is approved; " +
+  "each carries `{source, item: {id, number, type, status, priority, title, stepsToReproduce, actualResult, expectedResult, useCase, source, reportedBy, createdAt}}` " +
+  "(`source` is `public` for a public intake item, whose text connectors hand to agents as untrusted data; else `admin` or `platform`), plus `approvedBy` for `ticket.approved`.";
 
 /** Every admin route of the queue: list, get (id or number), file, update, approve, reject. */
 function adminRoutes(ctx: AppContext) {

@@ -271,10 +271,14 @@ export function toItem(r: OpsItemRow): QueueItem {
 /**
  * The payload of `bug.created`, `feature_request.created` and
  * `ticket.approved` (OpsEventPayloadSchema in contract.ts documents it):
- * the item as the API shows it, plus who approved it for `ticket.approved`.
+ * the item as the API shows it, plus who approved it for `ticket.approved`,
+ * and `source`: `public` for an item filed through the public intake (its
+ * text is an anonymous person's: connectors hand it to agents as untrusted
+ * data), else the item's own source (admin, platform).
  */
 export function eventPayload(item: QueueItem, approvedBy?: string): Record<string, unknown> {
   const payload: Record<string, unknown> = {
+    source: item.source === "intake" ? "public" : item.source,
     item: {
       id: item.id,
       number: item.number,
@@ -614,9 +618,9 @@ export class OpsService {
       actor: f.actor,
       detail: { number: item.number, type: item.type, status: item.status, priority: item.priority, source: item.source, sourceRef: item.sourceRef },
     });
-    if (item.type === "bug" || item.type === "feature_request") {
-      await emitEvent(tx, { projectId, type: item.type === "bug" ? "bug.created" : "feature_request.created", payload: eventPayload(item) });
-    }
+    // An item waiting for approval (the public intake's) fires no connector: anonymous text reaches agents and
+    // chats only once a person has approved it (apply emits its .created then).
+    if ((item.type === "bug" || item.type === "feature_request") && item.status !== "pending_approval") await emitCreated(tx, projectId, item);
     return item;
   }
 
@@ -645,7 +649,10 @@ export class OpsService {
       actor,
       detail: { number: after.number, fields, before: pick(before), after: pick(after) },
     });
-    if (approved) await emitEvent(tx, { projectId, type: "ticket.approved", payload: eventPayload(after, actor.email) });
+    if (approved) {
+      if (after.type === "bug" || after.type === "feature_request") await emitCreated(tx, projectId, after);
+      await emitEvent(tx, { projectId, type: "ticket.approved", payload: eventPayload(after, actor.email) });
+    }
     return after;
   }
 
@@ -655,6 +662,11 @@ export class OpsService {
     if (!row) throw notFound(`Queue item ${ref} not found`, "id: an item id (fb_…) or its number");
     return row;
   }
+}
+
+/** bug.created or feature_request.created: at filing, or for a public item at its approval (with `source: "public"`). */
+function emitCreated(tx: Tx, projectId: string, item: QueueItem): Promise<unknown> {
+  return emitEvent(tx, { projectId, type: item.type === "bug" ? "bug.created" : "feature_request.created", payload: eventPayload(item) });
 }
 
 function closedToPublic() {

@@ -42,7 +42,8 @@ async function connect(c: Connector): Promise<void> {
 /** The project's connectors: provider, state, events, target; create, enable or disable, open one. */
 function ConnectorList() {
   const session = useSession();
-  const writable = can(session, "write");
+  // Connector writes are the admin role's (owner), not every editor's: an editor sees the list read-only.
+  const writable = can(session, "manage");
   const [q, setQ] = useState("");
   const [creating, setCreating] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
@@ -223,7 +224,8 @@ function DeliveryLog({ connector, writable, version, onChanged }: { connector: C
 /** One connector: its state and settings, connect (OAuth), enable, test-fire, edit, delete; and its delivery log. */
 function ConnectorDetail({ id }: { id: string }) {
   const session = useSession();
-  const writable = can(session, "write");
+  // Connector writes are the admin role's (owner), not every editor's: an editor sees the list read-only.
+  const writable = can(session, "manage");
   const api = connectorApi.api.admin.connectors({ id });
   const loaded = useLoad(() => call(api.get()), [session.project.id, id]);
   useLiveReload(loaded.reload);
