@@ -60,6 +60,18 @@ export function withUserId(context: EvaluationContext): EvaluationContext {
   return (context.user_id === undefined || context.user_id === null) && context.targetingKey !== undefined ? { ...context, user_id: context.targetingKey } : context;
 }
 
+/** The size of a context's JSON in UTF-8 bytes: what CONTEXT_BYTES_MAX bounds. */
+export function contextBytes(context: EvaluationContext): number {
+  const json = JSON.stringify(context) ?? "";
+  let bytes = 0;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    // A surrogate pair is 4 bytes, 2 per half (JSON.stringify escapes lone ones).
+    bytes += c < 0x80 ? 1 : c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 2 : 3;
+  }
+  return bytes;
+}
+
 /** A compiled pattern: `test` must run in linear time (RE2). */
 export type CompiledRegex = { test(value: string): boolean };
 
@@ -84,8 +96,30 @@ export type GateDecision = {
 
 export type GateExplanation = GateDecision & { rules: RuleOutcome[] };
 
-/** Prerequisite gates nest at most this deep; deeper (or a cycle that slipped in) evaluates to off. */
-const MAX_GATE_DEPTH = 10;
+/**
+ * Prerequisite gates nest at most this deep (the server refuses deeper chains when they are saved);
+ * deeper, or a cycle that slipped in, evaluates to off.
+ */
+export const MAX_GATE_DEPTH = 10;
+
+/**
+ * An operator reads at most this many characters of a text attribute: a longer text matches
+ * nothing (so `neq` and `not_in` hold for it), which bounds every string operator, RE2's
+ * patterns included (their cost is linear in pattern size times text length).
+ */
+export const ATTRIBUTE_TEXT_MAX = 4096;
+
+/**
+ * Text read as a number, a date or a version is at most this long (a longer one is none): no real
+ * one comes close, and parsing 4,096 digits or a 2,000-part pre-release costs microseconds a
+ * condition. 256 is node-semver's own limit.
+ */
+const NUMBER_TEXT_MAX = 64;
+const DATE_TEXT_MAX = 64;
+const VERSION_TEXT_MAX = 256;
+
+/** An evaluation context whose JSON is over this many bytes is refused where one arrives over the network (OFREP, explain). */
+export const CONTEXT_BYTES_MAX = 64 * 1024;
 
 /** FNV-1a 32 over UTF-16 code units. */
 function fnv1a32(text: string): number {
@@ -109,7 +143,7 @@ type Semver = { parts: [number, number, number]; pre: string[] };
 
 /** `1.2.3`, `v1.2`, `1.2.3-beta.2` (build metadata ignored); null when it is not one. */
 export function parseSemver(text: unknown): Semver | null {
-  if (typeof text !== "string") return null;
+  if (typeof text !== "string" || text.length > VERSION_TEXT_MAX) return null;
   const m = /^v?(\d{1,9})(?:\.(\d{1,9}))?(?:\.(\d{1,9}))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/.exec(text.trim());
   if (!m) return null;
   return { parts: [Number(m[1]), Number(m[2] ?? 0), Number(m[3] ?? 0)], pre: m[4] ? m[4].split(".") : [] };
@@ -134,23 +168,30 @@ export function compareSemver(a: Semver, b: Semver): number {
   return 0;
 }
 
-/** A number from a number or a numeric string; null otherwise. */
+// Linear: `\d+\.?\d*` (two digit runs with nothing between) backtracks quadratically on a long run of digits.
+const NUMBER = /^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$/;
+
+/** A number from a number or a numeric string (of at most NUMBER_TEXT_MAX characters); null otherwise. */
 function numberOf(value: unknown): number | null {
   if (typeof value === "number") return Number.isFinite(value) ? value : null;
-  if (typeof value === "string" && value.trim() !== "" && /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value.trim())) return Number(value);
-  return null;
+  if (typeof value !== "string" || value.length > NUMBER_TEXT_MAX) return null;
+  const text = value.trim();
+  return text !== "" && NUMBER.test(text) ? Number(text) : null;
 }
 
 /** Epoch milliseconds from an ISO date string or a number of milliseconds; null otherwise. */
 function timeOf(value: unknown): number | null {
   if (typeof value === "number") return Number.isFinite(value) ? value : null;
-  if (typeof value !== "string" || !/^\d{4}-\d{2}-\d{2}/.test(value)) return null;
+  if (typeof value !== "string" || value.length > DATE_TEXT_MAX || !/^\d{4}-\d{2}-\d{2}/.test(value)) return null;
   const t = Date.parse(value);
   return Number.isNaN(t) ? null : t;
 }
 
 type Scalar = string | number | boolean;
 const isScalar = (v: unknown): v is Scalar => typeof v === "string" || typeof v === "number" || typeof v === "boolean";
+
+/** Text an operator may read: not over ATTRIBUTE_TEXT_MAX characters. */
+const readable = (v: unknown): v is Scalar => (typeof v === "string" ? v.length <= ATTRIBUTE_TEXT_MAX : typeof v === "number" || typeof v === "boolean");
 
 /** Scalars are equal as numbers when both read as numbers, else as text (so `"42"` equals `42`, `true` equals `"true"`). */
 function sameScalar(a: Scalar, b: Scalar): boolean {
@@ -160,102 +201,215 @@ function sameScalar(a: Scalar, b: Scalar): boolean {
   return String(a) === String(b);
 }
 
-function show(value: unknown): string {
-  const text = JSON.stringify(value);
-  return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
+/** `sameScalar(actual, v)` for some entry of the list; the attribute is read once, not once per entry. */
+function inList(actual: Scalar, list: unknown): boolean {
+  if (!Array.isArray(list)) return false;
+  const x = numberOf(actual);
+  const text = typeof actual === "string" ? actual : String(actual);
+  for (let i = 0; i < list.length; i++) {
+    const v: unknown = list[i];
+    if (!isScalar(v)) continue;
+    if (x !== null) {
+      const y = numberOf(v);
+      if (y !== null) {
+        if (x === y) return true;
+        continue;
+      }
+    }
+    if (text === (typeof v === "string" ? v : String(v))) return true;
+  }
+  return false;
 }
 
-type Evaluation = { options: EvaluatorOptions; regexes: Map<string, CompiledRegex>; depth: number; visiting: Set<string> };
+/** A short, bounded rendering for explanations: never serialises a whole large value. */
+function show(value: unknown): string {
+  if (typeof value === "string") {
+    const text = JSON.stringify(value.length > 60 ? value.slice(0, 60) : value);
+    return value.length > 60 ? `${text.slice(0, 57)}..." (${value.length} characters)` : text;
+  }
+  if (Array.isArray(value)) return `a list of ${value.length}`;
+  if (typeof value === "object" && value !== null) return "an object";
+  const text = JSON.stringify(value);
+  return text === undefined ? String(value) : text;
+}
 
-function conditionOutcome(c: GateCondition, context: EvaluationContext, ev: Evaluation): ConditionOutcome {
-  const has = Object.prototype.hasOwnProperty.call(context, c.attr) && context[c.attr] !== null && context[c.attr] !== undefined;
-  const actual = has ? context[c.attr] : undefined;
-  const result = (holds: boolean, why: string): ConditionOutcome => ({ attr: c.attr, op: c.op, holds, why });
-  const missing = () => result(false, `${c.attr} is not in the context`);
+/** Per gate reference: computed once per evaluation (ON/OFF), or being computed (a cycle that slipped in reads it as off). */
+const OFF = 0;
+const ON = 1;
+const PENDING = 2;
+
+/**
+ * One evaluator's state. `memo` holds the gates referenced during the current evaluation (cleared
+ * after it, allocated once per evaluator), so a prerequisite reached along many paths costs once:
+ * an evaluation is linear in the rules of the gates it can reach, never rules^depth.
+ */
+type Evaluation = { options: EvaluatorOptions; regexes: Map<string, CompiledRegex>; memo: Map<string, number>; depth: number; busy: boolean };
+
+function regexOf(pattern: string, ev: Evaluation): CompiledRegex {
+  let re = ev.regexes.get(pattern);
+  if (!re) {
+    try {
+      re = ev.options.compileRegex(pattern);
+    } catch {
+      // The server refuses such a pattern when it is saved; an engine here that cannot compile it never matches rather than throw.
+      re = NEVER;
+    }
+    ev.regexes.set(pattern, re);
+  }
+  return re;
+}
+const NEVER: CompiledRegex = { test: () => false };
+
+/** Whether another gate passes for the context: once per evaluation (memoised by name). */
+function gatePasses(name: string, context: EvaluationContext, ev: Evaluation): boolean {
+  const known = ev.memo.get(name);
+  if (known !== undefined) return known === ON;
+  const other = ev.options.gate?.(name);
+  // Too deep (the server refuses such chains when they are saved): off, and not remembered, so the gate reached by a shorter path is evaluated.
+  if (other === undefined || ev.depth >= MAX_GATE_DEPTH) return false;
+  ev.memo.set(name, PENDING);
+  ev.depth++;
+  const index = decidingRule(other, context, ev);
+  const passes = index >= 0 && rulePasses(other, other.rules[index]!, context);
+  ev.depth--;
+  ev.memo.set(name, passes ? ON : OFF);
+  return passes;
+}
+
+/**
+ * Whether one condition holds: the hot path, so no explanation is built here. A text attribute
+ * over ATTRIBUTE_TEXT_MAX characters is read by no operator: it matches nothing (so `neq` and
+ * `not_in` hold for it, as they do for any other value that equals nothing listed).
+ */
+function holds(c: GateCondition, context: EvaluationContext, ev: Evaluation): boolean {
+  const actual = Object.prototype.hasOwnProperty.call(context, c.attr) ? context[c.attr] : undefined;
+  const has = actual !== null && actual !== undefined;
   switch (c.op) {
     case "exists":
-      return result(has, has ? `${c.attr} is set` : `${c.attr} is not in the context`);
+      return has;
     case "not_exists":
-      return result(!has, has ? `${c.attr} is set` : `${c.attr} is not in the context`);
+      return !has;
+    // A missing attribute equals nothing, so `neq` holds for it.
     case "eq":
-    case "neq": {
-      // A missing attribute equals nothing, so `neq` holds for it.
-      const equal = has && isScalar(actual) && isScalar(c.value) && sameScalar(actual, c.value);
-      const holds = c.op === "eq" ? equal : !equal;
-      return result(holds, has ? `${c.attr} is ${show(actual)}${equal ? "" : `, not ${show(c.value)}`}` : `${c.attr} is not in the context`);
-    }
+      return has && readable(actual) && isScalar(c.value) && sameScalar(actual, c.value);
+    case "neq":
+      return !(has && readable(actual) && isScalar(c.value) && sameScalar(actual, c.value));
     case "in":
-    case "not_in": {
-      const list = Array.isArray(c.value) ? (c.value as unknown[]) : [];
-      const found = has && isScalar(actual) && list.some((v) => isScalar(v) && sameScalar(actual, v));
-      return result(c.op === "in" ? found : !found, has ? `${c.attr} is ${show(actual)}, ${found ? "in" : "not in"} the list` : `${c.attr} is not in the context`);
-    }
+      return has && readable(actual) && inList(actual, c.value);
+    case "not_in":
+      return !(has && readable(actual) && inList(actual, c.value));
     case "contains":
+      return typeof actual === "string" && typeof c.value === "string" && actual.length <= ATTRIBUTE_TEXT_MAX && actual.includes(c.value);
     case "starts_with":
-    case "ends_with": {
-      if (!has) return missing();
-      if (typeof actual !== "string" || typeof c.value !== "string") return result(false, `${c.attr} is ${show(actual)}, not text`);
-      const holds = c.op === "contains" ? actual.includes(c.value) : c.op === "starts_with" ? actual.startsWith(c.value) : actual.endsWith(c.value);
-      return result(holds, `${c.attr} is ${show(actual)}`);
-    }
-    case "regex": {
-      if (!has) return missing();
-      if (typeof actual !== "string" || typeof c.value !== "string") return result(false, `${c.attr} is ${show(actual)}, not text`);
-      let re = ev.regexes.get(c.value);
-      if (!re) {
-        try {
-          re = ev.options.compileRegex(c.value);
-        } catch {
-          // The server refuses such a pattern when it is saved; an engine here that cannot compile it never matches rather than throw.
-          re = { test: () => false };
-        }
-        ev.regexes.set(c.value, re);
-      }
-      const holds = re.test(actual);
-      return result(holds, `${c.attr} is ${show(actual)}, ${holds ? "matching" : "not matching"} /${c.value}/`);
-    }
+      return typeof actual === "string" && typeof c.value === "string" && actual.length <= ATTRIBUTE_TEXT_MAX && actual.startsWith(c.value);
+    case "ends_with":
+      return typeof actual === "string" && typeof c.value === "string" && actual.length <= ATTRIBUTE_TEXT_MAX && actual.endsWith(c.value);
+    case "regex":
+      return typeof actual === "string" && typeof c.value === "string" && actual.length <= ATTRIBUTE_TEXT_MAX && regexOf(c.value, ev).test(actual);
     case "gt":
     case "gte":
     case "lt":
     case "lte": {
-      if (!has) return missing();
+      if (!has) return false;
       const x = numberOf(actual);
       const y = numberOf(c.value);
-      if (x === null || y === null) return result(false, `${c.attr} is ${show(actual)}, not a number`);
-      const holds = c.op === "gt" ? x > y : c.op === "gte" ? x >= y : c.op === "lt" ? x < y : x <= y;
-      return result(holds, `${c.attr} is ${x}`);
+      if (x === null || y === null) return false;
+      return c.op === "gt" ? x > y : c.op === "gte" ? x >= y : c.op === "lt" ? x < y : x <= y;
     }
     case "semver_eq":
     case "semver_gt":
     case "semver_gte":
     case "semver_lt":
     case "semver_lte": {
-      if (!has) return missing();
+      if (!has) return false;
       const x = parseSemver(actual);
       const y = parseSemver(c.value);
-      if (!x || !y) return result(false, `${c.attr} is ${show(actual)}, not a version`);
+      if (!x || !y) return false;
       const order = compareSemver(x, y);
-      const holds = c.op === "semver_eq" ? order === 0 : c.op === "semver_gt" ? order > 0 : c.op === "semver_gte" ? order >= 0 : c.op === "semver_lt" ? order < 0 : order <= 0;
-      return result(holds, `${c.attr} is version ${show(actual)}`);
+      return c.op === "semver_eq" ? order === 0 : c.op === "semver_gt" ? order > 0 : c.op === "semver_gte" ? order >= 0 : c.op === "semver_lt" ? order < 0 : order <= 0;
     }
     case "before":
     case "after": {
-      if (!has) return missing();
+      if (!has) return false;
       const x = timeOf(actual);
       const y = timeOf(c.value);
-      if (x === null || y === null) return result(false, `${c.attr} is ${show(actual)}, not a date`);
-      return result(c.op === "before" ? x < y : x > y, `${c.attr} is ${show(actual)}`);
+      if (x === null || y === null) return false;
+      return c.op === "before" ? x < y : x > y;
     }
     case "passes_gate":
-    case "fails_gate": {
-      const name = String(c.value);
-      const other = ev.options.gate?.(name);
-      const passes = other !== undefined && !ev.visiting.has(name) && ev.depth < MAX_GATE_DEPTH && decide(other, context, { ...ev, depth: ev.depth + 1, visiting: new Set(ev.visiting).add(name) }).value;
-      return result(c.op === "passes_gate" ? passes : !passes, other === undefined ? `gate ${name} does not exist (off)` : `gate ${name} is ${passes ? "on" : "off"}`);
-    }
+      return gatePasses(String(c.value), context, ev);
+    case "fails_gate":
+      return !gatePasses(String(c.value), context, ev);
     default:
-      return result(false, `unknown operator ${show((c as { op: unknown }).op)}`);
+      return false;
   }
+}
+
+/** One condition's outcome with the reason, for explain; `holds` decides, so explain and evaluate always agree. */
+function conditionOutcome(c: GateCondition, context: EvaluationContext, ev: Evaluation): ConditionOutcome {
+  const value = holds(c, context, ev);
+  const has = Object.prototype.hasOwnProperty.call(context, c.attr) && context[c.attr] !== null && context[c.attr] !== undefined;
+  const actual = has ? context[c.attr] : undefined;
+  const result = (why: string): ConditionOutcome => ({ attr: c.attr, op: c.op, holds: value, why });
+  const missing = `${c.attr} is not in the context`;
+  if (c.op === "passes_gate" || c.op === "fails_gate") {
+    const name = String(c.value);
+    const exists = ev.options.gate?.(name) !== undefined;
+    const on = c.op === "passes_gate" ? value : !value;
+    return result(exists ? `gate ${name} is ${on ? "on" : "off"}` : `gate ${name} does not exist (off)`);
+  }
+  if (!has) return result(missing);
+  if (typeof actual === "string" && actual.length > ATTRIBUTE_TEXT_MAX && c.op !== "exists" && c.op !== "not_exists") {
+    return result(`${c.attr} is text of ${actual.length} characters, over the ${ATTRIBUTE_TEXT_MAX} an operator reads (matches nothing)`);
+  }
+  switch (c.op) {
+    case "exists":
+    case "not_exists":
+      return result(`${c.attr} is set`);
+    case "eq":
+    case "neq": {
+      const equal = c.op === "eq" ? value : !value;
+      return result(`${c.attr} is ${show(actual)}${equal ? "" : `, not ${show(c.value)}`}`);
+    }
+    case "in":
+    case "not_in": {
+      const found = c.op === "in" ? value : !value;
+      return result(`${c.attr} is ${show(actual)}, ${found ? "in" : "not in"} the list`);
+    }
+    case "contains":
+    case "starts_with":
+    case "ends_with":
+      return result(typeof actual !== "string" || typeof c.value !== "string" ? `${c.attr} is ${show(actual)}, not text` : `${c.attr} is ${show(actual)}`);
+    case "regex":
+      return result(typeof actual !== "string" || typeof c.value !== "string" ? `${c.attr} is ${show(actual)}, not text` : `${c.attr} is ${show(actual)}, ${value ? "matching" : "not matching"} /${c.value}/`);
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
+      const x = numberOf(actual);
+      return result(x === null || numberOf(c.value) === null ? `${c.attr} is ${show(actual)}, not a number` : `${c.attr} is ${x}`);
+    }
+    case "semver_eq":
+    case "semver_gt":
+    case "semver_gte":
+    case "semver_lt":
+    case "semver_lte":
+      return result(!parseSemver(actual) || !parseSemver(c.value) ? `${c.attr} is ${show(actual)}, not a version` : `${c.attr} is version ${show(actual)}`);
+    case "before":
+    case "after":
+      return result(timeOf(actual) === null || timeOf(c.value) === null ? `${c.attr} is ${show(actual)}, not a date` : `${c.attr} is ${show(actual)}`);
+    default:
+      return result(`unknown operator ${show((c as { op: unknown }).op)}`);
+  }
+}
+
+/** Whether a rule that holds lets the unit through (its percentage and the unit's bucket). */
+function rulePasses(gate: Gate, rule: GateRule, context: EvaluationContext): boolean {
+  if (rule.passPercentage >= 100) return true;
+  if (rule.passPercentage <= 0) return false;
+  const unit = context[rule.unit ?? "user_id"];
+  if (!isScalar(unit) || unit === "") return false;
+  return bucketOf(gate.salt, String(unit)) < rule.passPercentage / 100;
 }
 
 function ruleDecision(gate: Gate, rule: GateRule, index: number, context: EvaluationContext): GateDecision {
@@ -268,45 +422,73 @@ function ruleDecision(gate: Gate, rule: GateRule, index: number, context: Evalua
   return { value: bucket < rule.passPercentage / 100, ruleIndex: index, bucket, reason: "SPLIT" };
 }
 
-function decide(gate: Gate, context: EvaluationContext, ev: Evaluation): GateDecision {
-  for (let i = 0; i < gate.rules.length; i++) {
-    const rule = gate.rules[i]!;
-    let holds = true;
-    for (const c of rule.conditions) {
-      if (!conditionOutcome(c, context, ev).holds) {
-        holds = false;
-        break;
-      }
-    }
-    if (holds) return ruleDecision(gate, rule, i, context);
+/** The index of the first rule whose conditions all hold, or -1. */
+function decidingRule(gate: Gate, context: EvaluationContext, ev: Evaluation): number {
+  const rules = gate.rules;
+  next: for (let i = 0; i < rules.length; i++) {
+    const conditions = rules[i]!.conditions;
+    for (let j = 0; j < conditions.length; j++) if (!holds(conditions[j]!, context, ev)) continue next;
+    return i;
   }
-  return { value: false, ruleIndex: null, bucket: null, reason: "DEFAULT" };
+  return -1;
 }
 
-function evaluation(options: EvaluatorOptions): Evaluation {
-  return { options, regexes: new Map(), depth: 0, visiting: new Set() };
+function decide(gate: Gate, context: EvaluationContext, ev: Evaluation): GateDecision {
+  const index = decidingRule(gate, context, ev);
+  return index < 0 ? { value: false, ruleIndex: null, bucket: null, reason: "DEFAULT" } : ruleDecision(gate, gate.rules[index]!, index, context);
+}
+
+function evaluation(options: EvaluatorOptions, regexes: Map<string, CompiledRegex> = new Map()): Evaluation {
+  return { options, regexes, memo: new Map(), depth: 0, busy: false };
+}
+
+/** After a call: the evaluator's state is ready for the next one. */
+function reset(ev: Evaluation): void {
+  ev.busy = false;
+  ev.depth = 0;
+  if (ev.memo.size !== 0) ev.memo.clear();
 }
 
 /**
  * An evaluator bound to a regex engine and a gate lookup. Compiled patterns
  * are kept for the evaluator's life (a snapshot's gates), so the hot path
- * never compiles.
+ * never compiles. Within one call, each gate named by passes_gate /
+ * fails_gate is evaluated once (see Evaluation), so the work of a call is
+ * bounded by the rules of the gates it can reach, each counted once.
  */
 export function createGateEvaluator(options: EvaluatorOptions) {
   const ev = evaluation(options);
+  const explain = (gate: Gate, context: EvaluationContext, ev: Evaluation): GateExplanation => {
+    const rules: RuleOutcome[] = [];
+    for (let i = 0; i < gate.rules.length; i++) {
+      const rule = gate.rules[i]!;
+      const conditions = rule.conditions.map((c) => conditionOutcome(c, context, ev));
+      const holds = conditions.every((c) => c.holds);
+      rules.push({ index: i, name: rule.name, holds, conditions });
+      if (holds) return { ...ruleDecision(gate, rule, i, context), rules };
+    }
+    return { value: false, ruleIndex: null, bucket: null, reason: "DEFAULT", rules };
+  };
   return {
-    evaluate: (gate: Gate, context: EvaluationContext): GateDecision => decide(gate, context, ev),
+    evaluate(gate: Gate, context: EvaluationContext): GateDecision {
+      // A call made during another (re-entrant, from a caller's regex engine or gate lookup) gets its own state.
+      if (ev.busy) return decide(gate, context, evaluation(options, ev.regexes));
+      ev.busy = true;
+      try {
+        return decide(gate, context, ev);
+      } finally {
+        reset(ev);
+      }
+    },
     /** The decision, plus every rule up to the deciding one with each condition's outcome and why. */
     explain(gate: Gate, context: EvaluationContext): GateExplanation {
-      const rules: RuleOutcome[] = [];
-      for (let i = 0; i < gate.rules.length; i++) {
-        const rule = gate.rules[i]!;
-        const conditions = rule.conditions.map((c) => conditionOutcome(c, context, ev));
-        const holds = conditions.every((c) => c.holds);
-        rules.push({ index: i, name: rule.name, holds, conditions });
-        if (holds) return { ...ruleDecision(gate, rule, i, context), rules };
+      if (ev.busy) return explain(gate, context, evaluation(options, ev.regexes));
+      ev.busy = true;
+      try {
+        return explain(gate, context, ev);
+      } finally {
+        reset(ev);
       }
-      return { value: false, ruleIndex: null, bucket: null, reason: "DEFAULT", rules };
     },
   };
 }

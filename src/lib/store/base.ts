@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBase62 } from "../ids";
-import type { ChangeListener, Engine, Param, Store, Tx } from "./types";
+import type { ChangeListener, CommitCheck, Engine, Param, Store, Tx } from "./types";
 
 /** What an engine gives the shared transaction logic. */
 export type Announcement = { channel: string; payload: string };
@@ -21,6 +21,7 @@ export abstract class BaseStore implements Store {
   readonly origin = randomBase62(12);
   protected readonly scope = new AsyncLocalStorage<ActiveTx>();
   private readonly listeners = new Map<string, Set<ChangeListener>>();
+  private readonly commitChecks = new Map<string, Set<CommitCheck>>();
   protected onListenerError: (err: unknown, channel: string) => void = () => {};
 
   /** What the database is (file or cluster + database): a copy or a restore has another identity, and gets a new epoch. */
@@ -59,12 +60,39 @@ export abstract class BaseStore implements Store {
     if (joined) return fn(joined);
     let said: Announcement[] = [];
     const result = await this.transaction(async (tx) => {
-      const value = await this.scope.run(tx, () => fn(tx));
+      const value = await this.scope.run(tx, async () => {
+        const out = await fn(tx);
+        if (this.commitChecks.size > 0 && tx.announcements.length > 0) await this.runCommitChecks(tx.announcements);
+        return out;
+      });
       said = tx.announcements;
       return value;
     });
     for (const { channel, payload } of said) this.deliver(channel, payload);
     return result;
+  }
+
+  checkBeforeCommit(channel: string, check: CommitCheck): () => void {
+    let set = this.commitChecks.get(channel);
+    if (!set) this.commitChecks.set(channel, (set = new Set()));
+    set.add(check);
+    return () => {
+      set!.delete(check);
+      if (set!.size === 0 && this.commitChecks.get(channel) === set) this.commitChecks.delete(channel);
+    };
+  }
+
+  committed<T>(fn: () => Promise<T>): Promise<T> {
+    return this.scope.exit(fn);
+  }
+
+  /** The checks of each channel this transaction announced on, with that channel's payloads (still inside it). */
+  private async runCommitChecks(announcements: Announcement[]): Promise<void> {
+    for (const [channel, checks] of this.commitChecks) {
+      const payloads = announcements.filter((a) => a.channel === channel).map((a) => a.payload);
+      if (payloads.length === 0) continue;
+      for (const check of [...checks]) await check(payloads);
+    }
   }
 
   listen(channel: string, fn: ChangeListener): () => void {

@@ -37,6 +37,7 @@ export interface Tx extends Queryable {
 }
 
 export type ChangeListener = (payload: string) => void;
+export type CommitCheck = (payloads: string[]) => Promise<void>;
 
 export interface Store extends Queryable {
   readonly engine: Engine;
@@ -58,6 +59,15 @@ export interface Store extends Queryable {
    * connection (PostgreSQL) the listener is called with `RESYNC`: reload.
    */
   listen(channel: string, fn: ChangeListener): () => void;
+  /**
+   * Runs `check` at the end of every write transaction that announced on
+   * `channel` (its payloads, in order), inside that transaction: reads see
+   * its writes, and a throw rolls it back (the caller gets the error).
+   * Returns the removal.
+   */
+  checkBeforeCommit(channel: string, check: CommitCheck): () => void;
+  /** Runs `fn` outside any transaction of the current async flow: its reads see committed data only. */
+  committed<T>(fn: () => Promise<T>): Promise<T>;
   /**
    * Background work that must run once across all servers: true when this
    * server holds the named lease for the next `ttlMs` (renewing its own).

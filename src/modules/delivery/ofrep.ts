@@ -4,7 +4,7 @@ import type { Logger } from "../../lib/log";
 import { LruCache } from "../../lib/lru";
 import { compileRegex } from "../../lib/re2";
 import { type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "../../sdk/experiments";
-import { type Gate, type GateDecision, createGateEvaluator, withUserId } from "../../sdk/gates";
+import { CONTEXT_BYTES_MAX, type Gate, type GateDecision, contextBytes, createGateEvaluator, withUserId } from "../../sdk/gates";
 import type { PublishedUniverse } from "../../sdk/universes";
 import { type PublishedRollout, type RolloutIndex, indexRollouts, rolledGate, rolloutFor } from "../../sdk/rollouts";
 import type { Snapshot } from "./snapshot";
@@ -66,7 +66,10 @@ export type OfrepFailure = { errorCode: OfrepErrorCode; errorDetails: string };
 
 export type EvaluationContext = Record<string, unknown>;
 
-/** Parses an OFREP request body (`{"context": {...}}`, empty allowed) and picks the env it asks for. */
+/**
+ * Parses an OFREP request body (`{"context": {...}}`, empty allowed) and picks the env it asks for.
+ * A context over CONTEXT_BYTES_MAX bytes of JSON is INVALID_CONTEXT (DECISIONS: evaluation is bounded work).
+ */
 export function parseEvaluationRequest(text: string, defaultEnv: () => Env): { env: Env; context: EvaluationContext } | OfrepFailure {
   let body: unknown = {};
   if (text.trim() !== "") {
@@ -82,6 +85,12 @@ export function parseEvaluationRequest(text: string, defaultEnv: () => Env): { e
   const context = (body as { context?: unknown }).context ?? {};
   if (typeof context !== "object" || context === null || Array.isArray(context)) {
     return { errorCode: "INVALID_CONTEXT", errorDetails: "context: expected an object" };
+  }
+  // Re-serialised, a body's context takes at most 6 bytes a character (`1e20` becomes 21 digits): a body
+  // that short is never measured, so everyday calls cost nothing more.
+  if (text.length > CONTEXT_BYTES_MAX / 6) {
+    const bytes = contextBytes(context as EvaluationContext);
+    if (bytes > CONTEXT_BYTES_MAX) return { errorCode: "INVALID_CONTEXT", errorDetails: `context: ${bytes} bytes of JSON; at most ${CONTEXT_BYTES_MAX} (64 KiB)` };
   }
   const env = (context as { env?: unknown }).env;
   if (env === undefined || env === null) return { env: defaultEnv(), context: context as EvaluationContext };

@@ -108,7 +108,8 @@ export function deliveryRoutes(ctx: AppContext) {
       "A gate or config a running experiment's variant overrides answers the override (reason SPLIT) for that variant's units. " +
       "One name in several kinds: killswitch, then gate, then config, then experiment. " +
       "The env is `context.env`, else the project's `defaultEnv`. Killswitches and configs answer reason STATIC; metadata `{version}` but for experiments. " +
-      "400 is `{key, errorCode: PARSE_ERROR | INVALID_CONTEXT}`, 404 `{key, errorCode: FLAG_NOT_FOUND}`.",
+      "400 is `{key, errorCode: PARSE_ERROR | INVALID_CONTEXT}` (INVALID_CONTEXT also for a context over 64 KiB of JSON), 404 `{key, errorCode: FLAG_NOT_FOUND}`. " +
+      "A text attribute over 4,096 characters matches no gate operator.",
     response: { 200: OfrepSuccessSchema, 400: OfrepFailureSchema, 404: OfrepFailureSchema },
   });
   const ofrepBulk = describe({
@@ -118,7 +119,7 @@ export function deliveryRoutes(ctx: AppContext) {
     description:
       "Every killswitch, each sub-switch as `name/switchKey`, every gate, every config and every running experiment, evaluated as in the single call " +
       "(the exposures of the experiments that assign the unit are logged, once per unit). " +
-      "Carries an `ETag`; `If-None-Match` with it answers 304 until the next publish on that env.",
+      "Carries an `ETag`; `If-None-Match` with it answers 304 until the next publish on that env. A context over 64 KiB of JSON is 400 INVALID_CONTEXT.",
     response: { 200: OfrepBulkSchema, 304: t.Void({ description: "Not modified" }), 400: OfrepFailureSchema },
   });
 
@@ -139,7 +140,7 @@ export function deliveryRoutes(ctx: AppContext) {
           auth: "server",
           description:
             "Prepared once per revision. Strong `ETag` `\"<epoch>-<projectId>-<env>-<revision>\"` (the epoch changes when the database is restored or copied, so an old tag never matches other content): `If-None-Match` with it answers 304 without touching the database. " +
-            "`Accept-Encoding: gzip` gets gzip bytes. `Cache-Control: no-cache`.",
+            "`Accept-Encoding: gzip` gets gzip bytes. `Cache-Control: no-cache`. At most 5 MiB of JSON: a publish that would make it larger is refused (VALIDATION).",
           response: { 200: SnapshotSchema, 304: t.Void({ description: "Not modified" }) },
         }),
       },

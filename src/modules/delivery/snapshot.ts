@@ -1,4 +1,5 @@
 import type { Env } from "../../lib/envs";
+import { validation } from "../../lib/errors";
 import type { ServiceContext, SnapshotSection as SectionSource } from "../../lib/module";
 import { REVISIONS_CHANNEL, allRevisions, currentRevision, decodeRevisionChange } from "../../lib/revisions";
 import { RESYNC } from "../../lib/store";
@@ -39,6 +40,9 @@ export type SnapshotEntry = {
 
 export type SnapshotListener = (entry: SnapshotEntry) => void;
 
+/** The published snapshot of one env is at most this many bytes of JSON (DECISIONS): every SDK downloads all of it. */
+export const SNAPSHOT_BYTES_MAX = 5 * 1024 * 1024;
+
 /** How long a project's default env is trusted from memory. */
 const DEFAULT_ENV_CACHE_MS = 5_000;
 /** A build reads the revision before and after the sections; a publish in between makes it read again. */
@@ -58,6 +62,7 @@ export class SnapshotService {
   private readonly listeners = new Map<string, Set<SnapshotListener>>();
   private readonly defaultEnvs = new Map<string, { env: Env; until: number }>();
   private readonly unlisten: () => void;
+  private readonly uncheck: () => void;
   private readonly encoder = new TextEncoder();
   private sections: SectionSource[] = [];
 
@@ -70,6 +75,8 @@ export class SnapshotService {
       const change = decodeRevisionChange(payload);
       if (change) void this.onRevision(change.projectId, change.env, change.revision, change.publishedAt);
     });
+    // Every publish bumps its env's revision inside its transaction: that is where its size is checked.
+    this.uncheck = ctx.store.checkBeforeCommit(REVISIONS_CHANNEL, (payloads) => this.checkSizes(payloads));
   }
 
   /** The modules' sections (from their manifests), set once by the app. */
@@ -130,6 +137,7 @@ export class SnapshotService {
 
   close(): void {
     this.unlisten();
+    this.uncheck();
     this.entries.clear();
     this.announced.clear();
     this.listeners.clear();
@@ -207,18 +215,45 @@ export class SnapshotService {
   }
 
   /**
+   * Refuses a transaction whose publishes would leave an env's snapshot over
+   * SNAPSHOT_BYTES_MAX (run inside it, before it commits: the sections read
+   * its own writes). On PostgreSQL, concurrent publishes on one env take turns
+   * on its env_revisions row (bumped before this check), so each check sees
+   * the others' commits. An env already over the limit (published before the
+   * limit existed) takes publishes that do not grow it, so it can be brought
+   * under.
+   */
+  private async checkSizes(payloads: string[]): Promise<void> {
+    const envs = new Set<string>();
+    for (const payload of payloads) {
+      const change = decodeRevisionChange(payload);
+      if (!change || envs.has(`${change.projectId}/${change.env}`)) continue;
+      envs.add(`${change.projectId}/${change.env}`);
+      const bytes = Buffer.byteLength(JSON.stringify(await this.read(change.projectId, change.env, 1)), "utf8");
+      if (bytes <= SNAPSHOT_BYTES_MAX) continue;
+      const cached = this.entries.get(`${change.projectId}/${change.env}`);
+      const before = cached ? cached.body.byteLength : Buffer.byteLength(JSON.stringify(await this.ctx.store.committed(() => this.read(change.projectId, change.env, 1))), "utf8");
+      if (bytes <= before) continue;
+      throw validation(
+        `The ${change.env} snapshot would be ${bytes} bytes, ${bytes - SNAPSHOT_BYTES_MAX} over the limit of ${SNAPSHOT_BYTES_MAX} (5 MiB)`,
+        `snapshot: publishing this would make the ${change.env} snapshot every SDK downloads ${bytes} bytes of JSON, ${bytes - SNAPSHOT_BYTES_MAX} bytes over the limit of ${SNAPSHOT_BYTES_MAX} (5 MiB); publish less or remove something from ${change.env} first`,
+      );
+    }
+  }
+
+  /**
    * Reads the revision, every section, then the revision again: every publish
    * bumps the revision in its own transaction, so an unchanged revision means
    * the sections are exactly what it names.
    */
-  private async build(projectId: string, env: Env): Promise<SnapshotEntry> {
+  private async read(projectId: string, env: Env, attempts = BUILD_ATTEMPTS): Promise<Snapshot> {
     const { store } = this.ctx;
     let snapshot: Snapshot | undefined;
-    for (let attempt = 0; attempt < BUILD_ATTEMPTS && !snapshot; attempt++) {
+    for (let attempt = 0; attempt < attempts && !snapshot; attempt++) {
       const revision = await currentRevision(store, projectId, env);
       const parts: Record<string, unknown> = {};
       for (const section of this.sections) parts[section.field] = await section.published(projectId, env);
-      if (attempt < BUILD_ATTEMPTS - 1 && (await currentRevision(store, projectId, env)) !== revision) continue;
+      if (attempt < attempts - 1 && (await currentRevision(store, projectId, env)) !== revision) continue;
       const part = <S extends SnapshotSectionName>(name: S) => (parts[name] ?? {}) as Snapshot[S];
       snapshot = {
         projectId,
@@ -234,12 +269,18 @@ export class SnapshotService {
         rollouts: part("rollouts"),
       };
     }
+    return snapshot!;
+  }
+
+  private async build(projectId: string, env: Env): Promise<SnapshotEntry> {
+    const { store } = this.ctx;
+    const snapshot = await this.read(projectId, env);
     const json = JSON.stringify(snapshot);
     const body = this.encoder.encode(json);
     return {
-      snapshot: snapshot!,
-      etag: `"${store.epoch}-${projectId}-${env}-${snapshot!.revision}"`,
-      eventId: `${store.epoch}-${snapshot!.revision}`,
+      snapshot,
+      etag: `"${store.epoch}-${projectId}-${env}-${snapshot.revision}"`,
+      eventId: `${store.epoch}-${snapshot.revision}`,
       json,
       body,
       gzip: Bun.gzipSync(body),

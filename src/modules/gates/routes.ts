@@ -44,7 +44,9 @@ export function gateRoutes(ctx: AppContext) {
           tag: TAG,
           auth: "admin",
           errors: [409],
-          description: "Publishes version 1 on every env with the given rules (default none: off for everyone). Operators and values are checked per rule; a VALIDATION detail names the rule and field (`rules[1].conditions[0].value`).",
+          description:
+            "Publishes version 1 on every env with the given rules (default none: off for everyone). Operators and values are checked per rule; a VALIDATION detail names the rule and field (`rules[1].conditions[0].value`). " +
+            "The bound on evaluation work of PUT /{id}/rules applies.",
           response: { 201: CreatedGateSchema },
         }),
       },
@@ -138,7 +140,10 @@ export function gateRoutes(ctx: AppContext) {
         tag: TAG,
         auth: "admin",
         errors: [404],
-        description: "One new version on that env. Refused (VALIDATION, naming the rule and field): unknown operators, values of the wrong type, RE2-invalid patterns, prerequisite gates that do not exist or that would form a cycle.",
+        description:
+          "One new version on that env. Refused (VALIDATION, naming the rule and field): unknown operators, values of the wrong type, RE2-invalid patterns, prerequisite gates that do not exist or that would form a cycle or nest over 10 deep, " +
+          "and rules whose worst-case evaluation (each gate reached through passes_gate/fails_gate counted once) would cost over 20,000 units (a condition 1, a list 1 more per 8 entries, a regex 64 per RE2 instruction), also when the change pushes a gate that depends on this one over (that gate is named). " +
+          "A publish that would make the env's snapshot over 5 MiB of JSON is VALIDATION too.",
         response: { 200: PublishedSchema },
       }),
     })
@@ -173,7 +178,9 @@ export function gateRoutes(ctx: AppContext) {
         tag: TAG,
         auth: "admin",
         errors: [404],
-        description: "The value the gate gives this context on the env (default prod), the rule that decided (and the unit's bucket when a percentage did), and for each earlier rule the condition that failed and why. The same evaluator as the SDK and OFREP.",
+        description:
+          "The value the gate gives this context on the env (default prod), the rule that decided (and the unit's bucket when a percentage did), and for each earlier rule the condition that failed and why. The same evaluator as the SDK and OFREP. " +
+          "A context over 64 KiB of JSON is VALIDATION (`context: …`); a text attribute over 4,096 characters matches no operator.",
         response: { 200: ExplanationSchema },
       }),
     });

@@ -7,8 +7,9 @@ import type { ServiceContext } from "../../lib/module";
 import type { Queryable, Tx } from "../../lib/store";
 import { checkResourceName } from "../../lib/validate";
 import { Versioned } from "../../lib/versioned";
-import { type EvaluationContext, type GateExplanation, type GateRule, type Gate as EvaluatedGate, createGateEvaluator } from "../../sdk/gates";
+import { CONTEXT_BYTES_MAX, type EvaluationContext, type GateExplanation, type GateRule, type Gate as EvaluatedGate, contextBytes, createGateEvaluator } from "../../sdk/gates";
 import { compileRegex } from "../../lib/re2";
+import { type RuleGraph, checkEvaluationCost, checkRolloutCost } from "./cost";
 import { checkPrerequisites, checkRules, referencedGates } from "./rules";
 import { type Content, type EnvRow, type GateRow, insertGate, parseRules, setGateDescription, toEnvState, toGate, touchGate } from "./store";
 import { GateTemplatesService } from "./templates";
@@ -90,7 +91,7 @@ export class GatesService {
       return await this.ctx.store.write(async (tx) => {
         await versioned.lockProject(tx, projectId);
         if (await versioned.findByName(tx, projectId, input.name)) throw duplicateName(input.name);
-        for (const env of ENVS) checkPrerequisites(input.name, rules, await this.prerequisiteGraph(tx, projectId, env, input.name, rules));
+        for (const env of ENVS) await this.checkPublishable(tx, projectId, env, input.name, rules);
         const id = newId("gate");
         const now = nowIso();
         await insertGate(tx, { id, projectId, name: input.name, description, salt: randomBase62(16), now });
@@ -155,7 +156,7 @@ export class GatesService {
   async setRules(projectId: string, idOrName: string, env: Env, input: unknown, actor: Actor): Promise<{ id: string; env: Env; version: number; rules: GateRule[]; warnings: string[] }> {
     const rules = checkRules(input);
     const published = await this.publish(projectId, idOrName, env, ACTIONS.rules, actor, async (row, tx) => {
-      checkPrerequisites(row.name, rules, await this.prerequisiteGraph(tx, projectId, env, row.name, rules));
+      await this.checkPublishable(tx, projectId, env, row.name, rules);
       return rules;
     });
     return { ...published, warnings: await this.warnings(projectId, rules) };
@@ -179,7 +180,7 @@ export class GatesService {
       if (!target) throw notFound(`Gate ${row.name} has no version ${input.version} on ${input.env}`, `version: 1 to the current version`);
       const rules = parseRules(target.rules);
       // The gates it named may have changed since: the same checks as any publish.
-      checkPrerequisites(row.name, rules, await this.prerequisiteGraph(tx, projectId, input.env, row.name, rules));
+      await this.checkPublishable(tx, projectId, input.env, row.name, rules);
       return rules;
     });
   }
@@ -191,6 +192,8 @@ export class GatesService {
 
   /** What the gate answers for a context on an env, which rule decided, and why each earlier rule did not. */
   async explain(projectId: string, idOrName: string, env: Env, context: EvaluationContext): Promise<GateExplanation & { gate: string; env: Env; version: number }> {
+    const bytes = contextBytes(context);
+    if (bytes > CONTEXT_BYTES_MAX) throw validation("The evaluation context is too large", `context: ${bytes} bytes of JSON; at most ${CONTEXT_BYTES_MAX} (64 KiB)`);
     const gate = await this.get(projectId, idOrName);
     const published = await this.publishedForEnv(projectId, env);
     const evaluator = createGateEvaluator({ compileRegex, gate: (name) => published[name] as EvaluatedGate | undefined });
@@ -204,12 +207,30 @@ export class GatesService {
     return toGate(row, envs);
   }
 
-  /** Each gate's prerequisites on the env, with `name`'s rules replaced by the ones being saved. */
-  private async prerequisiteGraph(q: Queryable, projectId: string, env: Env, name: string, rules: GateRule[]): Promise<Map<string, string[]>> {
-    const graph = new Map<string, string[]>();
-    for (const r of await versioned.published<Content>(q, projectId, env)) graph.set(r.name, referencedGates(parseRules(r.rules)).map((x) => x.name));
-    graph.set(name, referencedGates(rules).map((x) => x.name));
+  /** Each published gate's rules on the env, by name. */
+  private async publishedRules(q: Queryable, projectId: string, env: Env): Promise<RuleGraph> {
+    const graph: RuleGraph = new Map();
+    for (const r of await versioned.published<Content>(q, projectId, env)) graph.set(r.name, parseRules(r.rules));
     return graph;
+  }
+
+  /**
+   * The checks of any publish of `name`'s rules on an env, inside its transaction: the gates they
+   * name exist and form no cycle, and no evaluation, of this gate or of one that reaches it, could
+   * cost more than the bound (cost.ts).
+   */
+  private async checkPublishable(q: Queryable, projectId: string, env: Env, name: string, rules: GateRule[]): Promise<void> {
+    const before = await this.publishedRules(q, projectId, env);
+    const after: RuleGraph = new Map(before).set(name, rules);
+    const prerequisites = new Map<string, string[]>();
+    for (const [gate, its] of after) prerequisites.set(gate, referencedGates(its).map((x) => x.name));
+    checkPrerequisites(name, rules, prerequisites);
+    checkEvaluationCost(name, rules, before, after);
+  }
+
+  /** A rollout's new rules for a gate on an env are evaluated in place of its published ones: the same bound. */
+  async checkRolloutRules(q: Queryable, projectId: string, env: Env, name: string, rules: GateRule[]): Promise<void> {
+    checkRolloutCost(name, rules, await this.publishedRules(q, projectId, env));
   }
 
   /** The one publish path: lock the gate, compute the env's next rules (may refuse), publish version + 1, audit. */

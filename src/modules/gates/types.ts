@@ -9,6 +9,16 @@ export const RULES_MAX = 100;
 export const CONDITIONS_MAX = 50;
 export const LIST_VALUES_MAX = 1000;
 export const TEXT_VALUE_MAX = 1000;
+/**
+ * The most one evaluation of a gate may cost, in units of about one condition on a 4,096-character
+ * attribute (~1 µs; see cost.ts for what each condition costs): about 20 ms of work at worst, where
+ * the limits above alone allowed seconds. Publishing rules over it is refused (VALIDATION).
+ */
+export const EVALUATION_COST_MAX = 20_000;
+/** An `in` / `not_in` list costs 1 unit more per this many entries. */
+export const LIST_ENTRIES_PER_UNIT = 8;
+/** A regex costs this many units per instruction of its RE2 program (about 16 ns per instruction and character × 4,096 characters). */
+export const REGEX_UNITS_PER_INSTRUCTION = 64;
 export const HISTORY_DEFAULT_LIMIT = 100;
 export const HISTORY_MAX_LIMIT = 1000;
 

@@ -23,7 +23,8 @@ const n = groupDigits;
 
 const PUBLISHING =
   "Published in the SDK snapshot's `translations` section as `{ \"<locale>\": { \"<key>\": \"value\" } }`, the same on every env, while the project's `moduleTranslations` is on (off: `{}`). " +
-  "Every change to what is published moves every env's revision, so SDKs (`t(key)`) pick it up with the next snapshot.";
+  "Every change to what is published moves every env's revision, so SDKs (`t(key)`) pick it up with the next snapshot. " +
+  "A change that would make an env's snapshot over 5 MiB of JSON is VALIDATION (`snapshot: …`, saying by how many bytes) and writes nothing.";
 
 /** `profile_id` of the single-key routes: in the JSON body or the query, once. */
 function profileRef(fromBody: string | undefined, fromQuery: string | undefined): string {

@@ -199,6 +199,8 @@ export class RolloutsService {
       await tx.lock(lockScope(projectId));
       const busy = await activeOn(tx, projectId, kind, subject.id, env);
       if (busy) throw alreadyExists(`${kind === "gate" ? "Gate" : "Config"} ${subject.name} already has a rollout on ${env}`, `${kind}: ${busy.id} is ${busy.status}; finish or roll it back first`);
+      // Units in the stage are evaluated with the new rules: they get the gates' bound on evaluation work too.
+      if (change.rules) await this.ctx.services.gates.checkRolloutRules(tx, projectId, env, subject.name, change.rules);
       await insertRollout(tx, row);
       await recordAudit(tx, { projectId, action: ACTIONS.create, subjectId: row.id, subjectName: subject.name, env, actor, detail: { kind, status: row.status, stages, startAt } });
       if (row.status === "running") await bumpRevision(tx, projectId, env);
