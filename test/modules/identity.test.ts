@@ -508,6 +508,17 @@ describe("invitations wait for acceptance; each organisation's trail keeps to it
     expect(await membershipsOf("gone@example.com", ts.organisationId)).toEqual({ n: 0 });
     const trail = (await ts.api("/api/admin/audit?resource=member")).body.entries.map((e: any) => [e.action, e.subjectName]);
     expect(trail).toContainEqual(["member.uninvite", "gone@example.com"]);
+
+    // Someone with an account elsewhere: the withdrawn link does not even sign them in.
+    const theirs = await ts.newProject("Kim's own");
+    await ts.addMember("kim@example.com", "editor", theirs.projectId);
+    expect((await ts.api("/api/admin/invites", { key: owner, body: { email: "kim@example.com" } })).status).toBe(201);
+    expect((await ts.api("/api/admin/members/kim@example.com", { method: "DELETE", key: owner })).status).toBe(204);
+    const kim = new Browser(ts.url);
+    await kim.get("/signin");
+    expect((await kim.postForm("/auth/magic", { token: tokenOf(mails.lastTo("kim@example.com")!.url), csrf: kim.csrf })).status).toBe(400);
+    expect(kim.cookies.has("svc_session")).toBe(false);
+    expect(await membershipsOf("kim@example.com", ts.organisationId)).toEqual({ n: 0 });
   });
 
   test("a member's sign-ins and CLI sign-ins for another organisation stay out of this organisation's trail", async () => {

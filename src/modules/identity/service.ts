@@ -43,6 +43,7 @@ import {
   purgeExpiredSessions,
   purgeExpiredSignInLinks,
   revokeSession,
+  spendSignInLink,
   takeInvitationOfLink,
   takeOidcLogin,
   touchIdentity,
@@ -474,6 +475,8 @@ export class IdentityService {
       if ("invitation" in found) {
         const { invitation } = found;
         await deleteInvitation(tx, invitation.id);
+        // Its link would still sign in a person who has an account elsewhere: it is spent with the invitation.
+        await spendSignInLink(tx, invitation.token_hash, this.iso());
         await recordAudit(tx, {
           projectId: null,
           organisationId: invitation.organisation_id,

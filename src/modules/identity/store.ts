@@ -273,6 +273,11 @@ export async function useSignInLink(
   );
 }
 
+/** Spends a link without using it (a withdrawn invitation's): it then signs nobody in. */
+export async function spendSignInLink(q: Queryable, tokenHash: string, now: string): Promise<void> {
+  await q.run("UPDATE sign_in_links SET used_at = ? WHERE token_hash = ? AND used_at IS NULL", now, tokenHash);
+}
+
 export async function deleteSetupLinks(q: Queryable): Promise<void> {
   await q.run("DELETE FROM sign_in_links WHERE purpose = 'setup'");
 }
