@@ -5,7 +5,7 @@ import { ORGANISATIONS_LOCK } from "../projects/service";
 import { alreadyExists, badRequest, forbidden, notFound, validation } from "../../lib/errors";
 import { newId, randomBase62, sha256Hex } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
-import type { Queryable, Store, Tx } from "../../lib/store";
+import type { Store, Tx } from "../../lib/store";
 import {
   type InvitationRow,
   CLEANUP_BATCH,
