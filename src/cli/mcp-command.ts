@@ -9,7 +9,7 @@ export const mcpCommand: Command = {
   details: [
     "Speaks the Model Context Protocol on stdin/stdout with the credentials of `svc login` (or SERVICE_CLI_TOKEN); it starts even when not signed in, and every tool then says how to sign in. Set HOME or SERVICE_CONFIG_DIR when the assistant starts it from elsewhere.",
     "At start it asks the server what the credential may do in the active project (GET /api/admin/me): a read-only API token or a viewer gets only the tools that read, and so does a start that cannot tell (not signed in, server unreachable); restart it after `svc login` for the others.",
-    "Answers that carry text from outside the organisation (queue items, tracked errors, connector deliveries) come back wrapped as untrusted data under a notice, in the text and the structured content.",
+    "Answers that carry text from outside the organisation (queue items, tracked errors, connector deliveries, the event catalog, the audit trail) come back wrapped as untrusted data under a notice, in the text and the structured content.",
   ],
   examples: ["svc mcp", "claude mcp add svc -- svc mcp"],
   flags: {

@@ -45,6 +45,14 @@ function json(result: unknown): any {
   return JSON.parse(first.text);
 }
 
+/** The data of an answer that carries outsiders' text (issue 25): wrapped under `untrustedData`. */
+function untrustedJson(result: unknown): any {
+  const wrapped = json(result);
+  expect(wrapped.untrusted).toBe(true);
+  expect((result as CallToolResult).structuredContent).toEqual(wrapped);
+  return wrapped.untrustedData;
+}
+
 function errorText(result: unknown): string {
   const r = result as CallToolResult;
   expect(r.isError).toBe(true);
@@ -256,14 +264,14 @@ describe("svc mcp", () => {
     expect((await ts.api("/api/sdk/v1/events", { key: ts.serverKey, body: { events: [{ name: "signup", properties: { plan: "pro" } }] } })).status).toBe(202);
     const s = await connect(signedIn());
     try {
-      const events = json(await s.client.callTool({ name: "list_events", arguments: {} }));
+      const events = untrustedJson(await s.client.callTool({ name: "list_events", arguments: {} }));
       expect(events).toEqual((await ts.api("/api/admin/events")).body);
       expect(events.map((e: any) => [e.name, e.pending])).toEqual([
         ["checkout.completed", 0],
         ["signup", 1],
       ]);
       expect(events[0]).toMatchObject({ folder: "commerce", properties: [{ name: "amount", type: "number", required: true }] });
-      expect(json(await s.client.callTool({ name: "list_events", arguments: { q: "COMMERCE" } })).map((e: any) => e.name)).toEqual(["checkout.completed"]);
+      expect(untrustedJson(await s.client.callTool({ name: "list_events", arguments: { q: "COMMERCE" } })).map((e: any) => e.name)).toEqual(["checkout.completed"]);
       expect(errorText(await s.client.callTool({ name: "list_events", arguments: { q: "x".repeat(101) } }))).toContain("q");
     } finally {
       await s.close();
@@ -340,7 +348,7 @@ describe("svc mcp", () => {
       expect(errorText(await s.client.callTool({ name: "revoke_sdk_key", arguments: { id: sacrificial.body.id } }))).toContain("NOT_FOUND");
 
       // Both revocations are in the audit trail, named after the person who signed in to the tool server.
-      const audit = json(await s.client.callTool({ name: "list_audit", arguments: { action: "key.revoke" } }));
+      const audit = untrustedJson(await s.client.callTool({ name: "list_audit", arguments: { action: "key.revoke" } }));
       expect(audit.entries[0]).toMatchObject({ action: "key.revoke", subjectId: sacrificial.body.id, actorEmail: "owner@example.com", actorType: "user" });
     } finally {
       await s.close();
