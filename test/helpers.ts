@@ -56,7 +56,7 @@ export type TestServer = ProjectKeys & {
    * `projectId` (default the main project) when they can reach it.
    */
   accessTokenFor(email: string, projectId?: string): Promise<string>;
-  /** Adds a person to the organisation of `projectId` (default the main project) with a role, as an owner would. */
+  /** Adds a person to the organisation of `projectId` (default the main project) with a role: an owner's invitation, accepted by its link. */
   addMember(email: string, role: "owner" | "editor" | "viewer", projectId?: string): Promise<void>;
   stop(): Promise<void>;
 };
@@ -101,7 +101,9 @@ export async function startTestServer(options: Partial<ServerOptions> = {}): Pro
     return (await device.exchange({ deviceCode: grant.device_code, codeVerifier: verifier })).access_token;
   };
   const addMember: TestServer["addMember"] = async (email, role, projectId = main.projectId) => {
-    await server.ctx.services.identity.invite(projectId, { email, role }, server.url);
+    // An invitation is a membership only once accepted: invite, then use its link, through the real service.
+    const { identity } = server.ctx.services;
+    await identity.consumeMagicLink((await identity.createInvitation(projectId, { email, role })).token);
   };
 
   const api: TestServer["api"] = async (path, init = {}) => {

@@ -4,8 +4,9 @@ import type { Command } from "./command";
 
 type ListedToken = { id: string; name: string; access: "read-only" | "read-write"; maskedToken: string; createdBy: string; createdAt: string };
 type MintedToken = { id: string; token: string; name: string; access: string; createdAt: string };
-export type Member = { email: string; role: Role; joinedAt: string };
-type Invitation = { email: string; role: Role; organisationId: string; organisationName: string; createdAt: string };
+/** `status: "invited"`: invited, not accepted yet (joinedAt null; no access until they accept). */
+export type Member = { email: string; role: Role; status?: "active" | "invited"; joinedAt: string | null; expiresAt?: string };
+type Invitation = { email: string; role: Role; organisationId: string; organisationName: string; createdAt: string; expiresAt: string };
 
 const ACCESS = ["read-only", "read-write"] as const;
 const ROLES = ["owner", "editor", "viewer"] as const;
@@ -103,13 +104,13 @@ export const membersCommand: Command = {
       async run({ values }) {
         const q = str(values, "query");
         const members = await openClient(values).request<Member[]>("GET", `/api/admin/members${q ? `?q=${encodeURIComponent(q)}` : ""}`);
-        emit(values.json, members, () => (members.length === 0 ? "No members match." : table(["EMAIL", "ROLE", "JOINED"], members.map((m) => [m.email, m.role, when(m.joinedAt)]))));
+        emit(values.json, members, () => (members.length === 0 ? "No members match." : table(["EMAIL", "ROLE", "JOINED"], members.map((m) => [m.email, m.role, m.joinedAt === null ? `invited, not accepted (until ${when(m.expiresAt ?? "")})` : when(m.joinedAt)]))));
         return 0;
       },
     },
     {
       name: "invite",
-      summary: "Add a person to the organisation and send them a sign-in link (valid 7 days)",
+      summary: "Invite a person to the organisation: they get a link (valid 7 days) and become a member when they accept it",
       args: ["<email>"],
       examples: ["svc members invite dana@example.com", "svc members invite lee@example.com --role owner"],
       flags: { role: { type: "string", value: "ROLE", help: "owner, editor (default) or viewer" }, ...CLIENT_FLAGS },
@@ -117,7 +118,7 @@ export const membersCommand: Command = {
         const address = email(positionals[0]!);
         const r = role(str(values, "role") ?? "editor", "--role");
         const invited = await openClient(values).request<Invitation>("POST", "/api/admin/invites", { body: { email: address, role: r } });
-        emit(values.json, invited, () => `Invited ${invited.email} as ${invited.role} of ${invited.organisationName}; they get a sign-in link by mail.`);
+        emit(values.json, invited, () => `Invited ${invited.email} as ${invited.role} of ${invited.organisationName}; they get a link by mail and become a member when they accept it.`);
         return 0;
       },
     },

@@ -66,8 +66,9 @@ export type AuditActor = { email: string; type: string };
 export const SYSTEM_ACTOR: AuditActor = { email: "system@svc.local", type: "system" };
 
 export type AuditEntry = {
-  /** Null for a row of the organisation itself (members, sign-ins): every project of the organisation shows it. */
+  /** Null for a row of the organisation itself (members, CLI sign-ins): every project of the organisation shows it. */
   projectId?: string | null;
+  /** Null too for a person's own row that happened in no organisation (a plain browser sign-in): no trail shows it. */
   organisationId?: string | null;
   /** `module.verb`, e.g. `killswitch.toggle`, `key.revoke`, `member.role`. */
   action: string;
@@ -101,16 +102,6 @@ export async function recordAudit(tx: Tx, entry: AuditEntry): Promise<void> {
     entry.detail === undefined ? null : JSON.stringify(entry.detail),
     nowIso(),
   );
-}
-
-/**
- * A person's own event (a sign-in, a sign-out, a CLI sign-in approved or
- * revoked): one row in each organisation they belong to, with no project, so
- * that every project of those organisations shows it. In the transaction of
- * the change, like every audit row.
- */
-export async function recordOrganisationsAudit(tx: Tx, organisationIds: readonly string[], entry: Omit<AuditEntry, "projectId" | "organisationId">): Promise<void> {
-  for (const organisationId of organisationIds) await recordAudit(tx, { ...entry, projectId: null, organisationId });
 }
 
 export type AuditRow = {

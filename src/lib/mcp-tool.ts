@@ -42,5 +42,12 @@ export type McpTool<S extends z.ZodRawShape = z.ZodRawShape> = {
   description: string;
   input: S;
   annotations: ToolAnnotations;
+  /**
+   * Set when the answer carries text that people outside the organisation
+   * wrote (public intake items, SDK error messages, vendors' answers): what
+   * that text is. The tool server then hands the answer back labelled as
+   * untrusted data, never as instructions.
+   */
+  untrusted?: string;
   run(args: z.infer<z.ZodObject<S>>, open: OpenSession): Promise<unknown>;
 };

@@ -3,6 +3,7 @@ import layoutImport from "./layout.html" with { type: "text" };
 import signinImport from "./signin.html" with { type: "text" };
 import accountImport from "./account.html" with { type: "text" };
 import magicImport from "./magic.html" with { type: "text" };
+import invitationImport from "./invitation.html" with { type: "text" };
 import setupImport from "./setup.html" with { type: "text" };
 import setupDoneImport from "./setup-done.html" with { type: "text" };
 import deviceImport from "./device.html" with { type: "text" };
@@ -15,6 +16,7 @@ const layoutHtml = text(layoutImport);
 const signinHtml = text(signinImport);
 const accountHtml = text(accountImport);
 const magicHtml = text(magicImport);
+const invitationHtml = text(invitationImport);
 const setupHtml = text(setupImport);
 const setupDoneHtml = text(setupDoneImport);
 const deviceHtml = text(deviceImport);
@@ -74,8 +76,10 @@ function inviteForm(csrf: string, projects: PageProject[]): string {
 </form>`;
 }
 
-export function magicPage(input: { csrf: string; token: string }): string {
-  return page("Sign in", magicHtml, input);
+/** A sign-in link's page; an invitation's link asks the person to accept it (using it is accepting). */
+export function magicPage(input: { csrf: string; token: string; invitation?: { organisationName: string; role: string } | null }): string {
+  if (input.invitation) return page("Accept the invitation", invitationHtml, { csrf: input.csrf, token: input.token, organisation: input.invitation.organisationName, role: input.invitation.role });
+  return page("Sign in", magicHtml, { csrf: input.csrf, token: input.token });
 }
 
 export function setupPage(input: { csrf: string; token: string }): string {

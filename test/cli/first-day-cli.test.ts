@@ -269,7 +269,9 @@ describe("the daily nouns, against the real server", () => {
     expect(await svcJson(box, ["members", "set-role", "dana@example.com", "editor"])).toMatchObject({ email: "dana@example.com", role: "editor" });
     expect(await roleOf("dana@example.com")).toBe("editor");
     const listed = await svcJson(box, ["members", "list", "--query", "dana"]);
-    expect(listed).toEqual([{ email: "dana@example.com", role: "editor", joinedAt: expect.any(String) }]);
+    // Invited, not accepted yet (issue 25): listed as such, with no access.
+    expect(listed).toEqual([{ email: "dana@example.com", role: "editor", status: "invited", joinedAt: null, invitedAt: expect.any(String), expiresAt: expect.any(String) }]);
+    expect((await svc(box, ["members", "list", "--query", "dana"])).stdout).toMatch(/^dana@example\.com\s+editor\s+invited, not accepted/m);
     const table = await svc(box, ["members", "list"]);
     expect(table.stdout).toMatch(/^EMAIL\s+ROLE\s+JOINED$/m);
     expect(table.stdout).toMatch(/^owner@example\.com\s+owner\s+/m);

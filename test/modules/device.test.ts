@@ -366,6 +366,59 @@ describe("refresh, revoke and access", () => {
   });
 });
 
+describe("removing a member (issue 25)", () => {
+  test("ends every CLI sign-in of theirs in the removal's transaction, with audit rows; refresh no longer rotates; adding them again revives none", async () => {
+    const elsewhere = await ts.newProject("Leaver's other organisation");
+    await ts.addMember("leaver@example.com", "editor");
+    await ts.addMember("leaver@example.com", "editor", elsewhere.projectId);
+    const leaver = await signInWithMagicLink(ts, mails, "leaver@example.com");
+    const here = await deviceLogin(ts, leaver, ts.projectId);
+    const there = await deviceLogin(ts, leaver, elsewhere.projectId);
+    expect((await ts.api("/api/admin/killswitches", { key: here.access_token })).status).toBe(200);
+    const ownerPair = await deviceLogin(ts, owner, ts.projectId);
+    const familyIds = (
+      await ts.store.all<{ family_id: string }>("SELECT family_id FROM device_tokens WHERE token_hash IN (?, ?) ORDER BY family_id", sha256(here.refresh_token), sha256(there.refresh_token))
+    ).map((r) => r.family_id);
+    expect(familyIds.length).toBe(2);
+
+    const removed = await ts.api("/api/admin/members/leaver@example.com", { method: "DELETE", key: ownerPair.access_token });
+    expect(removed.status).toBe(204);
+    // Revoked, or already deleted by the cleanup job (which deletes revoked sign-ins): never live.
+    const families = await ts.store.all<{ revoked_at: string | null; revoked_reason: string | null }>(
+      `SELECT revoked_at, revoked_reason FROM token_families WHERE id IN (?, ?)`,
+      familyIds[0]!,
+      familyIds[1]!,
+    );
+    for (const family of families) expect(family).toEqual({ revoked_at: expect.any(String), revoked_reason: "member removed" });
+    const check = async () => {
+      for (const pair of [here, there]) {
+        expect((await ts.api("/api/admin/killswitches", { key: pair.access_token })).status).toBe(401);
+        expect((await ts.api("/api/admin/killswitches", { key: pair.access_token, headers: { "x-project-id": elsewhere.projectId } })).status).toBe(401);
+        const refreshed = await ts.api("/auth/device/refresh", { key: null, body: { refresh_token: pair.refresh_token } });
+        expect(refreshed.status).toBe(400);
+        expect(refreshed.body.error).toBe("invalid_grant");
+      }
+    };
+    await check();
+    // The removing organisation's trail says so; the other organisation learns nothing.
+    const trail = (await ts.api("/api/admin/audit?limit=50")).body.entries;
+    const revokes = trail.filter((e: any) => e.action === "device.token.revoke" && e.detail?.reason === "member removed");
+    expect(revokes.length).toBe(2);
+    expect(revokes.every((e: any) => e.actorEmail === "owner@example.com" && e.projectId === null)).toBe(true);
+    expect(revokes.map((e: any) => e.subjectId).sort()).toEqual(familyIds);
+    expect(revokes.map((e: any) => e.detail.projectId).sort()).toEqual([null, ts.projectId].sort());
+    expect(trail.find((e: any) => e.action === "member.remove" && e.subjectName === "leaver@example.com").detail).toEqual({ role: "editor", cliSignInsRevoked: 2 });
+    const theirs = (await ts.api("/api/admin/audit?limit=50", { key: elsewhere.adminKey })).body.entries;
+    expect(theirs.some((e: any) => e.detail?.reason === "member removed" || e.action === "member.remove")).toBe(false);
+
+    // Added again (and accepted): the old sign-ins stay dead; a new one works.
+    await ts.addMember("leaver@example.com", "editor");
+    await check();
+    const fresh = await deviceLogin(ts, await signInWithMagicLink(ts, mails, "leaver@example.com"), ts.projectId);
+    expect((await ts.api("/api/admin/killswitches", { key: fresh.access_token })).status).toBe(200);
+  });
+});
+
 describe("refresh token lifetime", () => {
   test("a refresh token works for 30 days; rotations renew it, but a sign-in ends after 90 days however often it is used", async () => {
     // Its own server and clock: moving months ahead would end the sessions the other tests use.

@@ -5,7 +5,7 @@ import { createServer, type Server as NetServer } from "node:net";
 import { join } from "node:path";
 import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { startTestServer, tempDir, type TestServer } from "../helpers";
-import { Browser, MailCapture, fieldValue, signInWithMagicLink, testClock } from "../browser";
+import { Browser, MailCapture, deviceLogin, fieldValue, signInWithMagicLink, testClock } from "../browser";
 import { signInOptionsFromEnv } from "../../src/modules/identity/options";
 import { unsealPendingLogin } from "../../src/modules/identity/oidc";
 import { UsageError } from "../../src/lib/usage-error";
@@ -378,8 +378,8 @@ describe("invites and members", () => {
     expect((await ts.api("/api/admin/members/owner@example.com", { method: "DELETE", key: owner })).status).toBe(403);
 
     expect((await ts.api("/api/admin/members/promote@example.com", { method: "DELETE", key: owner })).status).toBe(204);
-    // Removed: their access token no longer reaches the project.
-    expect((await ts.api("/api/admin/killswitches", { key: editor })).status).toBe(403);
+    // Removed: their CLI sign-in ended with the removal (issue 25), so their access token is refused outright.
+    expect((await ts.api("/api/admin/killswitches", { key: editor })).status).toBe(401);
     expect((await ts.api("/api/admin/members")).body.map((m: any) => m.email)).not.toContain("promote@example.com");
   });
 
@@ -428,6 +428,119 @@ describe("invites and members", () => {
 
     const everyone = [...(await ts.api("/api/admin/members")).body, ...(await ts.api("/api/admin/members", { key: other.adminKey })).body].map((m: any) => m.email);
     for (const email of ["x1@example.com", "x2@example.com", "x3@example.com", "x4@example.com"]) expect(everyone).not.toContain(email);
+  });
+});
+
+describe("invitations wait for acceptance; each organisation's trail keeps to itself (issue 25)", () => {
+  let ts: TestServer;
+  const mails = new MailCapture();
+
+  beforeAll(async () => {
+    ts = await startTestServer({ signIn: { mailer: mails } });
+  });
+  afterAll(() => ts.stop());
+
+  const membershipsOf = async (email: string, organisationId: string) =>
+    ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = ? AND m.organisation_id = ?", email, organisationId);
+
+  test("a person of another organisation invited here reaches nothing until they accept; meanwhile Members lists them as invited", async () => {
+    const theirs = await ts.newProject("Pat's own");
+    await ts.addMember("pat@example.com", "editor", theirs.projectId);
+    const pat = await ts.accessTokenFor("pat@example.com", theirs.projectId);
+    const owner = await ts.accessTokenFor("owner@example.com");
+
+    const invited = await ts.api("/api/admin/invites", { key: owner, body: { email: "Pat@Example.com", role: "viewer" } });
+    expect(invited.status).toBe(201);
+    expect(invited.body).toEqual({
+      email: "pat@example.com",
+      role: "viewer",
+      organisationId: ts.organisationId,
+      organisationName: "Main project organisation",
+      createdAt: expect.any(String),
+      expiresAt: expect.any(String),
+      status: "invited",
+    });
+    expect(Date.parse(invited.body.expiresAt) - Date.parse(invited.body.createdAt)).toBe(7 * 24 * 3600_000);
+    // Not a member: their sign-in does not reach this organisation's projects.
+    expect(await membershipsOf("pat@example.com", ts.organisationId)).toEqual({ n: 0 });
+    const refused = await ts.api("/api/admin/killswitches", { key: pat, headers: { "x-project-id": ts.projectId } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe("FORBIDDEN");
+    expect((await ts.api("/api/admin/me", { key: pat })).body.projects.map((p: any) => p.id)).toEqual([theirs.projectId]);
+    const listed = (await ts.api("/api/admin/members")).body.find((m: any) => m.email === "pat@example.com");
+    expect(listed).toEqual({ email: "pat@example.com", role: "viewer", status: "invited", joinedAt: null, invitedAt: invited.body.createdAt, expiresAt: invited.body.expiresAt });
+    expect((await ts.api("/api/admin/members")).body.find((m: any) => m.email === "owner@example.com")).toMatchObject({ status: "active", joinedAt: expect.any(String) });
+    // Invited once is enough while it is pending.
+    const again = await ts.api("/api/admin/invites", { key: owner, body: { email: "pat@example.com" } });
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe("ALREADY_EXISTS");
+    // A pending invitation's role can change; it applies on acceptance.
+    expect((await ts.api("/api/admin/members/pat@example.com", { method: "PATCH", key: owner, body: { role: "editor" } })).body).toMatchObject({ role: "editor", status: "invited" });
+
+    // The link's page asks them to accept; accepting makes them a member and signs them in.
+    const mail = mails.lastTo("pat@example.com")!;
+    const b = new Browser(ts.url);
+    const page = await b.get(new URL(mail.url).pathname + new URL(mail.url).search);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("invited to join");
+    expect(page.text).toContain("Main project organisation");
+    expect(await membershipsOf("pat@example.com", ts.organisationId)).toEqual({ n: 0 });
+    expect((await b.postForm("/auth/magic", { token: tokenOf(mail.url), csrf: b.csrf })).status).toBe(303);
+    expect(await membershipsOf("pat@example.com", ts.organisationId)).toEqual({ n: 1 });
+    expect((await ts.api("/api/admin/members")).body.find((m: any) => m.email === "pat@example.com")).toEqual({ email: "pat@example.com", role: "editor", status: "active", joinedAt: expect.any(String) });
+    expect((await ts.api("/api/admin/killswitches", { key: pat, headers: { "x-project-id": ts.projectId } })).status).toBe(200);
+    // Used once.
+    const b2 = new Browser(ts.url);
+    await b2.get("/signin");
+    expect((await b2.postForm("/auth/magic", { token: tokenOf(mail.url), csrf: b2.csrf })).status).toBe(400);
+  });
+
+  test("a withdrawn invitation's link joins nobody; a new account is made only on acceptance", async () => {
+    const owner = await ts.accessTokenFor("owner@example.com");
+    expect((await ts.api("/api/admin/invites", { key: owner, body: { email: "gone@example.com" } })).status).toBe(201);
+    expect(await ts.store.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM users WHERE email = 'gone@example.com'")).toEqual({ n: 0 });
+    expect((await ts.api("/api/admin/members/gone@example.com", { method: "DELETE", key: owner })).status).toBe(204);
+    expect((await ts.api("/api/admin/members")).body.map((m: any) => m.email)).not.toContain("gone@example.com");
+    const b = new Browser(ts.url);
+    await b.get("/signin");
+    const used = await b.postForm("/auth/magic", { token: tokenOf(mails.lastTo("gone@example.com")!.url), csrf: b.csrf });
+    expect(used.status).toBe(400);
+    expect(await membershipsOf("gone@example.com", ts.organisationId)).toEqual({ n: 0 });
+    const trail = (await ts.api("/api/admin/audit?resource=member")).body.entries.map((e: any) => [e.action, e.subjectName]);
+    expect(trail).toContainEqual(["member.uninvite", "gone@example.com"]);
+
+    // Someone with an account elsewhere: the withdrawn link does not even sign them in.
+    const theirs = await ts.newProject("Kim's own");
+    await ts.addMember("kim@example.com", "editor", theirs.projectId);
+    expect((await ts.api("/api/admin/invites", { key: owner, body: { email: "kim@example.com" } })).status).toBe(201);
+    expect((await ts.api("/api/admin/members/kim@example.com", { method: "DELETE", key: owner })).status).toBe(204);
+    const kim = new Browser(ts.url);
+    await kim.get("/signin");
+    expect((await kim.postForm("/auth/magic", { token: tokenOf(mails.lastTo("kim@example.com")!.url), csrf: kim.csrf })).status).toBe(400);
+    expect(kim.cookies.has("svc_session")).toBe(false);
+    expect(await membershipsOf("kim@example.com", ts.organisationId)).toEqual({ n: 0 });
+  });
+
+  test("a member's sign-ins and CLI sign-ins for another organisation stay out of this organisation's trail", async () => {
+    const theirs = await ts.newProject("Sam's own");
+    await ts.addMember("sam@example.com", "editor", theirs.projectId);
+    await ts.addMember("sam@example.com", "editor");
+    const seqOf = async (key?: string) => ((await ts.api("/api/admin/audit?limit=1", { key })).body.entries[0]?.seq ?? 0) as number;
+    const since = await seqOf();
+
+    // Sam signs in to the browser, approves a CLI for the other organisation's project, signs it out, signs out.
+    const sam = await signInWithMagicLink(ts, mails, "sam@example.com");
+    const pair = await deviceLogin(ts, sam, theirs.projectId);
+    expect((await ts.api("/auth/device/revoke", { key: null, body: { token: pair.refresh_token } })).body).toEqual({ revoked: true });
+    expect((await sam.postJson("/auth/logout", { csrf: sam.csrf })).status).toBe(200);
+
+    const ours = (await ts.api("/api/admin/audit?limit=500")).body.entries.filter((e: any) => e.seq > since);
+    expect(ours.filter((e: any) => e.actorEmail === "sam@example.com" || e.subjectName === "sam@example.com").map((e: any) => e.action)).toEqual([]);
+    const theirTrail = (await ts.api("/api/admin/audit?limit=500", { key: theirs.adminKey })).body.entries.filter((e: any) => e.actorEmail === "sam@example.com");
+    for (const action of ["device.approve", "device.token.mint", "device.token.revoke"]) expect(theirTrail.map((e: any) => e.action)).toContain(action);
+    expect(theirTrail.find((e: any) => e.action === "device.approve").detail).toMatchObject({ projectId: theirs.projectId });
+    // A browser sign-in opens no organisation in particular: neither trail shows it.
+    expect(theirTrail.filter((e: any) => e.seq > since).map((e: any) => e.action)).not.toContain("session.signin");
   });
 });
 
@@ -765,8 +878,9 @@ describe("OIDC sign-in", () => {
       subject,
     )) ?? null;
   const signedInAs = async (b: Browser) => /Signed in as <strong>([^<]+)<\/strong>/.exec((await b.get("/signin")).text)?.[1] ?? null;
+  // Invited and accepted: only members sign in.
   const invite = async (email: string) => {
-    await ts.server.ctx.services.identity.invite(ts.projectId, { email }, ts.url);
+    await ts.addMember(email, "editor");
   };
 
   test("the sign-in page offers SSO; the code flow with PKCE, state and nonce opens a session bound to issuer + subject", async () => {

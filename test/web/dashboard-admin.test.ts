@@ -80,10 +80,20 @@ describe.skipIf(!chromiumAvailable)("keys, tokens, members and settings in the d
     await page.getByRole("status").filter({ hasText: "new.person@example.com is now editor" }).waitFor();
     const members = (await f.ts.api("/api/admin/members")).body;
     expect(members.find((m: any) => m.email === "new.person@example.com")?.role).toBe("editor");
-    await page.getByRole("button", { name: "Remove new.person@example.com" }).click();
-    await page.getByRole("dialog").getByRole("button", { name: "Remove member" }).click();
-    await page.getByRole("status").filter({ hasText: "Removed new.person@example.com" }).waitFor();
+    // Issue 25: a pending invitation until they accept it, shown as such, and withdrawn rather than removed.
+    expect(await page.getByRole("row", { name: /new\.person@example\.com/ }).innerText()).toContain("Invited, not accepted yet");
+    expect(members.find((m: any) => m.email === "new.person@example.com")).toMatchObject({ status: "invited", joinedAt: null });
+    await page.getByRole("button", { name: "Withdraw the invitation of new.person@example.com" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Withdraw invitation" }).click();
+    await page.getByRole("status").filter({ hasText: "Withdrew the invitation of new.person@example.com" }).waitFor();
     expect((await f.ts.api("/api/admin/members")).body.map((m: any) => m.email)).not.toContain("new.person@example.com");
+    // An accepted member is removed.
+    await f.ts.addMember("joined@example.com", "viewer");
+    await page.reload();
+    await page.getByRole("button", { name: "Remove joined@example.com" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Remove member" }).click();
+    await page.getByRole("status").filter({ hasText: "Removed joined@example.com" }).waitFor();
+    expect((await f.ts.api("/api/admin/members")).body.map((m: any) => m.email)).not.toContain("joined@example.com");
   });
 
   test("settings: a bad domain is refused with its reason; a good one is saved", async () => {

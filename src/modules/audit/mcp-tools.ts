@@ -8,7 +8,7 @@ export const auditTools = [
     name: "list_audit",
     title: "Read the audit trail",
     description:
-      "Who changed what in the project, newest first: every toggle, publish, key, token and member change, every sign-in to its organisation, with the person (or key or token), subject, env and time. Rows with projectId null belong to the organisation (members, sign-ins). Filters combine: action (`killswitch.toggle`, or a prefix like `config.`), a name or email substring, one actor, a resource type or subject id, a time range.",
+      "Who changed what in the project, newest first: every toggle, publish, key, token and member change, every CLI sign-in for the organisation, with the person (or key or token), subject, env and time. Rows with projectId null belong to the organisation (members, CLI sign-ins). Filters combine: action (`killswitch.toggle`, or a prefix like `config.`), a name or email substring, one actor, a resource type or subject id, a time range.",
     input: {
       project_id: projectIdArg,
       action: z.string().max(100).optional().describe("One action, or a prefix ending in '.'"),
@@ -21,6 +21,7 @@ export const auditTools = [
       before: z.number().int().min(1).optional().describe("nextBefore of the previous call, for older rows"),
     },
     annotations: READ_ONLY,
+    untrusted: "subject names, which for queue items are the titles people outside the organisation filed through the public intake",
     async run({ project_id, action, q, actor, resource, since, until, limit, before }, open) {
       // Checked by the server: a bad time or resource comes back as its VALIDATION error naming the field.
       return open(project_id).request<(typeof AuditPageSchema)["static"]>("GET", withQuery("/api/admin/audit", { action, q, actor, resource, since, until, limit, before }));

@@ -28,7 +28,7 @@ export function auditRoutes(ctx: AppContext) {
         auth: "admin",
         description: [
           "Every write of every module leaves one row, in the same transaction as the change: who (person, key or token), what, on which subject and env, when. A refused write leaves none.",
-          "The project's rows come with its organisation's rows that belong to no project (`projectId: null`): members invited, joined, re-roled or removed, sign-ins and sign-outs (magic link, single sign-on, setup), CLI sign-ins approved, minted and revoked. Failed sign-ins are not recorded (the rate limiter and the server log see them).",
+          "The project's rows come with its organisation's rows that belong to no project (`projectId: null`): members invited, joined (with the sign-in that accepted the invitation), re-roled or removed, invitations withdrawn, the setup sign-in, and CLI sign-ins approved, minted and revoked for a project of this organisation. Only what happened in this organisation: a member's CLI sign-ins for another organisation's project are that organisation's rows, and a plain browser sign-in or sign-out (magic link, single sign-on) opens no organisation in particular and is in no organisation's trail. Failed sign-ins are not recorded (the rate limiter and the server log see them).",
           "Filters combine (AND): `action`, `q`, `actor`, `resource`, `since`/`until`. Page with `before`.",
         ].join("\n\n"),
         response: { 200: AuditPageSchema },

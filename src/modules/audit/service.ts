@@ -55,8 +55,9 @@ export function parseTimestamp(field: string, input: string): string {
  * The audit trail: every module writes its rows through src/lib/audit.ts in
  * the transaction of its change; this module only reads them. A project's
  * trail is its own rows plus its organisation's rows that belong to no
- * project (members, sign-ins, CLI sign-ins), so that whoever administers a
- * project sees who joined and who signed in to the organisation.
+ * project (members, CLI sign-ins), so that whoever administers a project
+ * sees who joined and who signed in a CLI there. Rows happen in one
+ * organisation only: a person in several shows each just what they did there.
  */
 export class AuditService {
   constructor(private readonly ctx: ServiceContext) {}

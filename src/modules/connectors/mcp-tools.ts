@@ -26,6 +26,7 @@ export const connectorTools = [
       project_id: projectIdArg,
     },
     annotations: READ_ONLY,
+    untrusted: "the vendors' answers and errors, and event payloads that may carry public intake text",
     async run({ id, status, limit, project_id }, open) {
       return open(project_id).request("GET", withQuery(`/api/admin/connectors/${encodeURIComponent(id)}/deliveries`, { status, limit }));
     },

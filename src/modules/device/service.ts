@@ -1,5 +1,5 @@
 import { nodeCrypto } from "../../lib/node-crypto";
-import { SYSTEM_ACTOR, recordOrganisationsAudit } from "../../lib/audit";
+import { type AuditActor, type AuditEntry, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import { type BearerResolver, type Credential, ROLE_PERMISSIONS } from "../../lib/auth";
 import { ApiError, type ErrorBody, badRequest, forbidden, notFound, validation } from "../../lib/errors";
 import { newId, pkceChallenge, randomBase62, sha256Hex } from "../../lib/ids";
@@ -25,6 +25,7 @@ import {
   insertDeviceToken,
   insertTokenFamily,
   isUserCodeTaken,
+  liveFamilyIdsOfUser,
   markCodePolled,
   markCodeRedeemed,
   markTokenRotated,
@@ -226,7 +227,7 @@ export class DeviceService {
       if (row.status !== "pending") throw badRequest("This sign-in request was already answered", `status: ${row.status}`);
       const status = input.action === "approve" ? "approved" : "denied";
       await answerCode(tx, row.id, { status, userId: user.id, projectId });
-      await this.audit(tx, user.id, {
+      await this.audit(tx, projectId, {
         action: input.action === "approve" ? "device.approve" : "device.deny",
         subjectId: row.id,
         subjectName: row.client_name ?? "CLI sign-in",
@@ -267,8 +268,8 @@ export class DeviceService {
       const familyId = newId("tfam");
       await insertTokenFamily(tx, { id: familyId, userId: row.user_id, projectId: row.project_id, clientName: row.client_name, createdAt: this.iso(now) });
       const pair = await this.issuePair(tx, familyId, 1, now + SIGN_IN_MAX_LIFETIME_MS);
-      // The CLI's token is minted for the person who approved: theirs is the row.
-      await this.audit(tx, row.user_id, {
+      // The CLI's token is minted for the person who approved, for the project they chose: that project's organisation has the row.
+      await this.audit(tx, row.project_id, {
         action: "device.token.mint",
         subjectId: familyId,
         subjectName: row.client_name ?? "CLI sign-in",
@@ -359,15 +360,52 @@ export class DeviceService {
     });
   }
 
-  /** A person's CLI sign-in event: one row in each of their organisations (no project), in the caller's transaction. */
-  private async audit(tx: Tx, userId: string, entry: Parameters<typeof recordOrganisationsAudit>[2]): Promise<void> {
-    await recordOrganisationsAudit(tx, await this.identity.organisationIdsOf(tx, userId), entry);
+  /**
+   * Ends every CLI sign-in of a person who is being removed from an
+   * organisation, in the removal's transaction (call under the
+   * organisation's lock). A sign-in reaches every organisation of its
+   * person, so each one ends, whichever project it was approved for: none
+   * of them comes back if the person is added again. One
+   * `device.token.revoke` row each, in the organisation that removed them
+   * (the project is named only when it is one of that organisation's).
+   */
+  async revokeForRemoval(tx: Tx, userId: string, organisationId: string, actor: AuditActor): Promise<number> {
+    let revoked = 0;
+    const now = this.iso();
+    for (const familyId of await liveFamilyIdsOfUser(tx, userId)) {
+      await tx.lock(familyLock(familyId));
+      if ((await revokeFamily(tx, familyId, now, "member removed")) === 0) continue;
+      revoked++;
+      const owner = await findFamilyOwner(tx, familyId);
+      const projectOrganisation = owner?.project_id ? (await this.ctx.services.projects.organisationOf(owner.project_id))?.id : null;
+      await recordAudit(tx, {
+        projectId: null,
+        organisationId,
+        action: "device.token.revoke",
+        subjectId: familyId,
+        subjectName: owner?.client_name ?? "CLI sign-in",
+        actor,
+        detail: { reason: "member removed", projectId: projectOrganisation === organisationId ? owner!.project_id : null },
+      });
+    }
+    return revoked;
+  }
+
+  /**
+   * A CLI sign-in event, in the caller's transaction: a row of the
+   * organisation of the project it was approved for (no project: all its
+   * projects show it), and of no other; a sign-in approved for no project
+   * is the person's own row, in no organisation's trail.
+   */
+  private async audit(tx: Tx, projectId: string | null, entry: Omit<AuditEntry, "projectId" | "organisationId">): Promise<void> {
+    const organisation = projectId ? await this.ctx.services.projects.organisationOf(projectId) : null;
+    await recordAudit(tx, { ...entry, projectId: null, organisationId: organisation?.id ?? null });
   }
 
   private async auditRevoke(tx: Tx, familyId: string, reason: string, actor?: { email: string; type: string }): Promise<void> {
     const owner = await findFamilyOwner(tx, familyId);
     if (!owner) return;
-    await this.audit(tx, owner.user_id, {
+    await this.audit(tx, owner.project_id, {
       action: "device.token.revoke",
       subjectId: familyId,
       subjectName: owner.client_name ?? "CLI sign-in",

@@ -215,9 +215,15 @@ export async function revokeFamilyForReuse(q: Queryable, familyId: string, now: 
   await q.run("UPDATE token_families SET revoked_at = ?, revoked_reason = 'refresh token reused' WHERE id = ?", now, familyId);
 }
 
-/** Revokes the family (logout); 0 when it was already revoked. */
-export function revokeFamily(q: Queryable, familyId: string, now: string): Promise<number> {
-  return q.run("UPDATE token_families SET revoked_at = ?, revoked_reason = 'revoked' WHERE id = ? AND revoked_at IS NULL", now, familyId);
+/** Revokes the family (logout, or its person removed from an organisation); 0 when it was already revoked. */
+export function revokeFamily(q: Queryable, familyId: string, now: string, reason: "revoked" | "member removed" = "revoked"): Promise<number> {
+  return q.run("UPDATE token_families SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL", now, reason, familyId);
+}
+
+/** A person's unrevoked sign-ins, by id. */
+export async function liveFamilyIdsOfUser(q: Queryable, userId: string): Promise<string[]> {
+  const rows = await q.all<{ id: string }>("SELECT id FROM token_families WHERE user_id = ? AND revoked_at IS NULL ORDER BY id", userId);
+  return rows.map((r) => r.id);
 }
 
 // Cleanup: `purge*` delete in batches, each batch its own transaction (see deleteInBatches).

@@ -18,6 +18,7 @@ export const errorTools = [
       q: z.string().max(100).optional().describe("Case-insensitive substring filter on type/message"),
     },
     annotations: READ_ONLY,
+    untrusted: "error types, messages, culprits and stacks as SDKs reported them (from apps anyone can run)",
     async run({ project_id, status, q }, open) {
       return open(project_id).request("GET", withQuery("/api/admin/errors", { status, q }));
     },
@@ -28,6 +29,7 @@ export const errorTools = [
     description: "One tracked error: fingerprint, type, message, culprit, status and who changed it when, count, affected units, first and last seen.",
     input: { id: errorRef, project_id: projectIdArg },
     annotations: READ_ONLY,
+    untrusted: "error types, messages, culprits and stacks as SDKs reported them (from apps anyone can run)",
     async run({ id, project_id }, open) {
       return open(project_id).request("GET", path(id));
     },
@@ -39,6 +41,7 @@ export const errorTools = [
       "Sets a tracked error's status: resolved (a new occurrence then marks it regressed), ignored (stays ignored whatever happens), or unresolved. Audited. Setting the current status again changes nothing.",
     input: { id: errorRef, status: z.enum(SETTABLE_STATUSES), project_id: projectIdArg },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    untrusted: "error types, messages, culprits and stacks as SDKs reported them (from apps anyone can run)",
     async run({ id, status, project_id }, open) {
       return open(project_id).request("PATCH", path(id), { body: { status } });
     },

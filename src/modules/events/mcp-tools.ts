@@ -9,6 +9,7 @@ export const eventCatalogTools = [
       "The project's event catalog: the analytics event names metrics can count, with folder, description and properties (name, type, required). Rows with pending: 1 were discovered from ingest and are not approved yet; approve one with register_event.",
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on name/folder/description") },
     annotations: READ_ONLY,
+    untrusted: "event and property names that SDKs reported (rows with pending: 1 came from ingest, which browser keys reach)",
     async run({ project_id, q }, open) {
       return open(project_id).request("GET", `/api/admin/events${q ? `?q=${encodeURIComponent(q)}` : ""}`);
     },

@@ -86,11 +86,28 @@ export const InvitationSchema = t.Object(
     organisationId: t.String(),
     organisationName: t.String(),
     createdAt: t.String(),
+    expiresAt: t.String({ description: "Until then the link accepts the invitation" }),
+    status: t.Literal("invited", { description: "A member only once they accept (use the link); no access until then" }),
   },
   { title: "Invitation" },
 );
 
-export const MemberSchema = t.Object({ email: t.String(), role: Role, joinedAt: t.String() }, { title: "Member" });
+export const MemberSchema = t.Union(
+  [
+    t.Object({ email: t.String(), role: Role, status: t.Literal("active"), joinedAt: t.String() }),
+    t.Object(
+      {
+        email: t.String(),
+        role: Role,
+        status: t.Literal("invited", { description: "Invited, not accepted yet: reaches nothing until they use the invitation link" }),
+        joinedAt: t.Null(),
+        invitedAt: t.String(),
+        expiresAt: t.String(),
+      },
+    ),
+  ],
+  { title: "Member" },
+);
 
 export const MeSchema = t.Object(
   {

@@ -136,4 +136,41 @@ CREATE INDEX sign_in_links_by_expiry ON sign_in_links(expires_at);
 CREATE INDEX sessions_by_expiry ON sessions(expires_at);
 `,
   },
+  /**
+   * Invitations wait for the person's acceptance (issue 25): until then they
+   * are no member and reach nothing. One pending invitation per organisation
+   * and address (stored lowercased); `token_hash` is the sign-in link the
+   * invitation mail carries, and using that link accepts it.
+   */
+  {
+    name: "invitations",
+    sqlite: `
+CREATE TABLE invitations (
+  id TEXT PRIMARY KEY,
+  organisation_id TEXT NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
+  email TEXT NOT NULL,
+  role TEXT NOT NULL CHECK (role IN ('owner', 'editor', 'viewer')),
+  token_hash TEXT NOT NULL UNIQUE,
+  invited_by TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  UNIQUE (organisation_id, email)
+) STRICT;
+CREATE INDEX invitations_by_expiry ON invitations(expires_at);
+`,
+    postgres: `
+CREATE TABLE invitations (
+  id text PRIMARY KEY,
+  organisation_id text NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
+  email text NOT NULL,
+  role text NOT NULL CHECK (role IN ('owner', 'editor', 'viewer')),
+  token_hash text NOT NULL UNIQUE,
+  invited_by text NOT NULL,
+  created_at text NOT NULL,
+  expires_at text NOT NULL,
+  UNIQUE (organisation_id, email)
+);
+CREATE INDEX invitations_by_expiry ON invitations(expires_at);
+`,
+  },
 ];

@@ -119,7 +119,7 @@ export function identityRoutes(ctx: AppContext) {
             cookies: [csrf.setCookie],
           });
         }
-        return htmlResponse(magicPage({ csrf: csrf.token, token: query.token }), { cookies: [csrf.setCookie] });
+        return htmlResponse(magicPage({ csrf: csrf.token, token: query.token, invitation: await identity.invitationOfLink(query.token) }), { cookies: [csrf.setCookie] });
       },
       { query: TokenQuery, detail: { hide: true } },
     )
@@ -169,7 +169,11 @@ export function identityRoutes(ctx: AppContext) {
           const invitation = await identity.invite(body.project_id, { email: body.email, role: body.role }, baseUrlOf(request), { email: user.email, type: "user" });
           if (!isFormPost(request)) return invitation;
           return htmlResponse(
-            messagePage("Invitation sent", `${invitation.email} can now sign in to ${invitation.organisationName} as ${invitation.role}; a sign-in link is on its way.`, `<a class="button" href="/signin">Back</a>`),
+            messagePage(
+              "Invitation sent",
+              `${invitation.email} is invited to ${invitation.organisationName} as ${invitation.role}: a link valid 7 days is on its way, and they become a member when they accept it.`,
+              `<a class="button" href="/signin">Back</a>`,
+            ),
           );
         }),
       {
@@ -179,7 +183,7 @@ export function identityRoutes(ctx: AppContext) {
           tag: "Sign-in",
           auth: "none",
           errors: [400, 401, 403, 409],
-          description: `A signed-in owner adds someone to one of their organisations (named by one of its projects) as owner, editor (the default) or viewer; they get a sign-in link valid 7 days. ${BROWSER_POST}`,
+          description: `A signed-in owner invites someone to one of their organisations (named by one of its projects) as owner, editor (the default) or viewer; they get a link valid 7 days and become a member only when they accept it (until then they reach nothing). ${BROWSER_POST}`,
           response: { 200: InvitationSchema },
         }),
       },
@@ -296,11 +300,11 @@ export function identityRoutes(ctx: AppContext) {
         admin: "members",
         body: InviteBody,
         ...describe({
-          summary: "Add a person to the organisation of the project",
+          summary: "Invite a person to the organisation of the project",
           tag: "People",
           auth: "admin",
           errors: [404, 409],
-          description: `Sends them a single-use sign-in link valid 7 days (by SMTP; without SMTP it is appended to \`<data>/outbox.log\`). 409 when they already belong to the organisation. ${MEMBERS_PERMISSION}`,
+          description: `Sends them a single-use link valid 7 days (by SMTP; without SMTP it is appended to \`<data>/outbox.log\`). They become a member only when they use it (accepting the invitation; it also signs them in): until then they are listed in /members with \`status: "invited"\` and reach nothing, whether or not they already have an account. 409 when they already belong to the organisation or have a pending invitation (remove it with DELETE /members/{email} to send a new one). ${MEMBERS_PERMISSION}`,
           response: { 201: InvitationSchema },
         }),
       },
@@ -308,7 +312,13 @@ export function identityRoutes(ctx: AppContext) {
     .get("/members", async ({ principal, query }) => filterByQuery(await identity.members(principal.projectId), query.q, (m) => [m.email]), {
       admin: true,
       query: ListQuery,
-      ...describe({ summary: "People of the project's organisation", tag: "People", auth: "admin", response: { 200: t.Array(MemberSchema) } }),
+      ...describe({
+        summary: "People of the project's organisation",
+        tag: "People",
+        auth: "admin",
+        description: 'Members (`status: "active"`, by join time) then pending invitations (`status: "invited"`, `joinedAt: null`, until `expiresAt`), who reach nothing until they accept.',
+        response: { 200: t.Array(MemberSchema) },
+      }),
     })
     .patch("/members/:email", ({ principal, params, body }) => identity.setRole(principal.projectId, params.email, body.role, principal.actor), {
       admin: "members",
@@ -319,7 +329,7 @@ export function identityRoutes(ctx: AppContext) {
         tag: "People",
         auth: "admin",
         errors: [404],
-        description: `viewer reads; editor also writes; owner also manages members, keys, tokens and settings. The organisation keeps at least one owner (demoting the last one is FORBIDDEN). ${MEMBERS_PERMISSION}`,
+        description: `viewer reads; editor also writes; owner also manages members, keys, tokens and settings. The organisation keeps at least one owner (demoting the last one is FORBIDDEN). A pending invitation's role can be changed too (it applies when they accept). ${MEMBERS_PERMISSION}`,
         response: { 200: MemberSchema },
       }),
     })
@@ -333,11 +343,11 @@ export function identityRoutes(ctx: AppContext) {
         admin: "members",
         params: EmailParam,
         ...describe({
-          summary: "Remove a person from the organisation",
+          summary: "Remove a person from the organisation, or withdraw their invitation",
           tag: "People",
           auth: "admin",
           errors: [404],
-          description: `They lose every project of the organisation at once (their sign-ins stay valid only for other organisations they belong to). The last owner cannot be removed. ${MEMBERS_PERMISSION}`,
+          description: `They lose every project of the organisation at once, and every CLI sign-in (device-flow access and refresh tokens) they have ends in the same transaction, whichever project it was approved for (a \`device.token.revoke\` row each): adding them again revives none. Their browser sessions stay valid only for other organisations they belong to. The last owner cannot be removed. For a pending invitation, withdraws it (its link then signs nobody in). ${MEMBERS_PERMISSION}`,
         }),
       },
     )

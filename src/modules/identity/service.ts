@@ -1,21 +1,25 @@
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { type AuditActor, SYSTEM_ACTOR, recordAudit, recordOrganisationsAudit } from "../../lib/audit";
+import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import { ORGANISATIONS_LOCK } from "../projects/service";
 import { alreadyExists, badRequest, forbidden, notFound, validation } from "../../lib/errors";
 import { newId, randomBase62, sha256Hex } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
-import type { Queryable, Store, Tx } from "../../lib/store";
+import type { Store, Tx } from "../../lib/store";
 import {
+  type InvitationRow,
   CLEANUP_BATCH,
   countOwners,
   countUsers,
   deleteInBatches,
   deleteExpiredOidcLogins,
+  deleteInvitation,
   deleteMembership,
   deleteSetupLinks,
   findBoundUserId,
   findFirstOrganisationId,
+  findInvitation,
+  findPendingInvitationOfLink,
   findLiveSession,
   findMemberByEmail,
   findMemberById,
@@ -26,6 +30,7 @@ import {
   hasIdentityAt,
   hasUsableLink,
   insertIdentity,
+  insertInvitation,
   insertMembership,
   insertOidcLogin,
   insertOwnerMembershipIfAbsent,
@@ -33,14 +38,16 @@ import {
   insertSignInLink,
   listAccessibleProjects,
   listMembers,
-  organisationIdsJoinedAt,
-  organisationIdsOfUser,
+  purgeExpiredInvitations,
   purgeExpiredOidcLogins,
   purgeExpiredSessions,
   purgeExpiredSignInLinks,
   revokeSession,
+  spendSignInLink,
+  takeInvitationOfLink,
   takeOidcLogin,
   touchIdentity,
+  updateInvitationRole,
   updateMemberRole,
   useSignInLink,
 } from "./store";
@@ -69,8 +76,11 @@ export const DEFAULT_INVITE_ROLE: Role = "editor";
 
 export type SignedInUser = { id: string; email: string };
 export type AccessibleProject = { id: string; name: string; organisationId: string; organisationName: string };
-export type Member = { email: string; role: Role; joinedAt: string };
-export type Invitation = { email: string; role: Role; organisationId: string; organisationName: string; createdAt: string };
+/** A person of an organisation: a member, or someone invited who has not accepted yet (no access until they do). */
+export type Member =
+  | { email: string; role: Role; status: "active"; joinedAt: string }
+  | { email: string; role: Role; status: "invited"; joinedAt: null; invitedAt: string; expiresAt: string };
+export type Invitation = { email: string; role: Role; organisationId: string; organisationName: string; createdAt: string; expiresAt: string; status: "invited" };
 
 /** How a person signed in, as their `session.signin` audit rows say. */
 export type SignInMethod = "magic-link" | "oidc" | "setup";
@@ -144,11 +154,6 @@ export class IdentityService {
     return findRoleInOrganisation(this.store, organisationId, userId);
   }
 
-  /** The organisations of a person, read in the caller's transaction: their own audit rows go to each. */
-  organisationIdsOf(q: Queryable, userId: string): Promise<string[]> {
-    return organisationIdsOfUser(q, userId);
-  }
-
   async canAccess(userId: string, projectId: string): Promise<boolean> {
     return (await this.roleIn(userId, projectId)) !== null;
   }
@@ -177,20 +182,51 @@ export class IdentityService {
     return hasUsableLink(this.store, sha256Hex(token), purpose, this.iso());
   }
 
-  /** Uses a magic link (once, before it expires) and opens a session for its member. */
+  /**
+   * Uses a magic link (once, before it expires) and opens a session for its
+   * member. An invitation's link is accepted by its use: the person becomes
+   * a member with the invited role, in the same transaction.
+   */
   async consumeMagicLink(token: string): Promise<SignInResult> {
+    const hash = sha256Hex(token);
     return this.store.write(async (tx) => {
-      await tx.lock(`identity:link:${sha256Hex(token)}`);
+      await tx.lock(`identity:link:${hash}`);
       const link = await this.takeLink(tx, token, "magic");
+      const invitation = await takeInvitationOfLink(tx, hash);
+      if (invitation) return this.acceptInvitation(tx, invitation, link.redirect);
       const user = link.email ? await this.findMember(link.email) : null;
       if (!user) throw badRequest("This sign-in link no longer matches a member", "token: ask an owner to invite you again");
-      const sessionToken = await this.createSession(tx, user, "magic-link");
-      // An invitation's link carries the instant its membership began: using it is accepting the invitation.
-      const actor = { email: user.email, type: "user" };
-      const joined = await organisationIdsJoinedAt(tx, user.id, link.created_at);
-      await recordOrganisationsAudit(tx, joined, { action: "member.join", subjectId: user.id, subjectName: user.email, actor, detail: { via: "invitation link" } });
-      return { sessionToken, user, redirect: link.redirect ?? undefined };
+      return { sessionToken: await this.createSession(tx, user, "magic-link"), user, redirect: link.redirect ?? undefined };
     });
+  }
+
+  /** What an unused invitation link offers (for the page that asks to accept it); null for any other link. */
+  async invitationOfLink(token: string): Promise<{ organisationName: string; role: Role } | null> {
+    const row = await findPendingInvitationOfLink(this.store, sha256Hex(token), this.iso());
+    return row ? { organisationName: row.organisation_name, role: row.role } : null;
+  }
+
+  /** Makes the invited person a member (`member.join`) and signs them in; in the transaction that took the invitation. */
+  private async acceptInvitation(tx: Tx, invitation: { organisation_id: string; email: string; role: Role; expires_at: string }, redirect: string | null): Promise<SignInResult> {
+    if (invitation.expires_at <= this.iso()) throw badRequest("This invitation has expired", "token: ask an owner to invite you again");
+    await tx.lock(organisationLock(invitation.organisation_id));
+    const created = await this.ctx.services.projects.findOrCreateUser(invitation.email);
+    const user = { id: created.id, email: created.email };
+    const actor = { email: user.email, type: "user" };
+    // Already a member by another way (the first owner's address, say): the invitation is spent and the role left as it is.
+    if ((await insertMembership(tx, invitation.organisation_id, user.id, invitation.role, this.iso())) > 0) {
+      await recordAudit(tx, {
+        projectId: null,
+        organisationId: invitation.organisation_id,
+        action: "member.join",
+        subjectId: user.id,
+        subjectName: user.email,
+        actor,
+        detail: { via: "invitation link", role: invitation.role },
+      });
+    }
+    // This sign-in happened in the organisation it joins: its row goes there.
+    return { sessionToken: await this.createSession(tx, user, "magic-link", {}, [invitation.organisation_id]), user, redirect: redirect ?? undefined };
   }
 
   // Sessions.
@@ -201,7 +237,7 @@ export class IdentityService {
     return findLiveSession(this.store, sha256Hex(token), this.iso());
   }
 
-  /** Signs out (a `session.signout` row in each of the person's organisations when the session was live). */
+  /** Signs out (a `session.signout` row of the person's own when the session was live: see createSession). */
   async endSession(token: string | undefined): Promise<void> {
     if (!token) return;
     const hash = sha256Hex(token);
@@ -209,7 +245,9 @@ export class IdentityService {
       const now = this.iso();
       const user = await findLiveSession(tx, hash, now);
       if ((await revokeSession(tx, hash, now)) === 0 || !user) return;
-      await recordOrganisationsAudit(tx, await organisationIdsOfUser(tx, user.id), {
+      await recordAudit(tx, {
+        projectId: null,
+        organisationId: null,
         action: "session.signout",
         subjectId: user.id,
         subjectName: user.email,
@@ -267,7 +305,7 @@ export class IdentityService {
       const keys = await projects.mintStarterKeys(project.id, actor);
       const member = { id: user.id, email: user.email };
       return {
-        sessionToken: await this.createSession(tx, user, "setup"),
+        sessionToken: await this.createSession(tx, user, "setup", {}, [organisation.id]),
         user: member,
         redirect: undefined,
         projectId: project.id,
@@ -341,48 +379,75 @@ export class IdentityService {
   // Invitations and members.
 
   /**
-   * Adds a person to the organisation of the project and sends them a
-   * sign-in link valid 7 days (by mail, or to the outbox without SMTP).
+   * Invites a person to the organisation of the project: a pending
+   * invitation and a link valid 7 days (by mail, or to the outbox without
+   * SMTP). They become a member only when they use the link (accepting
+   * it); until then they reach nothing. ALREADY_EXISTS when they are a
+   * member or have a pending invitation; an expired one is replaced.
    */
   async invite(projectId: string, input: { email: string; role?: Role }, baseUrl: string, actor: AuditActor = SYSTEM_ACTOR): Promise<Invitation> {
-    const role = input.role ?? DEFAULT_INVITE_ROLE;
-    const invitation = await this.store.write(async (tx) => {
-      // A project never changes organisation: reading it before the lock is safe.
-      const organisation = await this.ctx.services.projects.organisationOf(projectId);
-      if (!organisation) throw notFound(`Project ${projectId} not found`);
-      await tx.lock(organisationLock(organisation.id));
-      const user = await this.ctx.services.projects.findOrCreateUser(input.email);
-      const nowMs = this.now();
-      const createdAt = this.iso(nowMs);
-      const inserted = await insertMembership(tx, organisation.id, user.id, role, createdAt);
-      if (inserted === 0) throw alreadyExists(`${user.email} is already a member of this organisation`, "email");
-      // The link is stamped with the membership's instant: its use is recorded as this invitation accepted (`member.join`).
-      const token = await this.issueLink(tx, "magic", user.email, undefined, INVITE_LINK_TTL_MS, nowMs);
-      // Membership spans the organisation: a row of the organisation, shown in each of its projects.
-      await recordAudit(tx, {
-        projectId: null,
-        organisationId: organisation.id,
-        action: "member.invite",
-        subjectId: user.id,
-        subjectName: user.email,
-        actor,
-        detail: { role },
-      });
-      return { email: user.email, role, organisationId: organisation.id, organisationName: organisation.name, createdAt, token };
-    });
-    const { token, ...result } = invitation;
+    const { token, ...result } = await this.createInvitation(projectId, input, actor);
     this.dispatch({ to: result.email, url: `${baseUrl}/auth/magic?token=${token}`, reason: "invite", organisationName: result.organisationName });
     return result;
   }
 
-  async members(projectId: string): Promise<Member[]> {
-    return listMembers(this.store, projectId);
+  /** The invitation and its link's secret, without sending it (invite sends it; tests accept it directly). */
+  async createInvitation(projectId: string, input: { email: string; role?: Role }, actor: AuditActor = SYSTEM_ACTOR): Promise<Invitation & { token: string }> {
+    const role = input.role ?? DEFAULT_INVITE_ROLE;
+    const email = input.email.trim().toLowerCase();
+    return this.store.write(async (tx) => {
+      // A project never changes organisation: reading it before the lock is safe.
+      const organisation = await this.ctx.services.projects.organisationOf(projectId);
+      if (!organisation) throw notFound(`Project ${projectId} not found`);
+      await tx.lock(organisationLock(organisation.id));
+      if (await findMembershipByEmail(tx, organisation.id, email)) throw alreadyExists(`${email} is already a member of this organisation`, "email");
+      const nowMs = this.now();
+      const pending = await findInvitation(tx, organisation.id, email);
+      if (pending && pending.expires_at > this.iso(nowMs)) {
+        throw alreadyExists(`${email} is already invited to this organisation (until ${pending.expires_at})`, "email: remove the invitation (DELETE /api/admin/members/{email}) to send a new one");
+      }
+      if (pending) await deleteInvitation(tx, pending.id);
+      const token = await this.issueLink(tx, "magic", email, undefined, INVITE_LINK_TTL_MS, nowMs);
+      const createdAt = this.iso(nowMs);
+      const expiresAt = this.iso(nowMs + INVITE_LINK_TTL_MS);
+      await insertInvitation(tx, {
+        id: newId("inv"),
+        organisation_id: organisation.id,
+        email,
+        role,
+        token_hash: sha256Hex(token),
+        invited_by: actor.email,
+        created_at: createdAt,
+        expires_at: expiresAt,
+      });
+      // Membership spans the organisation: a row of the organisation, shown in each of its projects.
+      await recordAudit(tx, { projectId: null, organisationId: organisation.id, action: "member.invite", subjectName: email, actor, detail: { role, expiresAt } });
+      return { email, role, organisationId: organisation.id, organisationName: organisation.name, createdAt, expiresAt, status: "invited" as const, token };
+    });
   }
 
-  /** Changes a member's role; the organisation keeps at least one owner. */
+  async members(projectId: string): Promise<Member[]> {
+    return listMembers(this.store, projectId, this.iso());
+  }
+
+  /** Changes a member's role (or a pending invitation's); the organisation keeps at least one owner. */
   async setRole(projectId: string, email: string, role: Role, actor: AuditActor = SYSTEM_ACTOR): Promise<Member> {
     return this.store.write(async (tx) => {
-      const { organisationId, userId, current } = await this.lockedMembership(tx, projectId, email);
+      const found = await this.lockedPerson(tx, projectId, email);
+      if ("invitation" in found) {
+        const { invitation } = found;
+        await updateInvitationRole(tx, invitation.id, role);
+        await recordAudit(tx, {
+          projectId: null,
+          organisationId: invitation.organisation_id,
+          action: "member.role",
+          subjectName: invitation.email,
+          actor,
+          detail: { from: invitation.role, to: role, status: "invited" },
+        });
+        return { email: invitation.email, role, status: "invited" as const, joinedAt: null, invitedAt: invitation.created_at, expiresAt: invitation.expires_at };
+      }
+      const { organisationId, userId, current } = found;
       if (current.role === "owner" && role !== "owner") await this.keepAnOwner(tx, organisationId);
       await updateMemberRole(tx, organisationId, userId, role);
       await recordAudit(tx, {
@@ -398,12 +463,34 @@ export class IdentityService {
     });
   }
 
-  /** Removes a person from the organisation (their sessions and sign-ins there end with it); never the last owner. */
+  /**
+   * Removes a person from the organisation, never the last owner; or
+   * withdraws their pending invitation (its link then signs nobody in). A
+   * member's CLI sign-ins end in the same transaction (one
+   * `device.token.revoke` row each), so adding them again revives none.
+   */
   async removeMember(projectId: string, email: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {
     await this.store.write(async (tx) => {
-      const { organisationId, userId, current } = await this.lockedMembership(tx, projectId, email);
+      const found = await this.lockedPerson(tx, projectId, email);
+      if ("invitation" in found) {
+        const { invitation } = found;
+        await deleteInvitation(tx, invitation.id);
+        // Its link would still sign in a person who has an account elsewhere: it is spent with the invitation.
+        await spendSignInLink(tx, invitation.token_hash, this.iso());
+        await recordAudit(tx, {
+          projectId: null,
+          organisationId: invitation.organisation_id,
+          action: "member.uninvite",
+          subjectName: invitation.email,
+          actor,
+          detail: { role: invitation.role },
+        });
+        return;
+      }
+      const { organisationId, userId, current } = found;
       if (current.role === "owner") await this.keepAnOwner(tx, organisationId);
       await deleteMembership(tx, organisationId, userId);
+      const cliSignInsRevoked = await this.ctx.services.device.revokeForRemoval(tx, userId, organisationId, actor);
       await recordAudit(tx, {
         projectId: null,
         organisationId,
@@ -411,7 +498,7 @@ export class IdentityService {
         subjectId: userId,
         subjectName: current.email,
         actor,
-        detail: { role: current.role },
+        detail: { role: current.role, cliSignInsRevoked },
       });
     });
   }
@@ -421,12 +508,13 @@ export class IdentityService {
    * OIDC logins, in batches of 500 rows per transaction (the write lock is
    * held briefly). Answers how many rows of each went.
    */
-  async removeExpired(): Promise<{ sessions: number; signInLinks: number; oidcLogins: number }> {
+  async removeExpired(): Promise<{ sessions: number; signInLinks: number; oidcLogins: number; invitations: number }> {
     const now = this.iso();
     return {
       sessions: await purgeExpiredSessions(this.store, now),
       signInLinks: await purgeExpiredSignInLinks(this.store, now),
       oidcLogins: await purgeExpiredOidcLogins(this.store, now),
+      invitations: await purgeExpiredInvitations(this.store, now),
     };
   }
 
@@ -466,17 +554,24 @@ export class IdentityService {
 
   /**
    * Locks the organisation of the project (`org:<id>`), then reads the
-   * person's membership there; call inside the transaction that changes it.
+   * person's membership there, else their pending invitation; call inside
+   * the transaction that changes it.
    */
-  private async lockedMembership(tx: Tx, projectId: string, email: string): Promise<{ organisationId: string; userId: string; current: Member }> {
+  private async lockedPerson(
+    tx: Tx,
+    projectId: string,
+    email: string,
+  ): Promise<{ organisationId: string; userId: string; current: Member & { status: "active" } } | { invitation: InvitationRow }> {
     const notMember = () => notFound(`${email} is not a member of this organisation`, "email: see GET /api/admin/members");
     // A project never changes organisation: reading it before the lock is safe.
     const organisationId = await findOrganisationIdOfProject(tx, projectId);
     if (!organisationId) throw notMember();
     await tx.lock(organisationLock(organisationId));
     const row = await findMembershipByEmail(tx, organisationId, email.trim());
-    if (!row) throw notMember();
-    return { organisationId: row.organisation_id, userId: row.user_id, current: { email: row.email, role: row.role, joinedAt: row.created_at } };
+    if (row) return { organisationId: row.organisation_id, userId: row.user_id, current: { email: row.email, role: row.role, status: "active", joinedAt: row.created_at } };
+    const invitation = await findInvitation(tx, organisationId, email.trim());
+    if (invitation && invitation.expires_at > this.iso()) return { invitation };
+    throw notMember();
   }
 
   /** Refuses a change that would leave the organisation without an owner (call under the organisation's lock, before removing or demoting one). */
@@ -510,19 +605,22 @@ export class IdentityService {
     return link;
   }
 
-  /** Opens a session and records the sign-in (`session.signin`) in each of the person's organisations, in the same transaction. */
-  private async createSession(tx: Tx, user: { id: string; email: string }, method: SignInMethod, facts: Record<string, string> = {}): Promise<string> {
+  /**
+   * Opens a session and records the sign-in (`session.signin`), in the same
+   * transaction: in the organisations it happened in (`organisationIds`: the
+   * one set up, or the one whose invitation it accepts), else as the
+   * person's own row, in no organisation's trail. A plain sign-in opens no
+   * organisation in particular: were it recorded in each of the person's,
+   * every organisation would learn when they work for another.
+   */
+  private async createSession(tx: Tx, user: { id: string; email: string }, method: SignInMethod, facts: Record<string, string> = {}, organisationIds: readonly string[] = []): Promise<string> {
     const token = randomBase62(43);
     const now = this.now();
     const sessionId = newId("ses");
     await insertSession(tx, { id: sessionId, tokenHash: sha256Hex(token), userId: user.id, createdAt: this.iso(now), expiresAt: this.iso(now + SESSION_TTL_MS) });
-    await recordOrganisationsAudit(tx, await organisationIdsOfUser(tx, user.id), {
-      action: "session.signin",
-      subjectId: user.id,
-      subjectName: user.email,
-      actor: { email: user.email, type: "user" },
-      detail: { method, ...facts },
-    });
+    const entry = { action: "session.signin", subjectId: user.id, subjectName: user.email, actor: { email: user.email, type: "user" }, detail: { method, ...facts } };
+    if (organisationIds.length === 0) await recordAudit(tx, { ...entry, projectId: null, organisationId: null });
+    for (const organisationId of organisationIds) await recordAudit(tx, { ...entry, projectId: null, organisationId });
     return token;
   }
 

@@ -126,15 +126,77 @@ export function insertOwnerMembershipIfAbsent(q: Queryable, organisationId: stri
   );
 }
 
-/** The members of the project's organisation, by join time then email. */
-export async function listMembers(q: Queryable, projectId: string): Promise<Member[]> {
+/**
+ * The members of the project's organisation, by join time then email, then
+ * its pending (unexpired) invitations, by invitation time then email.
+ */
+export async function listMembers(q: Queryable, projectId: string, now: string): Promise<Member[]> {
   const rows = await q.all<{ email: string; role: Role; created_at: string }>(
     `SELECT u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
        WHERE m.organisation_id = (SELECT organisation_id FROM projects WHERE id = ?)`,
     projectId,
   );
   rows.sort((a, b) => compare(a.created_at, b.created_at) || compare(a.email, b.email));
-  return rows.map((r) => ({ email: r.email, role: r.role, joinedAt: r.created_at }));
+  const invited = await q.all<{ email: string; role: Role; created_at: string; expires_at: string }>(
+    `SELECT email, role, created_at, expires_at FROM invitations
+       WHERE organisation_id = (SELECT organisation_id FROM projects WHERE id = ?) AND expires_at > ?`,
+    projectId,
+    now,
+  );
+  invited.sort((a, b) => compare(a.created_at, b.created_at) || compare(a.email, b.email));
+  return [
+    ...rows.map((r) => ({ email: r.email, role: r.role, status: "active" as const, joinedAt: r.created_at })),
+    ...invited.map((r) => ({ email: r.email, role: r.role, status: "invited" as const, joinedAt: null, invitedAt: r.created_at, expiresAt: r.expires_at })),
+  ];
+}
+
+// Invitations.
+
+export type InvitationRow = { id: string; organisation_id: string; email: string; role: Role; token_hash: string; invited_by: string; created_at: string; expires_at: string };
+
+const INVITATION_COLUMNS = "id, organisation_id, email, role, token_hash, invited_by, created_at, expires_at";
+
+/** The invitation (pending or expired) of that address (case-insensitive) to the organisation, or null. */
+export async function findInvitation(q: Queryable, organisationId: string, email: string): Promise<InvitationRow | null> {
+  return (await q.one<InvitationRow>(`SELECT ${INVITATION_COLUMNS} FROM invitations WHERE organisation_id = ? AND email = lower(?)`, organisationId, email)) ?? null;
+}
+
+export async function insertInvitation(q: Queryable, row: InvitationRow): Promise<void> {
+  await q.run(
+    `INSERT INTO invitations (${INVITATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    row.id,
+    row.organisation_id,
+    row.email.toLowerCase(),
+    row.role,
+    row.token_hash,
+    row.invited_by,
+    row.created_at,
+    row.expires_at,
+  );
+}
+
+export async function deleteInvitation(q: Queryable, id: string): Promise<void> {
+  await q.run("DELETE FROM invitations WHERE id = ?", id);
+}
+
+export async function updateInvitationRole(q: Queryable, id: string, role: Role): Promise<void> {
+  await q.run("UPDATE invitations SET role = ? WHERE id = ?", role, id);
+}
+
+/** Takes (deletes) the invitation a sign-in link carries and answers it; null when the link is no invitation's. One statement: accepted once. */
+export async function takeInvitationOfLink(q: Queryable, tokenHash: string): Promise<InvitationRow | null> {
+  return (await q.one<InvitationRow>(`DELETE FROM invitations WHERE token_hash = ? RETURNING ${INVITATION_COLUMNS}`, tokenHash)) ?? null;
+}
+
+/** The organisation and role an invitation link offers, while it is pending; for the page that asks to accept it. */
+export async function findPendingInvitationOfLink(q: Queryable, tokenHash: string, now: string): Promise<{ organisation_name: string; role: Role } | null> {
+  return (
+    (await q.one<{ organisation_name: string; role: Role }>(
+      `SELECT o.name AS organisation_name, i.role FROM invitations i JOIN organisations o ON o.id = i.organisation_id WHERE i.token_hash = ? AND i.expires_at > ?`,
+      tokenHash,
+      now,
+    )) ?? null
+  );
 }
 
 /** The membership of the person of that email (case-insensitive) in the organisation, or null. */
@@ -211,6 +273,11 @@ export async function useSignInLink(
   );
 }
 
+/** Spends a link without using it (a withdrawn invitation's): it then signs nobody in. */
+export async function spendSignInLink(q: Queryable, tokenHash: string, now: string): Promise<void> {
+  await q.run("UPDATE sign_in_links SET used_at = ? WHERE token_hash = ? AND used_at IS NULL", now, tokenHash);
+}
+
 export async function deleteSetupLinks(q: Queryable): Promise<void> {
   await q.run("DELETE FROM sign_in_links WHERE purpose = 'setup'");
 }
@@ -242,18 +309,6 @@ export async function findLiveSession(q: Queryable, tokenHash: string, now: stri
 /** Ends a session; answers 1 when it was live (of two sign-outs at once, one ends it). */
 export function revokeSession(q: Queryable, tokenHash: string, now: string): Promise<number> {
   return q.run("UPDATE sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL", now, tokenHash);
-}
-
-/** The organisations a person belongs to: their own audit rows (sign-ins) go to each. */
-export async function organisationIdsOfUser(q: Queryable, userId: string): Promise<string[]> {
-  const rows = await q.all<{ organisation_id: string }>("SELECT organisation_id FROM memberships WHERE user_id = ? ORDER BY organisation_id", userId);
-  return rows.map((r) => r.organisation_id);
-}
-
-/** The organisations whose membership of the person began at `createdAt`: an invitation stamps its link with that same instant. */
-export async function organisationIdsJoinedAt(q: Queryable, userId: string, createdAt: string): Promise<string[]> {
-  const rows = await q.all<{ organisation_id: string }>("SELECT organisation_id FROM memberships WHERE user_id = ? AND created_at = ? ORDER BY organisation_id", userId, createdAt);
-  return rows.map((r) => r.organisation_id);
 }
 
 // OIDC.
@@ -338,6 +393,10 @@ export function purgeExpiredSignInLinks(store: Store, now: string): Promise<numb
     `DELETE FROM sign_in_links WHERE token_hash IN (SELECT token_hash FROM sign_in_links WHERE expires_at <= ?1 LIMIT ${CLEANUP_BATCH})`,
     now,
   );
+}
+
+export function purgeExpiredInvitations(store: Store, now: string): Promise<number> {
+  return deleteInBatches(store, `DELETE FROM invitations WHERE id IN (SELECT id FROM invitations WHERE expires_at <= ?1 LIMIT ${CLEANUP_BATCH})`, now);
 }
 
 export function purgeExpiredOidcLogins(store: Store, now: string): Promise<number> {

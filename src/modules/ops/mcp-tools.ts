@@ -19,6 +19,7 @@ export const opsTools = [
       status: z.enum(STATUSES).optional().describe("Only items in this status"),
     },
     annotations: READ_ONLY,
+    untrusted: "the titles and text fields of items filed through the public intake (anonymous people) and the messages of SDK-reported errors",
     async run({ project_id, q, type, status }, open) {
       return open(project_id).request("GET", withQuery("/api/admin/ops", { q, type, status }));
     },
@@ -29,6 +30,7 @@ export const opsTools = [
     description: "One queue item by its number in the project (e.g. 42) or its id (fb_…): type, status, priority, title, steps to reproduce, actual and expected result, use case, who filed it and when.",
     input: { item: z.string().min(1).max(128).describe("The item's number (42) or id (fb_…)"), project_id: projectIdArg },
     annotations: READ_ONLY,
+    untrusted: "the titles and text fields of items filed through the public intake (anonymous people) and the messages of SDK-reported errors",
     async run({ item, project_id }, open) {
       return open(project_id).request("GET", `/api/admin/ops/${encodeURIComponent(item.replace(/^#/, ""))}`);
     },

@@ -30,7 +30,7 @@ function InviteForm({ onInvited }: { onInvited: (email: string) => Promise<void>
   return (
     <form class="panel" onSubmit={submit} noValidate>
       <h2>Invite someone</h2>
-      <p class="muted small">They join the whole organisation and get a sign-in link by mail.</p>
+      <p class="muted small">They get a link by mail, valid 7 days, and join the whole organisation when they accept it; until then they have no access.</p>
       <Field label="Email" error={error}>
         {(attrs) => <input {...attrs} type="email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} autoComplete="off" />}
       </Field>
@@ -59,7 +59,7 @@ function MembersPage() {
   const manage = can(session, "members");
   const [q, setQ] = useState("");
   const { data, error, reload } = useLoad(() => call(identityApi.api.admin.members.get({ query: {} })), [session.project.id]);
-  const [removing, setRemoving] = useState<string | null>(null);
+  const [removing, setRemoving] = useState<{ email: string; invited: boolean } | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [actionError, setActionError] = useState<string | null>(null);
   const setRole = async (email: string, role: Role) => {
@@ -116,12 +116,23 @@ function MembersPage() {
                   )}
                 </td>
                 <td>
-                  <When iso={m.joinedAt} />
+                  {m.status === "invited" ? (
+                    <span>
+                      Invited, not accepted yet <span class="muted small">(link valid until <When iso={m.expiresAt} />)</span>
+                    </span>
+                  ) : (
+                    <When iso={m.joinedAt} />
+                  )}
                 </td>
                 {manage && (
                   <td>
-                    <button type="button" class="danger secondary small" aria-label={`Remove ${m.email}`} onClick={() => setRemoving(m.email)}>
-                      Remove
+                    <button
+                      type="button"
+                      class="danger secondary small"
+                      aria-label={m.status === "invited" ? `Withdraw the invitation of ${m.email}` : `Remove ${m.email}`}
+                      onClick={() => setRemoving({ email: m.email, invited: m.status === "invited" })}
+                    >
+                      {m.status === "invited" ? "Withdraw" : "Remove"}
                     </button>
                   </td>
                 )}
@@ -133,20 +144,20 @@ function MembersPage() {
       {manage && (
         <InviteForm
           onInvited={async (email) => {
-            setMessage(`Invited ${email}; a sign-in link is on its way`);
+            setMessage(`Invited ${email}; they become a member when they accept the link on its way to them`);
             await reload();
           }}
         />
       )}
       <ConfirmDialog
         open={removing !== null}
-        title={`Remove ${removing ?? ""}?`}
-        message={<p>They lose every project of the organisation at once.</p>}
-        confirmLabel="Remove member"
+        title={removing?.invited ? `Withdraw the invitation of ${removing.email}?` : `Remove ${removing?.email ?? ""}?`}
+        message={removing?.invited ? <p>Their link will no longer let them join.</p> : <p>They lose every project of the organisation at once, and their CLI sign-ins end.</p>}
+        confirmLabel={removing?.invited ? "Withdraw invitation" : "Remove member"}
         danger
         onConfirm={async () => {
-          await call(identityApi.api.admin.members({ email: removing! }).delete());
-          setMessage(`Removed ${removing}`);
+          await call(identityApi.api.admin.members({ email: removing!.email }).delete());
+          setMessage(removing!.invited ? `Withdrew the invitation of ${removing!.email}` : `Removed ${removing!.email}`);
           await reload();
         }}
         onClose={() => setRemoving(null)}
