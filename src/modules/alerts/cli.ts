@@ -1,16 +1,21 @@
 import { UsageError } from "../../lib/config";
-import type { AlertRule, Comparator } from "./types";
-import type { Metric } from "../metrics/service";
-import type { SvcClient } from "../../cli/client";
+import type { Static } from "elysia";
+import type { Comparator } from "./types";
+import type { AlertRuleSchema, CreateAlertRuleBody, UpdateAlertRuleBody } from "./contract";
+import type { alertRoutes } from "./routes";
+import type { metricRoutes } from "../metrics/routes";
+import { type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "../../cli/client-command";
 import type { ArgValues, Command, Flags } from "../../cli/command";
 import { CliError } from "../../cli/errors";
 import { durationSeconds, valueText } from "../metrics/cli";
 
-type Created = { id: string; name: string };
+type AlertRule = Static<typeof AlertRuleSchema>;
+/** The fields create and update share (an update never carries metricId: the server refuses it). */
+type Fields = Omit<Static<typeof UpdateAlertRuleBody>, "metricId">;
 
-const RULES = "/api/admin/alert-rules";
-const base = (name: string) => `${RULES}/${encodeURIComponent(name)}`;
+/** The alert rule routes, typed from their own schemas. */
+const rules = (client: SvcClient) => client.api<ReturnType<typeof alertRoutes>>().api.admin["alert-rules"];
 
 /** Every comparator with its symbol (a Record, so a comparator the server adds is a compile error here). */
 const COMPARATORS: Record<Comparator, string> = { gt: ">", gte: ">=", lt: "<", lte: "<=" };
@@ -45,7 +50,7 @@ const windowText = (hours: number) => (hours % 24 === 0 && hours >= 48 ? `${hour
 
 /** `orders > 50 over 1h`. */
 const conditionText = (r: Pick<AlertRule, "comparator" | "threshold" | "windowHours">, metric: string) =>
-  `${metric} ${COMPARATORS[r.comparator] ?? r.comparator} ${valueText(r.threshold)} over ${windowText(r.windowHours)}`;
+  `${metric} ${COMPARATORS[r.comparator as Comparator] ?? r.comparator} ${valueText(r.threshold)} over ${windowText(r.windowHours)}`;
 
 const notifyText = (r: AlertRule) =>
   r.notify === null ? "the project default" : [r.notify.webhookUrl && `webhook ${r.notify.webhookUrl}`, r.notify.connectorId && `connector ${r.notify.connectorId}`, r.notify.channel && `channel ${r.notify.channel}`].filter(Boolean).join(", ");
@@ -54,7 +59,8 @@ const stateText = (r: AlertRule) => (r.enabled ? r.state : "disabled");
 
 /** Metric id → name, to show rules by the names people use. */
 async function metricNames(client: SvcClient): Promise<Map<string, string>> {
-  return new Map((await client.request<Metric[]>("GET", "/api/admin/metrics")).map((m) => [m.id, m.name]));
+  const metrics = await dataOf(client.api<ReturnType<typeof metricRoutes>>().api.admin.metrics.get());
+  return new Map(metrics.map((m) => [m.id, m.name]));
 }
 
 function ruleText(r: AlertRule, metric: string): string {
@@ -78,8 +84,8 @@ const FIELD_FLAGS = {
 } satisfies Flags;
 
 /** The rule fields both create and update send, as the API names them. */
-function fields(values: ArgValues): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
+function fields(values: ArgValues): Fields {
+  const body: Fields = {};
   const comparator = str(values, "comparator");
   if (comparator !== undefined) body.comparator = comparatorFlag(comparator);
   const threshold = str(values, "threshold");
@@ -110,7 +116,7 @@ export const alertsCommand: Command = {
       async run({ values }) {
         const q = str(values, "query");
         const client = openClient(values);
-        const all = await client.request<AlertRule[]>("GET", `${RULES}${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        const all = await dataOf(rules(client).get({ query: { q: q || undefined } }));
         if (values.json) {
           emit(true, all, () => "");
           return 0;
@@ -135,7 +141,7 @@ export const alertsCommand: Command = {
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {
         const client = openClient(values);
-        const r = await client.request<AlertRule>("GET", base(positionals[0]!));
+        const r = await dataOf(rules(client)({ id: seg(positionals[0]!) }).get());
         if (values.json) {
           emit(true, r, () => "");
           return 0;
@@ -165,11 +171,13 @@ export const alertsCommand: Command = {
         const metric = str(values, "metric");
         const missing = [metric === undefined && "--metric METRIC", values.comparator === undefined && `--comparator ${COMPARATOR_NAMES.join("|")}`, values.threshold === undefined && "--threshold N"].filter(Boolean);
         if (missing.length) throw new UsageError(`${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} required: svc alerts create <name> --metric METRIC --comparator gt --threshold N [--window 1h]`);
-        const body: Record<string, unknown> = { name: positionals[0]!, metricId: metric, ...fields(values) };
+        const given = fields(values);
+        // Both were checked present above; named again, in place, so that the body types as a create.
+        const body: Static<typeof CreateAlertRuleBody> = { name: positionals[0]!, metricId: metric!, ...given, comparator: given.comparator!, threshold: given.threshold! };
         if (values.disabled) body.enabled = false;
-        const created = await openClient(values).request<Created>("POST", RULES, { body });
+        const created = await dataOf(rules(openClient(values)).post(body));
         emit(values.json, created, () => {
-          const rule = { comparator: body.comparator as Comparator, threshold: body.threshold as number, windowHours: (body.windowHours as number | undefined) ?? 1 };
+          const rule = { comparator: body.comparator, threshold: body.threshold, windowHours: body.windowHours ?? 1 };
           return `Created alert rule ${created.name} (${created.id}): fires when ${conditionText(rule, metric!)}${values.disabled ? "; disabled" : "; checked every minute"}.`;
         });
         return 0;
@@ -202,8 +210,8 @@ export const alertsCommand: Command = {
         if (values["notify-default"]) body.notify = null;
         if (Object.keys(body).length === 0) throw new UsageError("nothing to change: give at least one of --comparator, --threshold, --window, --webhook, --notify-default, --enable, --disable");
         const client = openClient(values);
-        const { id } = await client.request<{ id: string }>("PATCH", base(name), { body });
-        const r = await client.request<AlertRule>("GET", base(id));
+        const { id } = await dataOf(rules(client)({ id: seg(name) }).patch(body));
+        const r = await dataOf(rules(client)({ id: seg(id) }).get());
         if (values.json) {
           emit(true, r, () => "");
           return 0;

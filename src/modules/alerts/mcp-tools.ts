@@ -1,8 +1,12 @@
 import { z } from "zod";
 import { COMPARATORS, WINDOW_HOURS_MAX } from "./types";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { alertRoutes } from "./routes";
 
-const path = (name: string) => `/api/admin/alert-rules/${encodeURIComponent(name)}`;
+/** The alert rule routes, typed from their own schemas. */
+const rules = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof alertRoutes>>().api.admin["alert-rules"];
 const ruleName = z.string().min(1).max(128).describe("Alert rule name or id");
 
 // Strict: a misspelt field is refused, never silently dropped.
@@ -24,7 +28,7 @@ export const alertTools = [
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on name") },
     annotations: READ_ONLY,
     async run({ project_id, q }, open) {
-      return open(project_id).request("GET", `/api/admin/alert-rules${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      return dataOf(rules(open, project_id).get({ query: { q: q || undefined } }));
     },
   }),
   defineTool({
@@ -34,7 +38,7 @@ export const alertTools = [
     input: { name: ruleName, project_id: projectIdArg },
     annotations: READ_ONLY,
     async run({ name, project_id }, open) {
-      return open(project_id).request("GET", path(name));
+      return dataOf(rules(open, project_id)({ id: seg(name) }).get());
     },
   }),
   defineTool({
@@ -53,7 +57,7 @@ export const alertTools = [
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run({ name, threshold, comparator, window_hours, enabled, notify, project_id }, open) {
-      return open(project_id).request("PATCH", path(name), { body: { threshold, comparator, windowHours: window_hours, enabled, notify } });
+      return dataOf(rules(open, project_id)({ id: seg(name) }).patch({ threshold, comparator, windowHours: window_hours, enabled, notify }));
     },
   }),
 ];

@@ -1,9 +1,17 @@
 import { UsageError } from "../../lib/config";
-import type { Attribute, AttributeType } from "./service";
+import type { Static } from "elysia";
+import { type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "../../cli/client-command";
 import type { ArgValues, Command, Flags } from "../../cli/command";
+import type { AttributeSchema, UpdateAttributeBody } from "./contract";
+import type { attributeRoutes } from "./routes";
 
-const base = (name: string) => `/api/admin/attributes/${encodeURIComponent(name)}`;
+type Attribute = Static<typeof AttributeSchema>;
+type Fields = Static<typeof UpdateAttributeBody>;
+type AttributeType = NonNullable<Fields["type"]>;
+
+/** The attribute routes, typed from their own schemas. */
+const attributes = (client: SvcClient) => client.api<ReturnType<typeof attributeRoutes>>().api.admin.attributes;
 
 /** Every attribute type, with what it means (a Record, so a type the server adds is a compile error here). */
 const TYPES: Record<AttributeType, string> = {
@@ -38,8 +46,8 @@ function enumFlag(value: string): string[] | null {
 }
 
 /** The optional fields both create and update send, as the API names them; an empty --description or --sdk-path clears it. */
-function fields(values: ArgValues): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
+function fields(values: ArgValues): Fields {
+  const body: Fields = {};
   const type = values.type === undefined ? undefined : typeFlag(values.type);
   if (type) body.type = type;
   const enumValues = str(values, "enum");
@@ -85,7 +93,7 @@ export const attributesCommand: Command = {
       flags: { query: QUERY_FLAG, ...CLIENT_FLAGS },
       async run({ values }) {
         const q = str(values, "query");
-        const all = await openClient(values).request<Attribute[]>("GET", `/api/admin/attributes${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        const all = await dataOf(attributes(openClient(values)).get({ query: { q: q || undefined } }));
         emit(values.json, all, () => {
           if (all.length === 0) return q ? `No attributes match "${q}".` : "No attributes yet; declare one with `svc attributes create <name> --type TYPE`, or evaluate a gate with a context.";
           return table(
@@ -103,7 +111,7 @@ export const attributesCommand: Command = {
       examples: ["svc attributes get plan", "svc attributes get attr_… --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const a = await openClient(values).request<Attribute>("GET", base(positionals[0]!));
+        const a = await dataOf(attributes(openClient(values))({ id: seg(positionals[0]!) }).get());
         emit(values.json, a, () => attributeText(a));
         return 0;
       },
@@ -120,8 +128,9 @@ export const attributesCommand: Command = {
       },
       async run({ values, positionals }) {
         if (values.type === undefined) throw new UsageError(`--type is required: one of ${TYPE_NAMES.join(", ")}`);
-        const body = { name: positionals[0]!, ...fields(values) };
-        const a = await openClient(values).request<Attribute>("POST", "/api/admin/attributes", { body });
+        // The type first, as fields() puts it (it is required here).
+        const body = { name: positionals[0]!, type: typeFlag(values.type), ...fields(values) };
+        const a = await dataOf(attributes(openClient(values)).post(body));
         emit(values.json, a, () => `Declared attribute ${a.name} (${a.id}): ${typeText(a)}${a.required ? ", required" : ""}.`);
         return 0;
       },
@@ -143,7 +152,7 @@ export const attributesCommand: Command = {
         const body = fields(values);
         if (values.optional) body.required = false;
         if (Object.keys(body).length === 0) throw new UsageError("nothing to change: give at least one of --type, --enum, --required, --optional, --description, --sdk-path");
-        const a = await openClient(values).request<Attribute>("PATCH", base(positionals[0]!), { body });
+        const a = await dataOf(attributes(openClient(values))({ id: seg(positionals[0]!) }).patch(body));
         emit(values.json, a, () => `Updated attribute ${a.name}:\n${attributeText(a).split("\n").slice(1).join("\n")}`);
         return 0;
       },
@@ -156,7 +165,7 @@ export const attributesCommand: Command = {
       flags: { undo: { type: "boolean", help: "Lift the deprecation instead" }, ...CLIENT_FLAGS },
       async run({ values, positionals }) {
         const deprecated = values.undo !== true;
-        const a = await openClient(values).request<Attribute>("PATCH", base(positionals[0]!), { body: { deprecated } });
+        const a = await dataOf(attributes(openClient(values))({ id: seg(positionals[0]!) }).patch({ deprecated }));
         emit(values.json, a, () => (deprecated ? `Deprecated attribute ${a.name}: gate rules naming it now come back with a warning.` : `Attribute ${a.name} is no longer deprecated.`));
         return 0;
       },

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { dataOf } from "../../cli/client";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { attributeRoutes } from "./routes";
 
 export const attributeTools = [
   defineTool({
@@ -10,7 +12,7 @@ export const attributeTools = [
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on name/description") },
     annotations: READ_ONLY,
     async run({ project_id, q }, open) {
-      return open(project_id).request("GET", `/api/admin/attributes${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      return dataOf(open(project_id).api<ReturnType<typeof attributeRoutes>>().api.admin.attributes.get({ query: { q: q || undefined } }));
     },
   }),
 ];

@@ -1,9 +1,10 @@
-import { withQuery } from "../../lib/query-path";
+import { dataOf } from "../../cli/client";
+import type { ArgValues, Command } from "../../cli/command";
 import { CLIENT_FLAGS, emit, intFlag, openClient, str, table, when } from "../../cli/client-command";
-import type { Command } from "../../cli/command";
+import type { auditRoutes } from "./routes";
 
-type AuditEntry = { seq: number; projectId: string | null; action: string; subjectName: string | null; env: string | null; actorEmail: string; actorType: string; detail: unknown; createdAt: string };
-type AuditPage = { entries: AuditEntry[]; nextBefore: number | null };
+/** A filter flag as the query takes it: left out when not given or empty. */
+const filter = (values: ArgValues, name: string) => str(values, name) || undefined;
 
 export const auditCommand: Command = {
   name: "audit",
@@ -35,17 +36,17 @@ export const auditCommand: Command = {
         const limit = intFlag(values.limit, "limit", 1, 500);
         const before = intFlag(values.before, "before", 1, Number.MAX_SAFE_INTEGER);
         // actor, resource, since and until are checked by the server, whose VALIDATION error names the field (printed as it comes).
-        const path = withQuery("/api/admin/audit", {
-          limit,
-          before,
-          action: str(values, "action"),
-          q: str(values, "query"),
-          actor: str(values, "actor"),
-          resource: str(values, "resource"),
-          since: str(values, "since"),
-          until: str(values, "until"),
-        });
-        const page = await openClient(values).request<AuditPage>("GET", path);
+        const query = {
+          limit: limit?.toString(),
+          before: before?.toString(),
+          action: filter(values, "action"),
+          q: filter(values, "query"),
+          actor: filter(values, "actor"),
+          resource: filter(values, "resource"),
+          since: filter(values, "since"),
+          until: filter(values, "until"),
+        };
+        const page = await dataOf(openClient(values).api<ReturnType<typeof auditRoutes>>().api.admin.audit.get({ query }));
         emit(values.json, page, () => {
           if (page.entries.length === 0) return "Nothing recorded.";
           const rows = table(

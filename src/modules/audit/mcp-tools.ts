@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { withQuery } from "../../lib/query-path";
+import { dataOf } from "../../cli/client";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
-import type { AuditPageSchema } from "./contract";
+import type { auditRoutes } from "./routes";
 
 export const auditTools = [
   defineTool({
@@ -24,7 +24,18 @@ export const auditTools = [
     untrusted: "subject names, which for queue items are the titles people outside the organisation filed through the public intake",
     async run({ project_id, action, q, actor, resource, since, until, limit, before }, open) {
       // Checked by the server: a bad time or resource comes back as its VALIDATION error naming the field.
-      return open(project_id).request<(typeof AuditPageSchema)["static"]>("GET", withQuery("/api/admin/audit", { action, q, actor, resource, since, until, limit, before }));
+      // Empty filters are left out, as before; numbers go as the text the query takes.
+      const query = {
+        action: action || undefined,
+        q: q || undefined,
+        actor: actor || undefined,
+        resource: resource || undefined,
+        since: since || undefined,
+        until: until || undefined,
+        limit: limit?.toString(),
+        before: before?.toString(),
+      };
+      return dataOf(open(project_id).api<ReturnType<typeof auditRoutes>>().api.admin.audit.get({ query }));
     },
   }),
 ];

@@ -1,23 +1,12 @@
-import { ENVS, type Env } from "../../cli/client";
+import type { Static } from "elysia";
+import { ENVS, type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, intFlag, jsonFlag, openClient, requiredEnv, str, table, when } from "../../cli/client-command";
 import type { Command, Flag } from "../../cli/command";
+import type { CreateConfigBody } from "./contract";
+import type { configRoutes } from "./routes";
 
-type EnvValue = { value: unknown; version: number; updatedAt: string };
-type DraftValue = { value: unknown; baseVersion: number; updatedAt: string };
-export type ConfigRecord = {
-  id: string;
-  name: string;
-  description: string;
-  schema: unknown;
-  envs: Record<Env, EnvValue>;
-  drafts: Partial<Record<Env, DraftValue>>;
-  createdAt: string;
-  updatedAt: string;
-};
-type Activity = { id: string; action: string; actorEmail: string; actorType: string; payload: Record<string, unknown>; createdAt: string };
-type Published = { id: string; env: Env; version: number };
-
-const base = (name: string) => `/api/admin/configs/${encodeURIComponent(name)}`;
+/** The config routes, typed from their own schemas. */
+const configs = (client: SvcClient, options: { requireProject?: boolean } = {}) => client.api<ReturnType<typeof configRoutes>>(options).api.admin.configs;
 const pretty = (v: unknown) => JSON.stringify(v, null, 2);
 
 const ENV_FLAG: Flag = { type: "string", value: "ENV", help: "Env: dev, staging or prod" };
@@ -36,7 +25,7 @@ export const configsCommand: Command = {
       flags: { query: QUERY_FLAG, ...CLIENT_FLAGS },
       async run({ values }) {
         const q = str(values, "query");
-        const all = await openClient(values).request<ConfigRecord[]>("GET", `/api/admin/configs${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        const all = await dataOf(configs(openClient(values)).get({ query: { q: q || undefined } }));
         emit(values.json, all, () => {
           if (all.length === 0) return q ? `No configs match "${q}".` : "No configs yet; create one with `svc configs create <name> --value JSON`.";
           return table(
@@ -55,7 +44,7 @@ export const configsCommand: Command = {
       flags: { env: { ...ENV_FLAG, help: "Only this env: dev, staging or prod (default: all three)" }, ...CLIENT_FLAGS },
       async run({ values, positionals }) {
         const env = envFlag(values.env);
-        const cfg = await openClient(values).request<ConfigRecord>("GET", base(positionals[0]!));
+        const cfg = await dataOf(configs(openClient(values))({ id: seg(positionals[0]!) }).get());
         if (env) {
           const result = { id: cfg.id, name: cfg.name, env, ...cfg.envs[env], draft: cfg.drafts[env] ?? null };
           emit(values.json, result, () => {
@@ -91,10 +80,10 @@ export const configsCommand: Command = {
       },
       async run({ values, positionals }) {
         const name = positionals[0]!;
-        const body: Record<string, unknown> = { name, schema: values.schema === undefined ? true : jsonFlag(values.schema, "schema") };
+        const body: Static<typeof CreateConfigBody> = { name, schema: values.schema === undefined ? true : jsonFlag(values.schema, "schema") };
         if (values.value !== undefined) body.value = jsonFlag(values.value, "value");
-        if (values.description !== undefined) body.description = values.description;
-        const created = await openClient(values).request<{ id: string; name: string }>("POST", "/api/admin/configs", { body });
+        if (values.description !== undefined) body.description = str(values, "description");
+        const created = await dataOf(configs(openClient(values)).post(body));
         emit(values.json, created, () =>
           [`Created config ${created.name} (${created.id}): version 1 on dev, staging and prod.`, `Change it with \`svc configs set ${created.name} --env dev --value JSON --publish\`.`].join("\n"),
         );
@@ -119,12 +108,12 @@ export const configsCommand: Command = {
         const value = jsonFlag(values.value, "value");
         const client = openClient(values);
         if (values.publish && env === "prod") await confirmChange(values, client, `Publish ${name} on prod? SDKs see the new value at once.`);
-        const draft = await client.request<{ id: string; env: Env; baseVersion: number; updatedAt: string }>("PUT", `${base(name)}/drafts`, { body: { env, value }, requireProject: true });
+        const draft = await dataOf(configs(client, { requireProject: true })({ id: seg(name) }).drafts.put({ env, value }));
         if (!values.publish) {
           emit(values.json, { draft }, () => `Saved a draft of ${name} on ${env} (from version ${draft.baseVersion}); publish it with \`svc configs publish ${name} --env ${env}\`.`);
           return 0;
         }
-        const published = await client.request<Published>("POST", `${base(name)}/publish`, { body: { env }, requireProject: true });
+        const published = await dataOf(configs(client, { requireProject: true })({ id: seg(name) }).publish.post({ env }));
         emit(values.json, { draft, published }, () => `Published ${name} on ${env}: version ${published.version}.`);
         return 0;
       },
@@ -140,7 +129,7 @@ export const configsCommand: Command = {
         const env = requiredEnv(values.env);
         const client = openClient(values);
         if (env === "prod") await confirmChange(values, client, `Publish the prod draft of ${name}? SDKs see the new value at once.`);
-        const published = await client.request<Published>("POST", `${base(name)}/publish`, { body: { env }, requireProject: true });
+        const published = await dataOf(configs(client, { requireProject: true })({ id: seg(name) }).publish.post({ env }));
         emit(values.json, published, () => `Published ${name} on ${env}: version ${published.version}.`);
         return 0;
       },
@@ -153,7 +142,7 @@ export const configsCommand: Command = {
       flags: { limit: { type: "string", value: "N", help: "At most N rows, 1 to 100 (default 20)" }, ...CLIENT_FLAGS },
       async run({ values, positionals }) {
         const limit = intFlag(values.limit, "limit", 1, 100);
-        const rows = await openClient(values).request<Activity[]>("GET", `${base(positionals[0]!)}/activity${limit === undefined ? "" : `?limit=${limit}`}`, { requireProject: true });
+        const rows = await dataOf(configs(openClient(values), { requireProject: true })({ id: seg(positionals[0]!) }).activity.get({ query: { limit: limit?.toString() } }));
         emit(values.json, rows, () =>
           rows.length === 0
             ? "No activity."

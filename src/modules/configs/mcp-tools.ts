@@ -1,9 +1,12 @@
 import { z } from "zod";
 import { ENVS } from "../../lib/envs";
-import type { ConfigRecord } from "./cli";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, envArg, projectIdArg } from "../../mcp/tool";
+import type { configRoutes } from "./routes";
 
-const path = (name: string) => `/api/admin/configs/${encodeURIComponent(name)}`;
+/** The config routes, typed from their own schemas. */
+const configs = (open: OpenSession, projectId?: string, options: { requireProject?: boolean } = {}) => open(projectId).api<ReturnType<typeof configRoutes>>(options).api.admin.configs;
 const configName = z.string().min(1).max(128).describe("Config name or id");
 
 export const configTools = [
@@ -15,8 +18,8 @@ export const configTools = [
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on name/description") },
     annotations: READ_ONLY,
     async run({ project_id, q }, open) {
-      const configs = await open(project_id).request<ConfigRecord[]>("GET", `/api/admin/configs${q ? `?q=${encodeURIComponent(q)}` : ""}`);
-      return configs.map((c) => ({
+      const all = await dataOf(configs(open, project_id).get({ query: { q: q || undefined } }));
+      return all.map((c) => ({
         name: c.name,
         id: c.id,
         description: c.description,
@@ -33,7 +36,7 @@ export const configTools = [
     input: { name: configName, env: envArg.optional(), project_id: projectIdArg },
     annotations: READ_ONLY,
     async run({ name, env, project_id }, open) {
-      const cfg = await open(project_id).request<ConfigRecord>("GET", path(name));
+      const cfg = await dataOf(configs(open, project_id)({ id: seg(name) }).get());
       return env ? { id: cfg.id, name: cfg.name, env, ...cfg.envs[env], draft: cfg.drafts[env] ?? null } : cfg;
     },
   }),
@@ -44,7 +47,7 @@ export const configTools = [
     input: { name: configName, env: envArg, value: z.unknown().describe("The new JSON value"), project_id: projectIdArg },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run({ name, env, value, project_id }, open) {
-      return open(project_id).request("PUT", `${path(name)}/drafts`, { body: { env, value }, requireProject: true });
+      return dataOf(configs(open, project_id, { requireProject: true })({ id: seg(name) }).drafts.put({ env, value }));
     },
   }),
   defineTool({
@@ -54,7 +57,7 @@ export const configTools = [
     input: { name: configName, env: envArg, project_id: projectIdArg },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     async run({ name, env, project_id }, open) {
-      return open(project_id).request("POST", `${path(name)}/publish`, { body: { env }, requireProject: true });
+      return dataOf(configs(open, project_id, { requireProject: true })({ id: seg(name) }).publish.post({ env }));
     },
   }),
 ];

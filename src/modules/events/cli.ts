@@ -1,17 +1,23 @@
 import { UsageError } from "../../lib/config";
-import type { CatalogEvent, EventProperty, PropertyType } from "./service";
+import type { Static } from "elysia";
+import { type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, list, openClient, str, table, when } from "../../cli/client-command";
 import type { ArgValues, Command, Flag, Flags } from "../../cli/command";
+import type { CatalogEventSchema, CreateEventBody, UpdateEventBody } from "./contract";
+import type { eventCatalogRoutes } from "./routes";
 
-type Created = { id: string; name: string };
+type CatalogEvent = Static<typeof CatalogEventSchema>;
+type EventProperty = CatalogEvent["properties"][number];
+type Fields = Static<typeof UpdateEventBody>;
+type PropertyType = NonNullable<Fields["properties"]>[number]["type"];
 
 /** Every property type (a Record, so a type the server adds is a compile error here). */
 const TYPES: Record<PropertyType, true> = { string: true, number: true, boolean: true };
 const PROPERTY_TYPES = Object.keys(TYPES) as PropertyType[];
 type PropertyInput = { name: string; type: PropertyType; required: boolean; description?: string };
 
-const EVENTS = "/api/admin/events";
-const base = (name: string) => `${EVENTS}/${encodeURIComponent(name)}`;
+/** The event catalog routes, typed from their own schemas. */
+const events = (client: SvcClient) => client.api<ReturnType<typeof eventCatalogRoutes>>().api.admin.events;
 
 const PROPERTY_FLAG: Flag = {
   type: "string",
@@ -60,8 +66,8 @@ function propertiesFlag(values: ArgValues, flag = "property"): PropertyInput[] {
   return out;
 }
 
-function textFields(values: ArgValues): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
+function textFields(values: ArgValues): Fields {
+  const body: Fields = {};
   const folder = str(values, "folder");
   if (folder !== undefined) body.folder = folder;
   const description = str(values, "description");
@@ -103,7 +109,7 @@ export const eventsCommand: Command = {
       flags: { query: { ...QUERY_FLAG, help: "Only events whose name, folder or description contains TEXT (case-insensitive)" }, ...CLIENT_FLAGS },
       async run({ values }) {
         const q = str(values, "query");
-        const all = await openClient(values).request<CatalogEvent[]>("GET", `${EVENTS}${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        const all = await dataOf(events(openClient(values)).get({ query: { q: q || undefined } }));
         emit(values.json, all, () => {
           if (all.length === 0) return q ? `No events match "${q}".` : "No events yet; register one with `svc events create <name>`, or send one from an SDK.";
           const lines = [
@@ -129,7 +135,7 @@ export const eventsCommand: Command = {
       examples: ["svc events get checkout.completed", "svc events get evt_… --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const e = await openClient(values).request<CatalogEvent>("GET", base(positionals[0]!));
+        const e = await dataOf(events(openClient(values))({ id: seg(positionals[0]!) }).get());
         emit(values.json, e, () => eventText(e));
         return 0;
       },
@@ -143,10 +149,10 @@ export const eventsCommand: Command = {
       flags: { ...FIELD_FLAGS, property: PROPERTY_FLAG, ...CLIENT_FLAGS },
       async run({ values, positionals }) {
         const name = positionals[0]!;
-        const body: Record<string, unknown> = { name, ...textFields(values) };
+        const body: Static<typeof CreateEventBody> = { name, ...textFields(values) };
         const properties = propertiesFlag(values);
         if (properties.length) body.properties = properties;
-        const created = await openClient(values).request<Created>("POST", EVENTS, { body });
+        const created = await dataOf(events(openClient(values)).post(body));
         emit(values.json, created, () => {
           const shown = properties.length ? ` with ${properties.map(propertyText).join("; ")}` : "";
           return `Registered event ${created.name} (${created.id})${shown}.`;
@@ -163,13 +169,13 @@ export const eventsCommand: Command = {
       flags: { ...FIELD_FLAGS, ...CLIENT_FLAGS },
       async run({ values, positionals }) {
         const client = openClient(values);
-        const current = await client.request<CatalogEvent>("GET", base(positionals[0]!));
+        const current = await dataOf(events(client)({ id: seg(positionals[0]!) }).get());
         if (!current.pending) {
           emit(values.json, current, () => `Event ${current.name} is already approved; nothing changed.`);
           return 0;
         }
-        await client.request<Created>("POST", EVENTS, { body: { name: current.name, ...textFields(values) } });
-        const approved = await client.request<CatalogEvent>("GET", base(current.id));
+        await dataOf(events(client).post({ name: current.name, ...textFields(values) }));
+        const approved = await dataOf(events(client)({ id: seg(current.id) }).get());
         emit(values.json, approved, () => `Approved event ${approved.name} (${approved.id})${approved.properties.length ? ` with ${approved.properties.map(propertyText).join("; ")}` : ""}.`);
         return 0;
       },
@@ -202,12 +208,13 @@ export const eventsCommand: Command = {
         }
         const client = openClient(values);
         if (changed.length || removed.length) {
-          const current = await client.request<CatalogEvent>("GET", base(positionals[0]!));
+          const current = await dataOf(events(client)({ id: seg(positionals[0]!) }).get());
           const missing = removed.filter((n) => !current.properties.some((p) => p.name === n));
           if (missing.length) {
             throw new UsageError(`--remove-property: ${current.name} has no property ${missing.join(", ")} (it has: ${current.properties.map((p) => p.name).join(", ") || "none"})`);
           }
-          const next: PropertyInput[] = current.properties.filter((p) => !removed.includes(p.name));
+          // The catalog answers a property's type as text; it is one the catalog accepts, sent back as it came.
+          const next = current.properties.filter((p) => !removed.includes(p.name)) as PropertyInput[];
           for (const p of changed) {
             const at = next.findIndex((q) => q.name === p.name);
             if (at === -1) next.push(p);
@@ -215,7 +222,7 @@ export const eventsCommand: Command = {
           }
           body.properties = next;
         }
-        const e = await client.request<CatalogEvent>("PATCH", base(positionals[0]!), { body });
+        const e = await dataOf(events(client)({ id: seg(positionals[0]!) }).patch(body));
         emit(values.json, e, () => `Updated event ${e.name}:\n${eventText(e).split("\n").slice(1).join("\n")}`);
         return 0;
       },
@@ -230,7 +237,7 @@ export const eventsCommand: Command = {
         const name = positionals[0]!;
         const client = openClient(values);
         await confirmChange(values, client, `Remove event ${name} from the catalog? Stored events stay; metrics naming it stop working until they are saved again.`);
-        await client.request("DELETE", base(name));
+        await dataOf(events(client)({ id: seg(name) }).delete());
         emit(values.json, { name, deleted: true }, () => `Removed event ${name} from the catalog.`);
         return 0;
       },

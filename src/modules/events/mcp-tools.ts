@@ -1,5 +1,11 @@
 import { z } from "zod";
+import { dataOf } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { eventCatalogRoutes } from "./routes";
+
+/** The event catalog routes, typed from their own schemas. */
+const events = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof eventCatalogRoutes>>().api.admin.events;
 
 export const eventCatalogTools = [
   defineTool({
@@ -11,7 +17,7 @@ export const eventCatalogTools = [
     annotations: READ_ONLY,
     untrusted: "event and property names that SDKs reported (rows with pending: 1 came from ingest, which browser keys reach)",
     async run({ project_id, q }, open) {
-      return open(project_id).request("GET", `/api/admin/events${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      return dataOf(events(open, project_id).get({ query: { q: q || undefined } }));
     },
   }),
   defineTool({
@@ -29,7 +35,7 @@ export const eventCatalogTools = [
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     async run({ project_id, ...body }, open) {
-      return open(project_id).request("POST", "/api/admin/events", { body });
+      return dataOf(events(open, project_id).post(body));
     },
   }),
 ];

@@ -1,18 +1,17 @@
 import { UsageError } from "../../lib/config";
-import { withQuery } from "../../lib/query-path";
-import type { GateTemplate } from "./templates";
-import type { Gate, GateEnvState, HistoryEntry } from "./types";
-import type { GateCondition, GateExplanation, GateRule } from "../../sdk/gates";
-import { ENVS, type Env } from "../../cli/client";
+import type { Static } from "elysia";
+import type { ConditionSchema, CreateGateBody, CreateTemplateBody, ExplanationSchema, GateSchema, RuleSchema } from "./contract";
+import type { gateRoutes } from "./routes";
+import { ENVS, type Env, type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, intFlag, jsonFlag, openClient, requiredEnv, str, table, when } from "../../cli/client-command";
 import type { Command, Flag } from "../../cli/command";
 
-/** `warnings`: attributes the rules name that nobody declared or saw, or deprecated ones (published all the same). */
-type Published = { id: string; env: Env; version: number; rules: GateRule[]; warnings?: string[] };
-type Created = { id: string; name: string; warnings?: string[] };
-type Explanation = GateExplanation & { gate: string; env: Env; version: number };
+type Rule = Static<typeof RuleSchema>;
+type Condition = Static<typeof ConditionSchema>;
+type Explanation = Static<typeof ExplanationSchema>;
 
-const base = (name: string) => `/api/admin/gates/${encodeURIComponent(name)}`;
+/** The gate routes, typed from their own schemas. */
+const gates = (client: SvcClient) => client.api<ReturnType<typeof gateRoutes>>().api.admin.gates;
 
 const RULES_FLAG: Flag = {
   type: "string",
@@ -33,14 +32,14 @@ function valueText(value: unknown): string {
 }
 
 /** `email ends_with "@acme.com"`, `country in ["de", "at"]`, `beta_opt_in exists`. */
-export function conditionText(c: Pick<GateCondition, "attr" | "op" | "value">): string {
+export function conditionText(c: Pick<Condition, "attr" | "op" | "value">): string {
   return c.op === "exists" || c.op === "not_exists" || c.value === undefined ? `${c.attr} ${c.op}` : `${c.attr} ${c.op} ${valueText(c.value)}`;
 }
 
 const percent = (n: number) => `${n}%`;
 
 /** Who a rule lets through: `email ends_with "@acme.com" → 100%`; no conditions reads "everyone". */
-function ruleWhat(rule: GateRule): string {
+function ruleWhat(rule: Rule): string {
   const who = rule.conditions.length ? rule.conditions.map(conditionText).join(" and ") : "everyone";
   const split = rule.passPercentage > 0 && rule.passPercentage < 100;
   const unit = split && rule.unit && rule.unit !== "user_id" ? ` by ${rule.unit}` : "";
@@ -48,12 +47,12 @@ function ruleWhat(rule: GateRule): string {
 }
 
 /** The rule without its number: `staff: email ends_with "@acme.com" → 100%`. */
-export function ruleBody(rule: GateRule): string {
+export function ruleBody(rule: Rule): string {
   return `${rule.name ? `${rule.name}: ` : ""}${ruleWhat(rule)}`;
 }
 
 /** One line per rule, numbered from 1 as explanations name them; no rules says what that means. */
-export function rulesLines(rules: GateRule[], indent = "  "): string[] {
+export function rulesLines(rules: Rule[], indent = "  "): string[] {
   if (rules.length === 0) return [`${indent}no rules: off for everyone`];
   return rules.map((r, i) => `${indent}${i + 1}. ${ruleBody(r)}`);
 }
@@ -65,13 +64,16 @@ function warn(json: unknown, warnings: string[] | undefined): void {
 
 const rulesCount = (n: number) => `${n} rule${n === 1 ? "" : "s"}`;
 
-/** `--rules`: a JSON list of rules, or an object with a `rules` list (what `svc gates get NAME --env ENV --json` prints). */
-function rulesFlag(text: unknown): unknown[] {
+/**
+ * `--rules`: a JSON list of rules, or an object with a `rules` list (what `svc gates get NAME --env ENV --json` prints).
+ * Sent as written: the server checks every rule and names the field of a mistake, so they are only typed as rules here.
+ */
+function rulesFlag(text: unknown): Rule[] {
   if (text === undefined) throw new UsageError("--rules JSON is required (a list of rules, or @FILE)");
   const parsed = jsonFlag(text, "rules");
   const rules = Array.isArray(parsed) ? parsed : typeof parsed === "object" && parsed !== null && Array.isArray((parsed as { rules?: unknown }).rules) ? (parsed as { rules: unknown[] }).rules : undefined;
   if (!rules) throw new UsageError(`--rules must be a JSON list of rules (or an object with a "rules" list), got ${Array.isArray(parsed) ? "a list" : parsed === null ? "null" : typeof parsed}`);
-  return rules;
+  return rules as Rule[];
 }
 
 /** `--percentage N`: 0 to 100, decimals allowed. */
@@ -81,7 +83,7 @@ function percentageFlag(value: unknown): number {
   return n;
 }
 
-function envBlock(env: Env, state: GateEnvState): string[] {
+function envBlock(env: Env, state: Static<typeof GateSchema>["envs"][Env]): string[] {
   return [`${env} (version ${state.version}, ${when(state.updatedAt)} by ${state.updatedBy}):`, ...rulesLines(state.rules)];
 }
 
@@ -92,7 +94,7 @@ const ruleLabel = (index: number, name?: string) => `rule ${index + 1}${name ? `
  * explanation is of the version they came from (then conditions show their
  * values), else undefined.
  */
-export function explanationText(x: Explanation, rules: GateRule[] | undefined): string {
+export function explanationText(x: Explanation, rules: Rule[] | undefined): string {
   const lines = [`${x.env}: ${x.gate} is ${x.value ? "on" : "off"} for this context (version ${x.version})`];
   const decided = x.ruleIndex === null ? undefined : x.rules.find((r) => r.index === x.ruleIndex);
   if (x.ruleIndex === null || !decided) {
@@ -145,7 +147,7 @@ export const gatesCommand: Command = {
       flags: { query: QUERY_FLAG, ...CLIENT_FLAGS },
       async run({ values }) {
         const q = str(values, "query");
-        const all = await openClient(values).request<Gate[]>("GET", `/api/admin/gates${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        const all = await dataOf(gates(openClient(values)).get({ query: { q: q || undefined } }));
         emit(values.json, all, () => {
           if (all.length === 0) return q ? `No gates match "${q}".` : "No gates yet; create one with `svc gates create <name>`.";
           return table(
@@ -164,7 +166,7 @@ export const gatesCommand: Command = {
       flags: { env: { type: "string", value: "ENV", help: "Only this env: dev, staging or prod (default: all three)" }, ...CLIENT_FLAGS },
       async run({ values, positionals }) {
         const env = envFlag(values.env);
-        const gate = await openClient(values).request<Gate>("GET", base(positionals[0]!));
+        const gate = await dataOf(gates(openClient(values))({ id: seg(positionals[0]!) }).get());
         const title = `${gate.name} (${gate.id})${gate.description ? `: ${gate.description}` : ""}`;
         if (env) {
           const result = { id: gate.id, name: gate.name, description: gate.description, env, ...gate.envs[env] };
@@ -189,8 +191,8 @@ export const gatesCommand: Command = {
       },
       async run({ values, positionals }) {
         const name = positionals[0]!;
-        const body: Record<string, unknown> = { name };
-        if (values.description !== undefined) body.description = values.description;
+        const body: Static<typeof CreateGateBody> = { name };
+        if (values.description !== undefined) body.description = str(values, "description");
         const template = str(values, "template");
         if (template !== undefined && values.rules !== undefined) throw new UsageError("--template and --rules cannot both be given: a template makes the rules");
         if (values.percentage !== undefined && template === undefined) throw new UsageError("--percentage needs --template NAME (with --rules, each rule has its passPercentage)");
@@ -201,11 +203,11 @@ export const gatesCommand: Command = {
           if (values.percentage !== undefined) body.passPercentage = percentageFlag(values.percentage);
         }
         const client = openClient(values);
-        const created = await client.request<Created>("POST", "/api/admin/gates", { body });
+        const created = await dataOf(gates(client).post(body));
         // The rules a template made, to show them to people.
-        if (template !== undefined && !values.json) body.rules = (await client.request<Gate>("GET", base(created.name))).envs.dev.rules;
+        if (template !== undefined && !values.json) body.rules = (await dataOf(gates(client)({ id: seg(created.name) }).get())).envs.dev.rules;
         emit(values.json, created, () => {
-          const rules = (body.rules as GateRule[] | undefined) ?? [];
+          const rules = body.rules ?? [];
           return [
             `Created gate ${created.name} (${created.id}): version 1 on dev, staging and prod${rules.length ? ` with ${rulesCount(rules.length)}:` : ", no rules (off for everyone)."}`,
             ...(rules.length ? rulesLines(rules) : []),
@@ -239,17 +241,17 @@ export const gatesCommand: Command = {
         const rules = rulesFlag(values.rules);
         const client = openClient(values);
         if (env === "prod") {
-          const gate = await client.request<Gate>("GET", base(name));
+          const gate = await dataOf(gates(client)({ id: seg(name) }).get());
           const current = gate.envs.prod;
           // Shown as the server will store them, as far as the CLI can tell: a mistake is refused after the answer, and nothing changes.
-          const after = rules.every((r) => typeof r === "object" && r !== null && Array.isArray((r as GateRule).conditions)) ? rulesLines(rules as GateRule[], "    ") : [`    ${JSON.stringify(rules)}`];
+          const after = rules.every((r) => typeof r === "object" && r !== null && Array.isArray(r.conditions)) ? rulesLines(rules, "    ") : [`    ${JSON.stringify(rules)}`];
           await confirmChange(
             values,
             client,
             [`prod: ${gate.name} version ${current.version} → ${current.version + 1}.`, "  now:", ...rulesLines(current.rules, "    "), "  after:", ...after, "Publish these rules to prod?"].join("\n"),
           );
         }
-        const r = await client.request<Published>("PUT", `${base(name)}/rules`, { body: { env, rules } });
+        const r = await dataOf(gates(client)({ id: seg(name) }).rules.put({ env, rules }));
         emit(values.json, r, () => [`${r.env}: ${name} version ${r.version}, ${rulesCount(r.rules.length)}:`, ...rulesLines(r.rules)].join("\n"));
         warn(values.json, r.warnings);
         return 0;
@@ -273,9 +275,9 @@ export const gatesCommand: Command = {
         if (typeof context !== "object" || context === null || Array.isArray(context)) throw new UsageError(`--context must be a JSON object of attributes, such as '{"user_id":"user-42"}'`);
         const client = openClient(values);
         const env: Env = envFlag(values.env) ?? client.preferredEnv() ?? "prod";
-        const x = await client.request<Explanation>("POST", `${base(name)}/explain`, { body: { env, context } });
+        const x = await dataOf(gates(client)({ id: seg(name) }).explain.post({ env, context: context as Record<string, unknown> }));
         // For people, the rules themselves, to show each condition's value; only when they are the version explained.
-        const state = values.json ? undefined : (await client.request<Gate>("GET", base(name))).envs[env];
+        const state = values.json ? undefined : (await dataOf(gates(client)({ id: seg(name) }).get())).envs[env];
         emit(values.json, x, () => explanationText(x, state?.version === x.version ? state.rules : undefined));
         return 0;
       },
@@ -293,7 +295,7 @@ export const gatesCommand: Command = {
       async run({ values, positionals }) {
         const env = envFlag(values.env);
         const limit = intFlag(values.limit, "limit", 1, 1000);
-        const rows = await openClient(values).request<HistoryEntry[]>("GET", withQuery(`${base(positionals[0]!)}/history`, { env, limit }));
+        const rows = await dataOf(gates(openClient(values))({ id: seg(positionals[0]!) }).history.get({ query: { env, limit: limit?.toString() } }));
         emit(values.json, rows, () =>
           rows.length === 0
             ? "No versions."
@@ -325,12 +327,12 @@ export const gatesCommand: Command = {
         const version = intFlag(values.version, "version", 1, Number.MAX_SAFE_INTEGER)!;
         const client = openClient(values);
         if (env === "prod") {
-          const history = await client.request<HistoryEntry[]>("GET", `${base(name)}/history?env=prod&limit=1000`);
+          const history = await dataOf(gates(client)({ id: seg(name) }).history.get({ query: { env: "prod", limit: "1000" } }));
           const target = history.find((h) => h.version === version);
           const shown = target ? ["  its rules:", ...rulesLines(target.rules, "    ")] : [];
           await confirmChange(values, client, [`prod: ${name} back to the rules of version ${version}, published as a new version.`, ...shown, "Publish these rules to prod?"].join("\n"));
         }
-        const r = await client.request<Published>("POST", `${base(name)}/rollback`, { body: { env, version } });
+        const r = await dataOf(gates(client)({ id: seg(name) }).rollback.post({ env, version }));
         emit(values.json, r, () => [`${r.env}: ${name} version ${r.version} (the rules of version ${version}), ${rulesCount(r.rules.length)}:`, ...rulesLines(r.rules)].join("\n"));
         warn(values.json, r.warnings);
         return 0;
@@ -346,7 +348,7 @@ export const gatesCommand: Command = {
         const name = positionals[0]!;
         const client = openClient(values);
         await confirmChange(values, client, `Delete gate ${name} and its history on every env? SDKs stop seeing it at once, and gates that name it see it as off.`);
-        await client.request("DELETE", base(name));
+        await dataOf(gates(client)({ id: seg(name) }).delete());
         emit(values.json, { name, deleted: true }, () => `Deleted gate ${name}.`);
         return 0;
       },
@@ -358,7 +360,7 @@ export const gatesCommand: Command = {
       flags: { query: { ...QUERY_FLAG, help: "Only templates whose name, description or category contains TEXT (case-insensitive)" }, ...CLIENT_FLAGS },
       async run({ values }) {
         const q = str(values, "query");
-        const all = await openClient(values).request<GateTemplate[]>("GET", `${TEMPLATES}${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        const all = await dataOf(gates(openClient(values)).templates.get({ query: { q: q || undefined } }));
         emit(values.json, all, () => {
           if (all.length === 0) return `No templates match "${q}".`;
           return table(
@@ -376,7 +378,7 @@ export const gatesCommand: Command = {
       examples: ['svc gates templates get "Beta opt-in"', "svc gates templates get gtpl_country_list --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const t = await openClient(values).request<GateTemplate>("GET", templatePath(positionals[0]!));
+        const t = await dataOf(gates(openClient(values)).templates({ id: seg(positionals[0]!) }).get());
         emit(values.json, t, () =>
           [
             `${t.name} (${t.id}), ${t.builtIn ? "built-in" : "this project's"}, ${t.category}${t.description ? `: ${t.description}` : ""}`,
@@ -407,12 +409,12 @@ export const gatesCommand: Command = {
         ...CLIENT_FLAGS,
       },
       async run({ values, positionals }) {
-        const body: Record<string, unknown> = { name: positionals[0]!, rules: conditionsFlag(values.rules) };
-        if (values.description !== undefined) body.description = values.description;
-        if (values.category !== undefined) body.category = values.category;
-        const created = await openClient(values).request<Created>("POST", TEMPLATES, { body });
+        const body: Static<typeof CreateTemplateBody> = { name: positionals[0]!, rules: conditionsFlag(values.rules) };
+        if (values.description !== undefined) body.description = str(values, "description");
+        if (values.category !== undefined) body.category = str(values, "category");
+        const created = await dataOf(gates(openClient(values)).templates.post(body));
         emit(values.json, created, () => {
-          const conditions = body.rules as GateCondition[];
+          const conditions = body.rules;
           return [
             `Created template ${created.name} (${created.id}): ${conditions.length ? conditionsText(conditions) : "no conditions (everyone)"}.`,
             `Start a gate from it with \`svc gates create <name> --template ${shellWord(created.name)}\`.`,
@@ -431,7 +433,7 @@ export const gatesCommand: Command = {
         const name = positionals[0]!;
         const client = openClient(values);
         await confirmChange(values, client, `Delete gate template ${name}? Gates made from it keep their rules.`);
-        await client.request("DELETE", templatePath(name));
+        await dataOf(gates(client).templates({ id: seg(name) }).delete());
         emit(values.json, { name, deleted: true }, () => `Deleted template ${name}.`);
         return 0;
       },
@@ -439,20 +441,17 @@ export const gatesCommand: Command = {
   ],
 };
 
-const TEMPLATES = "/api/admin/gates/templates";
-const templatePath = (name: string) => `${TEMPLATES}/${encodeURIComponent(name)}`;
-
 /** `email ends_with "@acme.com" and country in ["de"]`; none reads "everyone". */
-const conditionsText = (conditions: GateCondition[]) => (conditions.length ? conditions.map(conditionText).join(" and ") : "everyone");
+const conditionsText = (conditions: Condition[]) => (conditions.length ? conditions.map(conditionText).join(" and ") : "everyone");
 
 /** A name as one shell word: quoted when it holds anything but plain characters. */
 const shellWord = (name: string) => (/^[\w.:@%+=,-]+$/.test(name) ? name : `'${name.replaceAll("'", `'\\''`)}'`);
 
-/** A template's `--rules`: a JSON list of conditions, or an object with a `rules` list (what `svc gates templates get NAME --json` prints). */
-function conditionsFlag(text: unknown): unknown[] {
+/** A template's `--rules`: a JSON list of conditions, or an object with a `rules` list (what `svc gates templates get NAME --json` prints); checked by the server. */
+function conditionsFlag(text: unknown): Condition[] {
   if (text === undefined) throw new UsageError('--rules JSON is required: a list of conditions such as \'[{"attr":"email","op":"ends_with","value":"@acme.com"}]\', or @FILE');
   const parsed = jsonFlag(text, "rules");
   const rules = Array.isArray(parsed) ? parsed : typeof parsed === "object" && parsed !== null && Array.isArray((parsed as { rules?: unknown }).rules) ? (parsed as { rules: unknown[] }).rules : undefined;
   if (!rules) throw new UsageError(`--rules must be a JSON list of conditions (or an object with a "rules" list), got ${parsed === null ? "null" : typeof parsed}`);
-  return rules;
+  return rules as Condition[];
 }

@@ -1,9 +1,13 @@
 import { z } from "zod";
 import { GATE_OPS } from "../../sdk/gates";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, envArg, projectIdArg } from "../../mcp/tool";
+import type { gateRoutes } from "./routes";
 import { CONDITIONS_MAX, NAME_MAX, RULES_MAX } from "./types";
 
-const path = (name: string) => `/api/admin/gates/${encodeURIComponent(name)}`;
+/** The gate routes, typed from their own schemas. */
+const gates = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof gateRoutes>>().api.admin.gates;
 const gateName = z.string().min(1).max(NAME_MAX).describe("Gate name or id");
 
 // Strict: a misspelt field is refused, never silently dropped. The server checks each value against its operator.
@@ -35,7 +39,7 @@ export const gateTools = [
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on name/description") },
     annotations: READ_ONLY,
     async run({ project_id, q }, open) {
-      return open(project_id).request("GET", `/api/admin/gates${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      return dataOf(gates(open, project_id).get({ query: { q: q || undefined } }));
     },
   }),
   defineTool({
@@ -46,7 +50,7 @@ export const gateTools = [
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on name/description/category") },
     annotations: READ_ONLY,
     async run({ project_id, q }, open) {
-      return open(project_id).request("GET", `/api/admin/gates/templates${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      return dataOf(gates(open, project_id).templates.get({ query: { q: q || undefined } }));
     },
   }),
   defineTool({
@@ -56,7 +60,7 @@ export const gateTools = [
     input: { name: gateName, project_id: projectIdArg },
     annotations: READ_ONLY,
     async run({ name, project_id }, open) {
-      return open(project_id).request("GET", path(name));
+      return dataOf(gates(open, project_id)({ id: seg(name) }).get());
     },
   }),
   defineTool({
@@ -72,7 +76,7 @@ export const gateTools = [
     },
     annotations: READ_ONLY,
     async run({ name, env, context, project_id }, open) {
-      return open(project_id).request("POST", `${path(name)}/explain`, { body: { env, context } });
+      return dataOf(gates(open, project_id)({ id: seg(name) }).explain.post({ env, context }));
     },
   }),
   defineTool({
@@ -88,7 +92,7 @@ export const gateTools = [
     },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     async run({ name, env, rules, project_id }, open) {
-      return open(project_id).request("PUT", `${path(name)}/rules`, { body: { env, rules } });
+      return dataOf(gates(open, project_id)({ id: seg(name) }).rules.put({ env, rules }));
     },
   }),
 ];

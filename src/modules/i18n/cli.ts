@@ -1,14 +1,18 @@
 import { readFileSync } from "node:fs";
 import { UsageError } from "../../lib/config";
-import type { I18nKey, I18nProfile, PushResult } from "./service";
-import { ApiRequestError, type SvcClient } from "../../cli/client";
+import type { Static } from "elysia";
+import type { KeySchema, ProfileSchema, PushResultSchema } from "./contract";
+import type { i18nRoutes } from "./routes";
+import { ApiRequestError, type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "../../cli/client-command";
 import type { ArgValues, Command } from "../../cli/command";
 
-const PROFILES = "/api/admin/i18n/profiles";
-const KEYS = "/api/admin/i18n/keys";
-const profilePath = (ref: string) => `${PROFILES}/${encodeURIComponent(ref)}`;
-const keyPath = (key: string, profileId: string) => `${KEYS}/${encodeURIComponent(key)}?profile_id=${encodeURIComponent(profileId)}`;
+type I18nProfile = Static<typeof ProfileSchema>;
+type I18nKey = Static<typeof KeySchema>;
+type PushResult = Static<typeof PushResultSchema>;
+
+/** The translation routes, typed from their own schemas. */
+const i18n = (client: SvcClient) => client.api<ReturnType<typeof i18nRoutes>>().api.admin.i18n;
 
 /** The server's rules (src/modules/i18n/service.ts), checked here first so a file's problems are named by key before anything is sent. */
 const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,200}$/;
@@ -29,7 +33,7 @@ function profileText(p: I18nProfile): string {
 
 /** A profile by id or name (404 from the server when there is none). */
 async function resolveProfile(client: SvcClient, ref: string): Promise<I18nProfile> {
-  return client.request<I18nProfile>("GET", profilePath(ref));
+  return dataOf(i18n(client).profiles({ id: seg(ref) }).get());
 }
 
 /**
@@ -108,7 +112,7 @@ const profilesSubcommands: Command[] = [
     flags: { query: { ...QUERY_FLAG, help: "Only profiles whose name or locale contains TEXT (case-insensitive)" }, ...CLIENT_FLAGS },
     async run({ values }) {
       const q = str(values, "query");
-      const all = await openClient(values).request<I18nProfile[]>("GET", `${PROFILES}${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      const all = await dataOf(i18n(openClient(values)).profiles.get({ query: { q: q || undefined } }));
       emit(values.json, all, () => {
         if (all.length === 0) return q ? `No translation profiles match "${q}".` : "No translation profiles yet; create one with `svc i18n profiles create <name> --locale <tag>`.";
         return table(
@@ -141,7 +145,7 @@ const profilesSubcommands: Command[] = [
     async run({ values, positionals }) {
       const locale = profileFlag(values);
       if (locale === undefined) throw new UsageError("--locale TAG is required, e.g. --locale de-CH");
-      const p = await openClient(values).request<I18nProfile>("POST", PROFILES, { body: { name: positionals[0]!, locale } });
+      const p = await dataOf(i18n(openClient(values)).profiles.post({ name: positionals[0]!, locale }));
       emit(values.json, p, () => `Created translation profile ${p.name} (${p.id}) for locale ${p.locale}.`);
       return 0;
     },
@@ -157,13 +161,13 @@ const profilesSubcommands: Command[] = [
       ...CLIENT_FLAGS,
     },
     async run({ values, positionals }) {
-      const body: Record<string, string> = {};
+      const body: { name?: string; locale?: string } = {};
       const rename = str(values, "rename");
       if (rename !== undefined) body.name = rename;
       const locale = profileFlag(values);
       if (locale !== undefined) body.locale = locale;
       if (Object.keys(body).length === 0) throw new UsageError("nothing to change: give --rename NAME or --locale TAG");
-      const p = await openClient(values).request<I18nProfile>("PATCH", profilePath(positionals[0]!), { body });
+      const p = await dataOf(i18n(openClient(values)).profiles({ id: seg(positionals[0]!) }).patch(body));
       emit(values.json, p, () => `Updated translation profile ${p.name}:\n${profileText(p).split("\n").slice(1).join("\n")}`);
       return 0;
     },
@@ -178,7 +182,7 @@ const profilesSubcommands: Command[] = [
       const client = openClient(values);
       const p = await resolveProfile(client, positionals[0]!);
       await confirmChange(values, client, `Delete translation profile ${p.name} (${p.locale}) and its ${plural(p.keyCount, "key")}?`);
-      await client.request("DELETE", profilePath(p.id));
+      await dataOf(i18n(client).profiles({ id: seg(p.id) }).delete());
       emit(values.json, { id: p.id, name: p.name, locale: p.locale, deleted: true, keys: p.keyCount }, () => `Deleted translation profile ${p.name} (${p.locale}) and its ${plural(p.keyCount, "key")}.`);
       return 0;
     },
@@ -193,13 +197,9 @@ const keysSubcommands: Command[] = [
     examples: ["svc i18n keys list web-de", "svc i18n keys list web-de --query checkout", "svc i18n keys list --query pay --json"],
     flags: { query: { ...QUERY_FLAG, help: "Only keys whose key or value contains TEXT (case-insensitive)" }, ...CLIENT_FLAGS },
     async run({ values, positionals }) {
-      const query = new URLSearchParams();
       const profile = positionals[0];
-      if (profile !== undefined) query.set("profile_id", profile);
       const q = str(values, "query");
-      if (q) query.set("q", q);
-      const text = query.toString();
-      const all = await openClient(values).request<I18nKey[]>("GET", `${KEYS}${text ? `?${text}` : ""}`);
+      const all = await dataOf(i18n(openClient(values)).keys.get({ query: { profile_id: profile, q: q || undefined } }));
       emit(values.json, all, () => {
         if (all.length === 0) return q ? `No keys match "${q}".` : profile ? `No keys in ${profile} yet; add some with \`svc i18n keys push ${profile} FILE.json\`.` : "No keys yet.";
         const rows = all.map((k) => (profile ? [k.key, oneLine(k.value)] : [k.locale, k.key, oneLine(k.value)]));
@@ -239,7 +239,7 @@ const keysSubcommands: Command[] = [
       for (const batch of batches) {
         let r: PushResult;
         try {
-          r = await client.request<PushResult>("POST", KEYS, { body: { profile_id: profile.id, keys: batch } });
+          r = await dataOf(i18n(client).keys.post({ profile_id: profile.id, keys: batch }));
         } catch (err) {
           if (sent > 0 && err instanceof ApiRequestError) {
             err.message = `${err.message} (after ${n(sent)} of ${n(keys.length)} keys were pushed: ${n(total.pushed_count)} added, ${n(total.skipped_count)} skipped; pushing again skips those)`;
@@ -276,14 +276,14 @@ const keysSubcommands: Command[] = [
       let added = false;
       for (let attempt = 0; attempt < 3 && !result; attempt++) {
         try {
-          result = await client.request<I18nKey>("PATCH", keyPath(key, profile.id), { body: { value } });
+          result = await dataOf(i18n(client).keys({ key: seg(key) }).patch({ value }, { query: { profile_id: profile.id } }));
         } catch (err) {
           if (!(err instanceof ApiRequestError && err.status === 404)) throw err;
           // The profile exists (resolved above): the key does not. Add it; when another client added it meanwhile, set it again.
-          const pushed = await client.request<PushResult>("POST", KEYS, { body: { profile_id: profile.id, keys: [{ key, value }] } });
+          const pushed = await dataOf(i18n(client).keys.post({ profile_id: profile.id, keys: [{ key, value }] }));
           if (pushed.pushed_count === 1) {
             added = true;
-            const listed = await client.request<I18nKey[]>("GET", `${KEYS}?profile_id=${encodeURIComponent(profile.id)}&q=${encodeURIComponent(key.slice(0, 100))}`);
+            const listed = await dataOf(i18n(client).keys.get({ query: { profile_id: profile.id, q: key.slice(0, 100) } }));
             result = listed.find((k) => k.key === key);
           }
         }
@@ -305,7 +305,7 @@ const keysSubcommands: Command[] = [
       const client = openClient(values);
       const profile = await resolveProfile(client, ref);
       await confirmChange(values, client, `Delete key ${key} of ${profile.name} (${profile.locale})?`);
-      await client.request("DELETE", keyPath(key, profile.id));
+      await dataOf(i18n(client).keys({ key: seg(key) }).delete(undefined, { query: { profile_id: profile.id } }));
       emit(values.json, { profile_id: profile.id, locale: profile.locale, key, deleted: true }, () => `Deleted ${key} from ${profile.name} (${profile.locale}).`);
       return 0;
     },

@@ -1,6 +1,11 @@
 import { z } from "zod";
-import { withQuery } from "../../lib/query-path";
+import { dataOf } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { i18nRoutes } from "./routes";
+
+/** The translation routes, typed from their own schemas. */
+const i18n = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof i18nRoutes>>().api.admin.i18n;
 
 const profileArg = z.string().min(1).max(128).describe("Translation profile: its id (i18n_…) or name");
 
@@ -12,7 +17,7 @@ export const i18nTools = [
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on the name and the locale") },
     annotations: READ_ONLY,
     async run({ project_id, q }, open) {
-      return open(project_id).request("GET", `/api/admin/i18n/profiles${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      return dataOf(i18n(open, project_id).profiles.get({ query: { q: q || undefined } }));
     },
   }),
   defineTool({
@@ -26,7 +31,7 @@ export const i18nTools = [
     },
     annotations: READ_ONLY,
     async run({ project_id, profile, q }, open) {
-      return open(project_id).request("GET", withQuery("/api/admin/i18n/keys", { profile_id: profile, q }));
+      return dataOf(i18n(open, project_id).keys.get({ query: { profile_id: profile || undefined, q: q || undefined } }));
     },
   }),
   defineTool({
@@ -43,7 +48,7 @@ export const i18nTools = [
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run({ project_id, profile, keys }, open) {
       const body = { profile_id: profile, keys: Object.entries(keys).map(([key, value]) => ({ key, value })) };
-      return open(project_id).request("POST", "/api/admin/i18n/keys", { body });
+      return dataOf(i18n(open, project_id).keys.post(body));
     },
   }),
 ];

@@ -1,11 +1,15 @@
+import type { Static } from "elysia";
 import { UsageError } from "../../lib/config";
+import { type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, refuseSecret, str, table, when } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
+import type { KeyType } from "./contract";
+import type { keyRoutes } from "./routes";
 
-type ListedKey = { id: string; type: string; name: string; maskedKey: string; createdAt: string; lastUsedAt: string | null };
-type CreatedKey = { id: string; key: string; type: string; name: string };
+const KEY_TYPES: Static<typeof KeyType>[] = ["server", "client", "admin"];
 
-const KEY_TYPES = ["server", "client", "admin"];
+/** The SDK key routes, typed from their own schemas. */
+const keys = (client: SvcClient) => client.api<ReturnType<typeof keyRoutes>>().api.admin.keys;
 
 export const sdkCommand: Command = {
   name: "sdk",
@@ -19,13 +23,13 @@ export const sdkCommand: Command = {
       examples: ["svc sdk keys list", "svc sdk keys list --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values }) {
-        const keys = await openClient(values).request<ListedKey[]>("GET", "/api/admin/keys");
-        emit(values.json, keys, () =>
-          keys.length === 0
+        const all = await dataOf(keys(openClient(values)).get());
+        emit(values.json, all, () =>
+          all.length === 0
             ? "No SDK keys; create one with `svc sdk keys create`."
             : table(
                 ["ID", "TYPE", "NAME", "KEY", "CREATED", "LAST USED"],
-                keys.map((k) => [k.id, k.type, k.name, k.maskedKey, when(k.createdAt), when(k.lastUsedAt)]),
+                all.map((k) => [k.id, k.type, k.name, k.maskedKey, when(k.createdAt), when(k.lastUsedAt)]),
               ),
         );
         return 0;
@@ -41,9 +45,10 @@ export const sdkCommand: Command = {
         ...CLIENT_FLAGS,
       },
       async run({ values }) {
-        const type = str(values, "type") ?? "server";
-        if (!KEY_TYPES.includes(type)) throw new UsageError(`--type must be one of ${KEY_TYPES.join(", ")} (got "${type}")`);
-        const created = await openClient(values).request<CreatedKey>("POST", "/api/admin/keys", { body: { type, name: values.name } });
+        const text = str(values, "type") ?? "server";
+        const type = KEY_TYPES.find((t) => t === text);
+        if (type === undefined) throw new UsageError(`--type must be one of ${KEY_TYPES.join(", ")} (got "${text}")`);
+        const created = await dataOf(keys(openClient(values)).post({ type, name: str(values, "name") }));
         emit(values.json, created, () => `Created ${created.type} key ${created.id}${created.name ? ` (${created.name})` : ""}:\n${created.key}\nThis secret is shown only now: store it safely.`);
         return 0;
       },
@@ -60,7 +65,7 @@ export const sdkCommand: Command = {
         refuseSecret(id, "a key", "svc sdk keys list", "svc sdk keys revoke");
         const client = openClient(values);
         await confirmChange(values, client, `Revoke SDK key ${id}? Every SDK using it is refused from now on.`);
-        await client.request("DELETE", `/api/admin/keys/${encodeURIComponent(id)}`);
+        await dataOf(keys(client)({ id: seg(id) }).delete());
         emit(values.json, { id, revoked: true }, () => `Revoked ${id}.`);
         return 0;
       },

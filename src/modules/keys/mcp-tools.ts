@@ -1,7 +1,11 @@
 import { z } from "zod";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { DESTRUCTIVE, READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { keyRoutes } from "./routes";
 
-type ListedKey = { id: string; type: string; name: string; scopes: string[]; maskedKey: string; createdAt: string; lastUsedAt: string | null };
+/** The SDK key routes, typed from their own schemas. */
+const keys = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof keyRoutes>>().api.admin.keys;
 
 export const keyTools = [
   defineTool({
@@ -11,9 +15,9 @@ export const keyTools = [
     input: { project_id: projectIdArg },
     annotations: READ_ONLY,
     async run({ project_id }, open) {
-      const keys = await open(project_id).request<ListedKey[]>("GET", "/api/admin/keys");
+      const all = await dataOf(keys(open, project_id).get());
       // Field by field, so a secret can never pass through even if the server sent one.
-      return keys.map((k) => ({ id: k.id, type: k.type, name: k.name, scopes: k.scopes, maskedKey: k.maskedKey, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt }));
+      return all.map((k) => ({ id: k.id, type: k.type, name: k.name, scopes: k.scopes, maskedKey: k.maskedKey, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt }));
     },
   }),
   defineTool({
@@ -23,7 +27,7 @@ export const keyTools = [
     input: { id: z.string().regex(/^key_/, "an SDK key id starts with key_ (see list_sdk_keys)").max(128).describe("The key's id, key_…"), project_id: projectIdArg },
     annotations: DESTRUCTIVE,
     async run({ id, project_id }, open) {
-      await open(project_id).request("DELETE", `/api/admin/keys/${encodeURIComponent(id)}`);
+      await dataOf(keys(open, project_id)({ id: seg(id) }).delete());
       return { id, revoked: true };
     },
   }),

@@ -1,8 +1,9 @@
 import { UsageError } from "../../lib/config";
+import type { Static } from "elysia";
 import type { FilterOp, PropertyFilter } from "../../lib/eventstore/types";
-import type { MetricKind, PartKind } from "./compile";
-import type { Metric, MetricPartView } from "./service";
-import { ApiRequestError, type SvcClient } from "../../cli/client";
+import type { CreateMetricBody, MetricSchema, UpdateMetricBody } from "./contract";
+import type { metricRoutes } from "./routes";
+import { ApiRequestError, type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, list, openClient, str, table, when } from "../../cli/client-command";
 import type { ArgValues, Command, Flag, Flags } from "../../cli/command";
 
@@ -134,8 +135,14 @@ export function seriesText(title: string, window: Window, rows: SeriesRow[], opt
 // Metrics.
 // ---------------------------------------------------------------------------
 
-const METRICS = "/api/admin/metrics";
-const base = (name: string) => `${METRICS}/${encodeURIComponent(name)}`;
+type Metric = Static<typeof MetricSchema>;
+type Fields = Static<typeof UpdateMetricBody>;
+type Definition = Pick<Fields, "event" | "property" | "filters" | "numerator" | "denominator">;
+type MetricKind = NonNullable<Fields["kind"]>;
+type PartKind = NonNullable<Fields["numerator"]>["kind"];
+
+/** The metric routes, typed from their own schemas. */
+const metrics = (client: SvcClient) => client.api<ReturnType<typeof metricRoutes>>().api.admin.metrics;
 
 /** Every kind, with what it measures (a Record, so a kind the server adds is a compile error here). */
 const KINDS: Record<MetricKind, string> = {
@@ -208,8 +215,8 @@ const given = (values: ArgValues, names: string[]) => names.filter((n) => values
  * will have (create: --kind; update: --kind or the stored one), so that a
  * flag of the other shape is refused before anything is sent.
  */
-function definitionFields(values: ArgValues, kind: MetricKind | undefined): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
+function definitionFields(values: ArgValues, kind: MetricKind | undefined): Definition {
+  const body: Definition = {};
   if (kind === "ratio") {
     const wrong = given(values, SINGLE_FLAGS);
     if (wrong.length) throw new UsageError(`a ratio takes --numerator and --denominator, not --${wrong[0]} (filters go in --numerator-filter and --denominator-filter)`);
@@ -245,10 +252,10 @@ const DEFINITION_FLAGS = {
 
 const DESCRIPTION_FLAG: Flag = { type: "string", value: "TEXT", help: "What it measures, shown in lists (an empty one clears it)" };
 
-const filterText = (f: PropertyFilter) => `${f.property} ${f.op} ${JSON.stringify(f.value)}`;
+const filterText = (f: Metric["filters"][number]) => `${f.property} ${f.op} ${JSON.stringify(f.value)}`;
 
 /** `count of checkout.completed where country eq "de"`. */
-function partText(p: Pick<MetricPartView, "kind" | "event" | "property" | "filters">): string {
+function partText(p: Pick<NonNullable<Metric["numerator"]>, "kind" | "event" | "property" | "filters">): string {
   const what = p.kind === "count" ? `count of ${p.event}` : p.kind === "unique" ? `unique units of ${p.event}` : p.property ? `sum of ${p.event} ${p.property}` : `sum of ${p.event} value`;
   return p.filters.length ? `${what} where ${p.filters.map(filterText).join(" and ")}` : what;
 }
@@ -256,13 +263,13 @@ function partText(p: Pick<MetricPartView, "kind" | "event" | "property" | "filte
 /** What a metric measures, in one line. */
 export function measureText(m: Metric): string {
   if (m.kind === "ratio" && m.numerator && m.denominator) return `(${partText(m.numerator)}) / (${partText(m.denominator)})`;
-  return partText({ kind: m.kind as PartKind, event: m.event ?? "?", property: m.property, filters: m.filters });
+  return partText({ kind: m.kind, event: m.event ?? "?", property: m.property, filters: m.filters });
 }
 
 function metricText(m: Metric): string {
   return [
     `${m.name} (${m.id})`,
-    `  kind:        ${m.kind} (${KINDS[m.kind] ?? m.kind})`,
+    `  kind:        ${m.kind} (${KINDS[m.kind as MetricKind] ?? m.kind})`,
     `  measures:    ${measureText(m)}`,
     `  description: ${m.description ?? "-"}`,
     `  created:     ${when(m.createdAt)}`,
@@ -273,7 +280,7 @@ function metricText(m: Metric): string {
 /** A series refused because the stored metric no longer compiles says how to fix it with the CLI. */
 async function seriesOf(client: SvcClient, ref: string, window: Window, name = ref): Promise<Series> {
   try {
-    return await client.request<Series>("POST", `${base(ref)}/series`, { body: window });
+    return await dataOf(metrics(client)({ id: seg(ref) }).series.post(window));
   } catch (err) {
     if (err instanceof ApiRequestError && err.status === 422) {
       const detail = `${err.detail ? `${err.detail}. ` : ""}Register what it names again (\`svc events create\` or \`svc events update --property\`), or change the metric with \`svc metrics update ${name}\`.`;
@@ -304,7 +311,7 @@ export const metricsCommand: Command = {
       flags: { query: QUERY_FLAG, ...CLIENT_FLAGS },
       async run({ values }) {
         const q = str(values, "query");
-        const all = await openClient(values).request<Metric[]>("GET", `${METRICS}${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        const all = await dataOf(metrics(openClient(values)).get({ query: { q: q || undefined } }));
         emit(values.json, all, () => {
           if (all.length === 0) return q ? `No metrics match "${q}".` : "No metrics yet; define one with `svc metrics create <name> --kind count --event EVENT`.";
           return table(
@@ -323,7 +330,7 @@ export const metricsCommand: Command = {
       examples: ["svc metrics get checkouts", "svc metrics get met_… --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const m = await openClient(values).request<Metric>("GET", base(positionals[0]!));
+        const m = await dataOf(metrics(openClient(values))({ id: seg(positionals[0]!) }).get());
         emit(values.json, m, () => metricText(m));
         return 0;
       },
@@ -349,14 +356,14 @@ export const metricsCommand: Command = {
       async run({ values, positionals }) {
         if (values.kind === undefined) throw new UsageError(`--kind is required: one of ${KIND_NAMES.join(", ")}`);
         const kind = kindFlag(values.kind);
-        const body: Record<string, unknown> = { name: positionals[0]!, kind, ...definitionFields(values, kind) };
+        const body: Static<typeof CreateMetricBody> = { name: positionals[0]!, kind, ...definitionFields(values, kind) };
         if (kind === "ratio" && (!body.numerator || !body.denominator)) {
           throw new UsageError("a ratio needs --numerator 'KIND EVENT [PROPERTY]' and --denominator 'KIND EVENT [PROPERTY]'");
         }
         if (kind !== "ratio" && body.event === undefined) throw new UsageError(`--event EVENT is required: the catalogued event a ${kind} measures (\`svc events list\` shows them)`);
         const description = str(values, "description");
         if (description) body.description = description;
-        const m = await openClient(values).request<Metric>("POST", METRICS, { body });
+        const m = await dataOf(metrics(openClient(values)).post(body));
         emit(values.json, m, () => `Created metric ${m.name} (${m.id}): ${measureText(m)}.\nSee its values with \`svc metrics series ${m.name}\`.`);
         return 0;
       },
@@ -384,8 +391,9 @@ export const metricsCommand: Command = {
         const client = openClient(values);
         // Without --kind, the flags must fit the kind the metric has.
         const shapeFlags = given(values, [...SINGLE_FLAGS, ...RATIO_FLAGS]);
-        const effective = kind ?? (shapeFlags.length ? (await client.request<Metric>("GET", base(name))).kind : undefined);
-        const body: Record<string, unknown> = definitionFields(values, effective);
+        // The stored kind is one of the kinds (the answer types it as text).
+        const effective = kind ?? (shapeFlags.length ? ((await dataOf(metrics(client)({ id: seg(name) }).get())).kind as MetricKind) : undefined);
+        const body: Fields = definitionFields(values, effective);
         if (kind) body.kind = kind;
         if (values["clear-filters"]) body.filters = [];
         const description = str(values, "description");
@@ -395,7 +403,7 @@ export const metricsCommand: Command = {
         if (Object.keys(body).length === 0) {
           throw new UsageError("nothing to change: give at least one of --kind, --event, --property, --filter, --clear-filters, --numerator, --denominator, --description, --rename");
         }
-        const m = await client.request<Metric>("PATCH", base(name), { body });
+        const m = await dataOf(metrics(client)({ id: seg(name) }).patch(body));
         emit(values.json, m, () => `Updated metric ${m.name}:\n${metricText(m).split("\n").slice(1).join("\n")}`);
         return 0;
       },
@@ -410,7 +418,7 @@ export const metricsCommand: Command = {
         const name = positionals[0]!;
         const client = openClient(values);
         await confirmChange(values, client, `Delete metric ${name}? Stored events stay.`);
-        await client.request("DELETE", base(name));
+        await dataOf(metrics(client)({ id: seg(name) }).delete());
         emit(values.json, { name, deleted: true }, () => `Deleted metric ${name}.`);
         return 0;
       },
@@ -432,7 +440,7 @@ export const metricsCommand: Command = {
           emit(true, await seriesOf(client, name, window), () => "");
           return 0;
         }
-        const metric = await client.request<Metric>("GET", base(name));
+        const metric = await dataOf(metrics(client)({ id: seg(name) }).get());
         const series = await seriesOf(client, metric.id, window, metric.name);
         emit(false, series, () => seriesText(`${metric.name} (${measureText(metric)})`, window, series.rows, { total: metric.kind !== "ratio" }));
         return 0;

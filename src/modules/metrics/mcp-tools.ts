@@ -1,7 +1,11 @@
 import { z } from "zod";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { metricRoutes } from "./routes";
 
-const path = (name: string) => `/api/admin/metrics/${encodeURIComponent(name)}`;
+/** The metric routes, typed from their own schemas. */
+const metrics = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof metricRoutes>>().api.admin.metrics;
 const metricName = z.string().min(1).max(128).describe("Metric name, id or unique id prefix");
 const epochSeconds = z.number().int().min(0);
 
@@ -14,7 +18,7 @@ export const metricTools = [
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on name/description") },
     annotations: READ_ONLY,
     async run({ project_id, q }, open) {
-      return open(project_id).request("GET", `/api/admin/metrics${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      return dataOf(metrics(open, project_id).get({ query: { q: q || undefined } }));
     },
   }),
   defineTool({
@@ -24,7 +28,7 @@ export const metricTools = [
     input: { name: metricName, project_id: projectIdArg },
     annotations: READ_ONLY,
     async run({ name, project_id }, open) {
-      return open(project_id).request("GET", path(name));
+      return dataOf(metrics(open, project_id)({ id: seg(name) }).get());
     },
   }),
   defineTool({
@@ -41,7 +45,7 @@ export const metricTools = [
     },
     annotations: READ_ONLY,
     async run({ name, from, to, bucket, project_id }, open) {
-      return open(project_id).request("POST", `${path(name)}/series`, { body: { from, to, bucket } });
+      return dataOf(metrics(open, project_id)({ id: seg(name) }).series.post({ from, to, bucket }));
     },
   }),
 ];

@@ -1,15 +1,24 @@
 import { readFileSync } from "node:fs";
 import { UsageError } from "../../lib/config";
-import { withQuery } from "../../lib/query-path";
-import type { CheckResult, MetricCheck, Rollout, RolloutStatus, Stage } from "./types";
+import type { Static } from "elysia";
+import type { CheckSchema, CreateRolloutBody, RolloutSchema } from "./contract";
+import type { rolloutRoutes } from "./routes";
 import { DEFAULT_STAGES, ERRORS_METRIC, MAX_INGEST_LAG_MS, MIN_UNITS_PER_GROUP, STAGES_MAX, TOLERANCE_MAX } from "./types";
 import type { GateRule } from "../../sdk/gates";
+import { type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, jsonFlag, list, openClient, requiredEnv, str, table, when } from "../../cli/client-command";
 import type { ArgValues, Command } from "../../cli/command";
 import { ruleBody } from "../gates/cli";
 
-const ROLLOUTS = "/api/admin/rollouts";
-const base = (ref: string) => `${ROLLOUTS}/${encodeURIComponent(ref)}`;
+type Rollout = Static<typeof RolloutSchema>;
+type RolloutStatus = Rollout["status"];
+type CheckResult = Static<typeof CheckSchema>;
+type MetricCheck = CheckResult["metrics"][number];
+type CreateBody = Static<typeof CreateRolloutBody>;
+type Stage = NonNullable<CreateBody["stages"]>[number];
+
+/** The rollout routes, typed from their own schemas. */
+const rollouts = (client: SvcClient) => client.api<ReturnType<typeof rolloutRoutes>>().api.admin.rollouts;
 
 /** Every status with what it means (a Record, so a status the server adds is a compile error here). */
 const STATUSES: Record<RolloutStatus, string> = {
@@ -93,12 +102,12 @@ function rulesFlags(values: ArgValues): unknown[] | undefined {
 }
 
 /** The create request the flags describe (every mistake a usage error before anything is sent). */
-export function createBody(values: ArgValues): Record<string, unknown> {
+export function createBody(values: ArgValues): CreateBody {
   const gate = str(values, "gate");
   const config = str(values, "config");
   if ((gate === undefined) === (config === undefined)) throw new UsageError("give exactly one of --gate NAME (with --rules-file FILE) or --config NAME (with --value JSON, or its env's draft)");
   const env = requiredEnv(values.env);
-  const body: Record<string, unknown> = { env };
+  const body: CreateBody = { env };
   const rules = rulesFlags(values);
   if (gate !== undefined) {
     if (values.value !== undefined) throw new UsageError("--value is for --config: a gate's rollout takes --rules-file FILE");
@@ -327,7 +336,7 @@ export const rolloutsCommand: Command = {
       async run({ values }) {
         const q = str(values, "query");
         const status = statusFlag(str(values, "status"));
-        const all = await openClient(values).request<Rollout[]>("GET", withQuery(ROLLOUTS, { q, status }));
+        const all = await dataOf(rollouts(openClient(values)).get({ query: { q: q || undefined, status } }));
         emit(values.json, all, () => {
           if (all.length === 0) {
             if (q || status) return `No rollouts match${q ? ` "${q}"` : ""}${status ? ` with status ${status}` : ""}.`;
@@ -350,7 +359,7 @@ export const rolloutsCommand: Command = {
       examples: ["svc rollouts get new-checkout", "svc rollouts get rol_4Kd8 --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const r = await openClient(values).request<Rollout>("GET", base(positionals[0]!));
+        const r = await dataOf(rollouts(openClient(values))({ id: seg(positionals[0]!) }).get());
         emit(values.json, r, () => rolloutText(r));
         return 0;
       },
@@ -388,7 +397,7 @@ export const rolloutsCommand: Command = {
       },
       async run({ values }) {
         const body = createBody(values);
-        const r = await openClient(values).request<Rollout>("POST", ROLLOUTS, { body });
+        const r = await dataOf(rollouts(openClient(values)).post(body));
         emit(values.json, r, () => {
           const head = r.status === "scheduled" ? `Scheduled the rollout of ${r.kind} ${r.subject} on ${r.env} (${r.id}) for ${when(r.startAt)}.` : `Started the rollout of ${r.kind} ${r.subject} on ${r.env} (${r.id}): ${positionText(r)}.`;
           return `${head}\n  ${stageBar(r)}\n  watching ${r.watch.map((w) => metricName(w.metric)).join(", ")}; on a regression: ${r.onRegression === "rollback" ? "roll back" : "pause"}.\nFollow it with \`svc rollouts get ${r.id}\`.`;
@@ -405,7 +414,7 @@ export const rolloutsCommand: Command = {
       flags: { reason: REASON_FLAG, ...CLIENT_FLAGS },
       async run({ values, positionals }) {
         const reason = str(values, "reason");
-        const r = await openClient(values).request<Rollout>("POST", `${base(positionals[0]!)}/pause`, { body: reason ? { reason } : {} });
+        const r = await dataOf(rollouts(openClient(values))({ id: seg(positionals[0]!) }).pause.post(reason ? { reason } : {}));
         emit(values.json, r, () => doneText("Paused", r));
         return 0;
       },
@@ -418,7 +427,7 @@ export const rolloutsCommand: Command = {
       examples: ["svc rollouts resume new-checkout", "svc rollouts resume rol_4Kd8 --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const r = await openClient(values).request<Rollout>("POST", `${base(positionals[0]!)}/resume`);
+        const r = await dataOf(rollouts(openClient(values))({ id: seg(positionals[0]!) }).resume.post());
         emit(values.json, r, () => doneText("Resumed", r));
         return 0;
       },
@@ -432,7 +441,7 @@ export const rolloutsCommand: Command = {
       flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
       async run({ values, positionals }) {
         const client = openClient(values);
-        const current = await client.request<Rollout>("GET", base(positionals[0]!));
+        const current = await dataOf(rollouts(client)({ id: seg(positionals[0]!) }).get());
         const next = current.stages[current.stage + 1];
         const what =
           current.status === "scheduled"
@@ -441,7 +450,7 @@ export const rolloutsCommand: Command = {
               ? `move it to stage ${current.stage + 2} (${pct(next.percent)} of units)`
               : `complete it: the change is published for everyone on ${current.env}`;
         await confirmChange(values, client, `Advance the rollout of ${current.kind} ${current.subject} on ${current.env} now and ${what}?`);
-        const r = await client.request<Rollout>("POST", `${base(current.id)}/advance`);
+        const r = await dataOf(rollouts(client)({ id: seg(current.id) }).advance.post());
         emit(values.json, r, () => doneText(r.status === "completed" ? "Completed" : "Advanced", r));
         return 0;
       },
@@ -456,9 +465,9 @@ export const rolloutsCommand: Command = {
       async run({ values, positionals }) {
         const reason = str(values, "reason");
         const client = openClient(values);
-        const current = await client.request<Rollout>("GET", base(positionals[0]!));
+        const current = await dataOf(rollouts(client)({ id: seg(positionals[0]!) }).get());
         await confirmChange(values, client, `Roll back the rollout of ${current.kind} ${current.subject} on ${current.env}? Every unit gets the old ${current.kind === "gate" ? "rules" : "value"} again.`);
-        const r = await client.request<Rollout>("POST", `${base(current.id)}/rollback`, { body: reason ? { reason } : {} });
+        const r = await dataOf(rollouts(client)({ id: seg(current.id) }).rollback.post(reason ? { reason } : {}));
         emit(values.json, r, () => `Rolled back the rollout of ${r.kind} ${r.subject} on ${r.env}: every unit gets the old ${r.kind === "gate" ? "rules" : "value"} again.${r.outcome?.reason ? `\n  reason: ${r.outcome.reason}` : ""}`);
         return 0;
       },
@@ -474,7 +483,7 @@ export const rolloutsCommand: Command = {
         const ref = positionals[0]!;
         const client = openClient(values);
         await confirmChange(values, client, `Delete rollout ${ref}? It and its checks go; the audit trail keeps what it did.`);
-        await client.request("DELETE", base(ref));
+        await dataOf(rollouts(client)({ id: seg(ref) }).delete());
         emit(values.json, { rollout: ref, deleted: true }, () => `Deleted rollout ${ref}.`);
         return 0;
       },

@@ -1,8 +1,11 @@
 import { z } from "zod";
-import { withQuery } from "../../lib/query-path";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { DESTRUCTIVE, READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { rolloutRoutes } from "./routes";
 
-const path = (ref: string) => `/api/admin/rollouts/${encodeURIComponent(ref)}`;
+/** The rollout routes, typed from their own schemas. */
+const rollouts = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof rolloutRoutes>>().api.admin.rollouts;
 const rolloutRef = z.string().min(1).max(128).describe("Rollout id, unique id prefix, or the name of the gate or config it rolls out");
 const reason = z.string().max(1000).optional().describe("Why (kept in the outcome and the audit trail)");
 
@@ -20,7 +23,7 @@ export const rolloutTools = [
     },
     annotations: READ_ONLY,
     async run({ project_id, q, status }, open) {
-      return open(project_id).request("GET", withQuery("/api/admin/rollouts", { q, status }));
+      return dataOf(rollouts(open, project_id).get({ query: { q: q || undefined, status } }));
     },
   }),
   defineTool({
@@ -31,7 +34,7 @@ export const rolloutTools = [
     input: { rollout: rolloutRef, project_id: projectIdArg },
     annotations: READ_ONLY,
     async run({ rollout, project_id }, open) {
-      return open(project_id).request("GET", path(rollout));
+      return dataOf(rollouts(open, project_id)({ id: seg(rollout) }).get());
     },
   }),
   defineTool({
@@ -41,7 +44,7 @@ export const rolloutTools = [
     input: { rollout: rolloutRef, reason, project_id: projectIdArg },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     async run({ rollout, reason, project_id }, open) {
-      return open(project_id).request("POST", `${path(rollout)}/pause`, { body: reason ? { reason } : {} });
+      return dataOf(rollouts(open, project_id)({ id: seg(rollout) }).pause.post(reason ? { reason } : {}));
     },
   }),
   defineTool({
@@ -51,7 +54,7 @@ export const rolloutTools = [
     input: { rollout: rolloutRef, project_id: projectIdArg },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     async run({ rollout, project_id }, open) {
-      return open(project_id).request("POST", `${path(rollout)}/resume`, { body: {} });
+      return dataOf(rollouts(open, project_id)({ id: seg(rollout) }).resume.post({}));
     },
   }),
   defineTool({
@@ -61,7 +64,7 @@ export const rolloutTools = [
     input: { rollout: rolloutRef, reason, project_id: projectIdArg },
     annotations: DESTRUCTIVE,
     async run({ rollout, reason, project_id }, open) {
-      return open(project_id).request("POST", `${path(rollout)}/rollback`, { body: reason ? { reason } : {} });
+      return dataOf(rollouts(open, project_id)({ id: seg(rollout) }).rollback.post(reason ? { reason } : {}));
     },
   }),
 ];

@@ -1,10 +1,17 @@
 import { UsageError } from "../../lib/config";
-import type { SegmentRange, UnitType, Universe } from "./service";
+import type { Static } from "elysia";
+import type { SegmentRange } from "./service";
+import type { CreateUniverseBody, UniverseSchema, UpdateUniverseBody } from "./contract";
+import type { universeRoutes } from "./routes";
+import { type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "../../cli/client-command";
 import type { ArgValues, Command } from "../../cli/command";
 
-const UNIVERSES = "/api/admin/universes";
-const base = (name: string) => `${UNIVERSES}/${encodeURIComponent(name)}`;
+type Universe = Static<typeof UniverseSchema>;
+type UnitType = Universe["unit_type"];
+
+/** The universe routes, typed from their own schemas. */
+const universes = (client: SvcClient, options: { requireProject?: boolean } = {}) => client.api<ReturnType<typeof universeRoutes>>(options).api.admin.universes;
 const SEGMENTS = 10_000;
 
 /** Every unit type, with what it identifies (a Record, so a type the server adds is a compile error here). */
@@ -33,10 +40,10 @@ function unitTypeFlag(value: unknown): UnitType {
   return value as UnitType;
 }
 
-const percent = (r: SegmentRange) => `${Number((((r[1] - r[0]) / SEGMENTS) * 100).toFixed(2))} %`;
+const percent = (r: readonly number[]) => `${Number((((r[1] - r[0]) / SEGMENTS) * 100).toFixed(2))} %`;
 
 /** `segments 0-499 (5 % of units)`, or `none`. */
-export function holdoutText(range: SegmentRange | null): string {
+export function holdoutText(range: readonly number[] | null): string {
   return range ? `segments ${range[0]}-${range[1] - 1} (${percent(range)} of units)` : "none";
 }
 
@@ -74,7 +81,7 @@ export const universesCommand: Command = {
       flags: { query: { ...QUERY_FLAG, help: "Only universes whose name contains TEXT (case-insensitive)" }, ...CLIENT_FLAGS },
       async run({ values }) {
         const q = str(values, "query");
-        const all = await openClient(values).request<Universe[]>("GET", `${UNIVERSES}${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        const all = await dataOf(universes(openClient(values)).get({ query: { q: q || undefined } }));
         emit(values.json, all, () => {
           if (all.length === 0) return q ? `No universes match "${q}".` : "No universes yet; create one with `svc universes create <name>`.";
           return table(
@@ -92,7 +99,7 @@ export const universesCommand: Command = {
       examples: ["svc universes get web-users", "svc universes get uni_… --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const u = await openClient(values).request<Universe>("GET", base(positionals[0]!));
+        const u = await dataOf(universes(openClient(values))({ id: seg(positionals[0]!) }).get());
         emit(values.json, u, () => universeText(u));
         return 0;
       },
@@ -109,12 +116,12 @@ export const universesCommand: Command = {
         ...CLIENT_FLAGS,
       },
       async run({ values, positionals }) {
-        const body: Record<string, unknown> = { name: positionals[0]! };
+        const body: Static<typeof CreateUniverseBody> = { name: positionals[0]! };
         if (values["unit-type"] !== undefined) body.unit_type = unitTypeFlag(values["unit-type"]);
         Object.assign(body, holdoutBody(values));
         const client = openClient(values);
-        const created = await client.request<{ id: string; name: string }>("POST", UNIVERSES, { body, requireProject: true });
-        const u = await client.request<Universe>("GET", base(created.id));
+        const created = await dataOf(universes(client, { requireProject: true }).post(body));
+        const u = await dataOf(universes(client)({ id: seg(created.id) }).get());
         emit(values.json, u, () => `Created universe ${u.name} (${u.id}): unit type ${u.unit_type}, holdout ${holdoutText(u.holdout_range)}.`);
         return 0;
       },
@@ -134,11 +141,11 @@ export const universesCommand: Command = {
         ...CLIENT_FLAGS,
       },
       async run({ values, positionals }) {
-        const body: Record<string, unknown> = { ...holdoutBody(values) };
+        const body: Static<typeof UpdateUniverseBody> = { ...holdoutBody(values) };
         const rename = str(values, "rename");
         if (rename !== undefined) body.name = rename;
         if (Object.keys(body).length === 0) throw new UsageError("nothing to change: give --holdout START-END, --clear-holdout or --rename NAME");
-        const u = await openClient(values).request<Universe>("PATCH", base(positionals[0]!), { body });
+        const u = await dataOf(universes(openClient(values))({ id: seg(positionals[0]!) }).patch(body));
         emit(values.json, u, () => `Updated universe ${u.name}:\n${universeText(u).split("\n").slice(1).join("\n")}`);
         return 0;
       },
@@ -153,7 +160,7 @@ export const universesCommand: Command = {
         const name = positionals[0]!;
         const client = openClient(values);
         await confirmChange(values, client, `Delete universe ${name}?`);
-        await client.request("DELETE", base(name));
+        await dataOf(universes(client)({ id: seg(name) }).delete());
         emit(values.json, { name, deleted: true }, () => `Deleted universe ${name}.`);
         return 0;
       },

@@ -1,5 +1,11 @@
 import { z } from "zod";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { universeRoutes } from "./routes";
+
+/** The universe routes, typed from their own schemas. */
+const universes = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof universeRoutes>>().api.admin.universes;
 
 export const universeTools = [
   defineTool({
@@ -10,7 +16,7 @@ export const universeTools = [
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on the name") },
     annotations: READ_ONLY,
     async run({ project_id, q }, open) {
-      return open(project_id).request("GET", `/api/admin/universes${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      return dataOf(universes(open, project_id).get({ query: { q: q || undefined } }));
     },
   }),
   defineTool({
@@ -20,7 +26,7 @@ export const universeTools = [
     input: { name: z.string().min(1).max(128).describe("Universe name or id"), project_id: projectIdArg },
     annotations: READ_ONLY,
     async run({ name, project_id }, open) {
-      return open(project_id).request("GET", `/api/admin/universes/${encodeURIComponent(name)}`);
+      return dataOf(universes(open, project_id)({ id: seg(name) }).get());
     },
   }),
 ];
