@@ -3,7 +3,7 @@ import type { ServiceContext } from "../../lib/module";
 import { upstream } from "../analytics/service";
 import type { Guardrail, Variant, WorseWhen } from "./checks";
 import { lookAt } from "./looks";
-import type { Experiment } from "./service";
+import type { Experiment } from "./types";
 import { type BayesianResult, type Comparison, type MetricArms, type SequentialResult, type SrmResult, analyzeMetric, finiteOrNull, sampleVariance, srmCheck } from "./stats";
 
 /** CUPED's covariate: each unit's same metric over this long before its first exposure. */

@@ -3,7 +3,8 @@ import { ApiError } from "../../lib/errors";
 import type { ServiceContext } from "../../lib/module";
 import { LeasedRounds, Notifiers } from "../../lib/rounds";
 import { type Results, analyze } from "./analysis";
-import { type Experiment, toExperiment } from "./service";
+import { toExperiment } from "./store";
+import type { Experiment } from "./types";
 import { allRunning } from "./store";
 
 /** How often running experiments' guardrails are checked unless AppOptions.experimentsEveryMs says otherwise. */

@@ -26,6 +26,7 @@ import {
 import {
   type ExperimentRow,
   deleteExperiment,
+  toExperiment,
   experimentById,
   experimentByName,
   experimentsByIdPrefix,
@@ -36,43 +37,9 @@ import {
   runningOnEnv,
   updateExperiment,
 } from "./store";
-
-export type Actor = { email: string; type: string };
-export type ExperimentStatus = "draft" | "running" | "stopped";
-export const STATUSES: readonly ExperimentStatus[] = ["draft", "running", "stopped"];
-
-export type Outcome = {
-  decision: "ship" | "rollback";
-  /** The variant shipped (ship), else null. */
-  variant: string | null;
-  reason: string | null;
-  /** Who stopped it: a person's email, or `system` for an automatic rollback. */
-  by: string;
-  /** Stopped by the guardrail check (auto-rollback), not by a person. */
-  auto: boolean;
-};
-
-export type Experiment = {
-  id: string;
-  name: string;
-  description: string | null;
-  /** The universe's name, and its id. */
-  universe: string;
-  universeId: string;
-  env: Env;
-  status: ExperimentStatus;
-  variants: Variant[];
-  allocation: SegmentRange;
-  gate: string | null;
-  primaryMetric: string | null;
-  guardrailMetrics: Guardrail[];
-  salt: string;
-  startedAt: string | null;
-  stoppedAt: string | null;
-  outcome: Outcome | null;
-  createdAt: string;
-  updatedAt: string;
-};
+import { STATUSES, type Actor, type ExperimentStatus, type Outcome, type Experiment } from "./types";
+export { STATUSES, type Actor, type ExperimentStatus, type Outcome, type Experiment };
+export { toExperiment };
 
 export type ExperimentInput = {
   name: string;
@@ -473,27 +440,4 @@ function fieldOf(e: Experiment, field: keyof ExperimentInput): unknown {
 /** What the create audit row keeps: the design (not the timestamps). */
 function designOf(e: Experiment): Record<string, unknown> {
   return { universe: e.universe, env: e.env, variants: e.variants, allocation: e.allocation, gate: e.gate, primaryMetric: e.primaryMetric, guardrailMetrics: e.guardrailMetrics };
-}
-
-export function toExperiment(r: ExperimentRow, universeName: string): Experiment {
-  return {
-    id: r.id,
-    name: r.name,
-    description: r.description,
-    universe: universeName,
-    universeId: r.universe_id,
-    env: r.env as Env,
-    status: r.status as ExperimentStatus,
-    variants: JSON.parse(r.variants) as Variant[],
-    allocation: [Number(r.allocation_start), Number(r.allocation_end)],
-    gate: r.gate,
-    primaryMetric: r.primary_metric_id,
-    guardrailMetrics: JSON.parse(r.guardrail_metric_ids) as Guardrail[],
-    salt: r.salt,
-    startedAt: r.started_at,
-    stoppedAt: r.stopped_at,
-    outcome: r.outcome === null ? null : (JSON.parse(r.outcome) as Outcome),
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
 }

@@ -1,4 +1,7 @@
 import { type Queryable, rowsByIdPrefix } from "../../lib/store";
+import type { Env } from "../../lib/envs";
+import type { Guardrail, Variant } from "./checks";
+import type { Experiment, ExperimentStatus, Outcome } from "./types";
 
 // The experiments module's own queries (both engines).
 
@@ -134,4 +137,28 @@ export async function saveLook(q: Queryable, experimentId: string, metricId: str
     look.looks,
     at,
   );
+}
+
+/** A stored row as the API shows it (`universeName` is read from the universe). */
+export function toExperiment(r: ExperimentRow, universeName: string): Experiment {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    universe: universeName,
+    universeId: r.universe_id,
+    env: r.env as Env,
+    status: r.status as ExperimentStatus,
+    variants: JSON.parse(r.variants) as Variant[],
+    allocation: [Number(r.allocation_start), Number(r.allocation_end)],
+    gate: r.gate,
+    primaryMetric: r.primary_metric_id,
+    guardrailMetrics: JSON.parse(r.guardrail_metric_ids) as Guardrail[],
+    salt: r.salt,
+    startedAt: r.started_at,
+    stoppedAt: r.stopped_at,
+    outcome: r.outcome === null ? null : (JSON.parse(r.outcome) as Outcome),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
 }

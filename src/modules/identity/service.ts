@@ -55,6 +55,8 @@ import { createMailer, type Mailer, type SignInMail } from "./mail";
 import { OidcClient, OidcError, type OidcIdentity, sealPendingLogin, unsealPendingLogin } from "./oidc";
 import { DEFAULT_RATE_LIMITS, type SignInOptions, type SignInRateLimits } from "./options";
 import { RateLimiter } from "../../lib/rate-limit";
+import { ROLES, type Role, type SignedInUser, type AccessibleProject, type Member } from "./types";
+export { ROLES, type Role, type SignedInUser, type AccessibleProject, type Member };
 
 // The device module runs its cleanup through these.
 export { CLEANUP_BATCH, deleteInBatches };
@@ -69,17 +71,8 @@ export const SESSION_TTL_MS = 30 * 24 * 3600_000;
 export const SETUP_LINK_TTL_MS = 24 * 3600_000;
 const OIDC_LOGIN_TTL_MS = 10 * 60_000;
 
-/** A viewer reads; an editor also writes; an owner also manages members, keys, tokens and settings. */
-export const ROLES = ["owner", "editor", "viewer"] as const;
-export type Role = (typeof ROLES)[number];
 export const DEFAULT_INVITE_ROLE: Role = "editor";
 
-export type SignedInUser = { id: string; email: string };
-export type AccessibleProject = { id: string; name: string; organisationId: string; organisationName: string };
-/** A person of an organisation: a member, or someone invited who has not accepted yet (no access until they do). */
-export type Member =
-  | { email: string; role: Role; status: "active"; joinedAt: string }
-  | { email: string; role: Role; status: "invited"; joinedAt: null; invitedAt: string; expiresAt: string };
 export type Invitation = { email: string; role: Role; organisationId: string; organisationName: string; createdAt: string; expiresAt: string; status: "invited" };
 
 /** How a person signed in, as their `session.signin` audit rows say. */

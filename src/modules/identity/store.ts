@@ -1,5 +1,5 @@
 import type { Queryable, Store } from "../../lib/store";
-import type { AccessibleProject, Member, Role, SignedInUser } from "./service";
+import type { AccessibleProject, Member, Role, SignedInUser } from "./types";
 
 /**
  * The identity module's queries: memberships as sign-in sees them,
