@@ -113,9 +113,9 @@ export const BODY_READ_TIMEOUT_MS = 30_000;
 export const MAX_BODY_READS = 128;
 /**
  * Bodies read at once from one client address (429 `Too many requests` beyond, with Retry-After): one client
- * cannot take every place. A quarter of them: behind a NAT or a proxy (without SERVICE_TRUSTED_PROXIES) many
- * clients share an address, and a saturated server (64 connections of one client posting 300 KB bodies on
- * loopback) had 16 of them arriving at once.
+ * cannot take every place. A quarter of them, as behind a NAT or a proxy (without SERVICE_TRUSTED_PROXIES) many
+ * clients share an address. Small bodies never come near it; a client that saturates the server with large ones
+ * does (64 connections posting 300 KB bodies on loopback had all 64 arriving at once), and is told to retry.
  */
 export const MAX_BODY_READS_PER_CLIENT = 32;
 

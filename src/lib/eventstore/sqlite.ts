@@ -372,8 +372,9 @@ type RefWorker = Worker & { ref?: () => void; unref?: () => void };
 type WorkerCall = { resolve: (rows: unknown[]) => void; reject: (err: unknown) => void; worker?: number };
 
 /**
- * Worker threads that run analysis statements on their own connections:
- * an analysis takes seconds of CPU, which on the server's thread would
+ * Worker threads that run every read of events (analyses, series, counts)
+ * on their own connections: an analysis takes seconds of CPU, and a raw
+ * series over a million events as much, which on the server's thread would
  * stall every request (ingest first) for as long; here the event loop stays
  * free and the slices of one analysis run on as many cores as there are
  * workers. Started on first use, stopped after a minute idle. Idle, the
