@@ -4,7 +4,11 @@ import { ApiError } from "./lib/errors";
 import { randomBase62 } from "./lib/ids";
 import { requestIdFor } from "./lib/http";
 import {
+  BODY_READ_TIMEOUT_MS,
+  BodyReads,
   MAX_BODY_DEPTH,
+  MAX_BODY_READS,
+  MAX_BODY_READS_PER_CLIENT,
   type RequestMeta,
   bufferBody,
   errorResponse,
@@ -13,6 +17,7 @@ import {
   isEdgePath,
   oversized,
   pathOf,
+  refusedBodies,
   tooDeep,
   validationDetail,
 } from "./lib/pipeline";
@@ -72,6 +77,12 @@ export function buildApp(ctx: AppContext, onFirstAnswer?: () => void) {
   const { log, options } = ctx;
   const telemetry = ctx.services.operations.telemetry;
   let firstAnswer = onFirstAnswer;
+  const limits = options.bodyReads;
+  const bodyReads = new BodyReads(
+    { timeoutMs: limits?.timeoutMs ?? BODY_READ_TIMEOUT_MS, max: limits?.max ?? MAX_BODY_READS, perClient: limits?.perClient ?? MAX_BODY_READS_PER_CLIENT },
+    telemetry.bodies,
+  );
+  const clientOf = (request: Request) => () => ctx.network.clientAddress(request);
   /**
    * Every answered request is counted for /metrics by route template (`route`, unknown for answers given before
    * routing) and logged, but for SDK polls (snapshot, stream, OFREP) that succeeded: those are counted only,
@@ -101,9 +112,10 @@ export function buildApp(ctx: AppContext, onFirstAnswer?: () => void) {
     new Elysia({ normalize: false })
       .wrap(
         (handle, request) =>
-          // Every body is read (size-limited) and scanned for nesting before any parser sees it; body-less requests pass untouched.
+          // Every body is read (size-limited, with a deadline and a place among the bodies read at once) and scanned for
+          // nesting before any parser sees it; body-less requests pass untouched.
           (request.body && request.method !== "GET" && request.method !== "HEAD"
-            ? async () => handle(await bufferBody(request, options.maxBodyBytes))
+            ? async () => handle(await bufferBody(request, options.maxBodyBytes, bodyReads, clientOf(request)))
             : handle) as ReturnType<typeof handle>,
       )
       .onRequest(({ request, set }) => {
@@ -119,6 +131,9 @@ export function buildApp(ctx: AppContext, onFirstAnswer?: () => void) {
         if (oversized.has(request) || (length !== null && Number(length) > options.maxBodyBytes)) {
           return answerEarly(request, m, errorResponse(413, { error: "Body too large", code: "BAD_REQUEST", detail: `at most ${options.maxBodyBytes} bytes` }, m));
         }
+        // Its body came too slowly, or too many were being read (BodyReads).
+        const refused = refusedBodies.get(request);
+        if (refused) return answerEarly(request, m, errorResponse(refused.status, refused.body, m, refused.headers));
         if (tooDeep.has(request)) {
           return answerEarly(
             request,
@@ -158,6 +173,8 @@ export function buildApp(ctx: AppContext, onFirstAnswer?: () => void) {
         if (oversized.has(request)) {
           return errorResponse(413, { error: "Body too large", code: "BAD_REQUEST", detail: `at most ${options.maxBodyBytes} bytes` }, m);
         }
+        const refused = refusedBodies.get(request);
+        if (refused) return errorResponse(refused.status, refused.body, m, refused.headers);
         if (error instanceof ApiError) {
           return errorResponse(error.status, error.toBody(), m, error.headers);
         }

@@ -64,6 +64,8 @@ export type ServerOptions = {
   rolloutsEveryMs?: number;
   /** The public intake's rate and body limits (SERVICE_INTAKE_*; src/modules/ops/intake.ts). */
   intake?: AppOptions["intake"];
+  /** The limits on request bodies still arriving: deadline, bodies at once server-wide and per client (src/lib/pipeline.ts). */
+  bodyReads?: AppOptions["bodyReads"];
   /** Connectors: vendor URLs, OAuth clients, the secret key, the delivery policy (SERVICE_* give the same; src/modules/connectors/options.ts). */
   connectors?: AppOptions["connectors"];
 };
@@ -191,6 +193,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       connectors: { dataDir: options.dataDir, ...options.connectors },
       dataDir: options.dataDir,
       metricsToken: options.metricsToken,
+      bodyReads: options.bodyReads,
     },
     shutdown.signal,
   );

@@ -7,6 +7,7 @@
  * a string key or a registry call, and the server does not load prom-client
  * until the first scrape.
  */
+import type { BodyCounts } from "./pipeline";
 
 /** Request latency buckets (seconds): a poll answers in well under a millisecond, an admin write in a few. */
 export const LATENCY_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -105,6 +106,8 @@ export class Telemetry {
   eventsAccepted = 0;
   /** Rows taken but not committed yet: the event store's group-commit queue and the transaction in flight. */
   eventsPending = 0;
+  /** Request bodies being read now, and those refused (deadline, per-client and server-wide caps; see BodyReads). */
+  readonly bodies: BodyCounts = { reading: 0, refused: { timeout: 0, per_client: 0, server: 0 } };
 
   /** The series of one route and method; the poll fast path keeps its own and skips the lookups. */
   series(method: string, route: string): RouteSeries {

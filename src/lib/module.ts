@@ -5,6 +5,7 @@ import type { Env } from "./envs";
 import type { Logger } from "./log";
 import type { McpTool } from "./mcp-tool";
 import type { Network, NetworkOptions } from "./network";
+import type { BodyReadLimits } from "./pipeline";
 import type { Migration, Store } from "./store";
 
 /**
@@ -25,6 +26,8 @@ export interface AppOptions {
   edgeOnly?: boolean;
   /** SERVICE_PUBLIC_URL, SERVICE_ALLOWED_HOSTS, SERVICE_TRUSTED_PROXIES. */
   network?: NetworkOptions;
+  /** The limits on request bodies still arriving (defaults in src/lib/pipeline.ts; tests shorten them). */
+  bodyReads?: Partial<BodyReadLimits>;
 }
 
 /** What a service factory gets. `services` is filled in manifest order: reach other services lazily, not in the factory. */

@@ -99,6 +99,132 @@ export function validationDetail(error: unknown): string {
   return "(body): does not match the documented schema";
 }
 
+/**
+ * How long a request body may take to arrive, whole (408 `Request body timed out` after): a client that
+ * sends a 1 MiB body a few bytes a second would otherwise hold its buffer (and its place) for as long as it likes.
+ * 30 s lets a full body through at about 35 KB/s.
+ */
+export const BODY_READ_TIMEOUT_MS = 30_000;
+/**
+ * Bodies read at once by the whole server (503 `Unavailable` beyond, with Retry-After): with the 1 MiB body limit
+ * at most 128 MiB are held by bodies still arriving. Only bodies still waiting for the network count: one that
+ * came with its headers is read at once and gives its place back before the next request is looked at.
+ */
+export const MAX_BODY_READS = 128;
+/**
+ * Bodies read at once from one client address (429 `Too many requests` beyond, with Retry-After): one client
+ * cannot take every place. A quarter of them, as behind a NAT or a proxy (without SERVICE_TRUSTED_PROXIES) many
+ * clients share an address. Small bodies never come near it; a client that saturates the server with large ones
+ * does (64 connections posting 300 KB bodies on loopback had all 64 arriving at once), and is told to retry.
+ */
+export const MAX_BODY_READS_PER_CLIENT = 32;
+
+export type BodyReadLimits = { timeoutMs: number; max: number; perClient: number };
+
+/** Why a body was not read to its end, as counted in /metrics (`svc_http_body_refusals_total{reason}`). */
+export type BodyRefusalReason = "timeout" | "per_client" | "server";
+
+/** What BodyReads counts, read by /metrics: bodies being read now, and the refusals by reason. */
+export type BodyCounts = { reading: number; refused: Record<BodyRefusalReason, number> };
+
+/** A request whose body was refused while (or instead of being) read: onRequest answers it with this. */
+export const refusedBodies = new WeakMap<Request, { status: number; body: object; headers: Record<string, string> }>();
+
+/** The answer to a body past its deadline closes the connection (RFC 9110 on 408): nothing more of it is taken. */
+export const CLOSE = { connection: "close" } as const;
+
+type OpenRead = {
+  deadline: number;
+  reader: ReadableStreamDefaultReader<Uint8Array>;
+  timedOut: boolean;
+  /** The client's address, looked up when first needed (see BodyReads.read). */
+  client: string | undefined;
+  clientOf: () => string;
+};
+
+/**
+ * The limits on bodies still arriving (BODY_READ_TIMEOUT_MS, MAX_BODY_READS,
+ * MAX_BODY_READS_PER_CLIENT). The deadline is kept by one sweep (running
+ * only while some body is being read) instead of a timer per request: most
+ * bodies are read within the tick they arrive in.
+ */
+export class BodyReads {
+  private readonly open = new Set<OpenRead>();
+  private sweep: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    readonly limits: BodyReadLimits,
+    readonly counts: BodyCounts = { reading: 0, refused: { timeout: 0, per_client: 0, server: 0 } },
+  ) {}
+
+  /**
+   * Reads `request`'s body with `read` under the limits, or answers the request marked refused (refusedBodies).
+   * Addresses are looked up only once `perClient` bodies are open (fewer cannot be too many from one client):
+   * the lookup (Bun's requestIP) costs a few microseconds, a tenth of an OFREP call's whole time.
+   */
+  async read(request: Request, clientOf: () => string, read: (reader: ReadableStreamDefaultReader<Uint8Array>) => Promise<Request>): Promise<Request> {
+    const { max, perClient } = this.limits;
+    if (this.counts.reading >= max) return this.refuse(request, "server", 503, { error: "Unavailable" });
+    let client: string | undefined;
+    if (this.open.size >= perClient) {
+      client = clientOf();
+      let mine = 0;
+      for (const other of this.open) if ((other.client ??= other.clientOf()) === client) mine++;
+      if (mine >= perClient) {
+        return this.refuse(request, "per_client", 429, { error: "Too many requests", code: "BAD_REQUEST", detail: `at most ${perClient} request bodies are read at once from one client address` });
+      }
+    }
+    this.counts.reading++;
+    const entry: OpenRead = { deadline: performance.now() + this.limits.timeoutMs, reader: request.body!.getReader(), timedOut: false, client, clientOf };
+    this.open.add(entry);
+    this.sweep ??= this.startSweep();
+    try {
+      const next = await read(entry.reader);
+      if (!entry.timedOut) return next;
+      return this.refuse(request, "timeout", 408, { error: "Request body timed out", code: "BAD_REQUEST", detail: `the whole body must arrive within ${this.limits.timeoutMs / 1000} s` });
+    } catch {
+      // The client hung up halfway: nobody reads this answer, but it is one of ours (no unexpected-error log line).
+      const gone = rebuilt(request, null);
+      refusedBodies.set(gone, { status: 400, body: { error: "Malformed request body", code: "BAD_REQUEST", detail: "body: the connection closed before the whole body arrived" }, headers: CLOSE });
+      return gone;
+    } finally {
+      this.counts.reading--;
+      this.open.delete(entry);
+    }
+  }
+
+  private refuse(request: Request, reason: BodyRefusalReason, status: number, body: object): Request {
+    this.counts.refused[reason]++;
+    const refused = rebuilt(request, null);
+    // Refused before reading, the connection stays: Bun discards the rest of that body as it comes (300 MB sent after a
+    // 429 grew nothing), and closing it made a busy client reconnect for every retry (a third of its throughput).
+    refusedBodies.set(refused, { status, body, headers: status === 408 ? CLOSE : { "Retry-After": "1" } });
+    return refused;
+  }
+
+  /** Cancels the reads past their deadline (their read then ends, marked timed out); stops once nothing is read. */
+  private startSweep(): ReturnType<typeof setInterval> {
+    const sweep = setInterval(
+      () => {
+        if (this.open.size === 0) {
+          clearInterval(sweep);
+          this.sweep = undefined;
+          return;
+        }
+        const now = performance.now();
+        for (const entry of this.open) {
+          if (entry.timedOut || entry.deadline > now) continue;
+          entry.timedOut = true;
+          void entry.reader.cancel().catch(() => undefined);
+        }
+      },
+      Math.max(10, Math.min(1000, this.limits.timeoutMs / 5)),
+    );
+    sweep.unref?.();
+    return sweep;
+  }
+}
+
 /** Requests whose body passed the size limit while it was read (413). */
 export const oversized = new WeakSet<Request>();
 /** Requests whose body nests arrays/objects deeper than MAX_BODY_DEPTH (400). */
@@ -155,14 +281,19 @@ function rebuilt(request: Request, body: Uint8Array | null): Request {
  * nesting (100,000 `[` once held the event loop for seconds and then
  * overflowed the stack while the validation error was rendered). The answer
  * is a request over the buffered bytes, marked `oversized` or `tooDeep` when
- * a limit failed (onRequest then answers 413 or 400).
+ * a limit failed (onRequest then answers 413 or 400). With `reads`, the body
+ * also has a deadline and a place among the bodies read at once (BodyReads).
  */
-export async function bufferBody(request: Request, maxBytes: number): Promise<Request> {
+export async function bufferBody(request: Request, maxBytes: number, reads?: BodyReads, clientOf: () => string = () => "unknown"): Promise<Request> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) return request;
+  if (!reads) return readBody(request, request.body!.getReader(), maxBytes);
+  return reads.read(request, clientOf, (reader) => readBody(request, reader, maxBytes));
+}
+
+async function readBody(request: Request, reader: ReadableStreamDefaultReader<Uint8Array>, maxBytes: number): Promise<Request> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = request.body!.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;

@@ -141,6 +141,13 @@ export class OperationsService {
         return [...this.fileSizes("db"), ...(g?.databaseBytes !== undefined ? [{ labels: { store: "main" }, value: g.databaseBytes }] : [])];
       }),
       family("svc_store_wal_size_bytes", "Size of each SQLite store's write-ahead log (its -wal file)", "gauge", () => this.fileSizes("wal")),
+      family("svc_http_body_reads", "Request bodies being read now (still arriving from their clients)", "gauge", () => [{ value: t.bodies.reading }]),
+      family(
+        "svc_http_body_refusals_total",
+        "Request bodies refused before they were read whole: `timeout` (408, past the read deadline), `per_client` (429, too many at once from one address), `server` (503, too many at once)",
+        "counter",
+        () => Object.entries(t.bodies.refused).map(([reason, value]) => ({ labels: { reason }, value })),
+      ),
     ];
   }
 

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../lib/module";
 import { ErrorBodySchema } from "../../lib/errors";
+import { BODY_READ_TIMEOUT_MS, MAX_BODY_READS, MAX_BODY_READS_PER_CLIENT } from "../../lib/pipeline";
 import { VERSION } from "../../version";
 // The Scalar API reference bundle is embedded in the binary: the /openapi UI never loads a CDN.
 import scalarBundlePath from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
@@ -121,7 +122,7 @@ export function openapiRoutes(ctx: AppContext) {
       info: {
         title: "svc",
         version: VERSION,
-        description: `Feature flags, dynamic configs and experimentation. Errors are \`{error, code, detail?}\`; lists are bare arrays; list operations take \`q\` (≤100 chars, case-insensitive substring over name/title/description). A request body over ${ctx.options.maxBodyBytes} bytes is refused with 413 \`Body too large\` (code BAD_REQUEST).`,
+        description: `Feature flags, dynamic configs and experimentation. Errors are \`{error, code, detail?}\`; lists are bare arrays; list operations take \`q\` (≤100 chars, case-insensitive substring over name/title/description). A request body over ${ctx.options.maxBodyBytes} bytes is refused with 413 \`Body too large\` (code BAD_REQUEST); one that has not arrived whole within ${(ctx.options.bodyReads?.timeoutMs ?? BODY_READ_TIMEOUT_MS) / 1000} s with 408 \`Request body timed out\` (code BAD_REQUEST, and the connection is closed). At most ${ctx.options.bodyReads?.max ?? MAX_BODY_READS} bodies are read at once (503 \`Unavailable\` beyond), ${ctx.options.bodyReads?.perClient ?? MAX_BODY_READS_PER_CLIENT} from one client address (429 \`Too many requests\`, code BAD_REQUEST), both with \`Retry-After\`.`,
       },
     });
     const tail = JSON.stringify({
