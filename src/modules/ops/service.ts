@@ -8,7 +8,7 @@ import { type Queryable, type Tx, isBusyError, isPostgresUnavailable } from "../
 import { parseDomain } from "../projects/service";
 import {
   type OpsItemRow,
-  activeItemByTitle,
+  activeIntakeItemByTitle,
   insertItem,
   intakeDomainExists,
   intakeSettings,
@@ -344,9 +344,11 @@ export class OpsService {
   /**
    * The public intake (POST /ops/bug, /ops/feature-request; the routes have
    * checked the key, its scope, the project's opt-in and the limits): a new
-   * item pending approval, or, when an item still open (pending approval,
-   * open or in progress) has the same title (case and whitespace aside),
-   * that item's number and nothing filed. Decided under the project's ops
+   * item pending approval, or, when an item filed through the intake and
+   * still open (pending approval, open or in progress) has the same title
+   * (case and whitespace aside), that item's number and nothing filed.
+   * Items people or svc filed are never matched: the answer must not tell
+   * the public whether an internal item exists. Decided under the project's ops
    * lock, so concurrent repeats file exactly one.
    */
   async intake(projectId: string, type: FiledType, input: IntakeInput, actor: AuditActor): Promise<IntakeResult> {
@@ -398,7 +400,7 @@ export class OpsService {
         results[i] = closedToPublic();
         continue;
       }
-      const existing = await activeItemByTitle(tx, job.projectId, titleKey(job.title));
+      const existing = await activeIntakeItemByTitle(tx, job.projectId, titleKey(job.title));
       if (existing) {
         results[i] = { created: false, number: Number(existing.number) };
         continue;
