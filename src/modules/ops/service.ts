@@ -510,20 +510,31 @@ export class OpsService {
    * Done: reopened (→ open, `ops.reopen`). Rejected: counted, left rejected
    * (someone decided not to act on it). Emits nothing: the error.new and
    * error.regressed events are the errors module's.
+   *
+   * At most `mayOpen` items are filed or reopened (the errors module's
+   * per-minute allowance); filings past it change nothing and are answered
+   * in `skipped`, in order. Counting an item still open is always done.
    */
-  async fileForErrors(tx: Tx, projectId: string, filings: ErrorFiling[]): Promise<void> {
-    if (filings.length === 0) return;
+  async fileForErrors(tx: Tx, projectId: string, filings: ErrorFiling[], mayOpen = Number.POSITIVE_INFINITY): Promise<{ opened: number; skipped: ErrorFiling[] }> {
+    const skipped: ErrorFiling[] = [];
+    let opened = 0;
+    if (filings.length === 0) return { opened, skipped };
     await tx.lock(lockScope(projectId));
     for (const f of filings) {
       const title = clip(`${f.type}: ${f.message.replace(/\s+/gu, " ").trim()}`, TITLE_MAX);
       const actual = [f.message, f.culprit ? `at ${f.culprit}` : null, `fingerprint ${f.fingerprint}`].filter(Boolean).join("\n");
-      await this.platformFiling(tx, projectId, f.errorId, f.kind, {
-        type: "error",
-        title,
-        actualResult: clip(actual, TEXT_MAX),
-        expectedResult: "No such error",
-      });
+      const outcome = await this.platformFiling(
+        tx,
+        projectId,
+        f.errorId,
+        f.kind,
+        { type: "error", title, actualResult: clip(actual, TEXT_MAX), expectedResult: "No such error" },
+        opened < mayOpen,
+      );
+      if (outcome === "opened") opened++;
+      else if (outcome === "skipped") skipped.push(f);
     }
+    return { opened, skipped };
   }
 
   /** The alerts evaluator, inside the transaction of an ok → firing transition: as fileForErrors, one item per rule. */
@@ -544,8 +555,11 @@ export class OpsService {
     sourceRef: string,
     kind: string,
     what: { type: "error" | "alert"; title: string; actualResult: string; expectedResult: string },
-  ): Promise<void> {
+    mayOpen = true,
+  ): Promise<"opened" | "counted" | "skipped"> {
     const latest = await latestItemFor(tx, projectId, sourceRef);
+    // Filing or reopening makes an open item: past the caller's allowance, nothing is written.
+    if (!mayOpen && (!latest || latest.status === "done")) return "skipped";
     if (!latest) {
       await this.insert(tx, projectId, {
         type: what.type,
@@ -560,7 +574,7 @@ export class OpsService {
         sourceRef,
         actor: SYSTEM_ACTOR,
       });
-      return;
+      return "opened";
     }
     const now = nowIso();
     const reopen = latest.status === "done";
@@ -580,6 +594,7 @@ export class OpsService {
       actor: SYSTEM_ACTOR,
       detail: { kind, sourceRef, status: next.status, timesFiled: next.times_filed },
     });
+    return reopen ? "opened" : "counted";
   }
 
   private async insert(tx: Tx, projectId: string, f: NewItem): Promise<QueueItem> {
