@@ -1,6 +1,6 @@
 import { recordAudit } from "../../lib/audit";
 import { ENVS, type Env } from "../../lib/envs";
-import { alreadyExists, notFound, validation } from "../../lib/errors";
+import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso, randomBase62 } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
@@ -135,6 +135,22 @@ export class GatesService {
       await recordAudit(tx, { projectId, action: ACTIONS.update, subjectId: row.id, subjectName: row.name, actor, detail: { description: description.length } });
       return this.load(tx, { ...row, description });
     });
+  }
+
+  /**
+   * For a body that names a gate (an experiment's gate or override, a
+   * rollout's subject), in the caller's transaction: takes the gate's lock,
+   * the one its delete takes (so it stays until that transaction commits),
+   * and answers it; undefined when the project has no gate by that id or name.
+   */
+  async lockReference(tx: Tx, projectId: string, idOrName: string): Promise<{ id: string; name: string } | undefined> {
+    try {
+      const row = await versioned.lock(tx, projectId, idOrName);
+      return { id: row.id, name: row.name };
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return undefined;
+      throw err;
+    }
   }
 
   async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {
