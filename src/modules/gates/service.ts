@@ -153,9 +153,22 @@ export class GatesService {
     }
   }
 
+  /** Deletes a gate nothing uses: no other gate's rules (on any env), no unfinished experiment or rollout (VALIDATION naming them). */
   async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {
     await this.ctx.store.write(async (tx) => {
+      // The project's lock first, as every publish takes it: no rule can start naming this gate meanwhile.
+      await versioned.lockProject(tx, projectId);
       const row = await versioned.lock(tx, projectId, idOrName);
+      const dependents = new Set<string>();
+      for (const env of ENVS) {
+        for (const g of await versioned.published<Content>(tx, projectId, env)) {
+          if (g.name !== row.name && referencedGates(parseRules(g.rules)).some((r) => r.name === row.name)) dependents.add(`${g.name} (${env})`);
+        }
+      }
+      if (dependents.size > 0) {
+        const names = [...dependents].join(", ");
+        throw validation(`Gate ${row.name} is a prerequisite of ${names}; change their rules first`, `id: named by passes_gate/fails_gate in the rules of ${names}`);
+      }
       await this.ctx.services.experiments.refuseIfUsed(tx, projectId, "gate", row.name);
       await this.ctx.services.rollouts.refuseIfRolling(tx, projectId, "gate", row.name);
       await versioned.remove(tx, projectId, row.id);
