@@ -43,8 +43,10 @@ export function gateRoutes(ctx: AppContext) {
           summary: "Create a gate",
           tag: TAG,
           auth: "admin",
-          errors: [409],
-          description: "Publishes version 1 on every env with the given rules (default none: off for everyone). Operators and values are checked per rule; a VALIDATION detail names the rule and field (`rules[1].conditions[0].value`).",
+          errors: [404, 409],
+          description:
+            "Publishes version 1 on every env with the given rules (default none: off for everyone). Operators and values are checked per rule; a VALIDATION detail names the rule and field (`rules[1].conditions[0].value`). " +
+            "A passes_gate/fails_gate value naming no gate of the project is 404 NOT_FOUND naming it.",
           response: { 201: CreatedGateSchema },
         }),
       },
@@ -125,7 +127,7 @@ export function gateRoutes(ctx: AppContext) {
       {
         admin: true,
         params: IdParam,
-        ...describe({ summary: "Delete a gate", tag: TAG, auth: "admin", errors: [404], description: "It leaves every env's snapshot; gates that named it as a prerequisite then see it as off." }),
+        ...describe({ summary: "Delete a gate", tag: TAG, auth: "admin", errors: [400, 404], description: "It leaves every env's snapshot. Refused (VALIDATION naming them) while another gate's rules on any env name it (passes_gate/fails_gate), or an unfinished experiment or rollout uses it." }),
       },
     )
     .put("/:id/rules", async ({ principal, params, body }) => await gates.setRules(principal.projectId, params.id, body.env, body.rules, principal.actor), {
@@ -138,7 +140,9 @@ export function gateRoutes(ctx: AppContext) {
         tag: TAG,
         auth: "admin",
         errors: [404],
-        description: "One new version on that env. Refused (VALIDATION, naming the rule and field): unknown operators, values of the wrong type, RE2-invalid patterns, prerequisite gates that do not exist or that would form a cycle.",
+        description:
+          "One new version on that env. Refused (VALIDATION, naming the rule and field): unknown operators, values of the wrong type, RE2-invalid patterns, prerequisites that would form a cycle; " +
+          "a prerequisite naming no gate of the project (another project's included) is 404 NOT_FOUND naming the rule and field.",
         response: { 200: PublishedSchema },
       }),
     })
