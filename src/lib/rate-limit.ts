@@ -9,7 +9,8 @@ const SWEEP_EVERY_MS = 60_000;
 /**
  * Fixed-window counters in memory, for one server process: the limits
  * protect unauthenticated and public endpoints (sign-in links, device
- * codes, the public intake), so losing them on a restart is harmless.
+ * codes, the public intake) and per-project allowances (new tracked errors
+ * a minute), so losing them on a restart is harmless.
  * Expired windows are dropped at most once per sweep interval, so a flood
  * of distinct keys costs memory for about one window and never a scan per
  * request.
@@ -22,6 +23,30 @@ export class RateLimiter {
 
   /** Counts one hit on `key`; over the limit it throws 429 with the seconds until the key's window resets. */
   take(key: string, rule: RateRule): void {
+    const { window, now } = this.current(key, rule);
+    if (window.count >= rule.limit) throw tooManyRequests(Math.max(1, Math.ceil((window.resetAt - now) / 1000)));
+    window.count++;
+  }
+
+  /**
+   * What is left of `key`'s current window without counting anything, and
+   * the seconds until it resets: for allowances taken in part (so many of a
+   * batch fit) rather than refused whole. `add` then counts what was used.
+   */
+  remaining(key: string, rule: RateRule): { remaining: number; retryAfter: number } {
+    const now = this.now();
+    const window = this.windows.get(key);
+    if (!window || window.resetAt <= now) return { remaining: rule.limit, retryAfter: Math.ceil(rule.windowMs / 1000) };
+    return { remaining: Math.max(0, rule.limit - window.count), retryAfter: Math.max(1, Math.ceil((window.resetAt - now) / 1000)) };
+  }
+
+  /** Counts `n` hits on `key` (never throws: the caller checked `remaining`). */
+  add(key: string, rule: RateRule, n: number): void {
+    if (n > 0) this.current(key, rule).window.count += n;
+  }
+
+  /** The key's window, a new one when it has none or its window ended (expired ones are swept first). */
+  private current(key: string, rule: RateRule): { window: { count: number; resetAt: number }; now: number } {
     const now = this.now();
     if (now >= this.nextSweep) {
       for (const [k, w] of this.windows) if (w.resetAt <= now) this.windows.delete(k);
@@ -32,7 +57,6 @@ export class RateLimiter {
       window = { count: 0, resetAt: now + rule.windowMs };
       this.windows.set(key, window);
     }
-    if (window.count >= rule.limit) throw tooManyRequests(Math.max(1, Math.ceil((window.resetAt - now) / 1000)));
-    window.count++;
+    return { window, now };
   }
 }

@@ -98,7 +98,7 @@ describe("svc experiments: design", () => {
     expect(JSON.parse(twice.stderr)).toMatchObject({ code: "ALREADY_EXISTS", status: 409 });
     const badUniverse = await run(["create", "x1", "--universe", "nope", "--variant", "a=1", "--variant", "b=1", "--allocation", "7000-8000"]);
     expect(badUniverse.code).toBe(1);
-    expect(badUniverse.stderr).toContain("Universe nope not found (VALIDATION, HTTP 400)");
+    expect(badUniverse.stderr).toContain("Universe nope not found (NOT_FOUND, HTTP 404)");
     expect((await ts.api("/api/admin/experiments/x1")).status).toBe(404);
   });
 

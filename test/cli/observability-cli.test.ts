@@ -512,7 +512,7 @@ describe("svc alerts", () => {
     expect(JSON.parse(twice.stderr)).toMatchObject({ code: "ALREADY_EXISTS", status: 409 });
     const noMetric = await alerts.run(["create", "ghost", "--metric", "no-such-metric", "--comparator", "gt", "--threshold", "1", "--json"]);
     expect(noMetric.code).toBe(1);
-    expect(JSON.parse(noMetric.stderr)).toMatchObject({ code: "VALIDATION", status: 400 });
+    expect(JSON.parse(noMetric.stderr)).toMatchObject({ code: "NOT_FOUND", status: 404, detail: expect.stringContaining("metricId") });
   });
 
   test("list and get show the condition with the metric's name, the state and the last value", async () => {

@@ -101,8 +101,11 @@ describe("/api/admin/alert-rules", () => {
   test("create refuses a taken name (409), a missing metric, and bad fields (400 naming each)", async () => {
     const base = { name: "r", metricId: "failures", threshold: 1, comparator: "gt" };
     expect((await createRule({ ...base, name: "failing-jobs" })).status).toBe(409);
+    // A metric the project does not have is NOT_FOUND, naming the field.
+    const missing = await createRule({ ...base, metricId: "no-such-metric" });
+    expect([missing.status, missing.body.code]).toEqual([404, "NOT_FOUND"]);
+    expect(missing.body.detail).toContain("metricId");
     const cases: [unknown, string][] = [
-      [{ ...base, metricId: "no-such-metric" }, "metricId"],
       [{ ...base, comparator: "eq" }, "comparator"],
       [{ ...base, windowHours: 0 }, "windowHours"],
       [{ ...base, windowHours: 721 }, "windowHours"],
@@ -124,6 +127,60 @@ describe("/api/admin/alert-rules", () => {
       expect(r.body.detail, JSON.stringify(body)).toContain(field);
     }
     expect((await ts.api("/api/admin/alert-rules")).body.length).toBe(2);
+  });
+
+  test("references name resources of the caller's project: another project's metric or connector is NOT_FOUND; a connector in use is not deleted", async () => {
+    const connector = async (server: { adminKey: string }, routineId: string) => {
+      const r = await ts.api("/api/admin/connectors", { key: server.adminKey, body: { provider: "claude_trigger", config: { routineId } } });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      return r.body.id as string;
+    };
+    const other = await ts.newProject("Other alerts project");
+    const theirs = await connector(other, "trig_theirs");
+    expect((await ts.api("/api/admin/events", { key: other.adminKey, body: { name: "job.failed" } })).status).toBe(201);
+    const theirMetric = (await ts.api("/api/admin/metrics", { key: other.adminKey, body: { name: "their-failures", kind: "count", event: "job.failed" } })).body.id as string;
+    const rulesBefore = (await ts.api("/api/admin/alert-rules")).body.length;
+    // Disabled: the evaluation tests below count every transition.
+    const base = { name: "cross-project", metricId: "failures", threshold: 1, comparator: "gt", enabled: false };
+    for (const [body, field] of [
+      [{ ...base, notify: { connectorId: theirs } }, "notify.connectorId"],
+      [{ ...base, notify: { connectorId: "con_doesnotexist" } }, "notify.connectorId"],
+      [{ ...base, metricId: theirMetric }, "metricId"],
+    ] as const) {
+      const r = await createRule(body);
+      expect([r.status, r.body.code], JSON.stringify(body)).toEqual([404, "NOT_FOUND"]);
+      expect(r.body.detail).toContain(field);
+      // The answer is the same for another project's id as for none: nothing to learn about other projects.
+      expect(r.body.error).not.toContain("project");
+    }
+    expect((await ts.api("/api/admin/alert-rules")).body.length).toBe(rulesBefore);
+
+    // Its own connector is taken; a PATCH to another project's is NOT_FOUND and changes nothing.
+    const mine = await connector(ts, "trig_mine");
+    expect((await createRule({ ...base, notify: { connectorId: mine } })).status).toBe(201);
+    const refused = await patchRule("cross-project", { notify: { connectorId: theirs }, threshold: 99 });
+    expect([refused.status, refused.body.code]).toEqual([404, "NOT_FOUND"]);
+    expect(refused.body.detail).toContain("notify.connectorId");
+    expect(await rule("cross-project")).toMatchObject({ notify: { connectorId: mine }, threshold: 1 });
+
+    // A connector a rule delivers through is not deleted until the rule points elsewhere.
+    const inUse = await ts.api(`/api/admin/connectors/${mine}`, { method: "DELETE" });
+    expect([inUse.status, inUse.body.code]).toEqual([400, "VALIDATION"]);
+    expect(inUse.body.detail).toContain("cross-project");
+    expect((await patchRule("cross-project", { notify: null })).status).toBe(200);
+    expect((await ts.api(`/api/admin/connectors/${mine}`, { method: "DELETE" })).status).toBe(204);
+
+    // A delete racing a rule that names the connector never leaves the rule pointing at nothing.
+    for (let i = 0; i < 6; i++) {
+      const id = await connector(ts, `trig_race_${i}`);
+      const [created, deleted] = await Promise.all([
+        createRule({ ...base, name: `connector-race-${i}`, notify: { connectorId: id } }),
+        ts.api(`/api/admin/connectors/${id}`, { method: "DELETE" }),
+      ]);
+      const survives = (await ts.store.one("SELECT id FROM connectors WHERE id = ?", id)) !== undefined;
+      if (created.status === 201) expect([i, survives, deleted.status]).toEqual([i, true, 400]);
+      else expect([i, created.status, survives, deleted.status]).toEqual([i, 404, false, 204]);
+    }
   });
 
   test("PATCH by id or name: partial, answers {id}, audited; metricId in any form is 409 IMMUTABLE_FIELD; unknown fields 400", async () => {
@@ -277,7 +334,7 @@ describe("evaluation", () => {
     ]);
     const [deleted, ...created] = results;
     const made = created.filter((r) => r.status === 201).length;
-    expect(created.every((r) => r.status === 201 || (r.status === 400 && r.body.detail.startsWith("metricId")))).toBe(true);
+    expect(created.every((r) => r.status === 201 || (r.status === 404 && r.body.detail.startsWith("metricId")))).toBe(true);
     if (deleted!.status === 204) {
       expect(made).toBe(0);
     } else {

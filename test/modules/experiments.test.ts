@@ -65,13 +65,7 @@ describe("create, read, update, delete", () => {
       [draft({ variants: [twoVariants[0], { key: "b", weight: 0 }] }), "variants"],
       [draft({ allocation: [500, 200] }), "allocation"],
       [draft({ allocation: [0, 10001] }), "allocation"],
-      [draft({ universe: "nope" }), "universe"],
-      [draft({ gate: "nope" }), "gate"],
-      [draft({ primaryMetric: "nope" }), "primaryMetric"],
-      [draft({ guardrailMetrics: ["nope"] }), "guardrailMetrics[0].metric"],
       [draft({ variants: [twoVariants[0], { key: "b", weight: 1, override: { kind: "gate", name: "beta", value: "yes" } }] }), "variants[1].override.value"],
-      [draft({ variants: [twoVariants[0], { key: "b", weight: 1, override: { kind: "gate", name: "nope", value: true } }] }), "variants[1].override.name"],
-      [draft({ variants: [twoVariants[0], { key: "b", weight: 1, override: { kind: "config", name: "nope", value: 1 } }] }), "variants[1].override.name"],
       [draft({ name: "exp_shadow" }), "name"],
       [draft({ extra: 1 }), ""],
       [draft({ variants: [twoVariants[0], { key: "b", weight: 1, colour: "red" }] }), ""],
@@ -84,6 +78,67 @@ describe("create, read, update, delete", () => {
     }
     expect((await api("")).body.length).toBe(before);
     expect((await create(draft({ name: "checkout-button" }))).status).toBe(409);
+  });
+
+  test("every reference names a resource of the caller's project: none, or another project's, is NOT_FOUND naming the field", async () => {
+    const o = await ts.newProject("Other experiments project");
+    const as = (path: string, body: unknown) => ts.api(path, { key: o.adminKey, body, headers: { "x-project-id": o.projectId } });
+    const theirUniverse = (await as("/api/admin/universes", { name: "theirs" })).body.id as string;
+    expect(theirUniverse).toStartWith("uni_");
+    expect((await as("/api/admin/events", { name: "purchase" })).status).toBe(201);
+    const theirMetric = (await as("/api/admin/metrics", { name: "their-purchases", kind: "count", event: "purchase" })).body.id as string;
+    expect((await as("/api/admin/gates", { name: "their-gate" })).status).toBe(201);
+    expect((await as("/api/admin/configs", { name: "their-config", schema: { type: "number" }, value: 1 })).status).toBe(201);
+    const before = (await api("")).body.length;
+    const override = (kind: string, name: string) => ({ variants: [twoVariants[0], { key: "b", weight: 1, override: { kind, name, value: kind === "gate" ? true : 2 } }] });
+    const cases: [Record<string, unknown>, string][] = [
+      [draft({ universe: "nope" }), "universe"],
+      [draft({ universe: theirUniverse }), "universe"],
+      [draft({ gate: "nope" }), "gate"],
+      [draft({ gate: "their-gate" }), "gate"],
+      [draft({ primaryMetric: "nope" }), "primaryMetric"],
+      [draft({ primaryMetric: theirMetric }), "primaryMetric"],
+      [draft({ guardrailMetrics: ["nope"] }), "guardrailMetrics[0].metric"],
+      [draft({ guardrailMetrics: [theirMetric] }), "guardrailMetrics[0].metric"],
+      [draft(override("gate", "nope")), "variants[1].override.name"],
+      [draft(override("gate", "their-gate")), "variants[1].override.name"],
+      [draft(override("config", "nope")), "variants[1].override.name"],
+      [draft(override("config", "their-config")), "variants[1].override.name"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await create(body);
+      expect([res.status, res.body.code], JSON.stringify(body)).toEqual([404, "NOT_FOUND"]);
+      expect(res.body.detail ?? "", JSON.stringify(body)).toContain(field);
+    }
+    expect((await api("")).body.length).toBe(before);
+    // The same on a draft's PATCH: nothing changes.
+    const e = (await create(draft())).body;
+    for (const [patch, field] of [[{ gate: "their-gate" }, "gate"], [{ primaryMetric: theirMetric }, "primaryMetric"], [{ universe: theirUniverse }, "universe"]] as const) {
+      const res = await api(`/${e.id}`, { method: "PATCH", body: patch });
+      expect([res.status, res.body.code], JSON.stringify(patch)).toEqual([404, "NOT_FOUND"]);
+      expect(res.body.detail).toContain(field);
+    }
+    expect((await api(`/${e.id}`)).body).toMatchObject({ gate: null, primaryMetric: null, universeId: universe });
+  });
+
+  test("a reference and a concurrent delete of what it names: never an experiment naming something gone", async () => {
+    for (let i = 0; i < 4; i++) {
+      expect((await ts.api("/api/admin/gates", { body: { name: `racing-gate-${i}` } })).status).toBe(201);
+      expect((await ts.api("/api/admin/metrics", { body: { name: `racing-metric-${i}`, kind: "count", event: "purchase" } })).status).toBe(201);
+      const [made, gateGone, metricGone] = await Promise.all([
+        create(draft({ gate: `racing-gate-${i}`, primaryMetric: `racing-metric-${i}` })),
+        ts.api(`/api/admin/gates/racing-gate-${i}`, { method: "DELETE" }),
+        ts.api(`/api/admin/metrics/racing-metric-${i}`, { method: "DELETE" }),
+      ]);
+      const gateExists = (await ts.api(`/api/admin/gates/racing-gate-${i}`)).status === 200;
+      const metricExists = (await ts.api(`/api/admin/metrics/racing-metric-${i}`)).status === 200;
+      if (made.status === 201) {
+        expect([i, gateExists, metricExists, gateGone.status, metricGone.status]).toEqual([i, true, true, 400, 400]);
+        expect((await api(`/${made.body.id}`, { method: "DELETE" })).status).toBe(204);
+      } else {
+        expect([i, made.status]).toEqual([i, 404]);
+      }
+    }
   });
 
   test("a draft changes anything; nothing different writes nothing; delete", async () => {

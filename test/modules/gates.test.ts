@@ -74,7 +74,6 @@ describe("rule validation names the rule and the field, and changes nothing", ()
     ["bad RE2 pattern", [{ conditions: [{ attr: "e", op: "regex", value: "(?=x)" }], passPercentage: 100 }], /rules\[0\]\.conditions\[0\]\.value: not a valid RE2 pattern/],
     ["bad version", [{ conditions: [{ attr: "v", op: "semver_gte", value: "two" }], passPercentage: 100 }], /semver_gte compares with a version/],
     ["bad date", [{ conditions: [{ attr: "d", op: "before", value: "soon" }], passPercentage: 100 }], /before compares with an ISO date/],
-    ["missing prerequisite", [{ conditions: [{ attr: "x", op: "passes_gate", value: "nope" }], passPercentage: 100 }], /no gate named nope/],
     ["itself as prerequisite", [{ conditions: [{ attr: "x", op: "fails_gate", value: "new-checkout" }], passPercentage: 100 }], /cannot depend on itself/],
   ];
   for (const [label, rules, detail] of cases) {
@@ -87,6 +86,47 @@ describe("rule validation names the rule and the field, and changes nothing", ()
       expect((await ts.api("/api/admin/gates/new-checkout")).body).toEqual(before);
     });
   }
+
+  test("a prerequisite names a gate of the caller's project: none, or another project's, is NOT_FOUND naming the value; a gate another gate names is not deleted", async () => {
+    const o = await ts.newProject("Other gates project");
+    expect((await ts.api("/api/admin/gates", { key: o.adminKey, body: { name: "their-gate" } })).status).toBe(201);
+    const theirId = (await ts.api("/api/admin/gates/their-gate", { key: o.adminKey })).body.id as string;
+    const before = (await ts.api("/api/admin/gates/new-checkout")).body;
+    for (const value of ["nope", "their-gate", theirId]) {
+      const rules = [{ conditions: [], passPercentage: 0 }, { conditions: [{ attr: "x", op: "passes_gate", value }], passPercentage: 100 }];
+      const res = await ts.api("/api/admin/gates/new-checkout/rules", { method: "PUT", body: { env: "prod", rules } });
+      expect([res.status, expectErrorShape(res.body).code], value).toEqual([404, "NOT_FOUND"]);
+      expect(res.body.detail).toContain("rules[1].conditions[0].value");
+      const created = await ts.api("/api/admin/gates", { body: { name: "refers-elsewhere", rules } });
+      expect([created.status, created.body.code], value).toEqual([404, "NOT_FOUND"]);
+    }
+    expect((await ts.api("/api/admin/gates/new-checkout")).body).toEqual(before);
+    expect((await ts.api("/api/admin/gates/refers-elsewhere")).status).toBe(404);
+
+    // A gate another gate's rules name stays until no rule names it.
+    const needs = (name: string) => [{ conditions: [{ attr: "x", op: "passes_gate", value: name }], passPercentage: 100 }];
+    expect((await ts.api("/api/admin/gates", { body: { name: "prerequisite" } })).status).toBe(201);
+    expect((await ts.api("/api/admin/gates", { body: { name: "dependent" } })).status).toBe(201);
+    expect((await ts.api("/api/admin/gates/dependent/rules", { method: "PUT", body: { env: "staging", rules: needs("prerequisite") } })).status).toBe(200);
+    const refused = await ts.api("/api/admin/gates/prerequisite", { method: "DELETE" });
+    expect([refused.status, refused.body.code]).toEqual([400, "VALIDATION"]);
+    expect(refused.body.detail).toContain("dependent");
+    expect((await ts.api("/api/admin/gates/dependent/rules", { method: "PUT", body: { env: "staging", rules: [] } })).status).toBe(200);
+    expect((await ts.api("/api/admin/gates/prerequisite", { method: "DELETE" })).status).toBe(204);
+
+    // Racing a publish that names it, a delete never leaves a rule naming a gate that is gone.
+    for (let i = 0; i < 4; i++) {
+      expect((await ts.api("/api/admin/gates", { body: { name: `racing-prerequisite-${i}` } })).status).toBe(201);
+      const [published, deleted] = await Promise.all([
+        ts.api("/api/admin/gates/dependent/rules", { method: "PUT", body: { env: "prod", rules: needs(`racing-prerequisite-${i}`) } }),
+        ts.api(`/api/admin/gates/racing-prerequisite-${i}`, { method: "DELETE" }),
+      ]);
+      const exists = (await ts.api(`/api/admin/gates/racing-prerequisite-${i}`)).status === 200;
+      if (published.status === 200) expect([i, exists, deleted.status]).toEqual([i, true, 400]);
+      else expect([i, published.status, exists, deleted.status]).toEqual([i, 404, false, 204]);
+      expect((await ts.api("/api/admin/gates/dependent/rules", { method: "PUT", body: { env: "prod", rules: [] } })).status).toBe(200);
+    }
+  });
 
   test("a percentage out of 0-100 and an unknown rule field are refused by name", async () => {
     const pct = await ts.api("/api/admin/gates/new-checkout/rules", { method: "PUT", body: { env: "prod", rules: [{ conditions: [], passPercentage: 101 }] } });

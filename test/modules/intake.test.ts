@@ -147,6 +147,25 @@ describe("dedupe", () => {
     expect((await feature({ title: "Keyboard Shortcuts" })).status).toBe(201);
   });
 
+  test("items filed by people or by svc are never matched: the intake cannot probe for internal titles", async () => {
+    // An admin-filed item and a platform (error) item, both open.
+    const internal = await ts.api("/api/admin/ops", { body: { type: "bug", title: "Payroll export leaks salaries" } });
+    expect(internal.status).toBe(201);
+    const error = await ts.api("/api/sdk/v1/errors", { key: null, headers: { "x-sdk-key": ts.serverKey }, body: { errors: [{ message: "ledger out of balance", type: "LedgerError", fingerprint: "intake-probe" }] } });
+    expect(error.status).toBe(202);
+    const platform = (await ts.api("/api/admin/ops?type=error")).body.find((i: { title: string }) => i.title === "LedgerError: ledger out of balance");
+    expect(platform).toBeDefined();
+    for (const title of ["payroll export leaks SALARIES", "LedgerError: ledger out of balance"]) {
+      const probe = await bug({ title });
+      expect([title, probe.status]).toEqual([title, 201]);
+      expect(probe.body.number).not.toBe(internal.body.number);
+      expect(probe.body.number).not.toBe(platform.number);
+      expect(probe.body.deduped).toBeUndefined();
+      // A repeat of the public item is deduped against it, as before.
+      expect((await bug({ title })).body).toEqual({ number: probe.body.number, deduped: true });
+    }
+  });
+
   test("concurrent repeats of a new title file exactly one item; every answer names it", async () => {
     const before = await itemCount();
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => feature({ title: i % 2 ? "Offline mode" : "  offline   MODE " })));

@@ -105,14 +105,14 @@ describe("POST /api/admin/rollouts", () => {
       [{ gate, env: "prod", rules: everyone, stages: [{ percent: 10, minutes: 5 }] }, 400, "stages[0].percent"],
       [{ gate, env: "prod", rules: everyone, stages: [{ percent: 50, minutes: 5 }, { percent: 20, minutes: 5 }, { percent: 100, minutes: 0 }] }, 400, "stages[1].percent"],
       [{ gate, env: "prod", rules: everyone, stages: [{ percent: 50, minutes: 1.5 }, { percent: 100, minutes: 0 }] }, 400, "stages.0.minutes"],
-      [{ gate, env: "prod", rules: everyone, metrics: [{ metric: "nope", direction: "lower" }] }, 400, "metrics[0].metric"],
+      [{ gate, env: "prod", rules: everyone, metrics: [{ metric: "nope", direction: "lower" }] }, 404, "metrics[0].metric"],
       [{ gate, env: "prod", rules: everyone, metrics: [{ metric: "purchases", direction: "sideways" }] }, 400, "metrics.0.direction"],
       [{ gate, env: "prod", rules: everyone, metrics: [{ metric: "errors", direction: "lower" }] }, 400, "metrics[0].metric"],
       [{ gate, env: "prod", rules: [{ conditions: [{ attr: "country", op: "nope", value: "x" }] }] }, 400, "rules"],
       [{ gate, env: "prod", rules: everyone, startAt: "tomorrow" }, 400, "startAt"],
       [{ gate, env: "prod", rules: everyone, falseAlarmRate: 0.9 }, 400, "falseAlarmRate"],
       [{ gate, env: "prod", rules: everyone, surprise: true }, 400, "surprise"],
-      [{ gate: "no-such-gate", env: "prod", rules: everyone }, 404, ""],
+      [{ gate: "no-such-gate", env: "prod", rules: everyone }, 404, "gate"],
     ];
     for (const [body, status, field] of cases) {
       const res = await api("", { body });
@@ -120,6 +120,49 @@ describe("POST /api/admin/rollouts", () => {
       if (field) expect(`${res.body.detail}`).toContain(field);
     }
     expect(await count()).toBe(before);
+  });
+
+  test("references name resources of the caller's project: another project's gate, config or metric is NOT_FOUND; a watched metric is not deleted", async () => {
+    const o = await ts.newProject("Other rollouts project");
+    const as = (path: string, body: unknown) => ts.api(path, { key: o.adminKey, body });
+    expect((await as("/api/admin/gates", { name: "their-gate" })).status).toBe(201);
+    const theirGate = (await ts.api("/api/admin/gates/their-gate", { key: o.adminKey })).body.id as string;
+    expect((await as("/api/admin/configs", { name: "their-config", schema: { type: "number" }, value: 1 })).status).toBe(201);
+    expect((await as("/api/admin/events", { name: "purchase" })).status).toBe(201);
+    const theirMetric = (await as("/api/admin/metrics", { name: "their-purchases", kind: "count", event: "purchase" })).body.id as string;
+    const gate = await newGate();
+    const before = Number((await ts.store.one<{ n: number }>("SELECT COUNT(*) AS n FROM rollouts"))!.n);
+    for (const [body, field] of [
+      [{ gate: "their-gate", env: "prod", rules: everyone }, "gate"],
+      [{ gate: theirGate, env: "prod", rules: everyone }, "gate"],
+      [{ config: "their-config", env: "prod", value: 2 }, "config"],
+      [{ gate, env: "prod", rules: everyone, metrics: [{ metric: theirMetric, direction: "higher" }] }, "metrics[0].metric"],
+    ] as const) {
+      const res = await api("", { body });
+      expect([res.status, res.body.code], JSON.stringify(body)).toEqual([404, "NOT_FOUND"]);
+      expect(`${res.body.detail}`, JSON.stringify(body)).toContain(field);
+    }
+    expect(Number((await ts.store.one<{ n: number }>("SELECT COUNT(*) AS n FROM rollouts"))!.n)).toBe(before);
+
+    // A metric an unfinished rollout watches is not deleted; racing a rollout that names it, never a rollout watching nothing.
+    expect((await ts.api("/api/admin/metrics", { body: { name: "watched-here", kind: "count", event: "purchase" } })).status).toBe(201);
+    const r = (await api("", { body: { gate, env: "prod", rules: everyone, metrics: [{ metric: "watched-here", direction: "higher" }] } })).body;
+    const refused = await ts.api("/api/admin/metrics/watched-here", { method: "DELETE" });
+    expect([refused.status, refused.body.code]).toEqual([400, "VALIDATION"]);
+    expect(refused.body.detail).toContain(r.id);
+    expect((await api(`/${r.id}/rollback`, { method: "POST" })).status).toBe(200);
+    expect((await ts.api("/api/admin/metrics/watched-here", { method: "DELETE" })).status).toBe(204);
+    for (let i = 0; i < 4; i++) {
+      const g = await newGate();
+      expect((await ts.api("/api/admin/metrics", { body: { name: `racing-${i}`, kind: "count", event: "purchase" } })).status).toBe(201);
+      const [made, gone] = await Promise.all([
+        api("", { body: { gate: g, env: "prod", rules: everyone, metrics: [{ metric: `racing-${i}`, direction: "higher" }] } }),
+        ts.api(`/api/admin/metrics/racing-${i}`, { method: "DELETE" }),
+      ]);
+      const exists = (await ts.api(`/api/admin/metrics/racing-${i}`)).status === 200;
+      if (made.status === 201) expect([i, exists, gone.status]).toEqual([i, true, 400]);
+      else expect([i, made.status, exists, gone.status]).toEqual([i, 404, false, 204]);
+    }
   });
 
   test("two creations of the same gate and env at once: exactly one wins", async () => {

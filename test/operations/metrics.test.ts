@@ -81,6 +81,8 @@ describe("GET /metrics", () => {
       "svc_sse_streams_open",
       "svc_publish_to_stream_seconds",
       "svc_events_accepted_total",
+      "svc_error_occurrences_dropped_total",
+      "svc_error_queue_items_skipped_total",
       "svc_event_queue_rows",
       "svc_event_spool_rows",
       "svc_store_up",

@@ -11,7 +11,7 @@ const Threshold = t.Number({ description: "A finite number" });
 
 const NotifyTarget = BodyObject(
   {
-    connectorId: t.Optional(t.String({ minLength: 1, maxLength: 128, description: "A connector of the project (connectors are coming: issue 15)" })),
+    connectorId: t.Optional(t.String({ minLength: 1, maxLength: 128, description: "A connector of the project, by id (404 NOT_FOUND otherwise)" })),
     channel: t.Optional(t.String({ minLength: 1, maxLength: CHANNEL_MAX, description: "A channel of that connector, e.g. #ops" })),
     webhookUrl: t.Optional(t.String({ minLength: 1, maxLength: URL_MAX, description: "An http(s) URL, without credentials" })),
   },

@@ -45,9 +45,10 @@ export function alertRoutes(ctx: AppContext) {
           summary: "Create an alert rule",
           tag: TAG,
           auth: "admin",
-          errors: [409],
+          errors: [404, 409],
           description:
-            "Fires when the metric's value over the trailing `windowHours` (default 1) compares with `threshold` as `comparator` says; checked every minute. `metricId` (id or name) must name a metric of the project (VALIDATION otherwise) and never changes. `notify` null (the default) delivers to the project default. 409 when the name exists.",
+            "Fires when the metric's value over the trailing `windowHours` (default 1) compares with `threshold` as `comparator` says; checked every minute. `metricId` (id or name) must name a metric of the project and never changes. " +
+            "`notify` null (the default) delivers to the project default; its `connectorId` must name a connector of the project. Either reference naming nothing of the project (another project's id included) is 404 NOT_FOUND naming the field, checked in the write's transaction. 409 when the name exists.",
           response: { 201: CreatedSchema },
         }),
       },
@@ -64,7 +65,7 @@ export function alertRoutes(ctx: AppContext) {
         auth: "admin",
         errors: [404, 409],
         description:
-          "Partial update of threshold, comparator, windowHours, enabled and notify (null: back to the project default). A body carrying `metricId`, whatever its value, is 409 IMMUTABLE_FIELD. Disabling puts the rule back to ok without a notification.",
+          "Partial update of threshold, comparator, windowHours, enabled and notify (null: back to the project default; a `connectorId` that names no connector of the project is 404 NOT_FOUND naming it). A body carrying `metricId`, whatever its value, is 409 IMMUTABLE_FIELD. Disabling puts the rule back to ok without a notification.",
         response: { 200: UpdatedSchema },
       }),
     })

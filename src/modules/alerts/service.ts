@@ -3,11 +3,11 @@ import { alreadyExists, forbidden, immutableField, notFound, validation } from "
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
-import type { Queryable } from "../../lib/store";
+import type { Queryable, Tx } from "../../lib/store";
 import { CONTROL_CHARS, checkResourceName } from "../../lib/validate";
 import { lockScope as metricsLock } from "../metrics/service";
 import { AlertEvaluator, type EvaluationReport, rulesLock } from "./evaluator";
-import { type AlertRuleRow, deleteRule, findRule, insertRule, ruleNamesUsingMetric, rulesOfProject, updateRuleSettings } from "./store";
+import { type AlertRuleRow, deleteRule, findRule, insertRule, ruleNamesNotifying, ruleNamesUsingMetric, rulesOfProject, updateRuleSettings } from "./store";
 import {
   ACTIONS,
   type Actor,
@@ -126,11 +126,12 @@ export class AlertsService {
     const notify = checkNotify(input.notify);
     try {
       return await this.ctx.store.write(async (tx) => {
-        // The metric's lock first (as metric deletes take it): it cannot go while the rule is made.
+        // The metric's lock first (as metric deletes take it): it cannot go while the rule is made. Then the connector's.
         await tx.lock(metricsLock(projectId));
-        await tx.lock(rulesLock(projectId));
         const metricId = await this.ctx.services.metrics.resolveId(projectId, input.metricId, tx);
-        if (!metricId) throw validation(`Metric ${input.metricId} not found`, `metricId: no metric ${input.metricId} in this project`);
+        if (!metricId) throw notFound(`Metric ${input.metricId} not found`, `metricId: no metric ${input.metricId} in this project`);
+        await this.checkConnector(tx, projectId, notify);
+        await tx.lock(rulesLock(projectId));
         if (await findRule(tx, projectId, input.name)) throw duplicateName(input.name);
         const now = nowIso();
         const row: AlertRuleRow = {
@@ -180,6 +181,8 @@ export class AlertsService {
     if (patch.windowHours !== undefined) checkWindowHours(patch.windowHours);
     const notify = patch.notify === undefined ? undefined : checkNotify(patch.notify);
     return this.ctx.store.write(async (tx) => {
+      // Connectors before rules, as in create (the order every writer takes them in).
+      if (notify) await this.checkConnector(tx, projectId, notify);
       await tx.lock(rulesLock(projectId));
       const current = await this.find(tx, projectId, idOrName);
       const enabled = patch.enabled === undefined ? Number(current.enabled) : patch.enabled ? 1 : 0;
@@ -213,6 +216,25 @@ export class AlertsService {
       await deleteRule(tx, current.id);
       await recordAudit(tx, { projectId, action: ACTIONS.delete, subjectId: current.id, subjectName: current.name, actor, detail: { metricId: current.metric_id } });
     });
+  }
+
+  /** Names of the project's rules that deliver through a connector (a connector in use cannot be deleted). */
+  rulesNotifying(q: Queryable, projectId: string, connectorId: string): Promise<string[]> {
+    return ruleNamesNotifying(q, projectId, connectorId);
+  }
+
+  /**
+   * A notify target's connector must be one of the project's (NOT_FOUND
+   * otherwise, the same answer for another project's id as for none),
+   * checked in the write's transaction under the connectors lock, so a
+   * concurrent delete either sees the rule or happens first.
+   */
+  private async checkConnector(tx: Tx, projectId: string, notify: NotifyTarget | null): Promise<void> {
+    const id = notify?.connectorId;
+    if (id === undefined) return;
+    if (!(await this.ctx.services.connectors.lockReference(tx, projectId, id))) {
+      throw notFound(`Connector ${id} not found`, `notify.connectorId: no connector ${id} in this project`);
+    }
   }
 
   /** Names of the project's rules on a metric (a metric in use cannot be deleted). */

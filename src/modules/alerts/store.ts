@@ -45,6 +45,13 @@ export async function ruleNamesUsingMetric(q: Queryable, projectId: string, metr
   return (await q.all<{ name: string }>("SELECT name FROM alert_rules WHERE project_id = ? AND metric_id = ? ORDER BY name", projectId, metricId)).map((r) => r.name);
 }
 
+/** Names of the project's rules whose notify names this connector. */
+export async function ruleNamesNotifying(q: Queryable, projectId: string, connectorId: string): Promise<string[]> {
+  // notify is JSON text; a project has few rules, so they are read and matched here rather than by a JSON operator per engine.
+  const rows = await q.all<{ name: string; notify: string }>("SELECT name, notify FROM alert_rules WHERE project_id = ? AND notify IS NOT NULL ORDER BY name", projectId);
+  return rows.filter((r) => (JSON.parse(r.notify) as { connectorId?: string }).connectorId === connectorId).map((r) => r.name);
+}
+
 export async function insertRule(q: Queryable, r: AlertRuleRow): Promise<void> {
   await q.run(
     `INSERT INTO alert_rules (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

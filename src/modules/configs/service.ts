@@ -1,7 +1,7 @@
 import { recordAudit } from "../../lib/audit";
 import { emitEvent } from "../../lib/outbox";
 import { ENVS, type Env } from "../../lib/envs";
-import { alreadyExists, notFound, unavailable, validation } from "../../lib/errors";
+import { ApiError, alreadyExists, notFound, unavailable, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
@@ -272,6 +272,22 @@ export class ConfigsService {
   }
 
   /** Deletes the config with its values, versions and drafts; its activity stays readable by id. */
+  /**
+   * For a body that names a config (an experiment's override, a rollout's
+   * subject), in the caller's transaction: takes the config's lock, the one
+   * its delete takes, and answers it; undefined when the project has no
+   * config by that id or name.
+   */
+  async lockReference(tx: Tx, projectId: string, idOrName: string): Promise<{ id: string; name: string } | undefined> {
+    try {
+      const row = await versioned.lock(tx, projectId, idOrName);
+      return { id: row.id, name: row.name };
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
   async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {
     const id = await this.ctx.store.write(async (tx) => {
       const row = await versioned.lock(tx, projectId, idOrName);

@@ -134,7 +134,7 @@ export function connectorRoutes(ctx: AppContext) {
         await connectors.remove(principal.projectId, params.id, principal.actor);
         set.status = 204;
       },
-      { admin: ADMIN_ROLE, params: IdParam, ...describe({ summary: "Delete a connector", tag: TAG, auth: "admin", errors: [404], description: `With its delivery log; queued deliveries are dropped.${ADMIN_NOTE}` }) },
+      { admin: ADMIN_ROLE, params: IdParam, ...describe({ summary: "Delete a connector", tag: TAG, auth: "admin", errors: [400, 404], description: `With its delivery log; queued deliveries are dropped. Refused (400 VALIDATION naming them) while an alert rule's \`notify.connectorId\` names it: point those rules elsewhere first.${ADMIN_NOTE}` }) },
     )
     .get(
       "/:id/deliveries",

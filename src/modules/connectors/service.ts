@@ -5,7 +5,7 @@ import { newId, newUuid, nowIso, pkceChallenge, randomBase62, sha256Hex } from "
 import type { ServiceContext } from "../../lib/module";
 import { OUTBOX_CHANNEL, OUTBOX_EVENT_TYPES } from "../../lib/outbox";
 import { TargetRefused, checkTarget, outgoingFetch } from "../../lib/outgoing";
-import type { Queryable } from "../../lib/store";
+import type { Queryable, Tx } from "../../lib/store";
 import { CONTROL_CHARS, checkLimit } from "../../lib/validate";
 import type { SendTarget } from "./adapters";
 import { Drainer } from "./drainer";
@@ -452,10 +452,31 @@ export class ConnectorsService {
   }
 
   /** Deletes the connector with its delivery log (pending deliveries are dropped). */
+  /**
+   * For a body that names a connector by id (an alert rule's
+   * `notify.connectorId`), in the caller's transaction: takes the lock
+   * connector deletes take, so the connector stays until that transaction
+   * commits, and answers whether the project has it.
+   */
+  async lockReference(tx: Tx, projectId: string, id: string): Promise<boolean> {
+    await tx.lock(lockScope(projectId));
+    return (await findConnector(tx, projectId, id)) !== undefined;
+  }
+
+  /** Deletes a connector no alert rule delivers through (VALIDATION naming the rules otherwise: point them elsewhere first). */
   async remove(projectId: string, id: string, actor: Actor): Promise<void> {
     await this.ctx.store.write(async (tx) => {
       await tx.lock(lockScope(projectId));
       const row = await this.find(tx, projectId, id);
+      // Rules name a connector under this lock too (lockReference): none can start using it meanwhile.
+      const rules = await this.ctx.services.alerts.rulesNotifying(tx, projectId, row.id);
+      if (rules.length > 0) {
+        const plural = rules.length > 1 ? "s" : "";
+        throw validation(
+          `Connector ${row.name} delivers alert rule${plural} ${rules.join(", ")}; point them elsewhere first`,
+          `id: named by alert rule${plural} ${rules.join(", ")} (notify.connectorId; PATCH their notify)`,
+        );
+      }
       const counts = await deliveryCounts(tx, row.id);
       await deleteConnector(tx, row.id);
       await recordAudit(tx, { projectId, action: ACTIONS.delete, subjectId: row.id, subjectName: row.name, actor, detail: { provider: row.provider, droppedPending: counts.pending } });

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { BodyObject, Integer, QueryObject } from "../../lib/http";
-import { MAX_ERRORS_PER_CALL } from "./types";
+import { ERROR_ITEMS_PER_MINUTE, MAX_ERRORS_PER_CALL, NEW_ERRORS_PER_MINUTE } from "./types";
 
 const Status = t.Union([t.Literal("unresolved"), t.Literal("resolved"), t.Literal("ignored"), t.Literal("regressed")], {
   description: "unresolved (new), resolved, ignored (new occurrences keep it ignored), regressed (it happened again after being resolved)",
@@ -75,7 +75,38 @@ export const IngestErrorsBody = BodyObject(
   },
 );
 
-export const IngestErrorsReply = t.Object({ accepted: Integer({ description: "Occurrences stored (all of the batch)" }) }, { examples: [{ accepted: 2 }] });
+const EXAMPLE_LIMITED = {
+  reason: "new_errors_per_minute",
+  limit: NEW_ERRORS_PER_MINUTE,
+  count: 1,
+  retryAfter: 37,
+  detail: `1 occurrence(s) of errors new to the project were dropped: it may start tracking ${NEW_ERRORS_PER_MINUTE} new errors a minute. Errors already tracked keep counting.`,
+};
+
+export const LimitedSchema = t.Object(
+  {
+    reason: t.Union([t.Literal("new_errors_per_minute"), t.Literal("error_items_per_minute")], {
+      description:
+        `new_errors_per_minute: occurrences dropped because their error would be new and the project has started tracking ${NEW_ERRORS_PER_MINUTE} new errors this minute; ` +
+        `error_items_per_minute: new or regressed errors tracked without a queue item because svc has opened ${ERROR_ITEMS_PER_MINUTE} error items for the project this minute`,
+    }),
+    limit: Integer({ description: "The limit, per project and minute (per server)" }),
+    count: Integer({ description: "Occurrences dropped (new_errors_per_minute) or errors left without a queue item (error_items_per_minute) in this call" }),
+    retryAfter: Integer({ description: "Seconds until the project's minute starts again" }),
+    detail: t.String(),
+  },
+  { title: "IngestLimited" },
+);
+
+const HeldBack = {
+  dropped: t.Optional(Integer({ description: "Occurrences not stored (present with `limited`)" })),
+  limited: t.Optional(t.Array(LimitedSchema, { description: "What the per-project limits held back; absent when nothing was" })),
+};
+
+export const IngestErrorsReply = t.Object(
+  { accepted: Integer({ description: "Occurrences stored (all of the batch unless `limited` says otherwise)" }), ...HeldBack },
+  { examples: [{ accepted: 2 }, { accepted: 1, dropped: 1, limited: [EXAMPLE_LIMITED] }] },
+);
 
 export const ErrorListQuery = QueryObject({
   status: t.Optional(Status),
@@ -118,6 +149,6 @@ export const SeriesReply = t.Object(
 );
 
 export const SentryReply = t.Object(
-  { id: t.Optional(t.String({ description: "The event id (32 hex characters); absent when the envelope carried no event" })) },
-  { examples: [{ id: "fc6d8c0c43fc4630ad850ee518f1b9d0" }] },
+  { id: t.Optional(t.String({ description: "The event id (32 hex characters); absent when the envelope carried no event" })), ...HeldBack },
+  { examples: [{ id: "fc6d8c0c43fc4630ad850ee518f1b9d0" }, { id: "fc6d8c0c43fc4630ad850ee518f1b9d0", dropped: 1, limited: [EXAMPLE_LIMITED] }] },
 );

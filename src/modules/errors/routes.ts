@@ -5,11 +5,24 @@ import { IdParam, describe, jsonBodyPlugin } from "../../lib/http";
 import { pathOf } from "../../lib/pipeline";
 import { ErrorListQuery, IngestErrorsBody, IngestErrorsReply, SentryReply, SeriesBody, SeriesReply, SetStatusBody, TrackedErrorSchema } from "./contract";
 import { decodeBody, dsnKey, envelopeEvents, parseEnvelope, parseStoreBody, sentryKeyOf } from "./sentry";
+import type { IngestOutcome } from "./service";
+import { ERROR_ITEMS_PER_MINUTE, NEW_ERRORS_PER_MINUTE } from "./types";
 
 const TAG = "Errors";
 const SDK_TAG = "SDK runtime";
 
 const SentryProjectParam = t.Object({ projectNumber: t.String({ description: "Any digits: the DSN's project id (the project is the key's)" }) });
+
+/** `dropped` and `limited` when the per-project limits held something back; nothing otherwise (the answer is as it always was). */
+const heldBack = (o: IngestOutcome) => (o.limited.length > 0 ? { dropped: o.dropped, limited: o.limited } : {});
+
+const LIMITS =
+  `Limits per project and minute (per server): at most ${NEW_ERRORS_PER_MINUTE.toLocaleString("en")} new errors (fingerprints not tracked yet) start being tracked; ` +
+  "occurrences of further new fingerprints that minute are dropped, while errors already tracked keep counting. " +
+  `At most ${ERROR_ITEMS_PER_MINUTE} queue items are opened for new or regressed errors; further errors are tracked without one. ` +
+  "The answer says what was held back: `dropped` (occurrences not stored) and `limited` (`reason` new_errors_per_minute or error_items_per_minute, `limit`, `count`, `retryAfter` seconds); " +
+  "/metrics counts them (svc_error_occurrences_dropped_total, svc_error_queue_items_skipped_total). " +
+  "A project's calls are written one transaction at a time, so a flood from one project does not hold up another's writes.";
 
 const SENTRY_AUTH =
   "Auth: the server SDK key as the DSN's public key, `http://<server key>@host/1`: Sentry SDKs send it as the `sentry_key` query parameter or in `X-Sentry-Auth: Sentry sentry_key=…`; " +
@@ -41,9 +54,9 @@ export function errorRoutes(ctx: AppContext) {
     .post(
       "/api/sdk/v1/errors",
       async ({ principal, body, set }) => {
-        const accepted = await errors.ingest(principal.projectId, body.errors);
+        const outcome = await errors.ingest(principal.projectId, body.errors);
         set.status = 202;
-        return { accepted };
+        return { accepted: outcome.accepted, ...heldBack(outcome) };
       },
       {
         sdk: "server",
@@ -56,7 +69,8 @@ export function errorRoutes(ctx: AppContext) {
           description:
             "202 once every occurrence is durable: the tracked errors (grouped by fingerprint: the exception type and the top in-app frames of `stack`, never line numbers; " +
             "without frames, the message with its numbers, ids, emails and URLs left out; or your own `fingerprint`) and each occurrence's event (`$error:<fingerprint>`, for the series). " +
-            "One invalid item refuses the whole batch (400 VALIDATION naming it) and stores nothing. A resolved error that happens again becomes `regressed`.",
+            "One invalid item refuses the whole batch (400 VALIDATION naming it) and stores nothing. A resolved error that happens again becomes `regressed`.\n\n" +
+            LIMITS,
           response: { 202: IngestErrorsReply },
         }),
       },
@@ -84,9 +98,9 @@ export function errorRoutes(ctx: AppContext) {
         }
         const principal = await sentryPrincipal(request, headers, () => tunnelled);
         const parsed = await read();
-        const ids = await errors.ingestSentry(principal.projectId, envelopeEvents(parsed));
+        const { ids, outcome } = await errors.ingestSentry(principal.projectId, envelopeEvents(parsed));
         const id = (typeof parsed.header.event_id === "string" && /^[0-9a-f]{32}$/i.test(parsed.header.event_id) ? parsed.header.event_id : null) ?? ids.find((x) => x !== null);
-        return id ? { id } : {};
+        return { ...(id ? { id } : {}), ...heldBack(outcome) };
       },
       {
         params: SentryProjectParam,
@@ -101,7 +115,7 @@ export function errorRoutes(ctx: AppContext) {
             "an item's `length` is honoured), gzip, deflate or br compressed or not, with or without a Content-Type. " +
             "`event` items become occurrences (the last exception's type, value and frames; `user.id` is the unit; environment, release, level and tags are properties); " +
             "sessions, client reports, transactions and other items are skipped. 200 `{id}` (the event id) once they are durable. " +
-            `A malformed envelope is 400 BAD_REQUEST saying what is wrong.\n\n${SENTRY_AUTH}`,
+            `A malformed envelope is 400 BAD_REQUEST saying what is wrong.\n\n${LIMITS}\n\n${SENTRY_AUTH}`,
           response: { 200: SentryReply },
         }),
       },
@@ -112,8 +126,11 @@ export function errorRoutes(ctx: AppContext) {
         checkProjectNumber(request, params.projectNumber);
         const principal = await sentryPrincipal(request, headers);
         const event = parseStoreBody(await bodyOf(request));
-        const [id] = await errors.ingestSentry(principal.projectId, [event]);
-        return id ? { id } : {};
+        const {
+          ids: [id],
+          outcome,
+        } = await errors.ingestSentry(principal.projectId, [event]);
+        return { ...(id ? { id } : {}), ...heldBack(outcome) };
       },
       {
         params: SentryProjectParam,
@@ -123,7 +140,7 @@ export function errorRoutes(ctx: AppContext) {
           tag: SDK_TAG,
           auth: "server",
           errors: [404, 413],
-          description: `One Sentry event as JSON (optionally gzip, deflate or br compressed), read as in the envelope endpoint. 200 \`{id}\`.\n\n${SENTRY_AUTH}`,
+          description: `One Sentry event as JSON (optionally gzip, deflate or br compressed), read as in the envelope endpoint. 200 \`{id}\`.\n\n${LIMITS}\n\n${SENTRY_AUTH}`,
           response: { 200: SentryReply },
         }),
       },

@@ -1,16 +1,27 @@
 import { SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { EventRow, SeriesResult } from "../../lib/eventstore/types";
-import { badRequest, notFound, validation } from "../../lib/errors";
+import { ApiError, badRequest, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import { emitEvent } from "../../lib/outbox";
+import { RateLimiter, type RateRule } from "../../lib/rate-limit";
+import { type Tx, isBusyError, isPostgresUnavailable } from "../../lib/store";
 import { checkSeriesWindow, parseTimestamp } from "../analytics/service";
 import { PROPERTY_NAME } from "../events/service";
 import { type Frame, MESSAGE_MAX, cleanText, culpritOf, fingerprintOf, normaliseType, parseStack } from "./fingerprint";
 import { occurrenceFromEvent } from "./sentry";
-import { type ErrorRow, addUnits, errorsByFingerprint, errorsOfProject, findErrors, insertErrors, setStatus, toTrackedError, updateOccurrences } from "./store";
-import { ERROR_STATUSES, type ErrorStatus, MAX_ERRORS_PER_CALL, type SettableStatus, type TrackedError, errorEventName } from "./types";
+import { type ErrorRow, type OccurrenceUpdate, addUnits, errorsByFingerprint, errorsOfProject, findErrors, insertErrors, setStatus, toTrackedError, updateOccurrences } from "./store";
+import {
+  ERROR_ITEMS_PER_MINUTE,
+  ERROR_STATUSES,
+  type ErrorStatus,
+  MAX_ERRORS_PER_CALL,
+  NEW_ERRORS_PER_MINUTE,
+  type SettableStatus,
+  type TrackedError,
+  errorEventName,
+} from "./types";
 import type { ErrorFiling } from "../ops/service";
 
 type Props = Record<string, string | number | boolean>;
@@ -40,6 +51,14 @@ export type SdkErrorItem = {
 
 type Actor = { email: string; type: string };
 
+/** Why part of a call was held back (`limited` in the answer; the reasons are /metrics labels too). */
+export type LimitReason = "new_errors_per_minute" | "error_items_per_minute";
+
+export type Limited = { reason: LimitReason; limit: number; count: number; retryAfter: number; detail: string };
+
+/** What one call's occurrences became: stored, dropped, and what the limits held back (empty: nothing). */
+export type IngestOutcome = { accepted: number; dropped: number; limited: Limited[] };
+
 /** Occurrences of one fingerprint in a batch. */
 type Group = {
   fingerprint: string;
@@ -50,6 +69,23 @@ type Group = {
   sample: { type: string; message: string; culprit: string | null };
   units: Set<string>;
 };
+
+/** One call, grouped, waiting for its project's turn. */
+type Prepared = { groups: Map<string, Group>; rows: EventRow[]; fingerprints: string[] };
+
+/** A group of several calls written in one transaction, and the call that brought it first (to whom a held-back item is told). */
+type MergedGroup = Group & { owner: number };
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** A project's calls waiting for their turn; at most one of its transactions is queued or running at a time. */
+type Lane = { jobs: { prepared: Prepared; size: number; done: (r: Settled<IngestOutcome>) => void }[] };
+
+const NEW_ERRORS_RULE: RateRule = { limit: NEW_ERRORS_PER_MINUTE, windowMs: 60_000 };
+const ERROR_ITEMS_RULE: RateRule = { limit: ERROR_ITEMS_PER_MINUTE, windowMs: 60_000 };
+
+/** The store cannot take writes now: retrying each call of a failed batch alone would only wait longer. */
+const isUnavailable = (err: unknown) => (err instanceof ApiError && err.code === "UNAVAILABLE") || isBusyError(err) || isPostgresUnavailable(err);
 
 const PREFIX_MIN = 6;
 // biome-ignore lint: control characters are what it matches.
@@ -63,8 +99,12 @@ const subjectName = (type: string, message: string) => cleanText(`${type}: ${mes
  * Tracked errors: occurrences grouped by fingerprint into one row per error
  * and project (count, distinct units, first and last seen, status), each
  * occurrence also appended to the event store as `$error:<fingerprint>` for
- * the error's series. One batch is one transaction under the project's
- * `errors:` lock, then one append; the call resolves when both are durable.
+ * the error's series. A project's calls are written one transaction at a
+ * time under its `errors:` lock (calls that queued meanwhile share one),
+ * then appended; a call resolves when both are durable. Per project and
+ * minute, at most NEW_ERRORS_PER_MINUTE new errors are tracked (later new
+ * fingerprints' occurrences are dropped) and ERROR_ITEMS_PER_MINUTE queue
+ * items opened; the answer says what was held back.
  */
 export class ErrorsService {
   constructor(private readonly ctx: ServiceContext) {}
@@ -114,7 +154,7 @@ export class ErrorsService {
   }
 
   /** POST /api/sdk/v1/errors: checked whole (one bad item refuses the batch, naming it), then recorded. */
-  async ingest(projectId: string, items: SdkErrorItem[]): Promise<number> {
+  async ingest(projectId: string, items: SdkErrorItem[]): Promise<IngestOutcome> {
     if (items.length === 0 || items.length > MAX_ERRORS_PER_CALL) {
       throw validation(`Send 1 to ${MAX_ERRORS_PER_CALL} errors per call`, `errors: ${items.length} items; 1 to ${MAX_ERRORS_PER_CALL}`);
     }
@@ -133,8 +173,7 @@ export class ErrorsService {
         props: checkedProps(item.properties, `errors[${i}].properties`),
       };
     });
-    await this.record(projectId, occurrences);
-    return occurrences.length;
+    return this.record(projectId, occurrences);
   }
 
   /**
@@ -142,26 +181,43 @@ export class ErrorsService {
    * the SDK paths would refuse (unreadable, too old, too far ahead) becomes
    * the time of arrival: a Sentry SDK cannot correct it.
    */
-  async ingestSentry(projectId: string, events: Record<string, unknown>[]): Promise<(string | null)[]> {
+  async ingestSentry(projectId: string, events: Record<string, unknown>[]): Promise<{ ids: (string | null)[]; outcome: IngestOutcome }> {
     if (events.length > MAX_ERRORS_PER_CALL) throw badRequest(`At most ${MAX_ERRORS_PER_CALL} events per envelope`, `envelope: ${events.length} events`);
-    if (events.length === 0) return [];
+    if (events.length === 0) return { ids: [], outcome: { accepted: 0, dropped: 0, limited: [] } };
     const now = this.ctx.services.analytics.now();
     const mapped = events.map(occurrenceFromEvent);
-    await this.record(
+    const outcome = await this.record(
       projectId,
       mapped.map((o) => {
         const ts = o.ts === null ? now : parseTimestamp(o.ts, now);
         return { type: o.type, message: o.message, frames: o.frames, custom: o.custom, ts: typeof ts === "number" ? ts : now, unitId: o.unitId, props: o.props };
       }),
     );
-    return mapped.map((o) => o.eventId);
+    return { ids: mapped.map((o) => o.eventId), outcome };
   }
 
-  /** Groups, upserts the tracked errors (one transaction), then appends every occurrence to the event store. */
-  async record(projectId: string, occurrences: Occurrence[]): Promise<void> {
-    if (occurrences.length === 0) return;
+  /** Occurrences and queue items the per-project limits held back since start, by reason (/metrics). */
+  readonly heldBack = { droppedNewErrors: 0, skippedItems: 0 };
+
+  /** The per-project allowances of new errors and error items (per server process, like every rate limit here). */
+  private readonly allowances = new RateLimiter();
+
+  private readonly lanes = new Map<string, Lane>();
+
+  /**
+   * Groups the occurrences, then waits for the project's turn: each project's
+   * calls are written one transaction at a time, a transaction taking the
+   * calls that queued meanwhile up to one full call's occurrences. A project
+   * sending many calls at once so holds at most one place in the store's
+   * write queue, and another project's write waits for at most one such
+   * transaction, however large the flood. Resolves once the call's tracked
+   * errors are committed and its occurrences are in the event store.
+   */
+  async record(projectId: string, occurrences: Occurrence[]): Promise<IngestOutcome> {
+    if (occurrences.length === 0) return { accepted: 0, dropped: 0, limited: [] };
     const groups = new Map<string, Group>();
     const rows: EventRow[] = [];
+    const fingerprints: string[] = [];
     for (const o of occurrences) {
       const fingerprint = fingerprintOf({ type: o.type, message: o.message, frames: o.frames, custom: o.custom });
       const sample = { type: normaliseType(o.type), message: sampleMessage(o.message), culprit: culpritOf(o.frames) };
@@ -175,86 +231,227 @@ export class ErrorsService {
       }
       if (o.unitId !== null) g.units.add(o.unitId);
       rows.push({ projectId, name: errorEventName(fingerprint), ts: o.ts, unitId: o.unitId, value: null, props: o.props });
+      fingerprints.push(fingerprint);
     }
-    await this.ctx.store.write(async (tx) => {
-      // Every read-then-write of the project's errors takes this lock first: concurrent batches add up exactly.
-      await tx.lock(`errors:${projectId}`);
-      const existing = await errorsByFingerprint(tx, projectId, [...groups.keys()]);
-      const created: ErrorRow[] = [];
-      const ids = new Map<string, string>();
-      for (const g of groups.values()) {
-        const known = existing.get(g.fingerprint);
-        if (known) {
-          ids.set(g.fingerprint, known.id);
+    const settled = await new Promise<Settled<IngestOutcome>>((done) => {
+      let lane = this.lanes.get(projectId);
+      const idle = !lane;
+      if (!lane) this.lanes.set(projectId, (lane = { jobs: [] }));
+      lane.jobs.push({ prepared: { groups, rows, fingerprints }, size: occurrences.length, done });
+      if (idle) void this.drain(projectId, lane);
+    });
+    if (!settled.ok) throw settled.error;
+    return settled.value;
+  }
+
+  /** Writes a project's queued calls, one transaction at a time, until none is left. */
+  private async drain(projectId: string, lane: Lane): Promise<void> {
+    while (lane.jobs.length > 0) {
+      let size = lane.jobs[0]!.size;
+      let n = 1;
+      while (n < lane.jobs.length && size + lane.jobs[n]!.size <= MAX_ERRORS_PER_CALL) size += lane.jobs[n++]!.size;
+      const batch = lane.jobs.splice(0, n);
+      let results: Settled<IngestOutcome>[];
+      try {
+        results = await this.write(projectId, batch.map((j) => j.prepared));
+      } catch (err) {
+        if (batch.length === 1 || isUnavailable(err)) results = batch.map(() => ({ ok: false, error: err }));
+        else {
+          // One call's content failed the shared transaction: each alone, so that it fails by itself.
+          results = [];
+          for (const j of batch) results.push(await this.write(projectId, [j.prepared]).then((r) => r[0]!, (error: unknown) => ({ ok: false as const, error })));
+        }
+      }
+      batch.forEach((j, i) => j.done(results[i]!));
+    }
+    this.lanes.delete(projectId);
+  }
+
+  /**
+   * One transaction for calls of one project: their groups merged, the
+   * tracked errors upserted within the per-minute allowances, then each
+   * call's kept occurrences appended to the event store. Throws when the
+   * transaction fails; a failed append fails only its call.
+   */
+  private async write(projectId: string, calls: Prepared[]): Promise<Settled<IngestOutcome>[]> {
+    const merged = new Map<string, MergedGroup>();
+    calls.forEach((call, owner) => {
+      for (const g of call.groups.values()) {
+        const m = merged.get(g.fingerprint);
+        if (!m) {
+          merged.set(g.fingerprint, { ...g, units: new Set(g.units), owner });
           continue;
         }
-        const id = newId("err");
-        ids.set(g.fingerprint, id);
-        created.push({
-          id,
-          project_id: projectId,
-          fingerprint: g.fingerprint,
-          type: g.sample.type,
-          message: g.sample.message,
-          culprit: g.sample.culprit,
-          first_seen_at: iso(g.firstTs),
-          last_seen_at: iso(g.lastTs),
-          count: g.count,
-          // A new error has no units yet: every distinct unit of the batch is new to it.
-          affected_units: g.units.size,
-          status: "unresolved",
-          status_changed_at: null,
-          status_changed_by: null,
-        });
-      }
-      await insertErrors(tx, created);
-      // What connectors hear (the outbox, in this transaction); payloads documented in connectors/events.ts.
-      for (const e of created) {
-        const payload = { errorId: e.id, fingerprint: e.fingerprint, type: e.type, message: e.message, culprit: e.culprit, firstSeenAt: e.first_seen_at, lastSeenAt: e.last_seen_at, count: e.count, affectedUnits: e.affected_units };
-        await emitEvent(tx, { projectId, type: "error.new", payload });
-      }
-      // Queue items (the ops module): one per error new or regressed, filed in this transaction.
-      const filing = (e: ErrorRow, kind: ErrorFiling["kind"]): ErrorFiling => ({ errorId: e.id, kind, type: e.type, message: e.message, culprit: e.culprit, fingerprint: e.fingerprint });
-      await this.ctx.services.ops.fileForErrors(tx, projectId, created.map((e) => filing(e, "new")));
-      const pairs: [string, string][] = [];
-      for (const g of groups.values()) for (const unit of g.units) pairs.push([ids.get(g.fingerprint)!, unit]);
-      const gained = await addUnits(tx, pairs);
-      for (const g of groups.values()) {
-        const known = existing.get(g.fingerprint);
-        if (!known) continue;
-        const regressed = known.status === "resolved";
-        const at = nowIso();
-        const newer = iso(g.lastTs) >= known.last_seen_at;
-        await updateOccurrences(tx, {
-          id: known.id,
-          type: newer ? g.sample.type : known.type,
-          message: newer ? g.sample.message : known.message,
-          culprit: newer ? g.sample.culprit : known.culprit,
-          firstSeenAt: iso(g.firstTs) < known.first_seen_at ? iso(g.firstTs) : known.first_seen_at,
-          lastSeenAt: newer ? iso(g.lastTs) : known.last_seen_at,
-          count: g.count,
-          units: gained.get(known.id) ?? 0,
-          // A resolved error that happens again has regressed; ignored stays ignored.
-          status: regressed ? "regressed" : known.status,
-          statusChangedAt: regressed ? at : known.status_changed_at,
-          statusChangedBy: regressed ? SYSTEM_ACTOR.email : known.status_changed_by,
-        });
-        if (regressed) {
-          const payload = { errorId: known.id, fingerprint: g.fingerprint, type: known.type, message: known.message, culprit: known.culprit, occurrences: g.count, resolvedAt: known.status_changed_at, resolvedBy: known.status_changed_by };
-          await emitEvent(tx, { projectId, type: "error.regressed", payload });
-          await this.ctx.services.ops.fileForErrors(tx, projectId, [filing(known, "regressed")]);
-          await recordAudit(tx, {
-            projectId,
-            action: "error.regress",
-            subjectId: known.id,
-            subjectName: subjectName(known.type, known.message),
-            actor: SYSTEM_ACTOR,
-            detail: { fingerprint: g.fingerprint, occurrences: g.count, resolvedAt: known.status_changed_at, resolvedBy: known.status_changed_by },
-          });
+        m.count += g.count;
+        if (g.firstTs < m.firstTs) m.firstTs = g.firstTs;
+        if (g.lastTs >= m.lastTs) {
+          m.lastTs = g.lastTs;
+          m.sample = g.sample;
         }
+        for (const u of g.units) m.units.add(u);
       }
     });
-    await this.append(rows);
+    // Only this lane counts these keys, one transaction at a time: what is left now is what the transaction may use.
+    const newErrors = this.allowances.remaining(`new:${projectId}`, NEW_ERRORS_RULE);
+    const items = this.allowances.remaining(`items:${projectId}`, ERROR_ITEMS_RULE);
+    const done = await this.ctx.store.write((tx) => this.upsert(tx, projectId, merged, newErrors.remaining, items.remaining));
+    this.allowances.add(`new:${projectId}`, NEW_ERRORS_RULE, done.created);
+    this.allowances.add(`items:${projectId}`, ERROR_ITEMS_RULE, done.opened);
+    return Promise.all(
+      calls.map(async (call, owner): Promise<Settled<IngestOutcome>> => {
+        const kept: EventRow[] = [];
+        call.rows.forEach((row, i) => {
+          if (!done.refused.has(call.fingerprints[i]!)) kept.push(row);
+        });
+        const dropped = call.rows.length - kept.length;
+        const skipped = done.skippedBy.get(owner) ?? 0;
+        this.heldBack.droppedNewErrors += dropped;
+        this.heldBack.skippedItems += skipped;
+        const limited: Limited[] = [];
+        if (dropped > 0) {
+          limited.push({
+            reason: "new_errors_per_minute",
+            limit: NEW_ERRORS_PER_MINUTE,
+            count: dropped,
+            retryAfter: newErrors.retryAfter,
+            detail: `${dropped} occurrence(s) of errors new to the project were dropped: it may start tracking ${NEW_ERRORS_PER_MINUTE} new errors a minute. Errors already tracked keep counting.`,
+          });
+        }
+        if (skipped > 0) {
+          limited.push({
+            reason: "error_items_per_minute",
+            limit: ERROR_ITEMS_PER_MINUTE,
+            count: skipped,
+            retryAfter: items.retryAfter,
+            detail: `${skipped} new or regressed error(s) are tracked without a queue item: svc opens at most ${ERROR_ITEMS_PER_MINUTE} error items a minute per project.`,
+          });
+        }
+        try {
+          await this.append(kept);
+        } catch (error) {
+          return { ok: false, error };
+        }
+        return { ok: true, value: { accepted: kept.length, dropped, limited } };
+      }),
+    );
+  }
+
+  /**
+   * The tracked errors of merged groups, under the project's `errors:` lock:
+   * known ones counted (that is all an occurrence of a known error costs),
+   * new ones inserted while `mayCreate` lasts (the rest refused: their
+   * occurrences are dropped), queue items filed or reopened while `mayOpen`
+   * lasts.
+   */
+  private async upsert(
+    tx: Tx,
+    projectId: string,
+    groups: Map<string, MergedGroup>,
+    mayCreate: number,
+    mayOpen: number,
+  ): Promise<{ created: number; opened: number; refused: Set<string>; skippedBy: Map<number, number> }> {
+    // Every read-then-write of the project's errors takes this lock first: concurrent batches add up exactly.
+    await tx.lock(`errors:${projectId}`);
+    const existing = await errorsByFingerprint(tx, projectId, [...groups.keys()]);
+    const created: ErrorRow[] = [];
+    const refused = new Set<string>();
+    const ids = new Map<string, string>();
+    const ownerOf = new Map<string, number>();
+    for (const g of groups.values()) {
+      const known = existing.get(g.fingerprint);
+      if (known) {
+        ids.set(g.fingerprint, known.id);
+        ownerOf.set(known.id, g.owner);
+        continue;
+      }
+      if (created.length >= mayCreate) {
+        refused.add(g.fingerprint);
+        continue;
+      }
+      const id = newId("err");
+      ids.set(g.fingerprint, id);
+      ownerOf.set(id, g.owner);
+      created.push({
+        id,
+        project_id: projectId,
+        fingerprint: g.fingerprint,
+        type: g.sample.type,
+        message: g.sample.message,
+        culprit: g.sample.culprit,
+        first_seen_at: iso(g.firstTs),
+        last_seen_at: iso(g.lastTs),
+        count: g.count,
+        // A new error has no units yet: every distinct unit of the batch is new to it.
+        affected_units: g.units.size,
+        status: "unresolved",
+        status_changed_at: null,
+        status_changed_by: null,
+      });
+    }
+    await insertErrors(tx, created);
+    // What connectors hear (the outbox, in this transaction); payloads documented in connectors/events.ts.
+    for (const e of created) {
+      const payload = { errorId: e.id, fingerprint: e.fingerprint, type: e.type, message: e.message, culprit: e.culprit, firstSeenAt: e.first_seen_at, lastSeenAt: e.last_seen_at, count: e.count, affectedUnits: e.affected_units };
+      await emitEvent(tx, { projectId, type: "error.new", payload });
+    }
+    // Queue items (the ops module): one per error new or regressed, filed in this transaction, while the allowance lasts.
+    let opened = 0;
+    const skippedBy = new Map<number, number>();
+    const file = async (filings: ErrorFiling[]) => {
+      const r = await this.ctx.services.ops.fileForErrors(tx, projectId, filings, mayOpen - opened);
+      opened += r.opened;
+      for (const f of r.skipped) {
+        const owner = ownerOf.get(f.errorId)!;
+        skippedBy.set(owner, (skippedBy.get(owner) ?? 0) + 1);
+      }
+    };
+    const filing = (e: ErrorRow, kind: ErrorFiling["kind"]): ErrorFiling => ({ errorId: e.id, kind, type: e.type, message: e.message, culprit: e.culprit, fingerprint: e.fingerprint });
+    await file(created.map((e) => filing(e, "new")));
+    const pairs: [string, string][] = [];
+    for (const g of groups.values()) {
+      const id = ids.get(g.fingerprint);
+      if (id !== undefined) for (const unit of g.units) pairs.push([id, unit]);
+    }
+    const gained = await addUnits(tx, pairs);
+    const updates: OccurrenceUpdate[] = [];
+    const regressions: [MergedGroup, ErrorRow][] = [];
+    for (const g of groups.values()) {
+      const known = existing.get(g.fingerprint);
+      if (!known) continue;
+      const regressed = known.status === "resolved";
+      const at = nowIso();
+      const newer = iso(g.lastTs) >= known.last_seen_at;
+      updates.push({
+        id: known.id,
+        type: newer ? g.sample.type : known.type,
+        message: newer ? g.sample.message : known.message,
+        culprit: newer ? g.sample.culprit : known.culprit,
+        firstSeenAt: iso(g.firstTs) < known.first_seen_at ? iso(g.firstTs) : known.first_seen_at,
+        lastSeenAt: newer ? iso(g.lastTs) : known.last_seen_at,
+        count: g.count,
+        units: gained.get(known.id) ?? 0,
+        // A resolved error that happens again has regressed; ignored stays ignored.
+        status: regressed ? "regressed" : known.status,
+        statusChangedAt: regressed ? at : known.status_changed_at,
+        statusChangedBy: regressed ? SYSTEM_ACTOR.email : known.status_changed_by,
+      });
+      if (regressed) regressions.push([g, known]);
+    }
+    await updateOccurrences(tx, updates);
+    for (const [g, known] of regressions) {
+      const payload = { errorId: known.id, fingerprint: g.fingerprint, type: known.type, message: known.message, culprit: known.culprit, occurrences: g.count, resolvedAt: known.status_changed_at, resolvedBy: known.status_changed_by };
+      await emitEvent(tx, { projectId, type: "error.regressed", payload });
+      await file([filing(known, "regressed")]);
+      await recordAudit(tx, {
+        projectId,
+        action: "error.regress",
+        subjectId: known.id,
+        subjectName: subjectName(known.type, known.message),
+        actor: SYSTEM_ACTOR,
+        detail: { fingerprint: g.fingerprint, occurrences: g.count, resolvedAt: known.status_changed_at, resolvedBy: known.status_changed_by },
+      });
+    }
+    return { created: created.length, opened, refused, skippedBy };
   }
 
   /** The one place occurrences reach the event store (durable when it resolves). */

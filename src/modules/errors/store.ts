@@ -93,26 +93,40 @@ export async function insertErrors(q: Queryable, rows: ErrorRow[]): Promise<void
   }
 }
 
-/** New occurrences of a known error: counts added to, sample and times moved, status as decided by the service. */
-export async function updateOccurrences(
-  q: Queryable,
-  r: { id: string; type: string; message: string; culprit: string | null; firstSeenAt: string; lastSeenAt: string; count: number; units: number; status: ErrorStatus; statusChangedAt: string | null; statusChangedBy: string | null },
-): Promise<void> {
-  await q.run(
-    `UPDATE tracked_errors SET type = ?, message = ?, culprit = ?, first_seen_at = ?, last_seen_at = ?, count = count + ?, affected_units = affected_units + ?,
-       status = ?, status_changed_at = ?, status_changed_by = ? WHERE id = ?`,
-    r.type,
-    r.message,
-    r.culprit,
-    r.firstSeenAt,
-    r.lastSeenAt,
-    r.count,
-    r.units,
-    r.status,
-    r.statusChangedAt,
-    r.statusChangedBy,
-    r.id,
-  );
+export type OccurrenceUpdate = {
+  id: string;
+  type: string;
+  message: string;
+  culprit: string | null;
+  firstSeenAt: string;
+  lastSeenAt: string;
+  count: number;
+  units: number;
+  status: ErrorStatus;
+  statusChangedAt: string | null;
+  statusChangedBy: string | null;
+};
+
+/**
+ * New occurrences of known errors: counts added to, sample and times moved,
+ * status as decided by the service. One statement per batch of rows (an
+ * UPDATE … FROM VALUES, on both engines), so a call of 1,000 known errors
+ * is a few statements, not 1,000.
+ */
+export async function updateOccurrences(q: Queryable, updates: OccurrenceUpdate[]): Promise<void> {
+  for (const batch of batches(updates)) {
+    const params: Param[] = [];
+    for (const r of batch) params.push(r.id, r.type, r.message, r.culprit, r.firstSeenAt, r.lastSeenAt, r.count, r.units, r.status, r.statusChangedAt, r.statusChangedBy);
+    // VALUES columns are column1, column2, ... on both engines; the numbers are cast because PostgreSQL may read them as text.
+    await q.run(
+      `UPDATE tracked_errors SET type = v.column2, message = v.column3, culprit = v.column4, first_seen_at = v.column5, last_seen_at = v.column6,
+         count = tracked_errors.count + CAST(v.column7 AS INTEGER), affected_units = tracked_errors.affected_units + CAST(v.column8 AS INTEGER),
+         status = v.column9, status_changed_at = v.column10, status_changed_by = v.column11
+       FROM (VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}) AS v
+       WHERE tracked_errors.id = v.column1`,
+      ...params,
+    );
+  }
 }
 
 /** Inserts (error, unit) pairs, ignoring those already there; answers how many each error gained. */

@@ -41,7 +41,8 @@ export function experimentRoutes(ctx: AppContext) {
             "A draft in a universe: 2 to 10 variants (the first is the control) with relative weights, a value each and optionally an override of one config or gate, " +
             "an allocation `[start, end)` of the universe's 10,000 segments (not over its holdout), optionally a targeting gate, a primary metric and guardrail metrics. " +
             "A unit's variant: its segment must be in the allocation and outside the holdout, it must pass the gate, then the experiment's own salted hash of the unit id picks a variant by weight, so a unit keeps its variant when other experiments start or stop. " +
-            "409 when the name exists; VALIDATION naming the field for anything else (an unknown universe, gate, config or metric; an override value that fails the config's schema).",
+            "409 when the name exists; 404 NOT_FOUND naming the field when the universe, gate, an override's gate or config, or a metric is none of the project's (another project's id included), checked in the write's transaction; " +
+            "VALIDATION naming the field for anything else (an override value that fails the config's schema).",
           response: { 201: ExperimentSchema },
         }),
       },

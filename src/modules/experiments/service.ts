@@ -8,6 +8,7 @@ import { emitEvent } from "../../lib/outbox";
 import { bumpRevision } from "../../lib/revisions";
 import type { Queryable, Tx } from "../../lib/store";
 import type { PublishedExperiment } from "../../sdk/experiments";
+import { lockScope as metricsLock } from "../metrics/service";
 import { type SegmentRange, checkRange, lockScope, overlaps } from "../universes/service";
 import { type Results, analyze } from "./analysis";
 import { type AutoRollback, GuardrailWatcher, type RollbackNotifier } from "./guardrails";
@@ -141,12 +142,13 @@ export class ExperimentsService {
     const variants = checkVariants(input.variants);
     const allocation = checkRange(input.allocation, "allocation")!;
     const guardrailShapes = checkGuardrailShapes(input.guardrailMetrics ?? []);
-    await this.checkReferences(projectId, env, variants, input.gate ?? null);
+    await this.checkReferences(projectId, env, variants);
     try {
       return await this.ctx.store.write(async (tx) => {
         await tx.lock(lockScope(projectId));
         if (await experimentByName(tx, projectId, input.name)) throw duplicateName(input.name);
         const resolved = await this.resolve(tx, projectId, input.universe, input.primaryMetric ?? null, guardrailShapes);
+        await this.lockReferences(tx, projectId, variants, input.gate ?? null);
         checkHoldout(allocation, resolved.holdout, resolved.universeName);
         const now = this.nowIso();
         const row: ExperimentRow = {
@@ -209,7 +211,6 @@ export class ExperimentsService {
         const nextEnv = env ?? (row.env as Env);
         const nextVariants = variants ?? (JSON.parse(row.variants) as Variant[]);
         const nextGate = patch.gate === undefined ? row.gate : patch.gate;
-        if (variants !== undefined || patch.gate !== undefined || env !== undefined) await this.checkReferences(projectId, nextEnv, nextVariants, nextGate);
         const resolved = await this.resolve(
           tx,
           projectId,
@@ -217,6 +218,10 @@ export class ExperimentsService {
           patch.primaryMetric === undefined ? row.primary_metric_id : patch.primaryMetric,
           guardrailShapes ?? (JSON.parse(row.guardrail_metric_ids) as Guardrail[]),
         );
+        if (variants !== undefined || patch.gate !== undefined || env !== undefined) {
+          await this.lockReferences(tx, projectId, nextVariants, nextGate);
+          await this.checkReferences(projectId, nextEnv, nextVariants);
+        }
         const nextAllocation = allocation ?? ([Number(row.allocation_start), Number(row.allocation_end)] as SegmentRange);
         if (status === "draft") checkHoldout(nextAllocation, resolved.holdout, resolved.universeName);
         const next: ExperimentRow = {
@@ -269,12 +274,13 @@ export class ExperimentsService {
    */
   async start(projectId: string, idOrName: string, actor: Actor): Promise<Experiment> {
     const draft = await this.find(this.ctx.store, projectId, idOrName);
-    if (draft.status === "draft") await this.checkReferences(projectId, draft.env as Env, JSON.parse(draft.variants) as Variant[], draft.gate);
+    if (draft.status === "draft") await this.checkReferences(projectId, draft.env as Env, JSON.parse(draft.variants) as Variant[]);
     return this.ctx.store.write(async (tx) => {
       await tx.lock(lockScope(projectId));
       const row = await this.find(tx, projectId, draft.id);
       if (row.status !== "draft") throw validation(`Experiment ${row.name} is ${row.status}; only a draft starts`, `status: ${row.status}${row.status === "stopped" ? " (a stopped experiment stays stopped: create another)" : ""}`);
       const universe = await this.ctx.services.universes.resolve(tx, projectId, row.universe_id);
+      await this.lockReferences(tx, projectId, JSON.parse(row.variants) as Variant[], row.gate);
       const allocation: SegmentRange = [Number(row.allocation_start), Number(row.allocation_end)];
       checkHoldout(allocation, universe.holdout_range, universe.name);
       const clashes = (await runningInUniverse(tx, row.universe_id)).filter((r) => overlaps(allocation, [Number(r.allocation_start), Number(r.allocation_end)]));
@@ -372,16 +378,22 @@ export class ExperimentsService {
     return new Map((await this.ctx.services.universes.list(projectId)).map((u) => [u.id, u.name]));
   }
 
-  /** The universe and the metrics named in the body, as ids (VALIDATION naming the field when one does not exist). */
+  /**
+   * The universe and the metrics named in the body, as ids of the project
+   * (NOT_FOUND naming the field when one is not the project's), under the
+   * locks their deletes take (universes: the caller's; metrics: taken
+   * here), so none goes before this transaction commits.
+   */
   private async resolve(tx: Tx, projectId: string, universe: string, primary: string | null, guardrails: Guardrail[]): Promise<Resolved> {
     const u = await this.ctx.services.universes.resolve(tx, projectId, universe).catch((err) => {
-      if (err instanceof ApiError && err.status === 404) throw validation(`Universe ${universe} not found`, `universe: no universe ${universe} in this project (POST /api/admin/universes creates one)`);
+      if (err instanceof ApiError && err.status === 404) throw notFound(`Universe ${universe} not found`, `universe: no universe ${universe} in this project (POST /api/admin/universes creates one)`);
       throw err;
     });
     const { metrics } = this.ctx.services;
+    if (primary !== null || guardrails.length > 0) await tx.lock(metricsLock(projectId));
     const metricId = async (idOrName: string, field: string) => {
       const id = await metrics.resolveId(projectId, idOrName, tx);
-      if (!id) throw validation(`Metric ${idOrName} not found`, `${field}: no metric ${idOrName} in this project`);
+      if (!id) throw notFound(`Metric ${idOrName} not found`, `${field}: no metric ${idOrName} in this project`);
       return id;
     };
     const primaryId = primary === null ? null : await metricId(primary, "primaryMetric");
@@ -394,19 +406,35 @@ export class ExperimentsService {
     return { universeId: u.id, universeName: u.name, holdout: u.holdout_range, primary: primaryId, guardrails: resolvedGuardrails };
   }
 
-  /** The targeting gate and every override target exist; a config override fits the config's schema. */
-  private async checkReferences(projectId: string, env: Env, variants: Variant[], gate: string | null): Promise<void> {
+  /**
+   * The targeting gate and every override's gate or config are the
+   * project's (NOT_FOUND naming the field otherwise), each locked as its
+   * delete locks it, in the write's transaction: a gate or config deleted
+   * meanwhile either sees the experiment (and refuses) or goes first (and
+   * this refuses).
+   */
+  private async lockReferences(tx: Tx, projectId: string, variants: Variant[], gate: string | null): Promise<void> {
     const { gates, configs } = this.ctx.services;
-    const exists = (p: Promise<unknown>) => p.then(() => true, () => false);
-    if (gate !== null && !(await exists(gates.get(projectId, gate)))) throw validation(`Gate ${gate} not found`, `gate: no gate ${gate} in this project`);
+    if (gate !== null && !(await gates.lockReference(tx, projectId, gate))) throw notFound(`Gate ${gate} not found`, `gate: no gate ${gate} in this project`);
     for (const [i, v] of variants.entries()) {
       const o = v.override;
       if (!o) continue;
       const at = `variants[${i}].override`;
-      if (o.kind === "gate" && !(await exists(gates.get(projectId, o.name)))) throw validation(`Gate ${o.name} not found`, `${at}.name: no gate ${o.name} in this project`);
+      if (o.kind === "gate" && !(await gates.lockReference(tx, projectId, o.name))) throw notFound(`Gate ${o.name} not found`, `${at}.name: no gate ${o.name} in this project`);
+      if (o.kind === "config" && !(await configs.lockReference(tx, projectId, o.name))) throw notFound(`Config ${o.name} not found`, `${at}.name: no config ${o.name} in this project`);
+    }
+  }
+
+  /** A config override fits the config's schema (its existence is lockReferences' to decide, in the transaction). */
+  private async checkReferences(projectId: string, env: Env, variants: Variant[]): Promise<void> {
+    const { configs } = this.ctx.services;
+    for (const [i, v] of variants.entries()) {
+      const o = v.override;
+      if (!o) continue;
+      const at = `variants[${i}].override`;
       if (o.kind === "config") {
         const problems = await configs.valueProblems(projectId, o.name, o.value, `${at}.value`).catch((err) => {
-          if (err instanceof ApiError && err.status === 404) throw validation(`Config ${o.name} not found`, `${at}.name: no config ${o.name} in this project`);
+          if (err instanceof ApiError && err.status === 404) throw notFound(`Config ${o.name} not found`, `${at}.name: no config ${o.name} in this project`);
           throw err;
         });
         if (problems.length > 0) throw validation(`The override of config ${o.name} does not match its schema (env ${env})`, problems.join("; "));

@@ -43,10 +43,10 @@ export function gateRoutes(ctx: AppContext) {
           summary: "Create a gate",
           tag: TAG,
           auth: "admin",
-          errors: [409],
+          errors: [404, 409],
           description:
             "Publishes version 1 on every env with the given rules (default none: off for everyone). Operators and values are checked per rule; a VALIDATION detail names the rule and field (`rules[1].conditions[0].value`). " +
-            "The bound on evaluation work of PUT /{id}/rules applies.",
+            "A passes_gate/fails_gate value naming no gate of the project is 404 NOT_FOUND naming it. The bound on evaluation work of PUT /{id}/rules applies.",
           response: { 201: CreatedGateSchema },
         }),
       },
@@ -127,7 +127,7 @@ export function gateRoutes(ctx: AppContext) {
       {
         admin: true,
         params: IdParam,
-        ...describe({ summary: "Delete a gate", tag: TAG, auth: "admin", errors: [404], description: "It leaves every env's snapshot; gates that named it as a prerequisite then see it as off." }),
+        ...describe({ summary: "Delete a gate", tag: TAG, auth: "admin", errors: [400, 404], description: "It leaves every env's snapshot. Refused (VALIDATION naming them) while another gate's rules on any env name it (passes_gate/fails_gate), or an unfinished experiment or rollout uses it." }),
       },
     )
     .put("/:id/rules", async ({ principal, params, body }) => await gates.setRules(principal.projectId, params.id, body.env, body.rules, principal.actor), {
@@ -141,9 +141,9 @@ export function gateRoutes(ctx: AppContext) {
         auth: "admin",
         errors: [404],
         description:
-          "One new version on that env. Refused (VALIDATION, naming the rule and field): unknown operators, values of the wrong type, RE2-invalid patterns, prerequisite gates that do not exist or that would form a cycle or nest over 10 deep, " +
+          "One new version on that env. Refused (VALIDATION, naming the rule and field): unknown operators, values of the wrong type, RE2-invalid patterns, prerequisites that would form a cycle or nest over 10 deep, " +
           "and rules whose worst-case evaluation (each gate reached through passes_gate/fails_gate counted once) would cost over 20,000 units (a condition 1, a list 1 more per 8 entries, a regex 64 per RE2 instruction), also when the change pushes a gate that depends on this one over (that gate is named). " +
-          "A publish that would make the env's snapshot over 5 MiB of JSON is VALIDATION too.",
+          "A publish that would make the env's snapshot over 5 MiB of JSON is VALIDATION too. A prerequisite naming no gate of the project (another project's included) is 404 NOT_FOUND naming the rule and field.",
         response: { 200: PublishedSchema },
       }),
     })

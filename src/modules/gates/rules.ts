@@ -1,4 +1,4 @@
-import { validation } from "../../lib/errors";
+import { notFound, validation } from "../../lib/errors";
 import { compileRegex } from "../../lib/re2";
 import { CONTROL_CHARS } from "../../lib/validate";
 import { GATE_OPS, type GateCondition, type GateOp, type GateRule, parseSemver } from "../../sdk/gates";
@@ -123,7 +123,8 @@ export function referencedGates(rules: GateRule[]): { name: string; field: strin
 export function checkPrerequisites(gateName: string, rules: GateRule[], graph: Map<string, string[]>): void {
   for (const ref of referencedGates(rules)) {
     if (ref.name === gateName) fail(ref.field, "a gate cannot depend on itself");
-    if (!graph.has(ref.name)) fail(ref.field, `no gate named ${ref.name} in this project`);
+    // A reference to nothing of the project (another project's gate included) is NOT_FOUND, as every reference in a body.
+    if (!graph.has(ref.name)) throw notFound(`Gate ${ref.name} not found`, `${ref.field}: no gate named ${ref.name} in this project`);
   }
   const path: string[] = [];
   const done = new Set<string>();

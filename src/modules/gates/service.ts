@@ -1,6 +1,6 @@
 import { recordAudit } from "../../lib/audit";
 import { ENVS, type Env } from "../../lib/envs";
-import { alreadyExists, notFound, validation } from "../../lib/errors";
+import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso, randomBase62 } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
@@ -138,9 +138,38 @@ export class GatesService {
     });
   }
 
+  /**
+   * For a body that names a gate (an experiment's gate or override, a
+   * rollout's subject), in the caller's transaction: takes the gate's lock,
+   * the one its delete takes (so it stays until that transaction commits),
+   * and answers it; undefined when the project has no gate by that id or name.
+   */
+  async lockReference(tx: Tx, projectId: string, idOrName: string): Promise<{ id: string; name: string } | undefined> {
+    try {
+      const row = await versioned.lock(tx, projectId, idOrName);
+      return { id: row.id, name: row.name };
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Deletes a gate nothing uses: no other gate's rules (on any env), no unfinished experiment or rollout (VALIDATION naming them). */
   async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {
     await this.ctx.store.write(async (tx) => {
+      // The project's lock first, as every publish takes it: no rule can start naming this gate meanwhile.
+      await versioned.lockProject(tx, projectId);
       const row = await versioned.lock(tx, projectId, idOrName);
+      const dependents = new Set<string>();
+      for (const env of ENVS) {
+        for (const g of await versioned.published<Content>(tx, projectId, env)) {
+          if (g.name !== row.name && referencedGates(parseRules(g.rules)).some((r) => r.name === row.name)) dependents.add(`${g.name} (${env})`);
+        }
+      }
+      if (dependents.size > 0) {
+        const names = [...dependents].join(", ");
+        throw validation(`Gate ${row.name} is a prerequisite of ${names}; change their rules first`, `id: named by passes_gate/fails_gate in the rules of ${names}`);
+      }
       await this.ctx.services.experiments.refuseIfUsed(tx, projectId, "gate", row.name);
       await this.ctx.services.rollouts.refuseIfRolling(tx, projectId, "gate", row.name);
       await versioned.remove(tx, projectId, row.id);

@@ -71,7 +71,9 @@ export function metricRoutes(ctx: AppContext) {
           tag: TAG,
           auth: "admin",
           errors: [404],
-          description: "A metric an alert rule uses is refused (VALIDATION naming the rules): a rule's metric never changes, so delete those rules first (in the dashboard).",
+          description:
+            "A metric an alert rule uses is refused (VALIDATION naming the rules): a rule's metric never changes, so delete those rules first (in the dashboard). " +
+            "So is one an unfinished rollout watches or a draft or running experiment measures (VALIDATION naming them).",
         }),
       },
     )

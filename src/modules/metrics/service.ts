@@ -206,6 +206,14 @@ export class MetricsService {
           `id: used by alert rule${rules.length > 1 ? "s" : ""} ${rules.join(", ")}`,
         );
       }
+      // Rollouts name their watched metrics under this lock too.
+      const rollouts = await this.ctx.services.rollouts.metricUsers(tx, projectId, row.id);
+      if (rollouts.length > 0) {
+        throw validation(
+          `Metric ${row.name} is watched by unfinished rollout ${rollouts.join(", ")}; roll them back or let them complete first`,
+          `id: watched by rollout${rollouts.length > 1 ? "s" : ""} ${rollouts.join(", ")}`,
+        );
+      }
       const experiments = await this.ctx.services.experiments.metricUsers(tx, projectId, row.id);
       if (experiments.length > 0) {
         throw validation(

@@ -120,6 +120,18 @@ export class OperationsService {
       family("svc_events_accepted_total", "Event rows committed to the event store (analytics events, exposures, tracked errors)", "counter", () => [
         { value: t.eventsAccepted },
       ]),
+      family(
+        "svc_error_occurrences_dropped_total",
+        "Error occurrences not stored because of a per-project limit, by reason (new_errors_per_minute: their error would have been new past the project's allowance of new errors a minute)",
+        "counter",
+        () => [{ labels: { reason: "new_errors_per_minute" }, value: services.errors.heldBack.droppedNewErrors }],
+      ),
+      family(
+        "svc_error_queue_items_skipped_total",
+        "New or regressed errors tracked without a queue item because of a per-project limit, by reason (error_items_per_minute: the project's allowance of error items a minute)",
+        "counter",
+        () => [{ labels: { reason: "error_items_per_minute" }, value: services.errors.heldBack.skippedItems }],
+      ),
       family("svc_event_queue_rows", "Event rows taken but not committed yet (the event store's group-commit queue)", "gauge", () => [{ value: t.eventsPending }]),
       family("svc_event_spool_rows", "Event rows waiting in the local spool for the analytics upstream (SERVICE_ANALYTICS_URL; 0 without one)", "gauge", () => {
         const spool = options.eventStore as { pending?: () => number } | undefined;

@@ -75,7 +75,7 @@ export const CreatedItemSchema = t.Object(
 );
 
 export const DedupedSchema = t.Object(
-  { number: Integer({ description: "The open item this title repeats" }), deduped: t.Literal(true) },
+  { number: Integer({ description: "The open public item (filed through the intake) this title repeats" }), deduped: t.Literal(true) },
   { examples: [{ number: 42, deduped: true }] },
 );
 

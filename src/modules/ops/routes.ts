@@ -216,8 +216,8 @@ function intakeRoutes(ctx: AppContext) {
     "A browser may call from the project's `domain` only: the CORS preflight (OPTIONS) answers 204 with `Access-Control-Allow-Origin` for the domain of a project that takes public tickets, 403 FORBIDDEN without CORS headers for any other origin; the POST itself is FORBIDDEN from an origin other than its project's domain.";
   const INTAKE_TEXT =
     "Files a new item in `pending_approval` (a person approves it on the dashboard, the CLI or the API): 201 `{id, number}`, and the outbox event. " +
-    "When an item still open (pending_approval, open or in_progress; of any type) has the same title, ignoring case and runs of whitespace, nothing is filed: 200 `{number, deduped: true}` with that item's number " +
-    "(decided under the project's queue lock: concurrent repeats file one item).";
+    "When an item filed through this intake and still open (pending_approval, open or in_progress; of either type) has the same title, ignoring case and runs of whitespace, nothing is filed: 200 `{number, deduped: true}` with that item's number " +
+    "(decided under the project's queue lock: concurrent repeats file one item). Items people or svc filed are never matched, so the answer says nothing about internal items.";
 
   const intakeDescribe = (summary: string, event: string) =>
     describe({

@@ -8,7 +8,7 @@ import { type Queryable, type Tx, isBusyError, isPostgresUnavailable } from "../
 import { parseDomain } from "../projects/service";
 import {
   type OpsItemRow,
-  activeItemByTitle,
+  activeIntakeItemByTitle,
   insertItem,
   intakeDomainExists,
   intakeSettings,
@@ -348,9 +348,11 @@ export class OpsService {
   /**
    * The public intake (POST /ops/bug, /ops/feature-request; the routes have
    * checked the key, its scope, the project's opt-in and the limits): a new
-   * item pending approval, or, when an item still open (pending approval,
-   * open or in progress) has the same title (case and whitespace aside),
-   * that item's number and nothing filed. Decided under the project's ops
+   * item pending approval, or, when an item filed through the intake and
+   * still open (pending approval, open or in progress) has the same title
+   * (case and whitespace aside), that item's number and nothing filed.
+   * Items people or svc filed are never matched: the answer must not tell
+   * the public whether an internal item exists. Decided under the project's ops
    * lock, so concurrent repeats file exactly one.
    */
   async intake(projectId: string, type: FiledType, input: IntakeInput, actor: AuditActor): Promise<IntakeResult> {
@@ -402,7 +404,7 @@ export class OpsService {
         results[i] = closedToPublic();
         continue;
       }
-      const existing = await activeItemByTitle(tx, job.projectId, titleKey(job.title));
+      const existing = await activeIntakeItemByTitle(tx, job.projectId, titleKey(job.title));
       if (existing) {
         results[i] = { created: false, number: Number(existing.number) };
         continue;
@@ -512,20 +514,31 @@ export class OpsService {
    * Done: reopened (→ open, `ops.reopen`). Rejected: counted, left rejected
    * (someone decided not to act on it). Emits nothing: the error.new and
    * error.regressed events are the errors module's.
+   *
+   * At most `mayOpen` items are filed or reopened (the errors module's
+   * per-minute allowance); filings past it change nothing and are answered
+   * in `skipped`, in order. Counting an item still open is always done.
    */
-  async fileForErrors(tx: Tx, projectId: string, filings: ErrorFiling[]): Promise<void> {
-    if (filings.length === 0) return;
+  async fileForErrors(tx: Tx, projectId: string, filings: ErrorFiling[], mayOpen = Number.POSITIVE_INFINITY): Promise<{ opened: number; skipped: ErrorFiling[] }> {
+    const skipped: ErrorFiling[] = [];
+    let opened = 0;
+    if (filings.length === 0) return { opened, skipped };
     await tx.lock(lockScope(projectId));
     for (const f of filings) {
       const title = clip(`${f.type}: ${f.message.replace(/\s+/gu, " ").trim()}`, TITLE_MAX);
       const actual = [f.message, f.culprit ? `at ${f.culprit}` : null, `fingerprint ${f.fingerprint}`].filter(Boolean).join("\n");
-      await this.platformFiling(tx, projectId, f.errorId, f.kind, {
-        type: "error",
-        title,
-        actualResult: clip(actual, TEXT_MAX),
-        expectedResult: "No such error",
-      });
+      const outcome = await this.platformFiling(
+        tx,
+        projectId,
+        f.errorId,
+        f.kind,
+        { type: "error", title, actualResult: clip(actual, TEXT_MAX), expectedResult: "No such error" },
+        opened < mayOpen,
+      );
+      if (outcome === "opened") opened++;
+      else if (outcome === "skipped") skipped.push(f);
     }
+    return { opened, skipped };
   }
 
   /** The alerts evaluator, inside the transaction of an ok → firing transition: as fileForErrors, one item per rule. */
@@ -546,8 +559,11 @@ export class OpsService {
     sourceRef: string,
     kind: string,
     what: { type: "error" | "alert"; title: string; actualResult: string; expectedResult: string },
-  ): Promise<void> {
+    mayOpen = true,
+  ): Promise<"opened" | "counted" | "skipped"> {
     const latest = await latestItemFor(tx, projectId, sourceRef);
+    // Filing or reopening makes an open item: past the caller's allowance, nothing is written.
+    if (!mayOpen && (!latest || latest.status === "done")) return "skipped";
     if (!latest) {
       await this.insert(tx, projectId, {
         type: what.type,
@@ -562,7 +578,7 @@ export class OpsService {
         sourceRef,
         actor: SYSTEM_ACTOR,
       });
-      return;
+      return "opened";
     }
     const now = nowIso();
     const reopen = latest.status === "done";
@@ -582,6 +598,7 @@ export class OpsService {
       actor: SYSTEM_ACTOR,
       detail: { kind, sourceRef, status: next.status, timesFiled: next.times_filed },
     });
+    return reopen ? "opened" : "counted";
   }
 
   private async insert(tx: Tx, projectId: string, f: NewItem): Promise<QueueItem> {

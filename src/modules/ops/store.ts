@@ -121,13 +121,15 @@ export async function itemByNumber(q: Queryable, projectId: string, number: numb
 }
 
 /**
- * The oldest item still open (pending approval, open or in progress) whose folded title is `titleKey`.
+ * The oldest item filed through the public intake and still open (pending approval, open or in progress)
+ * whose folded title is `titleKey`. Only intake items: an answer about an item people or svc filed would tell
+ * anyone with a client key that an internal item of that title exists.
  * The few rows of one title are ordered here: with ORDER BY in SQL, SQLite may walk the (project, number)
  * index of the whole project instead of the title index.
  */
-export async function activeItemByTitle(q: Queryable, projectId: string, titleKey: string): Promise<{ id: string; number: number } | undefined> {
+export async function activeIntakeItemByTitle(q: Queryable, projectId: string, titleKey: string): Promise<{ id: string; number: number } | undefined> {
   const rows = await q.all<{ id: string; number: number }>(
-    `SELECT id, number FROM ops_items WHERE project_id = ? AND title_key = ? AND status IN ${ACTIVE_STATUSES_SQL}`,
+    `SELECT id, number FROM ops_items WHERE project_id = ? AND title_key = ? AND source = 'intake' AND status IN ${ACTIVE_STATUSES_SQL}`,
     projectId,
     titleKey,
   );

@@ -1,8 +1,8 @@
-import { validation } from "../../lib/errors";
+import { notFound, validation } from "../../lib/errors";
 import type { ServiceContext } from "../../lib/module";
 import { ERRORS_METRIC, STAGES_MAX, STAGE_MINUTES_MAX, type Stage, TOLERANCE_MAX, WATCH_MAX, type WatchedMetric } from "./types";
 
-// The checks of a rollout's plan and watched metrics, each failure a VALIDATION naming its field.
+// The checks of a rollout's plan and watched metrics, each failure a VALIDATION naming its field (a metric the project does not have: NOT_FOUND).
 
 /** Stages: 1 to 20, percentages growing strictly, the last 100; whole minutes each. */
 export function checkStages(stages: Stage[]): Stage[] {
@@ -55,7 +55,7 @@ export async function checkWatch(ctx: ServiceContext, projectId: string, metrics
     if (m.metric === ERRORS_METRIC) throw validation("The error rate is always watched", `metrics[${i}].metric: set errorTolerance for it instead`);
     // One lookup by id, id prefix or name; not found is the field's error here.
     const metric = await ctx.services.metrics.get(projectId, m.metric).catch(() => null);
-    if (!metric) throw validation(`Metric ${m.metric} not found`, `metrics[${i}].metric: a metric's name or id (GET /api/admin/metrics)`);
+    if (!metric) throw notFound(`Metric ${m.metric} not found`, `metrics[${i}].metric: no metric ${m.metric} in this project (GET /api/admin/metrics lists them)`);
     if (out.some((w) => w.metricId === metric.id)) throw validation("A metric is named twice", `metrics[${i}].metric: ${metric.name} is already watched`);
     out.push({ metric: metric.name, metricId: metric.id, direction: m.direction, tolerance: checkTolerance(m.tolerance, `metrics[${i}].tolerance`) });
   }

@@ -54,7 +54,7 @@ export function rolloutRoutes(ctx: AppContext) {
             "The units in the current stage (their `user_id` bucket under the rollout's salt below the stage's percent, the same in SDKs, OFREP and the server) get the change, the rest keep what is published; each logs an exposure. " +
             "Every minute the monitor compares both groups of the current stage with an always-valid sequential test on the error rate (tracked errors per unit, always watched) and the metrics named, each with its direction and tolerated regression. " +
             "A regression pauses or rolls back at once (audited, the snapshot revised, connectors told with rollout.* events); otherwise a stage advances when its minutes are up and the data is fresh, and after the last (100 %) the change is published for everyone. " +
-            "409 when the gate or config already has an unfinished rollout on the env.",
+            "409 when the gate or config already has an unfinished rollout on the env. 404 NOT_FOUND naming the field when the gate, config or a watched metric is none of the project's (another project's id included), checked again in the write's transaction.",
           response: { 201: RolloutSchema },
         }),
       },

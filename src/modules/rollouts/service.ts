@@ -1,6 +1,6 @@
 import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
-import { alreadyExists, notFound, validation } from "../../lib/errors";
+import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { checkLimit } from "../../lib/validate";
 import { newId, randomBase62 } from "../../lib/ids";
@@ -13,6 +13,7 @@ import type { GateRule } from "../../sdk/gates";
 import type { PublishedRollout } from "../../sdk/rollouts";
 import { checkDescription, checkEnv } from "../experiments/checks";
 import { checkRules } from "../gates/rules";
+import { lockScope as metricsLock } from "../metrics/service";
 import { checkOnRegression, checkStages, checkStartAt, checkWatch, type WatchInput } from "./checks";
 import { RolloutMonitor } from "./monitor";
 import {
@@ -23,6 +24,7 @@ import {
   SERVING_STATUSES,
   activeFor,
   activeOn,
+  activeWatching,
   checksOf,
   deleteRollout,
   insertCheck,
@@ -34,9 +36,15 @@ import {
   setLastCheck,
   updateRollout,
 } from "./store";
-import { ACTIONS, type CheckResult, DEFAULT_FALSE_ALARM_RATE, DEFAULT_STAGES, type Outcome, type Rollout, type RolloutStatus, STATUSES, type Stage } from "./types";
+import { ACTIONS, type CheckResult, DEFAULT_FALSE_ALARM_RATE, DEFAULT_STAGES, type Outcome, type Rollout, type RolloutStatus, STATUSES, type Stage, type WatchedMetric } from "./types";
 
 export type Actor = AuditActor;
+
+/** A body's gate or config the project does not have: NOT_FOUND naming the field. */
+const refNotFound = (kind: "gate" | "config", ref: string) => (err: unknown): never => {
+  if (err instanceof ApiError && err.status === 404) throw notFound(`${kind === "gate" ? "Gate" : "Config"} ${ref} not found`, `${kind}: no ${kind} ${ref} in this project`);
+  throw err;
+};
 
 export type CreateInput = {
   gate?: string;
@@ -144,14 +152,14 @@ export class RolloutsService {
       if (input.value !== undefined) throw validation("A gate's rollout takes rules", "value: only with config (a gate rolls out new rules)");
       if (input.rules === undefined) throw validation("Say which rules to roll out", "rules: the gate's new rule list");
       const rules = checkRules(input.rules, "rules");
-      const gate = await this.ctx.services.gates.get(projectId, input.gate);
+      const gate = await this.ctx.services.gates.get(projectId, input.gate).catch(refNotFound("gate", input.gate));
       kind = "gate";
       subject = { id: gate.id, name: gate.name };
       change = { rules };
       previous = { rules: gate.envs[env].rules, version: gate.envs[env].version };
     } else {
       if (input.rules !== undefined) throw validation("A config's rollout takes a value", "rules: only with gate (a config rolls out a value)");
-      const config = await this.ctx.services.configs.get(projectId, input.config!);
+      const config = await this.ctx.services.configs.get(projectId, input.config!).catch(refNotFound("config", input.config!));
       let value = input.value;
       if (value === undefined) {
         const draft = config.drafts[env];
@@ -197,6 +205,7 @@ export class RolloutsService {
     checkOnRegression(row.on_regression);
     return this.ctx.store.write(async (tx) => {
       await tx.lock(lockScope(projectId));
+      await this.lockReferences(tx, projectId, kind, subject, watch);
       const busy = await activeOn(tx, projectId, kind, subject.id, env);
       if (busy) throw alreadyExists(`${kind === "gate" ? "Gate" : "Config"} ${subject.name} already has a rollout on ${env}`, `${kind}: ${busy.id} is ${busy.status}; finish or roll it back first`);
       // Units in the stage are evaluated with the new rules: they get the gates' bound on evaluation work too.
@@ -206,6 +215,31 @@ export class RolloutsService {
       if (row.status === "running") await bumpRevision(tx, projectId, env);
       return toRollout(row);
     });
+  }
+
+  /**
+   * The subject and the watched metrics, found above, are still the
+   * project's in the write's transaction, under the locks their deletes take
+   * (the metrics lock, then the gate's or config's own: the order every
+   * writer takes them in), so a concurrent delete either sees the rollout
+   * and refuses, or goes first and this is NOT_FOUND.
+   */
+  private async lockReferences(tx: Tx, projectId: string, kind: "gate" | "config", subject: { id: string; name: string }, watch: WatchedMetric[]): Promise<void> {
+    const { metrics, gates, configs } = this.ctx.services;
+    if (watch.some((w) => w.metricId !== null)) await tx.lock(metricsLock(projectId));
+    for (const [i, w] of watch.entries()) {
+      if (w.metricId !== null && !(await metrics.resolveId(projectId, w.metricId, tx))) {
+        // watch[0] is the error rate, always there: the body's metrics start at watch[1].
+        throw notFound(`Metric ${w.metric} not found`, `metrics[${i - 1}].metric: no metric ${w.metric} in this project`);
+      }
+    }
+    const locked = kind === "gate" ? await gates.lockReference(tx, projectId, subject.id) : await configs.lockReference(tx, projectId, subject.id);
+    if (!locked) throw notFound(`${kind === "gate" ? "Gate" : "Config"} ${subject.name} not found`, `${kind}: no ${kind} ${subject.name} in this project`);
+  }
+
+  /** Ids of the unfinished rollouts that watch a metric: metrics refuse to delete it (under the metrics lock). */
+  metricUsers(q: Queryable, projectId: string, metricId: string): Promise<string[]> {
+    return activeWatching(q, projectId, metricId);
   }
 
   /** Description, notification and the action on regression; the plan and the change are fixed once created. */

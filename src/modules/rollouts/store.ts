@@ -100,6 +100,13 @@ export async function allDue(q: Queryable): Promise<RolloutRow[]> {
   return q.all<RolloutRow>(`SELECT ${COLUMNS} FROM rollouts WHERE status IN ('scheduled', 'running') ORDER BY project_id, id`);
 }
 
+/** Ids of the project's unfinished rollouts that watch a metric (its deletion is refused meanwhile). */
+export async function activeWatching(q: Queryable, projectId: string, metricId: string): Promise<string[]> {
+  // watch is JSON text; a project has few unfinished rollouts, so they are read and matched here.
+  const rows = await q.all<{ id: string; watch: string }>(`SELECT id, watch FROM rollouts WHERE project_id = ? AND status IN (${ACTIVE}) ORDER BY id`, projectId);
+  return rows.filter((r) => (JSON.parse(r.watch) as { metricId: string | null }[]).some((w) => w.metricId === metricId)).map((r) => r.id);
+}
+
 /** The unfinished rollouts of the gates or configs (`kind`, or both) named `subjectName`: deletion refusals and lookups by name. */
 export async function activeFor(q: Queryable, projectId: string, subjectName: string, kind?: string): Promise<RolloutRow[]> {
   const byKind = kind === undefined ? "" : " AND kind = ?";
