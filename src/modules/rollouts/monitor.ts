@@ -5,9 +5,8 @@ import { LeasedRounds } from "../../lib/rounds";
 import { rolloutExposureId } from "../../sdk/rollouts";
 import { upstreamFailure } from "../analytics/service";
 import { judgeMetric, previousState, regressionOf, testAlpha } from "./judge";
-import type { RolloutsService } from "./service";
 import { type RolloutRow, allDue } from "./store";
-import { ERROR_EVENTS, type CheckResult, MAX_INGEST_LAG_MS, type MetricCheck, type Stage, type WatchedMetric } from "./types";
+import { ERROR_EVENTS, type CheckResult, MAX_INGEST_LAG_MS, type MetricCheck, type RolloutMoves, type Stage, type WatchedMetric } from "./types";
 
 /** How often rollouts are checked unless AppOptions.rolloutsEveryMs says otherwise: the issue asks for at least every minute. */
 export const ROLLOUTS_EVERY_MS = 60_000;
@@ -70,7 +69,7 @@ export class RolloutMonitor {
 
   constructor(
     private readonly ctx: ServiceContext,
-    private readonly service: RolloutsService,
+    private readonly service: RolloutMoves,
   ) {
     this.rounds = new LeasedRounds(ctx, "rollouts:monitor", ctx.options.rolloutsEveryMs ?? ROLLOUTS_EVERY_MS, () => this.checkAll(ctx.services.analytics.now()), "rollout check failed; retrying at the next round");
   }

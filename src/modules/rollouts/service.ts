@@ -36,7 +36,7 @@ import {
   setLastCheck,
   updateRollout,
 } from "./store";
-import { ACTIONS, type CheckResult, DEFAULT_FALSE_ALARM_RATE, DEFAULT_STAGES, type Outcome, type Rollout, type RolloutStatus, STATUSES, type Stage, type WatchedMetric } from "./types";
+import { ACTIONS, type CheckResult, DEFAULT_FALSE_ALARM_RATE, DEFAULT_STAGES, type Outcome, type Rollout, type RolloutMoves, type RolloutStatus, STATUSES, type Stage, type WatchedMetric } from "./types";
 
 export type Actor = AuditActor;
 
@@ -78,7 +78,7 @@ const SERVING: readonly string[] = SERVING_STATUSES;
  * pausing or rolling back. Every change is audited in its transaction, and
  * every change of what units get bumps the env's revision (snapshot, SSE).
  */
-export class RolloutsService {
+export class RolloutsService implements RolloutMoves {
   readonly monitor: RolloutMonitor;
 
   constructor(private readonly ctx: ServiceContext) {

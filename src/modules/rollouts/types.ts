@@ -1,3 +1,4 @@
+import type { AuditActor } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import type { Interval } from "../experiments/stats/types";
 
@@ -133,3 +134,18 @@ export const ACTIONS = {
   update: "rollout.update",
   delete: "rollout.delete",
 } as const;
+
+type Regression = Pick<Outcome, "metric" | "estimate" | "interval">;
+
+/**
+ * What the monitor asks of the rollouts service: the moves a check decides. Declared here, so that
+ * the monitor, which the service creates, need not import the service (RolloutsService implements it).
+ */
+export interface RolloutMoves {
+  startNow(projectId: string, id: string, actor: AuditActor): Promise<Rollout>;
+  moveToStage(projectId: string, id: string, stage: number, actor: AuditActor, fromStage: number | null): Promise<Rollout>;
+  complete(projectId: string, id: string, actor: AuditActor, byMonitor?: boolean): Promise<Rollout>;
+  pauseOnRegression(projectId: string, id: string, reason: string, regression: Regression): Promise<Rollout>;
+  rollback(projectId: string, ref: string, actor: AuditActor, reason: string | null, regression?: Regression): Promise<Rollout>;
+  recordCheck(projectId: string, id: string, result: CheckResult): Promise<void>;
+}
