@@ -19,6 +19,7 @@ export const configsModule: ModuleManifest<"configs"> = {
   migrations: CONFIGS_MIGRATIONS,
   createService: (ctx) => new ConfigsService(ctx),
   routes: (ctx) => configRoutes(ctx),
+  close: (service) => service.close(),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).configTools;
