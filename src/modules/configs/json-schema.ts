@@ -240,6 +240,8 @@ export class ConfigSchemas {
   compile(input: unknown): CompiledSchema {
     const { schema, json, hash } = prepareSchema(input);
     const ajv = this.instanceFor(schema);
+    // Before ajv: the estimate is cheap and bounded, while ajv's meta-schema check and compile of a hostile schema are neither.
+    const costByDepth = checkSchemaCost(schema, MAX_DEPTH);
     let validate: ValidateFunction;
     try {
       if (!ajv.validateSchema(schema)) {
@@ -256,8 +258,6 @@ export class ConfigSchemas {
       this.#current().compiles++;
     }
     if (this.#current().compiles >= COMPILES_PER_GENERATION) this.#generation = newGeneration();
-    // After ajv, so that its own problems (an unresolvable $ref, say) are named first.
-    const costByDepth = checkSchemaCost(schema, MAX_DEPTH);
     return { schema, json, hash, validate, costByDepth };
   }
 

@@ -8,6 +8,13 @@ import { unavailable, validation } from "../../lib/errors";
  */
 export const CHECK_BUDGET_MS = 1500;
 
+/**
+ * Longest compiling a schema the worker has not seen may take, before the
+ * check's own budget starts: ajv compiles wide schemas slowly (a 2,000-branch
+ * `oneOf` takes seconds), and a schema is compiled once per worker.
+ */
+export const COMPILE_BUDGET_MS = 5000;
+
 /** Checks waiting for the worker beyond which a new one is refused (503, retry): a flood waits in no unbounded queue. */
 const MAX_WAITING = 64;
 
@@ -16,7 +23,11 @@ export type SchemaCheck = { key: string | null; schema: string; hash: string; va
 
 export type SchemaJob = ({ id: number } & SchemaCheck & { forget?: undefined }) | { forget: string };
 
-export type SchemaReply = { ready: true } | { ready?: undefined; id: number; problems?: string[]; error?: { message: string; detail?: string } };
+export type SchemaReply =
+  | { ready: true }
+  /** The job's schema is compiled: its values' check starts now. */
+  | { ready?: undefined; compiled: true; id: number }
+  | { ready?: undefined; compiled?: undefined; id: number; problems?: string[]; error?: { message: string; detail?: string } };
 
 type RefWorker = Worker & { ref?: () => void; unref?: () => void };
 
@@ -80,7 +91,7 @@ export class SchemaChecker {
     if (!this.#ready) return;
     const next = this.#waiting.shift()!;
     this.#running = next;
-    this.#timer = setTimeout(() => this.#end(next, "over budget"), CHECK_BUDGET_MS);
+    this.#timer = setTimeout(() => this.#end(next, "over budget"), COMPILE_BUDGET_MS + CHECK_BUDGET_MS);
     worker.postMessage(next.job satisfies SchemaJob);
   }
 
@@ -92,6 +103,11 @@ export class SchemaChecker {
       if (data.ready) {
         this.#ready = true;
         this.#pump();
+      } else if (data.compiled) {
+        const running = this.#running;
+        if (running?.job.id !== data.id) return;
+        clearTimeout(this.#timer);
+        this.#timer = setTimeout(() => this.#end(running, "over budget"), CHECK_BUDGET_MS);
       } else this.#settle(data);
     };
     worker.onerror = (event) => {
@@ -113,7 +129,7 @@ export class SchemaChecker {
     this.#ready = false;
   }
 
-  #settle(reply: Exclude<SchemaReply, { ready: true }>): void {
+  #settle(reply: Extract<SchemaReply, { problems?: string[] }>): void {
     const running = this.#running;
     if (!running || running.job.id !== reply.id) return;
     clearTimeout(this.#timer);
@@ -135,7 +151,7 @@ export class SchemaChecker {
       why === "over budget"
         ? validation(
             "Checking the value against the config's schema takes too long",
-            `${labels}: checking against the schema took longer than ${CHECK_BUDGET_MS} ms, the most one check may take; simplify the schema (fewer anyOf/oneOf/$ref branches) or the value`,
+            `${labels}: checking against the schema took longer than ${CHECK_BUDGET_MS} ms (or compiling it longer than ${COMPILE_BUDGET_MS} ms), the most one check may take; simplify the schema (fewer anyOf/oneOf/$ref branches) or the value`,
           )
         : validation("The value could not be checked against the config's schema", `${labels}: the check failed; simplify the schema or the value`),
     );

@@ -25,6 +25,7 @@ self.onmessage = ({ data }: MessageEvent<SchemaJob>) => {
   let reply: SchemaReply;
   try {
     const compiled = data.key === null ? schemas.forSchema(data.schema, data.hash) : schemas.forConfig(data.key, data.schema, data.hash);
+    self.postMessage({ compiled: true, id: data.id } satisfies SchemaReply);
     const problems: string[] = [];
     for (const { value, label } of data.values) problems.push(...schemas.problems(compiled, value, label));
     reply = { id: data.id, problems };
