@@ -60,6 +60,8 @@ const linearRegExp = Object.assign(
 );
 
 const AJV_OPTIONS: Options = {
+  // Every failing path is named (up to MAX_REPORTED_ERRORS). What allErrors may collect is bounded before ajv runs:
+  // the schema's cost estimate at save, VALUE_COST_BUDGET per check, and the worker's time budget (schema-checker.ts).
   allErrors: true,
   code: { regExp: linearRegExp },
   // Compiled validators live in our cache only, so two configs may carry the same `$id`.
