@@ -54,6 +54,19 @@ test("an authenticated admin route works (the build keeps Elysia's handler intro
   expect(await malformed.json()).toMatchObject({ code: "BAD_REQUEST" });
 });
 
+test("config values are checked in the schema worker, which the binary carries as its own entry point", async () => {
+  const create = (value: unknown) =>
+    fetch(`${server!.url}/api/admin/configs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${keys.adminKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: `limits-${value}`, schema: { type: "integer", maximum: 3 }, value }),
+    });
+  const bad = await create(5);
+  expect(bad.status).toBe(400);
+  expect(await bad.json()).toMatchObject({ code: "VALIDATION", detail: "value /: must be <= 3" });
+  expect((await create(2)).status).toBe(201);
+});
+
 test("/openapi loads the Scalar bundle from the binary, not a CDN", async () => {
   const page = await fetch(`${server!.url}/openapi`);
   expect(page.status).toBe(200);

@@ -9,12 +9,12 @@ const JsonValue = (description: string) => t.Unknown({ description });
 
 const UserSchema = t.Unknown({
   description:
-    "A JSON Schema (object or boolean). Dialect from `$schema`: 2020-12 (default) or draft-07 (`http://json-schema.org/draft-07/schema#`). Formats (email, uri, date-time, ...) are checked; unknown keywords and formats are refused. At most 64 KiB.",
+    "A JSON Schema (object or boolean). Dialect from `$schema`: 2020-12 (default) or draft-07 (`http://json-schema.org/draft-07/schema#`). Formats (email, uri, date-time, ...) are checked; unknown keywords and formats are refused. At most 64 KiB, and refused when checking a value against it could cost too much (branches of anyOf/oneOf/allOf and $ref multiply; the detail names the schema path).",
 });
 
 export const CreateConfigBody = BodyObject(
   {
-    name: t.String({ minLength: 1, maxLength: NAME_MAX, description: "Unique in the project; no '/', no leading/trailing spaces, not starting with cfg_" }),
+    name: t.String({ minLength: 1, maxLength: NAME_MAX, description: "Unique in the project; no '/', no leading/trailing spaces, no control or bidirectional formatting characters, not starting with cfg_" }),
     schema: UserSchema,
     value: t.Optional(JsonValue("Published on every env at version 1. Required unless the schema has a root `default`.")),
     description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),

@@ -2,6 +2,7 @@ import type { default as Ajv, ErrorObject, Options, ValidateFunction } from "ajv
 import type { default as Ajv2020 } from "ajv/dist/2020";
 import { ApiError, validation } from "../../lib/errors";
 import { sha256Hex } from "../../lib/ids";
+import { checkSchemaCost, checkValueCost } from "./schema-cost";
 
 /** Largest user schema accepted, as JSON text. */
 export const SCHEMA_MAX_BYTES = 64 * 1024;
@@ -34,6 +35,16 @@ export const MAX_ARRAY_ITEMS = 10_000;
 const MAX_REPORTED_ERRORS = 10;
 
 /**
+ * Most weighted schema evaluations one value check may cost (see
+ * checkValueCost): about a second of ajv at worst, and a bound on the errors
+ * `allErrors` collects; real values against real schemas stay far below.
+ */
+export const VALUE_COST_BUDGET = 2_000_000;
+
+/** Schemas compiled without a config id (a save's check), kept so that the config's first check does not compile again. */
+const RECENT_BY_HASH = 16;
+
+/**
  * `pattern` and `patternProperties` run through RE2 (linear time) instead of
  * the JS engine: a user schema like `^(a+)+$` would otherwise let a crafted
  * value stall the server. RE2 has no lookaround or backreferences; a schema
@@ -49,6 +60,8 @@ const linearRegExp = Object.assign(
 );
 
 const AJV_OPTIONS: Options = {
+  // Every failing path is named (up to MAX_REPORTED_ERRORS). What allErrors may collect is bounded before ajv runs:
+  // the schema's cost estimate at save, VALUE_COST_BUDGET per check, and the worker's time budget (schema-checker.ts).
   allErrors: true,
   code: { regExp: linearRegExp },
   // Compiled validators live in our cache only, so two configs may carry the same `$id`.
@@ -67,6 +80,8 @@ export type CompiledSchema = {
   json: string;
   hash: string;
   validate: ValidateFunction;
+  /** What one value location at each depth may cost (schema-cost.ts). */
+  costByDepth: Float64Array;
 };
 
 type Generation = { draft2020: Ajv2020; draft07: Ajv; compiles: number };
@@ -83,7 +98,7 @@ let loadedEngines: Engines | undefined;
  * ajv (with its formats) and re2js, loaded when the first schema is compiled rather than at every server start
  * (they and the two ajv instances cost milliseconds of it). Synchronous, as the checks that compile are.
  */
-function engines(): Engines {
+export function engines(): Engines {
   loadedEngines ??= {
     Ajv: (require("ajv") as typeof import("ajv")).default,
     Ajv2020: (require("ajv/dist/2020") as typeof import("ajv/dist/2020")).default,
@@ -177,6 +192,29 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * The request-side checks of a user schema (shape, nesting, size) and its
+ * stored form. Everything that needs ajv runs in the schema worker
+ * (schema-checker.ts).
+ */
+export function prepareSchema(schema: unknown): { schema: object | boolean; json: string; hash: string } {
+  if (typeof schema !== "boolean" && !isPlainObject(schema)) {
+    throw validation("schema must be a JSON Schema", "schema: expected a JSON Schema object or a boolean");
+  }
+  checkDepth(schema, "schema");
+  const json = JSON.stringify(schema);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > SCHEMA_MAX_BYTES) {
+    throw validation("schema is too large", `schema: ${bytes} bytes of JSON; at most ${SCHEMA_MAX_BYTES}`);
+  }
+  return { schema, json, hash: sha256Hex(json) };
+}
+
+/** The root `default` of a schema, if it has one. */
+export function rootDefault(schema: unknown): { value: unknown } | null {
+  return isPlainObject(schema) && Object.hasOwn(schema, "default") ? { value: schema.default } : null;
+}
+
 function describeErrors(label: string, errors: ErrorObject[] | null | undefined): string[] {
   return (errors ?? []).slice(0, MAX_REPORTED_ERRORS).map((e) => {
     const extra = e.keyword === "additionalProperties" ? ` (${String(e.params.additionalProperty)})` : "";
@@ -185,31 +223,27 @@ function describeErrors(label: string, errors: ErrorObject[] | null | undefined)
 }
 
 /**
- * JSON Schemas of configs: checks and compiles each schema once when it is
- * stored, and keeps the compiled validator per config id + schema hash, so
- * no request compiles (compiling per request leaks and is slow, NOTES.md).
+ * JSON Schemas of configs, as the schema worker (schema-worker.ts) keeps
+ * them: checks and compiles each schema once, and keeps the compiled
+ * validator per config id + schema hash, so that no check compiles again
+ * (compiling per request leaks and is slow, NOTES.md).
  */
 export class ConfigSchemas {
   // True private fields: Elysia serialises the app context (seed checksum) and ajv instances are cyclic.
   /** Made by the first compile (see engines()). */
   #generation: Generation | undefined;
   readonly #byConfig = new Map<string, CompiledSchema>();
+  readonly #recent = new Map<string, CompiledSchema>();
 
   /**
    * Checks a user schema (shape, size, dialect by `$schema`, meta-schema,
    * compilation) and compiles it. Every problem is VALIDATION naming it.
    */
-  compile(schema: unknown): CompiledSchema {
-    if (typeof schema !== "boolean" && !isPlainObject(schema)) {
-      throw validation("schema must be a JSON Schema", "schema: expected a JSON Schema object or a boolean");
-    }
-    checkDepth(schema, "schema");
-    const json = JSON.stringify(schema);
-    const bytes = Buffer.byteLength(json);
-    if (bytes > SCHEMA_MAX_BYTES) {
-      throw validation("schema is too large", `schema: ${bytes} bytes of JSON; at most ${SCHEMA_MAX_BYTES}`);
-    }
+  compile(input: unknown): CompiledSchema {
+    const { schema, json, hash } = prepareSchema(input);
     const ajv = this.instanceFor(schema);
+    // Before ajv: the estimate is cheap and bounded, while ajv's meta-schema check and compile of a hostile schema are neither.
+    const costByDepth = checkSchemaCost(schema, MAX_DEPTH);
     let validate: ValidateFunction;
     try {
       if (!ajv.validateSchema(schema)) {
@@ -226,7 +260,7 @@ export class ConfigSchemas {
       this.#current().compiles++;
     }
     if (this.#current().compiles >= COMPILES_PER_GENERATION) this.#generation = newGeneration();
-    return { schema, json, hash: sha256Hex(json), validate };
+    return { schema, json, hash, validate, costByDepth };
   }
 
   /**
@@ -236,14 +270,19 @@ export class ConfigSchemas {
   forConfig(configId: string, json: string, hash: string): CompiledSchema {
     const cached = this.#byConfig.get(configId);
     if (cached && cached.hash === hash) return cached;
-    const compiled = this.compile(JSON.parse(json));
+    const compiled = this.forSchema(json, hash);
     this.#byConfig.set(configId, compiled);
     return compiled;
   }
 
-  /** Keeps the validator of a schema just stored for the config (replacing the old one). */
-  remember(configId: string, compiled: CompiledSchema): void {
-    this.#byConfig.set(configId, compiled);
+  /** The validator of a schema not (yet) stored for a config: compiled once per hash among the last few. */
+  forSchema(json: string, hash: string): CompiledSchema {
+    const recent = this.#recent.get(hash);
+    if (recent) return recent;
+    const compiled = this.compile(JSON.parse(json));
+    this.#recent.set(hash, compiled);
+    if (this.#recent.size > RECENT_BY_HASH) this.#recent.delete(this.#recent.keys().next().value!);
+    return compiled;
   }
 
   forget(configId: string): void {
@@ -252,6 +291,7 @@ export class ConfigSchemas {
 
   /** `label /json/path: message` for each way `value` fails, or [] when it fits. */
   problems(compiled: CompiledSchema, value: unknown, label: string): string[] {
+    checkValueCost(value, compiled.costByDepth, VALUE_COST_BUDGET, label);
     try {
       if (compiled.validate(value)) return [];
     } catch {
@@ -259,11 +299,6 @@ export class ConfigSchemas {
       return [`${label} /: cannot be validated: the schema recurses without end`];
     }
     return describeErrors(label, compiled.validate.errors);
-  }
-
-  /** The root `default` of a schema, if it has one. */
-  rootDefault(compiled: CompiledSchema): { value: unknown } | null {
-    return isPlainObject(compiled.schema) && Object.hasOwn(compiled.schema, "default") ? { value: compiled.schema.default } : null;
   }
 
   #current(): Generation {

@@ -24,6 +24,7 @@ export const configsModule: ModuleManifest<"configs"> = {
   },
   createService: (ctx) => new (serviceCode().ConfigsService)(ctx),
   routes: (ctx) => routesCode().configRoutes(ctx),
+  close: (service) => service.close(),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).configTools;

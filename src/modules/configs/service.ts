@@ -8,7 +8,8 @@ import type { ServiceContext } from "../../lib/module";
 import type { Tx } from "../../lib/store";
 import { checkLimit, checkResourceName } from "../../lib/validate";
 import { Versioned } from "../../lib/versioned";
-import { type CompiledSchema, ConfigSchemas, checkValueBounds } from "./json-schema";
+import { checkValueBounds, prepareSchema, rootDefault } from "./json-schema";
+import { type SchemaCheck, SchemaChecker } from "./schema-checker";
 import {
   type ConfigRow,
   type ValueRow,
@@ -113,7 +114,8 @@ const versioned = new Versioned<ConfigRow>({
  * Writers of one config in this process that lost that check retry in turn.
  */
 export class ConfigsService {
-  private readonly schemas = new ConfigSchemas();
+  /** Every value check goes through here: off the request loop, under a time budget (schema-checker.ts). */
+  private readonly checker = new SchemaChecker();
   /** The tail of each config's queue of writers retrying an optimistic write in this process, by `projectId:configId`. */
   private readonly turns = new Map<string, Promise<void>>();
 
@@ -140,15 +142,20 @@ export class ConfigsService {
     checkName(input.name);
     const description = input.description ?? "";
     checkDescription(description);
-    const compiled = this.schemas.compile(input.schema);
+    const compiled = prepareSchema(input.schema);
+    const schema = { key: null, schema: compiled.json, hash: compiled.hash };
     let value = input.value;
     if (value === undefined) {
-      const fallback = this.schemas.rootDefault(compiled);
-      if (!fallback) throw validation("value is required", "value: required unless the schema has a root default");
+      const fallback = rootDefault(compiled.schema);
+      if (!fallback) {
+        // The schema's own problems come first.
+        await this.checker.check({ ...schema, values: [] });
+        throw validation("value is required", "value: required unless the schema has a root default");
+      }
       value = fallback.value;
     }
     const json = valueJson(value, "value");
-    failIfProblems("value does not match the schema", this.schemas.problems(compiled, value, "value"));
+    failIfProblems("value does not match the schema", await this.checker.check({ ...schema, values: [{ value, label: "value" }] }));
 
     let id: string;
     try {
@@ -168,7 +175,6 @@ export class ConfigsService {
       if (this.ctx.store.isUniqueViolation(err)) throw duplicateName(input.name);
       throw err;
     }
-    this.schemas.remember(id, compiled);
     return { id, name: input.name };
   }
 
@@ -196,7 +202,7 @@ export class ConfigsService {
   /** What is wrong with `value` as this config's value (its schema's problems, each starting with `label`): experiments check their config overrides here. */
   async valueProblems(projectId: string, idOrName: string, value: unknown, label: string): Promise<string[]> {
     const row = await versioned.resolve(this.ctx.store, projectId, idOrName);
-    return this.schemas.problems(this.schemaOf(row), value, label);
+    return this.problems(row, [{ value, label }]);
   }
 
   /**
@@ -220,31 +226,32 @@ export class ConfigsService {
     if (next.size === 0 && input.schema === undefined && input.description === undefined) {
       throw validation("Nothing to update", "body: send at least one of value, dev, staging, prod, schema, description");
     }
-    const newSchema = input.schema === undefined ? null : this.schemas.compile(input.schema);
+    const newSchema = input.schema === undefined ? null : prepareSchema(input.schema);
 
     const result = await this.validatedWrite(
       projectId,
       idOrName,
       async (row) => {
-        const schema = newSchema ?? this.schemaOf(row);
-        const problems: string[] = [];
+        const values: SchemaCheck["values"] = [];
         const checked = new Set<string>();
         for (const { value, label } of next.values()) {
           // `value` fans out to several envs: report its failures once.
           if (checked.has(label)) continue;
           checked.add(label);
-          problems.push(...this.schemas.problems(schema, value, label));
+          values.push({ value, label });
         }
         if (newSchema) {
           const { store } = this.ctx;
           for (const stored of byEnvName(await versioned.live<ValueRow>(store, row.id))) {
-            if (!next.has(stored.env)) problems.push(...this.schemas.problems(newSchema, JSON.parse(stored.value), stored.env));
+            if (!next.has(stored.env)) values.push({ value: JSON.parse(stored.value), label: stored.env });
           }
-          for (const draft of await listDrafts(store, row.id)) {
-            problems.push(...this.schemas.problems(newSchema, JSON.parse(draft.value), `draft ${draft.env}`));
-          }
+          for (const draft of await listDrafts(store, row.id)) values.push({ value: JSON.parse(draft.value), label: `draft ${draft.env}` });
+          // Checked (and compiled) even with no value to check: a schema that cannot be used is refused.
+          const problems = await this.checker.check({ key: null, schema: newSchema.json, hash: newSchema.hash, values });
+          failIfProblems("A value or draft does not match the new schema", problems);
+        } else if (values.length > 0) {
+          failIfProblems("value does not match the schema", await this.problems(row, values));
         }
-        failIfProblems(newSchema ? "A value or draft does not match the new schema" : "value does not match the schema", problems);
       },
       async (tx, row) => {
         const now = nowIso();
@@ -267,7 +274,6 @@ export class ConfigsService {
         return { id: row.id, versions, schemaChanged };
       },
     );
-    if (result.schemaChanged) this.schemas.remember(result.id, newSchema!);
     return result;
   }
 
@@ -297,7 +303,7 @@ export class ConfigsService {
       await this.record(tx, projectId, row, ACTIONS.delete, actor, { name: row.name }, nowIso());
       return row.id;
     });
-    this.schemas.forget(id);
+    this.checker.forget(id);
   }
 
   /** Stores (or overwrites) the env's draft, forked from the env's current version. Publishes nothing. */
@@ -312,7 +318,7 @@ export class ConfigsService {
     return this.validatedWrite(
       projectId,
       idOrName,
-      (row) => failIfProblems("value does not match the schema", this.schemas.problems(this.schemaOf(row), value, "value")),
+      async (row) => failIfProblems("value does not match the schema", await this.problems(row, [{ value, label: "value" }])),
       async (tx, row) => {
         const baseVersion = (await versioned.current(tx, row.id, env)).version;
         const now = nowIso();
@@ -337,7 +343,8 @@ export class ConfigsService {
       const e = err as { message: string; detail?: string };
       return { valid: false, problems: [e.detail ?? e.message] };
     }
-    const problems = this.schemas.problems(this.schemaOf(row), value, "value");
+    // A schema that cannot be used, or a check over its time budget, is VALIDATION (not a 200): nothing was checked.
+    const problems = await this.problems(row, [{ value, label: "value" }]);
     return { valid: problems.length === 0, problems };
   }
 
@@ -381,10 +388,7 @@ export class ConfigsService {
         const draft = await findDraft(this.ctx.store, row.id, env);
         if (!draft) throw noDraft(row.name, env);
         draftValue = JSON.parse(draft.value) as unknown;
-        failIfProblems(
-          "The draft no longer matches the config's schema; save a new draft",
-          this.schemas.problems(this.schemaOf(row), draftValue, `draft ${env}`),
-        );
+        failIfProblems("The draft no longer matches the config's schema; save a new draft", await this.problems(row, [{ value: draftValue, label: `draft ${env}` }]));
       },
       async (tx, row) => {
         const draft = await findDraft(tx, row.id, env);
@@ -485,8 +489,14 @@ export class ConfigsService {
     }
   }
 
-  private schemaOf(row: ConfigRow): CompiledSchema {
-    return this.schemas.forConfig(row.id, row.schema, row.schema_hash);
+  /** The problems of values against the config's stored schema, checked in the schema worker. */
+  private problems(row: ConfigRow, values: SchemaCheck["values"]): Promise<string[]> {
+    return this.checker.check({ key: row.id, schema: row.schema, hash: row.schema_hash, values });
+  }
+
+  /** Ends the schema worker (server stop). */
+  close(): void {
+    this.checker.close();
   }
 
   /** The change's activity row and its audit row (same action and facts), in the change's transaction. */

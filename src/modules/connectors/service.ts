@@ -6,7 +6,7 @@ import type { ServiceContext } from "../../lib/module";
 import { OUTBOX_CHANNEL, OUTBOX_EVENT_TYPES } from "../../lib/outbox";
 import { TargetRefused, checkTarget, outgoingFetch } from "../../lib/outgoing";
 import type { Queryable, Tx } from "../../lib/store";
-import { CONTROL_CHARS, checkLimit } from "../../lib/validate";
+import { CONTROL_CHARS, checkLimit, checkNameChars } from "../../lib/validate";
 import type { SendTarget } from "./adapters";
 import { Drainer } from "./drainer";
 import { samplePayload } from "./events";
@@ -130,7 +130,7 @@ function checkName(name: string): string {
   if (typeof name !== "string" || name.trim().length === 0 || name.length > NAME_MAX) {
     throw validation(`name must be 1 to ${NAME_MAX} characters`, `name: ${typeof name === "string" ? name.length : 0} characters; allowed 1 to ${NAME_MAX}`);
   }
-  if (CONTROL_CHARS.test(name)) throw validation("name must not contain control characters", "name: control characters are not allowed");
+  checkNameChars("name", name);
   return name.trim();
 }
 

@@ -1,6 +1,6 @@
 import { ENVS, type Env, isEnv } from "../../lib/envs";
 import { validation } from "../../lib/errors";
-import { checkOptionalText, checkResourceName, CONTROL_CHARS } from "../../lib/validate";
+import { checkNameChars, checkOptionalText, checkResourceName } from "../../lib/validate";
 import type { VariantOverride } from "../../sdk/experiments";
 
 // The shape rules of an experiment's fields, checked by the service whatever the caller (HTTP, tests, MCP through
@@ -72,9 +72,10 @@ export function checkVariants(input: readonly VariantInput[]): Variant[] {
     if (keys.has(v.key)) throw validation("Variant keys must be unique", `${at}.key: ${v.key} appears twice`);
     keys.add(v.key);
     const name = v.name ?? v.key;
-    if (typeof name !== "string" || name.length < 1 || name.length > NAME_MAX || CONTROL_CHARS.test(name)) {
+    if (typeof name !== "string" || name.length < 1 || name.length > NAME_MAX) {
       throw validation("Invalid variant name", `${at}.name: 1 to ${NAME_MAX} characters, no control characters`);
     }
+    checkNameChars(`${at}.name`, name);
     if (typeof v.weight !== "number" || !Number.isFinite(v.weight) || v.weight <= 0 || v.weight > WEIGHT_MAX) {
       throw validation("Invalid variant weight", `${at}.weight: a number above 0 and at most ${WEIGHT_MAX} (weights are relative: [50, 50] and [1, 1] split alike)`);
     }

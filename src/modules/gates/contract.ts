@@ -6,7 +6,7 @@ import { CONDITIONS_MAX, DESCRIPTION_MAX, HISTORY_MAX_LIMIT, NAME_MAX, RULES_MAX
 const EnvSchema = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
 const StrictPositiveInteger = t.Number({ minimum: 1, multipleOf: 1 });
 
-const Name = t.String({ minLength: 1, maxLength: NAME_MAX, description: "Unique in the project; no '/', no leading or trailing whitespace, not starting with gate_" });
+const Name = t.String({ minLength: 1, maxLength: NAME_MAX, description: "Unique in the project; no '/', no leading or trailing whitespace, no control or bidirectional formatting characters, not starting with gate_" });
 
 // Types of `value` depend on `op`: the service checks them and names the rule and field of any mistake.
 export const ConditionSchema = t.Object(

@@ -1,6 +1,6 @@
 import { notFound, validation } from "../../lib/errors";
 import { compileRegex } from "../../lib/re2";
-import { CONTROL_CHARS } from "../../lib/validate";
+import { CONTROL_CHARS, NAME_UNSAFE_CHARS } from "../../lib/validate";
 import { GATE_OPS, type GateCondition, type GateOp, type GateRule, parseSemver } from "../../sdk/gates";
 import { CONDITIONS_MAX, LIST_VALUES_MAX, RULES_MAX, TEXT_VALUE_MAX } from "./types";
 
@@ -83,7 +83,7 @@ export function checkRules(rules: unknown, field = "rules"): GateRule[] {
     const r = rule as Record<string, unknown>;
     const extra = Object.keys(r).filter((k) => !["name", "conditions", "passPercentage", "unit"].includes(k));
     if (extra.length) fail(`${at}.${extra[0]}`, "unknown field (a rule has name, conditions, passPercentage and unit)");
-    if (r.name !== undefined && (typeof r.name !== "string" || r.name.length > 100 || CONTROL_CHARS.test(r.name))) fail(`${at}.name`, "text of at most 100 characters");
+    if (r.name !== undefined && (typeof r.name !== "string" || r.name.length > 100 || NAME_UNSAFE_CHARS.test(r.name))) fail(`${at}.name`, "text of at most 100 characters, no control or bidirectional formatting characters");
     const conditions = r.conditions ?? [];
     if (!Array.isArray(conditions)) fail(`${at}.conditions`, "a list of conditions (empty: everyone)");
     if (conditions.length > CONDITIONS_MAX) fail(`${at}.conditions`, `at most ${CONDITIONS_MAX} conditions`);

@@ -4,7 +4,7 @@ import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import type { Queryable } from "../../lib/store";
-import { checkOptionalText } from "../../lib/validate";
+import { checkNameChars, checkOptionalText } from "../../lib/validate";
 import type { GateCondition } from "../../sdk/gates";
 import { checkConditions } from "./rules";
 import { type TemplateRow, deleteTemplate, findTemplate, insertTemplate, templatesOfProject, updateTemplate } from "./store";
@@ -85,6 +85,7 @@ export class GateTemplatesService {
 
   async create(projectId: string, input: TemplateInput, actor: Actor): Promise<GateTemplate> {
     checkText("name", input.name, TEMPLATE_NAME_MAX, true);
+    checkNameChars("name", input.name);
     checkText("description", input.description ?? "", DESCRIPTION_MAX, false);
     checkText("category", input.category ?? "condition", CATEGORY_MAX, true);
     const rules = checkConditions(input.rules);
@@ -108,7 +109,10 @@ export class GateTemplatesService {
   async update(projectId: string, idOrName: string, patch: TemplatePatch, actor: Actor): Promise<GateTemplate> {
     const fixed = builtIn(idOrName);
     if (fixed) throw readOnly(fixed);
-    if (patch.name !== undefined) checkText("name", patch.name, TEMPLATE_NAME_MAX, true);
+    if (patch.name !== undefined) {
+      checkText("name", patch.name, TEMPLATE_NAME_MAX, true);
+      checkNameChars("name", patch.name);
+    }
     if (patch.description !== undefined) checkText("description", patch.description, DESCRIPTION_MAX, false);
     if (patch.category !== undefined) checkText("category", patch.category, CATEGORY_MAX, true);
     const rules = patch.rules === undefined ? undefined : checkConditions(patch.rules);

@@ -1,6 +1,7 @@
 import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { KeyDirectory, SdkKeyInfo } from "../../lib/auth";
 import { ApiError, alreadyExists, badRequest, notFound } from "../../lib/errors";
+import { checkNameChars } from "../../lib/validate";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
 import { LruCache } from "../../lib/lru";
 import type { ServiceContext } from "../../lib/module";
@@ -109,6 +110,7 @@ export class KeysService implements KeyDirectory {
     const hash = sha256Hex(key);
     const id = newId("key");
     const name = input.name?.trim() || `${input.type} key`;
+    checkNameChars("name", name);
     const uniqueScopes = [...new Set(scopes)];
     try {
       return await this.ctx.store.write(async (tx) => {

@@ -7,7 +7,7 @@ const EnvSchema = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("pr
 const Name = t.String({
   minLength: 1,
   maxLength: NAME_MAX,
-  description: "Unique in the project; no '/' (flag keys address a sub-switch as name/switchKey), no leading or trailing whitespace, not starting with ksw_",
+  description: "Unique in the project; no '/' (flag keys address a sub-switch as name/switchKey), no leading or trailing whitespace, no control or bidirectional formatting characters, not starting with ksw_",
 });
 const SwitchKey = t.String({ minLength: 1, maxLength: SWITCH_KEY_MAX, description: "Sub-switch name" });
 const SwitchMap = t.Record(t.String(), t.Boolean(), { maxProperties: SWITCHES_MAX, description: "Named sub-switches" });

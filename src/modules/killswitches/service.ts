@@ -6,7 +6,7 @@ import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import type { Queryable, Tx } from "../../lib/store";
-import { CONTROL_CHARS, checkResourceName } from "../../lib/validate";
+import { checkNameChars, checkResourceName } from "../../lib/validate";
 import { Versioned } from "../../lib/versioned";
 import { type Content, type EnvRow, type KillswitchRow, insertKillswitch, parseSwitches, toEnvState, toKillswitch, touchKillswitch } from "./store";
 import { type Actor, type Switches, type Published, type KillswitchEnvState, type Killswitch } from "./types";
@@ -67,7 +67,7 @@ export function checkSwitchKey(key: string, field = "switchKey"): void {
   if (key.length < 1 || key.length > SWITCH_KEY_MAX) {
     throw validation(`${field} must be 1 to ${SWITCH_KEY_MAX} characters`, `${field}: ${key.length} characters; allowed 1 to ${SWITCH_KEY_MAX}`);
   }
-  if (CONTROL_CHARS.test(key)) throw validation(`${field} must not contain control characters`, `${field}: control characters are not allowed`);
+  checkNameChars(field, key);
   if (key === RESERVED_KEY) throw validation(`${field} must not be ${RESERVED_KEY}`, `${field}: ${RESERVED_KEY} is reserved`);
 }
 

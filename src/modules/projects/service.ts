@@ -2,6 +2,7 @@ import { bumpEveryEnv } from "../../lib/revisions";
 import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import { notFound, validation } from "../../lib/errors";
+import { checkNameChars } from "../../lib/validate";
 import { newId, newUuid, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import type { Tx } from "../../lib/store";
@@ -153,6 +154,7 @@ export class ProjectsService {
   ): Promise<Project> {
     const name = input.name.trim();
     if (name === "" || name.length > 200) throw validation("name must be 1 to 200 characters", "name: 1 to 200 characters, not only spaces");
+    checkNameChars("name", name);
     return this.ctx.store.write(async (tx) => {
       await tx.lock(ORGANISATIONS_LOCK);
       const organisation = await this.organisation(organisationId);
@@ -264,6 +266,7 @@ export class ProjectsService {
 
     if (patch.name !== undefined) {
       if (patch.name.trim() === "") throw validation("name must not be empty", "name: at least one non-space character");
+      checkNameChars("name", patch.name);
       patch.name = patch.name.trim();
     }
     if (patch.slug !== undefined && !/^[a-z0-9](?:[a-z0-9-]{0,62})$/.test(patch.slug)) {

@@ -1,6 +1,7 @@
 import { type AuditActor, recordAudit } from "../../lib/audit";
 import { type BearerResolver, type Credential, READ_ONLY_TOKEN_PERMISSIONS, READ_WRITE_TOKEN_PERMISSIONS } from "../../lib/auth";
 import { notFound, validation } from "../../lib/errors";
+import { checkNameChars } from "../../lib/validate";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import { type TokenRow, findLiveTokenByHash, insertToken, listLiveTokens, revokeLiveToken } from "./store";
@@ -23,6 +24,7 @@ export class TokensService {
   async mint(projectId: string, input: { name: string; access: TokenAccess }, actor: AuditActor): Promise<ApiToken & { token: string }> {
     const name = input.name.trim();
     if (name === "") throw validation("name must not be empty", "name: at least one non-space character");
+    checkNameChars("name", name);
     const token = `${API_TOKEN_PREFIX}${randomBase62(40)}`;
     const row: TokenRow = { id: newId("tok"), project_id: projectId, name, access: input.access, secret_tail: token.slice(-4), created_by: actor.email, created_at: nowIso() };
     await this.ctx.store.write(async (tx) => {
