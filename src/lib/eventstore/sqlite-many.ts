@@ -1,5 +1,5 @@
 import { experimentParts, namePrefix } from "./plan";
-import { SQLITE_DIALECT, byVariantBytes, prefixNamesCte } from "./sqlite";
+import { SQLITE_DIALECT, byVariantBytes, prefixNamesCte } from "./sqlite-sql";
 import { type ManyExperimentsQuery, SUM_COLUMNS, type VariantStats, type VariantStatsRow, variantStatsOf } from "./types";
 
 /**
