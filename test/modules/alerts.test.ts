@@ -1,3 +1,4 @@
+import { treaty } from "@elysiajs/eden";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { auditOf } from "../../src/lib/audit";
 import type { AlertTransition } from "../../src/modules/alerts/service";
@@ -381,6 +382,15 @@ describe("MCP tools", () => {
       const r = await ts.api(path, { method, body: options?.body === undefined ? undefined : JSON.parse(JSON.stringify(options.body)) });
       if (r.status >= 400) throw new Error(`${r.status} ${r.text}`);
       return r.body;
+    },
+    // The typed client the tools call (SvcClient.api's shape): Eden over the routes, failures thrown as they come.
+    api() {
+      const fetcher = async (url: RequestInfo | URL, init?: RequestInit) => {
+        const r = await fetch(url, init);
+        if (r.status >= 400) throw new Error(`${r.status} ${await r.text()}`);
+        return r;
+      };
+      return treaty(ts.url, { parseDate: false, headers: { authorization: `Bearer ${ts.adminKey}` }, fetcher: fetcher as typeof fetch });
     },
   });
   const tool = async (name: string) => (await import("../../src/modules/alerts/mcp-tools")).alertTools.find((t) => t.name === name)!;
