@@ -18,9 +18,6 @@ export const SHARED_COMMANDS: readonly CliNoun[] = [
   { name: "logout", order: 8, load: async () => (await import("./login")).logoutCommand },
   { name: "whoami", order: 9, load: async () => (await import("./account")).whoamiCommand },
   { name: "bind", order: 10, load: async () => (await import("./account")).bindCommand },
-  { name: "projects", order: 11, load: async () => (await import("./account")).projectsCommand },
-  { name: "tokens", order: 27, load: async () => (await import("./people")).tokensCommand },
-  { name: "members", order: 28, load: async () => (await import("./people")).membersCommand },
   { name: "mcp", order: 31, load: async () => (await import("./mcp-command")).mcpCommand },
   { name: "version", order: 32, load: async () => (await import("./server-commands")).versionCommand },
 ];

@@ -37,4 +37,5 @@ export const identityModule: ModuleManifest<"identity"> = {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).identityTools;
   },
   sessionResolver: (service, network) => sessionCredentialCode().sessionResolver(service, network),
+  cli: [{ name: "members", order: 28, load: async () => (await import("./cli")).membersCommand }],
 };

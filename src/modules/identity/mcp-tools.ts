@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Me } from "../../cli/account";
-import type { Member } from "../../cli/people";
+import type { Member } from "./cli";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
 
 export const identityTools = [

@@ -20,4 +20,5 @@ export const projectsModule: ModuleManifest<"projects"> = {
   },
   createService: (ctx) => new (serviceCode().ProjectsService)(ctx),
   routes: (ctx) => routesCode().projectRoutes(ctx),
+  cli: [{ name: "projects", order: 11, load: async () => (await import("./cli")).projectsCommand }],
 };
