@@ -131,7 +131,13 @@ describe("svc ops", () => {
   });
 
   test("list_queue_items and get_queue_item answer what the API does, read-only", async () => {
-    const { client, call, body, close } = await mcpSession(box, env);
+    const { client, call, body: wrapped, close } = await mcpSession(box, env);
+    // Queue items carry text from anonymous people: the tools hand it back marked as untrusted data (issue 25).
+    const body = async (name: string, args: Record<string, unknown>) => {
+      const answer = await wrapped(name, args);
+      expect(answer).toMatchObject({ untrusted: true, notice: expect.stringContaining("UNTRUSTED DATA") });
+      return answer.untrustedData;
+    };
     try {
       const { tools } = await client.listTools();
       for (const name of ["list_queue_items", "get_queue_item"]) {
