@@ -1,6 +1,6 @@
 /**
  * svc runtime SDK: killswitches and configs for Node (18+), Bun, Deno and browsers.
- * No dependencies; it needs only `fetch` (and streams, for live updates).
+ * No runtime dependencies (RE2, from re2js, is bundled in); it needs only `fetch` (and streams, for live updates).
  * `npm run build:sdk` builds it into the npm package `svc-sdk` (dist/sdk).
  *
  *   const svc = createClient({ baseUrl: "https://flags.example.com", sdkKey: process.env.SVC_SERVER_KEY!, env: "prod" });
@@ -25,6 +25,7 @@
  * lower). So a slow poll answer that lands after a newer stream event is
  * ignored.
  */
+import { RE2JS } from "re2js";
 
 export type Env = "dev" | "staging" | "prod";
 
@@ -90,9 +91,10 @@ export type ClientOptions = {
   /**
    * How gate rules with the `regex` operator compile their pattern. The
    * server checks every pattern with RE2 when it is saved and evaluates with
-   * RE2; the default here is the runtime's RegExp, which gives the same
-   * answers for those patterns. Pass an RE2 (re2js, as the server does) when
-   * context values come from untrusted input and patterns nest quantifiers.
+   * RE2; so does the default here (re2js, bundled), linear in the text
+   * whatever the pattern. An engine passed here that backtracks (the
+   * runtime's RegExp) gives the same answers, but a pattern that nests
+   * quantifiers can then take exponential time on a crafted value.
    */
   compileRegex?: (pattern: string) => CompiledRegex;
   /** A fetch to use instead of the global one. */
@@ -243,10 +245,14 @@ function hasOwn(map: object, key: string): boolean {
 }
 
 /** A snapshot map's own entry: a name such as `constructor` must not find Object.prototype's members. */
-/** The runtime's RegExp, for patterns the server already checked with RE2 (see ClientOptions.compileRegex). */
-function nativeRegex(pattern: string): CompiledRegex {
-  const re = new RegExp(pattern);
-  return { test: (value: string) => re.test(value) };
+/**
+ * RE2 (re2js), the engine the server checks and evaluates patterns with: matching is linear in the text
+ * whatever the pattern, so a rule such as `^(a|aa)+$`, harmless to RE2 but exponential for a backtracking
+ * RegExp, cannot freeze an app on a crafted context value (see ClientOptions.compileRegex).
+ */
+function re2Regex(pattern: string): CompiledRegex {
+  const re = RE2JS.compile(pattern);
+  return { test: (value: string) => re.matcher(value).find() };
 }
 
 function ownEntry<V>(map: Record<string, V>, name: string): V | undefined {
@@ -466,7 +472,7 @@ export function createClient(options: ClientOptions): Client {
 
   // One evaluator per snapshot: its gates' patterns compile once, on first use.
   const evaluators = new WeakMap<Snapshot, ReturnType<typeof createGateEvaluator>>();
-  const compileRegex = options.compileRegex ?? nativeRegex;
+  const compileRegex = options.compileRegex ?? re2Regex;
   const evaluatorFor = (snapshot: Snapshot) => {
     let evaluator = evaluators.get(snapshot);
     if (!evaluator) {

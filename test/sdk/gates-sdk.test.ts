@@ -20,8 +20,14 @@ afterAll(async () => {
   await ts.stop();
 });
 
-function client(options: { re2?: boolean } = {}): Client {
-  const c = createClient({ baseUrl: ts.url, sdkKey: ts.serverKey, env: "prod", stream: false, ...(options.re2 ? { compileRegex } : {}) });
+/** The runtime's RegExp, as an app may pass it instead of the default (RE2). */
+const nativeRegex = (pattern: string) => {
+  const re = new RegExp(pattern);
+  return { test: (value: string) => re.test(value) };
+};
+
+function client(options: { re2?: boolean; native?: boolean } = {}): Client {
+  const c = createClient({ baseUrl: ts.url, sdkKey: ts.serverKey, env: "prod", stream: false, ...(options.re2 ? { compileRegex } : options.native ? { compileRegex: nativeRegex } : {}) });
   clients.push(c);
   return c;
 }
@@ -29,7 +35,7 @@ function client(options: { re2?: boolean } = {}): Client {
 describe("svc.isEnabled: the SDK evaluates gates locally, as the server does", () => {
   for (const engine of ["the runtime's RegExp", "RE2"] as const) {
     test(`every case of the table (${engine})`, async () => {
-      const svc = client({ re2: engine === "RE2" });
+      const svc = client(engine === "RE2" ? {} : { native: true });
       await svc.ready();
       for (const [i, c] of GATE_CASES.entries()) {
         const explained = (await ts.api(`/api/admin/gates/case-${i}/explain`, { body: { env: "prod", context: c.context } })).body.value;
@@ -38,6 +44,19 @@ describe("svc.isEnabled: the SDK evaluates gates locally, as the server does", (
       }
     });
   }
+
+  test("by default patterns run on RE2, as on the server: a rule exponential for a backtracking RegExp answers at once (issue 25, item 1)", async () => {
+    // Cheap for RE2, so the server accepts it; a backtracking engine tries ~1.6^n ways to split n a's before the b.
+    const rules = [{ conditions: [{ attr: "name", op: "regex", value: "^(a|aa)+$" }], passPercentage: 100 }];
+    expect((await ts.api("/api/admin/gates", { body: { name: "backtracking", rules } })).status).toBe(201);
+    const svc = client();
+    await svc.ready();
+    expect(svc.isEnabled("backtracking", { name: "aaaa" })).toBe(true);
+    const started = performance.now();
+    expect(svc.isEnabled("backtracking", { name: `${"a".repeat(44)}b` })).toBe(false);
+    // A RegExp takes seconds here (tens of seconds on a slow machine); RE2 well under a millisecond.
+    expect(performance.now() - started).toBeLessThan(500);
+  });
 
   test("prerequisite gates come from the same snapshot; an unknown gate is false; percentages agree with explain for 200 units", async () => {
     const svc = client();
