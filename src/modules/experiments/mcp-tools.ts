@@ -1,8 +1,11 @@
 import { z } from "zod";
-import { withQuery } from "../../lib/query-path";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { experimentRoutes } from "./routes";
 
-const path = (name: string) => `/api/admin/experiments/${encodeURIComponent(name)}`;
+/** The experiment routes, typed from their own schemas. */
+const experiments = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof experimentRoutes>>().api.admin.experiments;
 const experimentName = z.string().min(1).max(128).describe("Experiment name, id or unique id prefix");
 
 export const experimentTools = [
@@ -18,7 +21,7 @@ export const experimentTools = [
     },
     annotations: READ_ONLY,
     async run({ project_id, q, status }, open) {
-      return open(project_id).request("GET", withQuery("/api/admin/experiments", { q, status }));
+      return dataOf(experiments(open, project_id).get({ query: { q: q || undefined, status } }));
     },
   }),
   defineTool({
@@ -29,7 +32,7 @@ export const experimentTools = [
     input: { name: experimentName, project_id: projectIdArg },
     annotations: READ_ONLY,
     async run({ name, project_id }, open) {
-      return open(project_id).request("GET", path(name));
+      return dataOf(experiments(open, project_id)({ id: seg(name) }).get());
     },
   }),
   defineTool({
@@ -42,7 +45,7 @@ export const experimentTools = [
     input: { name: experimentName, project_id: projectIdArg },
     annotations: READ_ONLY,
     async run({ name, project_id }, open) {
-      return open(project_id).request("GET", `${path(name)}/results`);
+      return dataOf(experiments(open, project_id)({ id: seg(name) }).results.get());
     },
   }),
 ];
