@@ -1,21 +1,22 @@
+import type { Static } from "elysia";
 import { UsageError } from "../lib/config";
-import { type SvcClient, writeBinding } from "./client";
+import type { MeSchema } from "../modules/identity/contract";
+import type { identityRoutes } from "../modules/identity/routes";
+import { type SvcClient, dataOf, writeBinding } from "./client";
 import { CLIENT_FLAGS, JSON_FLAG, URL_FLAG, emit, openClient, table } from "./client-command";
 import type { Command } from "./command";
 import { CliError } from "./errors";
 
-/** GET /api/admin/me */
-export type Me = {
-  user: { email: string };
-  project: { id: string; name: string } | null;
-  projects: ReachableProject[];
-  credential?: { kind: string; readOnly: boolean; role?: string | null; permissions?: string[] };
-};
-export type ReachableProject = { id: string; name: string; organisationId: string; organisationName: string };
+/** GET /api/admin/me, typed from its route's schema. */
+export type Me = Static<typeof MeSchema>;
+export type ReachableProject = Me["projects"][number];
+
+/** GET /api/admin/me through the typed client (`withoutProject`: no X-Project-Id, whatever is selected). */
+const whoIs = (client: SvcClient, withoutProject = false) => dataOf(client.api<ReturnType<typeof identityRoutes>>({ withoutProject }).api.admin.me.get());
 
 /** Every project the caller reaches, asked without X-Project-Id so that an unreachable selection cannot hide them. */
 export async function reachableProjects(client: SvcClient): Promise<Me> {
-  return client.request<Me>("GET", "/api/admin/me", { withoutProject: true });
+  return whoIs(client, true);
 }
 
 export function projectRows(projects: ReachableProject[], active?: string | null): string {
@@ -63,7 +64,7 @@ export const whoamiCommand: Command = {
   flags: { ...CLIENT_FLAGS },
   async run({ values }) {
     const client = openClient(values);
-    const me = await client.request<Me>("GET", "/api/admin/me");
+    const me = await whoIs(client);
     const result = { ...me, projectSource: client.projectSource, credentialSource: client.credentialSource, serverUrl: client.serverUrl };
     emit(values.json, result, () => {
       const readOnly = me.credential?.readOnly ? ", read-only" : "";

@@ -1,13 +1,23 @@
+import type { Static } from "elysia";
 import { UsageError } from "../../lib/config";
 import { OUTBOX_EVENT_TYPES } from "../../lib/outbox-types";
-import { withQuery } from "../../lib/query-path";
-import type { Connector, ConnectorDetail, Delivery } from "./service";
+import { type SvcClient, dataOf, seg } from "../../cli/client";
+import type { ConnectorDetailSchema, ConnectorSchema, DeliverySchema, TestFireBody, UpdateConnectorBody } from "./contract";
+import type { connectorRoutes } from "./routes";
 import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, flagFile, intFlag, jsonFlag, list, openClient, str, table, when } from "../../cli/client-command";
 import type { ArgValues, Command, Flag } from "../../cli/command";
 
-const CONNECTORS = "/api/admin/connectors";
-const base = (id: string) => `${CONNECTORS}/${encodeURIComponent(id)}`;
-const PROVIDERS = ["google_sheets", "linear", "slack", "claude_trigger", "cursor_trigger", "github_trigger", "jules_trigger", "webhook"];
+type Connector = Static<typeof ConnectorSchema>;
+type ConnectorDetail = Static<typeof ConnectorDetailSchema>;
+type Delivery = Static<typeof DeliverySchema>;
+/** What create and update share; the server checks the event types and settings (its VALIDATION names the field). */
+type Fields = Omit<Static<typeof UpdateConnectorBody>, "enabled">;
+
+/** The connector routes, typed from their own schemas. */
+const connectors = (client: SvcClient) => client.api<ReturnType<typeof connectorRoutes>>().api.admin.connectors;
+/** One connector's routes: its id, as one path segment. */
+const one = (client: SvcClient, id: string) => connectors(client)({ id: seg(id) });
+const PROVIDERS = ["google_sheets", "linear", "slack", "claude_trigger", "cursor_trigger", "github_trigger", "jules_trigger", "webhook"] as const;
 
 /** Credential flags → body fields. A value `@FILE` is read from that file (keeps secrets out of shell history). */
 const CREDENTIAL_FLAGS: Record<string, { field: string; help: string }> = {
@@ -57,7 +67,7 @@ function config(values: ArgValues): Record<string, unknown> | undefined {
 }
 
 /** The body fields create and update share: credentials, --name, --event, --config and --set (only those given). */
-function connectorFields(values: ArgValues): Record<string, unknown> {
+function connectorFields(values: ArgValues): Fields {
   const body: Record<string, unknown> = { ...credentials(values) };
   const name = str(values, "name");
   if (name !== undefined) body.name = name;
@@ -65,7 +75,8 @@ function connectorFields(values: ArgValues): Record<string, unknown> {
   if (events.length > 0) body.events = events;
   const cfg = config(values);
   if (cfg !== undefined) body.config = cfg;
-  return body;
+  // As given: the event types are checked by the server, which names the field.
+  return body as Fields;
 }
 
 const state = (c: Connector) => (c.enabled ? "enabled" : c.kind === "oauth" && !c.hasCredentials ? "not connected" : "disabled");
@@ -115,7 +126,8 @@ export const connectorsCommand: Command = {
       flags: { query: { ...QUERY_FLAG, help: "Only connectors whose name or provider contains TEXT" }, ...CLIENT_FLAGS },
       async run({ values }) {
         const q = str(values, "query");
-        const all = await openClient(values).request<Connector[]>("GET", `${CONNECTORS}${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+        // An empty query is left out, as before.
+        const all = await dataOf(connectors(openClient(values)).get({ query: { q: q || undefined } }));
         emit(values.json, all, () => {
           if (all.length === 0) return q ? `No connectors match "${q}".` : "No connectors yet; create one with `svc connectors create <provider>`.";
           return table(
@@ -133,7 +145,7 @@ export const connectorsCommand: Command = {
       examples: ["svc connectors get 0b6f0f7e-…", "svc connectors get 0b6f0f7e-… --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const c = await openClient(values).request<ConnectorDetail>("GET", base(positionals[0]!));
+        const c = await dataOf(one(openClient(values), positionals[0]!).get());
         emit(values.json, c, () => connectorText(c));
         return 0;
       },
@@ -150,11 +162,11 @@ export const connectorsCommand: Command = {
       flags: { name: { type: "string", value: "NAME", help: "Its name (default for triggers: provider and target)" }, event: EVENT_FLAG, config: CONFIG_FLAG, set: SET_FLAG, ...credentialFlags, ...CLIENT_FLAGS },
       async run({ values, positionals }) {
         const provider = positionals[0]!;
-        if (!PROVIDERS.includes(provider)) throw new UsageError(`<provider> must be one of ${PROVIDERS.join(", ")} (got "${provider}")`);
-        const body = { provider, ...connectorFields(values) };
+        if (!(PROVIDERS as readonly string[]).includes(provider)) throw new UsageError(`<provider> must be one of ${PROVIDERS.join(", ")} (got "${provider}")`);
+        const body = { provider: provider as (typeof PROVIDERS)[number], ...connectorFields(values) };
         const client = openClient(values);
-        const created = await client.request<{ id: string; secret?: string }>("POST", CONNECTORS, { body });
-        const c = await client.request<ConnectorDetail>("GET", base(created.id));
+        const created = await dataOf(connectors(client).post(body));
+        const c = await dataOf(one(client, created.id).get());
         emit(values.json, created.secret ? { ...c, secret: created.secret } : c, () => {
           const lines = [`Saved connector ${c.name} (${c.id}): ${c.provider}, ${state(c)}.`];
           if (created.secret) lines.push(`Signing secret (shown once; verify X-Svc-Signature with it): ${created.secret}`);
@@ -174,7 +186,7 @@ export const connectorsCommand: Command = {
       async run({ values, positionals }) {
         const body = connectorFields(values);
         if (Object.keys(body).length === 0) throw new UsageError("nothing to change: give --name, --event, --config, --set or a credential flag");
-        const c = await openClient(values).request<Connector>("PATCH", base(positionals[0]!), { body });
+        const c = await dataOf(one(openClient(values), positionals[0]!).patch(body));
         emit(values.json, c, () => `Updated connector ${c.name}:\n${connectorText(c).split("\n").slice(1).join("\n")}`);
         return 0;
       },
@@ -187,7 +199,8 @@ export const connectorsCommand: Command = {
         examples: [`svc connectors ${verb} 0b6f0f7e-…`],
         flags: { ...CLIENT_FLAGS },
         async run({ values, positionals }) {
-          const c = await openClient(values).request<Connector>("POST", `${base(positionals[0]!)}/${verb}`);
+          const routes = one(openClient(values), positionals[0]!);
+          const c = await dataOf(verb === "enable" ? routes.enable.post() : routes.disable.post());
           emit(values.json, c, () => `Connector ${c.name} is ${state(c)}.`);
           return 0;
         },
@@ -203,7 +216,7 @@ export const connectorsCommand: Command = {
         const id = positionals[0]!;
         const client = openClient(values);
         await confirmChange(values, client, `Delete connector ${id} and its delivery log?`);
-        await client.request("DELETE", base(id));
+        await dataOf(one(client, id).delete());
         emit(values.json, { id, deleted: true }, () => `Deleted connector ${id}.`);
         return 0;
       },
@@ -222,7 +235,9 @@ export const connectorsCommand: Command = {
         const status = str(values, "status");
         if (status !== undefined && !["pending", "delivered", "failed"].includes(status)) throw new UsageError(`--status must be pending, delivered or failed (got "${status}")`);
         const limit = intFlag(values.limit, "limit", 1, 100);
-        const all = await openClient(values).request<Delivery[]>("GET", withQuery(`${base(positionals[0]!)}/deliveries`, { status, limit }));
+        // The limit goes as the text the query takes.
+        const query = { status: status as "pending" | "delivered" | "failed" | undefined, limit: limit?.toString() };
+        const all = await dataOf(one(openClient(values), positionals[0]!).deliveries.get({ query }));
         emit(values.json, all, () =>
           all.length === 0 ? "No deliveries yet." : table(["WHEN", "EVENT", "STATUS", "ATTEMPTS", "HTTP", "ERROR", "ID"], all.map(deliveryLine), { full: ["ID"] }),
         );
@@ -236,10 +251,11 @@ export const connectorsCommand: Command = {
       examples: ["svc connectors test 0b6f…", "svc connectors test 0b6f… --type alert.firing --json"],
       flags: { type: { type: "string", value: "TYPE", help: "The sample's event type (default the connector's first)" }, ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const body: Record<string, unknown> = {};
+        const body: Static<typeof TestFireBody> = {};
         const type = str(values, "type");
-        if (type !== undefined) body.type = type;
-        const result = await openClient(values).request<{ done: boolean; delivery: Delivery }>("POST", `${base(positionals[0]!)}/test`, { body });
+        // As given: the server checks the event type and names the field.
+        if (type !== undefined) body.type = type as Static<typeof TestFireBody>["type"];
+        const result = await dataOf(one(openClient(values), positionals[0]!).test.post(body));
         const d = result.delivery;
         emit(values.json, result, () => {
           if (!result.done) return `Queued test delivery ${d.id}; not attempted yet (see \`svc connectors deliveries ${positionals[0]}\`).`;

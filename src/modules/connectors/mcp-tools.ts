@@ -1,6 +1,11 @@
 import { z } from "zod";
-import { withQuery } from "../../lib/query-path";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { connectorRoutes } from "./routes";
+
+/** The connector routes, typed from their own schemas. */
+const connectors = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof connectorRoutes>>().api.admin.connectors;
 
 export const connectorTools = [
   defineTool({
@@ -11,7 +16,8 @@ export const connectorTools = [
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on name and provider") },
     annotations: READ_ONLY,
     async run({ project_id, q }, open) {
-      return open(project_id).request("GET", `/api/admin/connectors${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      // An empty q is left out, as before.
+      return dataOf(connectors(open, project_id).get({ query: { q: q || undefined } }));
     },
   }),
   defineTool({
@@ -28,7 +34,8 @@ export const connectorTools = [
     annotations: READ_ONLY,
     untrusted: "the vendors' answers and errors, and event payloads that may carry public intake text",
     async run({ id, status, limit, project_id }, open) {
-      return open(project_id).request("GET", withQuery(`/api/admin/connectors/${encodeURIComponent(id)}/deliveries`, { status, limit }));
+      // The limit goes as the text the query takes.
+      return dataOf(connectors(open, project_id)({ id: seg(id) }).deliveries.get({ query: { status, limit: limit?.toString() } }));
     },
   }),
 ];

@@ -1,14 +1,17 @@
 import { UsageError } from "../../lib/config";
-import { withQuery } from "../../lib/query-path";
+import { type SvcClient, dataOf, seg } from "../../cli/client";
+import type { errorRoutes } from "./routes";
 import type { ErrorStatus, SettableStatus, TrackedError } from "./types";
 import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
-import { type Series, WINDOW_FLAGS, seriesText, windowFlags } from "../metrics/cli";
+import { WINDOW_FLAGS, seriesText, windowFlags } from "../metrics/cli";
 
 // `svc errors`: tracked production errors. (src/cli/errors.ts is how the CLI itself reports failures.)
 
-const ERRORS = "/api/admin/errors";
-const base = (ref: string) => `${ERRORS}/${encodeURIComponent(ref)}`;
+/** The tracked errors' admin routes, typed from their own schemas. */
+const errors = (client: SvcClient) => client.api<ReturnType<typeof errorRoutes>>().api.admin.errors;
+/** One error's routes: its id, id prefix or fingerprint, as one path segment. */
+const one = (client: SvcClient, ref: string) => errors(client)({ id: seg(ref) });
 
 /** Every status, with what it means (a Record, so a status the server adds is a compile error here). */
 const STATUSES: Record<ErrorStatus, string> = {
@@ -59,7 +62,7 @@ function statusCommand(name: string, status: SettableStatus, summary: string, do
     examples: [`svc errors ${name} err_4Qk2mX9pLr7TzV1bN8cW`, `svc errors ${name} err_4Qk2mX --json`],
     flags: { ...CLIENT_FLAGS },
     async run({ values, positionals }) {
-      const e = await openClient(values).request<TrackedError>("PATCH", base(positionals[0]!), { body: { status } });
+      const e = await dataOf(one(openClient(values), positionals[0]!).patch({ status }));
       emit(values.json, e, () => `${done} ${e.id} (${shortTitle(e)}): it is ${e.status} now.`);
       return 0;
     },
@@ -87,7 +90,8 @@ export const trackedErrorsCommand: Command = {
       async run({ values }) {
         const status = statusFlag(str(values, "status"));
         const q = str(values, "query");
-        const all = await openClient(values).request<TrackedError[]>("GET", withQuery(ERRORS, { status, q }));
+        // An empty query is left out, as before.
+        const all = await dataOf(errors(openClient(values)).get({ query: { status, q: q || undefined } }));
         emit(values.json, all, () => {
           if (all.length === 0) {
             if (status || q) return `No ${status ?? ""}${status ? " " : ""}errors${q ? ` match "${q}"` : ""}.`;
@@ -110,7 +114,7 @@ export const trackedErrorsCommand: Command = {
       examples: ["svc errors get err_4Qk2mX9pLr7TzV1bN8cW", "svc errors get err_4Qk2mX --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const e = await openClient(values).request<TrackedError>("GET", base(positionals[0]!));
+        const e = await dataOf(one(openClient(values), positionals[0]!).get());
         emit(values.json, e, () => errorText(e));
         return 0;
       },
@@ -132,11 +136,11 @@ export const trackedErrorsCommand: Command = {
         const window = windowFlags(values);
         const client = openClient(values);
         if (values.json) {
-          emit(true, await client.request<Series>("POST", `${base(positionals[0]!)}/series`, { body: window }), () => "");
+          emit(true, await dataOf(one(client, positionals[0]!).series.post(window)), () => "");
           return 0;
         }
-        const e = await client.request<TrackedError>("GET", base(positionals[0]!));
-        const series = await client.request<Series>("POST", `${base(e.id)}/series`, { body: window });
+        const e = await dataOf(one(client, positionals[0]!).get());
+        const series = await dataOf(one(client, e.id).series.post(window));
         emit(false, series, () => seriesText(`${e.id} (${shortTitle(e)})`, window, series.rows, { total: true }));
         return 0;
       },

@@ -1,9 +1,12 @@
 import { z } from "zod";
-import { withQuery } from "../../lib/query-path";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { errorRoutes } from "./routes";
 import { ERROR_STATUSES, SETTABLE_STATUSES } from "./types";
 
-const path = (ref: string) => `/api/admin/errors/${encodeURIComponent(ref)}`;
+/** The tracked errors' admin routes, typed from their own schemas. */
+const errors = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof errorRoutes>>().api.admin.errors;
 const errorRef = z.string().min(1).max(128).describe("Error id (err_…), its fingerprint, or a unique id prefix of at least 6 characters");
 
 export const errorTools = [
@@ -20,7 +23,8 @@ export const errorTools = [
     annotations: READ_ONLY,
     untrusted: "error types, messages, culprits and stacks as SDKs reported them (from apps anyone can run)",
     async run({ project_id, status, q }, open) {
-      return open(project_id).request("GET", withQuery("/api/admin/errors", { status, q }));
+      // An empty q is left out, as before.
+      return dataOf(errors(open, project_id).get({ query: { status, q: q || undefined } }));
     },
   }),
   defineTool({
@@ -31,7 +35,7 @@ export const errorTools = [
     annotations: READ_ONLY,
     untrusted: "error types, messages, culprits and stacks as SDKs reported them (from apps anyone can run)",
     async run({ id, project_id }, open) {
-      return open(project_id).request("GET", path(id));
+      return dataOf(errors(open, project_id)({ id: seg(id) }).get());
     },
   }),
   defineTool({
@@ -43,7 +47,7 @@ export const errorTools = [
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     untrusted: "error types, messages, culprits and stacks as SDKs reported them (from apps anyone can run)",
     async run({ id, status, project_id }, open) {
-      return open(project_id).request("PATCH", path(id), { body: { status } });
+      return dataOf(errors(open, project_id)({ id: seg(id) }).patch({ status }));
     },
   }),
 ];

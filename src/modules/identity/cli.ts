@@ -1,11 +1,13 @@
 /** `svc members`: the people of the project's organisation, and their invitations. */
 import { UsageError } from "../../lib/config";
+import { type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
+import type { identityRoutes } from "./routes";
 import { ROLES, type Role } from "./types";
 
-export type Member = { email: string; role: Role; status?: "active" | "invited"; joinedAt: string | null; expiresAt?: string };
-type Invitation = { email: string; role: Role; organisationId: string; organisationName: string; createdAt: string; expiresAt: string };
+/** The people routes (/api/admin/members, /invites, /me), typed from their own schemas. */
+const admin = (client: SvcClient) => client.api<ReturnType<typeof identityRoutes>>().api.admin;
 
 function role(text: unknown, what: string): Role {
   if (!ROLES.includes(text as Role)) throw new UsageError(`${what} must be one of ${ROLES.join(", ")} (got "${text}")`);
@@ -33,8 +35,9 @@ export const membersCommand: Command = {
       flags: { query: { type: "string", value: "TEXT", help: "Only members whose email contains TEXT (case-insensitive)" }, ...CLIENT_FLAGS },
       async run({ values }) {
         const q = str(values, "query");
-        const members = await openClient(values).request<Member[]>("GET", `/api/admin/members${q ? `?q=${encodeURIComponent(q)}` : ""}`);
-        emit(values.json, members, () => (members.length === 0 ? "No members match." : table(["EMAIL", "ROLE", "JOINED"], members.map((m) => [m.email, m.role, m.joinedAt === null ? `invited, not accepted (until ${when(m.expiresAt ?? "")})` : when(m.joinedAt)]))));
+        // An empty query is left out, as before.
+        const members = await dataOf(admin(openClient(values)).members.get({ query: { q: q || undefined } }));
+        emit(values.json, members, () => (members.length === 0 ? "No members match." : table(["EMAIL", "ROLE", "JOINED"], members.map((m) => [m.email, m.role, m.joinedAt === null ? `invited, not accepted (until ${when(("expiresAt" in m ? m.expiresAt : undefined) ?? "")})` : when(m.joinedAt)]))));
         return 0;
       },
     },
@@ -47,7 +50,7 @@ export const membersCommand: Command = {
       async run({ values, positionals }) {
         const address = email(positionals[0]!);
         const r = role(str(values, "role") ?? "editor", "--role");
-        const invited = await openClient(values).request<Invitation>("POST", "/api/admin/invites", { body: { email: address, role: r } });
+        const invited = await dataOf(admin(openClient(values)).invites.post({ email: address, role: r }));
         emit(values.json, invited, () => `Invited ${invited.email} as ${invited.role} of ${invited.organisationName}; they get a link by mail and become a member when they accept it.`);
         return 0;
       },
@@ -61,7 +64,7 @@ export const membersCommand: Command = {
       async run({ values, positionals }) {
         const address = email(positionals[0]!);
         const r = role(positionals[1], "<role>");
-        const member = await openClient(values).request<Member>("PATCH", `/api/admin/members/${encodeURIComponent(address)}`, { body: { role: r } });
+        const member = await dataOf(admin(openClient(values)).members({ email: seg(address) }).patch({ role: r }));
         emit(values.json, member, () => `${member.email} is now ${member.role}.`);
         return 0;
       },
@@ -76,7 +79,7 @@ export const membersCommand: Command = {
         const address = email(positionals[0]!);
         const client = openClient(values);
         await confirmChange(values, client, `Remove ${address} from the organisation? They lose every project of it.`);
-        await client.request("DELETE", `/api/admin/members/${encodeURIComponent(address)}`);
+        await dataOf(admin(client).members({ email: seg(address) }).delete());
         emit(values.json, { email: address, removed: true }, () => `Removed ${address}.`);
         return 0;
       },

@@ -1,7 +1,11 @@
 import { z } from "zod";
-import type { Me } from "../../cli/account";
-import type { Member } from "./cli";
+import { dataOf } from "../../cli/client";
+import type { McpSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { identityRoutes } from "./routes";
+
+/** The people routes (/api/admin/me, /members), typed from their own schemas. */
+const admin = (session: McpSession) => session.api<ReturnType<typeof identityRoutes>>().api.admin;
 
 export const identityTools = [
   defineTool({
@@ -12,7 +16,7 @@ export const identityTools = [
     annotations: READ_ONLY,
     async run(_args, open) {
       const client = open();
-      const me = await client.request<Me>("GET", "/api/admin/me");
+      const me = await dataOf(admin(client).me.get());
       return { user: me.user, project: me.project, projectSource: client.projectSource, serverUrl: client.serverUrl, credential: me.credential, credentialSource: client.credentialSource };
     },
   }),
@@ -23,7 +27,7 @@ export const identityTools = [
     input: {},
     annotations: READ_ONLY,
     async run(_args, open) {
-      const me = await open().request<Me>("GET", "/api/admin/me");
+      const me = await dataOf(admin(open()).me.get());
       return me.projects.map((p) => ({ ...p, active: p.id === me.project?.id }));
     },
   }),
@@ -34,7 +38,8 @@ export const identityTools = [
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Case-insensitive substring filter on email") },
     annotations: READ_ONLY,
     async run({ project_id, q }, open) {
-      const members = await open(project_id).request<Member[]>("GET", `/api/admin/members${q ? `?q=${encodeURIComponent(q)}` : ""}`);
+      // An empty q is left out, as before.
+      const members = await dataOf(admin(open(project_id)).members.get({ query: { q: q || undefined } }));
       return members.map((m) => ({ email: m.email, role: m.role, joinedAt: m.joinedAt }));
     },
   }),

@@ -1,13 +1,21 @@
+import type { Static } from "elysia";
 import { UsageError } from "../../lib/config";
-import { withQuery } from "../../lib/query-path";
-import type { ItemType, Priority, QueueItem, Status } from "./service";
+import { type SvcClient, dataOf, seg } from "../../cli/client";
+import type { CreateItemBody, QueueItemSchema, UpdateItemBody } from "./contract";
+import type { opsRoutes } from "./routes";
+import type { ItemType, Priority, Status } from "./service";
 import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "../../cli/client-command";
 import type { ArgValues, Command } from "../../cli/command";
 
 // `svc ops`: the queue of bug reports and feature requests (and the error and alert items svc files itself).
 
-const OPS = "/api/admin/ops";
-const base = (ref: string) => `${OPS}/${encodeURIComponent(ref.replace(/^#/, ""))}`;
+type QueueItem = Static<typeof QueueItemSchema>;
+type TextFields = Pick<Static<typeof UpdateItemBody>, "stepsToReproduce" | "actualResult" | "expectedResult" | "useCase">;
+
+/** The queue's admin routes, typed from their own schemas. */
+const ops = (client: SvcClient) => client.api<ReturnType<typeof opsRoutes>>().api.admin.ops;
+/** One item's routes: its number (42 or #42) or id, as one path segment. */
+const item = (client: SvcClient, ref: string) => ops(client)({ id: seg(ref.replace(/^#/, "")) });
 
 /** Every value with what it means (Records, so a value the server adds is a compile error here). */
 const TYPES: Record<ItemType, string> = {
@@ -27,10 +35,10 @@ const PRIORITIES: Record<Priority, string> = { high: "first", medium: "the defau
 
 const names = <K extends string>(r: Record<K, string>) => Object.keys(r) as K[];
 
-function oneOf<K extends string>(r: Record<K, string>, flag: string, value: string | undefined, allowed: K[] = names(r)): K | undefined {
+function oneOf<K extends string, A extends K = K>(r: Record<K, string>, flag: string, value: string | undefined, allowed: A[] = names(r) as A[]): A | undefined {
   if (value === undefined) return undefined;
-  if (!allowed.includes(value as K)) throw new UsageError(`--${flag} must be one of ${allowed.join(", ")} (got "${value}")`);
-  return value as K;
+  if (!allowed.includes(value as A)) throw new UsageError(`--${flag} must be one of ${allowed.join(", ")} (got "${value}")`);
+  return value as A;
 }
 
 const REF_ARG = "<item>";
@@ -63,9 +71,9 @@ const TEXT_FLAGS = {
 } as const;
 
 /** The text flags given, as body fields; an empty value clears the field (null). */
-function textFields(values: ArgValues, withUseCase: boolean): Record<string, string | null> {
-  const out: Record<string, string | null> = {};
-  const pairs: [string, string][] = [
+function textFields(values: ArgValues, withUseCase: boolean): TextFields {
+  const out: TextFields = {};
+  const pairs: [string, keyof TextFields][] = [
     ["steps", "stepsToReproduce"],
     ["actual", "actualResult"],
     ["expected", "expectedResult"],
@@ -91,8 +99,9 @@ function decisionCommand(name: "approve" | "reject", summary: string, details: s
       const ref = positionals[0]!;
       const client = openClient(values);
       if (name === "reject") await confirmChange(values, client, `Reject item ${ref}? Rejected is final.`);
-      const item = await client.request<QueueItem>("POST", `${base(ref)}/${name}`);
-      emit(values.json, item, () => `${name === "approve" ? "Approved" : "Rejected"} #${item.number} ${item.title}: now ${item.status}.`);
+      const routes = item(client, ref);
+      const decided = await dataOf(name === "approve" ? routes.approve.post() : routes.reject.post());
+      emit(values.json, decided, () => `${name === "approve" ? "Approved" : "Rejected"} #${decided.number} ${decided.title}: now ${decided.status}.`);
       return 0;
     },
   };
@@ -121,7 +130,8 @@ export const opsCommand: Command = {
         const type = oneOf(TYPES, "type", str(values, "type"));
         const status = oneOf(STATUSES, "status", str(values, "status"));
         const q = str(values, "query");
-        const items = await openClient(values).request<QueueItem[]>("GET", withQuery(OPS, { type, status, q }));
+        // Empty filters are left out, as before.
+        const items = await dataOf(ops(openClient(values)).get({ query: { type, status, q: q || undefined } }));
         emit(values.json, items, () => {
           if (items.length === 0) return type || status || q ? "No items match." : "The queue is empty; file one with `svc ops create --type bug <title>`.";
           return table(
@@ -140,8 +150,8 @@ export const opsCommand: Command = {
       examples: ["svc ops get 42", "svc ops get fb_7Hq2LmX9pKr4TzV1bN8c --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const item = await openClient(values).request<QueueItem>("GET", base(positionals[0]!));
-        emit(values.json, item, () => itemText(item));
+        const found = await dataOf(item(openClient(values), positionals[0]!).get());
+        emit(values.json, found, () => itemText(found));
         return 0;
       },
     },
@@ -163,15 +173,15 @@ export const opsCommand: Command = {
       async run({ values, positionals }) {
         const typeText = str(values, "type");
         if (typeText === undefined) throw new UsageError("--type bug|feature_request is required");
-        const type = oneOf(TYPES, "type", typeText, ["bug", "feature_request"]);
-        const body: Record<string, unknown> = { type, title: positionals[0]!, ...textFields(values, false) };
+        const type = oneOf(TYPES, "type", typeText, ["bug", "feature_request"])!;
+        const body: Static<typeof CreateItemBody> = { type, title: positionals[0]!, ...textFields(values, false) };
         const priority = oneOf(PRIORITIES, "priority", str(values, "priority"));
         if (priority) body.priority = priority;
-        for (const [k, v] of Object.entries(body)) if (v === null) delete body[k];
+        for (const [k, v] of Object.entries(body)) if (v === null) delete body[k as keyof typeof body];
         const client = openClient(values);
-        const created = await client.request<{ id: string; number: number }>("POST", OPS, { body });
-        const item = await client.request<QueueItem>("GET", base(created.id));
-        emit(values.json, item, () => `Filed #${item.number} ${item.title} (${item.type}, ${item.priority}, ${item.status}).`);
+        const created = await dataOf(ops(client).post(body));
+        const filed = await dataOf(item(client, created.id).get());
+        emit(values.json, filed, () => `Filed #${filed.number} ${filed.title} (${filed.type}, ${filed.priority}, ${filed.status}).`);
         return 0;
       },
     },
@@ -190,7 +200,7 @@ export const opsCommand: Command = {
         ...CLIENT_FLAGS,
       },
       async run({ values, positionals }) {
-        const body: Record<string, unknown> = { ...textFields(values, true) };
+        const body: Static<typeof UpdateItemBody> = { ...textFields(values, true) };
         const title = str(values, "title");
         if (title !== undefined) body.title = title;
         const priority = oneOf(PRIORITIES, "priority", str(values, "priority"));
@@ -198,8 +208,8 @@ export const opsCommand: Command = {
         const status = oneOf(STATUSES, "status", str(values, "status"));
         if (status) body.status = status;
         if (Object.keys(body).length === 0) throw new UsageError("nothing to change: give --title, --priority, --status, --steps, --actual, --expected or --use-case");
-        const item = await openClient(values).request<QueueItem>("PATCH", base(positionals[0]!), { body });
-        emit(values.json, item, () => `Updated #${item.number}:\n${itemText(item).split("\n").slice(1).join("\n")}`);
+        const updated = await dataOf(item(openClient(values), positionals[0]!).patch(body));
+        emit(values.json, updated, () => `Updated #${updated.number}:\n${itemText(updated).split("\n").slice(1).join("\n")}`);
         return 0;
       },
     },

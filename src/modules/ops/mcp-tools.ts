@@ -1,6 +1,11 @@
 import { z } from "zod";
-import { withQuery } from "../../lib/query-path";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { opsRoutes } from "./routes";
+
+/** The queue's admin routes, typed from their own schemas. */
+const ops = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof opsRoutes>>().api.admin.ops;
 
 const TYPES = ["bug", "feature_request", "error", "alert"] as const;
 const STATUSES = ["pending_approval", "open", "in_progress", "done", "rejected"] as const;
@@ -21,7 +26,8 @@ export const opsTools = [
     annotations: READ_ONLY,
     untrusted: "the titles and text fields of items filed through the public intake (anonymous people) and the messages of SDK-reported errors",
     async run({ project_id, q, type, status }, open) {
-      return open(project_id).request("GET", withQuery("/api/admin/ops", { q, type, status }));
+      // An empty q is left out, as before.
+      return dataOf(ops(open, project_id).get({ query: { q: q || undefined, type, status } }));
     },
   }),
   defineTool({
@@ -32,7 +38,7 @@ export const opsTools = [
     annotations: READ_ONLY,
     untrusted: "the titles and text fields of items filed through the public intake (anonymous people) and the messages of SDK-reported errors",
     async run({ item, project_id }, open) {
-      return open(project_id).request("GET", `/api/admin/ops/${encodeURIComponent(item.replace(/^#/, ""))}`);
+      return dataOf(ops(open, project_id)({ id: seg(item.replace(/^#/, "")) }).get());
     },
   }),
 ];

@@ -1,11 +1,12 @@
 /** `svc projects`: the projects you reach, and a new one (the shared sign-in side lives in src/cli/account.ts). */
+import type { Static } from "elysia";
 import { UsageError } from "../../lib/config";
-import { writeBinding } from "../../cli/client";
+import { dataOf, writeBinding } from "../../cli/client";
 import { CLIENT_FLAGS, emit, openClient, str } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
 import { projectRows, reachableProjects } from "../../cli/account";
-
-type Project = { id: string; name: string; organisationId: string; plan: string; publicTicketCreation: boolean };
+import type { CreateProjectBody } from "./contract";
+import type { projectRoutes } from "./routes";
 
 export const projectsCommand: Command = {
   name: "projects",
@@ -53,11 +54,12 @@ export const projectsCommand: Command = {
         if (name === "" || name.length > 200) throw new UsageError("<name> must be 1-200 characters");
         const plan = str(values, "plan");
         if (plan !== undefined && plan !== "pro" && plan !== "free") throw new UsageError(`--plan must be pro or free (got "${plan}")`);
-        const body: Record<string, unknown> = { name };
-        if (values.organisation !== undefined) body.organisationId = values.organisation;
+        const body: Static<typeof CreateProjectBody> = { name };
+        const organisation = str(values, "organisation");
+        if (organisation !== undefined) body.organisationId = organisation;
         if (plan) body.plan = plan;
         if (values["public-tickets"]) body.publicTicketCreation = true;
-        const project = await openClient(values).request<Project>("POST", "/api/admin/projects", { body });
+        const project = await dataOf(openClient(values).api<ReturnType<typeof projectRoutes>>().api.admin.projects.post(body));
         const bound = values.bind ? writeBinding(process.cwd(), project.id) : null;
         emit(values.json, bound ? { ...project, boundPath: bound } : project, () =>
           [

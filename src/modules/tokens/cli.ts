@@ -1,10 +1,12 @@
 /** `svc tokens`: the project's API tokens for CI. */
 import { UsageError } from "../../lib/config";
+import { type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, refuseSecret, str, table, when } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
+import type { tokenRoutes } from "./routes";
 
-type ListedToken = { id: string; name: string; access: "read-only" | "read-write"; maskedToken: string; createdBy: string; createdAt: string };
-type MintedToken = { id: string; token: string; name: string; access: string; createdAt: string };
+/** The API token routes, typed from their own schemas. */
+const tokens = (client: SvcClient) => client.api<ReturnType<typeof tokenRoutes>>().api.admin.tokens;
 
 const ACCESS = ["read-only", "read-write"] as const;
 
@@ -20,11 +22,11 @@ export const tokensCommand: Command = {
       examples: ["svc tokens list", "svc tokens list --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values }) {
-        const tokens = await openClient(values).request<ListedToken[]>("GET", "/api/admin/tokens");
-        emit(values.json, tokens, () =>
-          tokens.length === 0
+        const live = await dataOf(tokens(openClient(values)).get());
+        emit(values.json, live, () =>
+          live.length === 0
             ? "No API tokens; create one with `svc tokens create <name>`."
-            : table(["ID", "NAME", "ACCESS", "TOKEN", "CREATED BY", "CREATED"], tokens.map((t) => [t.id, t.name, t.access, t.maskedToken, t.createdBy, when(t.createdAt)]), {
+            : table(["ID", "NAME", "ACCESS", "TOKEN", "CREATED BY", "CREATED"], live.map((t) => [t.id, t.name, t.access, t.maskedToken, t.createdBy, when(t.createdAt)]), {
                 full: ["ID", "NAME", "CREATED BY"],
               }),
         );
@@ -41,9 +43,9 @@ export const tokensCommand: Command = {
         ...CLIENT_FLAGS,
       },
       async run({ values, positionals }) {
-        const access = str(values, "access") ?? "read-only";
-        if (!ACCESS.includes(access as (typeof ACCESS)[number])) throw new UsageError(`--access must be one of ${ACCESS.join(", ")} (got "${access}")`);
-        const minted = await openClient(values).request<MintedToken>("POST", "/api/admin/tokens", { body: { name: positionals[0], access } });
+        const access = (str(values, "access") ?? "read-only") as (typeof ACCESS)[number];
+        if (!ACCESS.includes(access)) throw new UsageError(`--access must be one of ${ACCESS.join(", ")} (got "${access}")`);
+        const minted = await dataOf(tokens(openClient(values)).post({ name: positionals[0]!, access }));
         emit(values.json, minted, () =>
           [
             `Created ${minted.access} token ${minted.id} (${minted.name}):`,
@@ -65,7 +67,7 @@ export const tokensCommand: Command = {
         refuseSecret(id, "a token", "svc tokens list", "svc tokens revoke");
         const client = openClient(values);
         await confirmChange(values, client, `Revoke API token ${id}? Anything using it stops working.`);
-        await client.request("DELETE", `/api/admin/tokens/${encodeURIComponent(id)}`);
+        await dataOf(tokens(client)({ id: seg(id) }).delete());
         emit(values.json, { id, revoked: true }, () => `Revoked token ${id}.`);
         return 0;
       },

@@ -1,7 +1,11 @@
 import { z } from "zod";
+import { dataOf, seg } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
 import { DESTRUCTIVE, READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { tokenRoutes } from "./routes";
 
-type ListedToken = { id: string; name: string; access: string; maskedToken: string; createdBy: string; createdAt: string };
+/** The API token routes, typed from their own schemas. */
+const tokens = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof tokenRoutes>>().api.admin.tokens;
 
 /**
  * Listing and revoking API tokens. Minting one is left to `svc tokens create`
@@ -16,8 +20,8 @@ export const tokenTools = [
     input: { project_id: projectIdArg },
     annotations: READ_ONLY,
     async run({ project_id }, open) {
-      const tokens = await open(project_id).request<ListedToken[]>("GET", "/api/admin/tokens");
-      return tokens.map((t) => ({ id: t.id, name: t.name, access: t.access, maskedToken: t.maskedToken, createdBy: t.createdBy, createdAt: t.createdAt }));
+      const live = await dataOf(tokens(open, project_id).get());
+      return live.map((t) => ({ id: t.id, name: t.name, access: t.access, maskedToken: t.maskedToken, createdBy: t.createdBy, createdAt: t.createdAt }));
     },
   }),
   defineTool({
@@ -27,7 +31,7 @@ export const tokenTools = [
     input: { id: z.string().regex(/^tok_/, "an API token id starts with tok_ (see list_api_tokens)").max(128).describe("The token's id, tok_…"), project_id: projectIdArg },
     annotations: DESTRUCTIVE,
     async run({ id, project_id }, open) {
-      await open(project_id).request("DELETE", `/api/admin/tokens/${encodeURIComponent(id)}`);
+      await dataOf(tokens(open, project_id)({ id: seg(id) }).delete());
       return { id, revoked: true };
     },
   }),
