@@ -1,6 +1,7 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { createMcpServer } from "../mcp/server";
-import { SvcClient, credentialsPath } from "./client";
+import type { identityRoutes } from "../modules/identity/routes";
+import { SvcClient, credentialsPath, dataOf } from "./client";
 import type { Command } from "./command";
 
 export const mcpCommand: Command = {
@@ -45,7 +46,7 @@ export const mcpCommand: Command = {
  */
 async function isReadOnly(open: (projectId?: string) => SvcClient): Promise<boolean> {
   try {
-    const me = await open().request<{ credential?: { readOnly?: boolean } }>("GET", "/api/admin/me");
+    const me = await dataOf(open().api<ReturnType<typeof identityRoutes>>().api.admin.me.get());
     return me.credential?.readOnly !== false;
   } catch (err) {
     // Tools answer with this error until the user signs in; the server still starts so the assistant can say why.
