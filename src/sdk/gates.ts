@@ -1,3 +1,4 @@
+// One piece: the gate evaluator, one pure module shared by the server and the SDK bundle so that both answer the same.
 /**
  * The gate evaluator: one pure function, imported by the server (admin
  * explain, OFREP) and bundled into the SDK, so that every place answers the

@@ -1,3 +1,4 @@
+// Over 450 lines on purpose: every public name of the SDK is declared here (build:sdk's entry; test/sdk/package.test.ts reads them from this file); the transport and helpers live in transport.ts and util.ts.
 /**
  * svc runtime SDK: killswitches and configs for Node (18+), Bun, Deno and browsers.
  * No runtime dependencies (RE2, from re2js, is bundled in); it needs only `fetch` (and streams, for live updates).
@@ -25,8 +26,6 @@
  * lower). So a slow poll answer that lands after a newer stream event is
  * ignored.
  */
-import { RE2JS } from "re2js";
-
 export type Env = "dev" | "staging" | "prod";
 
 import { type CompiledRegex, type EvaluationContext, type Gate, createGateEvaluator, withUserId } from "./gates";
@@ -35,6 +34,8 @@ import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX
 import type { PublishedUniverse } from "./universes";
 import { NO_ROLLOUTS, type PublishedRollout, type RolloutIndex, indexRollouts, rolledGate, rolloutFor } from "./rollouts";
 import { DEFAULT_FALLBACK_LOCALE, type TranslateOptions, type Translations, translate } from "./translations";
+import { createSnapshotFeed } from "./transport";
+import { createSeenSet, hasOwn, kindOf, ownEntry, re2Regex } from "./util";
 
 export type { TrackOptions } from "./events";
 export { EXPOSURE_EVENT_NAME, EXPOSURE_PREFIX, assignVariant, exposureEventName } from "./experiments";
@@ -228,70 +229,7 @@ export class SvcError extends Error {
   }
 }
 
-const DEFAULT_POLL_MS = 30_000;
-const BACKOFF_MIN_MS = 500;
-const BACKOFF_MAX_MS = 30_000;
-
-type Waiter = { resolve: () => void; reject: (error: SvcError) => void };
-/** One dispatched Server-Sent Event (`event` defaults to "message"). */
-export type SseEvent = { event: string; data: string; id: string };
-
-function unref(timer: unknown): void {
-  (timer as { unref?: () => void }).unref?.();
-}
-
-function hasOwn(map: object, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(map, key);
-}
-
-/** A snapshot map's own entry: a name such as `constructor` must not find Object.prototype's members. */
-/**
- * RE2 (re2js), the engine the server checks and evaluates patterns with: matching is linear in the text
- * whatever the pattern, so a rule such as `^(a|aa)+$`, harmless to RE2 but exponential for a backtracking
- * RegExp, cannot freeze an app on a crafted context value (see ClientOptions.compileRegex).
- */
-function re2Regex(pattern: string): CompiledRegex {
-  const re = RE2JS.compile(pattern);
-  return { test: (value: string) => re.matcher(value).find() };
-}
-
-function ownEntry<V>(map: Record<string, V>, name: string): V | undefined {
-  return hasOwn(map, name) ? map[name] : undefined;
-}
-
-/**
- * Which keys were seen lately, bounded: two generations of at most half the
- * bound each (a key seen again moves to the young one; when the young one is
- * full it becomes the old one and the old one is dropped). O(1) per call, no
- * walk over deleted entries.
- */
-function createSeenSet(capacity: number) {
-  const half = Math.max(1, Math.floor(capacity / 2));
-  let young = new Set<string>();
-  let old = new Set<string>();
-  return {
-    /** Remembers the key; true when it was not remembered before. */
-    add(key: string): boolean {
-      if (young.has(key)) return false;
-      const known = old.has(key);
-      young.add(key);
-      if (young.size >= half) {
-        old = young;
-        young = new Set();
-      }
-      return !known;
-    },
-  };
-}
-
-const NO_OVERRIDES: OverrideIndex = { gates: new Map(), configs: new Map() };
-
-function kindOf(value: unknown): string {
-  if (value === null) return "null";
-  return Array.isArray(value) ? "array" : typeof value;
-}
-
-async function httpError(response: Response, what: string): Promise<SvcError> {
+export async function httpError(response: Response, what: string): Promise<SvcError> {
   let code: string | undefined;
   let message = `${what}: HTTP ${response.status}`;
   try {
@@ -304,10 +242,13 @@ async function httpError(response: Response, what: string): Promise<SvcError> {
   return new SvcError(message, response.status, code);
 }
 
-function asSvcError(error: unknown, what: string): SvcError {
+export function asSvcError(error: unknown, what: string): SvcError {
   if (error instanceof SvcError) return error;
   return new SvcError(`${what}: ${error instanceof Error ? error.message : String(error)}`);
 }
+
+/** One dispatched Server-Sent Event (`event` defaults to "message"). */
+export type SseEvent = { event: string; data: string; id: string };
 
 /**
  * Reads a text/event-stream body and calls `onEvent` per dispatched event
@@ -354,121 +295,29 @@ export async function readEventStream(body: ReadableStream<Uint8Array>, onEvent:
   }
 }
 
+const NO_OVERRIDES: OverrideIndex = { gates: new Map(), configs: new Map() };
+
 export function createClient(options: ClientOptions): Client {
   const fetchImpl = options.fetch ?? ((url: string, init?: RequestInit) => fetch(url, init));
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const query = options.env ? `?env=${encodeURIComponent(options.env)}` : "";
-  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_MS;
   const streaming = options.stream ?? (typeof ReadableStream !== "undefined" && typeof TextDecoder !== "undefined");
   const report = options.onError ?? ((error: SvcError) => console.warn(`[svc] ${error.message}`));
 
-  let current: Snapshot | null = null;
-  let etag: string | null = null;
-  /** The stream event id that delivered `current`, to send back as Last-Event-ID; null when a poll delivered it. */
-  let currentEventId: string | null = null;
-  let closed = false;
-  let waiters: Waiter[] = [];
-  const listeners = new Set<(snapshot: Readonly<Snapshot>) => void>();
-  const streamAbort = new AbortController();
-  let wakeUp: (() => void) | null = null;
-
   const headers = (extra: Record<string, string> = {}) => ({ "x-sdk-key": options.sdkKey, ...extra });
-
-  /** Whether `next` may replace the snapshot in use: never an older or the same revision of the same epoch. */
-  const isNewer = (next: Snapshot): boolean => {
-    if (!current) return true;
-    // Another env or project (the project's default env changed) numbers its revisions on its own.
-    if (next.env !== current.env || next.projectId !== current.projectId) return true;
-    if (next.epoch !== current.epoch) return true;
-    return next.revision > current.revision;
-  };
-
-  /** `tag`: the ETag of a poll's answer (if it had one); `eventId`: the id of the stream event that carried it. */
-  const apply = (received: Snapshot, source: { tag: string | null } | { eventId: string }) => {
-    const snapshot: Snapshot = { ...received, epoch: typeof received.epoch === "string" ? received.epoch : "" };
-    if (!isNewer(snapshot)) {
-      // The same snapshot again: keep the server's own names for it. An older one changes nothing.
-      if (current && snapshot.epoch === current.epoch && snapshot.revision === current.revision) {
-        if ("tag" in source) etag = source.tag ?? etag;
-        else currentEventId = source.eventId || currentEventId;
-      }
-      return;
-    }
-    // The server's tag names (epoch, project, env, revision); when the stream delivered the snapshot, rebuild it the same way.
-    etag = "tag" in source && source.tag ? source.tag : `"${snapshot.epoch ? `${snapshot.epoch}-` : ""}${snapshot.projectId}-${snapshot.env}-${snapshot.revision}"`;
-    currentEventId = "eventId" in source && source.eventId ? source.eventId : null;
-    current = snapshot;
-    const pending = waiters;
-    waiters = [];
-    for (const w of pending) w.resolve();
-    for (const listener of listeners) {
-      try {
-        listener(snapshot);
-      } catch (error) {
-        report(asSvcError(error, "onChange listener failed"));
-      }
-    }
-  };
-
-  const fail = (error: SvcError) => {
-    if (closed) return;
-    report(error);
-    if (current) return;
-    const pending = waiters;
-    waiters = [];
-    for (const w of pending) w.reject(error);
-  };
-
-  const poll = async () => {
-    try {
-      const response = await fetchImpl(`${baseUrl}/api/sdk/v1/snapshot${query}`, {
-        headers: headers(etag ? { "if-none-match": etag } : {}),
-      });
-      if (response.status === 304) return;
-      if (!response.ok) throw await httpError(response, "snapshot request failed");
-      apply((await response.json()) as Snapshot, { tag: response.headers.get("etag") });
-    } catch (error) {
-      fail(asSvcError(error, "snapshot request failed"));
-    }
-  };
-
-  /** Waits, unless close() comes first. */
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        wakeUp = null;
-        resolve();
-      }, ms);
-      unref(timer);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
-  const follow = async () => {
-    let attempt = 0;
-    while (!closed) {
-      try {
-        const response = await fetchImpl(`${baseUrl}/api/sdk/v1/stream${query}`, {
-          // The id of the event that brought the snapshot in use, else (a poll brought it) its revision.
-          headers: headers({ accept: "text/event-stream", ...(current ? { "last-event-id": currentEventId ?? String(current.revision) } : {}) }),
-          signal: streamAbort.signal,
-        });
-        if (!response.ok || !response.body) throw await httpError(response, "stream request failed");
-        attempt = 0;
-        await readEventStream(response.body, (event) => {
-          if (event.event === "snapshot") apply(JSON.parse(event.data) as Snapshot, { eventId: event.id });
-        });
-      } catch (error) {
-        fail(asSvcError(error, "stream failed"));
-      }
-      if (closed) return;
-      // Exponential backoff with jitter, so that a restarted server is not hit by every client at once.
-      const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** attempt++);
-      await sleep(ceiling / 2 + Math.random() * (ceiling / 2));
-    }
-  };
+  const feed = createSnapshotFeed<Snapshot, SvcError>({
+    fetchImpl,
+    baseUrl,
+    query,
+    headers,
+    pollIntervalMs: options.pollIntervalMs,
+    streaming,
+    report,
+    readEventStream,
+    httpError,
+    asError: asSvcError,
+    closedError: () => new SvcError("client is closed"),
+  });
 
   // One evaluator per snapshot: its gates' patterns compile once, on first use.
   const evaluators = new WeakMap<Snapshot, ReturnType<typeof createGateEvaluator>>();
@@ -533,19 +382,12 @@ export function createClient(options: ClientOptions): Client {
   const overrideOf = (snapshot: Snapshot, list: NamedExperiment[], kind: "gate" | "config", name: string, context: EvaluationContext) =>
     overrideFor(list, kind, name, (experiment) => assign(snapshot, experiment, context), expose);
 
-  const pollTimer = setInterval(() => void poll(), pollIntervalMs);
-  unref(pollTimer);
-  void poll().then(() => {
-    if (streaming && !closed) void follow();
-  });
+  feed.start();
 
   return {
-    ready() {
-      if (current) return Promise.resolve();
-      if (closed) return Promise.reject(new SvcError("client is closed"));
-      return new Promise<void>((resolve, reject) => waiters.push({ resolve, reject }));
-    },
+    ready: () => feed.ready(),
     isKilled(name, switchKey) {
+      const current = feed.current();
       const killswitch = current && ownEntry(current.killswitches, name);
       if (!killswitch) return false;
       if (switchKey !== undefined && hasOwn(killswitch.switches, switchKey)) {
@@ -554,7 +396,7 @@ export function createClient(options: ClientOptions): Client {
       return killswitch.value;
     },
     isEnabled(name, context = {}) {
-      const snapshot = current;
+      const snapshot = feed.current();
       const gate = snapshot && ownEntry(snapshot.gates ?? {}, name);
       if (!gate) return false;
       if (reportContexts) outbox.noteContext(context);
@@ -568,7 +410,7 @@ export function createClient(options: ClientOptions): Client {
       return evaluatorFor(snapshot).evaluate(gate, context).value;
     },
     getConfig<T>(name: string, defaultValue: T, context?: EvaluationContext): T {
-      const snapshot = current;
+      const snapshot = feed.current();
       const config = snapshot && ownEntry(snapshot.configs, name);
       if (!config) return defaultValue;
       let value = config.value;
@@ -590,7 +432,7 @@ export function createClient(options: ClientOptions): Client {
       return value as T;
     },
     getVariant(name, context, variantOptions) {
-      const snapshot = current;
+      const snapshot = feed.current();
       const experiment = snapshot && ownEntry(snapshot.experiments ?? {}, name);
       if (!experiment) return { variant: null, value: undefined, reason: "not_found" };
       const ctx = context ?? {};
@@ -601,7 +443,7 @@ export function createClient(options: ClientOptions): Client {
       return { variant: a.variant.key, value: a.variant.value, reason: "assigned" };
     },
     t(key, translateOptions) {
-      return translate(current?.translations, key, {
+      return translate(feed.current()?.translations, key, {
         locale: translateOptions?.locale ?? options.locale,
         fallbackLocale: translateOptions?.fallbackLocale ?? options.fallbackLocale ?? DEFAULT_FALLBACK_LOCALE,
         vars: translateOptions?.vars,
@@ -610,20 +452,10 @@ export function createClient(options: ClientOptions): Client {
     track: (name, trackOptions) => outbox.track(name, trackOptions),
     captureError: (error, errorOptions) => outbox.captureError(error, errorOptions),
     flush: () => outbox.flush(),
-    snapshot: () => current,
-    onChange(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    snapshot: () => feed.current(),
+    onChange: (listener) => feed.onChange(listener),
     async close() {
-      if (closed) return;
-      closed = true;
-      clearInterval(pollTimer);
-      streamAbort.abort();
-      wakeUp?.();
-      const pending = waiters;
-      waiters = [];
-      for (const w of pending) w.reject(new SvcError("client is closed"));
+      if (!feed.close()) return;
       await outbox.close();
     },
   };

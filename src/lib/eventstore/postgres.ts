@@ -1,3 +1,4 @@
+// One piece: the PostgreSQL event store and the SQL it builds (series, experiment stats, partitions), beside the one class that runs it.
 // A type import and Bun.SQL at run time: a value import of "bun" makes the bundle load bun:sql at every start (about 4 ms of the binary's cold start), PostgreSQL or not.
 import type { SQL } from "bun";
 import { isPostgresUnavailable, redactUrl } from "../store/postgres";

@@ -1,3 +1,4 @@
+// One piece: the OAuth device grant (codes, PKCE, token pairs, refresh rotation, revocation) is one security flow, read best in one place.
 import { nodeCrypto } from "../../lib/node-crypto";
 import { type AuditActor, type AuditEntry, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import { type BearerResolver, type Credential, ROLE_PERMISSIONS } from "../../lib/auth";

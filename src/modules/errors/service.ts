@@ -1,3 +1,4 @@
+// One piece: error tracking's writes (status, SDK and Sentry ingestion) share the grouping, per-minute limits and cleaning in this file.
 import { SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { EventRow, SeriesResult } from "../../lib/eventstore/types";
 import { ApiError, badRequest, notFound, validation } from "../../lib/errors";

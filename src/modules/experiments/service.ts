@@ -1,3 +1,4 @@
+// One piece: the experiment lifecycle (create, update, start, stop, results) with the design checks its writes share; analysis, guardrails and checks already live apart.
 import { SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";

@@ -1,3 +1,4 @@
+// One file: the `svc gates` noun and the text of gates (rules, conditions, explanations) that it prints and rollouts/cli.ts reuses.
 import { UsageError } from "../../lib/config";
 import type { Static } from "elysia";
 import type { ConditionSchema, CreateGateBody, CreateTemplateBody, ExplanationSchema, GateSchema, RuleSchema } from "./contract";

@@ -1,3 +1,4 @@
+// One file: the `svc rollouts` noun; most of it is the text of a rollout (stages, checks, metrics) that only this noun prints.
 import { readFileSync } from "node:fs";
 import { UsageError } from "../../lib/config";
 import type { Static } from "elysia";

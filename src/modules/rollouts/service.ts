@@ -1,3 +1,4 @@
+// One piece: the guarded rollout's state machine (create, stages, pause, rollback, complete), whose moves share one lock scope and audit shape.
 import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";

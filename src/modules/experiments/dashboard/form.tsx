@@ -1,3 +1,4 @@
+// One piece: the experiment dialog, whose variants, allocation, overrides and guardrails share one form state and one validation.
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt, useLoad } from "../../../web/dashboard/ui";
