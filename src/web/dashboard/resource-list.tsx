@@ -32,10 +32,19 @@ export type ResourceListProps<T> = {
   items: readonly T[] | undefined;
   error: string | null | undefined;
   message?: string | null;
-  /** The button that makes one; left out when the person may not. */
+  /** The button that makes one; false when the person may not (the heading keeps its row); not given at all on a page that makes none (a plain heading). */
   create?: { label: string; onClick: () => void } | false;
-  /** The text a search matches (case-insensitive substring); no search box without it. */
+  /** The text a search matches (case-insensitive substring); no search box without it or `search`. */
   searchText?: (item: T) => readonly (string | null | undefined)[];
+  /** A search the page holds itself (the server filters): the box shows it, the kit filters nothing. */
+  search?: { value: string; onInput: (q: string) => void };
+  /** The search box's accessible name, when not "Search <plural>". */
+  searchLabel?: string;
+  /** Selects beside the search box, in one row with it (class "row", or `filtersClass`). */
+  filters?: ComponentChildren;
+  filtersClass?: string;
+  /** A line between the search and the error line (e.g. "2 events are pending approval."). */
+  afterSearch?: ComponentChildren;
   /** The table's caption for screen readers. */
   caption: string;
   rowKey: (item: T) => string;
@@ -52,23 +61,37 @@ export type ResourceListProps<T> = {
 };
 
 export function ResourceList<T>(props: ResourceListProps<T>) {
-  const [q, setQ] = useState("");
+  const [ownQ, setOwnQ] = useState("");
+  const [q, setQ] = props.search ? [props.search.value, props.search.onInput] : [ownQ, setOwnQ];
   const plural = props.plural ?? `${props.noun}s`;
   const needle = q.toLowerCase();
   const shown = props.items?.filter((item) => !q || !props.searchText || props.searchText(item).some((text) => (text ?? "").toLowerCase().includes(needle)));
+  const searchBox = (props.searchText || props.search) && <SearchBox label={props.searchLabel ?? `Search ${plural}`} value={q} onInput={setQ} />;
   return (
     <>
-      <div class="page-head">
+      {props.create === undefined ? (
         <h1>{props.title}</h1>
-        {props.create && (
-          <button type="button" onClick={props.create.onClick}>
-            {props.create.label}
-          </button>
-        )}
-      </div>
+      ) : (
+        <div class="page-head">
+          <h1>{props.title}</h1>
+          {props.create && (
+            <button type="button" onClick={props.create.onClick}>
+              {props.create.label}
+            </button>
+          )}
+        </div>
+      )}
       {props.intro && <p class="muted">{props.intro}</p>}
       {props.notice}
-      {props.searchText && <SearchBox label={`Search ${plural}`} value={q} onInput={setQ} />}
+      {props.filters ? (
+        <div class={props.filtersClass ?? "row"}>
+          {searchBox}
+          {props.filters}
+        </div>
+      ) : (
+        searchBox
+      )}
+      {props.afterSearch}
       <ErrorMessage error={props.error} />
       {props.message !== undefined && <Status message={props.message} />}
       {!props.items || !shown ? (

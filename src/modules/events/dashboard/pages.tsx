@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { Badge, ConfirmDialog, ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { Badge, ConfirmDialog, Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, eventApi, loadCatalog } from "./client";
 import { EventDialog } from "./form";
 
@@ -13,15 +14,11 @@ import { EventDialog } from "./form";
 function EventList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [q, setQ] = useState("");
   const [dialog, setDialog] = useState<{ editing: CatalogEvent | null } | null>(null);
   const [deleting, setDeleting] = useState<CatalogEvent | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const { data, error: loadError, reload } = useLoad(loadCatalog, [session.project.id]);
-  useLiveReload(reload);
-  const needle = q.toLowerCase();
-  const shown = data?.filter((e) => !q || [e.name, e.folder, e.description].some((text) => text.toLowerCase().includes(needle)));
+  const { data, error: loadError, reload } = useLiveList(loadCatalog, [session.project.id]);
   const pending = data?.filter((e) => e.pending === 1).length ?? 0;
 
   const approve = async (e: CatalogEvent) => {
@@ -32,84 +29,58 @@ function EventList() {
   };
 
   return (
-    <>
-      <div class="page-head">
-        <h1>Events</h1>
-        {writable && (
-          <button type="button" onClick={() => setDialog({ editing: null })}>
-            Register event
-          </button>
-        )}
-      </div>
-      <p class="muted">
-        The events SDKs send (<code>POST /api/sdk/v1/events</code>) and <Link href="/metrics">metrics</Link> measure. A name nobody registered shows up as pending until approved.
-      </p>
-      <SearchBox label="Search events" value={q} onInput={setQ} />
-      {pending > 0 && <p>{pending === 1 ? "1 event is pending approval." : `${pending} events are pending approval.`}</p>}
-      <ErrorMessage error={loadError ?? error} />
-      <Status message={message} />
-      {!data ? (
-        !loadError && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? "No events yet: register one, or send one with a server key." : `No event matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Events of the catalog with their folder, properties, status and when ingest last carried them</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Folder</th>
-              <th scope="col">Properties</th>
-              <th scope="col">Status</th>
-              <th scope="col">Last seen</th>
-              {writable && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((e) => (
-              <tr key={e.id}>
-                <th scope="row">
-                  <span class="mono">{e.name}</span>
-                  {e.description && <div class="muted small">{e.description}</div>}
-                </th>
-                <td>{e.folder || <span class="muted">none</span>}</td>
-                <td class="small">
-                  {e.properties.length === 0 ? (
-                    <span class="muted">none</span>
-                  ) : (
-                    e.properties.map((p, i) => (
-                      <span key={p.name}>
-                        {i > 0 && ", "}
-                        <span class="mono">{p.name}</span>: {p.type}
-                        {p.required ? " (required)" : ""}
-                      </span>
-                    ))
-                  )}
-                </td>
-                <td>{e.pending === 1 ? <Badge tone="danger">pending</Badge> : <Badge tone="ok">registered</Badge>}</td>
-                <td>
-                  <When iso={e.lastSeenAt} />
-                </td>
-                {writable && (
-                  <td>
-                    <RowEditDelete noun="event" name={e.name} onEdit={() => setDialog({ editing: e })} onDelete={() => setDeleting(e)}>
-                      {e.pending === 1 && (
-                        <button type="button" class="small" aria-label={`Approve event ${e.name}`} onClick={() => approve(e).catch((err) => setError(describeError(err)))}>
-                          Approve
-                        </button>
-                      )}
-                    </RowEditDelete>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+    <ResourceList
+      title="Events"
+      noun="event"
+      intro={
+        <>
+          The events SDKs send (<code>POST /api/sdk/v1/events</code>) and <Link href="/metrics">metrics</Link> measure. A name nobody registered shows up as pending until approved.
+        </>
+      }
+      afterSearch={pending > 0 && <p>{pending === 1 ? "1 event is pending approval." : `${pending} events are pending approval.`}</p>}
+      items={data}
+      error={loadError ?? error}
+      message={message}
+      create={writable && { label: "Register event", onClick: () => setDialog({ editing: null }) }}
+      searchText={(e) => [e.name, e.folder, e.description]}
+      empty="No events yet: register one, or send one with a server key."
+      caption="Events of the catalog with their folder, properties, status and when ingest last carried them"
+      rowKey={(e) => e.id}
+      name={(e) => <NameCell name={<span class="mono">{e.name}</span>} description={e.description} />}
+      columns={[
+        { header: "Folder", cell: (e) => e.folder || <span class="muted">none</span> },
+        {
+          header: "Properties",
+          class: "small",
+          cell: (e) =>
+            e.properties.length === 0 ? (
+              <span class="muted">none</span>
+            ) : (
+              e.properties.map((p, i) => (
+                <span key={p.name}>
+                  {i > 0 && ", "}
+                  <span class="mono">{p.name}</span>: {p.type}
+                  {p.required ? " (required)" : ""}
+                </span>
+              ))
+            ),
+        },
+        { header: "Status", cell: (e) => (e.pending === 1 ? <Badge tone="danger">pending</Badge> : <Badge tone="ok">registered</Badge>) },
+        { header: "Last seen", cell: (e) => <When iso={e.lastSeenAt} /> },
+      ]}
+      actions={
+        writable &&
+        ((e) => (
+          <RowEditDelete noun="event" name={e.name} onEdit={() => setDialog({ editing: e })} onDelete={() => setDeleting(e)}>
+            {e.pending === 1 && (
+              <button type="button" class="small" aria-label={`Approve event ${e.name}`} onClick={() => approve(e).catch((err) => setError(describeError(err)))}>
+                Approve
+              </button>
+            )}
+          </RowEditDelete>
+        ))
+      }
+    >
       <EventDialog
         open={dialog !== null}
         editing={dialog?.editing ?? null}
@@ -137,7 +108,7 @@ function EventList() {
         }}
         onClose={() => setDeleting(null)}
       />
-    </>
+    </ResourceList>
   );
 }
 
