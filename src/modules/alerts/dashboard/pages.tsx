@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { Badge, ConfirmDialog, ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, Switch, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { Badge, ConfirmDialog, Link, Loading, RowEditDelete, Switch, When, useLoad } from "../../../web/dashboard/ui";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { type AlertRule, alertApi, conditionText, formatValue, loadRules } from "./client";
 import { AlertRuleDialog } from "./form";
@@ -14,17 +15,13 @@ import { AlertRuleDialog } from "./form";
 function AlertRuleList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [q, setQ] = useState("");
   const [dialog, setDialog] = useState<{ editing: AlertRule | null } | null>(null);
   const [deleting, setDeleting] = useState<AlertRule | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const { data, error: loadError, reload } = useLoad(loadRules, [session.project.id]);
+  const { data, error: loadError, reload } = useLiveList(loadRules, [session.project.id]);
   const metrics = useLoad(loadMetrics, [session.project.id]);
-  useLiveReload(reload);
   const metricName = (id: string) => metrics.data?.find((m) => m.id === id)?.name;
-  const needle = q.toLowerCase();
-  const shown = data?.filter((r) => !q || r.name.toLowerCase().includes(needle) || (metricName(r.metricId) ?? "").toLowerCase().includes(needle));
   const firing = data?.filter((r) => r.enabled && r.state === "firing").length ?? 0;
 
   const setEnabled = async (r: AlertRule, enabled: boolean) => {
@@ -39,91 +36,74 @@ function AlertRuleList() {
   };
 
   return (
-    <>
-      <div class="page-head">
-        <h1>Alert rules</h1>
-        {writable && (
-          <button type="button" onClick={() => setDialog({ editing: null })}>
-            New alert rule
-          </button>
-        )}
-      </div>
-      <p class="muted">
-        Each watches a <Link href="/metrics">metric</Link> over a trailing window and fires when it crosses the threshold; checked every minute.
-      </p>
-      <SearchBox label="Search alert rules" value={q} onInput={setQ} />
-      {firing > 0 && (
-        <p>
-          <Badge tone="danger" strong>
-            {firing === 1 ? "1 rule firing" : `${firing} rules firing`}
-          </Badge>
-        </p>
+    <ResourceList
+      title="Alert rules"
+      noun="alert rule"
+      intro={
+        <>
+          Each watches a <Link href="/metrics">metric</Link> over a trailing window and fires when it crosses the threshold; checked every minute.
+        </>
+      }
+      afterSearch={
+        firing > 0 && (
+          <p>
+            <Badge tone="danger" strong>
+              {firing === 1 ? "1 rule firing" : `${firing} rules firing`}
+            </Badge>
+          </p>
+        )
+      }
+      items={data}
+      error={loadError ?? error ?? metrics.error}
+      message={message}
+      create={writable && { label: "New alert rule", onClick: () => setDialog({ editing: null }) }}
+      searchText={(r) => [r.name, metricName(r.metricId)]}
+      caption="Alert rules with their condition, state, last value and whether enabled"
+      rowKey={(r) => r.id}
+      name={(r) => (
+        <>
+          {r.name}
+          {r.notify?.webhookUrl && <div class="muted small mono">→ {r.notify.webhookUrl}</div>}
+        </>
       )}
-      <ErrorMessage error={loadError ?? error ?? metrics.error} />
-      <Status message={message} />
-      {!data ? (
-        !loadError && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? "No alert rules yet." : `No alert rule matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Alert rules with their condition, state, last value and whether enabled</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Fires when</th>
-              <th scope="col">State</th>
-              <th scope="col">Last value</th>
-              <th scope="col">Enabled</th>
-              {writable && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+      columns={[
+        {
+          header: "Fires when",
+          cell: (r) => {
+            const metric = metricName(r.metricId);
+            return metric ? <Link href={`/metrics/${encodeURIComponent(metric)}`}>{conditionText(r, metric)}</Link> : conditionText(r);
+          },
+        },
+        {
+          header: "State",
+          cell: (r) => (
+            <>
+              {!r.enabled ? <Badge>disabled</Badge> : r.state === "firing" ? <Badge tone="danger" strong>firing</Badge> : <Badge tone="ok">ok</Badge>}
+              {r.lastTransitionAt && (
+                <div class="muted small">
+                  since <When iso={r.lastTransitionAt} />
+                </div>
               )}
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((r) => {
-              const metric = metricName(r.metricId);
-              return (
-                <tr key={r.id}>
-                  <th scope="row">
-                    {r.name}
-                    {r.notify?.webhookUrl && <div class="muted small mono">→ {r.notify.webhookUrl}</div>}
-                  </th>
-                  <td>
-                    {metric ? <Link href={`/metrics/${encodeURIComponent(metric)}`}>{conditionText(r, metric)}</Link> : conditionText(r)}
-                  </td>
-                  <td>
-                    {!r.enabled ? <Badge>disabled</Badge> : r.state === "firing" ? <Badge tone="danger" strong>firing</Badge> : <Badge tone="ok">ok</Badge>}
-                    {r.lastTransitionAt && (
-                      <div class="muted small">
-                        since <When iso={r.lastTransitionAt} />
-                      </div>
-                    )}
-                  </td>
-                  <td>
-                    {formatValue(r.lastValue)}
-                    {r.lastCheckedAt && (
-                      <div class="muted small">
-                        checked <When iso={r.lastCheckedAt} />
-                      </div>
-                    )}
-                  </td>
-                  <td>
-                    <Switch checked={r.enabled} label={`Alert rule ${r.name} enabled`} disabled={!writable} onChange={(next) => void setEnabled(r, next)} />
-                  </td>
-                  {writable && (
-                    <td>
-                      <RowEditDelete noun="alert rule" name={r.name} onEdit={() => setDialog({ editing: r })} onDelete={() => setDeleting(r)} />
-                    </td>
-                  )}
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+            </>
+          ),
+        },
+        {
+          header: "Last value",
+          cell: (r) => (
+            <>
+              {formatValue(r.lastValue)}
+              {r.lastCheckedAt && (
+                <div class="muted small">
+                  checked <When iso={r.lastCheckedAt} />
+                </div>
+              )}
+            </>
+          ),
+        },
+        { header: "Enabled", cell: (r) => <Switch checked={r.enabled} label={`Alert rule ${r.name} enabled`} disabled={!writable} onChange={(next) => void setEnabled(r, next)} /> },
+      ]}
+      actions={writable && ((r) => <RowEditDelete noun="alert rule" name={r.name} onEdit={() => setDialog({ editing: r })} onDelete={() => setDeleting(r)} />)}
+    >
       <AlertRuleDialog
         open={dialog !== null}
         editing={dialog?.editing ?? null}
@@ -152,7 +132,7 @@ function AlertRuleList() {
         }}
         onClose={() => setDeleting(null)}
       />
-    </>
+    </ResourceList>
   );
 }
 
