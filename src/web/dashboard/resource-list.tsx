@@ -19,6 +19,8 @@ export function useLiveList<T>(load: () => Promise<T[]>, deps: unknown[]) {
 export type Column<T> = { header: string; cell: (item: T) => ComponentChildren; class?: string };
 
 export type ResourceListProps<T> = {
+  /** The trail above the heading (a list under another page, e.g. Gates /). */
+  crumbs?: ComponentChildren;
   /** The page heading, e.g. "Configs". */
   title: string;
   /** One of them, e.g. "config" (empty and no-match lines). */
@@ -69,6 +71,7 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
   const searchBox = (props.searchText || props.search) && <SearchBox label={props.searchLabel ?? `Search ${plural}`} value={q} onInput={setQ} />;
   return (
     <>
+      {props.crumbs && <p class="crumbs">{props.crumbs}</p>}
       {props.create === undefined ? (
         <h1>{props.title}</h1>
       ) : (
