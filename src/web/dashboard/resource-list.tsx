@@ -3,10 +3,11 @@ import { useState } from "preact/hooks";
 import { ErrorMessage, Link, Loading, SearchBox, Status, useLiveReload, useLoad } from "./ui";
 
 /**
- * The kit's list page: heading with its one "New …" button, an optional
- * intro, search, error and status lines, loading, the empty states and the
- * table (row header, columns, an actions column). Every feature's list page
- * is one of these, so they look, read (accessible names, captions) and behave alike.
+ * The kit's list page: crumbs, heading with its "New …" button, an optional
+ * intro, search (with filters beside it), error and status lines, loading,
+ * the empty states and the table (row header, columns, an actions column).
+ * Every feature's list page is one of these, so they look, read (accessible
+ * names, captions) and behave alike.
  */
 
 /** A list that reloads itself every few seconds, as every list page does. */
@@ -16,13 +17,44 @@ export function useLiveList<T>(load: () => Promise<T[]>, deps: unknown[]) {
   return list;
 }
 
-export type Column<T> = { header: string; cell: (item: T) => ComponentChildren; class?: string };
+/**
+ * What a list page with row dialogs holds: the create/edit dialog (the row
+ * it edits, or none for a new one), the row being deleted, and the status
+ * line that says what the last change did once the list has reloaded.
+ */
+export function useRowDialogs<T>(reload: () => Promise<unknown>) {
+  const [dialog, setDialog] = useState<{ editing: T | null } | null>(null);
+  const [deleting, setDeleting] = useState<T | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  return {
+    /** The create/edit dialog's open, editing and onClose. */
+    dialog: { open: dialog !== null, editing: dialog?.editing ?? null, onClose: () => setDialog(null) },
+    create: () => setDialog({ editing: null }),
+    edit: (item: T) => setDialog({ editing: item }),
+    /** Closes the create/edit dialog after a save; gives the row it edited (null: it created one). */
+    closeDialog: () => {
+      setDialog(null);
+      return dialog?.editing ?? null;
+    },
+    deleting,
+    remove: (item: T) => setDeleting(item),
+    closeDelete: () => setDeleting(null),
+    message,
+    /** After a change: reload the list, then say what happened. */
+    done: async (text: string) => {
+      await reload();
+      setMessage(text);
+    },
+  };
+}
+
+export type Column<T> = { header: string; cell: (item: T) => ComponentChildren; class?: string; style?: Record<string, string> };
 
 export type ResourceListProps<T> = {
   /** The trail above the heading (a list under another page, e.g. Gates /). */
   crumbs?: ComponentChildren;
   /** The page heading, e.g. "Configs". */
-  title: string;
+  title: ComponentChildren;
   /** One of them, e.g. "config" (empty and no-match lines). */
   noun: string;
   /** Several, when not `${noun}s`. */
@@ -36,6 +68,8 @@ export type ResourceListProps<T> = {
   message?: string | null;
   /** The button that makes one; false when the person may not (the heading keeps its row); not given at all on a page that makes none (a plain heading). */
   create?: { label: string; onClick: () => void } | false;
+  /** Other buttons of the heading (a page with more than its one New button); false when the person may not. */
+  headActions?: ComponentChildren;
   /** The text a search matches (case-insensitive substring); no search box without it or `search`. */
   searchText?: (item: T) => readonly (string | null | undefined)[];
   /** A search the page holds itself (the server filters): the box shows it, the kit filters nothing. */
@@ -53,6 +87,10 @@ export type ResourceListProps<T> = {
   /** The first cell of a row (a row header): usually NameCell. */
   name: (item: T) => ComponentChildren;
   nameHeader?: string;
+  /** The row header's class (e.g. "mono" when the name is an identifier). */
+  nameClass?: string;
+  /** Rows drawn at most (a list that may hold thousands): a note says so and that the search narrows. */
+  limit?: number;
   columns: readonly Column<T>[];
   /** Row actions (edit, delete…), a last column with a hidden header; left out when not given. */
   actions?: ((item: T) => ComponentChildren) | false;
@@ -72,7 +110,7 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
   return (
     <>
       {props.crumbs && <p class="crumbs">{props.crumbs}</p>}
-      {props.create === undefined ? (
+      {props.create === undefined && props.headActions === undefined ? (
         <h1>{props.title}</h1>
       ) : (
         <div class="page-head">
@@ -82,6 +120,7 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
               {props.create.label}
             </button>
           )}
+          {props.headActions}
         </div>
       )}
       {props.intro && <p class="muted">{props.intro}</p>}
@@ -102,37 +141,46 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
       ) : shown.length === 0 ? (
         <p class="muted">{props.items.length === 0 ? (props.empty ?? `No ${plural} yet.`) : `No ${props.noun} matches “${q}”.`}</p>
       ) : (
-        <table>
-          <caption class="visually-hidden">{props.caption}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{props.nameHeader ?? "Name"}</th>
-              {props.columns.map((c) => (
-                <th scope="col" key={c.header}>
-                  {c.header}
-                </th>
-              ))}
-              {props.actions && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((item) => (
-              <tr key={props.rowKey(item)}>
-                <th scope="row">{props.name(item)}</th>
+        <>
+          {props.limit !== undefined && shown.length > props.limit && (
+            <p class="muted" role="note">
+              Showing {props.limit} of {shown.length.toLocaleString("en")} {plural}; search to narrow them down.
+            </p>
+          )}
+          <table>
+            <caption class="visually-hidden">{props.caption}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{props.nameHeader ?? "Name"}</th>
                 {props.columns.map((c) => (
-                  <td key={c.header} class={c.class}>
-                    {c.cell(item)}
-                  </td>
+                  <th scope="col" key={c.header}>
+                    {c.header}
+                  </th>
                 ))}
-                {props.actions && <td>{props.actions(item)}</td>}
+                {props.actions && (
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                )}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {(props.limit === undefined ? shown : shown.slice(0, props.limit)).map((item) => (
+                <tr key={props.rowKey(item)}>
+                  <th scope="row" class={props.nameClass}>
+                    {props.name(item)}
+                  </th>
+                  {props.columns.map((c) => (
+                    <td key={c.header} class={c.class} style={c.style}>
+                      {c.cell(item)}
+                    </td>
+                  ))}
+                  {props.actions && <td>{props.actions(item)}</td>}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
       )}
       {props.children}
     </>

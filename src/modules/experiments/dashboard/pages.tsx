@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { NameCell, ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
 import { Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { STATUSES, type Experiment, allocationShare, allocationText, loadExperiments } from "./client";
@@ -17,11 +17,9 @@ function ExperimentList() {
   const writable = can(session, "write");
   const [q, setQ] = useState("");
   const [status, setStatus] = useState("");
-  const [dialog, setDialog] = useState<{ editing: Experiment | null } | null>(null);
-  const [deleting, setDeleting] = useState<Experiment | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
   // The server filters (q over name and description, status).
   const { data, error, reload } = useLiveList(() => loadExperiments({ ...(q.trim() ? { q: q.trim() } : {}), ...(status ? { status } : {}) }), [session.project.id, q, status]);
+  const rows = useRowDialogs<Experiment>(reload);
   const metrics = useLoad(loadMetrics, [session.project.id]);
   const metricName = (id: string | null) => (id ? (metrics.data?.find((m) => m.id === id)?.name ?? id) : null);
   const filtered = q.trim() !== "" || status !== "";
@@ -52,8 +50,8 @@ function ExperimentList() {
       }
       items={data}
       error={error}
-      message={message}
-      create={writable && { label: "New experiment", onClick: () => setDialog({ editing: null }) }}
+      message={rows.message}
+      create={writable && { label: "New experiment", onClick: rows.create }}
       empty={filtered ? "No experiment matches these filters." : "No experiments yet."}
       caption="Experiments with their universe, state, allocation, primary metric and start"
       rowKey={(e) => e.id}
@@ -73,28 +71,13 @@ function ExperimentList() {
         { header: "Primary metric", cell: (e) => metricName(e.primaryMetric) ?? <span class="muted">none</span> },
         { header: "Started", cell: (e) => <When iso={e.startedAt} /> },
       ]}
-      actions={writable && ((e) => <RowEditDelete noun="experiment" name={e.name} onEdit={() => setDialog({ editing: e })} onDelete={() => setDeleting(e)} />)}
+      actions={writable && ((e) => <RowEditDelete noun="experiment" name={e.name} onEdit={() => rows.edit(e)} onDelete={() => rows.remove(e)} />)}
     >
       <ExperimentDialog
-        open={dialog !== null}
-        editing={dialog?.editing ?? null}
-        onClose={() => setDialog(null)}
-        onSaved={async (saved) => {
-          const editing = dialog?.editing;
-          setDialog(null);
-          if (!editing) return navigate(href(saved));
-          await reload();
-          setMessage(`Saved experiment ${saved.name}`);
-        }}
+        {...rows.dialog}
+        onSaved={async (saved) => (rows.closeDialog() ? rows.done(`Saved experiment ${saved.name}`) : navigate(href(saved)))}
       />
-      <DeleteExperimentDialog
-        experiment={deleting}
-        onClose={() => setDeleting(null)}
-        onDeleted={async (e) => {
-          await reload();
-          setMessage(`Deleted experiment ${e.name}`);
-        }}
-      />
+      <DeleteExperimentDialog experiment={rows.deleting} onClose={rows.closeDelete} onDeleted={(x) => rows.done(`Deleted experiment ${x.name}`)} />
     </ResourceList>
   );
 }
