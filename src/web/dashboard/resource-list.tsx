@@ -136,51 +136,53 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
       {props.afterSearch}
       <ErrorMessage error={props.error} />
       {props.message !== undefined && <Status message={props.message} />}
+      {/* Each state in a slot of its own, never a fragment: a fragment taking a
+          slot's place makes Preact move the dialogs after it, and a moved
+          <dialog> closes (a secret shown once would be lost). */}
       {!props.items || !shown ? (
         !props.error && <Loading />
-      ) : shown.length === 0 ? (
-        <p class="muted">{props.items.length === 0 ? (props.empty ?? `No ${plural} yet.`) : `No ${props.noun} matches “${q}”.`}</p>
       ) : (
-        <>
-          {props.limit !== undefined && shown.length > props.limit && (
-            <p class="muted" role="note">
-              Showing {props.limit} of {shown.length.toLocaleString("en")} {plural}; search to narrow them down.
-            </p>
-          )}
-          <table>
-            <caption class="visually-hidden">{props.caption}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{props.nameHeader ?? "Name"}</th>
-                {props.columns.map((c) => (
-                  <th scope="col" key={c.header}>
-                    {c.header}
-                  </th>
-                ))}
-                {props.actions && (
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {(props.limit === undefined ? shown : shown.slice(0, props.limit)).map((item) => (
-                <tr key={props.rowKey(item)}>
-                  <th scope="row" class={props.nameClass}>
-                    {props.name(item)}
-                  </th>
-                  {props.columns.map((c) => (
-                    <td key={c.header} class={c.class} style={c.style}>
-                      {c.cell(item)}
-                    </td>
-                  ))}
-                  {props.actions && <td>{props.actions(item)}</td>}
-                </tr>
+        shown.length === 0 && <p class="muted">{props.items.length === 0 ? (props.empty ?? `No ${plural} yet.`) : `No ${props.noun} matches “${q}”.`}</p>
+      )}
+      {props.limit !== undefined && shown && shown.length > props.limit && (
+        <p class="muted" role="note">
+          Showing {props.limit} of {shown.length.toLocaleString("en")} {plural}; search to narrow them down.
+        </p>
+      )}
+      {props.items && shown && shown.length > 0 && (
+        <table>
+          <caption class="visually-hidden">{props.caption}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{props.nameHeader ?? "Name"}</th>
+              {props.columns.map((c) => (
+                <th scope="col" key={c.header}>
+                  {c.header}
+                </th>
               ))}
-            </tbody>
-          </table>
-        </>
+              {props.actions && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {(props.limit === undefined ? shown : shown.slice(0, props.limit)).map((item) => (
+              <tr key={props.rowKey(item)}>
+                <th scope="row" class={props.nameClass}>
+                  {props.name(item)}
+                </th>
+                {props.columns.map((c) => (
+                  <td key={c.header} class={c.class} style={c.style}>
+                    {c.cell(item)}
+                  </td>
+                ))}
+                {props.actions && <td>{props.actions(item)}</td>}
+              </tr>
+            ))}
+          </tbody>
+        </table>
       )}
       {props.children}
     </>
