@@ -189,6 +189,23 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
   );
 }
 
+/** A select beside the search that narrows the list, labelled by its visible text ("Status Any…"); "" is any. */
+export function FilterSelect({ label, value, onChange, options }: { label: string; value: string; onChange: (value: string) => void; options: readonly { value: string; text: string }[] }) {
+  return (
+    <label>
+      {label}{" "}
+      <select value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        <option value="">Any</option>
+        {options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.text}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 /** A row's name cell: the link to its page (when it has one) and its description under it. */
 export function NameCell({ href, name, description }: { href?: string; name: ComponentChildren; description?: string | null }) {
   return (

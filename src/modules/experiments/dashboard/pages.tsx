@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { NameCell, ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
+import { FilterSelect, NameCell, ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
 import { Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { STATUSES, type Experiment, allocationShare, allocationText, loadExperiments } from "./client";
@@ -35,19 +35,7 @@ function ExperimentList() {
       }
       search={{ value: q, onInput: setQ }}
       filtersClass="row filters"
-      filters={
-        <label>
-          Status{" "}
-          <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-      }
+      filters={<FilterSelect label="Status" value={status} onChange={setStatus} options={STATUSES.map((s) => ({ value: s, text: s }))} />}
       items={data}
       error={error}
       message={rows.message}

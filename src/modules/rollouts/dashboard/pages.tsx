@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { FilterSelect, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
 import { Link, Loading, When, useLoad } from "../../../web/dashboard/ui";
 import { STATUSES, STATUS_TEXT, loadRollouts, positionText, rolloutHref } from "./client";
 import { RolloutDetail } from "./detail";
@@ -30,19 +30,7 @@ function RolloutList() {
       }
       search={{ value: q, onInput: setQ }}
       filtersClass="row filters"
-      filters={
-        <label>
-          Status{" "}
-          <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {STATUS_TEXT[s]}
-              </option>
-            ))}
-          </select>
-        </label>
-      }
+      filters={<FilterSelect label="Status" value={status} onChange={setStatus} options={STATUSES.map((s) => ({ value: s, text: STATUS_TEXT[s] }))} />}
       items={data}
       error={error}
       create={writable && { label: "New rollout", onClick: () => setCreating(true) }}
