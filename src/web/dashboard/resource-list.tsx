@@ -26,6 +26,8 @@ export function useRowDialogs<T>(reload: () => Promise<unknown>) {
   const [dialog, setDialog] = useState<{ editing: T | null } | null>(null);
   const [deleting, setDeleting] = useState<T | null>(null);
   const [message, setMessage] = useState<string | null>(null);
+  // What a row action (approve, restore…) failed with; the next change done clears it.
+  const [error, setError] = useState<string | null>(null);
   return {
     /** The create/edit dialog's open, editing and onClose. */
     dialog: { open: dialog !== null, editing: dialog?.editing ?? null, onClose: () => setDialog(null) },
@@ -40,9 +42,12 @@ export function useRowDialogs<T>(reload: () => Promise<unknown>) {
     remove: (item: T) => setDeleting(item),
     closeDelete: () => setDeleting(null),
     message,
+    error,
+    setError,
     /** After a change: reload the list, then say what happened. */
     done: async (text: string) => {
       await reload();
+      setError(null);
       setMessage(text);
     },
   };

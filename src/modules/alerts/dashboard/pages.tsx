@@ -1,7 +1,6 @@
-import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
 import { Badge, ConfirmDialog, Link, Loading, RowEditDelete, Switch, When, useLoad } from "../../../web/dashboard/ui";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { type AlertRule, alertApi, conditionText, formatValue, loadRules } from "./client";
@@ -15,11 +14,8 @@ import { AlertRuleDialog } from "./form";
 function AlertRuleList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [dialog, setDialog] = useState<{ editing: AlertRule | null } | null>(null);
-  const [deleting, setDeleting] = useState<AlertRule | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const { data, error: loadError, reload } = useLiveList(loadRules, [session.project.id]);
+  const rows = useRowDialogs<AlertRule>(reload);
   const metrics = useLoad(loadMetrics, [session.project.id]);
   const metricName = (id: string) => metrics.data?.find((m) => m.id === id)?.name;
   const firing = data?.filter((r) => r.enabled && r.state === "firing").length ?? 0;
@@ -27,11 +23,9 @@ function AlertRuleList() {
   const setEnabled = async (r: AlertRule, enabled: boolean) => {
     try {
       await call(alertApi.api.admin["alert-rules"]({ id: r.id }).patch({ enabled }));
-      await reload();
-      setError(null);
-      setMessage(enabled ? `Enabled ${r.name}: it is checked every minute` : `Disabled ${r.name}: it is no longer checked, and reads ok`);
+      await rows.done(enabled ? `Enabled ${r.name}: it is checked every minute` : `Disabled ${r.name}: it is no longer checked, and reads ok`);
     } catch (err) {
-      setError(describeError(err));
+      rows.setError(describeError(err));
     }
   };
 
@@ -54,9 +48,9 @@ function AlertRuleList() {
         )
       }
       items={data}
-      error={loadError ?? error ?? metrics.error}
-      message={message}
-      create={writable && { label: "New alert rule", onClick: () => setDialog({ editing: null }) }}
+      error={loadError ?? rows.error ?? metrics.error}
+      message={rows.message}
+      create={writable && { label: "New alert rule", onClick: rows.create }}
       searchText={(r) => [r.name, metricName(r.metricId)]}
       caption="Alert rules with their condition, state, last value and whether enabled"
       rowKey={(r) => r.id}
@@ -102,35 +96,25 @@ function AlertRuleList() {
         },
         { header: "Enabled", cell: (r) => <Switch checked={r.enabled} label={`Alert rule ${r.name} enabled`} disabled={!writable} onChange={(next) => void setEnabled(r, next)} /> },
       ]}
-      actions={writable && ((r) => <RowEditDelete noun="alert rule" name={r.name} onEdit={() => setDialog({ editing: r })} onDelete={() => setDeleting(r)} />)}
+      actions={writable && ((r) => <RowEditDelete noun="alert rule" name={r.name} onEdit={() => rows.edit(r)} onDelete={() => rows.remove(r)} />)}
     >
       <AlertRuleDialog
-        open={dialog !== null}
-        editing={dialog?.editing ?? null}
+        {...rows.dialog}
         metrics={metrics.data}
-        onClose={() => setDialog(null)}
-        onSaved={async (name) => {
-          const verb = dialog?.editing ? "Saved" : "Created";
-          setDialog(null);
-          await reload();
-          setError(null);
-          setMessage(`${verb} alert rule ${name}`);
-        }}
+        onSaved={(name) => rows.done(`${rows.closeDialog() ? "Saved" : "Created"} alert rule ${name}`)}
       />
       <ConfirmDialog
-        open={deleting !== null}
-        title={`Delete ${deleting?.name ?? ""}?`}
+        open={rows.deleting !== null}
+        title={`Delete ${rows.deleting?.name ?? ""}?`}
         message={<p>It stops being checked and its history goes. To pause it instead, turn it off.</p>}
         confirmLabel="Delete alert rule"
         danger
         onConfirm={async () => {
-          const gone = deleting!;
+          const gone = rows.deleting!;
           await call(alertApi.api.admin["alert-rules"]({ id: gone.id }).delete());
-          await reload();
-          setError(null);
-          setMessage(`Deleted alert rule ${gone.name}`);
+          await rows.done(`Deleted alert rule ${gone.name}`);
         }}
-        onClose={() => setDeleting(null)}
+        onClose={rows.closeDelete}
       />
     </ResourceList>
   );

@@ -1,7 +1,6 @@
-import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { NameCell, ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
 import { Badge, ConfirmDialog, Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, eventApi, loadCatalog } from "./client";
 import { EventDialog } from "./form";
@@ -14,18 +13,13 @@ import { EventDialog } from "./form";
 function EventList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [dialog, setDialog] = useState<{ editing: CatalogEvent | null } | null>(null);
-  const [deleting, setDeleting] = useState<CatalogEvent | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const { data, error: loadError, reload } = useLiveList(loadCatalog, [session.project.id]);
+  const rows = useRowDialogs<CatalogEvent>(reload);
   const pending = data?.filter((e) => e.pending === 1).length ?? 0;
 
   const approve = async (e: CatalogEvent) => {
     await call(eventApi.api.admin.events.post({ name: e.name }));
-    await reload();
-    setError(null);
-    setMessage(`Approved ${e.name}: metrics can use it`);
+    await rows.done(`Approved ${e.name}: metrics can use it`);
   };
 
   return (
@@ -39,9 +33,9 @@ function EventList() {
       }
       afterSearch={pending > 0 && <p>{pending === 1 ? "1 event is pending approval." : `${pending} events are pending approval.`}</p>}
       items={data}
-      error={loadError ?? error}
-      message={message}
-      create={writable && { label: "Register event", onClick: () => setDialog({ editing: null }) }}
+      error={loadError ?? rows.error}
+      message={rows.message}
+      create={writable && { label: "Register event", onClick: rows.create }}
       searchText={(e) => [e.name, e.folder, e.description]}
       empty="No events yet: register one, or send one with a server key."
       caption="Events of the catalog with their folder, properties, status and when ingest last carried them"
@@ -71,9 +65,9 @@ function EventList() {
       actions={
         writable &&
         ((e) => (
-          <RowEditDelete noun="event" name={e.name} onEdit={() => setDialog({ editing: e })} onDelete={() => setDeleting(e)}>
+          <RowEditDelete noun="event" name={e.name} onEdit={() => rows.edit(e)} onDelete={() => rows.remove(e)}>
             {e.pending === 1 && (
-              <button type="button" class="small" aria-label={`Approve event ${e.name}`} onClick={() => approve(e).catch((err) => setError(describeError(err)))}>
+              <button type="button" class="small" aria-label={`Approve event ${e.name}`} onClick={() => approve(e).catch((err) => rows.setError(describeError(err)))}>
                 Approve
               </button>
             )}
@@ -82,31 +76,21 @@ function EventList() {
       }
     >
       <EventDialog
-        open={dialog !== null}
-        editing={dialog?.editing ?? null}
-        onClose={() => setDialog(null)}
-        onSaved={async (saved) => {
-          const verb = dialog?.editing ? "Saved" : "Registered";
-          setDialog(null);
-          await reload();
-          setError(null);
-          setMessage(`${verb} event ${saved.name}`);
-        }}
+        {...rows.dialog}
+        onSaved={(saved) => rows.done(`${rows.closeDialog() ? "Saved" : "Registered"} event ${saved.name}`)}
       />
       <ConfirmDialog
-        open={deleting !== null}
-        title={`Delete ${deleting?.name ?? ""}?`}
+        open={rows.deleting !== null}
+        title={`Delete ${rows.deleting?.name ?? ""}?`}
         message={<p>It leaves the catalog; stored events stay. Metrics that measure it stop computing until re-saved, and the next one sent makes it pending again.</p>}
         confirmLabel="Delete event"
         danger
         onConfirm={async () => {
-          const gone = deleting!;
+          const gone = rows.deleting!;
           await call(eventApi.api.admin.events({ id: gone.id }).delete());
-          await reload();
-          setError(null);
-          setMessage(`Deleted event ${gone.name}`);
+          await rows.done(`Deleted event ${gone.name}`);
         }}
-        onClose={() => setDeleting(null)}
+        onClose={rows.closeDelete}
       />
     </ResourceList>
   );
