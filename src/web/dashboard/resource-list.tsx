@@ -3,10 +3,11 @@ import { useState } from "preact/hooks";
 import { ErrorMessage, Link, Loading, SearchBox, Status, useLiveReload, useLoad } from "./ui";
 
 /**
- * The kit's list page: heading with its one "New …" button, an optional
- * intro, search, error and status lines, loading, the empty states and the
- * table (row header, columns, an actions column). Every feature's list page
- * is one of these, so they look, read (accessible names, captions) and behave alike.
+ * The kit's list page: crumbs, heading with its "New …" button, an optional
+ * intro, search (with filters beside it), error and status lines, loading,
+ * the empty states and the table (row header, columns, an actions column).
+ * Every feature's list page is one of these, so they look, read (accessible
+ * names, captions) and behave alike.
  */
 
 /** A list that reloads itself every few seconds, as every list page does. */
@@ -16,11 +17,49 @@ export function useLiveList<T>(load: () => Promise<T[]>, deps: unknown[]) {
   return list;
 }
 
-export type Column<T> = { header: string; cell: (item: T) => ComponentChildren; class?: string };
+/**
+ * What a list page with row dialogs holds: the create/edit dialog (the row
+ * it edits, or none for a new one), the row being deleted, and the status
+ * line that says what the last change did once the list has reloaded.
+ */
+export function useRowDialogs<T>(reload: () => Promise<unknown>) {
+  const [dialog, setDialog] = useState<{ editing: T | null } | null>(null);
+  const [deleting, setDeleting] = useState<T | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  // What a row action (approve, restore…) failed with; the next change done clears it.
+  const [error, setError] = useState<string | null>(null);
+  return {
+    /** The create/edit dialog's open, editing and onClose. */
+    dialog: { open: dialog !== null, editing: dialog?.editing ?? null, onClose: () => setDialog(null) },
+    create: () => setDialog({ editing: null }),
+    edit: (item: T) => setDialog({ editing: item }),
+    /** Closes the create/edit dialog after a save; gives the row it edited (null: it created one). */
+    closeDialog: () => {
+      setDialog(null);
+      return dialog?.editing ?? null;
+    },
+    deleting,
+    remove: (item: T) => setDeleting(item),
+    closeDelete: () => setDeleting(null),
+    message,
+    error,
+    setError,
+    /** After a change: reload the list, then say what happened. */
+    done: async (text: string) => {
+      await reload();
+      setError(null);
+      setMessage(text);
+    },
+  };
+}
+
+export type Column<T> = { header: string; cell: (item: T) => ComponentChildren; class?: string; style?: Record<string, string> };
 
 export type ResourceListProps<T> = {
+  /** The trail above the heading (a list under another page, e.g. Gates /). */
+  crumbs?: ComponentChildren;
   /** The page heading, e.g. "Configs". */
-  title: string;
+  title: ComponentChildren;
   /** One of them, e.g. "config" (empty and no-match lines). */
   noun: string;
   /** Several, when not `${noun}s`. */
@@ -32,16 +71,31 @@ export type ResourceListProps<T> = {
   items: readonly T[] | undefined;
   error: string | null | undefined;
   message?: string | null;
-  /** The button that makes one; left out when the person may not. */
+  /** The button that makes one; false when the person may not (the heading keeps its row); not given at all on a page that makes none (a plain heading). */
   create?: { label: string; onClick: () => void } | false;
-  /** The text a search matches (case-insensitive substring); no search box without it. */
+  /** Other buttons of the heading (a page with more than its one New button); false when the person may not. */
+  headActions?: ComponentChildren;
+  /** The text a search matches (case-insensitive substring); no search box without it or `search`. */
   searchText?: (item: T) => readonly (string | null | undefined)[];
+  /** A search the page holds itself (the server filters): the box shows it, the kit filters nothing. */
+  search?: { value: string; onInput: (q: string) => void };
+  /** The search box's accessible name, when not "Search <plural>". */
+  searchLabel?: string;
+  /** Selects beside the search box, in one row with it (class "row", or `filtersClass`). */
+  filters?: ComponentChildren;
+  filtersClass?: string;
+  /** A line between the search and the error line (e.g. "2 events are pending approval."). */
+  afterSearch?: ComponentChildren;
   /** The table's caption for screen readers. */
   caption: string;
   rowKey: (item: T) => string;
   /** The first cell of a row (a row header): usually NameCell. */
   name: (item: T) => ComponentChildren;
   nameHeader?: string;
+  /** The row header's class (e.g. "mono" when the name is an identifier). */
+  nameClass?: string;
+  /** Rows drawn at most (a list that may hold thousands): a note says so and that the search narrows. */
+  limit?: number;
   columns: readonly Column<T>[];
   /** Row actions (edit, delete…), a last column with a hidden header; left out when not given. */
   actions?: ((item: T) => ComponentChildren) | false;
@@ -52,30 +106,55 @@ export type ResourceListProps<T> = {
 };
 
 export function ResourceList<T>(props: ResourceListProps<T>) {
-  const [q, setQ] = useState("");
+  const [ownQ, setOwnQ] = useState("");
+  const [q, setQ] = props.search ? [props.search.value, props.search.onInput] : [ownQ, setOwnQ];
   const plural = props.plural ?? `${props.noun}s`;
   const needle = q.toLowerCase();
   const shown = props.items?.filter((item) => !q || !props.searchText || props.searchText(item).some((text) => (text ?? "").toLowerCase().includes(needle)));
+  const searchBox = (props.searchText || props.search) && <SearchBox label={props.searchLabel ?? `Search ${plural}`} value={q} onInput={setQ} />;
   return (
     <>
-      <div class="page-head">
+      {props.crumbs && <p class="crumbs">{props.crumbs}</p>}
+      {props.create === undefined && props.headActions === undefined ? (
         <h1>{props.title}</h1>
-        {props.create && (
-          <button type="button" onClick={props.create.onClick}>
-            {props.create.label}
-          </button>
-        )}
-      </div>
+      ) : (
+        <div class="page-head">
+          <h1>{props.title}</h1>
+          {props.create && (
+            <button type="button" onClick={props.create.onClick}>
+              {props.create.label}
+            </button>
+          )}
+          {props.headActions}
+        </div>
+      )}
       {props.intro && <p class="muted">{props.intro}</p>}
       {props.notice}
-      {props.searchText && <SearchBox label={`Search ${plural}`} value={q} onInput={setQ} />}
+      {props.filters ? (
+        <div class={props.filtersClass ?? "row"}>
+          {searchBox}
+          {props.filters}
+        </div>
+      ) : (
+        searchBox
+      )}
+      {props.afterSearch}
       <ErrorMessage error={props.error} />
       {props.message !== undefined && <Status message={props.message} />}
+      {/* Each state in a slot of its own, never a fragment: a fragment taking a
+          slot's place makes Preact move the dialogs after it, and a moved
+          <dialog> closes (a secret shown once would be lost). */}
       {!props.items || !shown ? (
         !props.error && <Loading />
-      ) : shown.length === 0 ? (
-        <p class="muted">{props.items.length === 0 ? (props.empty ?? `No ${plural} yet.`) : `No ${props.noun} matches “${q}”.`}</p>
       ) : (
+        shown.length === 0 && <p class="muted">{props.items.length === 0 ? (props.empty ?? `No ${plural} yet.`) : `No ${props.noun} matches “${q}”.`}</p>
+      )}
+      {props.limit !== undefined && shown && shown.length > props.limit && (
+        <p class="muted" role="note">
+          Showing {props.limit} of {shown.length.toLocaleString("en")} {plural}; search to narrow them down.
+        </p>
+      )}
+      {props.items && shown && shown.length > 0 && (
         <table>
           <caption class="visually-hidden">{props.caption}</caption>
           <thead>
@@ -94,11 +173,13 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
             </tr>
           </thead>
           <tbody>
-            {shown.map((item) => (
+            {(props.limit === undefined ? shown : shown.slice(0, props.limit)).map((item) => (
               <tr key={props.rowKey(item)}>
-                <th scope="row">{props.name(item)}</th>
+                <th scope="row" class={props.nameClass}>
+                  {props.name(item)}
+                </th>
                 {props.columns.map((c) => (
-                  <td key={c.header} class={c.class}>
+                  <td key={c.header} class={c.class} style={c.style}>
                     {c.cell(item)}
                   </td>
                 ))}
@@ -110,6 +191,23 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
       )}
       {props.children}
     </>
+  );
+}
+
+/** A select beside the search that narrows the list, labelled by its visible text ("Status Any…"); "" is any. */
+export function FilterSelect({ label, value, onChange, options }: { label: string; value: string; onChange: (value: string) => void; options: readonly { value: string; text: string }[] }) {
+  return (
+    <label>
+      {label}{" "}
+      <select value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        <option value="">Any</option>
+        {options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.text}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 

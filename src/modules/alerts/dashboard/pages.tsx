@@ -1,7 +1,7 @@
-import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { Badge, ConfirmDialog, ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, Switch, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
+import { Badge, ConfirmDialog, Link, Loading, RowEditDelete, Switch, When, useLoad } from "../../../web/dashboard/ui";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { type AlertRule, alertApi, conditionText, formatValue, loadRules } from "./client";
 import { AlertRuleDialog } from "./form";
@@ -14,145 +14,109 @@ import { AlertRuleDialog } from "./form";
 function AlertRuleList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [q, setQ] = useState("");
-  const [dialog, setDialog] = useState<{ editing: AlertRule | null } | null>(null);
-  const [deleting, setDeleting] = useState<AlertRule | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const { data, error: loadError, reload } = useLoad(loadRules, [session.project.id]);
+  const { data, error: loadError, reload } = useLiveList(loadRules, [session.project.id]);
+  const rows = useRowDialogs<AlertRule>(reload);
   const metrics = useLoad(loadMetrics, [session.project.id]);
-  useLiveReload(reload);
   const metricName = (id: string) => metrics.data?.find((m) => m.id === id)?.name;
-  const needle = q.toLowerCase();
-  const shown = data?.filter((r) => !q || r.name.toLowerCase().includes(needle) || (metricName(r.metricId) ?? "").toLowerCase().includes(needle));
   const firing = data?.filter((r) => r.enabled && r.state === "firing").length ?? 0;
 
   const setEnabled = async (r: AlertRule, enabled: boolean) => {
     try {
       await call(alertApi.api.admin["alert-rules"]({ id: r.id }).patch({ enabled }));
-      await reload();
-      setError(null);
-      setMessage(enabled ? `Enabled ${r.name}: it is checked every minute` : `Disabled ${r.name}: it is no longer checked, and reads ok`);
+      await rows.done(enabled ? `Enabled ${r.name}: it is checked every minute` : `Disabled ${r.name}: it is no longer checked, and reads ok`);
     } catch (err) {
-      setError(describeError(err));
+      rows.setError(describeError(err));
     }
   };
 
   return (
-    <>
-      <div class="page-head">
-        <h1>Alert rules</h1>
-        {writable && (
-          <button type="button" onClick={() => setDialog({ editing: null })}>
-            New alert rule
-          </button>
-        )}
-      </div>
-      <p class="muted">
-        Each watches a <Link href="/metrics">metric</Link> over a trailing window and fires when it crosses the threshold; checked every minute.
-      </p>
-      <SearchBox label="Search alert rules" value={q} onInput={setQ} />
-      {firing > 0 && (
-        <p>
-          <Badge tone="danger" strong>
-            {firing === 1 ? "1 rule firing" : `${firing} rules firing`}
-          </Badge>
-        </p>
+    <ResourceList
+      title="Alert rules"
+      noun="alert rule"
+      intro={
+        <>
+          Each watches a <Link href="/metrics">metric</Link> over a trailing window and fires when it crosses the threshold; checked every minute.
+        </>
+      }
+      afterSearch={
+        firing > 0 && (
+          <p>
+            <Badge tone="danger" strong>
+              {firing === 1 ? "1 rule firing" : `${firing} rules firing`}
+            </Badge>
+          </p>
+        )
+      }
+      items={data}
+      error={loadError ?? rows.error ?? metrics.error}
+      message={rows.message}
+      create={writable && { label: "New alert rule", onClick: rows.create }}
+      searchText={(r) => [r.name, metricName(r.metricId)]}
+      caption="Alert rules with their condition, state, last value and whether enabled"
+      rowKey={(r) => r.id}
+      name={(r) => (
+        <>
+          {r.name}
+          {r.notify?.webhookUrl && <div class="muted small mono">→ {r.notify.webhookUrl}</div>}
+        </>
       )}
-      <ErrorMessage error={loadError ?? error ?? metrics.error} />
-      <Status message={message} />
-      {!data ? (
-        !loadError && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? "No alert rules yet." : `No alert rule matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Alert rules with their condition, state, last value and whether enabled</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Fires when</th>
-              <th scope="col">State</th>
-              <th scope="col">Last value</th>
-              <th scope="col">Enabled</th>
-              {writable && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+      columns={[
+        {
+          header: "Fires when",
+          cell: (r) => {
+            const metric = metricName(r.metricId);
+            return metric ? <Link href={`/metrics/${encodeURIComponent(metric)}`}>{conditionText(r, metric)}</Link> : conditionText(r);
+          },
+        },
+        {
+          header: "State",
+          cell: (r) => (
+            <>
+              {!r.enabled ? <Badge>disabled</Badge> : r.state === "firing" ? <Badge tone="danger" strong>firing</Badge> : <Badge tone="ok">ok</Badge>}
+              {r.lastTransitionAt && (
+                <div class="muted small">
+                  since <When iso={r.lastTransitionAt} />
+                </div>
               )}
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((r) => {
-              const metric = metricName(r.metricId);
-              return (
-                <tr key={r.id}>
-                  <th scope="row">
-                    {r.name}
-                    {r.notify?.webhookUrl && <div class="muted small mono">→ {r.notify.webhookUrl}</div>}
-                  </th>
-                  <td>
-                    {metric ? <Link href={`/metrics/${encodeURIComponent(metric)}`}>{conditionText(r, metric)}</Link> : conditionText(r)}
-                  </td>
-                  <td>
-                    {!r.enabled ? <Badge>disabled</Badge> : r.state === "firing" ? <Badge tone="danger" strong>firing</Badge> : <Badge tone="ok">ok</Badge>}
-                    {r.lastTransitionAt && (
-                      <div class="muted small">
-                        since <When iso={r.lastTransitionAt} />
-                      </div>
-                    )}
-                  </td>
-                  <td>
-                    {formatValue(r.lastValue)}
-                    {r.lastCheckedAt && (
-                      <div class="muted small">
-                        checked <When iso={r.lastCheckedAt} />
-                      </div>
-                    )}
-                  </td>
-                  <td>
-                    <Switch checked={r.enabled} label={`Alert rule ${r.name} enabled`} disabled={!writable} onChange={(next) => void setEnabled(r, next)} />
-                  </td>
-                  {writable && (
-                    <td>
-                      <RowEditDelete noun="alert rule" name={r.name} onEdit={() => setDialog({ editing: r })} onDelete={() => setDeleting(r)} />
-                    </td>
-                  )}
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+            </>
+          ),
+        },
+        {
+          header: "Last value",
+          cell: (r) => (
+            <>
+              {formatValue(r.lastValue)}
+              {r.lastCheckedAt && (
+                <div class="muted small">
+                  checked <When iso={r.lastCheckedAt} />
+                </div>
+              )}
+            </>
+          ),
+        },
+        { header: "Enabled", cell: (r) => <Switch checked={r.enabled} label={`Alert rule ${r.name} enabled`} disabled={!writable} onChange={(next) => void setEnabled(r, next)} /> },
+      ]}
+      actions={writable && ((r) => <RowEditDelete noun="alert rule" name={r.name} onEdit={() => rows.edit(r)} onDelete={() => rows.remove(r)} />)}
+    >
       <AlertRuleDialog
-        open={dialog !== null}
-        editing={dialog?.editing ?? null}
+        {...rows.dialog}
         metrics={metrics.data}
-        onClose={() => setDialog(null)}
-        onSaved={async (name) => {
-          const verb = dialog?.editing ? "Saved" : "Created";
-          setDialog(null);
-          await reload();
-          setError(null);
-          setMessage(`${verb} alert rule ${name}`);
-        }}
+        onSaved={(name) => rows.done(`${rows.closeDialog() ? "Saved" : "Created"} alert rule ${name}`)}
       />
       <ConfirmDialog
-        open={deleting !== null}
-        title={`Delete ${deleting?.name ?? ""}?`}
+        open={rows.deleting !== null}
+        title={`Delete ${rows.deleting?.name ?? ""}?`}
         message={<p>It stops being checked and its history goes. To pause it instead, turn it off.</p>}
         confirmLabel="Delete alert rule"
         danger
         onConfirm={async () => {
-          const gone = deleting!;
+          const gone = rows.deleting!;
           await call(alertApi.api.admin["alert-rules"]({ id: gone.id }).delete());
-          await reload();
-          setError(null);
-          setMessage(`Deleted alert rule ${gone.name}`);
+          await rows.done(`Deleted alert rule ${gone.name}`);
         }}
-        onClose={() => setDeleting(null)}
+        onClose={rows.closeDelete}
       />
-    </>
+    </ResourceList>
   );
 }
 

@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ConfirmDialog, ErrorMessage, Link, Loading, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { ConfirmDialog, Link, Loading, When, useLoad } from "../../../web/dashboard/ui";
 import { type Attribute, attributeApi } from "./client";
 import { AttributeDialog } from "./form";
 
@@ -13,15 +14,11 @@ import { AttributeDialog } from "./form";
 function AttributeList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [q, setQ] = useState("");
   const [dialog, setDialog] = useState<{ editing: Attribute | null } | null>(null);
   const [deprecating, setDeprecating] = useState<Attribute | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const { data, error: loadError, reload } = useLoad(() => call(attributeApi.api.admin.attributes.get({ query: {} })), [session.project.id]);
-  useLiveReload(reload);
-  const needle = q.toLowerCase();
-  const shown = data?.filter((a) => !q || a.name.toLowerCase().includes(needle) || (a.description ?? "").toLowerCase().includes(needle));
+  const { data, error: loadError, reload } = useLiveList(() => call(attributeApi.api.admin.attributes.get({ query: {} })), [session.project.id]);
 
   const setDeprecated = async (a: Attribute, deprecated: boolean) => {
     await call(attributeApi.api.admin.attributes({ id: a.id }).patch({ deprecated }));
@@ -31,87 +28,61 @@ function AttributeList() {
   };
 
   return (
-    <>
-      <div class="page-head">
-        <h1>Attributes</h1>
-        {writable && (
-          <button type="button" onClick={() => setDialog({ editing: null })}>
-            Declare attribute
-          </button>
-        )}
-      </div>
-      <p class="muted">
-        The context attributes <Link href="/gates">gates</Link> target: declared here (manual), or recorded when an evaluation context carries them (auto).
-      </p>
-      <SearchBox label="Search attributes" value={q} onInput={setQ} />
-      <ErrorMessage error={loadError ?? error} />
-      <Status message={message} />
-      {!data ? (
-        !loadError && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? "No attributes yet: declare one, or evaluate a gate with a context." : `No attribute matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Attributes of this project with their type, values, source, when last seen and whether deprecated</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-              <th scope="col">Enum values</th>
-              <th scope="col">Source</th>
-              <th scope="col">Last seen</th>
-              <th scope="col">Deprecated</th>
-              {writable && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((a) => (
-              <tr key={a.id}>
-                <th scope="row">
-                  <span class="mono">{a.name}</span>
-                  {a.required === 1 && <span class="muted small"> · required</span>}
-                  {a.description && <div class="muted small">{a.description}</div>}
-                  {a.sdkPath && <div class="muted small">SDK path: <code>{a.sdkPath}</code></div>}
-                </th>
-                <td>{a.type}</td>
-                <td>{a.enumValues?.length ? a.enumValues.join(", ") : <span class="muted">none</span>}</td>
-                <td>{a.source}</td>
-                <td>
-                  <When iso={a.lastSeenAt} />
-                </td>
-                <td>{a.deprecated === 1 ? "deprecated" : <span class="muted">no</span>}</td>
-                {writable && (
-                  <td>
-                    <div class="row">
-                      <button type="button" class="secondary small" aria-label={`Edit attribute ${a.name}`} onClick={() => setDialog({ editing: a })}>
-                        Edit
-                      </button>
-                      {a.deprecated === 1 ? (
-                        <button
-                          type="button"
-                          class="secondary small"
-                          aria-label={`Restore attribute ${a.name}`}
-                          onClick={() => setDeprecated(a, false).catch((err) => setError(describeError(err)))}
-                        >
-                          Restore
-                        </button>
-                      ) : (
-                        <button type="button" class="danger secondary small" aria-label={`Deprecate attribute ${a.name}`} onClick={() => setDeprecating(a)}>
-                          Deprecate
-                        </button>
-                      )}
-                    </div>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+    <ResourceList
+      title="Attributes"
+      noun="attribute"
+      intro={
+        <>
+          The context attributes <Link href="/gates">gates</Link> target: declared here (manual), or recorded when an evaluation context carries them (auto).
+        </>
+      }
+      items={data}
+      error={loadError ?? error}
+      message={message}
+      create={writable && { label: "Declare attribute", onClick: () => setDialog({ editing: null }) }}
+      searchText={(a) => [a.name, a.description]}
+      empty="No attributes yet: declare one, or evaluate a gate with a context."
+      caption="Attributes of this project with their type, values, source, when last seen and whether deprecated"
+      rowKey={(a) => a.id}
+      name={(a) => (
+        <>
+          <span class="mono">{a.name}</span>
+          {a.required === 1 && <span class="muted small"> · required</span>}
+          {a.description && <div class="muted small">{a.description}</div>}
+          {a.sdkPath && (
+            <div class="muted small">
+              SDK path: <code>{a.sdkPath}</code>
+            </div>
+          )}
+        </>
       )}
+      columns={[
+        { header: "Type", cell: (a) => a.type },
+        { header: "Enum values", cell: (a) => (a.enumValues?.length ? a.enumValues.join(", ") : <span class="muted">none</span>) },
+        { header: "Source", cell: (a) => a.source },
+        { header: "Last seen", cell: (a) => <When iso={a.lastSeenAt} /> },
+        { header: "Deprecated", cell: (a) => (a.deprecated === 1 ? "deprecated" : <span class="muted">no</span>) },
+      ]}
+      actions={
+        writable &&
+        ((a) => (
+          <div class="row">
+            <button type="button" class="secondary small" aria-label={`Edit attribute ${a.name}`} onClick={() => setDialog({ editing: a })}>
+              Edit
+            </button>
+            {a.deprecated === 1 ? (
+              <button type="button" class="secondary small" aria-label={`Restore attribute ${a.name}`} onClick={() => setDeprecated(a, false).catch((err) => setError(describeError(err)))}>
+                Restore
+              </button>
+            ) : (
+              <button type="button" class="danger secondary small" aria-label={`Deprecate attribute ${a.name}`} onClick={() => setDeprecating(a)}>
+                Deprecate
+              </button>
+            )}
+          </div>
+        ))
+      }
+    >
       <AttributeDialog
         open={dialog !== null}
         editing={dialog?.editing ?? null}
@@ -133,7 +104,7 @@ function AttributeList() {
         onConfirm={() => setDeprecated(deprecating!, true)}
         onClose={() => setDeprecating(null)}
       />
-    </>
+    </ResourceList>
   );
 }
 

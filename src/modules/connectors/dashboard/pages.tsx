@@ -2,7 +2,8 @@ import { useEffect, useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { Badge, ErrorMessage, Link, Loading, SearchBox, Status, Switch, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { Badge, ErrorMessage, Link, Loading, Status, Switch, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { type Connector, type Delivery, connectorApi, loadConnectors, providerLabel, targetOf } from "./client";
 import { ConnectorDialog, DeleteConnectorDialog } from "./form";
 
@@ -44,73 +45,40 @@ function ConnectorList() {
   const session = useSession();
   // Connector writes are the admin role's (owner), not every editor's: an editor sees the list read-only.
   const writable = can(session, "manage");
-  const [q, setQ] = useState("");
   const [creating, setCreating] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
-  const { data, error, reload } = useLoad(loadConnectors, [session.project.id]);
-  useLiveReload(reload);
+  const { data, error, reload } = useLiveList(loadConnectors, [session.project.id]);
   const toggle = useEnable(async (_c, m) => {
     await reload();
     setMessage(m);
   });
-  const needle = q.toLowerCase();
-  const shown = data?.filter((c) => !q || c.name.toLowerCase().includes(needle) || c.provider.includes(needle));
   return (
-    <>
-      <div class="page-head">
-        <h1>Connectors</h1>
-        {writable && (
-          <button type="button" onClick={() => setCreating(true)}>
-            New connector
-          </button>
-        )}
-      </div>
-      <p class="muted">
-        Where the project's events go: issues in Linear, messages in Slack, rows in Google Sheets, agent runs (Claude, Cursor, Jules, GitHub Actions) and signed webhooks. Every event is
-        written with the change that caused it and delivered with retries; each connector keeps a delivery log.
-      </p>
-      <SearchBox label="Search connectors" value={q} onInput={setQ} />
-      <ErrorMessage error={error ?? toggle.error} />
-      <Status message={message} />
-      {!data ? (
-        !error && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? "No connectors yet." : `No connector matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Connectors with their provider, state, events and target</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Provider</th>
-              <th scope="col">State</th>
-              <th scope="col">Events</th>
-              <th scope="col">Target</th>
-              {writable && <th scope="col">Enabled</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((c) => (
-              <tr key={c.id}>
-                <th scope="row">
-                  <Link href={`/connectors/${c.id}`}>{c.name}</Link>
-                </th>
-                <td>{providerLabel(c.provider)}</td>
-                <td>
-                  <StateBadge c={c} />
-                </td>
-                <td class="small mono">{c.events.join(", ") || "none"}</td>
-                <td class="small mono">{targetOf(c)}</td>
-                {writable && (
-                  <td>
-                    <Switch checked={c.enabled} label={`${c.name} enabled`} onChange={(next) => void toggle.setEnabled(c, next)} />
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+    <ResourceList
+      title="Connectors"
+      noun="connector"
+      intro={
+        <>
+          Where the project's events go: issues in Linear, messages in Slack, rows in Google Sheets, agent runs (Claude, Cursor, Jules, GitHub Actions) and signed webhooks. Every event is
+          written with the change that caused it and delivered with retries; each connector keeps a delivery log.
+        </>
+      }
+      items={data}
+      error={error ?? toggle.error}
+      message={message}
+      create={writable && { label: "New connector", onClick: () => setCreating(true) }}
+      searchText={(c) => [c.name, c.provider]}
+      caption="Connectors with their provider, state, events and target"
+      rowKey={(c) => c.id}
+      name={(c) => <NameCell href={`/connectors/${c.id}`} name={c.name} />}
+      columns={[
+        { header: "Provider", cell: (c) => providerLabel(c.provider) },
+        { header: "State", cell: (c) => <StateBadge c={c} /> },
+        { header: "Events", cell: (c) => c.events.join(", ") || "none", class: "small mono" },
+        { header: "Target", cell: (c) => targetOf(c), class: "small mono" },
+        // The switch is a column of its own with a visible header, shown to those who may turn it.
+        ...(writable ? [{ header: "Enabled", cell: (c: Connector) => <Switch checked={c.enabled} label={`${c.name} enabled`} onChange={(next) => void toggle.setEnabled(c, next)} /> }] : []),
+      ]}
+    >
       <ConnectorDialog
         open={creating}
         editing={null}
@@ -121,7 +89,7 @@ function ConnectorList() {
           setMessage(saved.created ? `Created connector ${saved.name}` : `Updated connector ${saved.name} (it already existed for that target)`);
         }}
       />
-    </>
+    </ResourceList>
   );
 }
 

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { type DashboardModule, useSession } from "../../../web/dashboard/registry";
-import { ErrorMessage, Link, Loading, SearchBox, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { Link, Loading, When, useLoad } from "../../../web/dashboard/ui";
 import { ERROR_STATUSES, type ErrorStatus, StatusBadge, loadErrors } from "./client";
 import { ErrorDetail } from "./detail";
 
@@ -10,19 +11,17 @@ const count = new Intl.NumberFormat();
 function ErrorList() {
   const session = useSession();
   const [status, setStatus] = useState<ErrorStatus | "">("");
-  const [q, setQ] = useState("");
-  const { data, error, reload } = useLoad(() => loadErrors(status || undefined), [session.project.id, status]);
-  useLiveReload(reload);
-  const needle = q.toLowerCase();
-  const shown = data?.filter((e) => !q || e.type.toLowerCase().includes(needle) || e.message.toLowerCase().includes(needle));
+  const { data, error } = useLiveList(() => loadErrors(status || undefined), [session.project.id, status]);
   return (
-    <>
-      <h1>Errors</h1>
-      <p class="muted">
-        What SDKs report (<code>POST /api/sdk/v1/errors</code>, or any Sentry SDK with the server key as its DSN), grouped by type and stack.
-      </p>
-      <div class="row">
-        <SearchBox label="Search errors" value={q} onInput={setQ} />
+    <ResourceList
+      title="Errors"
+      noun="error"
+      intro={
+        <>
+          What SDKs report (<code>POST /api/sdk/v1/errors</code>, or any Sentry SDK with the server key as its DSN), grouped by type and stack.
+        </>
+      }
+      filters={
         <select aria-label="Status" value={status} onChange={(e) => setStatus(e.currentTarget.value as ErrorStatus | "")}>
           <option value="">Any status</option>
           {ERROR_STATUSES.map((s) => (
@@ -31,47 +30,29 @@ function ErrorList() {
             </option>
           ))}
         </select>
-      </div>
-      <ErrorMessage error={error} />
-      {!data ? (
-        !error && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? (status ? `No ${status} errors.` : "No errors reported yet.") : `No error matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Errors with their occurrences, affected units, when last seen and status, most recent first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Error</th>
-              <th scope="col">Occurrences</th>
-              <th scope="col">Affected units</th>
-              <th scope="col">Last seen</th>
-              <th scope="col">Status</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((e) => (
-              <tr key={e.id}>
-                <th scope="row">
-                  <Link href={`/errors/${encodeURIComponent(e.id)}`}>
-                    <span class="mono">{e.type}</span>: {e.message}
-                  </Link>
-                  {e.culprit && <div class="muted small mono">{e.culprit}</div>}
-                </th>
-                <td>{count.format(e.count)}</td>
-                <td>{count.format(e.affectedUnits)}</td>
-                <td>
-                  <When iso={e.lastSeenAt} />
-                </td>
-                <td>
-                  <StatusBadge status={e.status} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      }
+      items={data}
+      error={error}
+      searchText={(e) => [e.type, e.message]}
+      empty={status ? `No ${status} errors.` : "No errors reported yet."}
+      caption="Errors with their occurrences, affected units, when last seen and status, most recent first"
+      rowKey={(e) => e.id}
+      nameHeader="Error"
+      name={(e) => (
+        <>
+          <Link href={`/errors/${encodeURIComponent(e.id)}`}>
+            <span class="mono">{e.type}</span>: {e.message}
+          </Link>
+          {e.culprit && <div class="muted small mono">{e.culprit}</div>}
+        </>
       )}
-    </>
+      columns={[
+        { header: "Occurrences", cell: (e) => count.format(e.count) },
+        { header: "Affected units", cell: (e) => count.format(e.affectedUnits) },
+        { header: "Last seen", cell: (e) => <When iso={e.lastSeenAt} /> },
+        { header: "Status", cell: (e) => <StatusBadge status={e.status} /> },
+      ]}
+    />
   );
 }
 

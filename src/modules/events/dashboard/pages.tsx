@@ -1,7 +1,7 @@
-import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { Badge, ConfirmDialog, ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { NameCell, ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
+import { Badge, ConfirmDialog, Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, eventApi, loadCatalog } from "./client";
 import { EventDialog } from "./form";
 
@@ -13,131 +13,86 @@ import { EventDialog } from "./form";
 function EventList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [q, setQ] = useState("");
-  const [dialog, setDialog] = useState<{ editing: CatalogEvent | null } | null>(null);
-  const [deleting, setDeleting] = useState<CatalogEvent | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const { data, error: loadError, reload } = useLoad(loadCatalog, [session.project.id]);
-  useLiveReload(reload);
-  const needle = q.toLowerCase();
-  const shown = data?.filter((e) => !q || [e.name, e.folder, e.description].some((text) => text.toLowerCase().includes(needle)));
+  const { data, error: loadError, reload } = useLiveList(loadCatalog, [session.project.id]);
+  const rows = useRowDialogs<CatalogEvent>(reload);
   const pending = data?.filter((e) => e.pending === 1).length ?? 0;
 
   const approve = async (e: CatalogEvent) => {
     await call(eventApi.api.admin.events.post({ name: e.name }));
-    await reload();
-    setError(null);
-    setMessage(`Approved ${e.name}: metrics can use it`);
+    await rows.done(`Approved ${e.name}: metrics can use it`);
   };
 
   return (
-    <>
-      <div class="page-head">
-        <h1>Events</h1>
-        {writable && (
-          <button type="button" onClick={() => setDialog({ editing: null })}>
-            Register event
-          </button>
-        )}
-      </div>
-      <p class="muted">
-        The events SDKs send (<code>POST /api/sdk/v1/events</code>) and <Link href="/metrics">metrics</Link> measure. A name nobody registered shows up as pending until approved.
-      </p>
-      <SearchBox label="Search events" value={q} onInput={setQ} />
-      {pending > 0 && <p>{pending === 1 ? "1 event is pending approval." : `${pending} events are pending approval.`}</p>}
-      <ErrorMessage error={loadError ?? error} />
-      <Status message={message} />
-      {!data ? (
-        !loadError && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? "No events yet: register one, or send one with a server key." : `No event matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Events of the catalog with their folder, properties, status and when ingest last carried them</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Folder</th>
-              <th scope="col">Properties</th>
-              <th scope="col">Status</th>
-              <th scope="col">Last seen</th>
-              {writable && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((e) => (
-              <tr key={e.id}>
-                <th scope="row">
-                  <span class="mono">{e.name}</span>
-                  {e.description && <div class="muted small">{e.description}</div>}
-                </th>
-                <td>{e.folder || <span class="muted">none</span>}</td>
-                <td class="small">
-                  {e.properties.length === 0 ? (
-                    <span class="muted">none</span>
-                  ) : (
-                    e.properties.map((p, i) => (
-                      <span key={p.name}>
-                        {i > 0 && ", "}
-                        <span class="mono">{p.name}</span>: {p.type}
-                        {p.required ? " (required)" : ""}
-                      </span>
-                    ))
-                  )}
-                </td>
-                <td>{e.pending === 1 ? <Badge tone="danger">pending</Badge> : <Badge tone="ok">registered</Badge>}</td>
-                <td>
-                  <When iso={e.lastSeenAt} />
-                </td>
-                {writable && (
-                  <td>
-                    <RowEditDelete noun="event" name={e.name} onEdit={() => setDialog({ editing: e })} onDelete={() => setDeleting(e)}>
-                      {e.pending === 1 && (
-                        <button type="button" class="small" aria-label={`Approve event ${e.name}`} onClick={() => approve(e).catch((err) => setError(describeError(err)))}>
-                          Approve
-                        </button>
-                      )}
-                    </RowEditDelete>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+    <ResourceList
+      title="Events"
+      noun="event"
+      intro={
+        <>
+          The events SDKs send (<code>POST /api/sdk/v1/events</code>) and <Link href="/metrics">metrics</Link> measure. A name nobody registered shows up as pending until approved.
+        </>
+      }
+      afterSearch={pending > 0 && <p>{pending === 1 ? "1 event is pending approval." : `${pending} events are pending approval.`}</p>}
+      items={data}
+      error={loadError ?? rows.error}
+      message={rows.message}
+      create={writable && { label: "Register event", onClick: rows.create }}
+      searchText={(e) => [e.name, e.folder, e.description]}
+      empty="No events yet: register one, or send one with a server key."
+      caption="Events of the catalog with their folder, properties, status and when ingest last carried them"
+      rowKey={(e) => e.id}
+      name={(e) => <NameCell name={<span class="mono">{e.name}</span>} description={e.description} />}
+      columns={[
+        { header: "Folder", cell: (e) => e.folder || <span class="muted">none</span> },
+        {
+          header: "Properties",
+          class: "small",
+          cell: (e) =>
+            e.properties.length === 0 ? (
+              <span class="muted">none</span>
+            ) : (
+              e.properties.map((p, i) => (
+                <span key={p.name}>
+                  {i > 0 && ", "}
+                  <span class="mono">{p.name}</span>: {p.type}
+                  {p.required ? " (required)" : ""}
+                </span>
+              ))
+            ),
+        },
+        { header: "Status", cell: (e) => (e.pending === 1 ? <Badge tone="danger">pending</Badge> : <Badge tone="ok">registered</Badge>) },
+        { header: "Last seen", cell: (e) => <When iso={e.lastSeenAt} /> },
+      ]}
+      actions={
+        writable &&
+        ((e) => (
+          <RowEditDelete noun="event" name={e.name} onEdit={() => rows.edit(e)} onDelete={() => rows.remove(e)}>
+            {e.pending === 1 && (
+              <button type="button" class="small" aria-label={`Approve event ${e.name}`} onClick={() => approve(e).catch((err) => rows.setError(describeError(err)))}>
+                Approve
+              </button>
+            )}
+          </RowEditDelete>
+        ))
+      }
+    >
       <EventDialog
-        open={dialog !== null}
-        editing={dialog?.editing ?? null}
-        onClose={() => setDialog(null)}
-        onSaved={async (saved) => {
-          const verb = dialog?.editing ? "Saved" : "Registered";
-          setDialog(null);
-          await reload();
-          setError(null);
-          setMessage(`${verb} event ${saved.name}`);
-        }}
+        {...rows.dialog}
+        onSaved={(saved) => rows.done(`${rows.closeDialog() ? "Saved" : "Registered"} event ${saved.name}`)}
       />
       <ConfirmDialog
-        open={deleting !== null}
-        title={`Delete ${deleting?.name ?? ""}?`}
+        open={rows.deleting !== null}
+        title={`Delete ${rows.deleting?.name ?? ""}?`}
         message={<p>It leaves the catalog; stored events stay. Metrics that measure it stop computing until re-saved, and the next one sent makes it pending again.</p>}
         confirmLabel="Delete event"
         danger
         onConfirm={async () => {
-          const gone = deleting!;
+          const gone = rows.deleting!;
           await call(eventApi.api.admin.events({ id: gone.id }).delete());
-          await reload();
-          setError(null);
-          setMessage(`Deleted event ${gone.name}`);
+          await rows.done(`Deleted event ${gone.name}`);
         }}
-        onClose={() => setDeleting(null)}
+        onClose={rows.closeDelete}
       />
-    </>
+    </ResourceList>
   );
 }
 

@@ -2,7 +2,8 @@ import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, SearchBox, Status, errorsByField, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
+import { ResourceList } from "../../../web/dashboard/resource-list";
+import { ConfirmDialog, Dialog, Field, FormActions, Link, errorsByField, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
 import { gateApi } from "./client";
 
 export type GateTemplate = NonNullable<Awaited<ReturnType<typeof gateApi.api.admin.gates.templates.get>>["data"]>[number];
@@ -153,80 +154,55 @@ function GateFromTemplateDialog({ template, onClose }: { template: GateTemplate 
 export function TemplateList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [q, setQ] = useState("");
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<GateTemplate | null>(null);
   const [startFrom, setStartFrom] = useState<GateTemplate | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const { data, error, reload } = useLoad(loadTemplates, [session.project.id]);
-  const needle = q.toLowerCase();
-  const shown = data?.filter((t) => !q || [t.name, t.description, t.category].some((s) => s.toLowerCase().includes(needle)));
   return (
-    <>
-      <p class="crumbs">
-        <Link href="/gates">Gates</Link> /
-      </p>
-      <div class="page-head">
-        <h1>Gate templates</h1>
-        {writable && (
-          <button type="button" onClick={() => setCreating(true)}>
-            New template
-          </button>
-        )}
-      </div>
-      <p class="muted">Ready-made conditions to start a gate from. Built-ins are the same in every project and read-only; a gate made from a template keeps its rule when the template changes or goes.</p>
-      <SearchBox label="Search templates" value={q} onInput={setQ} />
-      <ErrorMessage error={error} />
-      <Status message={message} />
-      {!data ? (
-        !error && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">No template matches “{q}”.</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Gate templates: built-ins first, then this project's</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Category</th>
-              <th scope="col">Conditions</th>
-              <th scope="col">Description</th>
-              {writable && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((t) => (
-              <tr key={t.id}>
-                <th scope="row">
-                  {t.name}
-                  {t.builtIn && <div class="muted small">built-in</div>}
-                </th>
-                <td>{t.category}</td>
-                <td class="mono small">{conditionsSummary(t.rules)}</td>
-                <td>{t.description || <span class="muted">none</span>}</td>
-                {writable && (
-                  <td>
-                    <div class="row">
-                      <button type="button" class="secondary small" aria-label={`New gate from template ${t.name}`} onClick={() => setStartFrom(t)}>
-                        New{"\u00a0"}gate
-                      </button>
-                      {!t.builtIn && (
-                        <button type="button" class="danger secondary small" aria-label={`Delete template ${t.name}`} onClick={() => setDeleting(t)}>
-                          Delete
-                        </button>
-                      )}
-                    </div>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+    <ResourceList
+      crumbs={
+        <>
+          <Link href="/gates">Gates</Link> /
+        </>
+      }
+      title="Gate templates"
+      noun="template"
+      intro="Ready-made conditions to start a gate from. Built-ins are the same in every project and read-only; a gate made from a template keeps its rule when the template changes or goes."
+      items={data}
+      error={error}
+      message={message}
+      create={writable && { label: "New template", onClick: () => setCreating(true) }}
+      searchText={(t) => [t.name, t.description, t.category]}
+      caption="Gate templates: built-ins first, then this project's"
+      rowKey={(t) => t.id}
+      name={(t) => (
+        <>
+          {t.name}
+          {t.builtIn && <div class="muted small">built-in</div>}
+        </>
       )}
+      columns={[
+        { header: "Category", cell: (t) => t.category },
+        { header: "Conditions", cell: (t) => conditionsSummary(t.rules), class: "mono small" },
+        { header: "Description", cell: (t) => t.description || <span class="muted">none</span> },
+      ]}
+      actions={
+        writable &&
+        ((t) => (
+          <div class="row">
+            <button type="button" class="secondary small" aria-label={`New gate from template ${t.name}`} onClick={() => setStartFrom(t)}>
+              New{"\u00a0"}gate
+            </button>
+            {!t.builtIn && (
+              <button type="button" class="danger secondary small" aria-label={`Delete template ${t.name}`} onClick={() => setDeleting(t)}>
+                Delete
+              </button>
+            )}
+          </div>
+        ))
+      }
+    >
       <CreateTemplateDialog
         open={creating}
         onClose={() => setCreating(false)}
@@ -250,6 +226,6 @@ export function TemplateList() {
         }}
         onClose={() => setDeleting(null)}
       />
-    </>
+    </ResourceList>
   );
 }

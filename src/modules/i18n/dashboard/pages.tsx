@@ -1,8 +1,8 @@
 import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
-import { ErrorMessage, Link, Loading, RowEditDelete, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { NameCell, ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
+import { ErrorMessage, Link, Loading, RowEditDelete, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { type Profile, type TranslationKey, loadKeys, loadProfile, loadProfiles, loadPublishing } from "./client";
 import { DeleteKeyDialog, DeleteProfileDialog, KeyDialog, ProfileDialog } from "./form";
 
@@ -27,10 +27,8 @@ function PublishingNotice() {
 function ProfileList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [dialog, setDialog] = useState<{ editing: Profile | null } | null>(null);
-  const [deleting, setDeleting] = useState<Profile | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
   const { data, error, reload } = useLiveList(loadProfiles, [session.project.id]);
+  const rows = useRowDialogs<Profile>(reload);
   return (
     <ResourceList
       title="Translations"
@@ -44,8 +42,8 @@ function ProfileList() {
       notice={<PublishingNotice />}
       items={data}
       error={error}
-      message={message}
-      create={writable && { label: "New profile", onClick: () => setDialog({ editing: null }) }}
+      message={rows.message}
+      create={writable && { label: "New profile", onClick: rows.create }}
       searchText={(p) => [p.name, p.locale]}
       empty="No translation profiles yet."
       caption="Translation profiles with their locale, how many keys they hold and when they changed"
@@ -56,27 +54,13 @@ function ProfileList() {
         { header: "Keys", cell: (p) => p.keyCount.toLocaleString("en") },
         { header: "Updated", cell: (p) => <When iso={p.updatedAt} /> },
       ]}
-      actions={writable && ((p) => <RowEditDelete noun="profile" name={p.name} onEdit={() => setDialog({ editing: p })} onDelete={() => setDeleting(p)} />)}
+      actions={writable && ((p) => <RowEditDelete noun="profile" name={p.name} onEdit={() => rows.edit(p)} onDelete={() => rows.remove(p)} />)}
     >
       <ProfileDialog
-        open={dialog !== null}
-        editing={dialog?.editing ?? null}
-        onClose={() => setDialog(null)}
-        onSaved={async (saved) => {
-          const editing = dialog?.editing;
-          setDialog(null);
-          await reload();
-          setMessage(editing ? `Saved profile ${saved.name}` : `Created profile ${saved.name} (${saved.locale})`);
-        }}
+        {...rows.dialog}
+        onSaved={(saved) => rows.done(rows.closeDialog() ? `Saved profile ${saved.name}` : `Created profile ${saved.name} (${saved.locale})`)}
       />
-      <DeleteProfileDialog
-        profile={deleting}
-        onClose={() => setDeleting(null)}
-        onDeleted={async (p) => {
-          await reload();
-          setMessage(`Deleted profile ${p.name}`);
-        }}
-      />
+      <DeleteProfileDialog profile={rows.deleting} onClose={rows.closeDelete} onDeleted={(x) => rows.done(`Deleted profile ${x.name}`)} />
     </ResourceList>
   );
 }
@@ -85,7 +69,6 @@ function ProfileList() {
 function ProfileKeys({ name }: { name: string }) {
   const session = useSession();
   const writable = can(session, "write");
-  const [q, setQ] = useState("");
   const [dialog, setDialog] = useState<{ editing: TranslationKey | null } | null>(null);
   const [deleting, setDeleting] = useState<TranslationKey | null>(null);
   const [renaming, setRenaming] = useState(false);
@@ -109,19 +92,21 @@ function ProfileKeys({ name }: { name: string }) {
     );
   }
   if (!p) return <Loading />;
-  const needle = q.toLowerCase();
-  const matching = keys.data?.filter((k) => !q || k.key.toLowerCase().includes(needle) || k.value.toLowerCase().includes(needle));
-  const shown = matching?.slice(0, SHOWN_MAX);
   return (
-    <>
-      <p class="crumbs">
-        <Link href="/i18n">Translations</Link> /
-      </p>
-      <div class="page-head">
-        <h1>
+    <ResourceList
+      crumbs={
+        <>
+          <Link href="/i18n">Translations</Link> /
+        </>
+      }
+      title={
+        <>
           {p.name} <span class="mono muted">{p.locale}</span>
-        </h1>
-        {writable && (
+        </>
+      }
+      noun="key"
+      headActions={
+        writable && (
           <div class="row">
             <button type="button" onClick={() => setDialog({ editing: null })}>
               Add key
@@ -130,62 +115,31 @@ function ProfileKeys({ name }: { name: string }) {
               Edit profile
             </button>
           </div>
-        )}
-      </div>
-      <p class="muted">
-        {p.keyCount.toLocaleString("en")} {p.keyCount === 1 ? "key" : "keys"} in <span class="mono">{p.locale}</span>. Push many at once with{" "}
-        <span class="mono">svc i18n keys push {p.name} FILE.json</span> (keys already here are left as they are).
-      </p>
-      <PublishingNotice />
-      <SearchBox label="Search keys" value={q} onInput={setQ} />
-      <ErrorMessage error={keys.error} />
-      <Status message={message} />
-      {!matching ? (
-        !keys.error && <Loading />
-      ) : matching.length === 0 ? (
-        <p class="muted">{keys.data!.length === 0 ? "No keys yet." : `No key matches “${q}”.`}</p>
-      ) : (
+        )
+      }
+      intro={
         <>
-          {matching.length > SHOWN_MAX && (
-            <p class="muted" role="note">
-              Showing {SHOWN_MAX} of {matching.length.toLocaleString("en")} keys; search to narrow them down.
-            </p>
-          )}
-          <table>
-            <caption class="visually-hidden">Keys of {p.name} with their value and when they changed</caption>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Value</th>
-                <th scope="col">Updated</th>
-                {writable && (
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {shown!.map((k) => (
-                <tr key={k.key}>
-                  <th scope="row" class="mono">
-                    {k.key}
-                  </th>
-                  <td style={{ whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>{k.value}</td>
-                  <td>
-                    <When iso={k.updatedAt} />
-                  </td>
-                  {writable && (
-                    <td>
-                      <RowEditDelete noun="key" name={k.key} onEdit={() => setDialog({ editing: k })} onDelete={() => setDeleting(k)} />
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          {p.keyCount.toLocaleString("en")} {p.keyCount === 1 ? "key" : "keys"} in <span class="mono">{p.locale}</span>. Push many at once with{" "}
+          <span class="mono">svc i18n keys push {p.name} FILE.json</span> (keys already here are left as they are).
         </>
-      )}
+      }
+      notice={<PublishingNotice />}
+      items={keys.data}
+      error={keys.error}
+      message={message}
+      searchText={(k) => [k.key, k.value]}
+      limit={SHOWN_MAX}
+      caption={`Keys of ${p.name} with their value and when they changed`}
+      rowKey={(k) => k.key}
+      nameHeader="Key"
+      nameClass="mono"
+      name={(k) => k.key}
+      columns={[
+        { header: "Value", cell: (k) => k.value, style: { whiteSpace: "pre-wrap", overflowWrap: "anywhere" } },
+        { header: "Updated", cell: (k) => <When iso={k.updatedAt} /> },
+      ]}
+      actions={writable && ((k) => <RowEditDelete noun="key" name={k.key} onEdit={() => setDialog({ editing: k })} onDelete={() => setDeleting(k)} />)}
+    >
       <KeyDialog
         open={dialog !== null}
         profile={p}
@@ -217,7 +171,7 @@ function ProfileKeys({ name }: { name: string }) {
           setMessage(`Saved profile ${saved.name}`);
         }}
       />
-    </>
+    </ResourceList>
   );
 }
 

@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { apiOf, call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ConfirmDialog, ErrorMessage, Field, Loading, SearchBox, Status, When, useLoad } from "../../../web/dashboard/ui";
+import { ResourceList } from "../../../web/dashboard/resource-list";
+import { ConfirmDialog, Field, When, useLoad } from "../../../web/dashboard/ui";
 import type { identityRoutes } from "../routes";
 
 const identityApi = apiOf<ReturnType<typeof identityRoutes>>();
@@ -57,7 +58,6 @@ function InviteForm({ onInvited }: { onInvited: (email: string) => Promise<void>
 function MembersPage() {
   const session = useSession();
   const manage = can(session, "members");
-  const [q, setQ] = useState("");
   const { data, error, reload } = useLoad(() => call(identityApi.api.admin.members.get({ query: {} })), [session.project.id]);
   const [removing, setRemoving] = useState<{ email: string; invited: boolean } | null>(null);
   const [message, setMessage] = useState<string | null>(null);
@@ -73,74 +73,61 @@ function MembersPage() {
       await reload();
     }
   };
-  const shown = data?.filter((m) => !q || m.email.toLowerCase().includes(q.toLowerCase()));
   return (
-    <>
-      <h1>Members</h1>
-      <p class="muted">People of this project's organisation and their role in every project of it.</p>
-      <SearchBox label="Search members" value={q} onInput={setQ} />
-      <ErrorMessage error={error ?? actionError} />
-      <Status message={message} />
-      {!shown ? (
-        !error && <Loading />
-      ) : (
-        <table>
-          <caption class="visually-hidden">Members and their roles</caption>
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Role</th>
-              <th scope="col">Joined</th>
-              {manage && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((m) => (
-              <tr key={m.email}>
-                <th scope="row">{m.email}</th>
-                <td>
-                  {manage ? (
-                    <select aria-label={`Role of ${m.email}`} value={m.role} onChange={(e) => setRole(m.email, (e.target as HTMLSelectElement).value as Role)}>
-                      {ROLES.map((r) => (
-                        <option key={r.role} value={r.role}>
-                          {r.role}
-                        </option>
-                      ))}
-                    </select>
-                  ) : (
-                    m.role
-                  )}
-                </td>
-                <td>
-                  {m.status === "invited" ? (
-                    <span>
-                      Invited, not accepted yet <span class="muted small">(link valid until <When iso={m.expiresAt} />)</span>
-                    </span>
-                  ) : (
-                    <When iso={m.joinedAt} />
-                  )}
-                </td>
-                {manage && (
-                  <td>
-                    <button
-                      type="button"
-                      class="danger secondary small"
-                      aria-label={m.status === "invited" ? `Withdraw the invitation of ${m.email}` : `Remove ${m.email}`}
-                      onClick={() => setRemoving({ email: m.email, invited: m.status === "invited" })}
-                    >
-                      {m.status === "invited" ? "Withdraw" : "Remove"}
-                    </button>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+    <ResourceList
+      title="Members"
+      noun="member"
+      intro="People of this project's organisation and their role in every project of it."
+      items={data}
+      error={error ?? actionError}
+      message={message}
+      searchText={(m) => [m.email]}
+      caption="Members and their roles"
+      rowKey={(m) => m.email}
+      nameHeader="Email"
+      name={(m) => m.email}
+      columns={[
+        {
+          header: "Role",
+          cell: (m) =>
+            manage ? (
+              <select aria-label={`Role of ${m.email}`} value={m.role} onChange={(e) => setRole(m.email, (e.target as HTMLSelectElement).value as Role)}>
+                {ROLES.map((r) => (
+                  <option key={r.role} value={r.role}>
+                    {r.role}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              m.role
+            ),
+        },
+        {
+          header: "Joined",
+          cell: (m) =>
+            m.status === "invited" ? (
+              <span>
+                Invited, not accepted yet <span class="muted small">(link valid until <When iso={m.expiresAt} />)</span>
+              </span>
+            ) : (
+              <When iso={m.joinedAt} />
+            ),
+        },
+      ]}
+      actions={
+        manage &&
+        ((m) => (
+          <button
+            type="button"
+            class="danger secondary small"
+            aria-label={m.status === "invited" ? `Withdraw the invitation of ${m.email}` : `Remove ${m.email}`}
+            onClick={() => setRemoving({ email: m.email, invited: m.status === "invited" })}
+          >
+            {m.status === "invited" ? "Withdraw" : "Remove"}
+          </button>
+        ))
+      }
+    >
       {manage && (
         <InviteForm
           onInvited={async (email) => {
@@ -162,7 +149,7 @@ function MembersPage() {
         }}
         onClose={() => setRemoving(null)}
       />
-    </>
+    </ResourceList>
   );
 }
 

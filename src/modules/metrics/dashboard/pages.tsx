@@ -1,7 +1,6 @@
-import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { NameCell, ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
 import { Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
 import { type Metric, loadMetrics, metricSummary } from "./client";
 import { MetricDetail } from "./detail";
@@ -11,10 +10,8 @@ import { DeleteMetricDialog, MetricDialog } from "./form";
 function MetricList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [dialog, setDialog] = useState<{ editing: Metric | null } | null>(null);
-  const [deleting, setDeleting] = useState<Metric | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
   const { data, error, reload } = useLiveList(loadMetrics, [session.project.id]);
+  const rows = useRowDialogs<Metric>(reload);
   return (
     <ResourceList
       title="Metrics"
@@ -26,8 +23,8 @@ function MetricList() {
       }
       items={data}
       error={error}
-      message={message}
-      create={writable && { label: "New metric", onClick: () => setDialog({ editing: null }) }}
+      message={rows.message}
+      create={writable && { label: "New metric", onClick: rows.create }}
       searchText={(m) => [m.name, m.description]}
       caption="Metrics with their kind, what they measure and when they changed"
       rowKey={(m) => m.id}
@@ -37,28 +34,13 @@ function MetricList() {
         { header: "Measures", cell: (m) => metricSummary(m), class: "small mono" },
         { header: "Updated", cell: (m) => <When iso={m.updatedAt} /> },
       ]}
-      actions={writable && ((m) => <RowEditDelete noun="metric" name={m.name} onEdit={() => setDialog({ editing: m })} onDelete={() => setDeleting(m)} />)}
+      actions={writable && ((m) => <RowEditDelete noun="metric" name={m.name} onEdit={() => rows.edit(m)} onDelete={() => rows.remove(m)} />)}
     >
       <MetricDialog
-        open={dialog !== null}
-        editing={dialog?.editing ?? null}
-        onClose={() => setDialog(null)}
-        onSaved={async (saved) => {
-          const editing = dialog?.editing;
-          setDialog(null);
-          if (!editing) return navigate(`/metrics/${encodeURIComponent(saved.name)}`);
-          await reload();
-          setMessage(`Saved metric ${saved.name}`);
-        }}
+        {...rows.dialog}
+        onSaved={async (saved) => (rows.closeDialog() ? rows.done(`Saved metric ${saved.name}`) : navigate(`/metrics/${encodeURIComponent(saved.name)}`))}
       />
-      <DeleteMetricDialog
-        metric={deleting}
-        onClose={() => setDeleting(null)}
-        onDeleted={async (m) => {
-          await reload();
-          setMessage(`Deleted metric ${m.name}`);
-        }}
-      />
+      <DeleteMetricDialog metric={rows.deleting} onClose={rows.closeDelete} onDeleted={(x) => rows.done(`Deleted metric ${x.name}`)} />
     </ResourceList>
   );
 }

@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ConfirmDialog, ErrorMessage, Link, Loading, SearchBox, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { ConfirmDialog, Link, Loading, When, useLoad } from "../../../web/dashboard/ui";
 import { ITEM_TYPES, type ItemStatus, type ItemType, PRIORITY_LABELS, type QueueItem, STATUSES, STATUS_LABELS, StatusBadge, TYPE_LABELS, itemName, loadItems, opsApi } from "./client";
 import { ItemDetail } from "./detail";
 import { ItemDialog } from "./form";
@@ -16,16 +17,12 @@ function QueueList() {
   const writable = can(session, "write");
   const [type, setType] = useState<ItemType | "">("");
   const [status, setStatus] = useState<ItemStatus | "">("");
-  const [q, setQ] = useState("");
   const [filing, setFiling] = useState(false);
   const [rejecting, setRejecting] = useState<QueueItem | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const { data, error: loadError, reload } = useLoad(() => loadItems({ ...(type ? { type } : {}), ...(status ? { status } : {}) }), [session.project.id, type, status]);
-  useLiveReload(reload);
-  const needle = q.toLocaleLowerCase();
-  const shown = data?.filter((i) => !q || [i.title, i.stepsToReproduce, i.actualResult, i.expectedResult, i.useCase].some((t) => t?.toLocaleLowerCase().includes(needle)));
+  const { data, error: loadError, reload } = useLiveList(() => loadItems({ ...(type ? { type } : {}), ...(status ? { status } : {}) }), [session.project.id, type, status]);
   const waiting = data?.filter((i) => i.status === "pending_approval").length ?? 0;
 
   const decide = async (item: QueueItem, verb: "approve" | "reject") => {
@@ -45,96 +42,73 @@ function QueueList() {
   };
 
   return (
-    <>
-      <div class="page-head">
-        <h1>Queue</h1>
-        {writable && (
-          <button type="button" onClick={() => setFiling(true)}>
-            New item
-          </button>
-        )}
-      </div>
-      <p class="muted">
-        Bug reports and feature requests from people and from your app's public intake (those wait for approval), and the items svc files for <Link href="/errors">errors</Link> and firing{" "}
-        <Link href="/alerts">alerts</Link>.
-      </p>
-      <div class="row">
-        <SearchBox label="Search the queue" value={q} onInput={setQ} />
-        <select aria-label="Type" value={type} onChange={(e) => setType(e.currentTarget.value as ItemType | "")}>
-          <option value="">Any type</option>
-          {ITEM_TYPES.map((t) => (
-            <option key={t} value={t}>
-              {TYPE_LABELS[t]}
-            </option>
-          ))}
-        </select>
-        <select aria-label="Status" value={status} onChange={(e) => setStatus(e.currentTarget.value as ItemStatus | "")}>
-          <option value="">Any status</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {STATUS_LABELS[s]}
-            </option>
-          ))}
-        </select>
-      </div>
-      {waiting > 0 && <p>{waiting === 1 ? "1 item waits for approval." : `${waiting} items wait for approval.`}</p>}
-      <ErrorMessage error={loadError ?? error} />
-      <Status message={message} />
-      {!data ? (
-        !loadError && <Loading />
-      ) : shown!.length === 0 ? (
-        <p class="muted">{data.length === 0 ? (type || status ? "No items of this type and status." : "The queue is empty.") : `No item matches “${q}”.`}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Queue items, those waiting for approval first, then the newest</caption>
-          <thead>
-            <tr>
-              <th scope="col">Item</th>
-              <th scope="col">Type</th>
-              <th scope="col">Status</th>
-              <th scope="col">Priority</th>
-              <th scope="col">Filed</th>
-              {writable && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {shown!.map((i) => (
-              <tr key={i.id}>
-                <th scope="row">
-                  <Link href={`/queue/${i.number}`}>{itemName(i)}</Link>
-                  {i.timesFiled > 1 && <div class="muted small">filed {i.timesFiled} times</div>}
-                </th>
-                <td>{TYPE_LABELS[i.type]}</td>
-                <td>
-                  <StatusBadge status={i.status} />
-                </td>
-                <td>{PRIORITY_LABELS[i.priority]}</td>
-                <td>
-                  <When iso={i.createdAt} />
-                </td>
-                {writable && (
-                  <td>
-                    {i.status === "pending_approval" && (
-                      <div class="row">
-                        <button type="button" class="small" aria-label={`Approve ${itemName(i)}`} disabled={busy === i.id} onClick={() => void decide(i, "approve").catch(() => undefined)}>
-                          Approve
-                        </button>
-                        <button type="button" class="danger secondary small" aria-label={`Reject ${itemName(i)}`} disabled={busy === i.id} onClick={() => setRejecting(i)}>
-                          Reject
-                        </button>
-                      </div>
-                    )}
-                  </td>
-                )}
-              </tr>
+    <ResourceList
+      title="Queue"
+      noun="item"
+      intro={
+        <>
+          Bug reports and feature requests from people and from your app's public intake (those wait for approval), and the items svc files for <Link href="/errors">errors</Link> and firing{" "}
+          <Link href="/alerts">alerts</Link>.
+        </>
+      }
+      searchLabel="Search the queue"
+      filters={
+        <>
+          <select aria-label="Type" value={type} onChange={(e) => setType(e.currentTarget.value as ItemType | "")}>
+            <option value="">Any type</option>
+            {ITEM_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {TYPE_LABELS[t]}
+              </option>
             ))}
-          </tbody>
-        </table>
+          </select>
+          <select aria-label="Status" value={status} onChange={(e) => setStatus(e.currentTarget.value as ItemStatus | "")}>
+            <option value="">Any status</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {STATUS_LABELS[s]}
+              </option>
+            ))}
+          </select>
+        </>
+      }
+      afterSearch={waiting > 0 && <p>{waiting === 1 ? "1 item waits for approval." : `${waiting} items wait for approval.`}</p>}
+      items={data}
+      error={loadError ?? error}
+      message={message}
+      create={writable && { label: "New item", onClick: () => setFiling(true) }}
+      searchText={(i) => [i.title, i.stepsToReproduce, i.actualResult, i.expectedResult, i.useCase]}
+      empty={type || status ? "No items of this type and status." : "The queue is empty."}
+      caption="Queue items, those waiting for approval first, then the newest"
+      rowKey={(i) => i.id}
+      nameHeader="Item"
+      name={(i) => (
+        <>
+          <Link href={`/queue/${i.number}`}>{itemName(i)}</Link>
+          {i.timesFiled > 1 && <div class="muted small">filed {i.timesFiled} times</div>}
+        </>
       )}
+      columns={[
+        { header: "Type", cell: (i) => TYPE_LABELS[i.type] },
+        { header: "Status", cell: (i) => <StatusBadge status={i.status} /> },
+        { header: "Priority", cell: (i) => PRIORITY_LABELS[i.priority] },
+        { header: "Filed", cell: (i) => <When iso={i.createdAt} /> },
+      ]}
+      actions={
+        writable &&
+        ((i) =>
+          i.status === "pending_approval" && (
+            <div class="row">
+              <button type="button" class="small" aria-label={`Approve ${itemName(i)}`} disabled={busy === i.id} onClick={() => void decide(i, "approve").catch(() => undefined)}>
+                Approve
+              </button>
+              <button type="button" class="danger secondary small" aria-label={`Reject ${itemName(i)}`} disabled={busy === i.id} onClick={() => setRejecting(i)}>
+                Reject
+              </button>
+            </div>
+          ))
+      }
+    >
       <ItemDialog
         open={filing}
         editing={null}
@@ -154,7 +128,7 @@ function QueueList() {
         onConfirm={() => decide(rejecting!, "reject")}
         onClose={() => setRejecting(null)}
       />
-    </>
+    </ResourceList>
   );
 }
 

@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ErrorMessage, Link, Loading, SearchBox, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { FilterSelect, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { Link, Loading, When, useLoad } from "../../../web/dashboard/ui";
 import { STATUSES, STATUS_TEXT, loadRollouts, positionText, rolloutHref } from "./client";
 import { RolloutDetail } from "./detail";
 import { NewRolloutDialog } from "./form";
@@ -15,77 +16,49 @@ function RolloutList() {
   const [status, setStatus] = useState("");
   const [creating, setCreating] = useState(false);
   // The server filters (q over the gate's or config's name, the description and the id; status).
-  const { data, error, reload } = useLoad(() => loadRollouts({ ...(q.trim() ? { q: q.trim() } : {}), ...(status ? { status } : {}) }), [session.project.id, q, status]);
-  useLiveReload(reload);
+  const { data, error } = useLiveList(() => loadRollouts({ ...(q.trim() ? { q: q.trim() } : {}), ...(status ? { status } : {}) }), [session.project.id, q, status]);
   const filtered = q.trim() !== "" || status !== "";
   return (
-    <>
-      <div class="page-head">
-        <h1>Rollouts</h1>
-        {writable && (
-          <button type="button" onClick={() => setCreating(true)}>
-            New rollout
-          </button>
-        )}
-      </div>
-      <p class="muted">
-        A <Link href="/gates">gate</Link>'s new rules or a <Link href="/configs">config</Link>'s new value released in stages, the units with it compared every minute with those without on the error rate and chosen{" "}
-        <Link href="/metrics">metrics</Link>: a regression pauses or rolls back by itself.
-      </p>
-      <div class="row filters">
-        <SearchBox label="Search rollouts" value={q} onInput={setQ} />
-        <label>
-          Status{" "}
-          <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {STATUS_TEXT[s]}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
-      <ErrorMessage error={error} />
-      {!data ? (
-        !error && <Loading />
-      ) : data.length === 0 ? (
-        <p class="muted">{filtered ? "No rollout matches these filters." : "No rollouts yet."}</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Rollouts with their gate or config, env, status, stages and creation</caption>
-          <thead>
-            <tr>
-              <th scope="col">Rolls out</th>
-              <th scope="col">Env</th>
-              <th scope="col">Status</th>
-              <th scope="col">Stages</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.map((r) => (
-              <tr key={r.id}>
-                <th scope="row">
-                  <Link href={rolloutHref(r)}>{r.subject}</Link> <span class="muted small">{r.kind}</span>
-                  {r.description && <div class="muted small">{r.description}</div>}
-                </th>
-                <td>{r.env}</td>
-                <td>
-                  <StatusBadge r={r} />
-                </td>
-                <td>
-                  <StageBar r={r} compact />
-                  <div class="muted small nowrap">{positionText(r)}</div>
-                </td>
-                <td>
-                  <When iso={r.createdAt} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+    <ResourceList
+      title="Rollouts"
+      noun="rollout"
+      intro={
+        <>
+          A <Link href="/gates">gate</Link>'s new rules or a <Link href="/configs">config</Link>'s new value released in stages, the units with it compared every minute with those without on the error rate and chosen{" "}
+          <Link href="/metrics">metrics</Link>: a regression pauses or rolls back by itself.
+        </>
+      }
+      search={{ value: q, onInput: setQ }}
+      filtersClass="row filters"
+      filters={<FilterSelect label="Status" value={status} onChange={setStatus} options={STATUSES.map((s) => ({ value: s, text: STATUS_TEXT[s] }))} />}
+      items={data}
+      error={error}
+      create={writable && { label: "New rollout", onClick: () => setCreating(true) }}
+      empty={filtered ? "No rollout matches these filters." : "No rollouts yet."}
+      caption="Rollouts with their gate or config, env, status, stages and creation"
+      rowKey={(r) => r.id}
+      nameHeader="Rolls out"
+      name={(r) => (
+        <>
+          <Link href={rolloutHref(r)}>{r.subject}</Link> <span class="muted small">{r.kind}</span>
+          {r.description && <div class="muted small">{r.description}</div>}
+        </>
       )}
+      columns={[
+        { header: "Env", cell: (r) => r.env },
+        { header: "Status", cell: (r) => <StatusBadge r={r} /> },
+        {
+          header: "Stages",
+          cell: (r) => (
+            <>
+              <StageBar r={r} compact />
+              <div class="muted small nowrap">{positionText(r)}</div>
+            </>
+          ),
+        },
+        { header: "Created", cell: (r) => <When iso={r.createdAt} /> },
+      ]}
+    >
       <NewRolloutDialog
         open={creating}
         onClose={() => setCreating(false)}
@@ -94,7 +67,7 @@ function RolloutList() {
           navigate(rolloutHref(r));
         }}
       />
-    </>
+    </ResourceList>
   );
 }
 

@@ -1,6 +1,5 @@
-import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
 import { Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
 import { type Universe, holdoutText, loadUniverses } from "./client";
 import { DeleteUniverseDialog, UniverseDialog } from "./form";
@@ -10,10 +9,8 @@ import { SegmentBar } from "./segments";
 function UniverseList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [dialog, setDialog] = useState<{ editing: Universe | null } | null>(null);
-  const [deleting, setDeleting] = useState<Universe | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
   const { data, error, reload } = useLiveList(loadUniverses, [session.project.id]);
+  const rows = useRowDialogs<Universe>(reload);
   return (
     <ResourceList
       title="Universes"
@@ -26,8 +23,8 @@ function UniverseList() {
       }
       items={data}
       error={error}
-      message={message}
-      create={writable && { label: "New universe", onClick: () => setDialog({ editing: null }) }}
+      message={rows.message}
+      create={writable && { label: "New universe", onClick: rows.create }}
       searchText={(u) => [u.name]}
       caption="Universes with their unit type, holdout and when they changed"
       rowKey={(u) => u.id}
@@ -45,27 +42,13 @@ function UniverseList() {
         },
         { header: "Updated", cell: (u) => <When iso={u.updatedAt} /> },
       ]}
-      actions={writable && ((u) => <RowEditDelete noun="universe" name={u.name} onEdit={() => setDialog({ editing: u })} onDelete={() => setDeleting(u)} />)}
+      actions={writable && ((u) => <RowEditDelete noun="universe" name={u.name} onEdit={() => rows.edit(u)} onDelete={() => rows.remove(u)} />)}
     >
       <UniverseDialog
-        open={dialog !== null}
-        editing={dialog?.editing ?? null}
-        onClose={() => setDialog(null)}
-        onSaved={async (saved) => {
-          const editing = dialog?.editing;
-          setDialog(null);
-          await reload();
-          setMessage(editing ? `Saved universe ${saved.name}` : `Created universe ${saved.name}`);
-        }}
+        {...rows.dialog}
+        onSaved={(saved) => rows.done(rows.closeDialog() ? `Saved universe ${saved.name}` : `Created universe ${saved.name}`)}
       />
-      <DeleteUniverseDialog
-        universe={deleting}
-        onClose={() => setDeleting(null)}
-        onDeleted={async (u) => {
-          await reload();
-          setMessage(`Deleted universe ${u.name}`);
-        }}
-      />
+      <DeleteUniverseDialog universe={rows.deleting} onClose={rows.closeDelete} onDeleted={(x) => rows.done(`Deleted universe ${x.name}`)} />
     </ResourceList>
   );
 }
