@@ -75,7 +75,8 @@ export class DocSandbox {
     mkdirSync(this.bin);
     mkdirSync(join(this.dir, "home"));
     const realCurl = Bun.which("curl");
-    if (!realCurl) throw new Error("the doc test needs curl on the PATH");
+    if (!realCurl) throw new Error("the doc test needs curl on the PATH (apt-get install -y curl)");
+    if (!Bun.which("jq")) throw new Error("the doc test needs jq on the PATH: the docs' blocks pick fields out of JSON with it (apt-get install -y jq)");
     const script = (name: string, body: string) => {
       writeFileSync(join(this.bin, name), `#!/bin/sh\n${body}\n`);
       chmodSync(join(this.bin, name), 0o755);
