@@ -361,7 +361,7 @@ const onlyKeys = (body: object, allowed: string[]) => Object.keys(body).filter((
  * A 503 is `{error: "Unavailable"}` with Retry-After; a 429 has Retry-After.
  */
 function problemWith(path: string, r: Reply): string | null {
-  // A snapshot 200/304 answered from memory carries the caller's X-Request-Id only (README "Errors": none is made up for a poll no log line names).
+  // A snapshot 200/304 answered from memory carries the caller's X-Request-Id only (docs/api.md "Errors": none is made up for a poll no log line names).
   const pollFromMemory = path.startsWith("/api/sdk/v1/snapshot") && (r.status === 200 || r.status === 304);
   if (!r.headers.get("x-request-id") && !pollFromMemory) return "no x-request-id header";
   if (r.status === 503) {

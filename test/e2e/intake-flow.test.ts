@@ -13,7 +13,7 @@
  *    their answer to the `ticket.approved` delivery, the server that sent it
  *    is SIGKILLed while the deliveries are pending, and restarted;
  * 4. after its lease, each delivery is sent again with the same
- *    Idempotency-Key; the receivers drop the repeat as the README tells them
+ *    Idempotency-Key; the receivers drop the repeat as docs/api.md tells them
  *    to, so each processed exactly one event: one distinct key per
  *    connector, two raw attempts, every webhook attempt's signature valid.
  *

@@ -1,6 +1,6 @@
 /**
  * The far ends of the intake flow (test/e2e/intake-flow.test.ts), written the
- * way the README tells receivers to be written: a webhook receiver that
+ * way docs/api.md tells receivers to be written: a webhook receiver that
  * verifies `X-Svc-Signature` over the raw body and drops an Idempotency-Key it
  * has processed already, and a Linear stand-in (OAuth token endpoint and
  * GraphQL `issueCreate`) that does the same. Each records every raw attempt
@@ -16,7 +16,7 @@ export type Attempt = {
   event: string;
   deliveryId: string;
   attempt: number;
-  /** Webhook only: the signature verified (README's verifySvcSignature). */
+  /** Webhook only: the signature verified (docs/api.md's verifySvcSignature). */
   signatureValid: boolean | null;
   body: string;
   /** Already processed: answered 200 and dropped. */
@@ -27,7 +27,7 @@ export type Attempt = {
   sender: string;
 };
 
-/** The README's receiver check, verbatim in substance. */
+/** docs/api.md's receiver check, verbatim in substance. */
 export function verifySvcSignature(secret: string, rawBody: string, header: string | null, toleranceS = 300): boolean {
   const parts = Object.fromEntries((header ?? "").split(",").map((p) => p.split("=", 2)));
   const t = Number(parts.t);

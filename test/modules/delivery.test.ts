@@ -160,7 +160,7 @@ describe("GET /api/sdk/v1/snapshot", () => {
       expect(r.text).toBe("");
       expect(r.headers.get("etag")).toBe(etag);
       expect(r.headers.get("cache-control")).toBe("no-cache");
-      // The caller's id is echoed; none is made up for a poll no log line names (README "Errors").
+      // The caller's id is echoed; none is made up for a poll no log line names (docs/api.md "Errors").
       expect(r.headers.get("x-request-id")).toBe("poll-1");
     }
     // Bearer works on the fast path too.

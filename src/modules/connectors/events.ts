@@ -22,7 +22,7 @@ const ROLLOUT_FIELDS =
 
 /**
  * The payload (`data`) of each event type, as the emitting module writes it
- * (OpenAPI and README list them; keep these in step with the emit calls).
+ * (OpenAPI and docs/api.md list them; keep these in step with the emit calls).
  */
 export const EVENT_PAYLOADS: Record<OutboxEventType, { when: string; fields: string; example: Record<string, unknown> }> = {
   "bug.created": {

@@ -132,7 +132,7 @@ function privateTargets(text: string | undefined): boolean | undefined {
   throw new Error(`SERVICE_CONNECTOR_PRIVATE_TARGETS: allow or refuse (was "${text}")`);
 }
 
-/** The settings from SERVICE_* environment variables (see README "Connectors"). */
+/** The settings from SERVICE_* environment variables (see docs/api.md "Connectors"). */
 export function connectorOptionsFromEnv(env: Record<string, string | undefined>): ConnectorOptions {
   const urls: Partial<VendorUrls> = {};
   for (const [field, name] of Object.entries(URL_ENV) as [keyof VendorUrls, string][]) {

@@ -20,7 +20,7 @@ export function sign(secret: string, body: string, unixSeconds: number): string 
   return `t=${unixSeconds},v1=${mac}`;
 }
 
-/** What a receiver does (README shows the same in a few lines): true when the header matches the body and is recent. */
+/** What a receiver does (docs/api.md shows the same in a few lines): true when the header matches the body and is recent. */
 export function verify(secret: string, body: string, header: string | null, nowSeconds = Math.floor(Date.now() / 1000), toleranceS = SIGNATURE_TOLERANCE_S): boolean {
   if (!header) return false;
   const parts = Object.fromEntries(header.split(",").map((p) => p.split("=", 2) as [string, string]));

@@ -114,7 +114,7 @@ export function ConnectorDialog({ open, editing, onClose, onSaved }: { open: boo
       <Dialog open={open} title={`Webhook ${secret.name} created`} onClose={() => onSaved({ id: secret.id, name: secret.name, created: true })}>
         <SecretOnce secret={secret.secret} what="signing secret" />
         <p class="hint">
-          Each delivery carries <code>X-Svc-Signature: t=…,v1=…</code>: the hex HMAC-SHA256 of <code>t.body</code> with this secret. The README shows how to check it.
+          Each delivery carries <code>X-Svc-Signature: t=…,v1=…</code>: the hex HMAC-SHA256 of <code>t.body</code> with this secret. docs/api.md ("Webhook signatures") shows how to check it.
         </p>
         <div class="actions">
           <button type="button" onClick={() => onSaved({ id: secret.id, name: secret.name, created: true })}>
