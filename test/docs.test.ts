@@ -88,9 +88,11 @@ test("the generated parts of docs/ are what `npm run docs` writes (the CLI comma
   expect(stale, `out of date: ${stale.join(", ")}: run \`npm run docs\` and commit`).toEqual([]);
 });
 
-test("the README stays a front door (at most 250 lines) and links every page of docs/", () => {
+test("the README stays a front door (at most 250 lines) with the two set-up commands, and links every page of docs/", () => {
   const readme = readPage("README.md");
   expect(readme.split("\n").length).toBeLessThanOrEqual(251);
+  expect(readme).toContain("npm install && npm start");
+  expect(readme).toContain("npm install && npm test");
   for (const page of PAGES.filter((p) => p !== "README.md")) expect(readme).toContain(`](${page})`);
 });
 
