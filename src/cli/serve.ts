@@ -105,6 +105,8 @@ export const serveCommand: Command = {
       throw storeOpenFailure(target, err);
     }
     console.log(`listening on ${server.url}`);
+    // The first-run setup link (only on an empty database) comes last: it is what a newcomer must act on.
+    server.announceSetup();
     // The compiled binary starts with a raised JIT tier-up threshold (package.json's build, --compile-jit-policy):
     // the start's run-once code stays in the interpreter instead of keeping JIT threads busy on the server's core.
     // The normal policy is back once the first request has been answered (outside a compiled binary this changes
@@ -116,9 +118,12 @@ export const serveCommand: Command = {
       const shutdown = async (signal: string) => {
         process.off("SIGTERM", onTerm);
         process.off("SIGINT", onInt);
+        const started = performance.now();
         console.log(JSON.stringify({ ts: new Date().toISOString(), level: "info", msg: "shutting down", signal }));
         await scheduled?.stop();
         await server.stop();
+        // The last line: requests drained and the store closed, so whoever pressed Ctrl-C knows it is safe to go on.
+        console.log(JSON.stringify({ ts: new Date().toISOString(), level: "info", msg: "stopped", signal, ms: Math.round(performance.now() - started) }));
         done();
       };
       const onTerm = () => void shutdown("SIGTERM");
