@@ -23,7 +23,7 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "Run the HTTP server (admin API, SDK paths, device sign-in, intake) on one port",
   details: [
-    "Environment: PORT, HOST, SERVICE_DATA_DIR and SERVICE_STORE_URL stand in for the flags; SERVICE_INIT_ADMIN_KEY creates the first project around that admin key on an empty database; SERVICE_ADMIN_EMAIL names its owner; SERVICE_ANALYTICS_URL (postgres://…) sends analytics events to that database through a local spool instead of <data>/events.db. SERVICE_LOG_LEVEL is debug, info (default), warn or error; request lines are info. SERVICE_METRICS_TOKEN guards GET /metrics (Authorization: Bearer <token>); unset, /metrics answers loopback peers only. Prints `listening on http://HOST:PORT` once it accepts requests; SIGTERM drains and exits 0.",
+    "Environment: PORT, HOST, SERVICE_DATA_DIR and SERVICE_STORE_URL stand in for the flags; SERVICE_INIT_ADMIN_KEY creates the first project around that admin key on an empty database; SERVICE_ADMIN_EMAIL names its owner; SERVICE_ANALYTICS_URL (postgres://…) sends analytics events to that database through a local spool instead of <data>/events.db. SERVICE_LOG_LEVEL is debug, info (default), warn or error; request lines are info. SERVICE_METRICS_TOKEN guards GET /metrics (Authorization: Bearer <token>); unset, /metrics answers loopback peers only. Prints `listening on http://HOST:PORT` once it accepts requests, then (on an empty database only) the first-run setup link; SIGTERM or SIGINT drains, prints a last JSON line, msg \"stopped\", and exits 0.",
   ],
   examples: ["svc serve", "svc serve --port 9000 --data /var/lib/svc", "svc serve --store postgres://svc:secret@db:5432/svc", "PORT=9000 SERVICE_DATA_DIR=/data svc serve"],
   flags: {
