@@ -1,14 +1,20 @@
 #!/usr/bin/env bun
 import { UsageError } from "./lib/config";
-import { type CliNoun, commandHelp, parseCommandArgs, resolveSubcommand } from "./cli/command";
+import { type CliNoun, commandHelp, parseCommandArgs, resolveSubcommand, suggestSubcommand } from "./cli/command";
 import { SHARED_COMMANDS } from "./cli/commands";
 import { MODULES } from "./modules";
 import { type Failure, classify, reportFailure } from "./cli/errors";
+import { singular, withSuggestion } from "./lib/suggest";
 
 /** Every command, in the order `svc help` lists them: the shared ones and each module's nouns. */
 export const COMMANDS: readonly CliNoun[] = [...SHARED_COMMANDS, ...MODULES.flatMap((m) => m.cli ?? [])].sort((a, b) => a.order - b.order);
 
-const findEntry = (name: string) => COMMANDS.find((c) => c.name === name || c.aliases?.includes(name));
+/** Every noun answers to its singular too (`svc killswitch list`), as people type it. */
+const namesOf = (c: CliNoun): string[] => [c.name, ...(c.aliases ?? []), ...[singular(c.name)].filter((s) => s !== undefined)];
+const findEntry = (name: string) => COMMANDS.find((c) => namesOf(c).includes(name));
+
+/** `unknown command "killswich". Did you mean "killswitch"?` */
+const unknownCommand = (name: string) => withSuggestion(`unknown command "${name}"`, name, [...COMMANDS.flatMap(namesOf), "help"]);
 
 async function helpText(): Promise<string> {
   const commands = await Promise.all(COMMANDS.map((c) => c.load()));
@@ -35,10 +41,11 @@ const usageFailure = (error: string, detail: string): Failure => ({ exitCode: 2,
 /** `svc help <command> [subcommand]`. */
 async function helpFor(topic: string[], json: boolean): Promise<number> {
   const entry = findEntry(topic[0]!);
-  if (!entry) return reportFailure(usageFailure(`unknown command "${topic[0]}"`, "Run `svc help` for the list."), json);
+  if (!entry) return reportFailure(usageFailure(unknownCommand(topic[0]!), "Run `svc help` for the list."), json);
   const resolved = resolveSubcommand(await entry.load(), topic.slice(1));
   if (resolved.rest.length > 0) {
-    return reportFailure(usageFailure(`\`svc ${resolved.path}\` has no subcommand "${resolved.rest.join(" ")}"`, `Run \`svc help ${resolved.path}\` for its subcommands.`), json);
+    const message = suggestSubcommand(`\`svc ${resolved.path}\` has no subcommand "${resolved.rest.join(" ")}"`, resolved.command, resolved.rest);
+    return reportFailure(usageFailure(message, `Run \`svc help ${resolved.path}\` for its subcommands.`), json);
   }
   console.log(commandHelp(resolved.path, resolved.command));
   return 0;
@@ -56,7 +63,7 @@ export async function main(argv: string[]): Promise<number> {
     return helpFor(topic, json);
   }
   const entry = findEntry(name === "--version" || name === "-v" ? "version" : name);
-  if (!entry) return reportFailure(usageFailure(`unknown command "${name}"`, "Run `svc help` for the list of commands."), json);
+  if (!entry) return reportFailure(usageFailure(unknownCommand(name), "Run `svc help` for the list of commands."), json);
   const command = await entry.load();
   const resolved = resolveSubcommand(command, rest);
   try {
@@ -67,7 +74,11 @@ export async function main(argv: string[]): Promise<number> {
     if (resolved.command.subcommands) {
       const word = resolved.rest.find((a) => !a.startsWith("-"));
       const names = resolved.command.subcommands.map((s) => s.name).join(", ");
-      throw new UsageError(word === undefined ? `\`svc ${resolved.path}\` needs a subcommand: ${names}` : `unknown subcommand "${word}" of \`svc ${resolved.path}\`; one of: ${names}`);
+      throw new UsageError(
+        word === undefined
+          ? `\`svc ${resolved.path}\` needs a subcommand: ${names}`
+          : suggestSubcommand(`unknown subcommand "${word}" of \`svc ${resolved.path}\`; one of: ${names}`, resolved.command, resolved.rest),
+      );
     }
     return await resolved.command.run!(parseCommandArgs(resolved.path, resolved.command, resolved.rest));
   } catch (err) {

@@ -78,6 +78,8 @@ export type RunningServer = {
   store: Store;
   /** Settles once the first request has been answered, or FIRST_ANSWER_WAIT_MS after listening without one. */
   firstAnswer: Promise<void>;
+  /** Prints the first-run setup link (when the database has no organisation yet; nothing otherwise): called after `listening on`. */
+  announceSetup(): void;
   /** Stops accepting, lets in-flight requests finish, then closes the store. */
   stop(): Promise<void>;
 };
@@ -119,14 +121,21 @@ async function removeExpired(ctx: AppContext, everyMs: number): Promise<void> {
 }
 
 /**
- * The first-run setup link: a plain line on stdout that stands out from the
- * JSON log, and a copy in the outbox (where every link is kept, DECISIONS.md
- * "Mail"); the JSON log line itself carries no link.
+ * The first-run setup link: a copy in the outbox at once (where every link is
+ * kept, DECISIONS.md "Mail"), and a plain line on stdout that stands out from
+ * the JSON log when `announce` runs: `svc serve` calls it after its
+ * `listening on` line, so the link is the last thing a newcomer sees. The JSON
+ * log line itself carries no link.
  */
-function announceSetupLink(setupUrl: string, outboxPath: string, log: Logger, quiet: boolean | undefined): void {
+function setupLinkAnnouncer(setupUrl: string, outboxPath: string, log: Logger, quiet: boolean | undefined): () => void {
   appendOutbox(outboxPath, { to: "(first-run setup)", subject: "svc first-run setup", link: setupUrl });
-  if (!quiet) process.stdout.write(`\n  First-run setup: open ${setupUrl}\n\n`);
-  log.warn("first-run setup: open the setup link printed above (also in the outbox file) to create the first organisation, project and owner", { outbox: outboxPath });
+  let announced = false;
+  return () => {
+    if (announced) return;
+    announced = true;
+    log.warn("first-run setup: open the setup link printed on stdout (also in the outbox file) to create the first organisation, project and owner", { outbox: outboxPath });
+    if (!quiet) process.stdout.write(`\n  First-run setup: open ${setupUrl}\n\n`);
+  };
 }
 
 /** Starts accepting on the configured address (throws EADDRINUSE when it is taken). */
@@ -226,6 +235,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const unanswered = setTimeout(answered, FIRST_ANSWER_WAIT_MS);
   unanswered.unref?.();
   let stopped = false;
+  let announceSetup = () => {};
   if (!options.edgeOnly) {
     // Logged once the first request has been answered: as the first write to stdout it sets up the stream, which
     // delayed that answer by about 2 ms of a cold start (measured).
@@ -234,7 +244,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       void firstAnswer.then(() => stopped || log.info("mail delivery", { delivery }));
     }
     const setup = await ctx.services.identity.bootstrap({ adminEmail: options.adminEmail, baseUrl: ctx.network.publicUrl ?? url });
-    if (setup) announceSetupLink(setup.setupUrl, outboxPath, log, options.quiet);
+    if (setup) announceSetup = setupLinkAnnouncer(setup.setupUrl, outboxPath, log, options.quiet);
   }
   const cleanupEveryMs = options.cleanupEveryMs ?? CLEANUP_EVERY_MS;
   const cleanup = setInterval(() => void removeExpired(ctx, cleanupEveryMs), cleanupEveryMs);
@@ -252,6 +262,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     app,
     store,
     firstAnswer,
+    announceSetup: () => announceSetup(),
     async stop() {
       if (stopped) return;
       stopped = true;

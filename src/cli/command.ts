@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "../lib/config";
+import { editDistance, singular, typoLimit, withSuggestion } from "../lib/suggest";
 
 /** One flag: how it parses and the one line `--help` explains it with. */
 export type Flag = {
@@ -49,23 +50,50 @@ export type Resolved = { command: Command; path: string; rest: string[]; group?:
  */
 export function resolveSubcommand(command: Command, argv: string[]): Resolved {
   if (!command.subcommands) return { command, path: command.name, rest: argv };
-  const words: string[] = [];
-  for (const a of argv) {
-    if (a.startsWith("-")) break;
-    words.push(a);
-  }
+  const words = leadingWords(argv);
   let best: Command | undefined;
   let bestLength = 0;
   for (const sub of command.subcommands) {
     const parts = sub.name.split(" ");
     if (parts.length > words.length || parts.length <= bestLength) continue;
-    if (parts.every((p, i) => words[i] === p)) {
+    // A plural word of a subcommand takes its singular too (`svc sdk key list`), as nouns do.
+    if (parts.every((p, i) => words[i] === p || words[i] === singular(p))) {
       best = sub;
       bestLength = parts.length;
     }
   }
   if (!best) return { command, path: command.name, rest: argv };
   return { command: best, path: `${command.name} ${best.name}`, rest: argv.slice(bestLength), group: command };
+}
+
+/** The words before the first flag: the subcommand's, then its positional arguments. */
+function leadingWords(argv: string[]): string[] {
+  const words: string[] = [];
+  for (const a of argv) {
+    if (a.startsWith("-")) break;
+    words.push(a);
+  }
+  return words;
+}
+
+/**
+ * `message`, with "Did you mean `svc sdk keys list`?" when the words typed
+ * after the noun are a typo of one of its subcommands (compared word for word
+ * over as many words as the subcommand has, each word within its own typo limit).
+ */
+export function suggestSubcommand(message: string, command: Command, argv: string[]): string {
+  const words = leadingWords(argv);
+  let best: { sub: Command; distance: number } | undefined;
+  for (const sub of command.subcommands ?? []) {
+    const parts = sub.name.split(" ");
+    if (words.length < parts.length) continue;
+    // Each word a typo of its own (`templates rename` is not `templates create`).
+    const distances = parts.map((p, i) => (words[i] === singular(p) ? 0 : editDistance(words[i]!, p)));
+    if (distances.some((d, i) => d > typoLimit(words[i]!))) continue;
+    const distance = distances.reduce((a, b) => a + b, 0);
+    if (distance < (best?.distance ?? Infinity)) best = { sub, distance };
+  }
+  return best ? `${message}. Did you mean \`svc ${command.name} ${best.sub.name}\`?` : message;
 }
 
 /** `svc killswitches list [flags]`, `svc toggle <name> [flags]`. */
@@ -121,7 +149,10 @@ export function parseCommandArgs(path: string, command: Command, argv: string[])
     const { values, positionals } = parseArgs({ args: argv, options, strict: true, allowPositionals: true });
     parsed = { values: values as ArgValues, positionals };
   } catch (err) {
-    throw new UsageError((err as Error).message.split("\n")[0]!.replace(/\. To specify a positional argument.*$/, ""));
+    const message = (err as Error).message.split("\n")[0]!.replace(/\. To specify a positional argument.*$/, "");
+    // `Unknown option '--jsn'`: name the flag that was meant.
+    const unknown = /^Unknown option '--([^'=]+)'/.exec(message)?.[1];
+    throw new UsageError(unknown === undefined ? message : withSuggestion(message, unknown, [...Object.keys(command.flags ?? {}), "help"], (f) => `--${f}`));
   }
   const args = command.args ?? [];
   const required = args.filter((a) => a.startsWith("<")).length;

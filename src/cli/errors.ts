@@ -59,7 +59,7 @@ function nameIn(path: string, noun: string): string | undefined {
 const LIST_COMMANDS: [RegExp, string][] = [
   [/^\/api\/admin\/killswitches\/[^/]+/, "`svc killswitches list` shows the killswitches of the project"],
   [/^\/api\/admin\/configs\/[^/]+/, "`svc configs list` shows the configs of the project"],
-  [/^\/api\/admin\/gates\/templates\/[^/]+/, "`GET /api/admin/gates/templates` lists the templates"],
+  [/^\/api\/admin\/gates\/templates\/[^/]+/, "`svc gates templates list` lists the templates"],
   [/^\/api\/admin\/gates\/[^/]+/, "`svc gates list` shows the gates of the project"],
   [/^\/api\/admin\/events\/[^/]+/, "`svc events list` shows the event catalog"],
   [/^\/api\/admin\/metrics\/[^/]+/, "`svc metrics list` shows the metrics of the project"],
@@ -104,7 +104,9 @@ export function hintFor(err: ApiRequestError): string | undefined {
   if (detail.includes("GET /api/admin/members")) return "`svc members list` shows the members.";
   if (detail.includes("GET /api/admin/me")) return "`svc whoami` lists your projects and their organisations.";
   if (err.code === "NOT_FOUND" && ctx) {
-    for (const [pattern, hint] of LIST_COMMANDS) if (pattern.test(ctx.path)) return `${hint}${ctx.projectId ? ` (${ctx.projectId})` : ""}.`;
+    // The server's guess at a mistyped name (`name: did you mean "checkout"?`) comes first: it is the likely fix.
+    const guess = /^name: (did you mean "[^"]*"\?)$/.exec(detail)?.[1];
+    for (const [pattern, hint] of LIST_COMMANDS) if (pattern.test(ctx.path)) return `${guess ? `${guess} ` : ""}${hint}${ctx.projectId ? ` (${ctx.projectId})` : ""}.`;
   }
   return undefined;
 }

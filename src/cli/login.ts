@@ -128,6 +128,20 @@ function existingCredentials(): Credentials | null {
   }
 }
 
+/**
+ * Nothing answered the first call: name the URL, where it came from and how to
+ * point at another server (a server started with --port 9000 is the usual case).
+ */
+function unreachable(serverUrl: string, err: NetworkError, flag: string | undefined): CliError {
+  const refused = /ECONNREFUSED|Unable to connect/i.test(err.message);
+  const from = flag ? "--url" : process.env.SERVICE_URL ? "SERVICE_URL" : existingCredentials()?.server_url ? "the stored credentials" : "the default";
+  return new CliError(
+    refused ? `could not reach ${serverUrl}: nothing answers there (connection refused)` : err.message,
+    "NETWORK",
+    `${serverUrl} comes from ${from}. Is \`svc serve\` running there? For a server on another port or host, pass --url (\`svc login --url http://localhost:9000\`) or set SERVICE_URL.`,
+  );
+}
+
 export const loginCommand: Command = {
   name: "login",
   summary: "Sign in through the browser (device flow) and store the credentials",
@@ -151,11 +165,17 @@ export const loginCommand: Command = {
       throw new UsageError((err as Error).message);
     }
     const { verifier, challenge } = pkcePair();
-    const started = await postJson(serverUrl, "/auth/device/code", {
-      code_challenge: challenge,
-      code_challenge_method: "S256",
-      client_name: `svc CLI on ${hostname()}`.slice(0, 100),
-    });
+    let started: Awaited<ReturnType<typeof postJson>>;
+    try {
+      started = await postJson(serverUrl, "/auth/device/code", {
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+        client_name: `svc CLI on ${hostname()}`.slice(0, 100),
+      });
+    } catch (err) {
+      if (err instanceof NetworkError) throw unreachable(serverUrl, err, values.url as string | undefined);
+      throw err;
+    }
     const code = started.body as DeviceCode;
     if (started.status !== 200 || typeof code?.device_code !== "string" || typeof code.user_code !== "string") {
       throw new CliError(

@@ -23,7 +23,7 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "Run the HTTP server (admin API, SDK paths, device sign-in, intake) on one port",
   details: [
-    "Environment: PORT, HOST, SERVICE_DATA_DIR and SERVICE_STORE_URL stand in for the flags; SERVICE_INIT_ADMIN_KEY creates the first project around that admin key on an empty database; SERVICE_ADMIN_EMAIL names its owner; SERVICE_ANALYTICS_URL (postgres://…) sends analytics events to that database through a local spool instead of <data>/events.db. SERVICE_LOG_LEVEL is debug, info (default), warn or error; request lines are info. SERVICE_METRICS_TOKEN guards GET /metrics (Authorization: Bearer <token>); unset, /metrics answers loopback peers only. Prints `listening on http://HOST:PORT` once it accepts requests; SIGTERM drains and exits 0.",
+    "Environment: PORT, HOST, SERVICE_DATA_DIR and SERVICE_STORE_URL stand in for the flags; SERVICE_INIT_ADMIN_KEY creates the first project around that admin key on an empty database; SERVICE_ADMIN_EMAIL names its owner; SERVICE_ANALYTICS_URL (postgres://…) sends analytics events to that database through a local spool instead of <data>/events.db. SERVICE_LOG_LEVEL is debug, info (default), warn or error; request lines are info. SERVICE_METRICS_TOKEN guards GET /metrics (Authorization: Bearer <token>); unset, /metrics answers loopback peers only. Prints `listening on http://HOST:PORT` once it accepts requests, then (on an empty database only) the first-run setup link; SIGTERM or SIGINT drains, prints a last JSON line, msg \"stopped\", and exits 0.",
   ],
   examples: ["svc serve", "svc serve --port 9000 --data /var/lib/svc", "svc serve --store postgres://svc:secret@db:5432/svc", "PORT=9000 SERVICE_DATA_DIR=/data svc serve"],
   flags: {
@@ -105,6 +105,8 @@ export const serveCommand: Command = {
       throw storeOpenFailure(target, err);
     }
     console.log(`listening on ${server.url}`);
+    // The first-run setup link (only on an empty database) comes last: it is what a newcomer must act on.
+    server.announceSetup();
     // The compiled binary starts with a raised JIT tier-up threshold (package.json's build, --compile-jit-policy):
     // the start's run-once code stays in the interpreter instead of keeping JIT threads busy on the server's core.
     // The normal policy is back once the first request has been answered (outside a compiled binary this changes
@@ -116,9 +118,12 @@ export const serveCommand: Command = {
       const shutdown = async (signal: string) => {
         process.off("SIGTERM", onTerm);
         process.off("SIGINT", onInt);
+        const started = performance.now();
         console.log(JSON.stringify({ ts: new Date().toISOString(), level: "info", msg: "shutting down", signal }));
         await scheduled?.stop();
         await server.stop();
+        // The last line: requests drained and the store closed, so whoever pressed Ctrl-C knows it is safe to go on.
+        console.log(JSON.stringify({ ts: new Date().toISOString(), level: "info", msg: "stopped", signal, ms: Math.round(performance.now() - started) }));
         done();
       };
       const onTerm = () => void shutdown("SIGTERM");

@@ -122,6 +122,17 @@ function withArticle(kind: string): string {
   return /^[aeiou]/.test(kind) ? `an ${kind}` : `a ${kind}`;
 }
 
+/** Where the key that was sent belongs, and which key this path takes. */
+function wrongKeyDetail(wanted: "server" | "client", sent: SdkKeyInfo["type"]): string {
+  const where =
+    sent === "admin"
+      ? "an admin key belongs in `Authorization: Bearer` on the admin API (/api/admin)"
+      : sent === "client"
+        ? "a client key belongs in X-SDK-Key on the public intake (/ops/bug, /ops/feature-request)"
+        : "a server key belongs in X-SDK-Key on the SDK paths (/api/sdk/v1, /ofrep/v1)";
+  return `X-SDK-Key: send ${withArticle(wanted)} key here; ${where}`;
+}
+
 const NO_PERMISSIONS: readonly Permission[] = [];
 
 function keyCredential(key: SdkKeyInfo, kind: Principal["kind"]): Credential {
@@ -234,11 +245,23 @@ export class Authenticator {
       if (token) return this.identifySession(request, token);
     }
     const secret = bearerSecret(headers.authorization);
-    if (!secret) throw unauthorized("Missing credentials", "Authorization: send `Bearer <admin key or access token>`, or sign in at /signin");
+    if (!secret) {
+      // An admin key in the SDK's header: say where it goes instead of only that nothing came.
+      if (headers["x-sdk-key"]?.trim().startsWith("sdk_admin_")) {
+        throw unauthorized("An admin key goes in the Authorization header, not X-SDK-Key", "Authorization: send `Bearer <admin key>`; X-SDK-Key carries server keys, on the SDK paths (/api/sdk/v1, /ofrep/v1)");
+      }
+      throw unauthorized("Missing credentials", "Authorization: send `Bearer <admin key or access token>`, or sign in at /signin");
+    }
     const credential = await this.resolveBearer(secret);
     if (!credential) throw unauthorized("Invalid or revoked credentials");
     if (credential.kind === "server_key" || credential.kind === "client_key") {
-      throw forbidden(`A ${credential.kind.replace("_", " ")} cannot use the admin API`, "Authorization: use an admin key, an access token or a project API token");
+      const kind = credential.kind === "server_key" ? "server" : "client";
+      throw forbidden(
+        `A ${kind} key cannot use the admin API`,
+        kind === "server"
+          ? "Authorization: the admin API takes an admin key, an access token or a project API token; a server key belongs in X-SDK-Key on the SDK paths (/api/sdk/v1, /ofrep/v1)"
+          : "Authorization: the admin API takes an admin key, an access token or a project API token; a client key belongs in X-SDK-Key on the public intake (/ops/bug, /ops/feature-request)",
+      );
     }
     return credential;
   }
@@ -294,7 +317,7 @@ export class Authenticator {
 
   private sdkPrincipal(key: SdkKeyInfo | null, headers: Record<string, string | undefined>, kind: "server" | "client"): Principal {
     if (!key) throw unauthorized("Invalid or revoked SDK key");
-    if (key.type !== kind) throw forbidden(`This path takes ${withArticle(kind)} key, not ${withArticle(key.type)} key`);
+    if (key.type !== kind) throw forbidden(`This path takes ${withArticle(kind)} key, not ${withArticle(key.type)} key`, wrongKeyDetail(kind, key.type));
     const origin = headers.origin;
     if (origin && key.allowedOrigin && origin !== key.allowedOrigin) {
       throw forbidden("Origin not allowed for this key", `Origin: ${origin} is not the project's domain`);

@@ -2,6 +2,8 @@ import type { AuditActor } from "./audit";
 import { ENVS, type Env } from "./envs";
 import { bumpEveryEnv, bumpRevision } from "./revisions";
 import type { Param, Queryable, Tx } from "./store";
+import { ApiError } from "./errors";
+import { closest } from "./suggest";
 import { checkLimit } from "./validate";
 
 /**
@@ -89,6 +91,7 @@ export class Versioned<E extends { id: string; name: string }> {
     byId: string;
     byName: string;
     ofProject: string;
+    namesOfProject: string;
     live: string;
     liveOne: string;
     liveOfProject: string;
@@ -119,6 +122,7 @@ export class Versioned<E extends { id: string; name: string }> {
       byId: `SELECT ${entityColumns} FROM ${entity} WHERE id = ? AND project_id = ?`,
       byName: `SELECT ${entityColumns} FROM ${entity} WHERE name = ? AND project_id = ?`,
       ofProject: `SELECT ${entityColumns} FROM ${entity} WHERE project_id = ?`,
+      namesOfProject: `SELECT name FROM ${entity} WHERE project_id = ? LIMIT 10000`,
       live: `SELECT ${liveColumns.join(", ")} FROM ${live} WHERE ${ref} = ?`,
       liveOne: `SELECT ${liveColumns.join(", ")} FROM ${live} WHERE ${ref} = ? AND env = ?`,
       liveOfProject: `SELECT ${liveColumns.map((c) => `l.${c}`).join(", ")} FROM ${live} l JOIN ${entity} e ON e.id = l.${ref} WHERE e.project_id = ?`,
@@ -147,8 +151,16 @@ export class Versioned<E extends { id: string; name: string }> {
   /** `find`, or the module's NOT_FOUND. */
   async resolve(q: Queryable, projectId: string, idOrName: string): Promise<E> {
     const row = await this.find(q, projectId, idOrName);
-    if (!row) throw this.tables.notFound(idOrName);
+    if (!row) throw await this.notFoundWithGuess(q, projectId, idOrName);
     return row;
+  }
+
+  /** The module's NOT_FOUND, with `name: did you mean "checkout"?` when a name of the project is one typo away. */
+  private async notFoundWithGuess(q: Queryable, projectId: string, idOrName: string): Promise<Error> {
+    const error = this.tables.notFound(idOrName);
+    if (!(error instanceof ApiError) || error.detail !== undefined) return error;
+    const guess = closest(idOrName, (await q.all<{ name: string }>(this.sql.namesOfProject, projectId)).map((r) => r.name));
+    return guess === undefined ? error : new ApiError(error.code, error.message, `name: did you mean "${guess}"?`, error.status);
   }
 
   /** The project's entities, by name then id (code-unit order on both engines). */

@@ -36,11 +36,13 @@ import { NO_ROLLOUTS, type PublishedRollout, type RolloutIndex, indexRollouts, r
 import { DEFAULT_FALLBACK_LOCALE, type TranslateOptions, type Translations, translate } from "./translations";
 import { createSnapshotFeed } from "./transport";
 import { createSeenSet, hasOwn, kindOf, ownEntry, re2Regex } from "./util";
+import { unknownNameWarner } from "./unknown-names";
 
 export type { TrackOptions } from "./events";
 export { EXPOSURE_EVENT_NAME, EXPOSURE_PREFIX, assignVariant, exposureEventName } from "./experiments";
 export type { Assignment, ExperimentVariant, PublishedExperiment, VariantOverride } from "./experiments";
 export { SEGMENTS, segmentOf } from "./universes";
+export { UNKNOWN_NAMES_WARNED } from "./unknown-names";
 export { ROLLOUT_EXPOSURE_NAME, inRollout, rolloutExposureName } from "./rollouts";
 export type { PublishedRollout, RolloutArm } from "./rollouts";
 export type { PublishedUniverse, SegmentRange, UnitType } from "./universes";
@@ -114,6 +116,13 @@ export type ClientOptions = {
   reportContextAttributes?: boolean;
   /** Hears every failed request (the client keeps serving its last snapshot). Default: console.warn. */
   onError?: (error: SvcError) => void;
+  /**
+   * Hears a name the loaded snapshot does not have (`isKilled`, `isEnabled`,
+   * `getConfig`, `getVariant`): once per kind and name per client, for the
+   * first 100 names (UNKNOWN_NAMES_WARNED), so a typo shows up in the log instead
+   * of silently answering the default. Default: console.warn.
+   */
+  onWarning?: (message: string) => void;
   /**
    * How many (experiment, unit) pairs the client remembers having logged an
    * exposure for, so each is sent once. Default 10,000; past that the least
@@ -303,6 +312,7 @@ export function createClient(options: ClientOptions): Client {
   const query = options.env ? `?env=${encodeURIComponent(options.env)}` : "";
   const streaming = options.stream ?? (typeof ReadableStream !== "undefined" && typeof TextDecoder !== "undefined");
   const report = options.onError ?? ((error: SvcError) => console.warn(`[svc] ${error.message}`));
+  const unknownName = unknownNameWarner(options.onWarning ?? ((message) => console.warn(message)));
 
   const headers = (extra: Record<string, string> = {}) => ({ "x-sdk-key": options.sdkKey, ...extra });
   const feed = createSnapshotFeed<Snapshot, SvcError>({
@@ -389,7 +399,10 @@ export function createClient(options: ClientOptions): Client {
     isKilled(name, switchKey) {
       const current = feed.current();
       const killswitch = current && ownEntry(current.killswitches, name);
-      if (!killswitch) return false;
+      if (!killswitch) {
+        if (current) unknownName("killswitch", name, current.env);
+        return false;
+      }
       if (switchKey !== undefined && hasOwn(killswitch.switches, switchKey)) {
         return killswitch.switches[switchKey] === true;
       }
@@ -398,7 +411,10 @@ export function createClient(options: ClientOptions): Client {
     isEnabled(name, context = {}) {
       const snapshot = feed.current();
       const gate = snapshot && ownEntry(snapshot.gates ?? {}, name);
-      if (!gate) return false;
+      if (!gate) {
+        if (snapshot) unknownName("gate", name, snapshot.env);
+        return false;
+      }
       if (reportContexts) outbox.noteContext(context);
       const overriding = overridesOf(snapshot).gates.get(name);
       if (overriding) {
@@ -412,7 +428,10 @@ export function createClient(options: ClientOptions): Client {
     getConfig<T>(name: string, defaultValue: T, context?: EvaluationContext): T {
       const snapshot = feed.current();
       const config = snapshot && ownEntry(snapshot.configs, name);
-      if (!config) return defaultValue;
+      if (!config) {
+        if (snapshot) unknownName("config", name, snapshot.env);
+        return defaultValue;
+      }
       let value = config.value;
       if (context) {
         const overriding = overridesOf(snapshot).configs.get(name);
@@ -434,7 +453,10 @@ export function createClient(options: ClientOptions): Client {
     getVariant(name, context, variantOptions) {
       const snapshot = feed.current();
       const experiment = snapshot && ownEntry(snapshot.experiments ?? {}, name);
-      if (!experiment) return { variant: null, value: undefined, reason: "not_found" };
+      if (!experiment) {
+        if (snapshot) unknownName("experiment", name, snapshot.env);
+        return { variant: null, value: undefined, reason: "not_found" };
+      }
       const ctx = context ?? {};
       if (reportContexts) outbox.noteContext(ctx);
       const a = assign(snapshot, experiment, ctx);

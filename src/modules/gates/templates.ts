@@ -69,6 +69,9 @@ function toTemplate(row: TemplateRow): GateTemplate {
  * project's own are created, listed, changed and deleted here (names unique
  * in the project, built-in names included).
  */
+/** A NOT_FOUND of a template lists this many names at most (the built-ins and the first of the project's own). */
+const KNOWN_NAMES_SHOWN = 30;
+
 export class GateTemplatesService {
   constructor(private readonly ctx: ServiceContext) {}
 
@@ -79,8 +82,16 @@ export class GateTemplatesService {
 
   async get(projectId: string, idOrName: string, q: Queryable = this.ctx.store): Promise<GateTemplate> {
     const found = builtIn(idOrName) ?? (await findTemplate(q, projectId, idOrName));
-    if (!found) throw notFound(`Gate template ${idOrName} not found`);
+    if (!found) throw notFound(`Gate template ${idOrName} not found`, await this.knownNames(projectId, q));
     return "builtIn" in found ? found : toTemplate(found);
+  }
+
+  /** `template: one of "Internal users", …`: what a mistyped template name could have been (the project's own after the built-ins). */
+  private async knownNames(projectId: string, q: Queryable): Promise<string> {
+    const own = (await templatesOfProject(q, projectId)).map((row) => row.name).sort();
+    const names = [...BUILT_IN_TEMPLATES.map((t) => t.name), ...own];
+    const shown = names.slice(0, KNOWN_NAMES_SHOWN).map((n) => JSON.stringify(n));
+    return `template: one of ${shown.join(", ")}${names.length > shown.length ? ` and ${names.length - shown.length} more (GET /api/admin/gates/templates)` : ""}`;
   }
 
   async create(projectId: string, input: TemplateInput, actor: Actor): Promise<GateTemplate> {
