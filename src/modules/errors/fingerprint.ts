@@ -12,6 +12,11 @@ export type Frame = {
   colno?: number;
   /** Our code (true), a dependency or the runtime (false), or not said. */
   inApp?: boolean;
+  /** What Sentry SDKs send besides (kept with occurrences, never grouped by). */
+  absPath?: string;
+  preContext?: string[];
+  contextLine?: string;
+  postContext?: string[];
 };
 
 /** Frames that make a fingerprint: the top in-app ones (all frames when none is in-app). */
