@@ -97,6 +97,8 @@ describe("frames of occurrences", () => {
       "render@https://cdn.example.com/assets/main.3f2a1b9c.js:1:2042",
       "dispatch@https://cdn.example.com/assets/vendor.js:12:99",
       "@https://cdn.example.com/assets/main.3f2a1b9c.js:1:99",
+      // JavaScriptCore (Safari) names top-level code with a space.
+      "global code@https://cdn.example.com/assets/main.3f2a1b9c.js:3:1",
     ].join("\n");
     const sent = await report([{ type: "InvalidStateError", message: "The object is in an invalid state.", stack, unitId: "u-10", properties: { release: "web@5", environment: "prod", browser: "Safari 17" } }]);
     expect(sent.status).toBe(202);
@@ -107,6 +109,7 @@ describe("frames of occurrences", () => {
       { function: "render", filename: "https://cdn.example.com/assets/main.3f2a1b9c.js", lineno: 1, colno: 2042, inApp: true },
       { function: "dispatch", filename: "https://cdn.example.com/assets/vendor.js", lineno: 12, colno: 99, inApp: true },
       { filename: "https://cdn.example.com/assets/main.3f2a1b9c.js", lineno: 1, colno: 99, inApp: true },
+      { function: "global code", filename: "https://cdn.example.com/assets/main.3f2a1b9c.js", lineno: 3, colno: 1, inApp: true },
     ]);
   });
 

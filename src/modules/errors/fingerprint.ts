@@ -187,6 +187,8 @@ function v8Frame(rest: string): Frame {
   return locationFrame(rest.slice(0, open), location);
 }
 
+const JSC_NAMES = new Set(["global code", "module code", "eval code"]);
+
 /**
  * Frames of a JavaScript stack string, top first: V8/Bun (`    at fn (file:1:2)`,
  * `    at file:1:2`, `    at async fn (...)`) and Firefox/Safari (`fn@file:1:2`).
@@ -203,7 +205,9 @@ export function parseStack(stack: string): Frame[] {
       continue;
     }
     const at = line.indexOf("@");
-    if (at >= 0 && !line.slice(0, at).includes(" ") && /:\d{1,9}(?::\d{1,9})?$/.test(line)) {
+    const name = at >= 0 ? line.slice(0, at) : "";
+    // JavaScriptCore names top-level code with a space (`global code@…`, `module code@…`, `eval code@…`).
+    if (at >= 0 && (!name.includes(" ") || JSC_NAMES.has(name)) && /:\d{1,9}(?::\d{1,9})?$/.test(line)) {
       frames.push(locationFrame(line.slice(0, at) || undefined, line.slice(at + 1)));
     }
   }
