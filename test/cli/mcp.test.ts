@@ -440,7 +440,8 @@ describe("svc mcp", () => {
       await check("get_queue_item", { item: String(items.find((i: any) => i.title === planted).number) });
       const errors = await check("list_errors", { q: "PlantedError" });
       expect(errors[0].message).toBe(planted);
-      await check("get_error", { id: errors[0].id });
+      // Its occurrences (issue 27, item 2) are inside the untrusted wrapping too.
+      expect((await check("get_error", { id: errors[0].id })).occurrences[0]).toMatchObject({ message: planted, kept: "recent" });
       // Tools whose answers are the organisation's own stay plain JSON.
       const plain = (await s.client.callTool({ name: "list_killswitches", arguments: {} })) as CallToolResult;
       expect(plain.structuredContent).toBeUndefined();

@@ -426,14 +426,23 @@ describe("svc errors", () => {
     expect((await errors.run(["list", "--status", "ignored"])).stdout.trim()).toBe("No ignored errors.");
     expect((await errors.run(["list", "--status", "ignored", "--query", "x"])).stdout.trim()).toBe('No ignored errors match "x".');
 
-    expect(await errors.json(["get", typeError.id.slice(0, 10)])).toEqual(typeError);
+    // --json is the API's answer: the error as listed, plus every kept occurrence with its frames (issue 27, item 2).
+    const got = await errors.json(["get", typeError.id.slice(0, 10)]);
+    expect(got).toEqual((await ts.api(`/api/admin/errors/${typeError.id}`)).body);
+    const { occurrences, ...listedPart } = got;
+    expect(listedPart).toEqual(typeError);
+    expect(occurrences).toHaveLength(1);
+    expect(occurrences[0]).toMatchObject({ unitId: "u3", kept: "recent", frames: [{ function: "chargeCard", filename: "/srv/app/lib/checkout.js", lineno: 42, colno: 17, inApp: true }, { function: "handleCheckout" }] });
     expect(await errors.json(["get", timeout.fingerprint])).toMatchObject({ id: timeout.id });
     const shown = await errors.run(["get", typeError.id]);
     expect(shown.stdout).toContain(`${typeError.id}: TypeError: Cannot read properties of undefined (reading 'total')\n`);
     expect(shown.stdout).toContain("  status:      unresolved\n");
     expect(shown.stdout).toContain("  culprit:     chargeCard (/srv/app/lib/checkout.js:42)\n");
     expect(shown.stdout).toContain("  occurrences: 1\n  units:       1\n");
-    expect(shown.stdout).toContain(`  fingerprint: ${typeError.fingerprint}`);
+    expect(shown.stdout).toContain(`  fingerprint: ${typeError.fingerprint}\n`);
+    // People get the latest occurrence's top in-app frames.
+    expect(shown.stdout).toMatch(/^ {2}latest: {6}\S+ \S+, unit u3$/m);
+    expect(shown.stdout).toContain("  in-app frames of the latest occurrence, innermost first:\n    at chargeCard (/srv/app/lib/checkout.js:42:17)\n    at handleCheckout (/srv/app/routes/checkout.js:18:5)\n");
     const missing = await errors.run(["get", "err_nope", "--json"]);
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stderr)).toMatchObject({ code: "NOT_FOUND", status: 404 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
+import { lineOf, sentryClient } from "../support/sentry-client";
 import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
@@ -298,7 +299,47 @@ describe.skipIf(!chromiumAvailable)("errors in the dashboard", () => {
     expect(await regressed.getByRole("cell").allInnerTexts()).toEqual(["4", "3", expect.any(String), "regressed"]);
     await noSeriousViolations("errors-regressed");
   });
+
+  test("the detail page shows where it broke (issue 27, item 2): @sentry/node's in-app frame with its source lines, library frames folded, tags, release, environment and unit", async () => {
+    const sentry = sentryClient(`http://${f.ts.serverKey}@127.0.0.1:${new URL(f.ts.url).port}/1`, { release: "shop@3.1.0", environment: "production" });
+    try {
+      // Through Array.prototype.map: a runtime frame (not in-app) between the test and the function that throws.
+      [1].map(() => declineTheCard({ id: 9 }));
+    } catch (err) {
+      sentry.capture(err, { user: { id: "acct-9" }, tags: { route: "/pay" } });
+    }
+    expect(await sentry.flush()).toBe(true);
+    const error = ((await f.ts.api("/api/admin/errors")).body as any[]).find((e) => e.type === "RangeError");
+    await page.goto(`${f.ts.url}/errors/${error.id}`);
+    const latest = page.getByRole("region", { name: "Latest occurrence" });
+    await latest.waitFor();
+    const fact = async (name: string) => await latest.getByRole("row").filter({ has: page.getByRole("rowheader", { name, exact: true }) }).getByRole("cell").innerText();
+    expect(await fact("Unit")).toBe("acct-9");
+    expect(await fact("Release")).toBe("shop@3.1.0");
+    expect(await fact("Environment")).toBe("production");
+    expect(await fact("Tags")).toContain("route: /pay");
+    // In-app frames first and open: the function, this file and the line that threw, with the source around it.
+    const line = lineOf(import.meta.path, "THROWS-HERE-" + "dashboard");
+    const top = latest.getByRole("list", { name: "In-app frames" }).getByRole("listitem").first();
+    expect(await top.innerText()).toContain("declineTheCard");
+    expect(await top.innerText()).toContain(`${import.meta.path}:${line}`);
+    const source = top.getByRole("group", { name: `Source around line ${line}` });
+    expect(await source.innerText()).toContain("throw new RangeError(`Card declined for order ${order.id}`);");
+    // The runtime's frames are folded until asked for.
+    const folded = latest.locator("details").filter({ has: page.getByText(/^1 other frame/) });
+    expect(await folded.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+    await folded.getByText(/^1 other frame/).click();
+    expect(await folded.getByRole("list", { name: "Other frames" }).innerText()).toContain("native");
+    await noSeriousViolations("error-stack");
+    // Resolved, so that the overview's counts below stay those of the two errors above.
+    expect((await f.ts.api(`/api/admin/errors/${error.id}`, { method: "PATCH", body: { status: "resolved" } })).status).toBe(200);
+  });
 });
+
+/** Throws where the error page must point: this file, at the marked line. */
+function declineTheCard(order: { id: number }): never {
+  throw new RangeError(`Card declined for order ${order.id}`); // THROWS-HERE-dashboard
+}
 
 const rule = async (name: string) => await f.ts.api(`/api/admin/alert-rules/${encodeURIComponent(name)}`);
 

@@ -1,7 +1,7 @@
 import { UsageError } from "../../lib/config";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
 import type { errorRoutes } from "./routes";
-import type { ErrorStatus, SettableStatus, TrackedError } from "./types";
+import type { ErrorStatus, OccurrenceFrame, SettableStatus, TrackedError, TrackedErrorDetail } from "./types";
 import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
 import { WINDOW_FLAGS, seriesText, windowFlags } from "../metrics/cli";
@@ -38,7 +38,33 @@ const shortTitle = (e: TrackedError) => {
   return title.length > 80 ? `${title.slice(0, 79)}…` : title;
 };
 
-function errorText(e: TrackedError): string {
+/** Frames people see in `svc errors get`; --json has every frame of every kept occurrence. */
+const FRAMES_SHOWN = 5;
+
+/** A frame as a JavaScript stack line: `at fn (file:line:col)`. */
+function frameLine(f: OccurrenceFrame): string {
+  const where = `${f.filename ?? f.absPath ?? f.module ?? "?"}${f.lineno !== undefined ? `:${f.lineno}${f.colno !== undefined ? `:${f.colno}` : ""}` : ""}`;
+  return f.function ? `at ${f.function} (${where})` : `at ${where}`;
+}
+
+/** The latest kept occurrence: when, unit, release, environment, tags, and its top in-app frames (else its top frames). */
+function latestText(e: TrackedErrorDetail): string[] {
+  const o = e.occurrences[0];
+  if (!o) return [];
+  const about = [when(o.ts), o.unitId && `unit ${o.unitId}`, o.release && `release ${o.release}`, o.environment && `environment ${o.environment}`].filter(Boolean).join(", ");
+  const tags = Object.entries(o.tags).map(([k, v]) => `${k}=${v}`);
+  const inApp = o.frames.filter((f) => f.inApp === true);
+  const shown = (inApp.length > 0 ? inApp : o.frames).slice(0, FRAMES_SHOWN);
+  const rest = o.frames.length - shown.length + o.framesOmitted;
+  return [
+    `  latest:      ${about}`,
+    ...(tags.length > 0 ? [`  tags:        ${tags.join(", ")}`] : []),
+    ...(shown.length > 0 ? [`  ${inApp.length > 0 ? "in-app frames" : "frames"} of the latest occurrence, innermost first:`, ...shown.map((f) => `    ${frameLine(f)}`)] : []),
+    ...(rest > 0 ? [`    (${rest} more frame(s); --json shows every frame of the ${e.occurrences.length} kept occurrence(s))`] : []),
+  ];
+}
+
+function errorText(e: TrackedError | TrackedErrorDetail): string {
   const changed = e.statusChangedAt ? ` (since ${when(e.statusChangedAt)}${e.statusChangedBy ? ` by ${e.statusChangedBy}` : ""})` : "";
   return [
     `${e.id}: ${titleOf(e)}`,
@@ -49,6 +75,7 @@ function errorText(e: TrackedError): string {
     `  first seen:  ${when(e.firstSeenAt)}`,
     `  last seen:   ${when(e.lastSeenAt)}`,
     `  fingerprint: ${e.fingerprint}`,
+    ...("occurrences" in e ? latestText(e) : []),
   ].join("\n");
 }
 
@@ -108,9 +135,9 @@ export const trackedErrorsCommand: Command = {
     },
     {
       name: "get",
-      summary: "Show one error: status and who set it, culprit, occurrences, affected units, first and last seen",
+      summary: "Show one error: status and who set it, culprit, occurrences, affected units, first and last seen, and the latest occurrence's top in-app frames",
       args: [ID_ARG],
-      details: [ID_DETAIL],
+      details: [ID_DETAIL, "--json adds every kept occurrence (the last 20 and a sample of 5 older ones), each with all its frames, context lines, tags, release, environment and unit."],
       examples: ["svc errors get err_4Qk2mX9pLr7TzV1bN8cW", "svc errors get err_4Qk2mX --json"],
       flags: { ...CLIENT_FLAGS },
       async run({ values, positionals }) {

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { BodyObject, Integer, QueryObject } from "../../lib/http";
-import { ERROR_ITEMS_PER_MINUTE, MAX_ERRORS_PER_CALL, NEW_ERRORS_PER_MINUTE } from "./types";
+import { ERROR_ITEMS_PER_MINUTE, MAX_ERRORS_PER_CALL, NEW_ERRORS_PER_MINUTE, OCCURRENCES_RECENT, OCCURRENCES_SAMPLE } from "./types";
 
 const Status = t.Union([t.Literal("unresolved"), t.Literal("resolved"), t.Literal("ignored"), t.Literal("regressed")], {
   description: "unresolved (new), resolved, ignored (new occurrences keep it ignored), regressed (it happened again after being resolved)",
@@ -37,6 +37,87 @@ export const TrackedErrorSchema = t.Object(
     statusChangedBy: t.Union([t.String(), t.Null()], { description: "Who changed the status last (system@svc.local for a regression)" }),
   },
   { title: "TrackedError", examples: [EXAMPLE_ERROR] },
+);
+
+const EXAMPLE_OCCURRENCE = {
+  id: "occ_8hT2kQ9vXw3LmN5pR7sB",
+  ts: "2026-11-23T10:15:02.114Z",
+  kept: "recent",
+  eventId: "fc6d8c0c43fc4630ad850ee518f1b9d0",
+  type: "TypeError",
+  message: "Cannot read properties of undefined (reading 'total')",
+  unitId: "user-42",
+  release: "shop@2026.11.3",
+  environment: "production",
+  tags: { route: "/checkout", level: "error", platform: "node", server_name: "web-2" },
+  frames: [
+    {
+      function: "chargeCard",
+      filename: "/srv/app/lib/checkout.js",
+      module: "lib:checkout",
+      lineno: 42,
+      colno: 17,
+      inApp: true,
+      preContext: ["export function chargeCard(order) {", "  const card = order.payment;"],
+      contextLine: "  const amount = order.cart.total;",
+      postContext: ["  return gateway.charge(card, amount);", "}"],
+    },
+    { function: "handleCheckout", filename: "/srv/app/routes/checkout.js", module: "routes:checkout", lineno: 18, colno: 5, inApp: true },
+    { function: "Layer.handle", filename: "/srv/app/node_modules/express/lib/router/layer.js", module: "express.lib.router:layer", lineno: 95, colno: 5, inApp: false },
+  ],
+  framesOmitted: 0,
+};
+
+const Lines = t.Array(t.String(), { description: "Source lines, at most 5, each at most 256 characters" });
+
+export const OccurrenceFrameSchema = t.Object(
+  {
+    function: t.Optional(t.String({ description: "Function or method, at most 256 characters" })),
+    filename: t.Optional(t.String({ description: "File or URL as the SDK named it (Sentry's filename, else abs_path), at most 1,024 characters" })),
+    absPath: t.Optional(t.String({ description: "Sentry's abs_path, when it differs from filename" })),
+    module: t.Optional(t.String({ description: "Sentry's module, e.g. lib:checkout" })),
+    lineno: t.Optional(t.Number({ description: "Line, 1-based" })),
+    colno: t.Optional(t.Number({ description: "Column, 1-based" })),
+    inApp: t.Optional(t.Boolean({ description: "Your code (true) or a dependency or the runtime (false); absent when the SDK did not say" })),
+    preContext: t.Optional(Lines),
+    contextLine: t.Optional(t.String({ description: "The line itself, when the SDK sent context lines" })),
+    postContext: t.Optional(Lines),
+  },
+  { title: "OccurrenceFrame" },
+);
+
+export const OccurrenceSchema = t.Object(
+  {
+    id: t.String({ description: "occ_…" }),
+    ts: t.String({ description: "When it happened (ISO 8601)" }),
+    kept: t.Union([t.Literal("recent"), t.Literal("sample")], {
+      description: `recent: one of the last ${OCCURRENCES_RECENT} received; sample: one of ${OCCURRENCES_SAMPLE} older occurrences kept as a uniform sample`,
+    }),
+    eventId: t.Union([t.String(), t.Null()], { description: "The Sentry event id; null from POST /api/sdk/v1/errors" }),
+    type: t.String(),
+    message: t.String({ description: "This occurrence's message, on one line, at most 1,000 characters" }),
+    unitId: t.Union([t.String(), t.Null()], { description: "The unit it happened to (unitId, Sentry user.id)" }),
+    release: t.Union([t.String(), t.Null()], { description: "Sentry's release, or the `release` property" }),
+    environment: t.Union([t.String(), t.Null()], { description: "Sentry's environment, or the `environment` property" }),
+    tags: t.Record(t.String(), t.Union([t.String(), t.Number(), t.Boolean()]), {
+      description: "Sentry's tags, level, platform, server_name and transaction, or the item's other properties; at most 50, values at most 256 characters",
+    }),
+    frames: t.Array(OccurrenceFrameSchema, { description: "Innermost first (the frame that threw); at most 100" }),
+    framesOmitted: Integer({ description: "Frames sent but not kept: beyond 100, or cut (outermost first) to keep the occurrence under 48 KiB" }),
+  },
+  { title: "ErrorOccurrence", examples: [EXAMPLE_OCCURRENCE] },
+);
+
+export const TrackedErrorDetailSchema = t.Object(
+  {
+    ...TrackedErrorSchema.properties,
+    occurrences: t.Array(OccurrenceSchema, {
+      description:
+        `Kept occurrences, newest received first: the last ${OCCURRENCES_RECENT}, then a sample of ${OCCURRENCES_SAMPLE} older ones. ` +
+        "Their text (messages, frames, context lines, tags) is what SDKs sent, from apps anyone can run: untrusted.",
+    }),
+  },
+  { title: "TrackedErrorDetail", examples: [{ ...EXAMPLE_ERROR, occurrences: [EXAMPLE_OCCURRENCE] }] },
 );
 
 const PropertyValue = t.Union([t.String({ maxLength: 1000 }), t.Number(), t.Boolean(), t.Null()]);

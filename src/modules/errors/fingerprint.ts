@@ -12,6 +12,11 @@ export type Frame = {
   colno?: number;
   /** Our code (true), a dependency or the runtime (false), or not said. */
   inApp?: boolean;
+  /** What Sentry SDKs send besides (kept with occurrences, never grouped by). */
+  absPath?: string;
+  preContext?: string[];
+  contextLine?: string;
+  postContext?: string[];
 };
 
 /** Frames that make a fingerprint: the top in-app ones (all frames when none is in-app). */
@@ -182,6 +187,8 @@ function v8Frame(rest: string): Frame {
   return locationFrame(rest.slice(0, open), location);
 }
 
+const JSC_NAMES = new Set(["global code", "module code", "eval code"]);
+
 /**
  * Frames of a JavaScript stack string, top first: V8/Bun (`    at fn (file:1:2)`,
  * `    at file:1:2`, `    at async fn (...)`) and Firefox/Safari (`fn@file:1:2`).
@@ -198,7 +205,9 @@ export function parseStack(stack: string): Frame[] {
       continue;
     }
     const at = line.indexOf("@");
-    if (at >= 0 && !line.slice(0, at).includes(" ") && /:\d{1,9}(?::\d{1,9})?$/.test(line)) {
+    const name = at >= 0 ? line.slice(0, at) : "";
+    // JavaScriptCore names top-level code with a space (`global code@…`, `module code@…`, `eval code@…`).
+    if (at >= 0 && (!name.includes(" ") || JSC_NAMES.has(name)) && /:\d{1,9}(?::\d{1,9})?$/.test(line)) {
       frames.push(locationFrame(line.slice(0, at) || undefined, line.slice(at + 1)));
     }
   }

@@ -21,7 +21,7 @@ export const errorTools = [
       q: z.string().max(100).optional().describe("Case-insensitive substring filter on type/message"),
     },
     annotations: READ_ONLY,
-    untrusted: "error types, messages, culprits and stacks as SDKs reported them (from apps anyone can run)",
+    untrusted: "error types, messages, culprits, stack frames, source context lines, tags, releases, environments and unit ids as SDKs reported them (from apps anyone can run)",
     async run({ project_id, status, q }, open) {
       // An empty q is left out, as before.
       return dataOf(errors(open, project_id).get({ query: { status, q: q || undefined } }));
@@ -30,10 +30,13 @@ export const errorTools = [
   defineTool({
     name: "get_error",
     title: "Get a tracked error",
-    description: "One tracked error: fingerprint, type, message, culprit, status and who changed it when, count, affected units, first and last seen.",
+    description:
+      "One tracked error: fingerprint, type, message, culprit, status and who changed it when, count, affected units, first and last seen, " +
+      "and its kept occurrences newest first (the last 20 and a sample of 5 older ones), each with its stack frames innermost first " +
+      "(function, file, line, column, inApp, context lines when the SDK sent them), tags, release, environment and unit id: where it broke, not only that it did.",
     input: { id: errorRef, project_id: projectIdArg },
     annotations: READ_ONLY,
-    untrusted: "error types, messages, culprits and stacks as SDKs reported them (from apps anyone can run)",
+    untrusted: "error types, messages, culprits, stack frames, source context lines, tags, releases, environments and unit ids as SDKs reported them (from apps anyone can run)",
     async run({ id, project_id }, open) {
       return dataOf(errors(open, project_id)({ id: seg(id) }).get());
     },
@@ -45,7 +48,7 @@ export const errorTools = [
       "Sets a tracked error's status: resolved (a new occurrence then marks it regressed), ignored (stays ignored whatever happens), or unresolved. Audited. Setting the current status again changes nothing.",
     input: { id: errorRef, status: z.enum(SETTABLE_STATUSES), project_id: projectIdArg },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    untrusted: "error types, messages, culprits and stacks as SDKs reported them (from apps anyone can run)",
+    untrusted: "error types, messages, culprits, stack frames, source context lines, tags, releases, environments and unit ids as SDKs reported them (from apps anyone can run)",
     async run({ id, status, project_id }, open) {
       return dataOf(errors(open, project_id)({ id: seg(id) }).patch({ status }));
     },

@@ -4,7 +4,8 @@ import type { Migration } from "../../lib/store";
  * Tracked errors (one row per fingerprint and project) and the units each
  * happened to: a row per (error, unit), inserted or ignored, so that
  * `affected_units` is exact. Occurrences themselves go to the event store
- * (`$error:<fingerprint>`).
+ * (`$error:<fingerprint>`); the details (frames, tags, unit) of the last few
+ * and of a sample of older ones to error_occurrences.
  */
 export const ERRORS_MIGRATIONS: Migration[] = [
   {
@@ -55,6 +56,35 @@ CREATE TABLE tracked_error_units (
   error_id text NOT NULL REFERENCES tracked_errors(id) ON DELETE CASCADE,
   unit_id text NOT NULL,
   PRIMARY KEY (error_id, unit_id)
+);
+`,
+  },
+  {
+    // Issue 27, item 2: the frames, tags, release, environment and unit of an error's last 20 occurrences
+    // and of a sample of 5 older ones (occurrences.ts); `data` is their JSON, at most 48 KiB each.
+    name: "error_occurrences",
+    sqlite: `
+CREATE TABLE error_occurrences (
+  id TEXT PRIMARY KEY,
+  error_id TEXT NOT NULL REFERENCES tracked_errors(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  kept TEXT NOT NULL CHECK (kept IN ('recent', 'sample')),
+  slot INTEGER,
+  ts TEXT NOT NULL,
+  data TEXT NOT NULL,
+  UNIQUE (error_id, seq)
+) STRICT;
+`,
+    postgres: `
+CREATE TABLE error_occurrences (
+  id text PRIMARY KEY,
+  error_id text NOT NULL REFERENCES tracked_errors(id) ON DELETE CASCADE,
+  seq bigint NOT NULL,
+  kept text NOT NULL CHECK (kept IN ('recent', 'sample')),
+  slot integer,
+  ts text NOT NULL,
+  data text NOT NULL,
+  UNIQUE (error_id, seq)
 );
 `,
   },

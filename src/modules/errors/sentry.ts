@@ -185,7 +185,27 @@ function toFrame(raw: unknown): Frame | null {
   if (typeof raw.lineno === "number" && Number.isFinite(raw.lineno)) frame.lineno = raw.lineno;
   if (typeof raw.colno === "number" && Number.isFinite(raw.colno)) frame.colno = raw.colno;
   if (typeof raw.in_app === "boolean") frame.inApp = raw.in_app;
+  // Kept with the occurrence (bounded again there): where the file was, and the lines around the line.
+  const absPath = text(raw.abs_path);
+  if (absPath && absPath !== filename) frame.absPath = absPath.slice(0, 1000);
+  const context = text(raw.context_line);
+  if (context !== undefined) frame.contextLine = context.slice(0, 1000);
+  const pre = contextLines(raw.pre_context, "last");
+  if (pre) frame.preContext = pre;
+  const post = contextLines(raw.post_context, "first");
+  if (post) frame.postContext = post;
   return frame;
+}
+
+/** Context lines kept around a frame's line: the nearest ones, strings only. */
+const CONTEXT_LINES = 5;
+
+/** The `CONTEXT_LINES` lines nearest the frame's line (`last` of pre_context, `first` of post_context), or undefined. */
+function contextLines(raw: unknown, nearest: "first" | "last"): string[] | undefined {
+  if (!Array.isArray(raw)) return undefined;
+  const near = nearest === "last" ? raw.slice(-CONTEXT_LINES) : raw.slice(0, CONTEXT_LINES);
+  const lines = near.map((l) => (typeof l === "string" ? l.slice(0, 1000) : ""));
+  return lines.length > 0 ? lines : undefined;
 }
 
 /** Sentry's frames (oldest first), top first. */

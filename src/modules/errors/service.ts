@@ -11,8 +11,9 @@ import { type Tx, isBusyError, isPostgresUnavailable } from "../../lib/store";
 import { checkSeriesWindow, parseTimestamp } from "../analytics/service";
 import { PROPERTY_NAME } from "../events/service";
 import { type Frame, MESSAGE_MAX, cleanText, culpritOf, fingerprintOf, normaliseType, parseStack } from "./fingerprint";
+import { type ErrorBatch, keepOccurrences } from "./occurrences";
 import { occurrenceFromEvent } from "./sentry";
-import { type ErrorRow, type OccurrenceUpdate, addUnits, errorsByFingerprint, errorsOfProject, findErrors, insertErrors, setStatus, toTrackedError, updateOccurrences } from "./store";
+import { type ErrorRow, type OccurrenceUpdate, addUnits, errorsByFingerprint, errorsOfProject, findErrors, insertErrors, occurrencesOf, setStatus, toOccurrence, toTrackedError, updateOccurrences } from "./store";
 import {
   ERROR_ITEMS_PER_MINUTE,
   ERROR_STATUSES,
@@ -21,6 +22,7 @@ import {
   NEW_ERRORS_PER_MINUTE,
   type SettableStatus,
   type TrackedError,
+  type TrackedErrorDetail,
   errorEventName,
 } from "./types";
 import type { ErrorFiling } from "../ops/service";
@@ -37,6 +39,8 @@ export type Occurrence = {
   ts: number;
   unitId: string | null;
   props: Props | null;
+  /** A Sentry event's id. */
+  eventId?: string | null;
 };
 
 /** One item of POST /api/sdk/v1/errors. */
@@ -69,6 +73,8 @@ type Group = {
   /** The batch's latest occurrence: the sample shown. */
   sample: { type: string; message: string; culprit: string | null };
   units: Set<string>;
+  /** In the order received: the last ones and a sample are kept with their frames. */
+  occurrences: Occurrence[];
 };
 
 /** One call, grouped, waiting for its project's turn. */
@@ -119,13 +125,19 @@ export class ErrorsService {
     return filterByQuery(rows.map(toTrackedError), options.q, (e) => [e.type, e.message]);
   }
 
-  async get(projectId: string, ref: string): Promise<TrackedError> {
-    return toTrackedError(await this.find(this.ctx.store, projectId, ref));
+  /** The error with its kept occurrences (the last ones received, then the sample), newest first. */
+  async get(projectId: string, ref: string): Promise<TrackedErrorDetail> {
+    return this.withOccurrences(toTrackedError(await this.find(this.ctx.store, projectId, ref)));
+  }
+
+  private async withOccurrences(error: TrackedError): Promise<TrackedErrorDetail> {
+    return { ...error, occurrences: (await occurrencesOf(this.ctx.store, error.id)).map(toOccurrence) };
   }
 
   /** People set unresolved, resolved or ignored; setting the current status again changes nothing and records nothing. */
-  async setStatus(projectId: string, ref: string, status: SettableStatus, actor: Actor): Promise<TrackedError> {
-    return this.ctx.store.write(async (tx) => {
+  async setStatus(projectId: string, ref: string, status: SettableStatus, actor: Actor): Promise<TrackedErrorDetail> {
+    // Answered as GET shows it: with its occurrences (read once committed).
+    const error = await this.ctx.store.write(async (tx) => {
       await tx.lock(`errors:${projectId}`);
       const row = await this.find(tx, projectId, ref);
       if (row.status === status) return toTrackedError(row);
@@ -141,6 +153,7 @@ export class ErrorsService {
       });
       return toTrackedError({ ...row, status, status_changed_at: at, status_changed_by: actor.email });
     });
+    return this.withOccurrences(error);
   }
 
   /** Occurrences per bucket, read by the error's fingerprint from the event store. */
@@ -191,7 +204,7 @@ export class ErrorsService {
       projectId,
       mapped.map((o) => {
         const ts = o.ts === null ? now : parseTimestamp(o.ts, now);
-        return { type: o.type, message: o.message, frames: o.frames, custom: o.custom, ts: typeof ts === "number" ? ts : now, unitId: o.unitId, props: o.props };
+        return { type: o.type, message: o.message, frames: o.frames, custom: o.custom, ts: typeof ts === "number" ? ts : now, unitId: o.unitId, props: o.props, eventId: o.eventId };
       }),
     );
     return { ids: mapped.map((o) => o.eventId), outcome };
@@ -223,8 +236,9 @@ export class ErrorsService {
       const fingerprint = fingerprintOf({ type: o.type, message: o.message, frames: o.frames, custom: o.custom });
       const sample = { type: normaliseType(o.type), message: sampleMessage(o.message), culprit: culpritOf(o.frames) };
       let g = groups.get(fingerprint);
-      if (!g) groups.set(fingerprint, (g = { fingerprint, count: 0, firstTs: o.ts, lastTs: o.ts, sample, units: new Set() }));
+      if (!g) groups.set(fingerprint, (g = { fingerprint, count: 0, firstTs: o.ts, lastTs: o.ts, sample, units: new Set(), occurrences: [] }));
       g.count++;
+      g.occurrences.push(o);
       if (o.ts < g.firstTs) g.firstTs = o.ts;
       if (o.ts >= g.lastTs) {
         g.lastTs = o.ts;
@@ -280,10 +294,12 @@ export class ErrorsService {
       for (const g of call.groups.values()) {
         const m = merged.get(g.fingerprint);
         if (!m) {
-          merged.set(g.fingerprint, { ...g, units: new Set(g.units), owner });
+          // Copies: a call retried alone after a shared transaction failed still has only its own.
+          merged.set(g.fingerprint, { ...g, units: new Set(g.units), occurrences: [...g.occurrences], owner });
           continue;
         }
         m.count += g.count;
+        m.occurrences.push(...g.occurrences);
         if (g.firstTs < m.firstTs) m.firstTs = g.firstTs;
         if (g.lastTs >= m.lastTs) {
           m.lastTs = g.lastTs;
@@ -439,6 +455,14 @@ export class ErrorsService {
       if (regressed) regressions.push([g, known]);
     }
     await updateOccurrences(tx, updates);
+    // The occurrences kept with their frames: numbered after the counts read under the lock, pruned here.
+    const kept: ErrorBatch[] = [];
+    for (const g of groups.values()) {
+      const id = ids.get(g.fingerprint);
+      const known = existing.get(g.fingerprint);
+      if (id !== undefined) kept.push({ errorId: id, before: known ? Number(known.count) : 0, occurrences: g.occurrences });
+    }
+    await keepOccurrences(tx, kept);
     for (const [g, known] of regressions) {
       const payload = { errorId: known.id, fingerprint: g.fingerprint, type: known.type, message: known.message, culprit: known.culprit, occurrences: g.count, resolvedAt: known.status_changed_at, resolvedBy: known.status_changed_by };
       await emitEvent(tx, { projectId, type: "error.regressed", payload });

@@ -1,5 +1,5 @@
 import { type Param, type Queryable, rowsByIdPrefix } from "../../lib/store";
-import type { ErrorStatus, TrackedError } from "./types";
+import type { ErrorOccurrence, ErrorStatus, OccurrenceData, TrackedError } from "./types";
 
 export type ErrorRow = {
   id: string;
@@ -144,4 +144,65 @@ export async function addUnits(q: Queryable, pairs: [errorId: string, unitId: st
 
 export async function setStatus(q: Queryable, id: string, status: ErrorStatus, at: string, by: string): Promise<void> {
   await q.run("UPDATE tracked_errors SET status = ?, status_changed_at = ?, status_changed_by = ? WHERE id = ?", status, at, by, id);
+}
+
+/** A kept occurrence (table error_occurrences); `data` is OccurrenceData as JSON. */
+export type OccurrenceRow = {
+  id: string;
+  error_id: string;
+  /** The occurrence's number among the error's, in the order received (bigint on PostgreSQL). */
+  seq: number | string;
+  kept: "recent" | "sample";
+  /** The sample's reservoir slot (0 to OCCURRENCES_SAMPLE - 1); null while recent. */
+  slot: number | string | null;
+  ts: string;
+  data: string;
+};
+
+const OCCURRENCE_COLUMNS = "id, error_id, seq, kept, slot, ts, data";
+
+export function toOccurrence(r: OccurrenceRow): ErrorOccurrence {
+  return { id: r.id, ts: r.ts, kept: r.kept, ...(JSON.parse(r.data) as OccurrenceData) };
+}
+
+/** An error's kept occurrences, newest received first (the recent ones, then the sample). */
+export async function occurrencesOf(q: Queryable, errorId: string): Promise<OccurrenceRow[]> {
+  return q.all<OccurrenceRow>(`SELECT ${OCCURRENCE_COLUMNS} FROM error_occurrences WHERE error_id = ? ORDER BY seq DESC`, errorId);
+}
+
+/** The kept occurrences of several errors, without their data, by error id. */
+export async function occurrenceRowsOf(q: Queryable, errorIds: string[]): Promise<Map<string, OccurrenceRow[]>> {
+  const found = new Map<string, OccurrenceRow[]>();
+  for (const batch of batches(errorIds)) {
+    const rows = await q.all<OccurrenceRow>(
+      `SELECT id, error_id, seq, kept, slot, ts, '' AS data FROM error_occurrences WHERE error_id IN (${batch.map(() => "?").join(", ")})`,
+      ...batch,
+    );
+    for (const r of rows) found.set(r.error_id, [...(found.get(r.error_id) ?? []), r]);
+  }
+  return found;
+}
+
+export async function insertOccurrences(q: Queryable, rows: OccurrenceRow[]): Promise<void> {
+  for (const batch of batches(rows)) {
+    const params: Param[] = [];
+    for (const r of batch) params.push(r.id, r.error_id, Number(r.seq), r.kept, r.slot === null ? null : Number(r.slot), r.ts, r.data);
+    await q.run(`INSERT INTO error_occurrences (${OCCURRENCE_COLUMNS}) VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, ?)").join(", ")}`, ...params);
+  }
+}
+
+/** Recent occurrences that became samples, each in its reservoir slot. */
+export async function demoteOccurrences(q: Queryable, rows: { id: string; slot: number }[]): Promise<void> {
+  for (const batch of batches(rows)) {
+    // As in updateOccurrences: VALUES columns are column1, column2; the slot is cast for PostgreSQL.
+    await q.run(
+      `UPDATE error_occurrences SET kept = 'sample', slot = CAST(v.column2 AS INTEGER)
+       FROM (VALUES ${batch.map(() => "(?, ?)").join(", ")}) AS v WHERE error_occurrences.id = v.column1`,
+      ...batch.flatMap((r) => [r.id, r.slot]),
+    );
+  }
+}
+
+export async function deleteOccurrences(q: Queryable, ids: string[]): Promise<void> {
+  for (const batch of batches(ids)) await q.run(`DELETE FROM error_occurrences WHERE id IN (${batch.map(() => "?").join(", ")})`, ...batch);
 }

@@ -38,5 +38,55 @@ export type TrackedError = {
   statusChangedBy: string | null;
 };
 
+/**
+ * Occurrences kept per tracked error (table error_occurrences): the last
+ * OCCURRENCES_RECENT received, and a uniform sample (reservoir) of
+ * OCCURRENCES_SAMPLE among all older ones. Pruned in the transaction that
+ * inserts, so never more than their sum.
+ */
+export const OCCURRENCES_RECENT = 20;
+export const OCCURRENCES_SAMPLE = 5;
+
+/** One stack frame of a kept occurrence, as the API shows it. */
+export type OccurrenceFrame = {
+  function?: string;
+  filename?: string;
+  /** Sentry's abs_path, when it differs from filename. */
+  absPath?: string;
+  module?: string;
+  lineno?: number;
+  colno?: number;
+  inApp?: boolean;
+  preContext?: string[];
+  contextLine?: string;
+  postContext?: string[];
+};
+
+/** What one kept occurrence holds (stored as JSON), every part bounded. */
+export type OccurrenceData = {
+  eventId: string | null;
+  type: string;
+  message: string;
+  unitId: string | null;
+  release: string | null;
+  environment: string | null;
+  tags: Record<string, string | number | boolean>;
+  /** Innermost (the frame that threw) first. */
+  frames: OccurrenceFrame[];
+  /** Frames sent but not kept (beyond the bounds). */
+  framesOmitted: number;
+};
+
+/** A kept occurrence as the API shows it. */
+export type ErrorOccurrence = OccurrenceData & {
+  id: string;
+  ts: string;
+  /** recent: one of the last OCCURRENCES_RECENT; sample: an older one kept as a sample. */
+  kept: "recent" | "sample";
+};
+
+/** A tracked error with its kept occurrences, newest first (GET /api/admin/errors/{id}). */
+export type TrackedErrorDetail = TrackedError & { occurrences: ErrorOccurrence[] };
+
 /** The event-store name of an error's occurrences. */
 export const errorEventName = (fingerprint: string) => `$error:${fingerprint}`;

@@ -4,6 +4,7 @@ import { SERIES_WINDOWS, type SeriesWindow, SeriesChart, WindowPicker, windowRan
 import { can, useSession } from "../../../web/dashboard/registry";
 import { ErrorMessage, Link, Loading, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { type ErrorStatus, StatusBadge, errorApi } from "./client";
+import { Occurrences } from "./occurrence";
 
 const count = new Intl.NumberFormat();
 
@@ -27,7 +28,7 @@ const NEXT: Record<ErrorStatus, { status: "unresolved" | "resolved" | "ignored";
   ],
 };
 
-/** One tracked error: when it was first and last seen, where, how often and to whom; its status; its occurrences over a window. */
+/** One tracked error: when it was first and last seen, where, how often and to whom; its status; where its latest occurrence broke; its occurrences over a window. */
 export function ErrorDetail({ id }: { id: string }) {
   const session = useSession();
   const writable = can(session, "write");
@@ -127,6 +128,7 @@ export function ErrorDetail({ id }: { id: string }) {
           </tr>
         </tbody>
       </table>
+      <Occurrences occurrences={e.occurrences} type={e.type} />
       <h2>Occurrences</h2>
       <WindowPicker current={win} onSelect={setWin} />
       <ErrorMessage error={series.error} />
