@@ -12,6 +12,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json bunfig.toml ./
 COPY src ./src
+# npm run build first packs the SDK (scripts/build-sdk.ts) into dist/svc-sdk.tgz, which the binary serves.
+COPY scripts/build-sdk.ts ./scripts/
 RUN npm run build \
  && ./dist/svc version \
  && mkdir -p /data-empty

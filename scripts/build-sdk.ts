@@ -1,131 +1,43 @@
 /**
  * Builds the TypeScript SDK (src/sdk/index.ts, the single source of truth)
- * into an npm-ready package, `svc-sdk`:
+ * into an npm-ready package, `svc-sdk` (src/modules/sdk-package/build.ts says
+ * what is in it):
  *
- *   dist/sdk/package.json   name, the repo's version, ESM exports with types, no dependencies
- *   dist/sdk/index.js       one self-contained ES module (Bun's bundler, target browser, not minified)
- *   dist/sdk/index.d.ts     declarations emitted by the TypeScript compiler
- *   dist/sdk/README.md      src/sdk/README.md
- *   dist/sdk/LICENSE        the repo's LICENSE, when it has one
+ *   dist/sdk/               package.json, index.js, index.d.ts, README.md (and LICENSE)
+ *   --tgz FILE              also the same package as npm's gzipped tarball; `npm run build`
+ *                           writes dist/svc-sdk.tgz and embeds it in the binary, which serves it
+ *                           at GET /sdk/svc-sdk.tgz (and its index.js at GET /sdk/svc.js)
  *
- * Usage: `npm run build:sdk` (or `bun scripts/build-sdk.ts [--outdir DIR]`).
+ * Usage: `npm run build:sdk` (or `bun scripts/build-sdk.ts [--outdir DIR] [--tgz FILE]`).
  * The same source gives the same bytes; the package is written to a fresh
  * directory beside DIR and then renamed into place, so a reader never sees a
- * half-written package. Install it with `npm install ./dist/sdk`, or pack it
- * with `npm pack ./dist/sdk`.
+ * half-written package. Install it with `npm install ./dist/sdk`, or from a
+ * running server with `npm install http://HOST:PORT/sdk/svc-sdk.tgz`.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import ts from "typescript";
+import { SdkBuildError, buildSdkPackage } from "../src/modules/sdk-package/build";
+import { tgzOf } from "../src/modules/sdk-package/tar";
 
 const repo = resolve(import.meta.dir, "..");
-const sdkDir = join(repo, "src/sdk");
-const entry = join(sdkDir, "index.ts");
-
-/**
- * What must not appear in the package's code (comments aside): it has to run unchanged in
- * browsers, Deno, Node and Bun, so no runtime's globals, no Node modules, no imports at all.
- */
-const FORBIDDEN: [RegExp, string][] = [
-  [/\b(?:Bun|Deno)\b/, "a Bun or Deno global"],
-  [/\b(?:process|Buffer|global|__dirname|__filename|NodeJS)\b/, "a Node global"],
-  [/["'`]node:/, "a node: module"],
-  [/\brequire\s*\(/, "require()"],
-  [/^\s*import\b|\bimport\s*\(|\bfrom\s*["'`]/m, "an import (the bundle must be self-contained)"],
-  [/^\s*\/\/\/\s*<reference/m, "a triple-slash reference (it would pull in runtime types)"],
-];
-
-/** The code of a file without its block comments and whole-line // comments (/// directives stay). */
-function codeOf(text: string): string {
-  return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/(?!\/)[^\n]*$/gm, "");
-}
 
 function fail(message: string): never {
   console.error(`build:sdk: ${message}`);
   process.exit(1);
 }
 
-function parseArgs(argv: string[]): { outdir: string } {
+function parseArgs(argv: string[]): { outdir: string; tgz?: string } {
   let outdir = join(repo, "dist/sdk");
+  let tgz: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--outdir" && argv[i + 1]) outdir = resolve(argv[++i]!);
     else if (arg.startsWith("--outdir=")) outdir = resolve(arg.slice("--outdir=".length));
-    else fail(`unknown argument ${arg} (usage: build-sdk.ts [--outdir DIR])`);
+    else if (arg === "--tgz" && argv[i + 1]) tgz = resolve(argv[++i]!);
+    else if (arg.startsWith("--tgz=")) tgz = resolve(arg.slice("--tgz=".length));
+    else fail(`unknown argument ${arg} (usage: build-sdk.ts [--outdir DIR] [--tgz FILE])`);
   }
-  return { outdir };
-}
-
-async function bundle(banner: string): Promise<string> {
-  const built = await Bun.build({ entrypoints: [entry], root: sdkDir, target: "browser", format: "esm", minify: false, sourcemap: "none", banner });
-  if (!built.success) fail(`bun build failed:\n${built.logs.map(String).join("\n")}`);
-  const [output] = built.outputs;
-  if (!output || built.outputs.length !== 1) fail(`bun build wrote ${built.outputs.length} files, expected one`);
-  return output.text();
-}
-
-/**
- * `tsc --declaration --emitDeclarationOnly` through the compiler API, with
- * only the standard and DOM libraries: no Bun or Node types, so source that
- * leans on either fails here.
- */
-function declarations(): string {
-  const options: ts.CompilerOptions = {
-    declaration: true,
-    emitDeclarationOnly: true,
-    noEmitOnError: true,
-    strict: true,
-    target: ts.ScriptTarget.ES2020,
-    module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler,
-    lib: ["lib.es2020.d.ts", "lib.dom.d.ts"],
-    types: [],
-    skipLibCheck: true,
-    rootDir: sdkDir,
-    outDir: join(sdkDir, "__declarations__"),
-  };
-  const program = ts.createProgram([entry], options);
-  const emitted = new Map<string, string>();
-  const result = program.emit(undefined, (fileName, text) => emitted.set(relative(options.outDir!, fileName), text), undefined, true);
-  const diagnostics = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];
-  if (diagnostics.length > 0) {
-    const host: ts.FormatDiagnosticsHost = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => repo, getNewLine: () => "\n" };
-    fail(`src/sdk does not type-check as a standalone package (standard + DOM types only):\n${ts.formatDiagnostics(diagnostics, host)}`);
-  }
-  const text = emitted.get("index.d.ts");
-  if (!text) fail(`tsc emitted ${[...emitted.keys()].join(", ") || "nothing"}, expected index.d.ts`);
-  // One declaration file, like the one bundled module: the other modules' declarations (gates.d.ts) come
-  // first, and index.d.ts loses its import and re-export lines of them (their names are now in the same file).
-  // Modules import each other too (experiments.d.ts imports from ./gates): those lines go from every part.
-  const local = new RegExp(`^.*from ["']\\./(${[...emitted.keys()].map((f) => f.replace(/\.d\.ts$/, "")).join("|")})(\\.ts)?["'];\\s*$`, "gm");
-  const parts: string[] = [];
-  for (const [file, body] of emitted) {
-    if (file === "index.d.ts") continue;
-    if (file.includes("/")) fail(`tsc emitted ${file}: src/sdk must stay one flat folder`);
-    parts.push(body.replace(/^export \{\};\s*$/m, "").replace(local, ""));
-  }
-  return [...parts, text.replace(local, "")].join("\n");
-}
-
-function packageJson(version: string, license: string | undefined, hasLicenseFile: boolean): string {
-  const manifest = {
-    name: "svc-sdk",
-    version,
-    description: "SDK for svc, the self-hosted feature-flag service: killswitches, configs and gates (evaluated locally) from a live snapshot (Node 18+, Bun, Deno, browsers)",
-    keywords: ["feature-flags", "killswitch", "remote-config", "svc"],
-    ...(license ? { license } : {}),
-    type: "module",
-    main: "./index.js",
-    types: "./index.d.ts",
-    exports: {
-      ".": { types: "./index.d.ts", import: "./index.js", default: "./index.js" },
-      "./package.json": "./package.json",
-    },
-    files: ["index.js", "index.d.ts", "README.md", ...(hasLicenseFile ? ["LICENSE"] : [])],
-    sideEffects: false,
-    engines: { node: ">=18" },
-  };
-  return `${JSON.stringify(manifest, null, 2)}\n`;
+  return { outdir, tgz };
 }
 
 /** Replaces `outdir` with `staging` in one rename (retrying if a concurrent build swapped first). */
@@ -150,17 +62,13 @@ function swapInto(staging: string, outdir: string): void {
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const { outdir } = parseArgs(process.argv.slice(2));
-  const root = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { version: string; license?: string };
-  const licenseFile = ["LICENSE", "LICENSE.md", "LICENSE.txt"].map((name) => join(repo, name)).find((path) => existsSync(path));
-
-  const banner = `// svc-sdk ${root.version}: built from src/sdk/index.ts by scripts/build-sdk.ts; do not edit.`;
-  const [js, dts] = [await bundle(banner), declarations()];
-  for (const [file, text] of [["index.js", js], ["index.d.ts", dts]] as const) {
-    // The declarations keep the source's doc comments (whose examples read process.env): check the code only.
-    for (const [pattern, what] of FORBIDDEN) {
-      if (pattern.test(codeOf(text))) fail(`${file} contains ${what} (${pattern}); the package must stay runtime-neutral`);
-    }
+  const { outdir, tgz } = parseArgs(process.argv.slice(2));
+  let pkg: Awaited<ReturnType<typeof buildSdkPackage>>;
+  try {
+    pkg = await buildSdkPackage();
+  } catch (err) {
+    if (err instanceof SdkBuildError) fail(err.message);
+    throw err;
   }
 
   mkdirSync(dirname(outdir), { recursive: true });
@@ -168,16 +76,19 @@ async function main(): Promise<void> {
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging);
   try {
-    writeFileSync(join(staging, "index.js"), js);
-    writeFileSync(join(staging, "index.d.ts"), dts);
-    copyFileSync(join(sdkDir, "README.md"), join(staging, "README.md"));
-    if (licenseFile) copyFileSync(licenseFile, join(staging, "LICENSE"));
-    writeFileSync(join(staging, "package.json"), packageJson(root.version, root.license, licenseFile !== undefined));
+    for (const file of pkg.files) writeFileSync(join(staging, file.name), file.body);
     swapInto(staging, outdir);
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
-  console.log(`built svc-sdk ${root.version} in ${relative(process.cwd(), outdir) || "."} (${Math.round(performance.now() - started)} ms)`);
+  if (tgz) {
+    mkdirSync(dirname(tgz), { recursive: true });
+    const temp = `${tgz}.tmp-${process.pid}`;
+    writeFileSync(temp, tgzOf(pkg.files));
+    renameSync(temp, tgz);
+  }
+  const where = relative(process.cwd(), outdir) || ".";
+  console.log(`built svc-sdk ${pkg.version} in ${where}${tgz ? ` and ${relative(process.cwd(), tgz)}` : ""} (${Math.round(performance.now() - started)} ms)`);
 }
 
 await main();

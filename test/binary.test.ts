@@ -67,6 +67,25 @@ test("config values are checked in the schema worker, which the binary carries a
   expect((await create(2)).status).toBe(201);
 });
 
+test("the binary serves the SDK it was built with: /sdk/svc-sdk.tgz (npm's tarball) and /sdk/svc.js, from the embedded package (issue 27, item 1)", async () => {
+  const { version } = JSON.parse(await Bun.file(join(import.meta.dir, "../package.json")).text()) as { version: string };
+  const tgz = await fetch(`${server!.url}/sdk/svc-sdk.tgz`);
+  expect(tgz.status).toBe(200);
+  expect(tgz.headers.get("content-type")).toBe("application/gzip");
+  const dir = tempDir("svc-bin-sdk-");
+  try {
+    writeFileSync(join(dir, "svc-sdk.tgz"), new Uint8Array(await tgz.arrayBuffer()));
+    const untar = await run(["tar", "-xzf", "svc-sdk.tgz"], { cwd: dir });
+    expect(untar.code, untar.stderr).toBe(0);
+    expect(JSON.parse(await Bun.file(join(dir, "package/package.json")).text())).toMatchObject({ name: "svc-sdk", version });
+    const js = await fetch(`${server!.url}/sdk/svc.js`, { headers: { "accept-encoding": "identity" } });
+    expect(js.status).toBe(200);
+    expect(await js.text()).toBe(await Bun.file(join(dir, "package/index.js")).text());
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("/openapi loads the Scalar bundle from the binary, not a CDN", async () => {
   const page = await fetch(`${server!.url}/openapi`);
   expect(page.status).toBe(200);

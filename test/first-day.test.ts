@@ -235,6 +235,12 @@ describe("the first run, on one host name", () => {
       expect(done.text).toContain(`svc login --url ${base}`);
       expect(done.text).toContain(`curl -s ${base}/api/admin/killswitches`);
       expect(done.text).toContain(`baseUrl: "${base}"`);
+      // The SDK installs from this server (issue 27, item 1): the exact command, and the file it names is there.
+      expect(done.text).toContain(`npm install ${base}/sdk/svc-sdk.tgz`);
+      expect(done.text).toContain(`import { createClient } from "${base}/sdk/svc.js"`);
+      const sdk = await fetch(`${base}/sdk/svc-sdk.tgz`);
+      expect(sdk.status).toBe(200);
+      expect(sdk.headers.get("content-type")).toBe("application/gzip");
       // The keys work.
       const project = await fetch(`${base}/api/admin/projects/current`, { headers: { authorization: `Bearer ${keys.admin}` } });
       expect(project.status).toBe(200);

@@ -6,6 +6,7 @@ import { openImmutable, placeFile } from "../lib/backups";
 import { randomBase62 } from "../lib/ids";
 import { LEGACY_STEP_COUNT, newerSchemaProblem, stepsDone, withStoreMigrations } from "../lib/store";
 import { storeMigrations } from "../modules";
+import { planKeyRestore, placeKey, sealedKeyIds } from "./backup-key";
 import type { Command } from "./command";
 import { CliError } from "./errors";
 import { DATA_FLAG, STORE_FLAG, dataDirOf, storeTargetOf } from "./store-option";
@@ -126,20 +127,24 @@ export const restoreCommand: Command = {
   summary: "Put a backup in place as the database of an empty data directory (integrity check first; never overwrites)",
   details: [
     "Checks FILE first (SQLite's integrity check, an svc database, a schema this binary knows), refuses a data directory that already holds service.db, then copies the backup in as service.db (mode 0600, under a temporary name, then moved into place) and prints what came back. Start the server on that directory afterwards; SDKs get fresh snapshots (the restored database gets a new epoch, so no old ETag matches).",
-    "The backup holds service.db only. Analytics events (<data>/events.db) are backed up with `svc backup --events-out FILE` and restored with --events-from. Connector credentials are sealed with <data>/secret.key (or SERVICE_SECRET_KEY): copy that file into the new data directory too.",
+    "The backup holds service.db only. Analytics events (<data>/events.db) are backed up with `svc backup --events-out FILE` and restored with --events-from.",
+    "Connector credentials are sealed with <data>/secret.key (or SERVICE_SECRET_KEY). The key `svc backup` wrote beside the backup (FILE.secret.key), or a secret.key beside FILE (a --backup-dir), or --secret-key PATH, is put back as <data>/secret.key (mode 0600). A backup whose sealed credentials no available key opens is refused, unless --without-secret-key (then enter those connectors' credentials again).",
     "On PostgreSQL restore with pg_restore into an empty database: `pg_restore --no-owner --dbname postgres://USER@HOST/NEW_DB svc.dump` (from `pg_dump --format=custom`).",
   ],
   examples: [
     "svc restore --from /backups/svc-2026-11-21.db --data /var/lib/svc-restored --json",
     "svc restore --from /backups/service-20261124T101500Z.db --data ./data",
     "svc restore --from svc.db --events-from svc-events.db --data ./data",
+    "svc restore --from /backups/svc.db --secret-key /old/data/secret.key --data ./data",
   ],
   flags: {
     from: { type: "string", value: "FILE", help: "The backup to restore (from `svc backup --out`, or `svc serve --backup-dir`); required" },
     "events-from": { type: "string", value: "FILE", help: "Also restore analytics events from this file (from `svc backup --events-out`) as <data>/events.db" },
+    "secret-key": { type: "string", value: "PATH", help: "The secret.key that sealed the backup's connector credentials (default FILE.secret.key, else a secret.key beside FILE)" },
+    "without-secret-key": { type: "boolean", help: "Restore even though no key opens the backup's connector credentials (enter them again afterwards)" },
     data: DATA_FLAG,
     store: STORE_FLAG,
-    json: { type: "boolean", help: "Print {restored, from, projects, tables, rows, events?, warnings} as JSON (failures as one JSON object on stderr)" },
+    json: { type: "boolean", help: "Print {restored, from, projects, tables, rows, events?, secretKey?, warnings} as JSON (failures as one JSON object on stderr)" },
   },
   async run({ values }) {
     const from = values.from as string | undefined;
@@ -164,6 +169,15 @@ export const restoreCommand: Command = {
     if (eventsSource) freeDestination(eventsDest, "analytics events");
     const db = inspect(source, "service", "--from");
     const eventsDb = eventsSource ? inspect(eventsSource, "events", "--events-from") : undefined;
+    let key: ReturnType<typeof planKeyRestore>;
+    try {
+      const sealed = sealedKeyIds(db);
+      key = planKeyRestore({ from: source, dataDir, secretKey: values["secret-key"] as string | undefined, withoutKey: values["without-secret-key"] === true, sealed, envKey: process.env.SERVICE_SECRET_KEY });
+    } catch (err) {
+      db.close();
+      eventsDb?.close();
+      throw err;
+    }
 
     try {
       writeInPlace(db, target.path, (copy) => {
@@ -175,6 +189,7 @@ export const restoreCommand: Command = {
         if (tables.has("store_changes")) copy.run("DELETE FROM store_changes");
       });
       if (eventsDb) writeInPlace(eventsDb, eventsDest, () => {});
+      placeKey(key);
     } catch (err) {
       if (err instanceof CliError) throw err;
       throw new CliError(`cannot write ${target.path}: ${(err as Error).message}`, "ERROR", "check that the data directory is writable by you");
@@ -209,16 +224,18 @@ export const restoreCommand: Command = {
       }
     }
     const warnings: string[] = [];
-    if (report.sealedConnectors > 0 && !process.env.SERVICE_SECRET_KEY && !existsSync(join(dataDir, "secret.key"))) {
-      warnings.push(`${report.sealedConnectors} connector(s) hold credentials sealed with the old secret key: copy secret.key from the old data directory into ${dataDir} (or set SERVICE_SECRET_KEY) before starting`);
+    if (report.sealedConnectors > 0 && key.kind === "none") {
+      warnings.push(`${report.sealedConnectors} connector(s) hold credentials sealed with a secret key that was not restored (--without-secret-key): enter their credentials again`);
     }
+    const secretKey = key.kind === "copy" ? { restored: key.to, from: key.from, keyId: key.keyId } : key.kind === "kept" ? { kept: key.path, keyId: key.keyId } : key.kind === "env" ? { env: "SERVICE_SECRET_KEY", keyId: key.keyId } : undefined;
 
     if (values.json) {
-      console.log(JSON.stringify({ restored: target.path, from: source, projects: report.projects, tables: report.tables, rows: report.rows, ...(events ? { events } : {}), warnings }));
+      console.log(JSON.stringify({ restored: target.path, from: source, projects: report.projects, tables: report.tables, rows: report.rows, ...(events ? { events } : {}), ...(secretKey ? { secretKey } : {}), warnings }));
     } else {
       const names = report.projects.map((p) => p.name).join(", ");
       console.log(`Restored ${target.path} from ${source}: ${report.projects.length} project(s) (${names}), ${report.rows} rows in ${Object.keys(report.tables).length} tables.`);
       if (events) console.log(`Restored ${events.restored} from ${eventsSource}: ${events.rows} events.`);
+      if (key.kind === "copy") console.log(`Restored ${key.to} (mode 0600) from ${key.from}: connector credentials open with key ${key.keyId}.`);
       for (const w of warnings) console.log(`warning: ${w}`);
       const storeFlag = target.path === join(dataDir, "service.db") ? "" : ` --store sqlite:${target.path}`;
       console.log(`Start it with: svc serve --data ${dataDir}${storeFlag}`);

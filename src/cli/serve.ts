@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { DEFAULT_DATA_DIR, DEFAULT_HOST, UsageError } from "../lib/config";
 import { KEY_SECRET_PATTERN } from "../modules/keys/service";
 import { signInOptionsFromEnv } from "../modules/identity/options";
@@ -112,7 +112,7 @@ export const serveCommand: Command = {
     // The normal policy is back once the first request has been answered (outside a compiled binary this changes
     // nothing): restored before it, the JIT threads compiled during that first answer (1-2 ms of a cold start, measured).
     void server.firstAnswer.then(() => Bun.unsafe.setJITPolicy(1));
-    const scheduled = backups ? startScheduledBackups(server.store as SqliteStore, backups, server.ctx.log) : undefined;
+    const scheduled = backups ? startScheduledBackups(server.store as SqliteStore, { ...backups, keyFile: process.env.SERVICE_SECRET_KEY ? undefined : join(dataDir, "secret.key") }, server.ctx.log) : undefined;
 
     await new Promise<void>((done) => {
       const shutdown = async (signal: string) => {

@@ -10,6 +10,7 @@ import { portSetting } from "./port";
 import { closeServices, createServices } from "../app";
 import { VERSION } from "../version";
 import type { Command } from "./command";
+import { keyToBackUp, writeKeyBackup } from "./backup-key";
 import { CliError } from "./errors";
 
 
@@ -135,8 +136,9 @@ export const backupCommand: Command = {
   summary: "Write a consistent copy of the SQLite database while the server runs (VACUUM INTO)",
   details: [
     "The copy is a complete SQLite database (mode 0600) holding service.db: projects, keys, killswitches, configs, gates, people, the audit trail. Restore it with `svc restore --from FILE --data NEW_DIR` (integrity check first, into an empty data directory).",
-    "Analytics events live apart, in <data>/events.db, and are not in that file: add --events-out FILE to copy them too (restore with `svc restore --events-from`). Connector credentials are sealed with <data>/secret.key (or SERVICE_SECRET_KEY): keep that file safe beside, not inside, the backups.",
-    "On PostgreSQL use its own tools: `pg_dump --format=custom --file svc.dump \"$SERVICE_STORE_URL\"` (restore with pg_restore into an empty database).",
+    "Analytics events live apart, in <data>/events.db, and are not in that file: add --events-out FILE to copy them too (restore with `svc restore --events-from`).",
+    "Connector credentials are sealed with <data>/secret.key: it is copied beside the backup as FILE.secret.key (mode 0600), and `svc restore` puts it back; without it a restored server could not open them. Anyone holding both files can read those credentials: store them as you would the key. With SERVICE_SECRET_KEY instead of the file, keep that value with your backups.",
+    "On PostgreSQL use its own tools: `pg_dump --format=custom --file svc.dump \"$SERVICE_STORE_URL\"` (restore with pg_restore into an empty database), and keep <data>/secret.key (or SERVICE_SECRET_KEY) with the dump.",
   ],
   examples: ["svc backup --out backup-2026-11-21.db", "svc backup --data /var/lib/svc --out /backups/svc.db", "svc backup --out svc.db --events-out svc-events.db"],
   flags: {
@@ -144,7 +146,7 @@ export const backupCommand: Command = {
     "events-out": { type: "string", value: "FILE", help: "Also copy the analytics events (<data>/events.db) to FILE" },
     data: DATA_FLAG,
     store: STORE_FLAG,
-    json: { type: "boolean", help: "Print {out, eventsOut?}, the paths written, as JSON (failures as one JSON object on stderr)" },
+    json: { type: "boolean", help: "Print {out, eventsOut?, secretKey?}, the paths written, as JSON (failures as one JSON object on stderr)" },
   },
   async run({ values }) {
     const out = values.out as string | undefined;
@@ -154,7 +156,7 @@ export const backupCommand: Command = {
     if (existsSync(target)) throw exists(target);
     const source = storeTargetOf(values);
     if (source.engine === "postgres") {
-      throw new CliError("svc backup copies SQLite files; this store is PostgreSQL", "USAGE", `use pg_dump: pg_dump --format=custom --file ${out} "<the --store URL>"`, 2);
+      throw new CliError("svc backup copies SQLite files; this store is PostgreSQL", "USAGE", `use pg_dump: pg_dump --format=custom --file ${out} "<the --store URL>", and keep the data directory's secret.key (or SERVICE_SECRET_KEY) with it`, 2);
     }
     if (!existsSync(source.path)) throw new CliError(`no database at ${source.path}`, "NOT_FOUND", "pass --data DIR, the directory `svc serve --data` uses");
     const eventsOut = values["events-out"] === undefined ? undefined : resolve(values["events-out"] as string);
@@ -164,6 +166,7 @@ export const backupCommand: Command = {
       if (existsSync(eventsOut)) throw exists(eventsOut);
       if (!existsSync(eventsPath)) throw new CliError(`no analytics events at ${eventsPath}`, "NOT_FOUND", "events.db appears once the server has taken events; with SERVICE_ANALYTICS_URL they live in that PostgreSQL (use pg_dump)");
     }
+    const key = keyToBackUp(dataDirOf(values), target);
     const store = await openCommandStore(source, { migrate: false });
     try {
       // The copy holds every key hash and session: it is created 0600 before SQLite writes into it.
@@ -185,8 +188,18 @@ export const backupCommand: Command = {
         throw new CliError(`cannot write ${eventsOut}: ${(err as Error).message} (${target} was written)`, "ERROR");
       }
     }
-    if (values.json) console.log(JSON.stringify({ out: target, ...(eventsOut ? { eventsOut } : {}) }));
-    else console.log(`backup written to ${target}${eventsOut ? `, analytics events to ${eventsOut}` : ""}`);
+    if (key) {
+      try {
+        writeKeyBackup(key);
+      } catch (err) {
+        throw new CliError(`cannot write ${key.to}: ${(err as Error).message} (${target} was written)`, "ERROR");
+      }
+    }
+    if (values.json) console.log(JSON.stringify({ out: target, ...(eventsOut ? { eventsOut } : {}), ...(key ? { secretKey: key.to } : {}) }));
+    else {
+      console.log(`backup written to ${target}${eventsOut ? `, analytics events to ${eventsOut}` : ""}${key ? `, the secret key to ${key.to} (mode 0600; keep it with the backup)` : ""}`);
+      if (!key && process.env.SERVICE_SECRET_KEY) console.log("connector credentials are sealed with SERVICE_SECRET_KEY: keep that value with the backup");
+    }
     return 0;
   },
 };

@@ -1,5 +1,5 @@
 import { Database, constants } from "bun:sqlite";
-import { accessSync, closeSync, constants as fsConstants, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, existsSync } from "node:fs";
+import { accessSync, closeSync, constants as fsConstants, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Logger } from "./log";
 import type { Store } from "./store";
@@ -68,7 +68,8 @@ export function placeFile(temp: string, final: string, dir: string): void {
   fsyncPath(dir);
 }
 
-export type BackupSchedule = { dir: string; everyMs: number; keep: number };
+/** `keyFile`: the server's secret.key, kept in `dir` beside the backups (its credentials open with nothing else). */
+export type BackupSchedule = { dir: string; everyMs: number; keep: number; keyFile?: string };
 
 const UNITS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 };
 
@@ -160,6 +161,21 @@ export function vacuumInto(source: string, target: string): Promise<void> {
   }).finally(() => worker.terminate());
 }
 
+/**
+ * Copies the server's secret.key into the backup directory (0600) when it is not there yet or differs,
+ * so `svc restore --from DIR/service-….db` finds it beside the file (issue 27, item 18).
+ */
+function keepKeyBeside(keyFile: string | undefined, dir: string): void {
+  if (!keyFile || !existsSync(keyFile)) return;
+  const text = readFileSync(keyFile, "utf8");
+  const dest = join(dir, "secret.key");
+  if (existsSync(dest) && readFileSync(dest, "utf8") === text) return;
+  const temp = join(dir, `.secret.key.${process.pid}.partial`);
+  writeFileSync(temp, text, { mode: 0o600 });
+  fsyncPath(temp);
+  renameSync(temp, dest);
+}
+
 export type ScheduledBackups = {
   /** Writes one backup now (the timer's job; tests call it). Never throws: failures are logged. */
   runOnce(): Promise<void>;
@@ -213,6 +229,7 @@ export function startScheduledBackups(
       created = true;
       await vacuumInto(store.path, partial);
       placeFile(partial, final, dir);
+      keepKeyBeside(schedule.keyFile, dir);
       const names = ours();
       const removed = names.slice(0, Math.max(0, names.length - keep));
       for (const old of removed) rmSync(join(dir, old), { force: true });

@@ -25,6 +25,7 @@ import { opsModule } from "./ops/manifest";
 import { operationsModule } from "./operations/manifest";
 import { projectsModule } from "./projects/manifest";
 import { rolloutsModule } from "./rollouts/manifest";
+import { sdkPackageModule } from "./sdk-package/manifest";
 import { tokensModule } from "./tokens/manifest";
 import { universesModule } from "./universes/manifest";
 
@@ -57,6 +58,7 @@ export const MODULES: ModuleManifest[] = [
   tokensModule,
   auditModule,
   dashboardModule,
+  sdkPackageModule,
   // After the dashboard: GET /metrics is also its Metrics section, and the route registered last answers (browsers get the page).
   operationsModule,
 ] as ModuleManifest[];

@@ -2,7 +2,7 @@
 /**
  * svc runtime SDK: killswitches and configs for Node (18+), Bun, Deno and browsers.
  * No runtime dependencies (RE2, from re2js, is bundled in); it needs only `fetch` (and streams, for live updates).
- * `npm run build:sdk` builds it into the npm package `svc-sdk` (dist/sdk).
+ * `npm run build:sdk` builds it into the npm package `svc-sdk` (dist/sdk); every server serves it at GET /sdk/svc-sdk.tgz (and as one module at /sdk/svc.js).
  *
  *   const svc = createClient({ baseUrl: "https://flags.example.com", sdkKey: process.env.SVC_SERVER_KEY!, env: "prod" });
  *   await svc.ready();

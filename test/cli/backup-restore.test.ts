@@ -10,9 +10,11 @@
  */
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, readdirSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { verify } from "../../src/modules/connectors/signing";
 import { TEST_ENGINE, TEST_PG_URL, tempDir } from "../helpers";
+import { VendorStandIn } from "../support/vendor-standin";
 import { SVC_SOURCE, run, startServe, type ServeProcess } from "./process";
 
 const serve = (dir: string) => startServe([...SVC_SOURCE, "serve", "--port", "0", "--host", "127.0.0.1", "--data", dir, "--no-request-log"]);
@@ -93,7 +95,7 @@ describe.skipIf(TEST_ENGINE !== "sqlite")("backup, restore into an empty data di
     const eventsOut = join(backups, "svc-events.db");
     const made = await run([...SVC_SOURCE, "backup", "--data", dir, "--out", out, "--events-out", eventsOut, "--json"]);
     expect(made.code, made.stderr).toBe(0);
-    expect(JSON.parse(made.stdout)).toEqual({ out, eventsOut });
+    expect(JSON.parse(made.stdout)).toEqual({ out, eventsOut, secretKey: `${out}.secret.key` });
     expect(statSync(out).mode & 0o777).toBe(0o600);
     expect(statSync(eventsOut).mode & 0o777).toBe(0o600);
 
@@ -104,8 +106,8 @@ describe.skipIf(TEST_ENGINE !== "sqlite")("backup, restore into an empty data di
     expect(report).toMatchObject({ restored: join(fresh, "service.db"), from: out, projects: [{ id: keys.projectId, name: "Shop" }], events: { restored: join(fresh, "events.db"), rows: 2 }, warnings: [] });
     expect(report.tables).toMatchObject({ killswitches: 1, configs: 1, gates: 1, sdk_keys: 4 });
     expect(report.rows).toBeGreaterThan(10);
-    // Only the two databases, 0600, no temporary file left behind.
-    expect(readdirSync(fresh).sort()).toEqual(["events.db", "service.db"]);
+    // Only the two databases and the secret key, 0600, no temporary file left behind.
+    expect(readdirSync(fresh).sort()).toEqual(["events.db", "secret.key", "service.db"]);
     expect(statSync(join(fresh, "service.db")).mode & 0o777).toBe(0o600);
     expect(statSync(fresh).mode & 0o777).toBe(0o700);
     // The copy carries no epoch: the first start mints a new one, whatever inode the file got.
@@ -137,6 +139,83 @@ describe.skipIf(TEST_ENGINE !== "sqlite")("backup, restore into an empty data di
     expect(await back.stop()).toBe(0);
   }, 90_000);
 
+  test("the secret key travels with the backup: a restored webhook connector still signs and delivers (issue 27, item 18)", async () => {
+    const vendor = new VendorStandIn();
+    try {
+      const { dir, keys } = await initialised();
+      const env = { SERVICE_CONNECTOR_PRIVATE_TARGETS: "allow" };
+      const serveWith = (data: string) => startServe([...SVC_SOURCE, "serve", "--port", "0", "--host", "127.0.0.1", "--data", data, "--no-request-log"], { env });
+      const admin = { authorization: `Bearer ${keys.adminKey}`, "content-type": "application/json" };
+      const original = await serveWith(dir);
+      servers.push(original);
+      const created = await fetch(`${original.url}/api/admin/connectors`, {
+        method: "POST",
+        headers: admin,
+        body: JSON.stringify({ provider: "webhook", name: "sink", events: ["killswitch.toggled"], config: { url: `${vendor.url}/hook` } }),
+      });
+      expect(created.status, await created.clone().text()).toBe(201);
+      const { id, secret } = (await created.json()) as { id: string; secret: string };
+      const fire = async (url: string) => {
+        const res = await fetch(`${url}/api/admin/connectors/${id}/test`, { method: "POST", headers: admin, body: "{}" });
+        return { status: res.status, body: (await res.json()) as any };
+      };
+      const first = await fire(original.url);
+      expect(first.status).toBe(200);
+      expect(first.body.delivery.status).toBe("delivered");
+      expect(await original.stop()).toBe(0);
+      const keyBefore = readFileSync(join(dir, "secret.key"), "utf8");
+
+      const out = join(tempDir(), "svc.db");
+      const made = await run([...SVC_SOURCE, "backup", "--data", dir, "--out", out, "--json"]);
+      expect(made.code, made.stderr).toBe(0);
+      expect(JSON.parse(made.stdout)).toEqual({ out, secretKey: `${out}.secret.key` });
+      expect(readFileSync(`${out}.secret.key`, "utf8")).toBe(keyBefore);
+      expect(statSync(`${out}.secret.key`).mode & 0o777).toBe(0o600);
+
+      const fresh = join(tempDir(), "data");
+      const restored = await run([...SVC_SOURCE, "restore", "--from", out, "--data", fresh, "--json"]);
+      expect(restored.code, restored.stderr).toBe(0);
+      expect(JSON.parse(restored.stdout)).toMatchObject({ secretKey: { restored: join(fresh, "secret.key"), from: `${out}.secret.key` }, warnings: [] });
+      expect(readFileSync(join(fresh, "secret.key"), "utf8")).toBe(keyBefore);
+      expect(statSync(join(fresh, "secret.key")).mode & 0o777).toBe(0o600);
+
+      vendor.clear();
+      const back = await serveWith(fresh);
+      servers.push(back);
+      const again = await fire(back.url);
+      expect(again.status).toBe(200);
+      expect(again.body.delivery.status).toBe("delivered");
+      const [received] = vendor.to("/hook");
+      expect(received).toBeDefined();
+      expect(verify(secret, received!.body, received!.headers["x-svc-signature"] ?? null)).toBe(true);
+      expect(await back.stop()).toBe(0);
+
+      // Without the key beside it, a backup holding sealed credentials is refused (nothing written) ...
+      rmSync(`${out}.secret.key`);
+      await refused(["--from", out], 1, "SECRET_KEY_MISSING", /1 connector\(s\) hold credentials sealed with key [0-9a-f]{8}/);
+      // ... and so is another key, named or in the environment.
+      const wrong = join(tempDir(), "other.key");
+      writeFileSync(wrong, `${"ab".repeat(32)}\n`, { mode: 0o600 });
+      await refused(["--from", out, "--secret-key", wrong], 1, "SECRET_KEY_MISMATCH", /sealed with key [0-9a-f]{8}; .*other\.key is key [0-9a-f]{8}/);
+      // --without-secret-key restores anyway, saying what must be entered again.
+      const bare = join(tempDir(), "data");
+      const anyway = await run([...SVC_SOURCE, "restore", "--from", out, "--without-secret-key", "--data", bare, "--json"]);
+      expect(anyway.code, anyway.stderr).toBe(0);
+      expect(JSON.parse(anyway.stdout).warnings).toEqual([expect.stringContaining("1 connector(s) hold credentials sealed with a secret key that was not restored")]);
+      expect(existsSync(join(bare, "secret.key"))).toBe(false);
+      // The right key named by --secret-key restores.
+      const named = join(tempDir(), "kept.key");
+      writeFileSync(named, keyBefore, { mode: 0o600 });
+      const third = join(tempDir(), "data");
+      const ok = await run([...SVC_SOURCE, "restore", "--from", out, "--secret-key", named, "--data", third, "--json"]);
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(readFileSync(join(third, "secret.key"), "utf8")).toBe(keyBefore);
+      expect(statSync(join(third, "secret.key")).mode & 0o777).toBe(0o600);
+    } finally {
+      vendor.stop();
+    }
+  }, 120_000);
+
   test("a scheduled backup restores too (human output names the projects and how to start)", async () => {
     const { dir } = await initialised();
     const backups = tempDir();
@@ -144,12 +223,17 @@ describe.skipIf(TEST_ENGINE !== "sqlite")("backup, restore into an empty data di
     servers.push(s);
     await s.waitForLine((l) => l.includes('"backup written"'));
     expect(await s.stop()).toBe(0);
-    const [file] = readdirSync(backups);
+    const [file] = readdirSync(backups).filter((name) => name !== "secret.key");
     expect(file).toMatch(/^service-\d{8}T\d{6}Z\.db$/);
+    // The server's key sits beside its backups, 0600, and restore puts it back.
+    expect(readFileSync(join(backups, "secret.key"), "utf8")).toBe(readFileSync(join(dir, "secret.key"), "utf8"));
+    expect(statSync(join(backups, "secret.key")).mode & 0o777).toBe(0o600);
     const fresh = join(tempDir(), "data");
     const r = await run([...SVC_SOURCE, "restore", "--from", join(backups, file!), "--data", fresh]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("1 project(s) (Shop)");
+    expect(readFileSync(join(fresh, "secret.key"), "utf8")).toBe(readFileSync(join(dir, "secret.key"), "utf8"));
+    expect(statSync(join(fresh, "secret.key")).mode & 0o777).toBe(0o600);
     expect(r.stdout).toContain(`svc serve --data ${fresh}`);
   }, 60_000);
 

@@ -204,12 +204,16 @@ describe.skipIf(TEST_ENGINE !== "sqlite")("svc serve --backup-dir", () => {
     const logged = written().map((l) => JSON.parse(l));
     expect(logged[0]).toMatchObject({ level: "info", msg: "backup written", kept: 1, removed: [] });
     expect(logged[2]).toMatchObject({ kept: 2, removed: [expect.stringMatching(/^service-\d{8}T\d{6}Z\.db$/)] });
-    const files = readdirSync(dir).sort();
+    // The newest 2 and the server's secret key (0600), which rotation never removes (issue 27, item 18).
+    const all = readdirSync(dir).sort();
+    expect(all[0]).toBe("secret.key");
+    expect(statSync(join(dir, "secret.key")).mode & 0o777).toBe(0o600);
+    const files = all.slice(1);
     expect(files).toHaveLength(2);
     expect(files.every((n) => /^service-\d{8}T\d{6}Z\.db$/.test(n))).toBe(true);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     // No more after the stop.
     await Bun.sleep(1500);
-    expect(readdirSync(dir).sort()).toEqual(files);
+    expect(readdirSync(dir).sort()).toEqual(all);
   }, 60_000);
 });

@@ -109,6 +109,24 @@ export const MemberSchema = t.Union(
   { title: "Member" },
 );
 
+/** A new link for a pending invitation (POST /members/{email}/invite-link). */
+export const InviteLinkSchema = t.Object(
+  {
+    email: t.String(),
+    link: t.String({ description: "Single-use; accepts the invitation (and signs them in) until expiresAt. The link sent before no longer works." }),
+    expiresAt: t.String(),
+  },
+  { title: "InviteLink", examples: [{ email: "dana@example.com", link: "https://flags.example.com/auth/magic?token=Qx3b9LmT0aZr7KpE…", expiresAt: "2026-12-05T14:00:00.000Z" }] },
+);
+
+export const MailSchema = t.Object(
+  {
+    configured: t.Boolean({ description: "False when no SMTP server is set (SERVICE_SMTP_URL): sign-in and invitation links then go only to the outbox file" }),
+    outbox: t.Optional(t.String({ description: "Without SMTP, the file on the server holding the links (shown to owners)" })),
+  },
+  { title: "Mail" },
+);
+
 export const MeSchema = t.Object(
   {
     user: t.Object({ email: t.String({ description: "The person, or for a key or API token the actor its audit rows name" }) }),
@@ -120,6 +138,7 @@ export const MeSchema = t.Object(
       role: t.Union([Role, t.Null()], { description: "A person's role in the selected project's organisation" }),
       permissions: t.Array(t.Union([t.Literal("read"), t.Literal("write"), t.Literal("manage"), t.Literal("members")])),
     }),
+    mail: t.Optional(MailSchema),
   },
   { title: "Me" },
 );

@@ -7,7 +7,7 @@ import type { ServiceContext } from "../../lib/module";
 import type { Store, Tx } from "../../lib/store";
 import { RateLimiter } from "../../lib/rate-limit";
 import { findMemberByEmail, insertSession, insertSignInLink, useSignInLink } from "./store";
-import { createMailer, type Mailer, type SignInMail } from "./mail";
+import { OutboxMailer, createMailer, type Mailer, type SignInMail } from "./mail";
 import { OidcClient } from "./oidc";
 import { DEFAULT_RATE_LIMITS, type SignInOptions, type SignInRateLimits } from "./options";
 import type { Role, SignedInUser } from "./types";
@@ -50,6 +50,10 @@ export class IdentityCore {
   /** Where mail goes without SMTP (and where the first-run setup link is kept). */
   readonly outboxPath: string;
   private readonly mailer: Mailer;
+  /** Where links go: SMTP (or a mailer the embedder gave), or without one the outbox file at `outboxPath`. */
+  get mailDelivery(): { configured: true } | { configured: false; outbox: string } {
+    return this.mailer instanceof OutboxMailer ? { configured: false, outbox: this.mailer.path } : { configured: true };
+  }
 
   constructor(readonly ctx: ServiceContext) {
     const options = ctx.options.signIn ?? {};

@@ -13,6 +13,7 @@ import {
   insertInvitation,
   listMembers,
   spendSignInLink,
+  updateInvitationLink,
   updateInvitationRole,
   updateMemberRole,
 } from "./store";
@@ -66,6 +67,33 @@ export async function createInvitation(core: IdentityCore, projectId: string, in
     // Membership spans the organisation: a row of the organisation, shown in each of its projects.
     await recordAudit(tx, { projectId: null, organisationId: organisation.id, action: "member.invite", subjectName: email, actor, detail: { role, expiresAt } });
     return { email, role, organisationId: organisation.id, organisationName: organisation.name, createdAt, expiresAt, status: "invited" as const, token };
+  });
+}
+
+/**
+ * A new link for a pending invitation, for an owner to pass on by hand (no mail server, a lost mail).
+ * Only hashes of links are stored, so the link sent before cannot be shown again: it is spent, and the
+ * invitation accepts the new one until the same `expiresAt`. Audited (`member.invite.link`); the link
+ * itself goes only into the answer, never into the audit trail, the log or the outbox.
+ */
+export async function inviteLink(core: IdentityCore, projectId: string, email: string, baseUrl: string, actor: AuditActor = SYSTEM_ACTOR): Promise<{ email: string; link: string; expiresAt: string }> {
+  return core.store.write(async (tx) => {
+    const found = await lockedPerson(core, tx, projectId, email);
+    if (!("invitation" in found)) throw notFound(`${found.current.email} is already a member: there is no pending invitation to copy`, "email: see GET /api/admin/members (status invited)");
+    const { invitation } = found;
+    const nowMs = core.now();
+    const token = await core.issueLink(tx, "magic", invitation.email, undefined, Date.parse(invitation.expires_at) - nowMs, nowMs);
+    await spendSignInLink(tx, invitation.token_hash, core.iso(nowMs));
+    await updateInvitationLink(tx, invitation.id, sha256Hex(token));
+    await recordAudit(tx, {
+      projectId: null,
+      organisationId: invitation.organisation_id,
+      action: "member.invite.link",
+      subjectName: invitation.email,
+      actor,
+      detail: { role: invitation.role, expiresAt: invitation.expires_at },
+    });
+    return { email: invitation.email, link: `${baseUrl}/auth/magic?token=${token}`, expiresAt: invitation.expires_at };
   });
 }
 

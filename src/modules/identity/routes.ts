@@ -1,3 +1,4 @@
+// Over 400 lines: the browser sign-in pages and the people routes share their cookies, CSRF and messages here.
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../lib/module";
 import { ApiError, forbidden, unauthorized } from "../../lib/errors";
@@ -26,6 +27,7 @@ import {
   MagicLinkBody,
   MagicLinkSentSchema,
   EmailParam,
+  InviteLinkSchema,
   MeSchema,
   RoleBody,
   MemberSchema,
@@ -40,6 +42,9 @@ import { OidcError } from "./oidc";
 import { SESSION_TTL_MS, type SignInResult } from "./service";
 
 const CHECK_MAIL = "If this address belongs to an account, a sign-in link is on its way. Check your mail.";
+/** Without SMTP the link is only in the outbox file: the person at the keyboard is told where (issue 27, item 12). */
+const checkMail = (mail: { configured: boolean; outbox?: string }) =>
+  mail.configured ? CHECK_MAIL : `If this address belongs to an account, a sign-in link is on its way. No mail server is set: the link is in ${mail.outbox} on the server.`;
 const BROWSER_POST =
   "Browser endpoint: needs the CSRF token (`csrf` field or `X-CSRF-Token`, equal to the `svc_csrf` cookie the pages set) and a same-origin Origin or Referer. A plain form post gets HTML (or a 303) back; JSON gets JSON.";
 const OIDC_COOKIE_PATH = "/auth/oidc";
@@ -94,7 +99,8 @@ export function identityRoutes(ctx: AppContext) {
           checkCsrf(request, body.csrf);
           const redirect = checkRedirect(body.redirect);
           await identity.requestMagicLink(body.email, { redirect, baseUrl: baseUrlOf(request), ip: clientIp(request) });
-          return isFormPost(request) ? htmlResponse(messagePage("Check your mail", CHECK_MAIL)) : { ok: true as const, message: CHECK_MAIL };
+          const message = checkMail(identity.mailDelivery);
+          return isFormPost(request) ? htmlResponse(messagePage(identity.mailDelivery.configured ? "Check your mail" : "Find the link on the server", message)) : { ok: true as const, message };
         }),
       {
         body: MagicLinkBody,
@@ -333,6 +339,18 @@ export function identityRoutes(ctx: AppContext) {
         response: { 200: MemberSchema },
       }),
     })
+    .post("/members/:email/invite-link", ({ principal, params, request }) => identity.inviteLink(principal.projectId, params.email, baseUrlOf(request), principal.actor), {
+      admin: "members",
+      params: EmailParam,
+      ...describe({
+        summary: "A new link for a pending invitation, to pass on by hand",
+        tag: "People",
+        auth: "admin",
+        errors: [404],
+        description: `For when the mail did not arrive, or no mail server is set (the first link is then only in \`<data>/outbox.log\`). Only hashes of links are stored, so this makes a new single-use link valid until the invitation's \`expiresAt\`; the link sent before stops working. Audited as \`member.invite.link\` (without the link). 404 when the person has no pending invitation. ${MEMBERS_PERMISSION}`,
+        response: { 200: InviteLinkSchema },
+      }),
+    })
     .delete(
       "/members/:email",
       async ({ principal, params, set }) => {
@@ -372,8 +390,11 @@ export function identityRoutes(ctx: AppContext) {
           role: principal.role ?? null,
           permissions: [...principal.permissions],
         };
+        // Whether links go by mail; the outbox's path only to those who manage people (who pass such links on).
+        const delivery = identity.mailDelivery;
+        const mail = delivery.configured || !principal.permissions.includes("members") ? { configured: delivery.configured } : delivery;
         if (principal.userId) {
-          return { user: { email: principal.actor.email }, project: { id: project.id, name: project.name }, projects: await identity.accessibleProjects(principal.userId), credential };
+          return { user: { email: principal.actor.email }, project: { id: project.id, name: project.name }, projects: await identity.accessibleProjects(principal.userId), credential, mail };
         }
         const organisation = await projects.organisationOf(project.id);
         return {
@@ -381,6 +402,7 @@ export function identityRoutes(ctx: AppContext) {
           project: { id: project.id, name: project.name },
           projects: [{ id: project.id, name: project.name, organisationId: project.organisationId, organisationName: organisation?.name ?? "" }],
           credential,
+          mail,
         };
       },
       {
@@ -390,7 +412,7 @@ export function identityRoutes(ctx: AppContext) {
           auth: "admin",
           errors: [404],
           description:
-            "For a person (access token): their email, the selected project (X-Project-Id, else the one bound at login; null when there is none), their role there and the projects of all their organisations. For an admin key or API token: `user.email` is the actor its audit rows record (`admin-key:…@keys.local`, `api-token:…@tokens.local`) and `projects` is its one project. `credential.permissions` says what the caller may do in the selected project.",
+            "For a person (access token): their email, the selected project (X-Project-Id, else the one bound at login; null when there is none), their role there and the projects of all their organisations. For an admin key or API token: `user.email` is the actor its audit rows record (`admin-key:…@keys.local`, `api-token:…@tokens.local`) and `projects` is its one project. `credential.permissions` says what the caller may do in the selected project. `mail.configured` is false when no SMTP server is set (links then go to the outbox file, whose path `mail.outbox` names for owners).",
           response: { 200: MeSchema },
         }),
       },

@@ -113,6 +113,9 @@ export class IdentityService extends IdentityCore {
   setRole(projectId: string, email: string, role: Role, actor?: AuditActor): Promise<Member> {
     return people.setRole(this, projectId, email, role, actor);
   }
+  inviteLink(projectId: string, email: string, baseUrl: string, actor?: AuditActor): Promise<{ email: string; link: string; expiresAt: string }> {
+    return people.inviteLink(this, projectId, email, baseUrl, actor);
+  }
   removeMember(projectId: string, email: string, actor?: AuditActor): Promise<void> {
     return people.removeMember(this, projectId, email, actor);
   }

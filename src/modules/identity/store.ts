@@ -183,6 +183,11 @@ export async function updateInvitationRole(q: Queryable, id: string, role: Role)
   await q.run("UPDATE invitations SET role = ? WHERE id = ?", role, id);
 }
 
+/** Points an invitation at a new link (an owner copied one; the old link was spent in the same transaction). */
+export async function updateInvitationLink(q: Queryable, id: string, tokenHash: string): Promise<void> {
+  await q.run("UPDATE invitations SET token_hash = ? WHERE id = ?", tokenHash, id);
+}
+
 /** Takes (deletes) the invitation a sign-in link carries and answers it; null when the link is no invitation's. One statement: accepted once. */
 export async function takeInvitationOfLink(q: Queryable, tokenHash: string): Promise<InvitationRow | null> {
   return (await q.one<InvitationRow>(`DELETE FROM invitations WHERE token_hash = ? RETURNING ${INVITATION_COLUMNS}`, tokenHash)) ?? null;

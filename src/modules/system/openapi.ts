@@ -116,7 +116,9 @@ export function openapiRoutes(ctx: AppContext) {
   const parts = async () => {
     if (documentParts) return documentParts;
     const { toOpenAPISchema } = await import("@elysiajs/openapi");
-    const { paths, components } = toOpenAPISchema(plugin, { staticFile: true });
+    // Dotted paths are not dropped as "static files": /sdk/svc-sdk.tgz and /sdk/svc.js are documented routes; the
+    // other dotted ones (this viewer's scripts, dashboard assets) are hidden by their own `detail.hide`.
+    const { paths, components } = toOpenAPISchema(plugin, { staticFile: false });
     const head = JSON.stringify({
       openapi: "3.1.2",
       info: {

@@ -1,0 +1,24 @@
+import type { ModuleManifest } from "../../lib/module";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const routesCode = () => require("./routes") as typeof import("./routes");
+
+declare module "../../lib/module" {
+  interface Services {
+    sdkPackage: Record<string, never>;
+  }
+}
+
+/**
+ * The SDK from the server itself (DECISIONS, "The SDK, from the server
+ * itself"): `GET /sdk/svc-sdk.tgz` is the npm package of this server's own
+ * SDK version (`npm install http://HOST:PORT/sdk/svc-sdk.tgz`), and
+ * `GET /sdk/svc.js` the same SDK as one browser ES module. No tables, no
+ * service, no credentials: the SDK is public code, the keys are not.
+ */
+export const sdkPackageModule: ModuleManifest<"sdkPackage"> = {
+  name: "sdkPackage",
+  migrations: [],
+  createService: () => ({}),
+  routes: (ctx) => routesCode().sdkPackageRoutes(ctx),
+};

@@ -1,0 +1,61 @@
+import { Elysia } from "elysia";
+import { acceptsGzip, describe, etagMatches } from "../../lib/http";
+import type { AppContext } from "../../lib/module";
+import { type SdkFile, sdkArtifacts } from "./artifacts";
+
+export const SDK_TGZ_PATH = "/sdk/svc-sdk.tgz";
+export const SDK_JS_PATH = "/sdk/svc.js";
+
+/**
+ * Public and the same for everyone: any origin may load the module (a `<script type="module">` from
+ * another origin needs CORS) and caches may keep it for five minutes, then revalidate by ETag (a new
+ * server version is a new file at the same URL).
+ */
+const HEADERS = {
+  "cache-control": "public, max-age=300, must-revalidate",
+  "access-control-allow-origin": "*",
+  "x-content-type-options": "nosniff",
+};
+
+function send(request: Request, file: SdkFile, type: string, extra: Record<string, string> = {}): Response {
+  const gzip = file.gzip !== undefined && acceptsGzip(request.headers.get("accept-encoding"));
+  // The two encodings are two representations: each has its own tag.
+  const etag = gzip ? `${file.etag.slice(0, -1)}-gz"` : file.etag;
+  const headers = new Headers({ ...HEADERS, ...extra, "content-type": type, etag, ...(file.gzip ? { vary: "Accept-Encoding" } : {}) });
+  if (etagMatches(request.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
+  if (gzip) headers.set("content-encoding", "gzip");
+  return new Response(gzip ? file.gzip : file.body, { headers });
+}
+
+export function sdkPackageRoutes(ctx: AppContext) {
+  return new Elysia({ name: "sdk-package", seed: ctx })
+    .get(
+      SDK_TGZ_PATH,
+      async ({ request }) => {
+        const { tgz, version } = await sdkArtifacts();
+        return send(request, tgz, "application/gzip", { "content-disposition": `attachment; filename="svc-sdk-${version}.tgz"` });
+      },
+      {
+        ...describe({
+          summary: "The SDK as an npm package (svc-sdk, this server's version)",
+          tag: "SDK",
+          auth: "none",
+          description:
+            "The npm tarball of `svc-sdk`, the SDK of this server's own version (no dependencies, ESM, with type declarations), built into the binary: install it straight from the server, no registry needed:\n\n" +
+            "```sh\nnpm install https://flags.example.com/sdk/svc-sdk.tgz\n```\n\n" +
+            "then `import { createClient } from \"svc-sdk\"`. package.json records that URL; install again from it after upgrading the server. Strong `ETag`, `If-None-Match` gives 304.",
+        }),
+      },
+    )
+    .get(SDK_JS_PATH, async ({ request }) => send(request, (await sdkArtifacts()).js, "text/javascript; charset=utf-8"), {
+      ...describe({
+        summary: "The SDK as one browser ES module",
+        tag: "SDK",
+        auth: "none",
+        description:
+          "The same SDK as `GET /sdk/svc-sdk.tgz`, as one self-contained ES module for browsers (and Deno, Bun), served with CORS for any origin:\n\n" +
+          "```js\nimport { createClient } from \"https://flags.example.com/sdk/svc.js\";\nconst svc = createClient({ baseUrl: \"https://flags.example.com\", sdkKey: \"sdk_browser_…\", env: \"prod\" });\n```\n\n" +
+          "In browsers use a browser key (it evaluates through OFREP and never sees rules). Strong `ETag`, gzip when accepted.",
+      }),
+    });
+}
