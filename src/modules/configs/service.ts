@@ -1,4 +1,4 @@
-// One piece: configs with their drafts and history, which share versioned writes and the JSON Schema checks of values.
+// One piece: configs with their drafts, history and rollback, which share versioned writes and the JSON Schema checks of values.
 import { recordAudit } from "../../lib/audit";
 import { emitEvent } from "../../lib/outbox";
 import { ENVS, type Env } from "../../lib/envs";
