@@ -16,7 +16,12 @@ import {
   type VariantStats,
   type VariantStatsRow,
   type ExposureWindow,
+  type NameCounts,
+  type NameCountsQuery,
+  type RecentPage,
+  type RecentQuery,
   EXPOSURE_PREFIX,
+  propsOf,
   SUM_COLUMNS,
   UpstreamError,
   countsOf,
@@ -97,6 +102,14 @@ const EXPOSURE_COUNTS =
 // The units first exposed in [$3, $4), and all of them (see ExposureCounts), in one walk.
 const INSIDE = "first_ts >= CAST($3 AS bigint) AND first_ts < CAST($4 AS bigint)";
 const EXPOSURE_COUNTS_IN_WINDOW = `SELECT variant, COUNT(*) FILTER (WHERE ${INSIDE}) AS n, MIN(first_ts) FILTER (WHERE ${INSIDE}) AS lo, MAX(first_ts) FILTER (WHERE ${INSIDE}) AS hi, COUNT(*) AS "all" FROM experiment_exposures WHERE project_id = $1 AND experiment_id = $2 GROUP BY variant ORDER BY variant COLLATE "C"`;
+const COUNTS_BY_NAME =
+  "SELECT name, SUM(CASE WHEN hour >= CAST($2 AS bigint) THEN n ELSE 0 END) AS day, SUM(n) AS week FROM event_hourly WHERE project_id = $1 AND hour >= CAST($3 AS bigint) GROUP BY name";
+// A page of one name's newest events, walking the hour index backwards. The tie-break is the row's ctid: a ts
+// lies in one day partition, so (ts, ctid) names one row; events are never updated, so a ctid does not move.
+const RECENT_COLUMNS = "SELECT ts, unit_id, value, props, CAST(ctid AS text) AS tie FROM events WHERE project_id = $1 AND name = $2";
+const RECENT_ORDER = "ORDER BY (ts / 3600000) DESC, ts DESC, ctid DESC LIMIT $3";
+const RECENT_FIRST = `${RECENT_COLUMNS} ${RECENT_ORDER}`;
+const RECENT_AFTER = `${RECENT_COLUMNS} AND (ts / 3600000) <= CAST($4 AS bigint) AND (ts < CAST($5 AS bigint) OR (ts = CAST($5 AS bigint) AND ctid < CAST($6 AS tid))) ${RECENT_ORDER}`;
 const LIST_PARTITIONS = "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = CAST('events' AS regclass)";
 
 type Waiter = { rows: EventRow[]; resolve: () => void; reject: (err: unknown) => void };
@@ -474,6 +487,30 @@ export class PostgresEventStore implements EventStore {
       await this.ready();
       if (!window) return countsOf(await this.sql.unsafe(EXPOSURE_COUNTS, [pgText(projectId), pgText(experimentId)]));
       return countsOf(await this.sql.unsafe(EXPOSURE_COUNTS_IN_WINDOW, [pgText(projectId), pgText(experimentId), window.from, window.to]), true);
+    });
+  }
+
+  countsByName(q: NameCountsQuery): Promise<NameCounts[]> {
+    return this.guard("event counts", async () => {
+      await this.ready();
+      const found = (await this.sql.unsafe(COUNTS_BY_NAME, [pgText(q.projectId), q.daySince, q.weekSince])) as { name: string; day: number | string; week: number | string }[];
+      return found.map((r) => ({ name: r.name, day: Number(r.day), week: Number(r.week) }));
+    });
+  }
+
+  recent(q: RecentQuery): Promise<RecentPage> {
+    return this.guard("recent events", async () => {
+      await this.ready();
+      // One more than the page: whether an older page exists.
+      const base = [pgText(q.projectId), pgText(q.name), q.limit + 1];
+      const found = (await (q.before
+        ? this.sql.unsafe(RECENT_AFTER, [...base, Math.floor(q.before.ts / HOUR_MS), q.before.ts, q.before.tie])
+        : this.sql.unsafe(RECENT_FIRST, base))) as { ts: number | string; unit_id: string | null; value: number | null; props: unknown; tie: string }[];
+      const more = found.length > q.limit;
+      if (more) found.length = q.limit;
+      const events = found.map((r) => ({ ts: Number(r.ts), unitId: r.unit_id, value: r.value === null ? null : Number(r.value), props: propsOf(r.props) }));
+      const last = found.at(-1);
+      return { events, next: last && more ? { ts: Number(last.ts), tie: last.tie } : null };
     });
   }
 

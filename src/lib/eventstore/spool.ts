@@ -1,7 +1,7 @@
 import { Database, type Statement } from "bun:sqlite";
 import { preparePrivateFile } from "../store/sqlite";
 import { checkRows } from "./postgres";
-import type { EventRow, EventStore, ExperimentStatsQuery, ExposureCounts, ExposureWindow, SeriesQuery, SeriesResult, VariantStats } from "./types";
+import type { EventRow, EventStore, ExperimentStatsQuery, ExposureCounts, ExposureWindow, NameCounts, NameCountsQuery, RecentPage, RecentQuery, SeriesQuery, SeriesResult, VariantStats } from "./types";
 
 /**
  * An analytics upstream behind a local spool (`<data>/events-spool.db`).
@@ -192,6 +192,14 @@ export class SpoolingEventStore implements EventStore {
 
   prune(options: { projectId: string; rawBefore: number; rollupsBefore?: number }): Promise<number> {
     return this.upstream.prune(options);
+  }
+
+  countsByName(query: NameCountsQuery): Promise<NameCounts[]> {
+    return this.upstream.countsByName?.(query) ?? Promise.resolve([]);
+  }
+
+  recent(query: RecentQuery): Promise<RecentPage> {
+    return this.upstream.recent?.(query) ?? Promise.resolve({ events: [], next: null });
   }
 
   /** Stops the drainer, spools what was queued, tries one last drain (what fails stays spooled for the next start), closes both. */

@@ -186,3 +186,22 @@ export function mergeSlices(slices: VariantStatsRow[][]): VariantStatsRow[] {
   return [...byVariant.values()].sort(byVariantBytes);
 }
 
+
+/** Events per name over a trailing day and week, from the hourly roll-ups (one range of the primary key per project). */
+export const COUNTS_BY_NAME_SQL =
+  "SELECT name, SUM(CASE WHEN hour >= ?2 THEN n ELSE 0 END) AS day, SUM(n) AS week FROM event_hourly WHERE project_id = ?1 AND hour >= ?3 GROUP BY name";
+
+/**
+ * A page of one name's newest raw events. The index is keyed by the hour and, within it, by arrival (rowid):
+ * walked backwards by hour, only the rows of the hours the page reaches are sorted by `ts`. A cursor names the
+ * last row given (its ts and rowid), so rows arriving meanwhile never shift a page.
+ */
+export function recentSql(q: { projectId: string; name: string; limit: number; before?: { ts: number; tie: string } }): { sql: string; params: (string | number)[] } {
+  const columns = "SELECT rowid AS tie, ts, unit_id, value, props FROM events WHERE project_id = ?1 AND name = ?2";
+  const order = "ORDER BY hour DESC, ts DESC, rowid DESC";
+  if (!q.before) return { sql: `${columns} ${order} LIMIT ?3`, params: [q.projectId, q.name, q.limit] };
+  return {
+    sql: `${columns} AND hour <= ?4 AND (ts < ?5 OR (ts = ?5 AND rowid < ?6)) ${order} LIMIT ?3`,
+    params: [q.projectId, q.name, q.limit, Math.floor(q.before.ts / 3_600_000), q.before.ts, Number(q.before.tie)],
+  };
+}

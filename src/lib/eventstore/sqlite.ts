@@ -1,3 +1,4 @@
+// Over 400 lines as one piece: the embedded event store (ingest, series, analysis, recent events, pruning) is one class over one file; its SQL is in sqlite-sql.ts and sqlite-many.ts.
 import { Database, type Statement } from "bun:sqlite";
 import { availableParallelism } from "node:os";
 import { preparePrivateFile } from "../store/sqlite";
@@ -14,8 +15,13 @@ import {
   type SeriesResult,
   type VariantStats,
   type ExposureWindow,
+  type NameCounts,
+  type NameCountsQuery,
+  type RecentPage,
+  type RecentQuery,
   type VariantStatsRow,
   EXPOSURE_PREFIX,
+  propsOf,
   countsOf,
   noteExposure,
   variantStatsOf,
@@ -23,7 +29,7 @@ import {
 import { manyCountsSql, manyMetricSql, mergeMany } from "./sqlite-many";
 import { AnalysisPool } from "./sqlite-pool";
 import { SCHEMA, ensureExposureCounts } from "./sqlite-schema";
-import { experimentSql, mergeSlices, rawSql } from "./sqlite-sql";
+import { COUNTS_BY_NAME_SQL, experimentSql, mergeSlices, rawSql, recentSql } from "./sqlite-sql";
 import { bucketRows, rollupPlan } from "./plan";
 
 /**
@@ -292,6 +298,24 @@ export class SqliteEventStore implements EventStore {
       : "SELECT variant, COUNT(*) AS n, MIN(first_ts) AS lo, MAX(first_ts) AS hi FROM experiment_exposures WHERE project_id = ?1 AND experiment_id = ?2 GROUP BY variant ORDER BY variant";
     const found = await this.analyse(0, sql, window ? [projectId, experimentId, window.from, window.to] : [projectId, experimentId]);
     return countsOf(found as Parameters<typeof countsOf>[0], window !== undefined);
+  }
+
+  async countsByName(q: NameCountsQuery): Promise<NameCounts[]> {
+    if (this.closed) throw new Error("event store closed");
+    const found = (await this.analyse(null, COUNTS_BY_NAME_SQL, [q.projectId, q.daySince, q.weekSince])) as { name: string; day: number; week: number }[];
+    return found.map((r) => ({ name: r.name, day: Number(r.day), week: Number(r.week) }));
+  }
+
+  async recent(q: RecentQuery): Promise<RecentPage> {
+    if (this.closed) throw new Error("event store closed");
+    // One more than the page: whether an older page exists.
+    const { sql, params } = recentSql({ ...q, limit: q.limit + 1 });
+    const found = (await this.analyse(null, sql, params)) as { tie: number; ts: number; unit_id: string | null; value: number | null; props: string | null }[];
+    const more = found.length > q.limit;
+    if (more) found.length = q.limit;
+    const events = found.map((r) => ({ ts: Number(r.ts), unitId: r.unit_id, value: r.value, props: propsOf(r.props) }));
+    const last = found.at(-1);
+    return { events, next: last && more ? { ts: Number(last.ts), tie: String(last.tie) } : null };
   }
 
   /**

@@ -289,6 +289,26 @@ export function variantStatsOf(row: VariantStatsRow, ratio: boolean, pre: boolea
   return out;
 }
 
+/** Events per name over two trailing windows (epoch seconds, hour-aligned starts), read from the hourly roll-ups. */
+export type NameCountsQuery = { projectId: string; daySince: number; weekSince: number };
+export type NameCounts = { name: string; day: number; week: number };
+
+/**
+ * The newest raw events of one name, newest first (by `ts`, then arrival).
+ * `before` is the `next` of the page before: an engine's own position,
+ * opaque to callers.
+ */
+export type RecentQuery = { projectId: string; name: string; limit: number; before?: RecentCursor };
+export type RecentCursor = { ts: number; tie: string };
+export type RecentEvent = { ts: number; unitId: string | null; value: number | null; props: Record<string, string | number | boolean> | null };
+export type RecentPage = { events: RecentEvent[]; next: RecentCursor | null };
+
+/** A stored `props` column as the row's properties (SQLite gives JSON text, PostgreSQL's jsonb may arrive parsed). */
+export function propsOf(raw: unknown): RecentEvent["props"] {
+  if (raw === null || raw === undefined) return null;
+  return (typeof raw === "string" ? JSON.parse(raw) : raw) as RecentEvent["props"];
+}
+
 export interface EventStore {
   readonly kind: "sqlite" | "postgres" | "upstream";
   /** Where events live, without credentials (logs). */
@@ -315,6 +335,10 @@ export interface EventStore {
    * (with `window`) those first exposed in it, the same units experimentStats counts over the same window.
    */
   exposureCounts(projectId: string, experimentId: string, window?: ExposureWindow): Promise<ExposureCounts>;
+  /** Events per name in the trailing day and week (NameCountsQuery), off the request loop; names with none are absent. */
+  countsByName?(query: NameCountsQuery): Promise<NameCounts[]>;
+  /** One page of a name's newest raw events (RecentQuery), off the request loop. */
+  recent?(query: RecentQuery): Promise<RecentPage>;
   /**
    * Deletes raw events of `projectId` older than `rawBefore` (epoch ms), and
    * (when given) roll-ups of every project older than `rollupsBefore`.

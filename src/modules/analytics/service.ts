@@ -1,10 +1,14 @@
-import { ApiError, validation } from "../../lib/errors";
+import { ApiError, unavailable, validation } from "../../lib/errors";
 import type { ServiceContext } from "../../lib/module";
 import {
   DEFAULT_RAW_RETENTION_DAYS,
   type EventRow,
   type EventStore,
   MAX_SERIES_BUCKETS,
+  type NameCounts,
+  type NameCountsQuery,
+  type RecentPage,
+  type RecentQuery,
   ROLLUP_RETENTION_DAYS,
   type SeriesQuery,
   type SeriesResult,
@@ -144,6 +148,18 @@ export class AnalyticsService {
   async series(q: SeriesQuery): Promise<SeriesResult> {
     checkSeriesWindow(q);
     return upstream(this.eventStore.series(q));
+  }
+
+  /** Events per name over a trailing day and week (the events page's counts), on the event store's workers. */
+  countsByName(q: NameCountsQuery): Promise<NameCounts[]> {
+    if (!this.eventStore.countsByName) throw unavailable(5);
+    return upstream(this.eventStore.countsByName(q));
+  }
+
+  /** A page of one name's newest raw events, on the event store's workers. */
+  recent(q: RecentQuery): Promise<RecentPage> {
+    if (!this.eventStore.recent) throw unavailable(5);
+    return upstream(this.eventStore.recent(q));
   }
 
   /** Raw events past each project's retention, roll-ups past 13 months; once across servers. */

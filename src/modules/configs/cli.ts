@@ -1,4 +1,5 @@
 import type { Static } from "elysia";
+import { UsageError } from "../../lib/config";
 import { ENVS, type SvcClient, dataOf, seg } from "../../cli/client";
 import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, intFlag, jsonFlag, openClient, requiredEnv, str, table, when } from "../../cli/client-command";
 import type { Command, Flag } from "../../cli/command";
@@ -14,7 +15,7 @@ const VALUE_FLAG: Flag = { type: "string", value: "JSON", help: "The new value a
 
 export const configsCommand: Command = {
   name: "configs",
-  summary: "Dynamic configs: list, get, create, set (save a draft), publish, activity",
+  summary: "Dynamic configs: list, get, create, set (save a draft), publish, history, rollback, activity; schema get, set",
   details: ["`svc config` is the same command. A change is saved as a draft of one env and goes live when published (`set --publish` does both)."],
   examples: ["svc configs list", `svc configs set checkout-limits --env staging --value '{"max":5}' --publish`, "svc configs activity checkout-limits"],
   subcommands: [
@@ -131,6 +132,95 @@ export const configsCommand: Command = {
         if (env === "prod") await confirmChange(values, client, `Publish the prod draft of ${name}? SDKs see the new value at once.`);
         const published = await dataOf(configs(client, { requireProject: true })({ id: seg(name) }).publish.post({ env }));
         emit(values.json, published, () => `Published ${name} on ${env}: version ${published.version}.`);
+        return 0;
+      },
+    },
+    {
+      name: "history",
+      summary: "Published versions of a config, newest first (what `rollback` can go back to)",
+      args: ["<name>"],
+      examples: ["svc configs history checkout-limits --env prod", "svc configs history checkout-limits --limit 5 --json"],
+      flags: { env: { ...ENV_FLAG, help: "Only this env: dev, staging or prod (default: all three)" }, limit: { type: "string", value: "N", help: "At most N versions, 1 to 1000 (default 100)" }, ...CLIENT_FLAGS },
+      async run({ values, positionals }) {
+        const env = envFlag(values.env);
+        const limit = intFlag(values.limit, "limit", 1, 1000);
+        const rows = await dataOf(configs(openClient(values))({ id: seg(positionals[0]!) }).history.get({ query: { env, limit: limit?.toString() } }));
+        emit(values.json, rows, () =>
+          rows.length === 0
+            ? "No versions."
+            : table(
+                ["ENV", "VERSION", "VALUE", "BY", "WHEN"],
+                rows.map((h) => [h.env, h.version, JSON.stringify(h.value), h.actorEmail, when(h.createdAt)]),
+                { full: ["ENV", "BY"] },
+              ),
+        );
+        return 0;
+      },
+    },
+    {
+      name: "rollback",
+      summary: "Publish an earlier version's value on one env as its next version",
+      args: ["<name>"],
+      details: ["The value is checked against the current schema first (it may have changed since). On prod, in a terminal, it shows the value and asks first (--yes skips the question)."],
+      examples: ["svc configs rollback checkout-limits --env prod --version 3", "svc configs rollback checkout-limits --env staging --version 1 --json"],
+      flags: {
+        env: { ...ENV_FLAG, help: "Env to roll back: dev, staging or prod (required)" },
+        version: { type: "string", value: "N", help: "The earlier version whose value to publish again (`svc configs history` lists them; required)" },
+        yes: YES_FLAG,
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const name = positionals[0]!;
+        const env = requiredEnv(values.env);
+        if (values.version === undefined) throw new UsageError(`--version N is required (\`svc configs history ${name} --env ${env}\` lists them)`);
+        const version = intFlag(values.version, "version", 1, Number.MAX_SAFE_INTEGER)!;
+        const client = openClient(values);
+        if (env === "prod") {
+          const history = await dataOf(configs(client)({ id: seg(name) }).history.get({ query: { env: "prod", limit: "1000" } }));
+          const target = history.find((h) => h.version === version);
+          const shown = target ? ["  its value:", pretty(target.value).replace(/^/gm, "    ")] : [];
+          await confirmChange(values, client, [`prod: ${name} back to the value of version ${version}, published as a new version.`, ...shown, "Publish this value to prod?"].join("\n"));
+        }
+        const r = await dataOf(configs(client)({ id: seg(name) }).rollback.post({ env, version }));
+        emit(values.json, r, () => [`${r.env}: ${name} version ${r.version} (the value of version ${version}):`, pretty(r.value)].join("\n"));
+        return 0;
+      },
+    },
+    {
+      name: "schema get",
+      summary: "Print a config's JSON Schema",
+      args: ["<name>"],
+      details: ["Prints the schema as JSON (with or without --json), ready to edit and send back with `svc configs schema set`."],
+      examples: ["svc configs schema get checkout-limits > limits.schema.json"],
+      flags: { ...CLIENT_FLAGS },
+      async run({ values, positionals }) {
+        const cfg = await dataOf(configs(openClient(values))({ id: seg(positionals[0]!) }).get());
+        console.log(pretty(cfg.schema));
+        return 0;
+      },
+    },
+    {
+      name: "schema set",
+      summary: "Replace a config's JSON Schema (every published value and draft must fit it)",
+      args: ["<name>"],
+      details: [
+        "The new schema is refused (VALIDATION naming the env or draft and the JSON path) when a published value or a draft of any env does not match it; nothing changes then. Publishes nothing: SDKs see no change.",
+      ],
+      examples: ["svc configs schema set checkout-limits --file limits.schema.json", `svc configs schema set checkout-limits --schema '{"type":"object","properties":{"max":{"type":"integer"}}}' --json`],
+      flags: {
+        file: { type: "string", value: "PATH", help: "Read the JSON Schema from this file" },
+        schema: { type: "string", value: "JSON", help: "The JSON Schema itself, or @FILE (instead of --file)" },
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const name = positionals[0]!;
+        const file = str(values, "file");
+        if ((file === undefined) === (values.schema === undefined)) throw new UsageError("give the new schema with --file PATH or --schema JSON (one of them)");
+        const schema = file !== undefined ? jsonFlag(`@${file}`, "file") : jsonFlag(values.schema, "schema");
+        const client = openClient(values);
+        await dataOf(configs(client)({ id: seg(name) }).patch({ schema }));
+        const cfg = await dataOf(configs(client)({ id: seg(name) }).get());
+        emit(values.json, { id: cfg.id, name: cfg.name, schema: cfg.schema }, () => `Replaced the JSON Schema of ${cfg.name}; every published value and draft fits it. Nothing was published.`);
         return 0;
       },
     },

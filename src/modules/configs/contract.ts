@@ -76,6 +76,11 @@ export const CheckValueResultSchema = t.Object(
 
 export const PublishBody = BodyObject({ env: EnvSchema }, { examples: [{ env: "prod" }] });
 
+export const RollbackBody = BodyObject(
+  { env: EnvSchema, version: t.Number({ minimum: 1, multipleOf: 1, description: "The earlier version of that env whose value to publish again (GET …/history lists them)" }) },
+  { examples: [{ env: "prod", version: 3 }] },
+);
+
 export const EnvParams = t.Object({ id: t.String({ minLength: 1, maxLength: 128 }), env: EnvSchema });
 
 // `limit` is taken as text and checked by the service, so that its VALIDATION detail names `limit`.

@@ -60,4 +60,28 @@ export const configTools = [
       return dataOf(configs(open, project_id, { requireProject: true })({ id: seg(name) }).publish.post({ env }));
     },
   }),
+  defineTool({
+    name: "rollback_config",
+    title: "Roll back a config",
+    description:
+      "Publishes the value of an earlier version of one env again, as that env's next version; SDKs see it at once. get_config shows each env's current version; the value must still match the config's current schema (else VALIDATION, nothing changes). A version the env never had is NOT_FOUND.",
+    input: { name: configName, env: envArg, version: z.number().int().min(1).describe("The earlier version of that env whose value to publish again"), project_id: projectIdArg },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    async run({ name, env, version, project_id }, open) {
+      return dataOf(configs(open, project_id)({ id: seg(name) }).rollback.post({ env, version }));
+    },
+  }),
+  defineTool({
+    name: "set_config_schema",
+    title: "Replace a config's JSON Schema",
+    description:
+      "Replaces the JSON Schema (2020-12 by default, or draft-07 by `$schema`) that every value of the config must match. Refused (VALIDATION naming the env or draft and JSON path) when a published value or draft does not fit it; nothing changes then. Publishes nothing. get_config shows the current schema.",
+    input: { name: configName, schema: z.union([z.record(z.string(), z.unknown()), z.boolean()]).describe("The new JSON Schema (an object, or true/false)"), project_id: projectIdArg },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    async run({ name, schema, project_id }, open) {
+      await dataOf(configs(open, project_id)({ id: seg(name) }).patch({ schema }));
+      const cfg = await dataOf(configs(open, project_id)({ id: seg(name) }).get());
+      return { id: cfg.id, name: cfg.name, schema: cfg.schema };
+    },
+  }),
 ];

@@ -22,6 +22,7 @@ import {
   CheckValueResultSchema,
   PublishBody,
   PublishedSchema,
+  RollbackBody,
   SaveDraftBody,
 } from "./contract";
 
@@ -190,6 +191,25 @@ export function configRoutes(ctx: AppContext) {
         }),
       },
     )
+    .post(
+      "/:id/rollback",
+      async ({ principal, params, body }) => await configs.rollback(principal.projectId, params.id, body, principal.actor),
+      {
+        admin: true,
+        jsonObjectBody: true,
+        params: IdParam,
+        body: RollbackBody,
+        ...describe({
+          summary: "Publish a new version equal to an earlier one",
+          tag: TAG,
+          auth: "admin",
+          errors: [404],
+          description:
+            "The value of `version` on `env` is published again as that env's next version (SDKs see it at once); other envs and drafts stay as they are. The value is checked against the current schema first: one that no longer fits is VALIDATION and nothing changes. A version that env never had is NOT_FOUND. Audited as `config.rollback`; the activity log shows it as `config.publish` with `rollbackOf`.",
+          response: { 200: PublishedSchema },
+        }),
+      },
+    )
     .get(
       "/:id/activity",
       async ({ principal, params, query }) => await configs.activity(principal.projectId, params.id, numberParam(query.limit)),
@@ -202,7 +222,7 @@ export function configRoutes(ctx: AppContext) {
           tag: TAG,
           auth: "admin+project",
           errors: [404],
-          description: "Actions: config.create, config.update, config.draft.save, config.publish (payload `{env, version}`), config.delete. A deleted config's activity is read by its id.",
+          description: "Actions: config.create, config.update, config.draft.save, config.publish (payload `{env, version}`, plus `rollbackOf` when a rollback published it), config.delete. A deleted config's activity is read by its id.",
           response: { 200: t.Array(ActivitySchema) },
         }),
       },

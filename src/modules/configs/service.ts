@@ -1,4 +1,4 @@
-// One piece: configs with their drafts and history, which share versioned writes and the JSON Schema checks of values.
+// One piece: configs with their drafts, history and rollback, which share versioned writes and the JSON Schema checks of values.
 import { recordAudit } from "../../lib/audit";
 import { emitEvent } from "../../lib/outbox";
 import { ENVS, type Env } from "../../lib/envs";
@@ -401,6 +401,41 @@ export class ConfigsService {
         await this.record(tx, projectId, row, ACTIONS.publish, actor, { env, version }, now);
         await emitEvent(tx, { projectId, type: "config.published", payload: { configId: row.id, name: row.name, action: ACTIONS.publish, versions: { [env]: version }, actor: actor.email } });
         return { id: row.id, env, version, value: draftValue };
+      },
+    );
+  }
+
+  /**
+   * Publishes the value of `version` of one env again, as that env's next
+   * version (as gates and killswitches roll back). The value is checked
+   * against the current schema first (the schema may have changed since):
+   * one that no longer fits is VALIDATION and nothing is published. The
+   * activity log records it as a publish (its five actions) with
+   * `rollbackOf`; the audit as `config.rollback`.
+   */
+  async rollback(projectId: string, idOrName: string, input: { env: Env; version: number }, actor: Actor): Promise<{ id: string; env: Env; version: number; value: unknown }> {
+    const { env, version: target } = input;
+    let json = "";
+    let value: unknown;
+    return this.validatedWrite(
+      projectId,
+      idOrName,
+      async (row) => {
+        // Published versions never change: what is read here is what the commit publishes.
+        const found = await versioned.version<{ value: string }>(this.ctx.store, row.id, env, target);
+        if (!found) throw notFound(`Config ${row.name} has no version ${target} on ${env}`, `version: 1 to the current version of ${env} (GET /api/admin/configs/{id}/history?env=${env} lists them)`);
+        json = found.value;
+        value = JSON.parse(json) as unknown;
+        failIfProblems(`The value of version ${target} does not match the config's current schema`, await this.problems(row, [{ value, label: `version ${target}` }]));
+      },
+      async (tx, row) => {
+        const now = nowIso();
+        const version = await versioned.publish(tx, { projectId, id: row.id, env, content: { value: json }, actor, now });
+        await touchConfig(tx, row.id, now);
+        await insertActivity(tx, { id: newId("act"), projectId, configId: row.id, action: ACTIONS.publish, actorEmail: actor.email, actorType: actor.type, payload: { env, version, rollbackOf: target }, createdAt: now });
+        await recordAudit(tx, { projectId, action: AUDIT_ONLY_ACTIONS.rollback, subjectId: row.id, subjectName: row.name, env, actor, detail: { env, version, from: target } });
+        await emitEvent(tx, { projectId, type: "config.published", payload: { configId: row.id, name: row.name, action: AUDIT_ONLY_ACTIONS.rollback, versions: { [env]: version }, actor: actor.email } });
+        return { id: row.id, env, version, value };
       },
     );
   }

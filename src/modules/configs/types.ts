@@ -63,5 +63,5 @@ export const ACTIONS = {
 } as const;
 
 /** Audit actions that have no activity row (the activity log keeps its five actions). */
-export const AUDIT_ONLY_ACTIONS = { draftDelete: "config.draft.delete" } as const;
+export const AUDIT_ONLY_ACTIONS = { draftDelete: "config.draft.delete", rollback: "config.rollback" } as const;
 

@@ -1,10 +1,10 @@
 import { UsageError } from "../../lib/config";
 import type { Static } from "elysia";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, list, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, intFlag, list, openClient, str, table, when } from "../../cli/client-command";
 import type { ArgValues, Command, Flag, Flags } from "../../cli/command";
 import type { CatalogEventSchema, CreateEventBody, UpdateEventBody } from "./contract";
-import type { eventCatalogRoutes } from "./routes";
+import type { eventCatalogRoutes, eventCountRoutes } from "./routes";
 
 type CatalogEvent = Static<typeof CatalogEventSchema>;
 type EventProperty = CatalogEvent["properties"][number];
@@ -18,6 +18,10 @@ type PropertyInput = { name: string; type: PropertyType; required: boolean; desc
 
 /** The event catalog routes, typed from their own schemas. */
 const events = (client: SvcClient) => client.api<ReturnType<typeof eventCatalogRoutes>>().api.admin.events;
+const eventCounts = (client: SvcClient) => client.api<ReturnType<typeof eventCountRoutes>>().api.admin["event-counts"];
+
+/** Text an SDK client sent, shown on one line with control characters escaped (JSON's escapes): it never drives the terminal. */
+const sent = (text: string) => JSON.stringify(text).slice(1, -1);
 
 const PROPERTY_FLAG: Flag = {
   type: "string",
@@ -96,7 +100,7 @@ function eventText(e: CatalogEvent): string {
 
 export const eventsCommand: Command = {
   name: "events",
-  summary: "The event catalog (the analytics events metrics count): list, get, create, approve, update, delete",
+  summary: "The event catalog (the analytics events metrics count): list, get, create, approve, update, delete; counts and recent (what arrived)",
   details: [
     "SDKs send events with POST /api/sdk/v1/events. A name nobody registered becomes a pending row of the catalog, with the properties it carried; `svc events approve <name>` accepts it. Metrics may name any catalogued event, pending or not.",
   ],
@@ -224,6 +228,54 @@ export const eventsCommand: Command = {
         }
         const e = await dataOf(events(client)({ id: seg(positionals[0]!) }).patch(body));
         emit(values.json, e, () => `Updated event ${e.name}:\n${eventText(e).split("\n").slice(1).join("\n")}`);
+        return 0;
+      },
+    },
+    {
+      name: "counts",
+      summary: "How many events of each name arrived in the last 24 hours and 7 days",
+      details: ["Counted in whole UTC hours (the current one included) from the hourly roll-ups. Names are what SDK clients sent."],
+      examples: ["svc events counts", "svc events counts --json"],
+      flags: { ...CLIENT_FLAGS },
+      async run({ values }) {
+        const r = await dataOf(eventCounts(openClient(values)).get());
+        emit(values.json, r, () =>
+          r.counts.length === 0
+            ? "No events in the last 7 days."
+            : [table(["NAME", "LAST 24 H", "LAST 7 D"], r.counts.map((c) => [sent(c.name), c.last24h, c.last7d])), "", `Since ${when(r.since.last24h)} and ${when(r.since.last7d)} UTC.`].join("\n"),
+        );
+        return 0;
+      },
+    },
+    {
+      name: "recent",
+      summary: "The newest raw events of one name with their unit, value and properties (newest first, paged)",
+      args: ["<name>"],
+      details: [
+        "At most --limit events (1 to 100, default 25); the answer's `next` (printed at the end) is the --before of the next, older page. Unit ids and properties are what SDK clients sent: shown with control characters escaped.",
+      ],
+      examples: ["svc events recent checkout.completed", "svc events recent checkout.completed --limit 100 --json", "svc events recent checkout.completed --before MTc5NTg3NDUzMTExNDoxMg"],
+      flags: {
+        limit: { type: "string", value: "N", help: "At most N events, 1 to 100 (default 25)" },
+        before: { type: "string", value: "CURSOR", help: "The `next` of the previous page: older events" },
+        ...CLIENT_FLAGS,
+      },
+      async run({ values, positionals }) {
+        const name = positionals[0]!;
+        const limit = intFlag(values.limit, "limit", 1, 100);
+        const r = await dataOf(events(openClient(values))({ id: seg(name) }).recent.get({ query: { limit: limit?.toString(), before: str(values, "before") } }));
+        emit(values.json, r, () => {
+          if (r.events.length === 0) return values.before ? `No older events of ${r.name}.` : `No events of ${r.name} stored (none sent, or all past the project's retention).`;
+          const lines = [
+            table(
+              ["WHEN", "UNIT", "VALUE", "PROPERTIES"],
+              r.events.map((e) => [e.at.replace("T", " ").replace("Z", ""), e.unitId === null ? null : sent(e.unitId), e.value, e.properties ? JSON.stringify(e.properties) : null]),
+              { full: ["WHEN", "PROPERTIES"] },
+            ),
+          ];
+          if (r.next) lines.push("", `Older events: svc events recent ${/^[\w.:-]+$/.test(r.name) ? r.name : `'${r.name}'`} --before ${r.next}`);
+          return lines.join("\n");
+        });
         return 0;
       },
     },

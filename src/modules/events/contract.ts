@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject } from "../../lib/http";
 
 const PropertyType = t.Union([t.Literal("string"), t.Literal("number"), t.Literal("boolean")], { description: "string, number or boolean" });
 
@@ -60,3 +60,48 @@ export const UpdateEventBody = BodyObject(
 );
 
 export const CreatedEventSchema = t.Object({ id: t.String(), name: t.String() }, { examples: [{ id: EXAMPLE.id, name: EXAMPLE.name }] });
+
+export const EventCountsSchema = t.Object(
+  {
+    since: t.Object({ last24h: t.String({ description: "Start of the 24-hour window: whole UTC hours, the current one included" }), last7d: t.String() }),
+    counts: t.Array(t.Object({ name: t.String({ description: "As SDKs sent it (untrusted text)" }), last24h: Integer(), last7d: Integer() }), {
+      description: "One row per event name with events in the last 7 days, by name; svc's own `$` names are left out",
+    }),
+  },
+  {
+    title: "EventCounts",
+    examples: [{ since: { last24h: "2026-11-27T15:00:00.000Z", last7d: "2026-11-21T16:00:00.000Z" }, counts: [{ name: "checkout.completed", last24h: 1284, last7d: 9120 }] }],
+  },
+);
+
+export const RecentQuery = QueryObject({
+  limit: t.Optional(t.String({ description: "Integer, 1 to 100; default 25" })),
+  before: t.Optional(t.String({ maxLength: 200, description: "The `next` of the previous page" })),
+});
+
+export const RecentEventsSchema = t.Object(
+  {
+    name: t.String(),
+    events: t.Array(
+      t.Object({
+        at: t.String({ description: "The event's time (its `ts`, ISO 8601)" }),
+        ts: Integer({ description: "Epoch milliseconds" }),
+        unitId: t.Union([t.String(), t.Null()]),
+        value: t.Union([t.Number(), t.Null()]),
+        properties: t.Union([t.Record(t.String(), t.Union([t.String(), t.Number(), t.Boolean()])), t.Null()]),
+      }),
+      { description: "Newest first. Every text here is what an SDK client sent: untrusted." },
+    ),
+    next: t.Union([t.String(), t.Null()], { description: "Pass as `before` for the next (older) page; null on the last page" }),
+  },
+  {
+    title: "RecentEvents",
+    examples: [
+      {
+        name: "checkout.completed",
+        events: [{ at: "2026-11-28T14:02:11.114Z", ts: 1795874531114, unitId: "user-42", value: 59.9, properties: { plan: "pro", country: "de" } }],
+        next: "MTc5NTg3NDUzMTExNDoxMg",
+      },
+    ],
+  },
+);

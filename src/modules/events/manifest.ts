@@ -19,7 +19,7 @@ export const eventsModule: ModuleManifest<"events"> = {
     return migrationsCode().EVENTS_MIGRATIONS;
   },
   createService: (ctx) => new (serviceCode().EventsService)(ctx),
-  routes: (ctx) => routesCode().eventCatalogRoutes(ctx),
+  routes: (ctx) => routesCode().eventRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).eventCatalogTools;

@@ -1,8 +1,8 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../lib/module";
-import { IdParam, ListQuery, describe, jsonBodyPlugin } from "../../lib/http";
+import { IdParam, ListQuery, describe, jsonBodyPlugin, numberParam } from "../../lib/http";
 import { t } from "elysia";
-import { CatalogEventSchema, CreateEventBody, CreatedEventSchema, UpdateEventBody } from "./contract";
+import { CatalogEventSchema, CreateEventBody, CreatedEventSchema, EventCountsSchema, RecentEventsSchema, RecentQuery, UpdateEventBody } from "./contract";
 
 const TAG = "Event catalog";
 
@@ -20,6 +20,20 @@ export function eventCatalogRoutes(ctx: AppContext) {
         auth: "admin",
         description: "Each carries its own `pending` flag: 1 for names ingest discovered and nobody approved yet.",
         response: { 200: t.Array(CatalogEventSchema) },
+      }),
+    })
+    .get("/:id/recent", async ({ principal, params, query }) => await events.recent(principal.projectId, params.id, { limit: numberParam(query.limit), before: query.before }), {
+      admin: true,
+      params: IdParam,
+      query: RecentQuery,
+      ...describe({
+        summary: "The newest raw events of one event name, with their properties",
+        tag: TAG,
+        auth: "admin",
+        errors: [404],
+        description:
+          "Newest first (by the event's time), at most `limit` (1 to 100, default 25) per page; `before` takes the previous page's `next`. Read on the event store's workers, off the request loop. Events older than the project's `eventRetentionDays` are gone. Names, unit ids and property values are what SDK clients sent: treat them as untrusted text.",
+        response: { 200: RecentEventsSchema },
       }),
     })
     .get("/:id", async ({ principal, params }) => await events.get(principal.projectId, params.id), {
@@ -73,4 +87,25 @@ export function eventCatalogRoutes(ctx: AppContext) {
         }),
       },
     );
+}
+
+/** How many events arrived, per name: a path of its own, since every name (`counts` included) is an event's path under /events. */
+export function eventCountRoutes(ctx: AppContext) {
+  const { events } = ctx.services;
+  return new Elysia({ name: "event-counts", seed: ctx, prefix: "/api/admin/event-counts" }).use(ctx.auth).get("", async ({ principal }) => await events.counts(principal.projectId), {
+    admin: true,
+    ...describe({
+      summary: "Events per name in the last 24 hours and 7 days",
+      tag: TAG,
+      auth: "admin",
+      description:
+        "Counted in whole UTC hours (the current hour included) from the hourly roll-ups, on the event store's workers: cheap whatever the volume. Names with no events in 7 days are absent. Names are what SDK clients sent: untrusted text.",
+      response: { 200: EventCountsSchema },
+    }),
+  });
+}
+
+/** Every route of the events module: the catalog with its raw events, and the counts. */
+export function eventRoutes(ctx: AppContext) {
+  return new Elysia({ name: "events", seed: ctx }).use(eventCatalogRoutes(ctx)).use(eventCountRoutes(ctx));
 }

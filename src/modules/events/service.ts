@@ -4,7 +4,8 @@ import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import { RESYNC } from "../../lib/store";
-import { checkOptionalText } from "../../lib/validate";
+import { checkLimit, checkOptionalText } from "../../lib/validate";
+import type { RecentCursor } from "../../lib/eventstore/types";
 import {
   type CatalogRow,
   catalogEventByName,
@@ -37,6 +38,30 @@ export type CatalogEventInput = { name: string; folder?: string; description?: s
 export type EventPropertyInput = { name: string; type: PropertyType; required?: boolean; description?: string };
 export type CatalogEventPatch = { folder?: string; description?: string; properties?: EventPropertyInput[] };
 type Actor = { email: string; type: string };
+
+/** How many events of each name arrived (see EventsService.counts). */
+export type EventCounts = { since: { last24h: string; last7d: string }; counts: { name: string; last24h: number; last7d: number }[] };
+/** One stored event as the raw-events view shows it; every text in it is what an SDK client sent. */
+export type StoredEvent = { at: string; ts: number; unitId: string | null; value: number | null; properties: Record<string, string | number | boolean> | null };
+export type RecentEvents = { name: string; events: StoredEvent[]; next: string | null };
+export const RECENT_DEFAULT_LIMIT = 25;
+export const RECENT_MAX_LIMIT = 100;
+const HOUR_S = 3600;
+
+/** A page position as the API hands it out: opaque base64url of `ts:tie` (the engine's tie-break: a rowid, or a ctid). */
+function cursorText(c: RecentCursor): string {
+  return Buffer.from(`${c.ts}:${c.tie}`).toString("base64url");
+}
+
+function cursorOf(text: string, engine: string): RecentCursor {
+  const refused = () => validation("before is not a position this server gave", "before: pass the `next` of the previous page as it came");
+  if (!/^[A-Za-z0-9_-]{1,80}$/.test(text)) throw refused();
+  const m = /^(\d{1,16}):(\d{1,16}|\(\d{1,10},\d{1,5}\))$/.exec(Buffer.from(text, "base64url").toString());
+  if (!m) throw refused();
+  // A rowid for SQLite, a ctid for PostgreSQL: the other's is refused, never handed to SQL.
+  if ((engine === "sqlite") !== /^\d+$/.test(m[2]!)) throw refused();
+  return { ts: Number(m[1]), tie: m[2]! };
+}
 
 /** Event names clients send; names starting with `$` are svc's own (error occurrences). */
 export const EVENT_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -208,6 +233,47 @@ export class EventsService {
       await recordAudit(tx, { projectId, action: "event.delete", subjectId: current.id, subjectName: current.name, actor });
       tx.announce(CHANNEL, projectId);
     });
+  }
+
+  /**
+   * Events per name in the trailing 24 hours and 7 days, in whole UTC hours
+   * (the current one included), from the hourly roll-ups on the event
+   * store's workers: never a scan of raw events, never on the request loop.
+   * svc's own names (`$exposure:…`, `$error`) are left out.
+   */
+  async counts(projectId: string): Promise<EventCounts> {
+    const { analytics } = this.ctx.services;
+    const hour = Math.floor(analytics.now() / 3_600_000) * HOUR_S;
+    const daySince = hour - 23 * HOUR_S;
+    const weekSince = hour - (7 * 24 - 1) * HOUR_S;
+    const found = await analytics.countsByName({ projectId, daySince, weekSince });
+    return {
+      since: { last24h: new Date(daySince * 1000).toISOString(), last7d: new Date(weekSince * 1000).toISOString() },
+      counts: found
+        .filter((r) => !r.name.startsWith("$"))
+        .map((r) => ({ name: r.name, last24h: r.day, last7d: r.week }))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    };
+  }
+
+  /**
+   * A page of the newest raw events of one catalog event, newest first, with
+   * their properties as sent: `limit` 1 to 100 (default 25); `before` the
+   * previous page's `next`. Read on the event store's workers. Events past the
+   * project's retention are gone.
+   */
+  async recent(projectId: string, ref: string, options: { limit?: number; before?: string } = {}): Promise<RecentEvents> {
+    const limit = options.limit ?? RECENT_DEFAULT_LIMIT;
+    checkLimit(limit, RECENT_MAX_LIMIT);
+    const { analytics } = this.ctx.services;
+    const before = options.before === undefined ? undefined : cursorOf(options.before, analytics.eventStore.kind);
+    const event = await this.get(projectId, ref);
+    const page = await analytics.recent({ projectId, name: event.name, limit, before });
+    return {
+      name: event.name,
+      events: page.events.map((e) => ({ at: new Date(e.ts).toISOString(), ts: e.ts, unitId: e.unitId, value: e.value, properties: e.props })),
+      next: page.next ? cursorText(page.next) : null,
+    };
   }
 
   private async knownOf(projectId: string): Promise<Map<string, Set<string>>> {

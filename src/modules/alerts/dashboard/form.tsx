@@ -115,7 +115,7 @@ export function AlertRuleDialog(props: { open: boolean; editing: AlertRule | nul
         <label class="check">
           <input type="checkbox" checked={form.enabled} onChange={(e) => set("enabled", e.currentTarget.checked)} /> Enabled: evaluate this rule
         </label>
-        <Field label="Webhook URL" error={fieldErrors.notify} hint="Optional: where its notifications go; blank uses the project default.">
+        <Field label="Webhook URL" error={fieldErrors.notify} hint="Optional: stored as the rule's notify target (svc itself does not post to it). Every firing files a queue item, and firing and resolving reach the connectors that listen for alert.firing or alert.resolved (see Connectors).">
           {(attrs) => <input {...attrs} type="url" class="mono" value={form.webhookUrl} onInput={(e) => set("webhookUrl", e.currentTarget.value)} autoComplete="off" />}
         </Field>
         <FormActions error={error} onCancel={props.onClose} submitLabel={editing ? "Save alert rule" : "Create alert rule"} disabled={busy} />

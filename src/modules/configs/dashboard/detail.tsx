@@ -5,6 +5,8 @@ import { can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
 import { ConfirmDialog, EnvTabs, ErrorMessage, Link, Loading, Status, When, useLoad } from "../../../web/dashboard/ui";
 import { ENVS, type Env, configApi } from "./client";
+import { ConfigHistory } from "./history";
+import { SchemaEditor } from "./schema-editor";
 
 type Check = { state: "checking" } | { state: "valid" } | { state: "invalid"; problems: string[] };
 
@@ -193,10 +195,8 @@ export function ConfigDetail({ name }: { name: string }) {
         )}
         {(draft || unsaved) && <DiffView before={published} after={editorText} label={`Published version ${config.envs[env].version} → ${unsaved ? "your changes" : "draft"}`} />}
       </section>
-      <details>
-        <summary>JSON Schema</summary>
-        <pre class="value">{prettyJson(config.schema)}</pre>
-      </details>
+      <SchemaEditor name={config.name} schema={config.schema} writable={writable} onSaved={reload} />
+      <ConfigHistory name={config.name} env={env} current={config.envs[env].version} writable={writable} onChanged={reload} />
       <h2>Activity</h2>
       <table>
         <caption class="visually-hidden">Recent activity on {config.name}, newest first</caption>

@@ -3,6 +3,7 @@ import { type DashboardModule, can, useSession } from "../../../web/dashboard/re
 import { NameCell, ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
 import { Badge, ConfirmDialog, Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, eventApi, loadCatalog } from "./client";
+import { EventActivity } from "./activity";
 import { EventDialog } from "./form";
 
 /**
@@ -92,6 +93,7 @@ function EventList() {
         }}
         onClose={rows.closeDelete}
       />
+      <EventActivity />
     </ResourceList>
   );
 }

@@ -1,6 +1,7 @@
 import type { JSX } from "preact";
 import { useId } from "preact/hooks";
 import { focusLater } from "../../../web/dashboard/ui";
+import { PercentageRollout } from "./percentage-rollout";
 import { type DraftCondition, type DraftRule, type FieldRef, GATE_OPS, type GateOp, OP_LABELS, emptyCondition, emptyRule, valueHint, valueKind } from "./client";
 
 type Props = {
@@ -168,6 +169,7 @@ export function RulesEditor({ draft, onChange, readOnly, fieldError, env }: Prop
           Add rule
         </button>
       )}
+      {!readOnly && <PercentageRollout draft={draft} onChange={onChange} env={env} />}
     </div>
   );
 }

@@ -4,6 +4,7 @@ import { apiOf, call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { ErrorMessage, Field, Loading, Status, useLoad } from "../../../web/dashboard/ui";
 import type { projectRoutes } from "../routes";
+import { AnalysisSettingsForm } from "./analysis-settings";
 
 const projectApi = apiOf<ReturnType<typeof projectRoutes>>();
 const MODULES = [
@@ -115,6 +116,7 @@ function SettingsPage() {
           <p class="muted">Only an owner can change the settings.</p>
         )}
       </form>
+      <AnalysisSettingsForm analysis={data.analysis} eventRetentionDays={data.eventRetentionDays} manage={manage} onSaved={reload} />
     </>
   );
 }

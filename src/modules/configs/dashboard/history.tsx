@@ -1,0 +1,86 @@
+import { useState } from "preact/hooks";
+import { call } from "../../../web/dashboard/api";
+import { prettyJson } from "../../../web/dashboard/json-editor";
+import { ConfirmDialog, ErrorMessage, Status, When, useLoad } from "../../../web/dashboard/ui";
+import { type Env, configApi } from "./client";
+
+/**
+ * One env's published versions, newest first, each earlier one with a
+ * rollback: its value published again as the env's next version (as gates
+ * and killswitches roll back), asked first on every env since SDKs see it at once.
+ */
+export function ConfigHistory(props: { name: string; env: Env; current: number; writable: boolean; onChanged: () => Promise<void> }) {
+  const api = configApi.api.admin.configs({ id: props.name });
+  const { data, error, reload } = useLoad(() => call(api.history.get({ query: { env: props.env, limit: "20" } })), [props.name, props.env, props.current]);
+  const [target, setTarget] = useState<{ version: number; value: unknown } | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+
+  return (
+    <section aria-labelledby={`history-${props.env}`}>
+      <h2 id={`history-${props.env}`}>History on {props.env}</h2>
+      <ErrorMessage error={error} />
+      <Status message={message} />
+      {data && (
+        <table>
+          <caption class="visually-hidden">Published versions of {props.name} on {props.env}, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Version</th>
+              <th scope="col">Value</th>
+              <th scope="col">Who</th>
+              <th scope="col">When</th>
+              {props.writable && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {data.map((h) => (
+              <tr key={h.version}>
+                <td>
+                  v{h.version}
+                  {h.version === props.current ? " (live)" : ""}
+                </td>
+                <td class="mono small">{JSON.stringify(h.value)}</td>
+                <td>{h.actorEmail}</td>
+                <td>
+                  <When iso={h.createdAt} />
+                </td>
+                {props.writable && (
+                  <td>
+                    {h.version !== props.current && (
+                      <button type="button" class="secondary small" aria-label={`Roll back ${props.env} to version ${h.version}`} onClick={() => setTarget({ version: h.version, value: h.value })}>
+                        Roll back
+                      </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <ConfirmDialog
+        open={target !== null}
+        title={target ? `Roll ${props.name} on ${props.env} back to version ${target.version}?` : ""}
+        message={
+          <>
+            <p>This publishes the value of that version as a new version{props.env === "prod" ? ", on prod, at once" : ""}. Drafts stay as they are.</p>
+            <pre class="value">{target ? prettyJson(target.value) : ""}</pre>
+          </>
+        }
+        confirmLabel={`Roll back ${props.env}`}
+        danger={props.env === "prod"}
+        onConfirm={async () => {
+          const done = await call(api.rollback.post({ env: props.env, version: target!.version }));
+          setMessage(`Rolled ${props.name} on ${props.env} back to version ${target!.version} (now version ${done.version})`);
+          await props.onChanged();
+          await reload();
+        }}
+        onClose={() => setTarget(null)}
+      />
+    </section>
+  );
+}
