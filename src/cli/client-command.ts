@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { UsageError } from "../lib/config";
 import { ENVS, type Env, SvcClient, normaliseUrl, type SessionOptions } from "./client";
-import type { ArgValues, Flag, Flags } from "./command";
+import type { ArgValues, Command, Flag, Flags } from "./command";
 import { CliError } from "./errors";
 
 /** Flags every command that talks to the server takes. */
@@ -37,10 +37,14 @@ export function openClient(values: ArgValues, options: Omit<SessionOptions, "url
   return SvcClient.open({ ...options, url, project });
 }
 
+/** A value that must be one of `choices` (`what` names the flag or argument; `also` adds other spellings to the message). */
+export function oneOf<T extends string>(value: unknown, choices: readonly T[], what: string, also = ""): T {
+  if (!choices.includes(value as T)) throw new UsageError(`${what} must be one of ${choices.join(", ")}${also} (got "${value}")`);
+  return value as T;
+}
+
 export function envFlag(value: unknown, flag = "--env"): Env | undefined {
-  if (value === undefined) return undefined;
-  if (!ENVS.includes(value as Env)) throw new UsageError(`${flag} must be one of ${ENVS.join(", ")} (got "${value}")`);
-  return value as Env;
+  return value === undefined ? undefined : oneOf(value, ENVS, flag);
 }
 
 export function requiredEnv(value: unknown): Env {
@@ -146,6 +150,41 @@ export async function confirmChange(values: ArgValues, client: SvcClient, questi
   if (values.yes === true || !isInteractive() || client.credentialSource === "SERVICE_CLI_TOKEN") return false;
   if (!(await ask(question))) throw new CliError("Cancelled; nothing was changed.", "DECLINED", "answer y to go ahead, or pass --yes to skip the question");
   return true;
+}
+
+/**
+ * A noun's delete subcommand (`delete <name>` by default): opens the client, reads what the arguments name when the
+ * question needs more than the argument (`target`), asks first (confirmChange), deletes, and prints `done`'s JSON
+ * with --json, else its line.
+ */
+export function deleteCommand<T = string>(spec: {
+  name?: string;
+  summary: string;
+  args?: string[];
+  details?: string[];
+  examples: string[];
+  target?: (client: SvcClient, positionals: string[]) => Promise<T>;
+  question: (target: T) => string;
+  remove: (client: SvcClient, target: T) => Promise<unknown>;
+  done: (target: T) => [json: unknown, text: string];
+}): Command {
+  return {
+    name: spec.name ?? "delete",
+    summary: spec.summary,
+    args: spec.args ?? ["<name>"],
+    ...(spec.details ? { details: spec.details } : {}),
+    examples: spec.examples,
+    flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
+    async run({ values, positionals }) {
+      const client = openClient(values);
+      const target = spec.target ? await spec.target(client, positionals) : (positionals[0] as T);
+      await confirmChange(values, client, spec.question(target));
+      await spec.remove(client, target);
+      const [json, text] = spec.done(target);
+      emit(values.json, json, () => text);
+      return 0;
+    },
+  };
 }
 
 /** A secret typed where an id belongs: refused without sending it (it would sit in a URL and a log) or echoing it. */

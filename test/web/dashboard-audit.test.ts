@@ -92,3 +92,28 @@ describe.skipIf(!chromiumAvailable)("the audit trail's filters in the dashboard"
     expect(await actions()).toEqual(["config.create"]);
   });
 });
+
+// Issue 27: item 15 (a key or token is shown by its name) and item 9 (no sideways scrolling at 1280 px).
+describe.skipIf(!chromiumAvailable)("the audit trail's rows", () => {
+  test("a key that acted is shown by its name, its raw actor on hover", async () => {
+    const minted = await f.ts.api("/api/admin/keys", { body: { type: "admin", name: "deploy-bot" } });
+    expect(minted.status).toBe(201);
+    expect((await f.ts.api("/api/admin/killswitches", { key: minted.body.key, body: { name: "paywall" } })).status).toBe(201);
+    await page.reload();
+    const row = page.getByRole("row").filter({ hasText: "paywall" });
+    await row.waitFor();
+    const who = row.locator("td").nth(1);
+    expect(await who.innerText()).toBe("deploy-bot (key)");
+    expect(await who.locator("[title]").getAttribute("title")).toBe(`admin-key:${minted.body.id}@keys.local`);
+  });
+
+  test("a long detail wraps: the page does not scroll sideways at 1280 px", async () => {
+    const url = `https://hooks.example.com/${"a1b2c3d4".repeat(40)}`;
+    expect((await f.ts.api("/api/admin/connectors", { body: { provider: "webhook", name: "long hook", events: [], config: { url } } })).status).toBe(201);
+    await page.reload();
+    await page.getByRole("row").filter({ hasText: "connector.create" }).waitFor();
+    const widths = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, viewport: document.documentElement.clientWidth }));
+    expect(widths.page).toBeLessThanOrEqual(widths.viewport);
+    await noSeriousViolations("audit-long-detail");
+  });
+});

@@ -394,4 +394,24 @@ describe.skipIf(!chromiumAvailable)("experiments in the dashboard", () => {
     await page.waitForURL((url) => url.pathname === "/experiments/checkout-button");
     await page.getByRole("heading", { level: 2, name: "Shipped variant green" }).waitFor();
   });
+
+  // Issue 27, item 15: a new experiment's default allocation is a free range, not one that opens with a warning.
+  test("a new experiment's default allocation keeps clear of the universe's holdout", async () => {
+    ok(await f.ts.api("/api/admin/universes", { body: { name: "app", holdout_range: [0, 1000] }, headers: { "x-project-id": f.ts.projectId } }));
+    await page.goto(`${f.ts.url}/experiments`);
+    await page.getByRole("button", { name: "New experiment" }).click();
+    const dialog = page.getByRole("dialog", { name: "New experiment" });
+    await dialog.getByLabel("Universe").locator("option", { hasText: "app (user_id)" }).waitFor({ state: "attached" });
+    await dialog.getByLabel("Universe").selectOption({ label: "app (user_id)" });
+    await dialog.getByRole("img", { name: /^Allocation preview: 10,000 segments, holdout segments 0–999 \(10 % of units\); this experiment segments 1,000–1,999 \(10 % of units\)$/ }).waitFor();
+    expect([await dialog.getByLabel("First segment").inputValue(), await dialog.getByLabel("End segment (excluded)").inputValue()]).toEqual(["1000", "2000"]);
+    expect(await dialog.getByText(/It overlaps/).count()).toBe(0);
+    // A range typed by hand stays as typed when the universe changes.
+    await dialog.getByLabel("First segment").fill("500");
+    await dialog.getByLabel("Universe").selectOption({ label: "web (user_id)" });
+    await dialog.getByLabel("Universe").selectOption({ label: "app (user_id)" });
+    expect(await dialog.getByLabel("First segment").inputValue()).toBe("500");
+    await dialog.getByText("It overlaps the holdout, segments 0–999 (10 % of units): those units go to no experiment.").waitFor();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+  });
 });

@@ -5,7 +5,7 @@ import type { AlertRuleSchema, CreateAlertRuleBody, UpdateAlertRuleBody } from "
 import type { alertRoutes } from "./routes";
 import type { metricRoutes } from "../metrics/routes";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when, oneOf } from "../../cli/client-command";
 import type { ArgValues, Command, Flags } from "../../cli/command";
 import { CliError } from "../../cli/errors";
 import { durationSeconds, valueText } from "../metrics/cli";
@@ -24,9 +24,8 @@ const COMPARATOR_NAMES = Object.keys(COMPARATORS) as Comparator[];
 const WINDOW_HOURS_MAX = 720;
 
 function comparatorFlag(value: string): Comparator {
-  const c = COMPARATOR_NAMES.find((name) => name === value.toLowerCase() || COMPARATORS[name] === value);
-  if (!c) throw new UsageError(`--comparator must be one of ${COMPARATOR_NAMES.join(", ")} (or ${Object.values(COMPARATORS).join(" ")}) (got "${value}")`);
-  return c;
+  // Not found: the value is none of the names either, and oneOf says so.
+  return COMPARATOR_NAMES.find((name) => name === value.toLowerCase() || COMPARATORS[name] === value) ?? oneOf(value, COMPARATOR_NAMES, "--comparator", ` (or ${Object.values(COMPARATORS).join(" ")})`);
 }
 
 function thresholdFlag(value: string): number {

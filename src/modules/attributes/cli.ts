@@ -1,7 +1,7 @@
 import { UsageError } from "../../lib/config";
 import type { Static } from "elysia";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when, oneOf } from "../../cli/client-command";
 import type { ArgValues, Command, Flags } from "../../cli/command";
 import type { AttributeSchema, UpdateAttributeBody } from "./contract";
 import type { attributeRoutes } from "./routes";
@@ -32,8 +32,7 @@ const FIELD_FLAGS = {
 } satisfies Flags;
 
 function typeFlag(value: unknown): AttributeType {
-  if (!TYPE_NAMES.includes(value as AttributeType)) throw new UsageError(`--type must be one of ${TYPE_NAMES.join(", ")} (got "${value}")`);
-  return value as AttributeType;
+  return oneOf(value, TYPE_NAMES, "--type");
 }
 
 /** `--enum a,b`: the values, trimmed; an empty flag clears them (null). */

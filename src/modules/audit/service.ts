@@ -24,6 +24,9 @@ const RESOURCE_TYPE = /^(?=.{1,40}$)[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
 /** A date, or a date and time with seconds optional, fraction optional and a zone required (no guessing a local time). */
 const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
 
+/** The actor a key or token writes as (src/lib/auth.ts, the tokens module): its id is group 1 (a key) or 2 (a token). */
+const ACTOR_CREDENTIAL = /^(?:admin|server|client)-key:(key_[A-Za-z0-9]+)@keys\.local$|^api-token:(tok_[A-Za-z0-9]+)@tokens\.local$/;
+
 /** ASCII letters only, as SQL's lower() on both engines (PostgreSQL's in the C collation). */
 function lowerAscii(text: string): string {
   return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
@@ -62,7 +65,32 @@ export function parseTimestamp(field: string, input: string): string {
 export class AuditService {
   constructor(private readonly ctx: ServiceContext) {}
 
-  async list(projectId: string, query: AuditQuery = {}): Promise<{ entries: AuditRow[]; nextBefore: number | null }> {
+  /**
+   * Actor email → the name of the key or token it stands for (`admin-key:key_…@keys.local` → "deploy-bot"), for
+   * this project's keys and tokens among `emails`; a person, an unnamed key or another project's credential has none.
+   */
+  async actorNames(projectId: string, emails: Iterable<string>): Promise<Map<string, string>> {
+    const keys = new Map<string, string>();
+    const tokens = new Map<string, string>();
+    for (const email of new Set(emails)) {
+      const m = ACTOR_CREDENTIAL.exec(email);
+      if (m?.[1]) keys.set(email, m[1]);
+      else if (m?.[2]) tokens.set(email, m[2]);
+    }
+    const [keyNames, tokenNames] = await Promise.all([this.ctx.services.keys.names(projectId, [...keys.values()]), this.ctx.services.tokens.names(projectId, [...tokens.values()])]);
+    const names = new Map<string, string>();
+    for (const [email, id] of keys) if (keyNames.has(id)) names.set(email, keyNames.get(id)!);
+    for (const [email, id] of tokens) if (tokenNames.has(id)) names.set(email, tokenNames.get(id)!);
+    return names;
+  }
+
+  /** Each row with `actorName`: the name of the key or token that acted, or null. */
+  async withActorNames<R extends { actorEmail: string }>(projectId: string, rows: R[]): Promise<(R & { actorName: string | null })[]> {
+    const names = await this.actorNames(projectId, rows.map((r) => r.actorEmail));
+    return rows.map((r) => ({ ...r, actorName: names.get(r.actorEmail) ?? null }));
+  }
+
+  async list(projectId: string, query: AuditQuery = {}): Promise<{ entries: (AuditRow & { actorName: string | null })[]; nextBefore: number | null }> {
     const limit = query.limit ?? AUDIT_DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_MAX_LIMIT) {
       throw validation(`limit must be an integer from 1 to ${AUDIT_MAX_LIMIT}`, `limit: must be an integer from 1 to ${AUDIT_MAX_LIMIT}`);
@@ -89,6 +117,6 @@ export class AuditService {
     // One more row than asked tells whether an older page exists.
     const rows = await listAuditRows(this.ctx.store, { projectId, organisationId: organisation?.id ?? null }, filter);
     const entries = rows.slice(0, limit);
-    return { entries, nextBefore: rows.length > limit ? entries[entries.length - 1]!.seq : null };
+    return { entries: await this.withActorNames(projectId, entries), nextBefore: rows.length > limit ? entries[entries.length - 1]!.seq : null };
   }
 }

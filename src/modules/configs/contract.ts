@@ -127,6 +127,7 @@ export const ActivitySchema = t.Object(
     id: t.String(),
     action: t.String({ description: "config.create | config.update | config.draft.save | config.publish | config.delete" }),
     actorEmail: t.String(),
+    actorName: t.Union([t.String(), t.Null()], { description: "The name of the key or token that acted; null for a person or an unnamed key" }),
     actorType: t.String({ description: "user for people; key or token for credentials" }),
     payload: t.Record(t.String(), t.Unknown(), { description: "For config.publish: {env, version}" }),
     createdAt: t.String(),

@@ -444,13 +444,14 @@ export class ConfigsService {
    * Activity rows, newest first. A deleted config is still found by its id,
    * so its history, delete row included, stays readable.
    */
-  async activity(projectId: string, idOrName: string, limit = ACTIVITY_DEFAULT_LIMIT): Promise<ActivityRow[]> {
+  async activity(projectId: string, idOrName: string, limit = ACTIVITY_DEFAULT_LIMIT): Promise<(ActivityRow & { actorName: string | null })[]> {
     checkLimit(limit, ACTIVITY_MAX_LIMIT);
     const { store } = this.ctx;
     const live = await versioned.find(store, projectId, idOrName);
     const rows = await listActivity(store, projectId, live?.id ?? idOrName, limit);
     if (!live && rows.length === 0) throw notFound(`No config ${idOrName} in this project`);
-    return rows;
+    // A key or token that acted is shown by its name, as in the audit trail (issue 27, item 15).
+    return await this.ctx.services.audit.withActorNames(projectId, rows);
   }
 
   /** Published versions, newest first; every env when `env` is absent. */

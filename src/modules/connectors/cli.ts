@@ -4,7 +4,7 @@ import { OUTBOX_EVENT_TYPES } from "../../lib/outbox-types";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
 import type { ConnectorDetailSchema, ConnectorSchema, DeliverySchema, TestFireBody, UpdateConnectorBody } from "./contract";
 import type { connectorRoutes } from "./routes";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, flagFile, intFlag, jsonFlag, list, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, emit, flagFile, intFlag, jsonFlag, list, openClient, str, table, when, deleteCommand, oneOf } from "../../cli/client-command";
 import type { ArgValues, Command, Flag } from "../../cli/command";
 
 type Connector = Static<typeof ConnectorSchema>;
@@ -161,9 +161,8 @@ export const connectorsCommand: Command = {
       examples: ["svc connectors create slack --name alerts --event alert.firing --event alert.resolved", "svc connectors create claude_trigger --set routineId=trig_01abc --fire-token @fire-token.txt"],
       flags: { name: { type: "string", value: "NAME", help: "Its name (default for triggers: provider and target)" }, event: EVENT_FLAG, config: CONFIG_FLAG, set: SET_FLAG, ...credentialFlags, ...CLIENT_FLAGS },
       async run({ values, positionals }) {
-        const provider = positionals[0]!;
-        if (!(PROVIDERS as readonly string[]).includes(provider)) throw new UsageError(`<provider> must be one of ${PROVIDERS.join(", ")} (got "${provider}")`);
-        const body = { provider: provider as (typeof PROVIDERS)[number], ...connectorFields(values) };
+        const provider = oneOf(positionals[0]!, PROVIDERS, "<provider>");
+        const body = { provider, ...connectorFields(values) };
         const client = openClient(values);
         const created = await dataOf(connectors(client).post(body));
         const c = await dataOf(one(client, created.id).get());
@@ -206,21 +205,14 @@ export const connectorsCommand: Command = {
         },
       }),
     ),
-    {
-      name: "delete",
+    deleteCommand({
       summary: "Delete a connector with its delivery log",
       args: ["<id>"],
       examples: ["svc connectors delete 0b6f0f7e-…", "svc connectors delete 0b6f0f7e-… --yes --json"],
-      flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
-      async run({ values, positionals }) {
-        const id = positionals[0]!;
-        const client = openClient(values);
-        await confirmChange(values, client, `Delete connector ${id} and its delivery log?`);
-        await dataOf(one(client, id).delete());
-        emit(values.json, { id, deleted: true }, () => `Deleted connector ${id}.`);
-        return 0;
-      },
-    },
+      question: (id) => `Delete connector ${id} and its delivery log?`,
+      remove: async (client, id) => await dataOf(one(client, id).delete()),
+      done: (id) => [{ id, deleted: true }, `Deleted connector ${id}.`],
+    }),
     {
       name: "deliveries",
       summary: "The connector's delivery log, newest first",

@@ -52,11 +52,20 @@ export function dashboardPage(ctx: AppContext) {
   };
 }
 
+/**
+ * The tab icon every browser asks for at /favicon.ico: a switch, drawn inline (SVG) so that it is in the binary and
+ * no page needs a request that leaves the server. Browsers take an SVG at that path by its content type.
+ */
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1f57c3"/><rect x="5" y="10" width="22" height="12" rx="6" fill="#fff"/><circle cx="21" cy="16" r="4" fill="#1f57c3"/></svg>';
+
 /** `/` and every dashboard section (`/metrics` itself is the operations module's, which hands browsers this page). */
 export function dashboardRoutes(ctx: AppContext) {
   const page = dashboardPage(ctx);
   const hidden = { detail: { hide: true } };
-  const app = new Elysia({ name: "dashboard", seed: ctx }).get("/", page, hidden);
+  const app = new Elysia({ name: "dashboard", seed: ctx })
+    .get("/", page, hidden)
+    .get("/favicon.ico", () => new Response(FAVICON, { headers: { "content-type": "image/svg+xml; charset=utf-8", "cache-control": "public, max-age=86400", "x-content-type-options": "nosniff" } }), hidden);
   // Elysia's route methods add to the instance itself; the loop's routes need no typed chain.
   for (const section of DASHBOARD_SECTIONS) app.get(`/${section}`, page, hidden).get(`/${section}/*`, page, hidden);
   return app.get(

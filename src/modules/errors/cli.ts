@@ -1,8 +1,7 @@
-import { UsageError } from "../../lib/config";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
 import type { errorRoutes } from "./routes";
 import type { ErrorStatus, OccurrenceFrame, SettableStatus, TrackedError, TrackedErrorDetail } from "./types";
-import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when, oneOf } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
 import { WINDOW_FLAGS, seriesText, windowFlags } from "../metrics/cli";
 
@@ -24,8 +23,7 @@ const STATUS_NAMES = Object.keys(STATUSES) as ErrorStatus[];
 
 function statusFlag(value: string | undefined): ErrorStatus | undefined {
   if (value === undefined) return undefined;
-  if (!STATUS_NAMES.includes(value as ErrorStatus)) throw new UsageError(`--status must be one of ${STATUS_NAMES.join(", ")} (got "${value}")`);
-  return value as ErrorStatus;
+  return oneOf(value, STATUS_NAMES, "--status");
 }
 
 const ID_ARG = "<id>";

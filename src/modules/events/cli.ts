@@ -1,7 +1,7 @@
 import { UsageError } from "../../lib/config";
 import type { Static } from "elysia";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, intFlag, list, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, emit, intFlag, list, openClient, str, table, when, deleteCommand } from "../../cli/client-command";
 import type { ArgValues, Command, Flag, Flags } from "../../cli/command";
 import type { CatalogEventSchema, CreateEventBody, UpdateEventBody } from "./contract";
 import type { eventCatalogRoutes, eventCountRoutes } from "./routes";
@@ -279,20 +279,12 @@ export const eventsCommand: Command = {
         return 0;
       },
     },
-    {
-      name: "delete",
+    deleteCommand({
       summary: "Remove an event from the catalog (events already stored stay; ingest of the name makes it pending again)",
-      args: ["<name>"],
       examples: ["svc events delete temp.event", "svc events delete temp.event --yes --json"],
-      flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
-      async run({ values, positionals }) {
-        const name = positionals[0]!;
-        const client = openClient(values);
-        await confirmChange(values, client, `Remove event ${name} from the catalog? Stored events stay; metrics naming it stop working until they are saved again.`);
-        await dataOf(events(client)({ id: seg(name) }).delete());
-        emit(values.json, { name, deleted: true }, () => `Removed event ${name} from the catalog.`);
-        return 0;
-      },
-    },
+      question: (name) => `Remove event ${name} from the catalog? Stored events stay; metrics naming it stop working until they are saved again.`,
+      remove: async (client, name) => await dataOf(events(client)({ id: seg(name) }).delete()),
+      done: (name) => [{ name, deleted: true }, `Removed event ${name} from the catalog.`],
+    }),
   ],
 };

@@ -4,7 +4,7 @@ import type { CreateExperimentBody, ExperimentSchema, StopBody, UpdateExperiment
 import type { experimentRoutes } from "./routes";
 import type { metricRoutes } from "../metrics/routes";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, list, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, list, openClient, str, table, when, deleteCommand } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
 import { holdoutText } from "../universes/cli";
 import {
@@ -271,21 +271,13 @@ export const experimentsCommand: Command = {
         return 0;
       },
     },
-    {
-      name: "delete",
+    deleteCommand({
       summary: "Delete a draft or stopped experiment (a running one: stop it first)",
-      args: ["<name>"],
       examples: ["svc experiments delete old-test", "svc experiments delete old-test --yes --json"],
-      flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
-      async run({ values, positionals }) {
-        const name = positionals[0]!;
-        const client = openClient(values);
-        await confirmChange(values, client, `Delete experiment ${name}? Its design and outcome go; stored exposure events stay.`);
-        await dataOf(experiments(client)({ id: seg(name) }).delete());
-        emit(values.json, { name, deleted: true }, () => `Deleted experiment ${name}.`);
-        return 0;
-      },
-    },
+      question: (name) => `Delete experiment ${name}? Its design and outcome go; stored exposure events stay.`,
+      remove: async (client, name) => await dataOf(experiments(client)({ id: seg(name) }).delete()),
+      done: (name) => [{ name, deleted: true }, `Deleted experiment ${name}.`],
+    }),
     {
       name: "start",
       summary: "Start a draft: its env's SDKs assign units to its variants from their next snapshot",

@@ -4,7 +4,7 @@ import type { Static } from "elysia";
 import type { ConditionSchema, CreateGateBody, CreateTemplateBody, ExplanationSchema, GateSchema, RuleSchema } from "./contract";
 import type { gateRoutes } from "./routes";
 import { ENVS, type Env, type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, intFlag, jsonFlag, openClient, requiredEnv, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, intFlag, jsonFlag, openClient, requiredEnv, str, table, when, deleteCommand } from "../../cli/client-command";
 import type { Command, Flag } from "../../cli/command";
 
 type Rule = Static<typeof RuleSchema>;
@@ -339,21 +339,13 @@ export const gatesCommand: Command = {
         return 0;
       },
     },
-    {
-      name: "delete",
+    deleteCommand({
       summary: "Delete a gate and its history on every env (SDKs stop seeing it; gates that name it see it as off)",
-      args: ["<name>"],
       examples: ["svc gates delete old-gate", "svc gates delete old-gate --yes"],
-      flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
-      async run({ values, positionals }) {
-        const name = positionals[0]!;
-        const client = openClient(values);
-        await confirmChange(values, client, `Delete gate ${name} and its history on every env? SDKs stop seeing it at once, and gates that name it see it as off.`);
-        await dataOf(gates(client)({ id: seg(name) }).delete());
-        emit(values.json, { name, deleted: true }, () => `Deleted gate ${name}.`);
-        return 0;
-      },
-    },
+      question: (name) => `Delete gate ${name} and its history on every env? SDKs stop seeing it at once, and gates that name it see it as off.`,
+      remove: async (client, name) => await dataOf(gates(client)({ id: seg(name) }).delete()),
+      done: (name) => [{ name, deleted: true }, `Deleted gate ${name}.`],
+    }),
     {
       name: "templates list",
       summary: "List gate templates: the built-ins first, then the project's own",
@@ -424,21 +416,14 @@ export const gatesCommand: Command = {
         return 0;
       },
     },
-    {
+    deleteCommand({
       name: "templates delete",
       summary: "Delete a template of this project (built-ins cannot be deleted; gates made from it keep their rules)",
-      args: ["<name>"],
       examples: ['svc gates templates delete "Acme staff"', 'svc gates templates delete "Acme staff" --yes --json'],
-      flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
-      async run({ values, positionals }) {
-        const name = positionals[0]!;
-        const client = openClient(values);
-        await confirmChange(values, client, `Delete gate template ${name}? Gates made from it keep their rules.`);
-        await dataOf(gates(client).templates({ id: seg(name) }).delete());
-        emit(values.json, { name, deleted: true }, () => `Deleted template ${name}.`);
-        return 0;
-      },
-    },
+      question: (name) => `Delete gate template ${name}? Gates made from it keep their rules.`,
+      remove: async (client, name) => await dataOf(gates(client).templates({ id: seg(name) }).delete()),
+      done: (name) => [{ name, deleted: true }, `Deleted template ${name}.`],
+    }),
   ],
 };
 

@@ -4,7 +4,7 @@ import type { Static } from "elysia";
 import type { KeySchema, ProfileSchema, PushResultSchema } from "./contract";
 import type { i18nRoutes } from "./routes";
 import { ApiRequestError, type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when, deleteCommand } from "../../cli/client-command";
 import type { ArgValues, Command } from "../../cli/command";
 
 type I18nProfile = Static<typeof ProfileSchema>;
@@ -172,21 +172,16 @@ const profilesSubcommands: Command[] = [
       return 0;
     },
   },
-  {
+  deleteCommand({
     name: "profiles delete",
     summary: "Delete a translation profile and all its keys",
     args: ["<profile>"],
     examples: ["svc i18n profiles delete old-de", "svc i18n profiles delete old-de --yes --json"],
-    flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
-    async run({ values, positionals }) {
-      const client = openClient(values);
-      const p = await resolveProfile(client, positionals[0]!);
-      await confirmChange(values, client, `Delete translation profile ${p.name} (${p.locale}) and its ${plural(p.keyCount, "key")}?`);
-      await dataOf(i18n(client).profiles({ id: seg(p.id) }).delete());
-      emit(values.json, { id: p.id, name: p.name, locale: p.locale, deleted: true, keys: p.keyCount }, () => `Deleted translation profile ${p.name} (${p.locale}) and its ${plural(p.keyCount, "key")}.`);
-      return 0;
-    },
-  },
+    target: async (client, positionals) => await resolveProfile(client, positionals[0]!),
+    question: (p) => `Delete translation profile ${p.name} (${p.locale}) and its ${plural(p.keyCount, "key")}?`,
+    remove: async (client, p) => await dataOf(i18n(client).profiles({ id: seg(p.id) }).delete()),
+    done: (p) => [{ id: p.id, name: p.name, locale: p.locale, deleted: true, keys: p.keyCount }, `Deleted translation profile ${p.name} (${p.locale}) and its ${plural(p.keyCount, "key")}.`],
+  }),
 ];
 
 const keysSubcommands: Command[] = [
@@ -294,22 +289,16 @@ const keysSubcommands: Command[] = [
       return 0;
     },
   },
-  {
+  deleteCommand({
     name: "keys delete",
     summary: "Delete one key of a profile",
     args: ["<profile>", "<key>"],
     examples: ["svc i18n keys delete web-de checkout.old", "svc i18n keys delete web-de checkout.old --yes --json"],
-    flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
-    async run({ values, positionals }) {
-      const [ref, key] = positionals as [string, string];
-      const client = openClient(values);
-      const profile = await resolveProfile(client, ref);
-      await confirmChange(values, client, `Delete key ${key} of ${profile.name} (${profile.locale})?`);
-      await dataOf(i18n(client).keys({ key: seg(key) }).delete(undefined, { query: { profile_id: profile.id } }));
-      emit(values.json, { profile_id: profile.id, locale: profile.locale, key, deleted: true }, () => `Deleted ${key} from ${profile.name} (${profile.locale}).`);
-      return 0;
-    },
-  },
+    target: async (client, positionals) => ({ profile: await resolveProfile(client, positionals[0]!), key: positionals[1]! }),
+    question: ({ profile, key }) => `Delete key ${key} of ${profile.name} (${profile.locale})?`,
+    remove: async (client, { profile, key }) => await dataOf(i18n(client).keys({ key: seg(key) }).delete(undefined, { query: { profile_id: profile.id } })),
+    done: ({ profile, key }) => [{ profile_id: profile.id, locale: profile.locale, key, deleted: true }, `Deleted ${key} from ${profile.name} (${profile.locale}).`],
+  }),
 ];
 
 export const i18nCommand: Command = {

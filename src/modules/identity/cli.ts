@@ -1,7 +1,7 @@
 /** `svc members`: the people of the project's organisation, and their invitations. */
 import { UsageError } from "../../lib/config";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, str, table, when, oneOf } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
 import type { identityRoutes } from "./routes";
 import { ROLES, type Role } from "./types";
@@ -10,8 +10,7 @@ import { ROLES, type Role } from "./types";
 const admin = (client: SvcClient) => client.api<ReturnType<typeof identityRoutes>>().api.admin;
 
 function role(text: unknown, what: string): Role {
-  if (!ROLES.includes(text as Role)) throw new UsageError(`${what} must be one of ${ROLES.join(", ")} (got "${text}")`);
-  return text as Role;
+  return oneOf(text, ROLES, what);
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

@@ -38,7 +38,7 @@ export function organisationLock(organisationId: string): string {
 
 /**
  * What every sign-in flow shares (clock, limiter, mailer, single-use links,
- * sessions). IdentityService extends it; the flows (links.ts, setup.ts,
+ * sessions). IdentityService holds one, privately; the flows (links.ts, setup.ts,
  * oidc-signin.ts, members.ts) take it as their first argument.
  */
 export class IdentityCore {

@@ -1,4 +1,6 @@
 import type { AuditActor } from "../../lib/audit";
+import type { ServiceContext } from "../../lib/module";
+import type { Store } from "../../lib/store";
 import { CLEANUP_BATCH, deleteInBatches, findRoleInOrganisation, findRoleInProject, listAccessibleProjects, purgeExpiredInvitations, purgeExpiredOidcLogins, purgeExpiredSessions, purgeExpiredSignInLinks } from "./store";
 import { IdentityCore, type Invitation, type SignInResult } from "./core";
 import * as links from "./links";
@@ -34,9 +36,47 @@ export { CLEANUP_BATCH, deleteInBatches };
  *
  * The flows live in links.ts, setup.ts, oidc-signin.ts and members.ts; what
  * they share (clock, mailer, links, sessions) in core.ts. This class is the
- * one face the routes and other modules call.
+ * one face the routes and other modules call: it holds the core (private,
+ * so its links, sessions and mail are the flows' alone) and shows only what
+ * was public before the split.
  */
-export class IdentityService extends IdentityCore {
+export class IdentityService {
+  readonly #core: IdentityCore;
+
+  constructor(ctx: ServiceContext) {
+    this.#core = new IdentityCore(ctx);
+  }
+
+  // Read by the device flow (its clock and sign-in rate limits) and the routes (is OIDC configured).
+  get now(): () => number {
+    return this.#core.now;
+  }
+  get limiter(): IdentityCore["limiter"] {
+    return this.#core.limiter;
+  }
+  get rateLimits(): IdentityCore["rateLimits"] {
+    return this.#core.rateLimits;
+  }
+  get oidc(): IdentityCore["oidc"] {
+    return this.#core.oidc;
+  }
+  get options(): IdentityCore["options"] {
+    return this.#core.options;
+  }
+  /** Where mail goes without SMTP (and where the first-run setup link is kept). */
+  get outboxPath(): string {
+    return this.#core.outboxPath;
+  }
+
+  private get store(): Store {
+    return this.#core.store;
+  }
+
+  /** A user who belongs to at least one organisation: only they may sign in. */
+  findMember(email: string): Promise<SignedInUser | null> {
+    return this.#core.findMember(email);
+  }
+
   // People and what they reach.
 
   async accessibleProjects(userId: string): Promise<AccessibleProject[]> {
@@ -60,64 +100,64 @@ export class IdentityService extends IdentityCore {
   // Magic links and sessions (links.ts).
 
   requestMagicLink(email: string, input: { redirect: string | undefined; baseUrl: string; ip: string }): Promise<void> {
-    return links.requestMagicLink(this, email, input);
+    return links.requestMagicLink(this.#core, email, input);
   }
   isLinkUsable(token: string, purpose: "magic" | "setup"): Promise<boolean> {
-    return links.isLinkUsable(this, token, purpose);
+    return links.isLinkUsable(this.#core, token, purpose);
   }
   consumeMagicLink(token: string): Promise<SignInResult> {
-    return links.consumeMagicLink(this, token);
+    return links.consumeMagicLink(this.#core, token);
   }
   invitationOfLink(token: string): Promise<{ organisationName: string; role: Role } | null> {
-    return links.invitationOfLink(this, token);
+    return links.invitationOfLink(this.#core, token);
   }
   sessionUser(token: string | undefined): Promise<(SignedInUser & { sessionId: string }) | null> {
-    return links.sessionUser(this, token);
+    return links.sessionUser(this.#core, token);
   }
   endSession(token: string | undefined): Promise<void> {
-    return links.endSession(this, token);
+    return links.endSession(this.#core, token);
   }
 
   // First run (setup.ts).
 
   bootstrap(input: { adminEmail?: string; baseUrl: string }): Promise<{ setupUrl: string } | null> {
-    return setup.bootstrap(this, input);
+    return setup.bootstrap(this.#core, input);
   }
   completeSetup(token: string, input: { email: string; organisationName: string; projectName: string }): ReturnType<typeof setup.completeSetup> {
-    return setup.completeSetup(this, token, input);
+    return setup.completeSetup(this.#core, token, input);
   }
   isSetUp(): Promise<boolean> {
-    return setup.isSetUp(this);
+    return setup.isSetUp(this.#core);
   }
 
   // OIDC (oidc-signin.ts).
 
   beginOidc(input: { redirect: string | undefined; baseUrl: string }): Promise<{ url: string; cookie: string }> {
-    return oidcSignIn.beginOidc(this, input);
+    return oidcSignIn.beginOidc(this.#core, input);
   }
   finishOidc(input: { callback: URLSearchParams; stateCookie: string | undefined; baseUrl: string }): Promise<SignInResult> {
-    return oidcSignIn.finishOidc(this, input);
+    return oidcSignIn.finishOidc(this.#core, input);
   }
 
   // Invitations and members (members.ts).
 
   invite(projectId: string, input: { email: string; role?: Role }, baseUrl: string, actor?: AuditActor): Promise<Invitation> {
-    return people.invite(this, projectId, input, baseUrl, actor);
+    return people.invite(this.#core, projectId, input, baseUrl, actor);
   }
   createInvitation(projectId: string, input: { email: string; role?: Role }, actor?: AuditActor): Promise<Invitation & { token: string }> {
-    return people.createInvitation(this, projectId, input, actor);
+    return people.createInvitation(this.#core, projectId, input, actor);
   }
   members(projectId: string): Promise<Member[]> {
-    return people.members(this, projectId);
+    return people.members(this.#core, projectId);
   }
   setRole(projectId: string, email: string, role: Role, actor?: AuditActor): Promise<Member> {
-    return people.setRole(this, projectId, email, role, actor);
+    return people.setRole(this.#core, projectId, email, role, actor);
   }
   inviteLink(projectId: string, email: string, baseUrl: string, actor?: AuditActor): Promise<{ email: string; link: string; expiresAt: string }> {
     return people.inviteLink(this, projectId, email, baseUrl, actor);
   }
   removeMember(projectId: string, email: string, actor?: AuditActor): Promise<void> {
-    return people.removeMember(this, projectId, email, actor);
+    return people.removeMember(this.#core, projectId, email, actor);
   }
 
   /**
@@ -126,7 +166,7 @@ export class IdentityService extends IdentityCore {
    * held briefly). Answers how many rows of each went.
    */
   async removeExpired(): Promise<{ sessions: number; signInLinks: number; oidcLogins: number; invitations: number }> {
-    const now = this.iso();
+    const now = this.#core.iso();
     return {
       sessions: await purgeExpiredSessions(this.store, now),
       signInLinks: await purgeExpiredSignInLinks(this.store, now),

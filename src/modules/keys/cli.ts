@@ -1,7 +1,6 @@
 import type { Static } from "elysia";
-import { UsageError } from "../../lib/config";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, refuseSecret, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, refuseSecret, str, table, when, oneOf } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
 import type { KeyType } from "./contract";
 import type { keyRoutes } from "./routes";
@@ -45,9 +44,7 @@ export const sdkCommand: Command = {
         ...CLIENT_FLAGS,
       },
       async run({ values }) {
-        const text = str(values, "type") ?? "server";
-        const type = KEY_TYPES.find((t) => t === text);
-        if (type === undefined) throw new UsageError(`--type must be one of ${KEY_TYPES.join(", ")} (got "${text}")`);
+        const type = oneOf(str(values, "type") ?? "server", KEY_TYPES, "--type");
         const created = await dataOf(keys(openClient(values)).post({ type, name: str(values, "name") }));
         emit(values.json, created, () => `Created ${created.type} key ${created.id}${created.name ? ` (${created.name})` : ""}:\n${created.key}\nThis secret is shown only now: store it safely.`);
         return 0;

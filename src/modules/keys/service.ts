@@ -10,6 +10,7 @@ import {
   findLiveKey,
   findLiveKeyByHash,
   insertKey,
+  keyNames,
   listLiveKeys,
   markKeysUsed,
   revokeLiveKey,
@@ -164,6 +165,11 @@ export class KeysService implements KeyDirectory {
       tx.announce(KEYS_CHANNEL, `revoked:${id}`);
       await recordAudit(tx, { projectId, action: "key.revoke", subjectId: id, subjectName: row.name, actor, detail: { type: row.type } });
     });
+  }
+
+  /** Key id → name, for the named keys of this project among `ids` (revoked ones too): what audit rows show for `…-key:` actors. */
+  async names(projectId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    return await keyNames(this.ctx.store, projectId, ids);
   }
 
   /** A live key of the project by id (no secret), or null. */

@@ -60,6 +60,13 @@ export function findLiveKeyByHash(q: Queryable, secretHash: string): Promise<Key
   return q.one<KeyRow>(`SELECT ${KEY_COLUMNS} FROM sdk_keys WHERE secret_hash = ? AND revoked_at IS NULL`, secretHash);
 }
 
+/** The names of these keys of the project, revoked ones too (an audit row outlives its key); unnamed keys are left out. */
+export async function keyNames(q: Queryable, projectId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await q.all<{ id: string; name: string }>(`SELECT id, name FROM sdk_keys WHERE project_id = ? AND id IN (${ids.map(() => "?").join(", ")})`, projectId, ...ids);
+  return new Map(rows.filter((r) => r.name !== "").map((r) => [r.id, r.name]));
+}
+
 /** Writes last-use stamps (key id → epoch ms), one statement per key, in the caller's transaction. */
 export async function markKeysUsed(q: Queryable, uses: Iterable<[id: string, at: number]>): Promise<void> {
   for (const [id, at] of uses) {

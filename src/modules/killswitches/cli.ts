@@ -13,8 +13,7 @@ import {
   openClient,
   str,
   table,
-  when,
-} from "../../cli/client-command";
+  when, deleteCommand } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
 import { CliError } from "../../cli/errors";
 
@@ -168,21 +167,13 @@ export const killswitchesCommand: Command = {
         return 0;
       },
     },
-    {
-      name: "delete",
+    deleteCommand({
       summary: "Delete a killswitch and its history on every env (SDKs stop seeing it)",
-      args: ["<name>"],
       examples: ["svc killswitches delete old-banner", "svc killswitches delete old-banner --yes"],
-      flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
-      async run({ values, positionals }) {
-        const name = positionals[0]!;
-        const client = openClient(values);
-        await confirmChange(values, client, `Delete killswitch ${name} and its history on every env? SDKs stop seeing it at once.`);
-        await dataOf(killswitches(client)({ id: seg(name) }).delete());
-        emit(values.json, { name, deleted: true }, () => `Deleted killswitch ${name}.`);
-        return 0;
-      },
-    },
+      question: (name) => `Delete killswitch ${name} and its history on every env? SDKs stop seeing it at once.`,
+      remove: async (client, name) => await dataOf(killswitches(client)({ id: seg(name) }).delete()),
+      done: (name) => [{ name, deleted: true }, `Deleted killswitch ${name}.`],
+    }),
     {
       name: "history",
       summary: "Published versions of a killswitch, newest first",

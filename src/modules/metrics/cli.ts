@@ -4,7 +4,7 @@ import type { FilterOp, PropertyFilter } from "../../lib/eventstore/types";
 import type { CreateMetricBody, MetricSchema, UpdateMetricBody } from "./contract";
 import type { metricRoutes } from "./routes";
 import { ApiRequestError, type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, list, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, emit, list, openClient, str, table, when, deleteCommand, oneOf } from "../../cli/client-command";
 import type { ArgValues, Command, Flag, Flags } from "../../cli/command";
 
 // ---------------------------------------------------------------------------
@@ -202,8 +202,7 @@ function partOf(values: ArgValues, flag: "numerator" | "denominator"): { kind: P
 }
 
 function kindFlag(value: unknown): MetricKind {
-  if (!KIND_NAMES.includes(value as MetricKind)) throw new UsageError(`--kind must be one of ${KIND_NAMES.join(", ")} (got "${value}")`);
-  return value as MetricKind;
+  return oneOf(value, KIND_NAMES, "--kind");
 }
 
 const RATIO_FLAGS = ["numerator", "denominator", "numerator-filter", "denominator-filter"];
@@ -408,21 +407,13 @@ export const metricsCommand: Command = {
         return 0;
       },
     },
-    {
-      name: "delete",
+    deleteCommand({
       summary: "Delete a metric (refused while an alert rule uses it: delete those rules in the dashboard first)",
-      args: ["<name>"],
       examples: ["svc metrics delete old-metric", "svc metrics delete old-metric --yes --json"],
-      flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
-      async run({ values, positionals }) {
-        const name = positionals[0]!;
-        const client = openClient(values);
-        await confirmChange(values, client, `Delete metric ${name}? Stored events stay.`);
-        await dataOf(metrics(client)({ id: seg(name) }).delete());
-        emit(values.json, { name, deleted: true }, () => `Deleted metric ${name}.`);
-        return 0;
-      },
-    },
+      question: (name) => `Delete metric ${name}? Stored events stay.`,
+      remove: async (client, name) => await dataOf(metrics(client)({ id: seg(name) }).delete()),
+      done: (name) => [{ name, deleted: true }, `Deleted metric ${name}.`],
+    }),
     {
       name: "series",
       summary: "A metric's values over time: a table of buckets and a sparkline (--json: the server's {sql, rows})",

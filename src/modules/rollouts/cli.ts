@@ -7,7 +7,7 @@ import type { rolloutRoutes } from "./routes";
 import { DEFAULT_STAGES, ERRORS_METRIC, MAX_INGEST_LAG_MS, MIN_UNITS_PER_GROUP, STAGES_MAX, TOLERANCE_MAX } from "./types";
 import type { GateRule } from "../../sdk/gates";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, jsonFlag, list, openClient, requiredEnv, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, jsonFlag, list, openClient, requiredEnv, str, table, when, deleteCommand } from "../../cli/client-command";
 import type { ArgValues, Command } from "../../cli/command";
 import { ruleBody } from "../gates/cli";
 
@@ -473,21 +473,14 @@ export const rolloutsCommand: Command = {
         return 0;
       },
     },
-    {
-      name: "delete",
+    deleteCommand({
       summary: "Delete a finished or scheduled rollout (a running or paused one: roll it back first)",
       args: [REF],
       details: [REF_HELP],
       examples: ["svc rollouts delete rol_4Kd8", "svc rollouts delete rol_4Kd8 --yes --json"],
-      flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
-      async run({ values, positionals }) {
-        const ref = positionals[0]!;
-        const client = openClient(values);
-        await confirmChange(values, client, `Delete rollout ${ref}? It and its checks go; the audit trail keeps what it did.`);
-        await dataOf(rollouts(client)({ id: seg(ref) }).delete());
-        emit(values.json, { rollout: ref, deleted: true }, () => `Deleted rollout ${ref}.`);
-        return 0;
-      },
-    },
+      question: (ref) => `Delete rollout ${ref}? It and its checks go; the audit trail keeps what it did.`,
+      remove: async (client, ref) => await dataOf(rollouts(client)({ id: seg(ref) }).delete()),
+      done: (ref) => [{ rollout: ref, deleted: true }, `Deleted rollout ${ref}.`],
+    }),
   ],
 };

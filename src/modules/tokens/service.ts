@@ -4,7 +4,7 @@ import { notFound, validation } from "../../lib/errors";
 import { checkNameChars } from "../../lib/validate";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
-import { type TokenRow, findLiveTokenByHash, insertToken, listLiveTokens, revokeLiveToken } from "./store";
+import { type TokenRow, findLiveTokenByHash, insertToken, listLiveTokens, revokeLiveToken, tokenNames } from "./store";
 import { type TokenAccess } from "./types";
 export { type TokenAccess };
 
@@ -37,6 +37,11 @@ export class TokensService {
   /** Live tokens of a project, newest first, never their secrets. */
   async list(projectId: string): Promise<ApiToken[]> {
     return (await listLiveTokens(this.ctx.store, projectId)).map(toToken);
+  }
+
+  /** Token id → name, for the ids of this project among `ids` (revoked ones too): what audit rows show for `api-token:…` actors. */
+  async names(projectId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    return await tokenNames(this.ctx.store, projectId, ids);
   }
 
   /** Revokes a live token of the project (one conditional statement: of two revocations, one wins; the other is 404). */

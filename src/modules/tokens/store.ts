@@ -31,6 +31,13 @@ export async function listLiveTokens(q: Queryable, projectId: string): Promise<T
   return rows;
 }
 
+/** The names of these tokens of the project, revoked ones too (an audit row outlives its token). */
+export async function tokenNames(q: Queryable, projectId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await q.all<{ id: string; name: string }>(`SELECT id, name FROM api_tokens WHERE project_id = ? AND id IN (${ids.map(() => "?").join(", ")})`, projectId, ...ids);
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
 /** Revokes a live token of the project in one conditional statement; undefined when there was none. */
 export function revokeLiveToken(
   q: Queryable,

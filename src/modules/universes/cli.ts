@@ -4,7 +4,7 @@ import type { SegmentRange } from "./service";
 import type { CreateUniverseBody, UniverseSchema, UpdateUniverseBody } from "./contract";
 import type { universeRoutes } from "./routes";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, QUERY_FLAG, emit, openClient, str, table, when, deleteCommand } from "../../cli/client-command";
 import type { ArgValues, Command } from "../../cli/command";
 
 type Universe = Static<typeof UniverseSchema>;
@@ -150,20 +150,12 @@ export const universesCommand: Command = {
         return 0;
       },
     },
-    {
-      name: "delete",
+    deleteCommand({
       summary: "Delete a universe (refused while an experiment runs in it)",
-      args: ["<name>"],
       examples: ["svc universes delete old-universe", "svc universes delete old-universe --yes --json"],
-      flags: { yes: YES_FLAG, ...CLIENT_FLAGS },
-      async run({ values, positionals }) {
-        const name = positionals[0]!;
-        const client = openClient(values);
-        await confirmChange(values, client, `Delete universe ${name}?`);
-        await dataOf(universes(client)({ id: seg(name) }).delete());
-        emit(values.json, { name, deleted: true }, () => `Deleted universe ${name}.`);
-        return 0;
-      },
-    },
+      question: (name) => `Delete universe ${name}?`,
+      remove: async (client, name) => await dataOf(universes(client)({ id: seg(name) }).delete()),
+      done: (name) => [{ name, deleted: true }, `Deleted universe ${name}.`],
+    }),
   ],
 };

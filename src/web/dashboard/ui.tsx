@@ -437,3 +437,11 @@ export function RowEditDelete({ noun, name, onEdit, onDelete, children }: { noun
     </div>
   );
 }
+
+/**
+ * Who made a change: a key's or token's name when the server knows it (`actorName`), with the raw actor
+ * (`admin-key:key_…@keys.local`) on hover; else the email as it is.
+ */
+export function Actor({ email, name }: { email: string; name?: string | null }) {
+  return name ? <span title={email}>{name}</span> : <>{email}</>;
+}

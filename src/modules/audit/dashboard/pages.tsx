@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { apiOf, call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, useSession } from "../../../web/dashboard/registry";
-import { Badge, ErrorMessage, Field, Loading, When, errorsByField, useLoad } from "../../../web/dashboard/ui";
+import { Actor, Badge, ErrorMessage, Field, Loading, When, errorsByField, useLoad } from "../../../web/dashboard/ui";
 import type { auditRoutes } from "../routes";
 
 const auditApi = apiOf<ReturnType<typeof auditRoutes>>();
@@ -157,7 +157,7 @@ function AuditPage() {
                   <When iso={e.createdAt} />
                 </td>
                 <td>
-                  {e.actorEmail}
+                  <Actor email={e.actorEmail} name={e.actorName} />
                   {e.actorType !== "user" && <span class="muted small"> ({e.actorType})</span>}
                 </td>
                 <td>
@@ -165,7 +165,7 @@ function AuditPage() {
                 </td>
                 <td>{e.subjectName ?? <span class="muted">–</span>}</td>
                 <td>{e.projectId === null ? <Badge>organisation</Badge> : (e.env ?? "")}</td>
-                <td class="small">{detailText(e.detail)}</td>
+                <td class="small wrap-anywhere">{detailText(e.detail)}</td>
               </tr>
             ))}
           </tbody>

@@ -16,6 +16,20 @@ export function clashesOf(range: readonly number[], holdout: readonly number[] |
 }
 
 /**
+ * A new experiment's default allocation: the first gap clear of the holdout and the running experiments, at most
+ * `width` segments (10 %); [0, width) when nothing is free (the drawing then says what it overlaps).
+ */
+export function freeRange(holdout: readonly number[] | null, running: readonly Neighbour[], width = 1000): [number, number] {
+  const taken = [...(holdout ? [holdout] : []), ...running.map((n) => n.allocation)].map((r) => [r[0]!, r[1]!] as const).sort((a, b) => a[0] - b[0]);
+  let start = 0;
+  for (const [from, to] of taken) {
+    if (from > start) break;
+    start = Math.max(start, to);
+  }
+  return start < SEGMENTS ? [start, Math.min(SEGMENTS, start + width, taken.find(([from]) => from > start)?.[0] ?? SEGMENTS)] : [0, width];
+}
+
+/**
  * The universe's 10,000 segments with the holdout, the allocations of the
  * other running experiments in it, and this experiment's allocation (where
  * it overlaps one of them, the overlap is marked too), then the same in words.

@@ -5,19 +5,20 @@ import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading,
 import { gateApi } from "../../gates/dashboard/client";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { drawable, loadUniverses } from "../../universes/dashboard/client";
-import { AllocationDrawing } from "./allocation";
+import { AllocationDrawing, freeRange } from "./allocation";
 import { ENVS, type Env, type Experiment, WORSE_WHEN, type WorseWhen, allocationShare, EXPERIMENT_FIELDS, experimentApi, experimentOf, loadExperiments } from "./client";
 
 let nextKey = 0;
 type DraftVariant = { key: number; vkey: string; name: string; weight: string; value: string; overrideKind: "" | "config" | "gate"; overrideName: string; overrideValue: string };
 type DraftGuardrail = { key: number; metric: string; worseWhen: WorseWhen };
-type Form = { name: string; description: string; universe: string; env: Env; variants: DraftVariant[]; start: string; end: string; gate: string; primaryMetric: string; guardrails: DraftGuardrail[] };
+/** `autoRange`: the allocation is the default (not typed), so it follows the universe chosen to a free range. */
+type Form = { name: string; description: string; universe: string; env: Env; variants: DraftVariant[]; start: string; end: string; autoRange: boolean; gate: string; primaryMetric: string; guardrails: DraftGuardrail[] };
 
 const json = (v: unknown) => (v === null || v === undefined ? "" : JSON.stringify(v));
 const variant = (vkey: string, weight = "50"): DraftVariant => ({ key: ++nextKey, vkey, name: "", weight, value: "", overrideKind: "", overrideName: "", overrideValue: "" });
 
 function formOf(e: Experiment | null): Form {
-  if (!e) return { name: "", description: "", universe: "", env: "prod", variants: [variant("control"), variant("treatment")], start: "0", end: "1000", gate: "", primaryMetric: "", guardrails: [] };
+  if (!e) return { name: "", description: "", universe: "", env: "prod", variants: [variant("control"), variant("treatment")], start: "0", end: "1000", autoRange: true, gate: "", primaryMetric: "", guardrails: [] };
   return {
     name: e.name,
     description: e.description ?? "",
@@ -35,6 +36,7 @@ function formOf(e: Experiment | null): Form {
     })),
     start: String(e.allocation[0]),
     end: String(e.allocation[1]),
+    autoRange: false,
     gate: e.gate ?? "",
     primaryMetric: e.primaryMetric ?? "",
     guardrails: e.guardrailMetrics.map((g) => ({ key: ++nextKey, metric: g.metric, worseWhen: g.worseWhen as WorseWhen })),
@@ -101,6 +103,8 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
   const status = editing?.status ?? "draft";
   const can = (field: string) => CHANGEABLE[status]!.includes(field);
   const set = <K extends keyof Form>(key: K, value: Form[K]) => setForm((f) => ({ ...f, [key]: value }));
+  // A bound typed by hand: the allocation no longer follows the universe.
+  const typed = (key: "start" | "end", value: string) => setForm((f) => ({ ...f, [key]: value, autoRange: false }));
   const setVariant = (i: number, patch: Partial<DraftVariant>) => set("variants", form.variants.map((v, k) => (k === i ? { ...v, ...patch } : v)));
   const setGuardrail = (i: number, patch: Partial<DraftGuardrail>) => set("guardrails", form.guardrails.map((g, k) => (k === i ? { ...g, ...patch } : g)));
 
@@ -108,6 +112,11 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
   const universe = data?.universes.find((u) => u.id === form.universe);
   const running = (data?.running ?? []).filter((e) => e.universeId === form.universe && e.id !== editing?.id);
   const range = [num(form.start), num(form.end)];
+  // The default allocation keeps clear of the chosen universe's holdout and running experiments (issue 27, item 15).
+  const free = universe && form.autoRange ? freeRange(universe.holdout_range, running) : null;
+  useEffect(() => {
+    if (free && (form.start !== String(free[0]) || form.end !== String(free[1]))) setForm((f) => (f.autoRange ? { ...f, start: String(free[0]), end: String(free[1]) } : f));
+  }, [free?.[0], free?.[1]]);
   const weightSum = form.variants.reduce((s, v) => s + (num(v.weight) > 0 ? num(v.weight) : 0), 0);
 
   const submit = async (e: Event) => {
@@ -332,11 +341,11 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
               <p class="hint">A range of the universe's 10,000 segments: [start, end), end excluded. It may not overlap the holdout, nor a running experiment of the universe when it starts.</p>
               <div class="form-grid">
                 <Field label="First segment" error={errorAt(errors, "allocation")} hint="0 to 9,999">
-                  {(attrs) => <input {...attrs} disabled={!can("allocation")} type="number" inputMode="numeric" min={0} max={9999} step={1} value={form.start} onInput={(e) => set("start", e.currentTarget.value)} />}
+                  {(attrs) => <input {...attrs} disabled={!can("allocation")} type="number" inputMode="numeric" min={0} max={9999} step={1} value={form.start} onInput={(e) => typed("start", e.currentTarget.value)} />}
                 </Field>
                 <Field label="End segment (excluded)" hint={drawable(range) ? `${allocationShare(range)} % of the universe's units` : "1 to 10,000"}>
                   {(attrs) => (
-                    <input {...attrs} aria-invalid={errorAt(errors, "allocation") ? "true" : undefined} disabled={!can("allocation")} type="number" inputMode="numeric" min={1} max={10000} step={1} value={form.end} onInput={(e) => set("end", e.currentTarget.value)} />
+                    <input {...attrs} aria-invalid={errorAt(errors, "allocation") ? "true" : undefined} disabled={!can("allocation")} type="number" inputMode="numeric" min={1} max={10000} step={1} value={form.end} onInput={(e) => typed("end", e.currentTarget.value)} />
                   )}
                 </Field>
               </div>
