@@ -100,6 +100,8 @@ async function overflow(): Promise<{ scrollWidth: number; culprits: string[] }> 
 async function setTheme(theme: "light" | "dark"): Promise<void> {
   await page.evaluate((t) => {
     document.documentElement.dataset.theme = t;
+    // What applyTheme announces: the theme button's words follow.
+    window.dispatchEvent(new Event("svc-theme-change"));
   }, theme);
 }
 
@@ -111,7 +113,7 @@ describe.skipIf(!chromiumAvailable)("the first hour, in a real browser", () => {
     const groups = nav.getByRole("group");
     const named: Record<string, string[]> = {};
     for (const group of await groups.all()) {
-      const name = (await group.getAttribute("aria-labelledby")) ? await page.locator(`#${await group.getAttribute("aria-labelledby")}`).innerText() : "";
+      const name = (await group.getAttribute("aria-labelledby")) ? await page.locator(`#${await group.getAttribute("aria-labelledby")}`).textContent() ?? "" : "";
       named[name] = await group.getByRole("link").allInnerTexts();
     }
     expect(named).toEqual({
