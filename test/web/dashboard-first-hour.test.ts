@@ -105,6 +105,20 @@ async function setTheme(theme: "light" | "dark"): Promise<void> {
   }, theme);
 }
 
+/** With SVC_PHONE_SCREENSHOTS: the page as it is, at 390 × 844 in both themes (the viewport is put back after). */
+async function phoneShots(name: string): Promise<void> {
+  if (!SHOTS) return;
+  const before = page.viewportSize();
+  await page.setViewportSize(PHONE);
+  mkdirSync(SHOTS, { recursive: true });
+  for (const theme of ["light", "dark"] as const) {
+    await setTheme(theme);
+    await page.screenshot({ path: join(SHOTS, `${name}-${theme}.png`), fullPage: true });
+  }
+  await setTheme("light");
+  if (before) await page.setViewportSize(before);
+}
+
 describe.skipIf(!chromiumAvailable)("the first hour, in a real browser", () => {
   test("item 17: the sidebar groups its links by job under headings, and folds into a menu on a phone", async () => {
     await page.setViewportSize(DESKTOP);
@@ -279,6 +293,7 @@ describe.skipIf(!chromiumAvailable)("the first hour, in a real browser", () => {
     expect(await item(/Install the SDK/).innerText()).toContain(`npm install ${f.ts.url}/sdk/svc-sdk.tgz`);
     expect(await checklist.innerText()).toContain("0 of 4 done");
     expect(await seriousViolations(page)).toEqual([]);
+    await phoneShots("empty-project-overview");
 
     // Real state ticks it off: a killswitch, an SDK read with a server key, a teammate invited.
     ok(await f.ts.api("/api/admin/killswitches", { key: empty.adminKey, body: { name: "checkout" } }));
@@ -309,6 +324,7 @@ describe.skipIf(!chromiumAvailable)("the first hour, in a real browser", () => {
       await guide.waitFor();
       expect(await guide.innerText()).toMatch(purpose);
       expect(await guide.innerText()).toContain(how);
+      await phoneShots(`empty-project${path.replace(/\//g, "-")}`);
     }
     expect(await seriousViolations(page)).toEqual([]);
     await page.getByRole("combobox", { name: "Project" }).selectOption(f.ts.projectId);
