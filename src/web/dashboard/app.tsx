@@ -26,6 +26,42 @@ function findPage(path: string): { page: DashboardPage; params: Record<string, s
   return null;
 }
 
+/**
+ * A table wider than the screen scrolls inside its own box (styles.css); while it does, the box takes keyboard focus
+ * so the arrow keys can scroll it too (WCAG 2.1.1). Pages need not know: the shell marks them after each change.
+ */
+function useFocusableScrollBoxes(): void {
+  useEffect(() => {
+    let frame = 0;
+    const mark = () => {
+      frame = 0;
+      for (const el of Array.from(document.querySelectorAll<HTMLElement>("main table, main .table-scroll"))) {
+        if (el.closest(".visually-hidden")) continue;
+        const scrolls = el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible";
+        if (scrolls && !el.hasAttribute("tabindex")) {
+          el.setAttribute("tabindex", "0");
+          el.dataset.scrollFocus = "";
+        } else if (!scrolls && el.dataset.scrollFocus !== undefined) {
+          el.removeAttribute("tabindex");
+          delete el.dataset.scrollFocus;
+        }
+      }
+    };
+    const later = () => {
+      if (!frame) frame = requestAnimationFrame(mark);
+    };
+    const observer = new MutationObserver(later);
+    observer.observe(document.body, { childList: true, subtree: true });
+    window.addEventListener("resize", later);
+    later();
+    return () => {
+      observer.disconnect();
+      window.removeEventListener("resize", later);
+      cancelAnimationFrame(frame);
+    };
+  }, []);
+}
+
 /** Reads /me for the selected project (or the first one the person reaches). */
 async function loadSession(): Promise<DashboardSession | { email: string; noProjects: true }> {
   const everything = await call(identityApi.api.admin.me.get({ headers: { "x-project-id": "" } }));
@@ -62,6 +98,7 @@ export function App() {
   const [error, setError] = useState<string | null>(null);
   const [paletteOpen, setPaletteOpen] = useState(false);
   const [generation, setGeneration] = useState(0);
+  useFocusableScrollBoxes();
   // The sidebar as a drawer on narrow screens (below 720 px the CSS hides it until the menu button opens it).
   const [menuOpen, setMenuOpen] = useState(false);
   const menuButton = useRef<HTMLButtonElement>(null);

@@ -60,7 +60,10 @@ function GettingStarted() {
   const flag = data.firstKillswitch ?? "checkout";
   const code = `import { createClient } from "svc-sdk";
 
-const svc = createClient({ baseUrl: "${origin}", sdkKey: process.env.SVC_SERVER_KEY! });
+const svc = createClient({
+  baseUrl: "${origin}",
+  sdkKey: process.env.SVC_SERVER_KEY!,
+});
 await svc.ready();
 if (svc.isKilled(${JSON.stringify(flag)})) {
   // the feature is switched off: skip it
@@ -102,7 +105,7 @@ if (svc.isKilled(${JSON.stringify(flag)})) {
             </p>
           </Step>
           <Step id="read" done={steps[2]!} title="Read a flag">
-            <pre class="value">
+            <pre class="command">
               <code>{code}</code>
             </pre>
             <p class="hint">Ticks itself off when your code first reads this project with an SDK key.</p>
