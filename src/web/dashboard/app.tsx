@@ -1,9 +1,9 @@
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { identityRoutes } from "../../modules/identity/routes";
 import { apiOf, call, csrfToken, currentProject, describeError, selectProject } from "./api";
 import { DASHBOARD_MODULES } from "./pages";
 import { CommandPalette } from "./palette";
-import { type DashboardPage, type DashboardSession, SessionContext } from "./registry";
+import { type DashboardPage, type DashboardSession, NAV_GROUPS, PageContext, SessionContext } from "./registry";
 import { matchPath, navigate, useLocation } from "./router";
 import { ThemeToggle } from "./theme";
 import { ErrorMessage, Link, Loading } from "./ui";
@@ -12,6 +12,11 @@ const identityApi = apiOf<ReturnType<typeof identityRoutes>>();
 
 const PAGES: DashboardPage[] = DASHBOARD_MODULES.flatMap((m) => m.pages);
 const NAV = PAGES.filter((p) => p.nav).sort((a, b) => a.nav!.order - b.nav!.order);
+/** The sidebar: pages with no group first (the overview), then each group under its heading, as the manifests declare them. */
+const NAV_SECTIONS: { id: string; label: string | null; pages: DashboardPage[] }[] = [
+  { id: "top", label: null, pages: NAV.filter((p) => !p.nav!.group) },
+  ...NAV_GROUPS.map((g) => ({ id: g.id, label: g.label, pages: NAV.filter((p) => p.nav!.group === g.id) })),
+].filter((s) => s.pages.length > 0);
 
 function findPage(path: string): { page: DashboardPage; params: Record<string, string> } | null {
   for (const page of PAGES) {
@@ -19,6 +24,42 @@ function findPage(path: string): { page: DashboardPage; params: Record<string, s
     if (params) return { page, params };
   }
   return null;
+}
+
+/**
+ * A table wider than the screen scrolls inside its own box (styles.css); while it does, the box takes keyboard focus
+ * so the arrow keys can scroll it too (WCAG 2.1.1). Pages need not know: the shell marks them after each change.
+ */
+function useFocusableScrollBoxes(): void {
+  useEffect(() => {
+    let frame = 0;
+    const mark = () => {
+      frame = 0;
+      for (const el of Array.from(document.querySelectorAll<HTMLElement>("main table, main .table-scroll"))) {
+        if (el.closest(".visually-hidden")) continue;
+        const scrolls = el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible";
+        if (scrolls && !el.hasAttribute("tabindex")) {
+          el.setAttribute("tabindex", "0");
+          el.dataset.scrollFocus = "";
+        } else if (!scrolls && el.dataset.scrollFocus !== undefined) {
+          el.removeAttribute("tabindex");
+          delete el.dataset.scrollFocus;
+        }
+      }
+    };
+    const later = () => {
+      if (!frame) frame = requestAnimationFrame(mark);
+    };
+    const observer = new MutationObserver(later);
+    observer.observe(document.body, { childList: true, subtree: true });
+    window.addEventListener("resize", later);
+    later();
+    return () => {
+      observer.disconnect();
+      window.removeEventListener("resize", later);
+      cancelAnimationFrame(frame);
+    };
+  }, []);
 }
 
 /** Reads /me for the selected project (or the first one the person reaches). */
@@ -57,6 +98,14 @@ export function App() {
   const [error, setError] = useState<string | null>(null);
   const [paletteOpen, setPaletteOpen] = useState(false);
   const [generation, setGeneration] = useState(0);
+  useFocusableScrollBoxes();
+  // The sidebar as a drawer on narrow screens (below 720 px the CSS hides it until the menu button opens it).
+  const [menuOpen, setMenuOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  const navRef = useRef<HTMLElement>(null);
+  const headerRef = useRef<HTMLElement>(null);
+  // The drawer opens below the header (whose height depends on how its controls wrap), so the menu button stays in reach.
+  const [drawerTop, setDrawerTop] = useState(0);
 
   useEffect(() => {
     loadSession()
@@ -76,6 +125,22 @@ export function App() {
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, []);
+
+  // Escape closes the drawer and hands focus back to its button; going to a page closes it.
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape" || document.querySelector("dialog[open]")) return;
+      setMenuOpen(false);
+      menuButton.current?.focus();
+    };
+    window.addEventListener("keydown", onKey);
+    // Focus goes into the drawer: to the current page's link, else the first.
+    const links = navRef.current?.querySelectorAll<HTMLAnchorElement>("a");
+    (navRef.current?.querySelector<HTMLAnchorElement>('a[aria-current="page"]') ?? links?.[0])?.focus();
+    return () => window.removeEventListener("keydown", onKey);
+  }, [menuOpen]);
+  useEffect(() => setMenuOpen(false), [location.pathname]);
 
   const found = useMemo(() => findPage(location.pathname), [location.pathname]);
   // The section the page belongs to: the longest navigation path the URL starts with (/gates/templates, not /gates).
@@ -111,7 +176,20 @@ export function App() {
       <a class="skip" href="#main">
         Skip to content
       </a>
-      <header class="top">
+      <header class="top" ref={headerRef}>
+        <button
+          type="button"
+          ref={menuButton}
+          class="secondary small menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="sections"
+          onClick={() => {
+            setDrawerTop(Math.max(0, headerRef.current?.getBoundingClientRect().bottom ?? 0));
+            setMenuOpen((open) => !open);
+          }}
+        >
+          Menu
+        </button>
         <Link href="/" class="brand" aria-label="svc home">
           svc
         </Link>
@@ -132,23 +210,47 @@ export function App() {
         </form>
       </header>
       <div class="layout">
-        <nav aria-label="Sections">
-          <ul>
-            {NAV.map((p) => {
-              const current = p.path === currentNav;
-              return (
-                <li key={p.path}>
-                  <Link href={p.path} aria-current={current ? "page" : undefined}>
-                    {p.nav!.label}
-                  </Link>
-                </li>
-              );
-            })}
-          </ul>
+        {menuOpen && <div class="nav-backdrop" style={{ top: `${drawerTop}px` }} onClick={() => setMenuOpen(false)} />}
+        <nav
+          id="sections"
+          ref={navRef}
+          aria-label="Sections"
+          class={menuOpen ? "open" : undefined}
+          style={menuOpen ? { top: `${drawerTop}px` } : undefined}
+          onFocusOut={(e) => {
+            // Tabbing out of the open drawer closes it (it covers the page).
+            const to = e.relatedTarget as Node | null;
+            if (menuOpen && to && !navRef.current?.contains(to) && to !== menuButton.current) setMenuOpen(false);
+          }}
+        >
+          {NAV_SECTIONS.map((section) => {
+            const list = (
+              <ul>
+                {section.pages.map((p) => (
+                  <li key={p.path}>
+                    <Link href={p.path} aria-current={p.path === currentNav ? "page" : undefined}>
+                      {p.nav!.label}
+                    </Link>
+                  </li>
+                ))}
+              </ul>
+            );
+            if (!section.label) return <div key={section.id}>{list}</div>;
+            return (
+              <div key={section.id} role="group" aria-labelledby={`nav-${section.id}`} class="nav-group">
+                <h2 id={`nav-${section.id}`} class="nav-heading">
+                  {section.label}
+                </h2>
+                {list}
+              </div>
+            );
+          })}
         </nav>
         <main id="main" tabIndex={-1} key={`${session.project.id}:${location.pathname}`}>
           {found ? (
-            <found.page.view params={found.params} />
+            <PageContext.Provider value={found.page}>
+              <found.page.view params={found.params} />
+            </PageContext.Provider>
           ) : (
             <>
               <h1>Page not found</h1>

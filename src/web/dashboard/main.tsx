@@ -1,6 +1,7 @@
 import { render } from "preact";
 import { App } from "./app";
-import { applyTheme, initialTheme } from "./theme";
+import { applyTheme, followSystemTheme, initialTheme } from "./theme";
 
 applyTheme(initialTheme());
+followSystemTheme();
 render(<App />, document.getElementById("app")!);

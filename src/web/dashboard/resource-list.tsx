@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
-import { useState } from "preact/hooks";
+import { useContext, useState } from "preact/hooks";
+import { type EmptyGuide, PageContext } from "./registry";
 import { ErrorMessage, Link, Loading, SearchBox, Status, useLiveReload, useLoad } from "./ui";
 
 /**
@@ -99,8 +100,11 @@ export type ResourceListProps<T> = {
   columns: readonly Column<T>[];
   /** Row actions (edit, delete…), a last column with a hidden header; left out when not given. */
   actions?: ((item: T) => ComponentChildren) | false;
-  /** Shown instead of the table when there are none at all (default: "No configs yet."). */
-  empty?: ComponentChildren;
+  /**
+   * Shown instead of the table when there are none at all (default: "No configs yet."); or what the thing is for and
+   * the command that makes the first (`{about, command}`; by default the page's declared `empty`).
+   */
+  empty?: ComponentChildren | EmptyGuide;
   /** Dialogs and anything else the page adds after the table. */
   children?: ComponentChildren;
 };
@@ -111,6 +115,9 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
   const plural = props.plural ?? `${props.noun}s`;
   const needle = q.toLowerCase();
   const shown = props.items?.filter((item) => !q || !props.searchText || props.searchText(item).some((text) => (text ?? "").toLowerCase().includes(needle)));
+  // The page's own words for an empty list, unless the list is empty because of a search the server ran.
+  const declared = useContext(PageContext)?.empty;
+  const pageGuide = props.search?.value ? undefined : declared;
   const searchBox = (props.searchText || props.search) && <SearchBox label={props.searchLabel ?? `Search ${plural}`} value={q} onInput={setQ} />;
   return (
     <>
@@ -147,7 +154,12 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
       {!props.items || !shown ? (
         !props.error && <Loading />
       ) : (
-        shown.length === 0 && <p class="muted">{props.items.length === 0 ? (props.empty ?? `No ${plural} yet.`) : `No ${props.noun} matches “${q}”.`}</p>
+        shown.length === 0 &&
+        (props.items.length === 0 ? (
+          <EmptyState line={isGuide(props.empty) ? undefined : props.empty} plural={plural} guide={isGuide(props.empty) ? props.empty : pageGuide} create={props.create} />
+        ) : (
+          <p class="muted">{`No ${props.noun} matches “${q}”.`}</p>
+        ))
       )}
       {props.limit !== undefined && shown && shown.length > props.limit && (
         <p class="muted" role="note">
@@ -155,6 +167,8 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
         </p>
       )}
       {props.items && shown && shown.length > 0 && (
+        // Wide tables scroll inside their own box on a phone, never the page.
+        <div class="table-scroll">
         <table>
           <caption class="visually-hidden">{props.caption}</caption>
           <thead>
@@ -188,9 +202,40 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
             ))}
           </tbody>
         </table>
+        </div>
       )}
       {props.children}
     </>
+  );
+}
+
+const isGuide = (value: unknown): value is EmptyGuide => typeof value === "object" && value !== null && "about" in value && !("props" in value);
+
+/** An empty list: the line saying so, what the thing is for, and how to make the first (the button above, or a command). */
+function EmptyState(props: { line: ComponentChildren; plural: string; guide: EmptyGuide | undefined; create: ResourceListProps<unknown>["create"] }) {
+  const { guide, create } = props;
+  return (
+    <div class="empty-guide">
+      <p class="muted">{props.line ?? `No ${props.plural} yet.`}</p>
+      {guide && <p>{guide.about}</p>}
+      {guide && (create || guide.command) && (
+        <p>
+          {create ? (
+            <>
+              Make the first with <strong>{create.label}</strong>
+              {guide.command ? ", or from a terminal:" : "."}
+            </>
+          ) : (
+            guide.command && (/^svc |^npm /.test(guide.command) ? "Make the first from a terminal:" : "Make the first from your code:")
+          )}
+        </p>
+      )}
+      {guide?.command && (
+        <pre class="command">
+          <code>{guide.command}</code>
+        </pre>
+      )}
+    </div>
   );
 }
 

@@ -136,6 +136,6 @@ function AlertsCard() {
 }
 
 export const alertsDashboard: DashboardModule = {
-  pages: [{ path: "/alerts", title: "Alert rules", nav: { label: "Alert rules", order: 47 }, view: AlertRuleList }],
+  pages: [{ path: "/alerts", title: "Alert rules", nav: { label: "Alert rules", order: 47, group: "observe" }, empty: { about: "Alert rules watch a metric and tell your connectors (Slack, a webhook…) when it crosses a threshold.", command: "svc alerts create orders-low --metric orders --comparator lt --threshold 10 --window 24h" }, view: AlertRuleList }],
   overview: AlertsCard,
 };

@@ -123,6 +123,6 @@ function AttributesCard() {
 }
 
 export const attributesDashboard: DashboardModule = {
-  pages: [{ path: "/attributes", title: "Attributes", nav: { label: "Attributes", order: 35 }, view: AttributeList }],
+  pages: [{ path: "/attributes", title: "Attributes", nav: { label: "Attributes", order: 35, group: "release" }, empty: { about: "Attributes are the facts about a user that gate rules test (plan, country…): declared here, or learned when a gate is evaluated with a context.", command: "svc attributes create plan --type enum --enum free,pro,enterprise" }, view: AttributeList }],
   overview: AttributesCard,
 };

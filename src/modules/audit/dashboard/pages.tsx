@@ -202,5 +202,5 @@ function focusFirstInvalidFilter(): void {
 }
 
 export const auditDashboard: DashboardModule = {
-  pages: [{ path: "/audit", title: "Audit trail", nav: { label: "Audit trail", order: 95 }, view: AuditPage }],
+  pages: [{ path: "/audit", title: "Audit trail", nav: { label: "Audit trail", order: 95, group: "project" }, view: AuditPage }],
 };

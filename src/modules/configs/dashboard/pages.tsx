@@ -60,7 +60,7 @@ function ConfigsCard() {
 
 export const configsDashboard: DashboardModule = {
   pages: [
-    { path: "/configs", title: "Configs", nav: { label: "Configs", order: 20 }, view: ConfigList },
+    { path: "/configs", title: "Configs", nav: { label: "Configs", order: 20, group: "release" }, empty: { about: "Configs are typed values (JSON checked against a schema) that your code reads at run time and you change per environment without a deploy.", command: "svc configs create limits --value '{\"perMinute\":60}'" }, view: ConfigList },
     { path: "/configs/:name", title: (p) => `Config ${p.name}`, view: ({ params }) => <ConfigDetail name={params.name!} /> },
   ],
   overview: ConfigsCard,

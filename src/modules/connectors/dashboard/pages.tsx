@@ -351,7 +351,7 @@ function ConnectorsCard() {
 
 export const connectorsDashboard: DashboardModule = {
   pages: [
-    { path: "/connectors", title: "Connectors", nav: { label: "Connectors", order: 57 }, view: ConnectorList },
+    { path: "/connectors", title: "Connectors", nav: { label: "Connectors", order: 57, group: "work" }, empty: { about: "Connectors carry svc's news (alerts, new tickets) to Slack, a webhook or a coding agent.", command: "svc connectors create webhook --name intake --event bug.created --set url=https://hooks.example.com/svc" }, view: ConnectorList },
     { path: "/connectors/:id", title: () => "Connector", view: ({ params }) => <ConnectorDetail id={params.id!} /> },
   ],
   overview: ConnectorsCard,

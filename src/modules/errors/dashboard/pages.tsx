@@ -74,7 +74,7 @@ function ErrorsCard() {
 
 export const errorsDashboard: DashboardModule = {
   pages: [
-    { path: "/errors", title: "Errors", nav: { label: "Errors", order: 45 }, view: ErrorList },
+    { path: "/errors", title: "Errors", nav: { label: "Errors", order: 45, group: "observe" }, empty: { about: "Errors your services report (with the SDK, or any Sentry SDK) are grouped here with their counts and the people they hit.", command: "svc.captureError(err, { unitId: user.id })" }, view: ErrorList },
     { path: "/errors/:id", title: (p) => `Error ${p.id}`, view: ({ params }) => <ErrorDetail id={params.id!} /> },
   ],
   overview: ErrorsCard,

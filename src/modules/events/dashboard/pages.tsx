@@ -114,6 +114,6 @@ function EventsCard() {
 }
 
 export const eventsDashboard: DashboardModule = {
-  pages: [{ path: "/events", title: "Events", nav: { label: "Events", order: 40 }, view: EventList }],
+  pages: [{ path: "/events", title: "Events", nav: { label: "Events", order: 40, group: "observe" }, empty: { about: "Events are what your code reports with svc.track() (a purchase, a signup); metrics count them.", command: "svc events create checkout.completed" }, view: EventList }],
   overview: EventsCard,
 };

@@ -87,7 +87,7 @@ function ExperimentsCard() {
 
 export const experimentsDashboard: DashboardModule = {
   pages: [
-    { path: "/experiments", title: "Experiments", nav: { label: "Experiments", order: 50 }, view: ExperimentList },
+    { path: "/experiments", title: "Experiments", nav: { label: "Experiments", order: 50, group: "experiment" }, empty: { about: "Experiments show variants to part of a universe and measure which one does better on your metrics.", command: "svc experiments create checkout-button --universe web-users --variant control=50 --variant green=50 --allocation 0-5000" }, view: ExperimentList },
     { path: "/experiments/:name", title: (p) => `Experiment ${p.name}`, view: ({ params }) => <ExperimentDetail name={params.name!} /> },
   ],
   overview: ExperimentsCard,

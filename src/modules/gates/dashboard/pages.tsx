@@ -66,9 +66,9 @@ function GatesCard() {
 
 export const gatesDashboard: DashboardModule = {
   pages: [
-    { path: "/gates", title: "Gates", nav: { label: "Gates", order: 15 }, view: GateList },
+    { path: "/gates", title: "Gates", nav: { label: "Gates", order: 15, group: "release" }, empty: { about: "Gates decide who gets a feature: rules on attributes (plan, country, a percentage of users) that the SDK evaluates in your code.", command: "svc gates create new-checkout" }, view: GateList },
     // Before /gates/:name: the first page whose path matches wins (no gate can be named "templates").
-    { path: "/gates/templates", title: "Gate templates", nav: { label: "Gate templates", order: 16 }, view: TemplateList },
+    { path: "/gates/templates", title: "Gate templates", nav: { label: "Gate templates", order: 16, group: "release" }, view: TemplateList },
     { path: "/gates/:name", title: (p) => `Gate ${p.name}`, view: ({ params }) => <GateDetail name={params.name!} /> },
   ],
   overview: GatesCard,

@@ -195,7 +195,7 @@ function TranslationsCard() {
 
 export const i18nDashboard: DashboardModule = {
   pages: [
-    { path: "/i18n", title: "Translations", nav: { label: "Translations", order: 55 }, view: ProfileList },
+    { path: "/i18n", title: "Translations", nav: { label: "Translations", order: 58, group: "work" }, empty: { about: "Translation profiles hold one locale's strings; your code reads them with svc.t(\"checkout.title\").", command: "svc i18n profiles create web-de --locale de" }, view: ProfileList },
     { path: "/i18n/:profile", title: (params) => `Translations: ${params.profile}`, view: ({ params }) => <ProfileKeys name={params.profile!} /> },
   ],
   overview: TranslationsCard,

@@ -180,7 +180,7 @@ function AccountPage() {
 
 export const identityDashboard: DashboardModule = {
   pages: [
-    { path: "/members", title: "Members", nav: { label: "Members", order: 80 }, view: MembersPage },
+    { path: "/members", title: "Members", nav: { label: "Members", order: 80, group: "project" }, view: MembersPage },
     { path: "/account", title: "Account", view: AccountPage },
   ],
 };

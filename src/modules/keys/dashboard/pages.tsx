@@ -54,5 +54,5 @@ function KeysPage() {
 }
 
 export const keysDashboard: DashboardModule = {
-  pages: [{ path: "/keys", title: "SDK keys", nav: { label: "SDK keys", order: 60 }, view: KeysPage }],
+  pages: [{ path: "/keys", title: "SDK keys", nav: { label: "SDK keys", order: 60, group: "project" }, empty: { about: "SDK keys let your services (server keys) and web pages (client keys) read this project's flags.", command: "svc sdk keys create --type server --name api" }, view: KeysPage }],
 };

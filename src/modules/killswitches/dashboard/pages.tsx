@@ -68,7 +68,7 @@ function KillswitchesCard() {
 
 export const killswitchesDashboard: DashboardModule = {
   pages: [
-    { path: "/killswitches", title: "Killswitches", nav: { label: "Killswitches", order: 10 }, view: KillswitchList },
+    { path: "/killswitches", title: "Killswitches", nav: { label: "Killswitches", order: 10, group: "release" }, empty: { about: "A killswitch turns a feature off everywhere within a second, per environment and without a deploy: your code asks svc.isKilled(\"checkout\").", command: "svc killswitches create checkout" }, view: KillswitchList },
     { path: "/killswitches/:name", title: (p) => `Killswitch ${p.name}`, view: ({ params }) => <KillswitchDetail name={params.name!} /> },
   ],
   overview: KillswitchesCard,

@@ -61,7 +61,7 @@ function MetricsCard() {
 
 export const metricsDashboard: DashboardModule = {
   pages: [
-    { path: "/metrics", title: "Metrics", nav: { label: "Metrics", order: 42 }, view: MetricList },
+    { path: "/metrics", title: "Metrics", nav: { label: "Metrics", order: 51, group: "experiment" }, empty: { about: "Metrics turn events into numbers (counts, unique users, sums) that experiments, rollouts and alerts watch.", command: "svc metrics create checkouts --kind count --event checkout.completed" }, view: MetricList },
     { path: "/metrics/:name", title: (p) => `Metric ${p.name}`, view: ({ params }) => <MetricDetail name={params.name!} /> },
   ],
   overview: MetricsCard,

@@ -147,7 +147,7 @@ function QueueCard() {
 
 export const opsDashboard: DashboardModule = {
   pages: [
-    { path: "/queue", title: "Queue", nav: { label: "Queue", order: 44 }, view: QueueList },
+    { path: "/queue", title: "Queue", nav: { label: "Queue", order: 44, group: "work" }, empty: { about: "The queue holds bug reports, feature requests and tickets, from your team or the public intake, to triage and approve.", command: "svc ops create --type bug \"Checkout fails on Safari\" --priority high" }, view: QueueList },
     { path: "/queue/:number", title: (p) => `Item #${p.number}`, view: ({ params }) => <ItemDetail number={params.number!} /> },
   ],
   overview: QueueCard,

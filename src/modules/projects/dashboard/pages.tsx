@@ -122,5 +122,5 @@ function SettingsPage() {
 }
 
 export const projectsDashboard: DashboardModule = {
-  pages: [{ path: "/settings", title: "Project settings", nav: { label: "Settings", order: 90 }, view: SettingsPage }],
+  pages: [{ path: "/settings", title: "Project settings", nav: { label: "Settings", order: 90, group: "project" }, view: SettingsPage }],
 };

@@ -91,7 +91,7 @@ function RolloutsCard() {
 
 export const rolloutsDashboard: DashboardModule = {
   pages: [
-    { path: "/rollouts", title: "Rollouts", nav: { label: "Rollouts", order: 52 }, view: RolloutList },
+    { path: "/rollouts", title: "Rollouts", nav: { label: "Rollouts", order: 52, group: "release" }, empty: { about: "A rollout raises a gate to more people in stages, and rolls back on its own when a guard metric gets worse.", command: "svc rollouts create --gate new-checkout --rules-file rules.json --env prod --metric checkout-conversion:higher:2%" }, view: RolloutList },
     { path: "/rollouts/:id", title: (p) => `Rollout ${p.id}`, view: ({ params }) => <RolloutDetail id={params.id!} /> },
   ],
   overview: RolloutsCard,

@@ -60,5 +60,5 @@ function TokensPage() {
 }
 
 export const tokensDashboard: DashboardModule = {
-  pages: [{ path: "/tokens", title: "API tokens", nav: { label: "API tokens", order: 70 }, view: TokensPage }],
+  pages: [{ path: "/tokens", title: "API tokens", nav: { label: "API tokens", order: 70, group: "project" }, empty: { about: "API tokens let scripts and CI call the admin API without a person signing in.", command: "svc tokens create ci-deploy --access read-write" }, view: TokensPage }],
 };

@@ -68,7 +68,7 @@ function UniversesCard() {
 }
 
 export const universesDashboard: DashboardModule = {
-  pages: [{ path: "/universes", title: "Universes", nav: { label: "Universes", order: 49 }, view: UniverseList }],
+  pages: [{ path: "/universes", title: "Universes", nav: { label: "Universes", order: 49, group: "experiment" }, empty: { about: "A universe is the population experiments split (users, accounts…), with a holdout that no experiment touches.", command: "svc universes create web-users" }, view: UniverseList }],
   overview: UniversesCard,
   palette: async () => (await loadUniverses()).map((u) => ({ label: u.name, kind: "universe", href: "/universes" })),
 };
