@@ -67,6 +67,10 @@ export class IdentityService {
   get outboxPath(): string {
     return this.#core.outboxPath;
   }
+  /** Whether mail is sent, or where it goes instead (the dashboard tells the owner). */
+  get mailDelivery(): IdentityCore["mailDelivery"] {
+    return this.#core.mailDelivery;
+  }
 
   private get store(): Store {
     return this.#core.store;
@@ -154,7 +158,7 @@ export class IdentityService {
     return people.setRole(this.#core, projectId, email, role, actor);
   }
   inviteLink(projectId: string, email: string, baseUrl: string, actor?: AuditActor): Promise<{ email: string; link: string; expiresAt: string }> {
-    return people.inviteLink(this, projectId, email, baseUrl, actor);
+    return people.inviteLink(this.#core, projectId, email, baseUrl, actor);
   }
   removeMember(projectId: string, email: string, actor?: AuditActor): Promise<void> {
     return people.removeMember(this.#core, projectId, email, actor);
