@@ -3,7 +3,9 @@ import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
+import { Glob } from "bun";
 import { pkceChallenge, randomBase62 } from "../../src/lib/ids";
+import { ROOT } from "../cli/process";
 import { startServer } from "../../src/server";
 import { dropStore, freshStoreUrl, tempDir } from "../helpers";
 import { type DashboardFixture, chromiumAvailable, seriousViolations, signIn, startDashboardFixture } from "./dashboard-support";
@@ -182,8 +184,13 @@ describe.skipIf(!chromiumAvailable)("the first hour, in a real browser", () => {
       "/i18n/english",
       "/account",
     ];
-    // Every page of the registry: each navigation entry, and a detail page of each kind (the list is checked to cover the router's).
+    // Every page of the registry: each navigation entry, and a detail page of each kind. The page declarations are read
+    // from the modules' sources, so a page added later and missing here fails this test.
     const routes = [...navPaths, ...details];
+    const declared = [...new Glob("src/modules/*/dashboard/*.tsx").scanSync(ROOT), "src/web/dashboard/home.tsx"].flatMap((file) => [...readFileSync(join(ROOT, file), "utf8").matchAll(/\{ path: "(\/[^"]*)"/g)].map((m) => m[1]!));
+    const pattern = (path: string) => new RegExp(`^${path.replace(/:[a-z]+/gi, "[^/]+")}$`);
+    expect(declared.length).toBeGreaterThanOrEqual(30);
+    expect(declared.filter((path) => !routes.some((route) => pattern(path).test(route)))).toEqual([]);
     expect(navPaths.length).toBeGreaterThanOrEqual(21);
     await page.setViewportSize(PHONE);
     const wide: Record<string, unknown> = {};
