@@ -154,6 +154,7 @@ describe.skipIf(!chromiumAvailable)("the first hour, in a real browser", () => {
     // Focus goes into the drawer; Escape closes it and gives focus back to the button.
     expect(await page.evaluate(() => document.activeElement?.closest("nav")?.getAttribute("aria-label"))).toBe("Sections");
     expect(await seriousViolations(page)).toEqual([]);
+    await phoneShots("menu-open");
     await page.keyboard.press("Escape");
     await nav.waitFor({ state: "hidden" });
     expect(await menu.getAttribute("aria-expanded")).toBe("false");

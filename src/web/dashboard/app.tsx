@@ -199,7 +199,7 @@ export function App() {
         </button>
         <span class="spacer" />
         <ThemeToggle />
-        <Link href="/account" aria-label={`Account: ${session.email}`}>
+        <Link href="/account" class="account" aria-label={`Account: ${session.email}`}>
           {session.email}
         </Link>
         <form method="post" action="/auth/logout">
