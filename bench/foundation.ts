@@ -23,7 +23,11 @@ function freePort(): number {
  */
 function binaryFor(settings: Settings, dir: string): string {
   if (settings.binary) return join(ROOT, "dist/svc");
-  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts.build!;
+  const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+  const script = scripts.build!;
+  // The build embeds dist/svc-sdk.tgz, which its prebuild step packs (npm and bun run it before build; here by hand).
+  const packed = Bun.spawnSync([BUN, ...scripts.prebuild!.replace(/^bun /, "").split(/\s+/)], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  if (packed.exitCode !== 0) throw new Error(`prebuild failed: ${packed.stderr.toString()}`);
   const out = join(dir, "svc");
   const args = script.replace(/^bun build /, "").replace("--outfile dist/svc", `--outfile ${out}`).split(/\s+/);
   const built = Bun.spawnSync([BUN, "build", ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });

@@ -1,3 +1,4 @@
+// Over 400 lines: all of identity's SQL (people, invitations, sign-in links, sessions, OIDC logins) lives here, as the module layout wants (store = SQL).
 import type { Queryable, Store } from "../../lib/store";
 import type { AccessibleProject, Member, Role, SignedInUser } from "./types";
 

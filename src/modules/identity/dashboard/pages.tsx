@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { apiOf, call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { ResourceList } from "../../../web/dashboard/resource-list";
-import { ConfirmDialog, Field, When, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, CopyButton, Field, When, useLoad } from "../../../web/dashboard/ui";
 import type { identityRoutes } from "../routes";
 
 const identityApi = apiOf<ReturnType<typeof identityRoutes>>();
@@ -13,7 +13,13 @@ const ROLES: { role: Role; help: string }[] = [
   { role: "owner", help: "owner: also manages keys, settings and people" },
 ];
 
-function InviteForm({ onInvited }: { onInvited: (email: string) => Promise<void> }) {
+/** Where links go: by mail, or (no SMTP) only to the outbox file on the server, from GET /me. */
+type Mail = { configured: boolean; outbox?: string };
+
+/** The words for a link that went to the outbox, not to anyone's inbox (issue 27, item 12). */
+const noMailServer = (mail: Mail) => `No mail server is set: the link is in ${mail.outbox ?? "<data>/outbox.log"} on the server`;
+
+function InviteForm({ mail, onInvited }: { mail: Mail | null; onInvited: (email: string) => Promise<void> }) {
   const [email, setEmail] = useState("");
   const [role, setRole] = useState<Role>("editor");
   const [error, setError] = useState<string | null>(null);
@@ -31,7 +37,11 @@ function InviteForm({ onInvited }: { onInvited: (email: string) => Promise<void>
   return (
     <form class="panel" onSubmit={submit} noValidate>
       <h2>Invite someone</h2>
-      <p class="muted small">They get a link by mail, valid 7 days, and join the whole organisation when they accept it; until then they have no access.</p>
+      <p class="muted small">
+        {mail && !mail.configured
+          ? `${noMailServer(mail)}: pass it on yourself, or use "Copy link" in their row. It is valid 7 days; they join the whole organisation when they accept it, and have no access until then.`
+          : "They get a link by mail, valid 7 days, and join the whole organisation when they accept it; until then they have no access."}
+      </p>
       <Field label="Email" error={error}>
         {(attrs) => <input {...attrs} type="email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} autoComplete="off" />}
       </Field>
@@ -62,6 +72,21 @@ function MembersPage() {
   const [removing, setRemoving] = useState<{ email: string; invited: boolean } | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [actionError, setActionError] = useState<string | null>(null);
+  const { data: me } = useLoad(() => call(identityApi.api.admin.me.get()), [session.project.id]);
+  const mail: Mail | null = me?.mail ?? null;
+  const [copied, setCopied] = useState<{ email: string; link: string } | null>(null);
+  const copyLink = async (email: string) => {
+    try {
+      const made = await call(identityApi.api.admin.members({ email })["invite-link"].post());
+      setCopied({ email: made.email, link: made.link });
+      await navigator.clipboard?.writeText(made.link).catch(() => undefined);
+      setMessage(`A new invitation link for ${made.email} is below; the one sent before no longer works`);
+      setActionError(null);
+    } catch (err) {
+      setActionError(describeError(err));
+      await reload();
+    }
+  };
   const setRole = async (email: string, role: Role) => {
     try {
       await call(identityApi.api.admin.members({ email }).patch({ role }));
@@ -117,21 +142,45 @@ function MembersPage() {
       actions={
         manage &&
         ((m) => (
-          <button
+          <>
+            {m.status === "invited" && (
+              <button type="button" class="secondary small" aria-label={`Copy link for ${m.email}`} onClick={() => copyLink(m.email)}>
+                Copy link
+              </button>
+            )}
+            <button
             type="button"
             class="danger secondary small"
             aria-label={m.status === "invited" ? `Withdraw the invitation of ${m.email}` : `Remove ${m.email}`}
             onClick={() => setRemoving({ email: m.email, invited: m.status === "invited" })}
           >
             {m.status === "invited" ? "Withdraw" : "Remove"}
-          </button>
+            </button>
+          </>
         ))
       }
     >
+      {manage && copied && (
+        <section class="panel" aria-label="Invitation link">
+          <p>
+            Send this link to <strong>{copied.email}</strong> yourself: it accepts their invitation once.
+          </p>
+          <div class="secret">
+            <input class="mono secret-value" readOnly value={copied.link} aria-label={`Invitation link for ${copied.email}`} onFocus={(e) => (e.target as HTMLInputElement).select()} />
+            <CopyButton text={copied.link} label={`Copy the invitation link for ${copied.email}`} />
+          </div>
+        </section>
+      )}
       {manage && (
         <InviteForm
+          mail={mail}
           onInvited={async (email) => {
-            setMessage(`Invited ${email}; they become a member when they accept the link on its way to them`);
+            setCopied(null);
+            setMessage(
+              mail && !mail.configured
+                ? `Invited ${email}. ${noMailServer(mail)}; or use "Copy link" in their row to pass one on`
+                : `Invited ${email}; they become a member when they accept the link on its way to them`,
+            );
             await reload();
           }}
         />
