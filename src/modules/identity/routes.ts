@@ -43,8 +43,9 @@ import { SESSION_TTL_MS, type SignInResult } from "./service";
 
 const CHECK_MAIL = "If this address belongs to an account, a sign-in link is on its way. Check your mail.";
 /** Without SMTP the link is only in the outbox file: the person at the keyboard is told where (issue 27, item 12). */
-const checkMail = (mail: { configured: boolean; outbox?: string }) =>
-  mail.configured ? CHECK_MAIL : `If this address belongs to an account, a sign-in link is on its way. No mail server is set: the link is in ${mail.outbox} on the server.`;
+// Anyone may ask for a sign-in link: the answer names the file, never the server's path to it (owners see that in Members).
+const checkMail = (mail: { configured: boolean }) =>
+  mail.configured ? CHECK_MAIL : "If this address belongs to an account, a sign-in link is on its way. No mail server is set: the link is in outbox.log, in the data directory on the server.";
 const BROWSER_POST =
   "Browser endpoint: needs the CSRF token (`csrf` field or `X-CSRF-Token`, equal to the `svc_csrf` cookie the pages set) and a same-origin Origin or Referer. A plain form post gets HTML (or a 303) back; JSON gets JSON.";
 const OIDC_COOKIE_PATH = "/auth/oidc";
@@ -109,7 +110,7 @@ export function identityRoutes(ctx: AppContext) {
           tag: "Sign-in",
           auth: "none",
           errors: [400, 403, 429],
-          description: `Always the same answer, whether or not the address has an account (only members may sign in). Without SMTP the link is written to the server log. Rate-limited per address and per client (429 with Retry-After). ${BROWSER_POST}`,
+          description: `Always the same answer, whether or not the address has an account (only members may sign in). Without SMTP the link is appended to <data>/outbox.log on the server (never to the server log), and the answer says so. Rate-limited per address and per client (429 with Retry-After). ${BROWSER_POST}`,
           response: { 200: MagicLinkSentSchema },
         }),
       },
