@@ -89,3 +89,19 @@ export function FactsTable({ caption, rows }: { caption: string; rows: readonly 
     </table>
   );
 }
+
+/** A row's buttons, each named for the row it acts on ("Delete template beta"); `danger` for a delete; false leaves one out. */
+export function RowButtons({ buttons }: { buttons: readonly ({ text: ComponentChildren; label: string; onClick: () => void; danger?: boolean; disabled?: boolean } | false | null | undefined)[] }) {
+  return (
+    <div class="row">
+      {buttons.map(
+        (b) =>
+          b && (
+            <button key={b.label} type="button" class={b.danger ? "danger secondary small" : "secondary small"} aria-label={b.label} disabled={b.disabled} onClick={b.onClick}>
+              {b.text}
+            </button>
+          ),
+      )}
+    </div>
+  );
+}

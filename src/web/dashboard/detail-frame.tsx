@@ -81,6 +81,9 @@ export function DetailFrame(props: DetailFrameProps) {
   );
 }
 
+/** The usual danger zone: "Delete <noun>", asking "Delete <name>?" with what deleting does (`what`). */
+export const deleteZone = (noun: string, name: string, what: string, run: () => Promise<unknown>): DangerZone => ({ noun, title: `Delete ${name}?`, message: <p>{what}</p>, run });
+
 /** What a detail page shows before its thing has loaded: the failure, or "Loading…"; null once there is data. */
 export function notLoaded(load: { error: string | null; data: unknown }): JSX.Element | null {
   if (load.data !== undefined && load.data !== null) return null;

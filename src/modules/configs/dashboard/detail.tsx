@@ -3,7 +3,7 @@ import { call, describeError } from "../../../web/dashboard/api";
 import { DiffView, JsonEditor, prettyJson } from "../../../web/dashboard/json-editor";
 import { can, useSession } from "../../../web/dashboard/registry";
 import { DataTable } from "../../../web/dashboard/data-table";
-import { DetailFrame, EnvPanel, notLoaded } from "../../../web/dashboard/detail-frame";
+import { DetailFrame, EnvPanel, deleteZone, notLoaded } from "../../../web/dashboard/detail-frame";
 import { ConfirmDialog, ErrorMessage, Status, When, useLoad } from "../../../web/dashboard/ui";
 import { ENVS, type Env, configApi } from "./client";
 
@@ -102,19 +102,9 @@ export function ConfigDetail({ name }: { name: string }) {
     setActionError(null);
   };
 
+  const danger = deleteZone("config", config.name, "It leaves every env and the SDK snapshot; SDKs fall back to their defaults. Its activity stays readable by id.", () => call(api.delete()));
   return (
-    <DetailFrame
-      back={{ href: "/configs", label: "Configs" }}
-      title={config.name}
-      description={config.description}
-      writable={writable}
-      danger={{
-        noun: "config",
-        title: `Delete ${config.name}?`,
-        message: <p>It leaves every env and the SDK snapshot; SDKs fall back to their defaults. Its activity stays readable by id.</p>,
-        run: () => call(api.delete()),
-      }}
-    >
+    <DetailFrame back={{ href: "/configs", label: "Configs" }} title={config.name} description={config.description} writable={writable} danger={danger}>
       <EnvPanel
         envs={ENVS}
         current={env}

@@ -10,23 +10,14 @@ import { type ErrorStatus, StatusBadge, errorApi } from "./client";
 const count = new Intl.NumberFormat();
 
 /** What a person may set from each status (regressed is svc's: it reads as unresolved). */
-const NEXT: Record<ErrorStatus, { status: "unresolved" | "resolved" | "ignored"; label: string; done: string }[]> = {
-  unresolved: [
-    { status: "resolved", label: "Resolve", done: "Resolved" },
-    { status: "ignored", label: "Ignore", done: "Ignored" },
-  ],
-  regressed: [
-    { status: "resolved", label: "Resolve", done: "Resolved" },
-    { status: "ignored", label: "Ignore", done: "Ignored" },
-  ],
-  resolved: [
-    { status: "unresolved", label: "Reopen", done: "Reopened" },
-    { status: "ignored", label: "Ignore", done: "Ignored" },
-  ],
-  ignored: [
-    { status: "unresolved", label: "Reopen", done: "Reopened" },
-    { status: "resolved", label: "Resolve", done: "Resolved" },
-  ],
+const RESOLVE = { status: "resolved", label: "Resolve", done: "Resolved" } as const;
+const IGNORE = { status: "ignored", label: "Ignore", done: "Ignored" } as const;
+const REOPEN = { status: "unresolved", label: "Reopen", done: "Reopened" } as const;
+const NEXT: Record<ErrorStatus, readonly { status: "unresolved" | "resolved" | "ignored"; label: string; done: string }[]> = {
+  unresolved: [RESOLVE, IGNORE],
+  regressed: [RESOLVE, IGNORE],
+  resolved: [REOPEN, IGNORE],
+  ignored: [REOPEN, RESOLVE],
 };
 
 /** A time, relative and in full. */

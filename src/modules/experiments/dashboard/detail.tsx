@@ -158,6 +158,12 @@ export function ExperimentDetail({ name }: { name: string }) {
   const running = (context.data?.running ?? []).filter((r) => r.universeId === e.universeId && r.id !== e.id);
   const weightSum = e.variants.reduce((s, v) => s + v.weight, 0);
   const reloadAll = () => Promise.all([experiment.reload(), context.reload(), results.reload()]).then(() => undefined);
+  /** After a dialog's change: close it, reload, then say what it did. */
+  const settle = async (close: (open: false) => void, said: string) => {
+    close(false);
+    await reloadAll();
+    setMessage(said);
+  };
 
   return (
     <DetailFrame
@@ -302,11 +308,7 @@ export function ExperimentDetail({ name }: { name: string }) {
         experiment={e}
         open={stopping}
         onClose={() => setStopping(false)}
-        onStopped={async (stopped) => {
-          setStopping(false);
-          await reloadAll();
-          setMessage(stopped.outcome?.decision === "ship" ? `Stopped ${e.name}: shipped ${stopped.outcome.variant}` : `Stopped ${e.name}: rolled back`);
-        }}
+        onStopped={(stopped) => settle(setStopping, stopped.outcome?.decision === "ship" ? `Stopped ${e.name}: shipped ${stopped.outcome.variant}` : `Stopped ${e.name}: rolled back`)}
       />
       <ExperimentDialog
         open={editing}

@@ -2,7 +2,7 @@ import type { ComponentChildren } from "preact";
 import { useId, useMemo, useState } from "preact/hooks";
 import { ApiFailure, call, describeError } from "../../../web/dashboard/api";
 import { can, useSession } from "../../../web/dashboard/registry";
-import { DetailFrame, EnvPanel, VersionHistory, WarningMessage, notLoaded } from "../../../web/dashboard/detail-frame";
+import { DetailFrame, EnvPanel, VersionHistory, WarningMessage, deleteZone, notLoaded } from "../../../web/dashboard/detail-frame";
 import { ConfirmDialog, ErrorMessage, Loading, Status, useLiveReload, useLoad, When } from "../../../web/dashboard/ui";
 import { type DraftRule, ENVS, type Env, type FieldRef, type GateRule, describeField, fieldOfDetail, fromDraft, gateApi, ruleSummary, rulesCount, toDraft } from "./client";
 import { ExplainPanel } from "./explain";
@@ -26,6 +26,8 @@ function RulesList({ rules, empty, class: cls }: { rules: readonly GateRule[]; e
     </ol>
   );
 }
+
+const BACK = { href: "/gates", label: "Gates" };
 
 /** One gate: per env its rule list in an editor and published as a new version, that env's history with rollback, explain, delete. */
 export function GateDetail({ name }: { name: string }) {
@@ -113,19 +115,9 @@ export function GateDetail({ name }: { name: string }) {
   };
 
   const state = gate.envs[env];
+  const what = "It leaves every env and the SDK snapshot, and its history goes with it. SDKs get their defaults; gates that name it as a prerequisite see it as off.";
   return (
-    <DetailFrame
-      back={{ href: "/gates", label: "Gates" }}
-      title={gate.name}
-      description={gate.description}
-      writable={writable}
-      danger={{
-        noun: "gate",
-        title: `Delete ${gate.name}?`,
-        message: <p>It leaves every env and the SDK snapshot, and its history goes with it. SDKs get their defaults; gates that name it as a prerequisite see it as off.</p>,
-        run: () => call(api.delete()),
-      }}
-    >
+    <DetailFrame back={BACK} title={gate.name} description={gate.description} writable={writable} danger={deleteZone("gate", gate.name, what, () => call(api.delete()))}>
       <EnvPanel
         envs={ENVS}
         current={env}

@@ -1,9 +1,11 @@
 import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
-import { DetailFrame, VersionHistory, notLoaded } from "../../../web/dashboard/detail-frame";
+import { DetailFrame, VersionHistory, deleteZone, notLoaded } from "../../../web/dashboard/detail-frame";
 import { can, useSession } from "../../../web/dashboard/registry";
 import { ConfirmDialog, Field, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { ENVS, type Env, KillSwitch, killswitchApi, stateWord, toggleLabel, useToggle } from "./client";
+
+const BACK = { href: "/killswitches", label: "Killswitches" };
 
 /** One killswitch: its value and sub-switches per env, adding and removing sub-switches, history with rollback, delete. */
 export function KillswitchDetail({ name }: { name: string }) {
@@ -46,21 +48,9 @@ export function KillswitchDetail({ name }: { name: string }) {
     else void addSwitch(env, key);
   };
 
+  const danger = deleteZone("killswitch", k.name, "It disappears from every env and from the SDK snapshot; its history goes with it. SDKs fall back to their defaults.", () => call(api.delete()));
   return (
-    <DetailFrame
-      back={{ href: "/killswitches", label: "Killswitches" }}
-      title={k.name}
-      description={k.description}
-      writable={writable}
-      danger={{
-        noun: "killswitch",
-        title: `Delete ${k.name}?`,
-        message: <p>It disappears from every env and from the SDK snapshot; its history goes with it. SDKs fall back to their defaults.</p>,
-        run: () => call(api.delete()),
-      }}
-      error={toggle.error ?? error}
-      message={toggle.message ?? message}
-    >
+    <DetailFrame back={BACK} title={k.name} description={k.description} writable={writable} danger={danger} error={toggle.error ?? error} message={toggle.message ?? message}>
       <div class="env-grid">
         {ENVS.map((env) => {
           const state = k.envs[env];
