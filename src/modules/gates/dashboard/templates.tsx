@@ -142,14 +142,14 @@ export function TemplateList() {
       }
       title="Gate templates"
       noun="template"
-      intro="Ready-made conditions to start a gate from. Built-ins are the same in every project and read-only; a gate made from a template keeps its rule when the template changes or goes."
-      items={data}
-      error={error}
-      message={message}
       create={writable && { label: "New template", onClick: () => setCreating(true) }}
+      intro="Ready-made conditions to start a gate from. Built-ins are the same in every project and read-only; a gate made from a template keeps its rule when the template changes or goes."
       searchText={(t) => [t.name, t.description, t.category]}
       caption="Gate templates: built-ins first, then this project's"
+      items={data}
       rowKey={(t) => t.id}
+      error={error}
+      message={message}
       name={(t) => (
         <>
           {t.name}
