@@ -103,10 +103,10 @@ describe.skipIf(!chromiumAvailable)("the dashboard of the compiled binary", () =
     await page.keyboard.press("Enter");
     await page.waitForURL((url) => url.pathname === "/killswitches/checkout");
     await page.getByRole("switch", { name: "checkout on prod" }).click();
-    const confirm = page.getByRole("dialog", { name: "Turn checkout on prod on?" });
+    const confirm = page.getByRole("dialog", { name: "Kill checkout on prod?" });
     await confirm.waitFor();
     expect(await prodValue("checkout")).toBe(false);
-    await confirm.getByRole("button", { name: "Turn on in prod" }).click();
+    await confirm.getByRole("button", { name: "Kill in prod" }).click();
     const clicked = Date.now();
     let seen = await prodValue("checkout");
     while (seen !== true && Date.now() - clicked < 1000) seen = await prodValue("checkout");

@@ -69,17 +69,17 @@ describe.skipIf(!chromiumAvailable)("the dashboard in a real browser", () => {
     const prod = page.getByRole("switch", { name: "checkout on prod" });
     expect(await prod.getAttribute("aria-checked")).toBe("false");
     await prod.click();
-    const confirm = page.getByRole("dialog", { name: "Turn checkout on prod on?" });
+    const confirm = page.getByRole("dialog", { name: "Kill checkout on prod?" });
     await confirm.waitFor();
     // Nothing is published before the confirmation.
     expect(await snapshotValue("checkout")).toBe(false);
     await checkPage("killswitch-confirm");
-    await confirm.getByRole("button", { name: "Turn on in prod" }).click();
+    await confirm.getByRole("button", { name: "Kill in prod" }).click();
     const clicked = Date.now();
     let seen: boolean | undefined;
     while (Date.now() - clicked < 1000 && seen !== true) seen = await snapshotValue("checkout");
     expect(seen).toBe(true);
-    await page.getByRole("status").filter({ hasText: "Turned checkout on prod on" }).waitFor();
+    await page.getByRole("status").filter({ hasText: "Killed checkout on prod" }).waitFor();
     // Announced only once the page shows it.
     expect(await prod.getAttribute("aria-checked")).toBe("true");
     const stored = (await f.ts.api("/api/admin/killswitches/checkout")).body;
@@ -94,7 +94,7 @@ describe.skipIf(!chromiumAvailable)("the dashboard in a real browser", () => {
     await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
     expect((await f.ts.api("/api/admin/killswitches/search")).body.envs.prod.version).toBe(1);
     await page.getByRole("switch", { name: "search on staging" }).click();
-    await page.getByRole("status").filter({ hasText: "Turned search on staging on" }).waitFor();
+    await page.getByRole("status").filter({ hasText: "Killed search on staging" }).waitFor();
     expect((await f.ts.api("/api/admin/killswitches/search")).body.envs.staging).toMatchObject({ value: true, version: 2 });
   });
 

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from "preact";
 import { useContext, useState } from "preact/hooks";
 import { type EmptyGuide, PageContext } from "./registry";
+import { type Column, DataTable } from "./data-table";
 import { ErrorMessage, Link, Loading, SearchBox, Status, useLiveReload, useLoad } from "./ui";
 
 /**
@@ -54,7 +55,7 @@ export function useRowDialogs<T>(reload: () => Promise<unknown>) {
   };
 }
 
-export type Column<T> = { header: string; cell: (item: T) => ComponentChildren; class?: string; style?: Record<string, string> };
+export type { Column } from "./data-table";
 
 export type ResourceListProps<T> = {
   /** The trail above the heading (a list under another page, e.g. Gates /). */
@@ -169,39 +170,14 @@ export function ResourceList<T>(props: ResourceListProps<T>) {
       {props.items && shown && shown.length > 0 && (
         // Wide tables scroll inside their own box on a phone, never the page.
         <div class="table-scroll">
-        <table>
-          <caption class="visually-hidden">{props.caption}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{props.nameHeader ?? "Name"}</th>
-              {props.columns.map((c) => (
-                <th scope="col" key={c.header}>
-                  {c.header}
-                </th>
-              ))}
-              {props.actions && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {(props.limit === undefined ? shown : shown.slice(0, props.limit)).map((item) => (
-              <tr key={props.rowKey(item)}>
-                <th scope="row" class={props.nameClass}>
-                  {props.name(item)}
-                </th>
-                {props.columns.map((c) => (
-                  <td key={c.header} class={c.class} style={c.style}>
-                    {c.cell(item)}
-                  </td>
-                ))}
-                {props.actions && <td>{props.actions(item)}</td>}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          caption={props.caption}
+          rows={props.limit === undefined ? shown : shown.slice(0, props.limit)}
+          rowKey={props.rowKey}
+          rowHeader={{ header: props.nameHeader ?? "Name", cell: props.name, class: props.nameClass }}
+          columns={props.columns}
+          actions={props.actions}
+        />
         </div>
       )}
       {props.children}
@@ -239,19 +215,25 @@ function EmptyState(props: { line: ComponentChildren; plural: string; guide: Emp
   );
 }
 
-/** A select beside the search that narrows the list, labelled by its visible text ("Status Any…"); "" is any. */
-export function FilterSelect({ label, value, onChange, options }: { label: string; value: string; onChange: (value: string) => void; options: readonly { value: string; text: string }[] }) {
+/**
+ * A select beside the search that narrows the list, labelled by its visible text ("Status Any…"); "" is any.
+ * `bare`: no visible label, the select named by `label` alone, its first option `any` ("Any status").
+ */
+export function FilterSelect({ label, value, onChange, options, bare, any = "Any" }: { label: string; value: string; onChange: (value: string) => void; options: readonly { value: string; text: string }[]; bare?: boolean; any?: string }) {
+  const select = (
+    <select aria-label={bare ? label : undefined} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+      <option value="">{any}</option>
+      {options.map((o) => (
+        <option key={o.value} value={o.value}>
+          {o.text}
+        </option>
+      ))}
+    </select>
+  );
+  if (bare) return select;
   return (
     <label>
-      {label}{" "}
-      <select value={value} onChange={(e) => onChange(e.currentTarget.value)}>
-        <option value="">Any</option>
-        {options.map((o) => (
-          <option key={o.value} value={o.value}>
-            {o.text}
-          </option>
-        ))}
-      </select>
+      {label} {select}
     </label>
   );
 }

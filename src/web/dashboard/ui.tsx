@@ -77,15 +77,18 @@ export function Status({ message }: { message: string | null }) {
   );
 }
 
-/** An on/off control that says what it acts on: `label` is e.g. "checkout on prod". */
-export function Switch({ checked, label, onChange, disabled }: { checked: boolean; label: string; onChange: (next: boolean) => void; disabled?: boolean }) {
+/**
+ * An on/off control that says what it acts on: `label` is e.g. "checkout on prod". `words` name the two states
+ * when "on" / "off" would read backwards (a killswitch: "killed" / "live"); `danger` colours "on" as danger.
+ */
+export function Switch({ checked, label, onChange, disabled, words = ["on", "off"], danger }: { checked: boolean; label: string; onChange: (next: boolean) => void; disabled?: boolean; words?: readonly [on: string, off: string]; danger?: boolean }) {
   return (
-    <button type="button" role="switch" class="switch" aria-checked={checked} aria-label={label} disabled={disabled} onClick={() => onChange(!checked)}>
+    <button type="button" role="switch" class={danger ? "switch switch-danger" : "switch"} aria-checked={checked} aria-label={label} disabled={disabled} onClick={() => onChange(!checked)}>
       <span class="switch-track" aria-hidden="true">
         <span class="switch-thumb" />
       </span>
       <span class="switch-text" aria-hidden="true">
-        {checked ? "on" : "off"}
+        {checked ? words[0] : words[1]}
       </span>
     </button>
   );

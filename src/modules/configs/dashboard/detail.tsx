@@ -2,8 +2,9 @@ import { useEffect, useId, useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { DiffView, JsonEditor, prettyJson } from "../../../web/dashboard/json-editor";
 import { can, useSession } from "../../../web/dashboard/registry";
-import { navigate } from "../../../web/dashboard/router";
-import { ConfirmDialog, EnvTabs, ErrorMessage, Link, Loading, Status, When, useLoad } from "../../../web/dashboard/ui";
+import { DataTable } from "../../../web/dashboard/data-table";
+import { DetailFrame, EnvPanel, deleteZone, notLoaded } from "../../../web/dashboard/detail-frame";
+import { ConfirmDialog, ErrorMessage, Status, When, useLoad } from "../../../web/dashboard/ui";
 import { ENVS, type Env, configApi } from "./client";
 import { ConfigHistory } from "./history";
 import { SchemaEditor } from "./schema-editor";
@@ -44,16 +45,16 @@ export function ConfigDetail({ name }: { name: string }) {
   const session = useSession();
   const writable = can(session, "write");
   const api = configApi.api.admin.configs({ id: name });
-  const { data, error, reload } = useLoad(async () => {
+  const load = useLoad(async () => {
     const [config, activity] = await Promise.all([call(api.get()), call(api.activity.get({ query: { limit: "30" } }))]);
     return { config, activity };
   }, [session.project.id, name]);
+  const { data, reload } = load;
   const [env, setEnv] = useState<Env>("dev");
   const [text, setText] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [actionError, setActionError] = useState<string | null>(null);
   const [publishing, setPublishing] = useState(false);
-  const [deleting, setDeleting] = useState(false);
   const problemsId = useId();
   const tabsId = useId();
 
@@ -67,8 +68,7 @@ export function ConfigDetail({ name }: { name: string }) {
   // Switching env (or a reload that changed the stored draft) starts from what is stored.
   useEffect(() => setText(null), [env, draftText]);
 
-  if (error && !data) return <ErrorMessage error={error} />;
-  if (!config) return <Loading />;
+  if (!data || !config) return notLoaded(load);
 
   const unsaved = editorText !== (draftText ?? published);
   const invalid = check.state === "invalid";
@@ -104,21 +104,10 @@ export function ConfigDetail({ name }: { name: string }) {
     setActionError(null);
   };
 
+  const danger = deleteZone("config", config.name, "It leaves every env and the SDK snapshot; SDKs fall back to their defaults. Its activity stays readable by id.", () => call(api.delete()));
   return (
-    <>
-      <p class="crumbs">
-        <Link href="/configs">Configs</Link> /
-      </p>
-      <div class="page-head">
-        <h1>{config.name}</h1>
-        {writable && (
-          <button type="button" class="danger secondary" onClick={() => setDeleting(true)}>
-            Delete config
-          </button>
-        )}
-      </div>
-      {config.description && <p>{config.description}</p>}
-      <EnvTabs
+    <DetailFrame back={{ href: "/configs", label: "Configs" }} title={config.name} description={config.description} writable={writable} danger={danger}>
+      <EnvPanel
         envs={ENVS}
         current={env}
         idBase={tabsId}
@@ -129,8 +118,7 @@ export function ConfigDetail({ name }: { name: string }) {
             {config.drafts[e] ? " · draft" : ""}
           </>
         )}
-      />
-      <section role="tabpanel" id={`${tabsId}-panel`} aria-labelledby={`${tabsId}-${env}`}>
+      >
         <p class="muted small">
           Published version {config.envs[env].version}, <When iso={config.envs[env].updatedAt} />.{" "}
           {draft ? (
@@ -194,33 +182,21 @@ export function ConfigDetail({ name }: { name: string }) {
           </div>
         )}
         {(draft || unsaved) && <DiffView before={published} after={editorText} label={`Published version ${config.envs[env].version} → ${unsaved ? "your changes" : "draft"}`} />}
-      </section>
+      </EnvPanel>
       <SchemaEditor name={config.name} schema={config.schema} writable={writable} onSaved={reload} />
       <ConfigHistory name={config.name} env={env} current={config.envs[env].version} writable={writable} onChanged={reload} />
       <h2>Activity</h2>
-      <table>
-        <caption class="visually-hidden">Recent activity on {config.name}, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">What</th>
-            <th scope="col">Details</th>
-            <th scope="col">Who</th>
-            <th scope="col">When</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data.activity.map((a) => (
-            <tr key={a.id}>
-              <td>{a.action.replace(/^config\./, "")}</td>
-              <td class="small">{Object.entries(a.payload).map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : String(v)}`).join(", ")}</td>
-              <td>{a.actorEmail}</td>
-              <td>
-                <When iso={a.createdAt} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable
+        caption={`Recent activity on ${config.name}, newest first`}
+        rows={data.activity}
+        rowKey={(a) => a.id}
+        columns={[
+          { header: "What", cell: (a) => a.action.replace(/^config\./, "") },
+          { header: "Details", class: "small", cell: (a) => Object.entries(a.payload).map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : String(v)}`).join(", ") },
+          { header: "Who", cell: (a) => a.actorEmail },
+          { header: "When", cell: (a) => <When iso={a.createdAt} /> },
+        ]}
+      />
       <ConfirmDialog
         open={publishing}
         title={`Publish ${config.name} on ${env}?`}
@@ -235,18 +211,6 @@ export function ConfigDetail({ name }: { name: string }) {
         onConfirm={publish}
         onClose={() => setPublishing(false)}
       />
-      <ConfirmDialog
-        open={deleting}
-        title={`Delete ${config.name}?`}
-        message={<p>It leaves every env and the SDK snapshot; SDKs fall back to their defaults. Its activity stays readable by id.</p>}
-        confirmLabel="Delete config"
-        danger
-        onConfirm={async () => {
-          await call(api.delete());
-          navigate("/configs");
-        }}
-        onClose={() => setDeleting(false)}
-      />
-    </>
+    </DetailFrame>
   );
 }

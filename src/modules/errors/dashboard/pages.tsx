@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
+import { listAndDetail, overviewCard } from "../../../web/dashboard/detail-frame";
 import { type DashboardModule, useSession } from "../../../web/dashboard/registry";
-import { ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
-import { Link, Loading, When, useLoad } from "../../../web/dashboard/ui";
+import { FilterSelect, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { Link, When } from "../../../web/dashboard/ui";
 import { ERROR_STATUSES, type ErrorStatus, StatusBadge, loadErrors } from "./client";
 import { ErrorDetail } from "./detail";
 
@@ -21,16 +22,7 @@ function ErrorList() {
           What SDKs report (<code>POST /api/sdk/v1/errors</code>, or any Sentry SDK with the server key as its DSN), grouped by type and stack.
         </>
       }
-      filters={
-        <select aria-label="Status" value={status} onChange={(e) => setStatus(e.currentTarget.value as ErrorStatus | "")}>
-          <option value="">Any status</option>
-          {ERROR_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      }
+      filters={<FilterSelect bare label="Status" any="Any status" value={status} onChange={(s) => setStatus(s as ErrorStatus | "")} options={ERROR_STATUSES.map((s) => ({ value: s, text: s }))} />}
       items={data}
       error={error}
       searchText={(e) => [e.type, e.message]}
@@ -56,26 +48,10 @@ function ErrorList() {
   );
 }
 
-function ErrorsCard() {
-  const session = useSession();
-  const { data } = useLoad(() => loadErrors(), [session.project.id]);
-  if (!data) return <Loading />;
-  const open = data.filter((e) => e.status === "unresolved" || e.status === "regressed").length;
-  const regressed = data.filter((e) => e.status === "regressed").length;
-  return (
-    <>
-      <Link href="/errors">
-        <strong>{open}</strong> unresolved {open === 1 ? "error" : "errors"}
-      </Link>
-      <span class="muted"> · {regressed} regressed</span>
-    </>
-  );
-}
-
 export const errorsDashboard: DashboardModule = {
-  pages: [
-    { path: "/errors", title: "Errors", nav: { label: "Errors", order: 45, group: "observe" }, empty: { about: "Errors your services report (with the SDK, or any Sentry SDK) are grouped here with their counts and the people they hit.", command: "svc.captureError(err, { unitId: user.id })" }, view: ErrorList },
-    { path: "/errors/:id", title: (p) => `Error ${p.id}`, view: ({ params }) => <ErrorDetail id={params.id!} /> },
-  ],
-  overview: ErrorsCard,
+  pages: listAndDetail({ path: "/errors", title: "Errors", order: 45, group: "observe", empty: { about: "Errors your services report (with the SDK, or any Sentry SDK) are grouped here with their counts and the people they hit.", command: "svc.captureError(err, { unitId: user.id })" }, list: ErrorList, param: "id", one: (id) => `Error ${id}`, detail: (id) => <ErrorDetail id={id} /> }),
+  overview: overviewCard(loadErrors, (list) => {
+    const open = list.filter((e) => e.status === "unresolved" || e.status === "regressed").length;
+    return { href: "/errors", count: open, label: `unresolved ${open === 1 ? "error" : "errors"}`, more: `${list.filter((e) => e.status === "regressed").length} regressed` };
+  }),
 };

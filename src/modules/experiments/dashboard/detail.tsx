@@ -2,7 +2,9 @@ import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { Badge, ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, Status, When, errorsByPath, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { DataTable } from "../../../web/dashboard/data-table";
+import { DetailFrame, notLoaded } from "../../../web/dashboard/detail-frame";
+import { Badge, ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, When, errorsByPath, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { loadUniverses } from "../../universes/dashboard/client";
 import { AllocationDrawing } from "./allocation";
@@ -150,103 +152,109 @@ export function ExperimentDetail({ name }: { name: string }) {
   useLiveReload(context.reload, 10_000);
   useLiveReload(results.reload, 15_000);
 
-  if (experiment.error && !e) return <ErrorMessage error={experiment.error} />;
-  if (!e) return <Loading />;
+  if (!e) return notLoaded(experiment);
   const universe = context.data?.universes.find((u) => u.id === e.universeId);
   const metricName = (id: string | null) => (id ? (context.data?.metrics.find((m) => m.id === id)?.name ?? id) : null);
   const running = (context.data?.running ?? []).filter((r) => r.universeId === e.universeId && r.id !== e.id);
   const weightSum = e.variants.reduce((s, v) => s + v.weight, 0);
   const reloadAll = () => Promise.all([experiment.reload(), context.reload(), results.reload()]).then(() => undefined);
+  /** After a dialog's change: close it, reload, then say what it did. */
+  const settle = async (close: (open: false) => void, said: string) => {
+    close(false);
+    await reloadAll();
+    setMessage(said);
+  };
 
   return (
-    <>
-      <p class="crumbs">
-        <Link href="/experiments">Experiments</Link> /
-      </p>
-      <div class="page-head">
-        <h1>
+    <DetailFrame
+      back={{ href: "/experiments", label: "Experiments" }}
+      title={
+        <>
           {e.name} <StatusBadge e={e} />
-        </h1>
-        {writable && (
-          <div class="row">
-            {e.status === "draft" && (
-              <button type="button" onClick={() => setStarting(true)}>
-                Start experiment
-              </button>
-            )}
-            {e.status === "running" && (
-              <button type="button" class="danger" onClick={() => setStopping(true)}>
-                Stop experiment
-              </button>
-            )}
-            <button type="button" class="secondary" onClick={() => setEditing(true)}>
-              Edit experiment
+        </>
+      }
+      description={e.description}
+      meta={
+        <>
+          Universe <Link href="/universes">{e.universe}</Link> · env <span class="mono">{e.env}</span> · gate {e.gate ? <Link href={`/gates/${encodeURIComponent(e.gate)}`}>{e.gate}</Link> : "none (everyone in the allocation)"} ·{" "}
+          {e.startedAt ? (
+            <>
+              started <When iso={e.startedAt} />
+            </>
+          ) : (
+            "not started"
+          )}
+          {e.stoppedAt && (
+            <>
+              {" "}
+              · stopped <When iso={e.stoppedAt} />
+            </>
+          )}
+        </>
+      }
+      writable={writable}
+      actions={
+        <>
+          {e.status === "draft" && (
+            <button type="button" onClick={() => setStarting(true)}>
+              Start experiment
             </button>
-            {e.status !== "running" && (
-              <button type="button" class="danger secondary" onClick={() => setDeleting(true)}>
-                Delete experiment
-              </button>
-            )}
-          </div>
-        )}
-      </div>
-      {e.description && <p>{e.description}</p>}
-      <p class="muted small">
-        Universe <Link href="/universes">{e.universe}</Link> · env <span class="mono">{e.env}</span> · gate {e.gate ? <Link href={`/gates/${encodeURIComponent(e.gate)}`}>{e.gate}</Link> : "none (everyone in the allocation)"} ·{" "}
-        {e.startedAt ? (
-          <>
-            started <When iso={e.startedAt} />
-          </>
-        ) : (
-          "not started"
-        )}
-        {e.stoppedAt && (
-          <>
-            {" "}
-            · stopped <When iso={e.stoppedAt} />
-          </>
-        )}
-      </p>
-      <Status message={message} />
-      <ErrorMessage error={context.error} />
+          )}
+          {e.status === "running" && (
+            <button type="button" class="danger" onClick={() => setStopping(true)}>
+              Stop experiment
+            </button>
+          )}
+          <button type="button" class="secondary" onClick={() => setEditing(true)}>
+            Edit experiment
+          </button>
+        </>
+      }
+      danger={e.status !== "running" && { noun: "experiment", open: () => setDeleting(true) }}
+      error={context.error}
+      message={message}
+    >
       <OutcomePanel e={e} />
 
       <h2>Design</h2>
-      <table>
-        <caption class="visually-hidden">Variants with their weights, values and overrides; the first is the control</caption>
-        <thead>
-          <tr>
-            <th scope="col">Variant</th>
-            <th scope="col">Weight</th>
-            <th scope="col">Value</th>
-            <th scope="col">Override</th>
-          </tr>
-        </thead>
-        <tbody>
-          {e.variants.map((v, i) => (
-            <tr key={v.key}>
-              <th scope="row">
-                <span class="mono">{v.key}</span>
-                {v.name !== v.key && <span class="muted"> {v.name}</span>}
-                {i === 0 && <span class="muted small"> (control)</span>}
-              </th>
-              <td>
+      <DataTable
+        caption="Variants with their weights, values and overrides; the first is the control"
+        rows={e.variants}
+        rowKey={(v) => v.key}
+        rowHeader={{
+          header: "Variant",
+          cell: (v) => (
+            <>
+              <span class="mono">{v.key}</span>
+              {v.name !== v.key && <span class="muted"> {v.name}</span>}
+              {v === e.variants[0] && <span class="muted small"> (control)</span>}
+            </>
+          ),
+        }}
+        columns={[
+          {
+            header: "Weight",
+            cell: (v) => (
+              <>
                 {v.weight} <span class="muted small">({share(v.weight / weightSum)})</span>
-              </td>
-              <td class="mono small">{json(v.value)}</td>
-              <td class="small">
-                {v.override ? (
-                  <>
-                    {v.override.kind} <span class="mono">{v.override.name}</span> → <span class="mono">{json(v.override.value)}</span>
-                  </>
-                ) : (
-                  <span class="muted">none</span>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+              </>
+            ),
+          },
+          { header: "Value", class: "mono small", cell: (v) => json(v.value) },
+          {
+            header: "Override",
+            class: "small",
+            cell: (v) =>
+              v.override ? (
+                <>
+                  {v.override.kind} <span class="mono">{v.override.name}</span> → <span class="mono">{json(v.override.value)}</span>
+                </>
+              ) : (
+                <span class="muted">none</span>
+              ),
+          },
+        ]}
+      />
       <p>
         Primary metric: {e.primaryMetric ? <Link href={`/metrics/${encodeURIComponent(metricName(e.primaryMetric)!)}`}>{metricName(e.primaryMetric)}</Link> : <span class="muted">none</span>}
         {" · "}Guardrails:{" "}
@@ -300,11 +308,7 @@ export function ExperimentDetail({ name }: { name: string }) {
         experiment={e}
         open={stopping}
         onClose={() => setStopping(false)}
-        onStopped={async (stopped) => {
-          setStopping(false);
-          await reloadAll();
-          setMessage(stopped.outcome?.decision === "ship" ? `Stopped ${e.name}: shipped ${stopped.outcome.variant}` : `Stopped ${e.name}: rolled back`);
-        }}
+        onStopped={(stopped) => settle(setStopping, stopped.outcome?.decision === "ship" ? `Stopped ${e.name}: shipped ${stopped.outcome.variant}` : `Stopped ${e.name}: rolled back`)}
       />
       <ExperimentDialog
         open={editing}
@@ -318,6 +322,6 @@ export function ExperimentDetail({ name }: { name: string }) {
         }}
       />
       <DeleteExperimentDialog experiment={deleting ? e : null} onClose={() => setDeleting(false)} onDeleted={() => navigate("/experiments")} />
-    </>
+    </DetailFrame>
   );
 }

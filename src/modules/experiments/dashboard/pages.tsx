@@ -1,8 +1,9 @@
 import { useState } from "preact/hooks";
+import { countOf, listAndDetail, overviewCard } from "../../../web/dashboard/detail-frame";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
 import { FilterSelect, NameCell, ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
-import { Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
+import { Link, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { STATUSES, type Experiment, allocationShare, allocationText, loadExperiments } from "./client";
 import { ExperimentDetail } from "./detail";
@@ -70,26 +71,11 @@ function ExperimentList() {
   );
 }
 
-function ExperimentsCard() {
-  const session = useSession();
-  const { data } = useLoad(() => loadExperiments(), [session.project.id]);
-  if (!data) return <Loading />;
-  const running = data.filter((e) => e.status === "running").length;
-  return (
-    <>
-      <Link href="/experiments">
-        <strong>{running}</strong> {running === 1 ? "experiment" : "experiments"} running
-      </Link>
-      <span class="muted"> · {data.length === 1 ? "1 experiment" : `${data.length} experiments`}</span>
-    </>
-  );
-}
-
 export const experimentsDashboard: DashboardModule = {
-  pages: [
-    { path: "/experiments", title: "Experiments", nav: { label: "Experiments", order: 50, group: "experiment" }, empty: { about: "Experiments show variants to part of a universe and measure which one does better on your metrics.", command: "svc experiments create checkout-button --universe web-users --variant control=50 --variant green=50 --allocation 0-5000" }, view: ExperimentList },
-    { path: "/experiments/:name", title: (p) => `Experiment ${p.name}`, view: ({ params }) => <ExperimentDetail name={params.name!} /> },
-  ],
-  overview: ExperimentsCard,
+  pages: listAndDetail({ path: "/experiments", title: "Experiments", order: 50, group: "experiment", empty: { about: "Experiments show variants to part of a universe and measure which one does better on your metrics.", command: "svc experiments create checkout-button --universe web-users --variant control=50 --variant green=50 --allocation 0-5000" }, list: ExperimentList, param: "name", one: (name) => `Experiment ${name}`, detail: (name) => <ExperimentDetail name={name} /> }),
+  overview: overviewCard(loadExperiments, (list) => {
+    const running = list.filter((e) => e.status === "running").length;
+    return { href: "/experiments", count: running, label: `${running === 1 ? "experiment" : "experiments"} running`, more: countOf(list.length, "experiment") };
+  }),
   palette: async () => (await loadExperiments()).map((e) => ({ label: e.name, kind: "experiment", href: href(e) })),
 };

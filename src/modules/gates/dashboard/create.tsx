@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
-import { ApiFailure, call, describeError } from "../../../web/dashboard/api";
+import { call } from "../../../web/dashboard/api";
+import { NameFields, useNameForm } from "../../../web/dashboard/create-form";
 import { Dialog, Field, FormActions, useLoad } from "../../../web/dashboard/ui";
 import { gateApi } from "./client";
 import { conditionsSummary, loadTemplates } from "./templates";
@@ -10,43 +11,15 @@ import { conditionsSummary, loadTemplates } from "./templates";
  * conditions, at 100%); without one it starts with no rules (off for everyone).
  */
 export function CreateGateDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (name: string) => void }) {
-  const [name, setName] = useState("");
-  const [description, setDescription] = useState("");
   const [template, setTemplate] = useState("");
-  const [nameError, setNameError] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const form = useNameForm({ create: (input) => call(gateApi.api.admin.gates.post({ ...input, template: template || undefined })), onCreated, nameOnField: true, reset: () => setTemplate("") });
   // The templates, read at each opening (someone may have added one since).
   const templates = useLoad(() => (open ? loadTemplates() : Promise.resolve(undefined)), [open]);
   const chosen = templates.data?.find((t) => t.id === template);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    try {
-      const created = await call(gateApi.api.admin.gates.post({ name: name.trim(), description: description.trim() || undefined, template: template || undefined }));
-      setName("");
-      setDescription("");
-      setTemplate("");
-      setNameError(null);
-      setError(null);
-      onCreated(created.name);
-    } catch (err) {
-      // A bad or taken name is said on the name field; anything else above the buttons.
-      if (err instanceof ApiFailure && (err.code === "VALIDATION" || err.code === "CONFLICT" || err.status === 409) && /name/i.test(`${err.message} ${err.detail ?? ""}`)) {
-        setNameError(describeError(err));
-        setError(null);
-      } else setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
-  };
   return (
     <Dialog open={open} title="New gate" onClose={onClose}>
-      <form onSubmit={submit} noValidate>
-        <Field label="Name" error={nameError} hint="Up to 128 characters, without “/”, not starting with gate_. SDKs and OFREP evaluate the gate by this name.">
-          {(attrs) => <input {...attrs} required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} autoComplete="off" />}
-        </Field>
-        <Field label="Description">{(attrs) => <input {...attrs} value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />}</Field>
+      <form onSubmit={form.submit} noValidate>
+        <NameFields form={form} hint="Up to 128 characters, without “/”, not starting with gate_. SDKs and OFREP evaluate the gate by this name." />
         <Field label="Start from template" hint={templates.error ? `Templates could not be loaded: ${templates.error}` : "Optional: its conditions become the gate's first rule, at 100%."}>
           {(attrs) => (
             <select {...attrs} value={template} onChange={(e) => setTemplate((e.target as HTMLSelectElement).value)}>
@@ -69,7 +42,7 @@ export function CreateGateDialog({ open, onClose, onCreated }: { open: boolean; 
             "It starts with no rules on every env: off for everyone until you publish some."
           )}
         </p>
-        <FormActions error={error} onCancel={onClose} submitLabel="Create gate" disabled={busy} />
+        <FormActions error={form.error} onCancel={onClose} submitLabel="Create gate" disabled={form.busy} />
       </form>
     </Dialog>
   );

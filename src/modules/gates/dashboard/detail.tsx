@@ -1,8 +1,9 @@
+import type { ComponentChildren } from "preact";
 import { useId, useMemo, useState } from "preact/hooks";
 import { ApiFailure, call, describeError } from "../../../web/dashboard/api";
 import { can, useSession } from "../../../web/dashboard/registry";
-import { navigate } from "../../../web/dashboard/router";
-import { ConfirmDialog, EnvTabs, ErrorMessage, Link, Loading, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { DetailFrame, EnvPanel, VersionHistory, WarningMessage, deleteZone, notLoaded } from "../../../web/dashboard/detail-frame";
+import { ConfirmDialog, ErrorMessage, Loading, Status, useLiveReload, useLoad, When } from "../../../web/dashboard/ui";
 import { type DraftRule, ENVS, type Env, type FieldRef, type GateRule, describeField, fieldOfDetail, fromDraft, gateApi, ruleSummary, rulesCount, toDraft } from "./client";
 import { ExplainPanel } from "./explain";
 import { RulesEditor } from "./rules-editor";
@@ -13,6 +14,20 @@ const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_k, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
 }
+
+/** A rule list in words, one line a rule in order; `empty` when there is none. */
+function RulesList({ rules, empty, class: cls }: { rules: readonly GateRule[]; empty: ComponentChildren; class?: string }) {
+  if (rules.length === 0) return <>{empty}</>;
+  return (
+    <ol class={cls}>
+      {rules.map((r, i) => (
+        <li key={i}>{ruleSummary(r)}</li>
+      ))}
+    </ol>
+  );
+}
+
+const BACK = { href: "/gates", label: "Gates" };
 
 /** One gate: per env its rule list in an editor and published as a new version, that env's history with rollback, explain, delete. */
 export function GateDetail({ name }: { name: string }) {
@@ -31,9 +46,10 @@ export function GateDetail({ name }: { name: string }) {
   const [publishError, setPublishError] = useState<string | null>(null);
   const [fieldError, setFieldError] = useState<FieldRef | null>(null);
   const [message, setMessage] = useState<string | null>(null);
+  // What the last publish went through with (attributes nobody declared or saw, deprecated ones).
+  const [warnings, setWarnings] = useState<string[]>([]);
   const [confirming, setConfirming] = useState(false);
   const [rollback, setRollback] = useState<{ env: Env; version: number } | null>(null);
-  const [deleting, setDeleting] = useState(false);
   const tabsId = useId();
 
   const gate = gateLoad.data;
@@ -42,25 +58,27 @@ export function GateDetail({ name }: { name: string }) {
   // The editor's rows for what is published; made once per published list (stable keys keep focus while typing).
   const publishedDraft = useMemo(() => toDraft(published), [env, publishedKey]);
 
-  if (gateLoad.error && !gate) return <ErrorMessage error={gateLoad.error} />;
-  if (!gate) return <Loading />;
+  if (!gate) return notLoaded(gateLoad);
 
   const draft = drafts[env] ?? publishedDraft;
   const changed = (e: Env) => drafts[e] !== undefined && canonical(fromDraft(drafts[e]!)) !== canonical(gate.envs[e].rules);
   const unsaved = changed(env);
 
+  /** Says what a change did (or nothing), forgetting the last publish's refusal and warnings. */
+  const said = (text: string | null) => {
+    setMessage(text);
+    setPublishError(null);
+    setFieldError(null);
+    setWarnings([]);
+  };
   const selectEnv = (next: Env) => {
     setEnv(next);
-    setMessage(null);
-    setPublishError(null);
-    setFieldError(null);
+    said(null);
   };
-  const edit = (next: DraftRule[], said?: string) => {
+  const edit = (next: DraftRule[], text?: string) => {
     setDrafts({ ...drafts, [env]: next });
     // What the server refused was about the list before this change.
-    setPublishError(null);
-    setFieldError(null);
-    setMessage(said ?? null);
+    said(text ?? null);
   };
 
   const publish = async () => {
@@ -69,16 +87,14 @@ export function GateDetail({ name }: { name: string }) {
       const done = await call(api.rules.put({ env, rules }));
       await reload();
       setDrafts((d) => ({ ...d, [env]: undefined }));
-      setPublishError(null);
-      setFieldError(null);
-      // Attributes nobody declared or saw, or deprecated ones: published anyway, and said.
-      const warnings = done.warnings?.length ? `. Note: ${done.warnings.join("; ")}` : "";
-      setMessage(`Published ${rulesCount(done.rules.length)} to ${env}: version ${done.version}${warnings}`);
+      said(`Published ${rulesCount(done.rules.length)} to ${env}: version ${done.version}`);
+      // Attributes nobody declared or saw, or deprecated ones: published anyway, and said as a warning.
+      setWarnings(done.warnings ?? []);
     } catch (err) {
       // Nothing was published; a VALIDATION names the rule and field, which the editor marks.
       const ref = err instanceof ApiFailure && err.code === "VALIDATION" ? fieldOfDetail(err.detail) : null;
+      said(null);
       setFieldError(ref);
-      setMessage(null);
       setPublishError(`Nothing was published to ${env}. ${ref ? `${capitalised(describeField(ref))} (${ref.path}): ${ref.message}` : describeError(err)}`);
       // The control it names takes the focus, so the fix starts there.
       if (ref) setTimeout(() => document.querySelector<HTMLElement>(`[id="${tabsId}-panel"] [aria-invalid="true"]`)?.focus(), 0);
@@ -91,7 +107,7 @@ export function GateDetail({ name }: { name: string }) {
   const rollBack = async (target: { env: Env; version: number }) => {
     const done = await call(api.rollback.post(target));
     await reload();
-    setMessage(`Rolled ${gate.name} on ${target.env} back to version ${target.version} (now version ${done.version})`);
+    said(`Rolled ${gate.name} on ${target.env} back to version ${target.version} (now version ${done.version})`);
   };
   const requestRollback = (target: { env: Env; version: number }) => {
     if (target.env === "prod") setRollback(target);
@@ -99,21 +115,10 @@ export function GateDetail({ name }: { name: string }) {
   };
 
   const state = gate.envs[env];
+  const what = "It leaves every env and the SDK snapshot, and its history goes with it. SDKs get their defaults; gates that name it as a prerequisite see it as off.";
   return (
-    <>
-      <p class="crumbs">
-        <Link href="/gates">Gates</Link> /
-      </p>
-      <div class="page-head">
-        <h1>{gate.name}</h1>
-        {writable && (
-          <button type="button" class="danger secondary" onClick={() => setDeleting(true)}>
-            Delete gate
-          </button>
-        )}
-      </div>
-      {gate.description && <p>{gate.description}</p>}
-      <EnvTabs
+    <DetailFrame back={BACK} title={gate.name} description={gate.description} writable={writable} danger={deleteZone("gate", gate.name, what, () => call(api.delete()))}>
+      <EnvPanel
         envs={ENVS}
         current={env}
         idBase={tabsId}
@@ -124,14 +129,14 @@ export function GateDetail({ name }: { name: string }) {
             {changed(e) ? " · unpublished changes" : ""}
           </>
         )}
-      />
-      <section role="tabpanel" id={`${tabsId}-panel`} aria-labelledby={`${tabsId}-${env}`}>
+      >
         <p class="muted small">
           Version {state.version}, published <When iso={state.updatedAt} /> by {state.updatedBy}. Rules apply in order: the first whose conditions all hold decides; none holding means off.
         </p>
         <RulesEditor draft={draft} onChange={edit} readOnly={!writable} fieldError={fieldError} env={env} />
         <ErrorMessage error={publishError} />
         <Status message={message} />
+        <WarningMessage title="Published with warnings:" warnings={warnings} />
         {writable && (
           <div class="actions start">
             <button type="button" disabled={!unsaved} onClick={requestPublish}>
@@ -143,9 +148,7 @@ export function GateDetail({ name }: { name: string }) {
                 class="secondary"
                 onClick={() => {
                   setDrafts((d) => ({ ...d, [env]: undefined }));
-                  setPublishError(null);
-                  setFieldError(null);
-                  setMessage(`Undid the changes to ${env}: the editor shows version ${state.version}`);
+                  said(`Undid the changes to ${env}: the editor shows version ${state.version}`);
                 }}
               >
                 Undo changes
@@ -158,59 +161,16 @@ export function GateDetail({ name }: { name: string }) {
         {!historyLoad.data ? (
           !historyLoad.error && <Loading />
         ) : (
-          <table>
-            <caption class="visually-hidden">
-              Published versions of {gate.name} on {env}, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Version</th>
-                <th scope="col">Change</th>
-                <th scope="col">Rules</th>
-                <th scope="col">Who</th>
-                <th scope="col">When</th>
-                {writable && (
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {historyLoad.data.map((h) => (
-                <tr key={`${h.env}:${h.version}`}>
-                  <td>{h.version}</td>
-                  <td>{h.action.replace(/^gate\./, "")}</td>
-                  <td class="small">
-                    {h.rules.length === 0 ? (
-                      <span class="muted">none (off)</span>
-                    ) : (
-                      <ol>
-                        {h.rules.map((r, i) => (
-                          <li key={i}>{ruleSummary(r as GateRule)}</li>
-                        ))}
-                      </ol>
-                    )}
-                  </td>
-                  <td>{h.actorEmail}</td>
-                  <td>
-                    <When iso={h.createdAt} />
-                  </td>
-                  {writable && (
-                    <td>
-                      {h.version !== gate.envs[h.env].version && (
-                        <button type="button" class="secondary small" aria-label={`Roll back ${h.env} to version ${h.version}`} onClick={() => requestRollback({ env: h.env, version: h.version })}>
-                          Roll back
-                        </button>
-                      )}
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <VersionHistory
+            caption={`Published versions of ${gate.name} on ${env}, newest first`}
+            rows={historyLoad.data}
+            prefix="gate."
+            columns={[{ header: "Rules", class: "small", cell: (h) => <RulesList rules={h.rules as GateRule[]} empty={<span class="muted">none (off)</span>} /> }]}
+            current={(h) => gate.envs[h.env].version}
+            onRollback={writable && ((h) => requestRollback({ env: h.env, version: h.version }))}
+          />
         )}
-      </section>
+      </EnvPanel>
       <ExplainPanel name={gate.name} env={env} />
       <ConfirmDialog
         open={confirming}
@@ -218,15 +178,7 @@ export function GateDetail({ name }: { name: string }) {
         message={
           <>
             <p>This publishes version {state.version + 1} on prod at once: every SDK polling prod sees it within seconds.</p>
-            {draft.length > 0 ? (
-              <ol class="small">
-                {fromDraft(draft).map((r, i) => (
-                  <li key={i}>{ruleSummary(r)}</li>
-                ))}
-              </ol>
-            ) : (
-              <p>No rules: the gate is off for everyone on prod.</p>
-            )}
+            <RulesList rules={fromDraft(draft)} class="small" empty={<p>No rules: the gate is off for everyone on prod.</p>} />
           </>
         }
         confirmLabel="Publish to prod"
@@ -243,18 +195,6 @@ export function GateDetail({ name }: { name: string }) {
         onConfirm={() => rollBack(rollback!)}
         onClose={() => setRollback(null)}
       />
-      <ConfirmDialog
-        open={deleting}
-        title={`Delete ${gate.name}?`}
-        message={<p>It leaves every env and the SDK snapshot, and its history goes with it. SDKs get their defaults; gates that name it as a prerequisite see it as off.</p>}
-        confirmLabel="Delete gate"
-        danger
-        onConfirm={async () => {
-          await call(api.delete());
-          navigate("/gates");
-        }}
-        onClose={() => setDeleting(false)}
-      />
-    </>
+    </DetailFrame>
   );
 }

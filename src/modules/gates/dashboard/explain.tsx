@@ -28,17 +28,19 @@ export function ExplainPanel({ name, env: tabEnv }: { name: string; env: Env }) 
 
   const submit = async (e: Event) => {
     e.preventDefault();
+    // A context that cannot be sent: said on the field, and the last answer goes (it was for another context).
+    const refuse = (why: string) => {
+      setJsonError(why);
+      setResult(null);
+      setError(null);
+    };
     let context: unknown;
     try {
       context = JSON.parse(text);
     } catch (err) {
-      setJsonError(`Not valid JSON: ${(err as Error).message}`);
-      return;
+      return refuse(`Not valid JSON: ${(err as Error).message}`);
     }
-    if (typeof context !== "object" || context === null || Array.isArray(context)) {
-      setJsonError('The context is a JSON object, e.g. {"user_id": "user-42"}');
-      return;
-    }
+    if (typeof context !== "object" || context === null || Array.isArray(context)) return refuse('The context is a JSON object, e.g. {"user_id": "user-42"}');
     setJsonError(null);
     setBusy(true);
     try {

@@ -3,6 +3,9 @@ import { useId } from "preact/hooks";
 import { focusLater } from "../../../web/dashboard/ui";
 import { PercentageRollout } from "./percentage-rollout";
 import { type DraftCondition, type DraftRule, type FieldRef, GATE_OPS, type GateOp, OP_LABELS, emptyCondition, emptyRule, valueHint, valueKind } from "./client";
+import { Table } from "../../../web/dashboard/data-table";
+
+const CONDITION_HEADERS = ["Attribute", "Operator", "Value"];
 
 type Props = {
   draft: DraftRule[];
@@ -111,21 +114,7 @@ export function RulesEditor({ draft, onChange, readOnly, fieldError, env }: Prop
                 {rule.conditions.length === 0 ? (
                   <p class="muted small">No conditions: holds for everyone{Number(rule.percentage) < 100 ? `, of whom ${rule.percentage || "0"}% pass` : ""}.</p>
                 ) : (
-                  <table>
-                    <caption class="visually-hidden">Conditions of rule {n}: all must hold</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Attribute</th>
-                        <th scope="col">Operator</th>
-                        <th scope="col">Value</th>
-                        {!readOnly && (
-                          <th scope="col">
-                            <span class="visually-hidden">Actions</span>
-                          </th>
-                        )}
-                      </tr>
-                    </thead>
-                    <tbody>
+                  <Table caption={`Conditions of rule ${n}: all must hold`} headers={CONDITION_HEADERS} actions={!readOnly}>
                       {rule.conditions.map((c, j) => (
                         <ConditionRow
                           key={c.key}
@@ -140,8 +129,7 @@ export function RulesEditor({ draft, onChange, readOnly, fieldError, env }: Prop
                           removeLabel={`Remove condition ${j + 1} of rule ${n}`}
                         />
                       ))}
-                    </tbody>
-                  </table>
+                  </Table>
                 )}
                 {!readOnly && (
                   <div class="actions start">

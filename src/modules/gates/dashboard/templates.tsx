@@ -3,7 +3,9 @@ import { call } from "../../../web/dashboard/api";
 import { can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
 import { ResourceList } from "../../../web/dashboard/resource-list";
-import { ConfirmDialog, Dialog, Field, FormActions, Link, errorsByField, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
+import { useFieldSubmit } from "../../../web/dashboard/create-form";
+import { RowButtons } from "../../../web/dashboard/data-table";
+import { ConfirmDialog, Dialog, Field, FormActions, Link, useLoad } from "../../../web/dashboard/ui";
 import { gateApi } from "./client";
 
 export type GateTemplate = NonNullable<Awaited<ReturnType<typeof gateApi.api.admin.gates.templates.get>>["data"]>[number];
@@ -28,50 +30,32 @@ function CreateTemplateDialog({ open, onClose, onCreated }: { open: boolean; onC
   const [description, setDescription] = useState("");
   const [category, setCategory] = useState("condition");
   const [conditions, setConditions] = useState(EXAMPLE_CONDITIONS);
-  const [fieldErrors, setFieldErrors] = useState<Partial<Record<(typeof TEMPLATE_FIELDS)[number], string>>>({});
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const form = useFieldSubmit(TEMPLATE_FIELDS);
+  const { fieldErrors } = form;
   useEffect(() => {
     if (!open) return;
     setName("");
     setDescription("");
     setCategory("condition");
     setConditions(EXAMPLE_CONDITIONS);
-    setFieldErrors({});
-    setError(null);
+    form.clear();
   }, [open]);
 
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
     let rules: unknown;
     try {
       rules = JSON.parse(conditions);
     } catch (err) {
-      setFieldErrors({ rules: `Not valid JSON: ${(err as Error).message}` });
-      setError(null);
-      focusFirstInvalid();
-      return;
+      return form.refuse("rules", `Not valid JSON: ${(err as Error).message}`);
     }
-    if (!Array.isArray(rules)) {
-      setFieldErrors({ rules: 'The conditions are a JSON list, e.g. [{"attr": "country", "op": "in", "value": ["de"]}]' });
-      setError(null);
-      focusFirstInvalid();
-      return;
-    }
-    setBusy(true);
-    try {
+    if (!Array.isArray(rules)) return form.refuse("rules", 'The conditions are a JSON list, e.g. [{"attr": "country", "op": "in", "value": ["de"]}]');
+    void form.run(async () => {
       const created = await call(
         gateApi.api.admin.gates.templates.post({ name: name.trim(), description: description.trim() || undefined, category: category.trim() || undefined, rules: rules as Condition[] }),
       );
       await onCreated(created.name);
-    } catch (err) {
-      const split = errorsByField(err, TEMPLATE_FIELDS);
-      setFieldErrors(split.fields);
-      setError(split.general);
-      focusFirstInvalid();
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Dialog open={open} title="New template" onClose={onClose} wide>
@@ -88,7 +72,7 @@ function CreateTemplateDialog({ open, onClose, onCreated }: { open: boolean; onC
         <Field label="Conditions (JSON)" error={fieldErrors.rules} hint='A list of {"attr", "op", "value"}, all of which must hold; [] holds for everyone.'>
           {(attrs) => <textarea {...attrs} class="editor mono" rows={6} spellcheck={false} value={conditions} onInput={(e) => setConditions(e.currentTarget.value)} />}
         </Field>
-        <FormActions error={error} onCancel={onClose} submitLabel="Create template" disabled={busy} />
+        <FormActions error={form.error} onCancel={onClose} submitLabel="Create template" disabled={form.busy} />
       </form>
     </Dialog>
   );
@@ -100,35 +84,25 @@ const GATE_FIELDS = ["name", "passPercentage"] as const;
 function GateFromTemplateDialog({ template, onClose }: { template: GateTemplate | null; onClose: () => void }) {
   const [name, setName] = useState("");
   const [percentage, setPercentage] = useState("100");
-  const [fieldErrors, setFieldErrors] = useState<Partial<Record<(typeof GATE_FIELDS)[number], string>>>({});
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const form = useFieldSubmit(GATE_FIELDS);
+  const { fieldErrors } = form;
   useEffect(() => {
     if (!template) return;
     setName("");
     setPercentage("100");
-    setFieldErrors({});
-    setError(null);
+    form.clear();
   }, [template]);
 
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
     const pct = percentage.trim();
-    setBusy(true);
-    try {
+    void form.run(async () => {
       // Anything but a number goes as typed, for the server to refuse by name.
       const passPercentage = (pct !== "" && Number.isFinite(Number(pct)) ? Number(pct) : pct) as number;
       const created = await call(gateApi.api.admin.gates.post({ name: name.trim(), template: template!.id, passPercentage }));
       onClose();
       navigate(`/gates/${encodeURIComponent(created.name)}`);
-    } catch (err) {
-      const split = errorsByField(err, GATE_FIELDS);
-      setFieldErrors(split.fields);
-      setError(split.general);
-      focusFirstInvalid();
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Dialog open={template !== null} title={`New gate from ${template?.name ?? ""}`} onClose={onClose}>
@@ -143,7 +117,7 @@ function GateFromTemplateDialog({ template, onClose }: { template: GateTemplate 
           <Field label="Pass percentage" error={fieldErrors.passPercentage} hint="0 to 100: the share of matching units that pass.">
             {(attrs) => <input {...attrs} type="number" min={0} max={100} step="any" value={percentage} onInput={(e) => setPercentage(e.currentTarget.value)} />}
           </Field>
-          <FormActions error={error} onCancel={onClose} submitLabel="Create gate" disabled={busy} />
+          <FormActions error={form.error} onCancel={onClose} submitLabel="Create gate" disabled={form.busy} />
         </form>
       )}
     </Dialog>
@@ -168,14 +142,14 @@ export function TemplateList() {
       }
       title="Gate templates"
       noun="template"
-      intro="Ready-made conditions to start a gate from. Built-ins are the same in every project and read-only; a gate made from a template keeps its rule when the template changes or goes."
-      items={data}
-      error={error}
-      message={message}
       create={writable && { label: "New template", onClick: () => setCreating(true) }}
+      intro="Ready-made conditions to start a gate from. Built-ins are the same in every project and read-only; a gate made from a template keeps its rule when the template changes or goes."
       searchText={(t) => [t.name, t.description, t.category]}
       caption="Gate templates: built-ins first, then this project's"
+      items={data}
       rowKey={(t) => t.id}
+      error={error}
+      message={message}
       name={(t) => (
         <>
           {t.name}
@@ -190,16 +164,12 @@ export function TemplateList() {
       actions={
         writable &&
         ((t) => (
-          <div class="row">
-            <button type="button" class="secondary small" aria-label={`New gate from template ${t.name}`} onClick={() => setStartFrom(t)}>
-              New{"\u00a0"}gate
-            </button>
-            {!t.builtIn && (
-              <button type="button" class="danger secondary small" aria-label={`Delete template ${t.name}`} onClick={() => setDeleting(t)}>
-                Delete
-              </button>
-            )}
-          </div>
+          <RowButtons
+            buttons={[
+              { text: "New\u00a0gate", label: `New gate from template ${t.name}`, onClick: () => setStartFrom(t) },
+              !t.builtIn && { text: "Delete", label: `Delete template ${t.name}`, onClick: () => setDeleting(t), danger: true },
+            ]}
+          />
         ))
       }
     >

@@ -1,62 +1,56 @@
 import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
+import { DetailFrame, VersionHistory, deleteZone, notLoaded } from "../../../web/dashboard/detail-frame";
 import { can, useSession } from "../../../web/dashboard/registry";
-import { navigate } from "../../../web/dashboard/router";
-import { ConfirmDialog, ErrorMessage, Field, Link, Loading, Status, Switch, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
-import { ENVS, type Env, killswitchApi, toggleLabel, useToggle } from "./client";
+import { ConfirmDialog, Field, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { ENVS, type Env, KillSwitch, killswitchApi, stateWord, toggleLabel, useToggle } from "./client";
+
+const BACK = { href: "/killswitches", label: "Killswitches" };
 
 /** One killswitch: its value and sub-switches per env, adding and removing sub-switches, history with rollback, delete. */
 export function KillswitchDetail({ name }: { name: string }) {
   const session = useSession();
   const writable = can(session, "write");
   const api = killswitchApi.api.admin.killswitches({ id: name });
-  const { data, error, reload } = useLoad(async () => {
+  const load = useLoad(async () => {
     const [killswitch, history] = await Promise.all([call(api.get()), call(api.history.get({ query: { limit: "50" } }))]);
     return { killswitch, history };
   }, [session.project.id, name]);
+  const { data, error, reload } = load;
   useLiveReload(reload);
   const toggle = useToggle(reload);
   const [newKey, setNewKey] = useState<Record<Env, string>>({ dev: "", staging: "", prod: "" });
   const [keyError, setKeyError] = useState<Partial<Record<Env, string>>>({});
   const [rollback, setRollback] = useState<{ env: Env; version: number } | null>(null);
   const [removal, setRemoval] = useState<{ env: Env; switchKey: string } | null>(null);
-  const [deleting, setDeleting] = useState(false);
+  // A sub-switch about to be added on prod: it publishes at once, so it asks first, as a prod toggle does.
+  const [adding, setAdding] = useState<{ env: Env; switchKey: string } | null>(null);
   const [message, setMessage] = useState<string | null>(null);
 
-  if (error && !data) return <ErrorMessage error={error} />;
-  if (!data) return <Loading />;
+  if (!data) return notLoaded(load);
   const k = data.killswitch;
 
-  const addSwitch = async (env: Env, e: Event) => {
-    e.preventDefault();
-    const key = newKey[env].trim();
+  const addSwitch = async (env: Env, key: string) => {
     try {
       await call(api.switch.put({ env, switchKey: key, value: false }));
       setNewKey({ ...newKey, [env]: "" });
       setKeyError({ ...keyError, [env]: undefined });
       await reload();
-      setMessage(`Added ${toggleLabel(k.name, env, key)} (off)`);
+      setMessage(`Added ${toggleLabel(k.name, env, key)} (${stateWord(false)})`);
     } catch (err) {
       setKeyError({ ...keyError, [env]: describeError(err) });
     }
   };
+  const requestAdd = (env: Env, e: Event) => {
+    e.preventDefault();
+    const key = newKey[env].trim();
+    if (env === "prod") setAdding({ env, switchKey: key });
+    else void addSwitch(env, key);
+  };
 
+  const danger = deleteZone("killswitch", k.name, "It disappears from every env and from the SDK snapshot; its history goes with it. SDKs fall back to their defaults.", () => call(api.delete()));
   return (
-    <>
-      <p class="crumbs">
-        <Link href="/killswitches">Killswitches</Link> /
-      </p>
-      <div class="page-head">
-        <h1>{k.name}</h1>
-        {writable && (
-          <button type="button" class="danger secondary" onClick={() => setDeleting(true)}>
-            Delete killswitch
-          </button>
-        )}
-      </div>
-      {k.description && <p>{k.description}</p>}
-      <ErrorMessage error={toggle.error ?? error} />
-      <Status message={toggle.message ?? message} />
+    <DetailFrame back={BACK} title={k.name} description={k.description} writable={writable} danger={danger} error={toggle.error ?? error} message={toggle.message ?? message}>
       <div class="env-grid">
         {ENVS.map((env) => {
           const state = k.envs[env];
@@ -67,7 +61,7 @@ export function KillswitchDetail({ name }: { name: string }) {
                 Version {state.version}, <When iso={state.updatedAt} /> by {state.updatedBy}
               </p>
               <div class="row">
-                <Switch checked={state.value} label={toggleLabel(k.name, env)} disabled={!writable} onChange={(value) => toggle.request({ name: k.name, env, value })} />
+                <KillSwitch value={state.value} label={toggleLabel(k.name, env)} disabled={!writable} onChange={(value) => toggle.request({ name: k.name, env, value })} />
                 <span>Flat value</span>
               </div>
               <h3>Sub-switches</h3>
@@ -77,7 +71,7 @@ export function KillswitchDetail({ name }: { name: string }) {
                 <ul class="switch-list">
                   {Object.entries(state.switches).map(([key, on]) => (
                     <li key={key} class="row">
-                      <Switch checked={on} label={toggleLabel(k.name, env, key)} disabled={!writable} onChange={(value) => toggle.request({ name: k.name, env, switchKey: key, value })} />
+                      <KillSwitch value={on} label={toggleLabel(k.name, env, key)} disabled={!writable} onChange={(value) => toggle.request({ name: k.name, env, switchKey: key, value })} />
                       <span>{key}</span>
                       {writable && (
                         <button type="button" class="secondary small" aria-label={`Remove ${toggleLabel(k.name, env, key)}`} onClick={() => setRemoval({ env, switchKey: key })}>
@@ -89,7 +83,7 @@ export function KillswitchDetail({ name }: { name: string }) {
                 </ul>
               )}
               {writable && (
-                <form class="inline" onSubmit={(e) => addSwitch(env, e)} noValidate>
+                <form class="inline" onSubmit={(e) => requestAdd(env, e)} noValidate>
                   <Field label={`New sub-switch on ${env}`} error={keyError[env]}>
                     {(attrs) => <input {...attrs} value={newKey[env]} onInput={(e) => setNewKey({ ...newKey, [env]: (e.target as HTMLInputElement).value })} autoComplete="off" />}
                   </Field>
@@ -103,47 +97,35 @@ export function KillswitchDetail({ name }: { name: string }) {
         })}
       </div>
       <h2>History</h2>
-      <table>
-        <caption class="visually-hidden">Published versions of {k.name}, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Env</th>
-            <th scope="col">Version</th>
-            <th scope="col">Change</th>
-            <th scope="col">Value</th>
-            <th scope="col">Who</th>
-            <th scope="col">When</th>
-            {writable && <th scope="col"><span class="visually-hidden">Actions</span></th>}
-          </tr>
-        </thead>
-        <tbody>
-          {data.history.map((h) => (
-            <tr key={`${h.env}:${h.version}`}>
-              <td>{h.env}</td>
-              <td>{h.version}</td>
-              <td>{h.action.replace(/^killswitch\./, "")}</td>
-              <td>
-                {h.value ? "on" : "off"}
-                {Object.keys(h.switches).length > 0 && <span class="muted small"> · {Object.entries(h.switches).map(([s, v]) => `${s} ${v ? "on" : "off"}`).join(", ")}</span>}
-              </td>
-              <td>{h.actorEmail}</td>
-              <td>
-                <When iso={h.createdAt} />
-              </td>
-              {writable && (
-                <td>
-                  {h.version !== k.envs[h.env].version && (
-                    <button type="button" class="secondary small" aria-label={`Roll back ${h.env} to version ${h.version}`} onClick={() => setRollback({ env: h.env, version: h.version })}>
-                      Roll back
-                    </button>
-                  )}
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <VersionHistory
+        caption={`Published versions of ${k.name}, newest first`}
+        rows={data.history}
+        prefix="killswitch."
+        withEnv
+        columns={[
+          {
+            header: "Value",
+            cell: (h) => (
+              <>
+                {stateWord(h.value)}
+                {Object.keys(h.switches).length > 0 && <span class="muted small"> · {Object.entries(h.switches).map(([s, v]) => `${s} ${stateWord(v)}`).join(", ")}</span>}
+              </>
+            ),
+          },
+        ]}
+        current={(h) => k.envs[h.env].version}
+        onRollback={writable && ((h) => setRollback({ env: h.env, version: h.version }))}
+      />
       {toggle.dialog}
+      <ConfirmDialog
+        open={adding !== null}
+        title={adding ? `Add ${toggleLabel(k.name, adding.env, adding.switchKey)}?` : ""}
+        message={<p>This publishes a new version on prod at once, with the sub-switch {stateWord(false)}: every SDK polling this project sees it within seconds.</p>}
+        confirmLabel="Add on prod"
+        danger
+        onConfirm={() => addSwitch(adding!.env, adding!.switchKey)}
+        onClose={() => setAdding(null)}
+      />
       <ConfirmDialog
         open={rollback !== null}
         title={rollback ? `Roll ${k.name} on ${rollback.env} back to version ${rollback.version}?` : ""}
@@ -170,18 +152,6 @@ export function KillswitchDetail({ name }: { name: string }) {
         }}
         onClose={() => setRemoval(null)}
       />
-      <ConfirmDialog
-        open={deleting}
-        title={`Delete ${k.name}?`}
-        message={<p>It disappears from every env and from the SDK snapshot; its history goes with it. SDKs fall back to their defaults.</p>}
-        confirmLabel="Delete killswitch"
-        danger
-        onConfirm={async () => {
-          await call(api.delete());
-          navigate("/killswitches");
-        }}
-        onClose={() => setDeleting(false)}
-      />
-    </>
+    </DetailFrame>
   );
 }

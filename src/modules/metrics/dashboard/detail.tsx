@@ -3,7 +3,8 @@ import { ApiFailure, call } from "../../../web/dashboard/api";
 import { SERIES_WINDOWS, type SeriesWindow, SeriesChart, WindowPicker, windowRange } from "../../../web/dashboard/chart";
 import { can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ErrorMessage, Link, Loading, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { DetailFrame, notLoaded } from "../../../web/dashboard/detail-frame";
+import { ErrorMessage, Link, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { metricApi, metricSummary } from "./client";
 import { DeleteMetricDialog, MetricDialog } from "./form";
 
@@ -32,34 +33,29 @@ export function MetricDetail({ name }: { name: string }) {
   useLiveReload(series.reload, 15_000);
 
   const m = metric.data;
-  if (metric.error && !m) return <ErrorMessage error={metric.error} />;
-  if (!m) return <Loading />;
+  if (!m) return notLoaded(metric);
   const s = series.data;
   const rows = s && "rows" in s && s.window.id === win.id ? s.rows : undefined;
 
   return (
-    <>
-      <p class="crumbs">
-        <Link href="/metrics">Metrics</Link> /
-      </p>
-      <div class="page-head">
-        <h1>{m.name}</h1>
-        {writable && (
-          <div class="row">
-            <button type="button" class="secondary" onClick={() => setEditing(true)}>
-              Edit metric
-            </button>
-            <button type="button" class="danger secondary" onClick={() => setDeleting(true)}>
-              Delete metric
-            </button>
-          </div>
-        )}
-      </div>
-      {m.description && <p>{m.description}</p>}
-      <p class="muted small">
-        {m.kind}: <span class="mono">{metricSummary(m)}</span> · updated <When iso={m.updatedAt} />
-      </p>
-      <Status message={message} />
+    <DetailFrame
+      back={{ href: "/metrics", label: "Metrics" }}
+      title={m.name}
+      description={m.description}
+      meta={
+        <>
+          {m.kind}: <span class="mono">{metricSummary(m)}</span> · updated <When iso={m.updatedAt} />
+        </>
+      }
+      writable={writable}
+      actions={
+        <button type="button" class="secondary" onClick={() => setEditing(true)}>
+          Edit metric
+        </button>
+      }
+      danger={{ noun: "metric", open: () => setDeleting(true) }}
+      message={message}
+    >
       <h2>Series</h2>
       <WindowPicker current={win} onSelect={setWin} />
       {s && "broken" in s ? (
@@ -104,6 +100,6 @@ export function MetricDetail({ name }: { name: string }) {
         }}
       />
       <DeleteMetricDialog metric={deleting ? m : null} onClose={() => setDeleting(false)} onDeleted={() => navigate("/metrics")} />
-    </>
+    </DetailFrame>
   );
 }

@@ -1,7 +1,9 @@
 import { useState } from "preact/hooks";
-import { call, describeError } from "../../../web/dashboard/api";
+import { call } from "../../../web/dashboard/api";
+import { FactsTable } from "../../../web/dashboard/data-table";
+import { DetailFrame, notLoaded, useActions } from "../../../web/dashboard/detail-frame";
 import { can, useSession } from "../../../web/dashboard/registry";
-import { ConfirmDialog, ErrorMessage, Link, Loading, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Link, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { NEXT, PRIORITY_LABELS, STATUS_LABELS, StatusBadge, TYPE_LABELS, itemName, opsApi } from "./client";
 import { ItemDialog } from "./form";
 
@@ -18,120 +20,71 @@ export function ItemDetail({ number }: { number: string }) {
   const session = useSession();
   const writable = can(session, "write");
   const api = opsApi.api.admin.ops({ id: number });
-  const { data: item, error: loadError, reload } = useLoad(() => call(api.get()), [session.project.id, number]);
+  const load = useLoad(() => call(api.get()), [session.project.id, number]);
+  const { data: item, reload } = load;
   const [editing, setEditing] = useState(false);
   const [confirming, setConfirming] = useState<Move | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [message, setMessage] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const actions = useActions<Move>(reload);
   useLiveReload(reload);
 
-  if (loadError && !item) return <ErrorMessage error={loadError} />;
-  if (!item) return <Loading />;
+  if (!item) return notLoaded(load);
 
-  const move = async (next: Move) => {
-    setBusy(true);
-    try {
-      await call(next.status === "open" && item.status === "pending_approval" ? api.approve.post() : api.patch({ status: next.status }));
-      await reload();
-      setError(null);
-      setMessage(`${next.done} ${itemName(item)}`);
-    } catch (err) {
-      setError(describeError(err));
-      throw err;
-    } finally {
-      setBusy(false);
-    }
-  };
+  const move = (next: Move) => actions.run(next, () => call(next.status === "open" && item.status === "pending_approval" ? api.approve.post() : api.patch({ status: next.status })), `${next.done} ${itemName(item)}`);
 
   return (
-    <>
-      <p class="crumbs">
-        <Link href="/queue">Queue</Link> /
-      </p>
-      <div class="page-head">
-        <h1>{itemName(item)}</h1>
-        {writable && (
-          <div class="row">
-            {NEXT[item.status].map((n) => (
-              <button
-                key={n.status}
-                type="button"
-                class={n.danger ? "danger secondary" : n.status === "open" && item.status === "pending_approval" ? undefined : "secondary"}
-                disabled={busy}
-                onClick={() => (n.danger ? setConfirming(n) : void move(n).catch(() => undefined))}
-              >
-                {n.label}
-              </button>
-            ))}
-            <button type="button" class="secondary" onClick={() => setEditing(true)}>
-              Edit item
+    <DetailFrame
+      back={{ href: "/queue", label: "Queue" }}
+      title={itemName(item)}
+      writable={writable}
+      actions={
+        <>
+          {NEXT[item.status].map((n) => (
+            <button
+              key={n.status}
+              type="button"
+              class={n.danger ? "danger secondary" : n.status === "open" && item.status === "pending_approval" ? undefined : "secondary"}
+              disabled={actions.busy !== null}
+              onClick={() => (n.danger ? setConfirming(n) : void move(n).catch(() => undefined))}
+            >
+              {n.label}
             </button>
-          </div>
-        )}
-      </div>
-      <ErrorMessage error={error} />
-      <Status message={message} />
-      <table>
-        <caption class="visually-hidden">About this item</caption>
-        <tbody>
-          <tr>
-            <th scope="row">Status</th>
-            <td>
+          ))}
+          <button type="button" class="secondary" onClick={() => setEditing(true)}>
+            Edit item
+          </button>
+        </>
+      }
+      error={actions.error}
+      message={actions.message}
+    >
+      <FactsTable
+        caption="About this item"
+        rows={[
+          [
+            "Status",
+            <>
               <StatusBadge status={item.status} />{" "}
               <span class="muted small">
                 set by {item.statusChangedBy} <When iso={item.statusChangedAt} />
               </span>
-            </td>
-          </tr>
-          <tr>
-            <th scope="row">Type</th>
-            <td>{TYPE_LABELS[item.type]}</td>
-          </tr>
-          <tr>
-            <th scope="row">Priority</th>
-            <td>{PRIORITY_LABELS[item.priority]}</td>
-          </tr>
-          <tr>
-            <th scope="row">Filed</th>
-            <td>
-              <When iso={item.createdAt} /> by {item.reportedBy}{" "}
-              <span class="muted small">({item.source === "intake" ? "public intake" : item.source === "platform" ? "svc" : "a person"})</span>
+            </>,
+          ],
+          ["Type", TYPE_LABELS[item.type]],
+          ["Priority", PRIORITY_LABELS[item.priority]],
+          [
+            "Filed",
+            <>
+              <When iso={item.createdAt} /> by {item.reportedBy} <span class="muted small">({item.source === "intake" ? "public intake" : item.source === "platform" ? "svc" : "a person"})</span>
               {item.timesFiled > 1 && <div class="muted small">filed {item.timesFiled} times: its {item.type === "alert" ? "alert fired" : "error regressed"} again</div>}
-            </td>
-          </tr>
-          {item.sourceRef && (
-            <tr>
-              <th scope="row">About</th>
-              <td>{item.type === "error" ? <Link href={`/errors/${encodeURIComponent(item.sourceRef)}`}>{item.sourceRef}</Link> : <Link href="/alerts">{item.sourceRef}</Link>}</td>
-            </tr>
-          )}
-          <tr>
-            <th scope="row">Steps to reproduce</th>
-            <td>
-              <Text value={item.stepsToReproduce} />
-            </td>
-          </tr>
-          <tr>
-            <th scope="row">Actual result</th>
-            <td>
-              <Text value={item.actualResult} />
-            </td>
-          </tr>
-          <tr>
-            <th scope="row">Expected result</th>
-            <td>
-              <Text value={item.expectedResult} />
-            </td>
-          </tr>
-          <tr>
-            <th scope="row">Use case</th>
-            <td>
-              <Text value={item.useCase} />
-            </td>
-          </tr>
-        </tbody>
-      </table>
+            </>,
+          ],
+          item.sourceRef && ["About", item.type === "error" ? <Link href={`/errors/${encodeURIComponent(item.sourceRef)}`}>{item.sourceRef}</Link> : <Link href="/alerts">{item.sourceRef}</Link>],
+          ["Steps to reproduce", <Text value={item.stepsToReproduce} />],
+          ["Actual result", <Text value={item.actualResult} />],
+          ["Expected result", <Text value={item.expectedResult} />],
+          ["Use case", <Text value={item.useCase} />],
+        ]}
+      />
       <ItemDialog
         open={editing}
         editing={item}
@@ -139,7 +92,7 @@ export function ItemDetail({ number }: { number: string }) {
         onSaved={async () => {
           setEditing(false);
           await reload();
-          setMessage(`Saved #${item.number}`);
+          actions.setMessage(`Saved #${item.number}`);
         }}
       />
       <ConfirmDialog
@@ -151,6 +104,6 @@ export function ItemDetail({ number }: { number: string }) {
         onConfirm={() => move(confirming!)}
         onClose={() => setConfirming(null)}
       />
-    </>
+    </DetailFrame>
   );
 }

@@ -1,8 +1,9 @@
 import { useState } from "preact/hooks";
-import { call, describeError } from "../../../web/dashboard/api";
+import { call } from "../../../web/dashboard/api";
+import { listAndDetail, overviewCard, useActions } from "../../../web/dashboard/detail-frame";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
-import { ConfirmDialog, Link, Loading, When, useLoad } from "../../../web/dashboard/ui";
+import { FilterSelect, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { ConfirmDialog, Link, When } from "../../../web/dashboard/ui";
 import { ITEM_TYPES, type ItemStatus, type ItemType, PRIORITY_LABELS, type QueueItem, STATUSES, STATUS_LABELS, StatusBadge, TYPE_LABELS, itemName, loadItems, opsApi } from "./client";
 import { ItemDetail } from "./detail";
 import { ItemDialog } from "./form";
@@ -19,26 +20,17 @@ function QueueList() {
   const [status, setStatus] = useState<ItemStatus | "">("");
   const [filing, setFiling] = useState(false);
   const [rejecting, setRejecting] = useState<QueueItem | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const { data, error: loadError, reload } = useLiveList(() => loadItems({ ...(type ? { type } : {}), ...(status ? { status } : {}) }), [session.project.id, type, status]);
   const waiting = data?.filter((i) => i.status === "pending_approval").length ?? 0;
 
-  const decide = async (item: QueueItem, verb: "approve" | "reject") => {
-    setBusy(item.id);
-    try {
-      const api = opsApi.api.admin.ops({ id: item.id });
-      await call(verb === "approve" ? api.approve.post() : api.reject.post());
-      await reload();
-      setError(null);
-      setMessage(verb === "approve" ? `Approved ${itemName(item)}: it is open, and the project's connectors hear of it` : `Rejected ${itemName(item)}`);
-    } catch (err) {
-      setError(describeError(err));
-      throw err;
-    } finally {
-      setBusy(null);
-    }
+  const actions = useActions<string>(reload);
+  const decide = (item: QueueItem, verb: "approve" | "reject") => {
+    const api = opsApi.api.admin.ops({ id: item.id });
+    return actions.run(
+      item.id,
+      () => call(verb === "approve" ? api.approve.post() : api.reject.post()),
+      verb === "approve" ? `Approved ${itemName(item)}: it is open, and the project's connectors hear of it` : `Rejected ${itemName(item)}`,
+    );
   };
 
   return (
@@ -54,28 +46,14 @@ function QueueList() {
       searchLabel="Search the queue"
       filters={
         <>
-          <select aria-label="Type" value={type} onChange={(e) => setType(e.currentTarget.value as ItemType | "")}>
-            <option value="">Any type</option>
-            {ITEM_TYPES.map((t) => (
-              <option key={t} value={t}>
-                {TYPE_LABELS[t]}
-              </option>
-            ))}
-          </select>
-          <select aria-label="Status" value={status} onChange={(e) => setStatus(e.currentTarget.value as ItemStatus | "")}>
-            <option value="">Any status</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {STATUS_LABELS[s]}
-              </option>
-            ))}
-          </select>
+          <FilterSelect bare label="Type" any="Any type" value={type} onChange={(t) => setType(t as ItemType | "")} options={ITEM_TYPES.map((t) => ({ value: t, text: TYPE_LABELS[t] }))} />
+          <FilterSelect bare label="Status" any="Any status" value={status} onChange={(s) => setStatus(s as ItemStatus | "")} options={STATUSES.map((s) => ({ value: s, text: STATUS_LABELS[s] }))} />
         </>
       }
       afterSearch={waiting > 0 && <p>{waiting === 1 ? "1 item waits for approval." : `${waiting} items wait for approval.`}</p>}
       items={data}
-      error={loadError ?? error}
-      message={message}
+      error={loadError ?? actions.error}
+      message={actions.message}
       create={writable && { label: "New item", onClick: () => setFiling(true) }}
       searchText={(i) => [i.title, i.stepsToReproduce, i.actualResult, i.expectedResult, i.useCase]}
       empty={type || status ? "No items of this type and status." : "The queue is empty."}
@@ -99,10 +77,10 @@ function QueueList() {
         ((i) =>
           i.status === "pending_approval" && (
             <div class="row">
-              <button type="button" class="small" aria-label={`Approve ${itemName(i)}`} disabled={busy === i.id} onClick={() => void decide(i, "approve").catch(() => undefined)}>
+              <button type="button" class="small" aria-label={`Approve ${itemName(i)}`} disabled={actions.busy === i.id} onClick={() => void decide(i, "approve").catch(() => undefined)}>
                 Approve
               </button>
-              <button type="button" class="danger secondary small" aria-label={`Reject ${itemName(i)}`} disabled={busy === i.id} onClick={() => setRejecting(i)}>
+              <button type="button" class="danger secondary small" aria-label={`Reject ${itemName(i)}`} disabled={actions.busy === i.id} onClick={() => setRejecting(i)}>
                 Reject
               </button>
             </div>
@@ -116,7 +94,7 @@ function QueueList() {
         onSaved={async (saved) => {
           setFiling(false);
           await reload();
-          setMessage(`Filed #${saved.number}`);
+          actions.setMessage(`Filed #${saved.number}`);
         }}
       />
       <ConfirmDialog
@@ -132,24 +110,11 @@ function QueueList() {
   );
 }
 
-function QueueCard() {
-  const session = useSession();
-  const { data } = useLoad(() => loadItems({ status: "pending_approval" }), [session.project.id]);
-  if (!data) return <Loading />;
-  return (
-    <>
-      <Link href="/queue">
-        <strong>{data.length}</strong> {data.length === 1 ? "item waits" : "items wait"} for approval
-      </Link>
-    </>
-  );
-}
-
 export const opsDashboard: DashboardModule = {
-  pages: [
-    { path: "/queue", title: "Queue", nav: { label: "Queue", order: 44, group: "work" }, empty: { about: "The queue holds bug reports, feature requests and tickets, from your team or the public intake, to triage and approve.", command: "svc ops create --type bug \"Checkout fails on Safari\" --priority high" }, view: QueueList },
-    { path: "/queue/:number", title: (p) => `Item #${p.number}`, view: ({ params }) => <ItemDetail number={params.number!} /> },
-  ],
-  overview: QueueCard,
+  pages: listAndDetail({ path: "/queue", title: "Queue", order: 44, group: "work", empty: { about: "The queue holds bug reports, feature requests and tickets, from your team or the public intake, to triage and approve.", command: "svc ops create --type bug \"Checkout fails on Safari\" --priority high" }, list: QueueList, param: "number", one: (n) => `Item #${n}`, detail: (n) => <ItemDetail number={n} /> }),
+  overview: overviewCard(
+    () => loadItems({ status: "pending_approval" }),
+    (waiting) => ({ href: "/queue", count: waiting.length, label: `${waiting.length === 1 ? "item waits" : "items wait"} for approval` }),
+  ),
   palette: async () => (await loadItems()).map((i) => ({ label: itemName(i), kind: TYPE_LABELS[i.type].toLowerCase(), href: `/queue/${i.number}` })),
 };

@@ -1,5 +1,6 @@
 import { useId } from "preact/hooks";
 import { niceMax } from "../../../web/dashboard/chart";
+import { DataTable } from "../../../web/dashboard/data-table";
 import { type Check, MIN_UNITS_PER_GROUP, type MetricCheck, directionText, intervalText, metricLabel, signed, toleranceText } from "./client";
 
 // The drawing's own units (the SVG scales to its box, whose aspect ratio is fixed).
@@ -143,35 +144,20 @@ export function DifferenceChart({ watch, checks }: { watch: { metric: string; di
       </figcaption>
       {points.length > 0 && (
         <div class="visually-hidden">
-          <table>
-            <caption>{label}: every check</caption>
-            <thead>
-              <tr>
-                <th scope="col">Checked</th>
-                <th scope="col">Stage</th>
-                <th scope="col">Units without / with</th>
-                <th scope="col">Difference</th>
-                <th scope="col">Interval</th>
-                <th scope="col">Regression</th>
-              </tr>
-            </thead>
-            <tbody>
-              {points.map((p, i) => (
-                <tr key={i}>
-                  <th scope="row">{LONG.format(p.t)}</th>
-                  <td>
-                    {p.stage + 1} ({p.percent} %)
-                  </td>
-                  <td>
-                    {p.m.old.n} / {p.m.new.n}
-                  </td>
-                  <td>{signed(p.m.estimate)}</td>
-                  <td>{intervalText(p.m.interval)}</td>
-                  <td>{p.m.regression ? "yes" : "no"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            caption={`${label}: every check`}
+            captionShown
+            rows={points}
+            rowKey={(p) => String(p.t)}
+            rowHeader={{ header: "Checked", cell: (p) => LONG.format(p.t) }}
+            columns={[
+              { header: "Stage", cell: (p) => `${p.stage + 1} (${p.percent} %)` },
+              { header: "Units without / with", cell: (p) => `${p.m.old.n} / ${p.m.new.n}` },
+              { header: "Difference", cell: (p) => signed(p.m.estimate) },
+              { header: "Interval", cell: (p) => intervalText(p.m.interval) },
+              { header: "Regression", cell: (p) => (p.m.regression ? "yes" : "no") },
+            ]}
+          />
         </div>
       )}
     </figure>

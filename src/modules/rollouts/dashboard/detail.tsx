@@ -3,8 +3,10 @@ import { useEffect, useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { DiffView, prettyJson } from "../../../web/dashboard/json-editor";
 import { can, useSession } from "../../../web/dashboard/registry";
-import { navigate } from "../../../web/dashboard/router";
-import { Badge, ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, Status, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { useFieldSubmit } from "../../../web/dashboard/create-form";
+import { DataTable } from "../../../web/dashboard/data-table";
+import { DetailFrame, notLoaded } from "../../../web/dashboard/detail-frame";
+import { Badge, ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { DifferenceChart } from "./chart";
 import {
   type Check,
@@ -72,23 +74,15 @@ function OutcomePanel({ r }: { r: Rollout }) {
 /** A pause or a rollback: the dialog is the confirmation, with an optional reason kept in the outcome and the audit trail. */
 function ReasonDialog(props: { open: boolean; title: string; children: ComponentChildren; submitLabel: string; danger?: boolean; onSubmit: (reason: string | undefined) => Promise<void>; onClose: () => void }) {
   const [reason, setReason] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const form = useFieldSubmit([]);
   useEffect(() => {
     if (!props.open) return;
     setReason("");
-    setError(null);
+    form.clear();
   }, [props.open]);
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    try {
-      await props.onSubmit(reason.trim() || undefined);
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
+    void form.run(() => props.onSubmit(reason.trim() || undefined));
   };
   return (
     <Dialog open={props.open} title={props.title} onClose={props.onClose}>
@@ -97,7 +91,7 @@ function ReasonDialog(props: { open: boolean; title: string; children: Component
         <Field label="Reason (optional)" hint="Kept with the outcome and in the audit trail.">
           {(attrs) => <textarea {...attrs} rows={2} maxLength={1000} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />}
         </Field>
-        <FormActions error={error} onCancel={props.onClose} submitLabel={props.submitLabel} disabled={busy} danger={props.danger} />
+        <FormActions error={form.error} onCancel={props.onClose} submitLabel={props.submitLabel} disabled={form.busy} danger={props.danger} />
       </form>
     </Dialog>
   );
@@ -132,59 +126,58 @@ function LastCheck({ check }: { check: Check }) {
       {check.metrics.length === 0 ? (
         <p class="muted">No comparison at this stage: {check.percent >= 100 ? "everyone has the change (it was judged up to the stage before)" : "no group to compare"}.</p>
       ) : (
-        <table class="numbers">
-          <caption>Each watched metric at the last check: the units without and with the change, their means per unit, and the difference with its always-valid interval</caption>
-          <thead>
-            <tr>
-              <th scope="col">Metric</th>
-              <th scope="col">Units without / with</th>
-              <th scope="col">Mean without / with</th>
-              <th scope="col">Difference</th>
-              <th scope="col">Interval</th>
-              <th scope="col">Verdict</th>
-            </tr>
-          </thead>
-          <tbody>
-            {check.metrics.map((m) => (
-              <tr key={m.metric}>
-                <th scope="row">
-                  {metricLabel(m.metric)}
-                  <div class="muted small">
-                    {directionText(m.direction)}, {toleranceText(m.tolerance)}
-                  </div>
-                </th>
-                <td>
-                  {m.old.n.toLocaleString("en")} / {m.new.n.toLocaleString("en")}
-                </td>
-                <td>
-                  {num(m.old.mean)} / {num(m.new.mean)}
-                </td>
-                <td>
+        <DataTable
+          class="numbers"
+          caption="Each watched metric at the last check: the units without and with the change, their means per unit, and the difference with its always-valid interval"
+          captionShown
+          rows={check.metrics}
+          rowKey={(m) => m.metric}
+          rowHeader={{
+            header: "Metric",
+            cell: (m) => (
+              <>
+                {metricLabel(m.metric)}
+                <div class="muted small">
+                  {directionText(m.direction)}, {toleranceText(m.tolerance)}
+                </div>
+              </>
+            ),
+          }}
+          columns={[
+            { header: "Units without / with", cell: (m) => `${m.old.n.toLocaleString("en")} / ${m.new.n.toLocaleString("en")}` },
+            { header: "Mean without / with", cell: (m) => `${num(m.old.mean)} / ${num(m.new.mean)}` },
+            {
+              header: "Difference",
+              cell: (m) => (
+                <>
                   {signed(m.estimate)}
                   {relativeText(m.estimate, m.old.mean) && <span class="muted small"> ({relativeText(m.estimate, m.old.mean)})</span>}
-                </td>
-                <td>{intervalText(m.interval)}</td>
-                <td>
-                  {m.regression ? (
-                    <Badge tone="danger" strong>
-                      regression
-                    </Badge>
-                  ) : m.estimate === null ? (
-                    <span class="muted">{Math.min(m.old.n, m.new.n) < MIN_UNITS_PER_GROUP ? `too few units (${MIN_UNITS_PER_GROUP} a group)` : "no spread yet"}</span>
-                  ) : (
-                    <Badge tone="ok">no regression</Badge>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+            { header: "Interval", cell: (m) => intervalText(m.interval) },
+            { header: "Verdict", cell: (m) => <Verdict m={m} /> },
+          ]}
+        />
       )}
     </section>
   );
 }
 
-type Acting = "pause" | "advance" | "rollback" | "delete" | null;
+/** A watched metric's verdict at a check: a regression (loud), too little data yet, or none. */
+function Verdict({ m }: { m: Check["metrics"][number] }) {
+  if (m.regression) {
+    return (
+      <Badge tone="danger" strong>
+        regression
+      </Badge>
+    );
+  }
+  if (m.estimate === null) return <span class="muted">{Math.min(m.old.n, m.new.n) < MIN_UNITS_PER_GROUP ? `too few units (${MIN_UNITS_PER_GROUP} a group)` : "no spread yet"}</span>;
+  return <Badge tone="ok">no regression</Badge>;
+}
+
+type Acting = "pause" | "advance" | "rollback" | null;
 
 /**
  * One rollout: the stage bar, status and outcome, the buttons that act on
@@ -204,8 +197,7 @@ export function RolloutDetail({ id }: { id: string }) {
   useLiveReload(rollout.reload);
   useLiveReload(checks.reload, 15_000);
 
-  if (rollout.error && !r) return <ErrorMessage error={rollout.error} />;
-  if (!r) return <Loading />;
+  if (!r) return notLoaded(rollout);
   // The checks follow: an action changes the rollout's updatedAt, which the checks' load depends on.
   const reloadAll = () => rollout.reload();
   const unfinished = UNFINISHED.includes(r.status);
@@ -221,67 +213,72 @@ export function RolloutDetail({ id }: { id: string }) {
   };
 
   return (
-    <>
-      <p class="crumbs">
-        <Link href="/rollouts">Rollouts</Link> /
-      </p>
-      <div class="page-head">
-        <h1>
+    <DetailFrame
+      back={{ href: "/rollouts", label: "Rollouts" }}
+      title={
+        <>
           {r.subject} <span class="muted small">({r.kind}, {r.env})</span> <StatusBadge r={r} />
-        </h1>
-        {writable && (
-          <div class="row">
-            {r.status === "running" && (
-              <button type="button" class="secondary" onClick={() => setActing("pause")}>
-                Pause
-              </button>
-            )}
-            {r.status === "paused" && (
-              <button
-                type="button"
-                onClick={async () => {
-                  setActionError(null);
-                  try {
-                    await act(() => call(rolloutOf(r.id).resume.post()), (x) => `Resumed ${x.subject}: stage ${x.stage + 1} (${pctText(x.percent)}) counts its minutes from now`);
-                  } catch (err) {
-                    setActionError(describeError(err));
-                  }
-                }}
-              >
-                Resume
-              </button>
-            )}
-            {unfinished && (
-              <button type="button" class="secondary" onClick={() => setActing("advance")}>
-                Advance now
-              </button>
-            )}
-            {unfinished && (
-              <button type="button" class="danger" onClick={() => setActing("rollback")}>
-                Roll back
-              </button>
-            )}
-            {(r.status === "completed" || r.status === "rolled_back" || r.status === "scheduled") && (
-              <button type="button" class="danger secondary" onClick={() => setActing("delete")}>
-                Delete rollout
-              </button>
-            )}
-          </div>
-        )}
-      </div>
-      {r.description && <p>{r.description}</p>}
-      <p class="muted small">
-        Rolls out <Link href={subjectHref(r)}>{what}</Link> on <span class="mono">{r.env}</span> · created <When iso={r.createdAt} /> by <span class="mono">{r.createdBy}</span> · on a regression:{" "}
-        {r.onRegression === "rollback" ? "roll back" : "pause"} · connectors {r.notify ? "told" : "not told"} · false alarm rate {pctText(r.falseAlarmRate * 100)}
-        {r.status === "scheduled" && r.startAt && (
-          <>
-            {" "}
-            · starts <When iso={r.startAt} />
-          </>
-        )}
-      </p>
-      <Status message={message} />
-      <ErrorMessage error={actionError} />
+        </>
+      }
+      description={r.description}
+      meta={
+        <>
+          Rolls out <Link href={subjectHref(r)}>{what}</Link> on <span class="mono">{r.env}</span> · created <When iso={r.createdAt} /> by <span class="mono">{r.createdBy}</span> · on a regression:{" "}
+          {r.onRegression === "rollback" ? "roll back" : "pause"} · connectors {r.notify ? "told" : "not told"} · false alarm rate {pctText(r.falseAlarmRate * 100)}
+          {r.status === "scheduled" && r.startAt && (
+            <>
+              {" "}
+              · starts <When iso={r.startAt} />
+            </>
+          )}
+        </>
+      }
+      writable={writable}
+      actions={
+        <>
+          {r.status === "running" && (
+            <button type="button" class="secondary" onClick={() => setActing("pause")}>
+              Pause
+            </button>
+          )}
+          {r.status === "paused" && (
+            <button
+              type="button"
+              onClick={async () => {
+                setActionError(null);
+                try {
+                  await act(() => call(rolloutOf(r.id).resume.post()), (x) => `Resumed ${x.subject}: stage ${x.stage + 1} (${pctText(x.percent)}) counts its minutes from now`);
+                } catch (err) {
+                  setActionError(describeError(err));
+                }
+              }}
+            >
+              Resume
+            </button>
+          )}
+          {unfinished && (
+            <button type="button" class="secondary" onClick={() => setActing("advance")}>
+              Advance now
+            </button>
+          )}
+          {unfinished && (
+            <button type="button" class="danger" onClick={() => setActing("rollback")}>
+              Roll back
+            </button>
+          )}
+        </>
+      }
+      danger={
+        (r.status === "completed" || r.status === "rolled_back" || r.status === "scheduled") && {
+          noun: "rollout",
+          title: `Delete the rollout of ${r.subject}?`,
+          message: <p>The rollout and its checks go; the audit trail keeps what it did. The {r.kind} itself stays as it is.</p>,
+          run: () => call(rolloutOf(r.id).delete()),
+        }
+      }
+      error={actionError}
+      message={message}
+    >
       <OutcomePanel r={r} />
 
       <h2>Stages</h2>
@@ -386,18 +383,6 @@ export function RolloutDetail({ id }: { id: string }) {
         }
         onClose={() => setActing(null)}
       />
-      <ConfirmDialog
-        open={acting === "delete"}
-        title={`Delete the rollout of ${r.subject}?`}
-        message={<p>The rollout and its checks go; the audit trail keeps what it did. The {r.kind} itself stays as it is.</p>}
-        confirmLabel="Delete rollout"
-        danger
-        onConfirm={async () => {
-          await call(rolloutOf(r.id).delete());
-          navigate("/rollouts");
-        }}
-        onClose={() => setActing(null)}
-      />
-    </>
+    </DetailFrame>
   );
 }

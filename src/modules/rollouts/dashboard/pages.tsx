@@ -1,8 +1,8 @@
 import { useState } from "preact/hooks";
+import { countOf, listAndDetail, overviewCard, useCreateThenOpen } from "../../../web/dashboard/detail-frame";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
-import { navigate } from "../../../web/dashboard/router";
 import { FilterSelect, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
-import { Link, Loading, When, useLoad } from "../../../web/dashboard/ui";
+import { Link, When } from "../../../web/dashboard/ui";
 import { STATUSES, STATUS_TEXT, loadRollouts, positionText, rolloutHref } from "./client";
 import { RolloutDetail } from "./detail";
 import { NewRolloutDialog } from "./form";
@@ -14,7 +14,7 @@ function RolloutList() {
   const writable = can(session, "write");
   const [q, setQ] = useState("");
   const [status, setStatus] = useState("");
-  const [creating, setCreating] = useState(false);
+  const create = useCreateThenOpen(rolloutHref);
   // The server filters (q over the gate's or config's name, the description and the id; status).
   const { data, error } = useLiveList(() => loadRollouts({ ...(q.trim() ? { q: q.trim() } : {}), ...(status ? { status } : {}) }), [session.project.id, q, status]);
   const filtered = q.trim() !== "" || status !== "";
@@ -33,7 +33,7 @@ function RolloutList() {
       filters={<FilterSelect label="Status" value={status} onChange={setStatus} options={STATUSES.map((s) => ({ value: s, text: STATUS_TEXT[s] }))} />}
       items={data}
       error={error}
-      create={writable && { label: "New rollout", onClick: () => setCreating(true) }}
+      create={writable && { label: "New rollout", onClick: create.open }}
       empty={filtered ? "No rollout matches these filters." : "No rollouts yet."}
       caption="Rollouts with their gate or config, env, status, stages and creation"
       rowKey={(r) => r.id}
@@ -59,41 +59,17 @@ function RolloutList() {
         { header: "Created", cell: (r) => <When iso={r.createdAt} /> },
       ]}
     >
-      <NewRolloutDialog
-        open={creating}
-        onClose={() => setCreating(false)}
-        onCreated={(r) => {
-          setCreating(false);
-          navigate(rolloutHref(r));
-        }}
-      />
+      <NewRolloutDialog {...create.dialog} />
     </ResourceList>
   );
 }
 
-function RolloutsCard() {
-  const session = useSession();
-  const { data } = useLoad(() => loadRollouts(), [session.project.id]);
-  if (!data) return <Loading />;
-  const running = data.filter((r) => r.status === "running").length;
-  const paused = data.filter((r) => r.status === "paused").length;
-  return (
-    <>
-      <Link href="/rollouts">
-        <strong>{running}</strong> {running === 1 ? "rollout" : "rollouts"} running
-      </Link>
-      <span class="muted">
-        {paused > 0 ? ` · ${paused} paused` : ""} · {data.length === 1 ? "1 rollout" : `${data.length} rollouts`}
-      </span>
-    </>
-  );
-}
-
 export const rolloutsDashboard: DashboardModule = {
-  pages: [
-    { path: "/rollouts", title: "Rollouts", nav: { label: "Rollouts", order: 52, group: "release" }, empty: { about: "A rollout raises a gate to more people in stages, and rolls back on its own when a guard metric gets worse.", command: "svc rollouts create --gate new-checkout --rules-file rules.json --env prod --metric checkout-conversion:higher:2%" }, view: RolloutList },
-    { path: "/rollouts/:id", title: (p) => `Rollout ${p.id}`, view: ({ params }) => <RolloutDetail id={params.id!} /> },
-  ],
-  overview: RolloutsCard,
+  pages: listAndDetail({ path: "/rollouts", title: "Rollouts", order: 52, group: "release", empty: { about: "A rollout raises a gate to more people in stages, and rolls back on its own when a guard metric gets worse.", command: "svc rollouts create --gate new-checkout --rules-file rules.json --env prod --metric checkout-conversion:higher:2%" }, list: RolloutList, param: "id", one: (id) => `Rollout ${id}`, detail: (id) => <RolloutDetail id={id} /> }),
+  overview: overviewCard(loadRollouts, (list) => {
+    const running = list.filter((r) => r.status === "running").length;
+    const paused = list.filter((r) => r.status === "paused").length;
+    return { href: "/rollouts", count: running, label: `${running === 1 ? "rollout" : "rollouts"} running`, more: `${paused > 0 ? `${paused} paused · ` : ""}${countOf(list.length, "rollout")}` };
+  }),
   palette: async () => (await loadRollouts()).map((r) => ({ label: `${r.subject} (${r.env}, ${STATUS_TEXT[r.status]})`, kind: "rollout", href: rolloutHref(r) })),
 };
