@@ -16,7 +16,8 @@ import { Dialog, Field, FormActions, SecretOnce, errorsByField, focusFirstInvali
  * opening, or when `deps` change while open), the refusals by field and the
  * rest, and whether a save is under way. `submit(fields, save)` is the form's
  * onSubmit: it runs `save`, and a refusal lands on the `fields` it names
- * (errorsByField), the rest above the buttons, the focus on the first named.
+ * (errorsByField, or the form's own splitter), the rest above the buttons,
+ * the focus on the first named.
  */
 export function useDialogForm<F extends object, N extends string = never>(open: boolean, start: () => F, deps: unknown[]) {
   const [form, setForm] = useState<F>(start);
@@ -31,13 +32,14 @@ export function useDialogForm<F extends object, N extends string = never>(open: 
     // biome-ignore lint: the caller names the dependencies
   }, [open, ...deps]);
   const set = <K extends keyof F>(key: K, value: F[K]) => setForm((f) => ({ ...f, [key]: value }));
-  const submit = (fields: readonly N[], save: () => Promise<void>) => async (e: Event) => {
+  type Split = (err: unknown) => { fields: Partial<Record<N, string>>; general: string | null };
+  const submit = (fields: readonly N[] | Split, save: () => Promise<void>) => async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     try {
       await save();
     } catch (err) {
-      const split = errorsByField(err, fields);
+      const split = typeof fields === "function" ? fields(err) : errorsByField(err, fields);
       setFieldErrors(split.fields);
       setError(split.general);
       focusFirstInvalid();
