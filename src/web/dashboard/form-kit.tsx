@@ -90,11 +90,11 @@ export type Option<V extends string> = { value: V; text: ComponentChildren };
 /** `values` with their labels as a select's options. */
 export const optionsOf = <V extends string>(values: readonly V[], labels: Record<V, ComponentChildren>): Option<V>[] => values.map((value) => ({ value, text: labels[value] }));
 
-/** A select's options. */
-export function Options<V extends string>({ options }: { options: readonly Option<V>[] }) {
+/** A select's options (none while they load). */
+export function Options<V extends string>({ options }: { options: readonly Option<V>[] | undefined }) {
   return (
     <>
-      {options.map((o) => (
+      {options?.map((o) => (
         <option key={o.value} value={o.value}>
           {o.text}
         </option>
@@ -169,5 +169,25 @@ export function MintSecretDialog(props: {
         </form>
       )}
     </Dialog>
+  );
+}
+
+/** A table's head: a column header per name, and a last one named "Actions" for screen readers only when `actions`. */
+export function TableHead({ columns, actions }: { columns: readonly string[]; actions?: boolean }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => (
+          <th scope="col" key={c}>
+            {c}
+          </th>
+        ))}
+        {actions && (
+          <th scope="col">
+            <span class="visually-hidden">Actions</span>
+          </th>
+        )}
+      </tr>
+    </thead>
   );
 }

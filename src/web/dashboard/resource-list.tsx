@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
+import { Options } from "./form-kit";
 import { ErrorMessage, Link, Loading, SearchBox, Status, useLiveReload, useLoad } from "./ui";
 
 /**
@@ -201,11 +202,7 @@ export function FilterSelect({ label, value, onChange, options }: { label: strin
       {label}{" "}
       <select value={value} onChange={(e) => onChange(e.currentTarget.value)}>
         <option value="">Any</option>
-        {options.map((o) => (
-          <option key={o.value} value={o.value}>
-            {o.text}
-          </option>
-        ))}
+        <Options options={options} />
       </select>
     </label>
   );

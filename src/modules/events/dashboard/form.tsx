@@ -1,5 +1,6 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { ApiFailure, call } from "../../../web/dashboard/api";
+import { Options, TableHead } from "../../../web/dashboard/form-kit";
 import { Dialog, ErrorMessage, Field, FormActions, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
 import { type CatalogEvent, PROPERTY_TYPES, type PropertyType, eventApi } from "./client";
 
@@ -117,17 +118,7 @@ export function EventDialog({ open, editing, onClose, onSaved }: { open: boolean
           ) : (
             <table>
               <caption class="visually-hidden">Properties of the event</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Required</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
+              <TableHead columns={["Name", "Type", "Required", "Description"]} actions />
               <tbody>
                 {form.properties.map((p, i) => (
                   <tr key={p.key}>
@@ -136,11 +127,7 @@ export function EventDialog({ open, editing, onClose, onSaved }: { open: boolean
                     </td>
                     <td>
                       <select aria-label={`Type of property ${i + 1}`} value={p.type} onChange={(e) => setProperty(i, { type: e.currentTarget.value as PropertyType })} {...invalid(i, "type")}>
-                        {PROPERTY_TYPES.map((t) => (
-                          <option key={t} value={t}>
-                            {t}
-                          </option>
-                        ))}
+                        <Options options={PROPERTY_TYPES.map((t) => ({ value: t, text: t }))} />
                       </select>
                     </td>
                     <td>

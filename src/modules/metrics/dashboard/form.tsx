@@ -1,5 +1,6 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
+import { Options, TableHead } from "../../../web/dashboard/form-kit";
 import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, errorsByPath, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, loadCatalog } from "../../events/dashboard/client";
 import {
@@ -95,11 +96,7 @@ export function MetricDialog({ open, editing, onClose, onSaved }: { open: boolea
         <Field label="Kind" error={errors.get("kind")}>
           {(attrs) => (
             <select {...attrs} value={form.kind} onChange={(e) => set("kind", e.currentTarget.value as Kind)}>
-              {KINDS.map((k) => (
-                <option key={k} value={k}>
-                  {KIND_LABELS[k]}
-                </option>
-              ))}
+              <Options options={KINDS.map((k) => ({ value: k, text: KIND_LABELS[k] }))} />
             </select>
           )}
         </Field>
@@ -176,11 +173,7 @@ function PartEditor(props: { part: DraftPart; kind: PartKind | null; where: stri
         <Field label={`Kind${of}`} error={errors.get(path("kind"))}>
           {(attrs) => (
             <select {...attrs} value={part.kind} onChange={(e) => set({ kind: e.currentTarget.value as PartKind })}>
-              {PART_KINDS.map((k) => (
-                <option key={k} value={k}>
-                  {KIND_LABELS[k]}
-                </option>
-              ))}
+              <Options options={PART_KINDS.map((k) => ({ value: k, text: KIND_LABELS[k] }))} />
             </select>
           )}
         </Field>
@@ -216,16 +209,7 @@ function PartEditor(props: { part: DraftPart; kind: PartKind | null; where: stri
       ) : (
         <table>
           <caption class="visually-hidden">Filters{of}: all must hold</caption>
-          <thead>
-            <tr>
-              <th scope="col">Property</th>
-              <th scope="col">Operator</th>
-              <th scope="col">Value</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={["Property", "Operator", "Value"]} actions />
           <tbody>
             {part.filters.map((f, i) => {
               const type = properties.find((p) => p.name === f.property)?.type;
@@ -241,11 +225,7 @@ function PartEditor(props: { part: DraftPart; kind: PartKind | null; where: stri
                   </td>
                   <td>
                     <select aria-label={label("Operator")} value={f.op} onChange={(e) => setFilter(i, { op: e.currentTarget.value as FilterOp })} {...invalid(i, "op")}>
-                      {FILTER_OPS.map((op) => (
-                        <option key={op} value={op}>
-                          {OP_LABELS[op]}
-                        </option>
-                      ))}
+                      <Options options={FILTER_OPS.map((op) => ({ value: op, text: OP_LABELS[op] }))} />
                     </select>
                   </td>
                   <td>

@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ENVS } from "../../../lib/envs";
 import { apiOf, call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { Options } from "../../../web/dashboard/form-kit";
 import { ErrorMessage, Field, Loading, Status, useLoad } from "../../../web/dashboard/ui";
 import type { projectRoutes } from "../routes";
 
@@ -81,11 +82,7 @@ function SettingsPage() {
           <Field label="Default env">
             {(attrs) => (
               <select {...attrs} value={form.defaultEnv} onChange={(e) => setForm({ ...form, defaultEnv: (e.target as HTMLSelectElement).value as Form["defaultEnv"] })}>
-                {ENVS.map((env) => (
-                  <option key={env} value={env}>
-                    {env}
-                  </option>
-                ))}
+                <Options options={ENVS.map((env) => ({ value: env, text: env }))} />
               </select>
             )}
           </Field>

@@ -1,6 +1,7 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { prettyJson } from "../../../web/dashboard/json-editor";
+import { Options } from "../../../web/dashboard/form-kit";
 import { Dialog, ErrorMessage, Field, FormActions, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt, useLoad } from "../../../web/dashboard/ui";
 import { configApi } from "../../configs/dashboard/client";
 import { gateApi } from "../../gates/dashboard/client";
@@ -188,11 +189,7 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
                   {(attrs) => (
                     <select {...attrs} value={form.gate} onChange={(e) => setForm((f) => ({ ...f, gate: e.currentTarget.value, rulesTouched: false }))}>
                       {data?.gates.length === 0 && <option value="">No gates</option>}
-                      {data?.gates.map((g) => (
-                        <option key={g.id} value={g.name}>
-                          {g.name}
-                        </option>
-                      ))}
+                      <Options options={data?.gates.map((g) => ({ value: g.name, text: g.name }))} />
                     </select>
                   )}
                 </Field>
@@ -201,11 +198,7 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
                   {(attrs) => (
                     <select {...attrs} value={form.config} onChange={(e) => setForm((f) => ({ ...f, config: e.currentTarget.value, valueTouched: false }))}>
                       {data?.configs.length === 0 && <option value="">No configs</option>}
-                      {data?.configs.map((c) => (
-                        <option key={c.id} value={c.name}>
-                          {c.name}
-                        </option>
-                      ))}
+                      <Options options={data?.configs.map((c) => ({ value: c.name, text: c.name }))} />
                     </select>
                   )}
                 </Field>
@@ -213,11 +206,7 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
               <Field label="Env" error={errors.get("env")} hint="One rollout per gate or config and env at a time.">
                 {(attrs) => (
                   <select {...attrs} value={form.env} onChange={(e) => set("env", e.currentTarget.value as Env)}>
-                    {ENVS.map((env) => (
-                      <option key={env} value={env}>
-                        {env}
-                      </option>
-                    ))}
+                    <Options options={ENVS.map((env) => ({ value: env, text: env }))} />
                   </select>
                 )}
               </Field>
@@ -343,11 +332,7 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
                         <label for={id("metric")}>Metric</label>
                         <select id={id("metric")} value={m.metric} onChange={(e) => setWatch(i, { metric: e.currentTarget.value })} {...invalid(`metrics.${i}.metric`, id("metric-error"))}>
                           <option value="">Choose a metric</option>
-                          {data?.metrics.map((x) => (
-                            <option key={x.id} value={x.name}>
-                              {x.name} ({x.kind})
-                            </option>
-                          ))}
+                          <Options options={data?.metrics.map((x) => ({ value: x.name, text: <>{x.name} ({x.kind})</> }))} />
                         </select>
                         {rowError(`metrics.${i}.metric`, id("metric-error"))}
                       </div>
