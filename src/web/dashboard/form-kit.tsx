@@ -90,6 +90,9 @@ export type Option<V extends string> = { value: V; text: ComponentChildren };
 /** `values` with their labels as a select's options. */
 export const optionsOf = <V extends string>(values: readonly V[], labels: Record<V, ComponentChildren>): Option<V>[] => values.map((value) => ({ value, text: labels[value] }));
 
+/** Values that are their own labels (envs) as a select's options. */
+export const plainOptions = <V extends string>(values: readonly V[]): Option<V>[] => values.map((value) => ({ value, text: value }));
+
 /** A select's options (none while they load). */
 export function Options<V extends string>({ options }: { options: readonly Option<V>[] | undefined }) {
   return (

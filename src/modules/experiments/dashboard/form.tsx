@@ -1,7 +1,7 @@
 // One piece: the experiment dialog, whose variants, allocation, overrides and guardrails share one form state and one validation.
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { Options, TableHead } from "../../../web/dashboard/form-kit";
+import { Options, SelectField, TableHead, plainOptions } from "../../../web/dashboard/form-kit";
 import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt, useLoad } from "../../../web/dashboard/ui";
 import { gateApi } from "../../gates/dashboard/client";
 import { loadMetrics } from "../../metrics/dashboard/client";
@@ -198,13 +198,7 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
                   </select>
                 )}
               </Field>
-              <Field label="Env" error={errors.get("env")} hint="The snapshot that publishes it while it runs.">
-                {(attrs) => (
-                  <select {...attrs} disabled={!can("env")} value={form.env} onChange={(e) => set("env", e.currentTarget.value as Env)}>
-                    <Options options={ENVS.map((env) => ({ value: env, text: env }))} />
-                  </select>
-                )}
-              </Field>
+              <SelectField label="Env" error={errors.get("env")} hint="The snapshot that publishes it while it runs." disabled={!can("env")} value={form.env} onChange={(v: Env) => set("env", v)} options={plainOptions(ENVS)} />
             </div>
 
             <fieldset>

@@ -1,7 +1,7 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { prettyJson } from "../../../web/dashboard/json-editor";
-import { Options } from "../../../web/dashboard/form-kit";
+import { Options, SelectField, plainOptions } from "../../../web/dashboard/form-kit";
 import { Dialog, ErrorMessage, Field, FormActions, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt, useLoad } from "../../../web/dashboard/ui";
 import { configApi } from "../../configs/dashboard/client";
 import { gateApi } from "../../gates/dashboard/client";
@@ -203,13 +203,7 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
                   )}
                 </Field>
               )}
-              <Field label="Env" error={errors.get("env")} hint="One rollout per gate or config and env at a time.">
-                {(attrs) => (
-                  <select {...attrs} value={form.env} onChange={(e) => set("env", e.currentTarget.value as Env)}>
-                    <Options options={ENVS.map((env) => ({ value: env, text: env }))} />
-                  </select>
-                )}
-              </Field>
+              <SelectField label="Env" error={errors.get("env")} hint="One rollout per gate or config and env at a time." value={form.env} onChange={(v: Env) => set("env", v)} options={plainOptions(ENVS)} />
             </div>
 
             {form.kind === "gate" ? (
