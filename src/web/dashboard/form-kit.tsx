@@ -1,6 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { Dialog, Field, FormActions, SecretOnce, errorsByField, focusFirstInvalid, useSecretMint } from "./ui";
+import { Dialog, Field, FormActions, SecretOnce, errorsByField, focusFirstInvalid, focusLater, useSecretMint } from "./ui";
 
 /**
  * The kit's form pieces: the state every create/edit dialog holds, the
@@ -192,5 +192,23 @@ export function TableHead({ columns, actions }: { columns: readonly string[]; ac
         )}
       </tr>
     </thead>
+  );
+}
+
+/** A list row's Remove button, named for its row ("Remove stage 2"); `focusAfter`: the control that takes the focus once the row is gone. */
+export function RemoveButton({ label, onRemove, focusAfter, disabled }: { label: string; onRemove: () => void; focusAfter?: string; disabled?: boolean }) {
+  return (
+    <button
+      type="button"
+      class="secondary small"
+      disabled={disabled}
+      aria-label={label}
+      onClick={() => {
+        onRemove();
+        if (focusAfter) focusLater(focusAfter);
+      }}
+    >
+      Remove
+    </button>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { ApiFailure, call } from "../../../web/dashboard/api";
-import { DescriptionField, NameField, Options, TableHead, TextField, useDialogForm } from "../../../web/dashboard/form-kit";
+import { DescriptionField, NameField, Options, TableHead, TextField, useDialogForm, RemoveButton } from "../../../web/dashboard/form-kit";
 import { Dialog, ErrorMessage, FormActions, errorsByField } from "../../../web/dashboard/ui";
 import { type CatalogEvent, PROPERTY_TYPES, type PropertyType, eventApi } from "./client";
 
@@ -116,9 +116,7 @@ export function EventDialog({ open, editing, onClose, onSaved }: { open: boolean
                       <input aria-label={`Description of property ${i + 1}`} value={p.description} onInput={(e) => setProperty(i, { description: e.currentTarget.value })} {...invalid(i, "description")} />
                     </td>
                     <td>
-                      <button type="button" class="secondary small" aria-label={`Remove property ${i + 1}${p.name.trim() ? ` (${p.name.trim()})` : ""}`} onClick={() => removeProperty(i)}>
-                        Remove
-                      </button>
+                      <RemoveButton label={`Remove property ${i + 1}${p.name.trim() ? ` (${p.name.trim()})` : ""}`} onRemove={() => removeProperty(i)} />
                     </td>
                   </tr>
                 ))}

@@ -1,7 +1,7 @@
 // One piece: the experiment dialog, whose variants, allocation, overrides and guardrails share one form state and one validation.
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { Options, SelectField, TableHead, plainOptions } from "../../../web/dashboard/form-kit";
+import { Options, SelectField, TableHead, plainOptions, RemoveButton } from "../../../web/dashboard/form-kit";
 import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt, useLoad } from "../../../web/dashboard/ui";
 import { gateApi } from "../../gates/dashboard/client";
 import { loadMetrics } from "../../metrics/dashboard/client";
@@ -288,17 +288,7 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
                     </div>
                     {rowError(`${at}.override`, e("override"))}
                     {can("variants") && form.variants.length > 2 && (
-                      <button
-                        type="button"
-                        class="secondary small"
-                        aria-label={`Remove variant ${i + 1} (${v.vkey || "no key"})`}
-                        onClick={() => {
-                          set("variants", form.variants.filter((_, k) => k !== i));
-                          focusLater(`${base}-add-variant`);
-                        }}
-                      >
-                        Remove
-                      </button>
+                      <RemoveButton label={`Remove variant ${i + 1} (${v.vkey || "no key"})`} onRemove={() => set("variants", form.variants.filter((_, k) => k !== i))} focusAfter={`${base}-add-variant`} />
                     )}
                   </fieldset>
                 );
@@ -396,17 +386,7 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
                           </td>
                           <td>
                             {can("guardrailMetrics") && (
-                              <button
-                                type="button"
-                                class="secondary small"
-                                aria-label={`Remove guardrail ${i + 1}`}
-                                onClick={() => {
-                                  set("guardrails", form.guardrails.filter((_, k) => k !== i));
-                                  focusLater(`${base}-add-guardrail`);
-                                }}
-                              >
-                                Remove
-                              </button>
+                              <RemoveButton label={`Remove guardrail ${i + 1}`} onRemove={() => set("guardrails", form.guardrails.filter((_, k) => k !== i))} focusAfter={`${base}-add-guardrail`} />
                             )}
                           </td>
                         </tr>

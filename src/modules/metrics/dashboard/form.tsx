@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { Options, TableHead, DescriptionField, NameField, SelectField, optionsOf, useDialogForm } from "../../../web/dashboard/form-kit";
+import { Options, TableHead, DescriptionField, NameField, SelectField, optionsOf, useDialogForm, RemoveButton } from "../../../web/dashboard/form-kit";
 import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, errorsByPath, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, loadCatalog } from "../../events/dashboard/client";
 import {
@@ -216,9 +216,7 @@ function PartEditor(props: { part: DraftPart; kind: PartKind | null; where: stri
                     )}
                   </td>
                   <td>
-                    <button type="button" class="secondary small" aria-label={`Remove filter ${i + 1}${of}`} onClick={() => removeFilter(i)}>
-                      Remove
-                    </button>
+                    <RemoveButton label={`Remove filter ${i + 1}${of}`} onRemove={() => removeFilter(i)} />
                   </td>
                 </tr>
               );

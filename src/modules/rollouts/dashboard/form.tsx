@@ -1,7 +1,7 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { prettyJson } from "../../../web/dashboard/json-editor";
-import { Options, SelectField, plainOptions } from "../../../web/dashboard/form-kit";
+import { Options, SelectField, plainOptions, RemoveButton } from "../../../web/dashboard/form-kit";
 import { Dialog, ErrorMessage, Field, FormActions, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt, useLoad } from "../../../web/dashboard/ui";
 import { configApi } from "../../configs/dashboard/client";
 import { gateApi } from "../../gates/dashboard/client";
@@ -273,18 +273,7 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
                         {rowError(`stages.${i}.minutes`, id("minutes-error"))}
                       </div>
                       <div class="field" style={{ alignItems: "flex-start", justifyContent: "flex-end" }}>
-                        <button
-                          type="button"
-                          class="secondary small"
-                          disabled={form.stages.length <= 1}
-                          aria-label={`Remove stage ${i + 1}`}
-                          onClick={() => {
-                            set("stages", form.stages.filter((_, k) => k !== i));
-                            focusLater(`${base}-add-stage`);
-                          }}
-                        >
-                          Remove
-                        </button>
+                        <RemoveButton label={`Remove stage ${i + 1}`} disabled={form.stages.length <= 1} onRemove={() => set("stages", form.stages.filter((_, k) => k !== i))} focusAfter={`${base}-add-stage`} />
                       </div>
                     </div>
                   </fieldset>
@@ -344,17 +333,7 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
                         {rowError(`metrics.${i}.tolerance`, id("tolerance-error"))}
                       </div>
                       <div class="field" style={{ alignItems: "flex-start", justifyContent: "flex-end" }}>
-                        <button
-                          type="button"
-                          class="secondary small"
-                          aria-label={`Remove metric ${i + 1}${m.metric ? ` (${m.metric})` : ""}`}
-                          onClick={() => {
-                            set("metrics", form.metrics.filter((_, k) => k !== i));
-                            focusLater(`${base}-add-metric`);
-                          }}
-                        >
-                          Remove
-                        </button>
+                        <RemoveButton label={`Remove metric ${i + 1}${m.metric ? ` (${m.metric})` : ""}`} onRemove={() => set("metrics", form.metrics.filter((_, k) => k !== i))} focusAfter={`${base}-add-metric`} />
                       </div>
                     </div>
                   </fieldset>
