@@ -1,7 +1,7 @@
-import { useEffect, useId, useState } from "preact/hooks";
+import { useId } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { Options, TableHead, DescriptionField, NameField, SelectField, optionsOf, useDialogForm, RemoveButton } from "../../../web/dashboard/form-kit";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, errorsByPath, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
+import { DescriptionField, NameField, Options, RemoveButton, SelectField, TableHead, optionsOf, useDialogForm } from "../../../web/dashboard/form-kit";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, errorsByPath, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, loadCatalog } from "../../events/dashboard/client";
 import {
   type DraftFilter,
