@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { Count, OverviewCard } from "../../../web/dashboard/overview-card";
 import { navigate } from "../../../web/dashboard/router";
 import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
 import { TableHead } from "../../../web/dashboard/form-kit";
@@ -324,17 +325,7 @@ function ConnectorDetail({ id }: { id: string }) {
 }
 
 function ConnectorsCard() {
-  const session = useSession();
-  const { data } = useLoad(loadConnectors, [session.project.id]);
-  if (!data) return <Loading />;
-  return (
-    <>
-      <Link href="/connectors">
-        <strong>{data.length}</strong> {data.length === 1 ? "connector" : "connectors"}
-      </Link>
-      <span class="muted"> · {data.filter((c) => c.enabled).length} enabled</span>
-    </>
-  );
+  return <OverviewCard load={loadConnectors} href="/connectors" main={(data) => <Count n={data.length} one="connector" many="connectors" />} more={(data) => `${data.filter((c) => c.enabled).length} enabled`} />;
 }
 
 export const connectorsDashboard: DashboardModule = {
