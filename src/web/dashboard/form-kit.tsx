@@ -1,6 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { Dialog, Field, FormActions, SecretOnce, errorsByField, focusFirstInvalid, useSecretMint } from "./ui";
+import { Dialog, Field, FormActions, SecretOnce, errorsByField, focusFirstInvalid, focusLater, useSecretMint } from "./ui";
 
 /**
  * The kit's form pieces: the state every create/edit dialog holds, the
@@ -16,7 +16,8 @@ import { Dialog, Field, FormActions, SecretOnce, errorsByField, focusFirstInvali
  * opening, or when `deps` change while open), the refusals by field and the
  * rest, and whether a save is under way. `submit(fields, save)` is the form's
  * onSubmit: it runs `save`, and a refusal lands on the `fields` it names
- * (errorsByField), the rest above the buttons, the focus on the first named.
+ * (errorsByField, or the form's own splitter), the rest above the buttons,
+ * the focus on the first named.
  */
 export function useDialogForm<F extends object, N extends string = never>(open: boolean, start: () => F, deps: unknown[]) {
   const [form, setForm] = useState<F>(start);
@@ -31,13 +32,14 @@ export function useDialogForm<F extends object, N extends string = never>(open: 
     // biome-ignore lint: the caller names the dependencies
   }, [open, ...deps]);
   const set = <K extends keyof F>(key: K, value: F[K]) => setForm((f) => ({ ...f, [key]: value }));
-  const submit = (fields: readonly N[], save: () => Promise<void>) => async (e: Event) => {
+  type Split = (err: unknown) => { fields: Partial<Record<N, string>>; general: string | null };
+  const submit = (fields: readonly N[] | Split, save: () => Promise<void>) => async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     try {
       await save();
     } catch (err) {
-      const split = errorsByField(err, fields);
+      const split = typeof fields === "function" ? fields(err) : errorsByField(err, fields);
       setFieldErrors(split.fields);
       setError(split.general);
       focusFirstInvalid();
@@ -88,11 +90,14 @@ export type Option<V extends string> = { value: V; text: ComponentChildren };
 /** `values` with their labels as a select's options. */
 export const optionsOf = <V extends string>(values: readonly V[], labels: Record<V, ComponentChildren>): Option<V>[] => values.map((value) => ({ value, text: labels[value] }));
 
-/** A select's options. */
-export function Options<V extends string>({ options }: { options: readonly Option<V>[] }) {
+/** Values that are their own labels (envs) as a select's options. */
+export const plainOptions = <V extends string>(values: readonly V[]): Option<V>[] => values.map((value) => ({ value, text: value }));
+
+/** A select's options (none while they load). */
+export function Options<V extends string>({ options }: { options: readonly Option<V>[] | undefined }) {
   return (
     <>
-      {options.map((o) => (
+      {options?.map((o) => (
         <option key={o.value} value={o.value}>
           {o.text}
         </option>
@@ -167,5 +172,43 @@ export function MintSecretDialog(props: {
         </form>
       )}
     </Dialog>
+  );
+}
+
+/** A table's head: a column header per name, and a last one named "Actions" for screen readers only when `actions`. */
+export function TableHead({ columns, actions }: { columns: readonly string[]; actions?: boolean }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => (
+          <th scope="col" key={c}>
+            {c}
+          </th>
+        ))}
+        {actions && (
+          <th scope="col">
+            <span class="visually-hidden">Actions</span>
+          </th>
+        )}
+      </tr>
+    </thead>
+  );
+}
+
+/** A list row's Remove button, named for its row ("Remove stage 2"); `focusAfter`: the control that takes the focus once the row is gone. */
+export function RemoveButton({ label, onRemove, focusAfter, disabled }: { label: string; onRemove: () => void; focusAfter?: string; disabled?: boolean }) {
+  return (
+    <button
+      type="button"
+      class="secondary small"
+      disabled={disabled}
+      aria-label={label}
+      onClick={() => {
+        onRemove();
+        if (focusAfter) focusLater(focusAfter);
+      }}
+    >
+      Remove
+    </button>
   );
 }

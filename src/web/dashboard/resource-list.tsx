@@ -2,6 +2,7 @@ import type { ComponentChildren } from "preact";
 import { useContext, useState } from "preact/hooks";
 import { type EmptyGuide, PageContext } from "./registry";
 import { type Column, DataTable } from "./data-table";
+import { Options } from "./form-kit";
 import { ErrorMessage, Link, Loading, SearchBox, Status, useLiveReload, useLoad } from "./ui";
 
 /**
@@ -223,11 +224,7 @@ export function FilterSelect({ label, value, onChange, options, bare, any = "Any
   const select = (
     <select aria-label={bare ? label : undefined} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
       <option value="">{any}</option>
-      {options.map((o) => (
-        <option key={o.value} value={o.value}>
-          {o.text}
-        </option>
-      ))}
+      <Options options={options} />
     </select>
   );
   if (bare) return select;

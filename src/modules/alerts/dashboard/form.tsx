@@ -1,6 +1,6 @@
-import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { Dialog, Field, FormActions, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
+import { CheckField, NameField, SelectField, optionsOf, useDialogForm } from "../../../web/dashboard/form-kit";
+import { Dialog, Field, FormActions } from "../../../web/dashboard/ui";
 import type { Metric } from "../../metrics/dashboard/client";
 import { type AlertRule, COMPARATORS, COMPARATOR_LABELS, type Comparator, alertApi } from "./client";
 
@@ -31,90 +31,55 @@ const numeric = (text: string) => (text.trim() !== "" && Number.isFinite(Number(
  */
 export function AlertRuleDialog(props: { open: boolean; editing: AlertRule | null; metrics: Metric[] | undefined; onClose: () => void; onSaved: (name: string) => void }) {
   const { open, editing, metrics } = props;
-  const [form, setForm] = useState<Form>(formOf(null));
-  const [fieldErrors, setFieldErrors] = useState<Partial<Record<FieldName, string>>>({});
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    if (!open) return;
-    setForm(formOf(editing));
-    setFieldErrors({});
-    setError(null);
-  }, [open, editing]);
-  const set = <K extends keyof Form>(key: K, value: Form[K]) => setForm((f) => ({ ...f, [key]: value }));
+  const { form, set, fieldErrors, error, busy, submit } = useDialogForm<Form, FieldName>(open, () => formOf(editing), [editing]);
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
+  const save = submit(FIELDS, async () => {
     const webhookUrl = form.webhookUrl.trim();
     const fields = { comparator: form.comparator, threshold: numeric(form.threshold), windowHours: numeric(form.windowHours), enabled: form.enabled };
-    try {
-      if (editing) {
-        // Where it notifies is sent only when changed: a connector set through the API stays.
-        const notifyChanged = webhookUrl !== (editing.notify?.webhookUrl ?? "");
-        await call(alertApi.api.admin["alert-rules"]({ id: editing.id }).patch({ ...fields, ...(notifyChanged ? { notify: webhookUrl ? { webhookUrl } : null } : {}) }));
-        props.onSaved(editing.name);
-      } else {
-        const created = await call(alertApi.api.admin["alert-rules"].post({ name: form.name.trim(), metricId: form.metricId, ...fields, notify: webhookUrl ? { webhookUrl } : null }));
-        props.onSaved(created.name);
-      }
-    } catch (err) {
-      const split = errorsByField(err, FIELDS);
-      setFieldErrors(split.fields);
-      setError(split.general);
-      focusFirstInvalid();
-    } finally {
-      setBusy(false);
+    if (editing) {
+      // Where it notifies is sent only when changed: a connector set through the API stays.
+      const notifyChanged = webhookUrl !== (editing.notify?.webhookUrl ?? "");
+      await call(alertApi.api.admin["alert-rules"]({ id: editing.id }).patch({ ...fields, ...(notifyChanged ? { notify: webhookUrl ? { webhookUrl } : null } : {}) }));
+      props.onSaved(editing.name);
+    } else {
+      const created = await call(alertApi.api.admin["alert-rules"].post({ name: form.name.trim(), metricId: form.metricId, ...fields, notify: webhookUrl ? { webhookUrl } : null }));
+      props.onSaved(created.name);
     }
-  };
+  });
 
   const metricName = metrics?.find((m) => m.id === form.metricId)?.name;
   return (
     <Dialog open={open} title={editing ? `Edit alert rule ${editing.name}` : "New alert rule"} onClose={props.onClose}>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={save} noValidate>
         {editing ? (
           <p>
             Watches metric <strong>{metricName ?? editing.metricId}</strong>. <span class="muted">A rule's metric never changes: for another metric, create another rule.</span>
           </p>
         ) : (
           <>
-            <Field label="Name" error={fieldErrors.name} hint="Unique in the project, e.g. checkout-errors-high">
-              {(attrs) => <input {...attrs} required value={form.name} onInput={(e) => set("name", e.currentTarget.value)} autoComplete="off" />}
-            </Field>
-            <Field label="Metric" error={fieldErrors.metricId} hint={metrics && metrics.length === 0 ? "No metrics yet: define one on the Metrics page first." : "Fixed for the rule's life."}>
-              {(attrs) => (
-                <select {...attrs} value={form.metricId} onChange={(e) => set("metricId", e.currentTarget.value)}>
-                  <option value="">Choose a metric</option>
-                  {metrics?.map((m) => (
-                    <option key={m.id} value={m.id}>
-                      {m.name}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
+            <NameField error={fieldErrors.name} hint="Unique in the project, e.g. checkout-errors-high" value={form.name} onInput={(v) => set("name", v)} />
+            <SelectField
+              label="Metric"
+              error={fieldErrors.metricId}
+              hint={metrics && metrics.length === 0 ? "No metrics yet: define one on the Metrics page first." : "Fixed for the rule's life."}
+              value={form.metricId}
+              onChange={(v) => set("metricId", v)}
+              options={(metrics ?? []).map((m) => ({ value: m.id, text: m.name }))}
+            >
+              <option value="">Choose a metric</option>
+            </SelectField>
           </>
         )}
-        <Field label="Comparator" error={fieldErrors.comparator}>
-          {(attrs) => (
-            <select {...attrs} value={form.comparator} onChange={(e) => set("comparator", e.currentTarget.value as Comparator)}>
-              {COMPARATORS.map((c) => (
-                <option key={c} value={c}>
-                  {COMPARATOR_LABELS[c]}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField label="Comparator" error={fieldErrors.comparator} value={form.comparator} onChange={(v: Comparator) => set("comparator", v)} options={optionsOf(COMPARATORS, COMPARATOR_LABELS)} />
         <Field label="Threshold" error={fieldErrors.threshold}>
           {(attrs) => <input {...attrs} type="number" step="any" required value={form.threshold} onInput={(e) => set("threshold", e.currentTarget.value)} />}
         </Field>
         <Field label="Window (hours)" error={fieldErrors.windowHours} hint="It fires when the metric's value over this trailing window compares so with the threshold; checked every minute.">
           {(attrs) => <input {...attrs} type="number" min={1} max={720} step={1} value={form.windowHours} onInput={(e) => set("windowHours", e.currentTarget.value)} />}
         </Field>
-        <label class="check">
-          <input type="checkbox" checked={form.enabled} onChange={(e) => set("enabled", e.currentTarget.checked)} /> Enabled: evaluate this rule
-        </label>
+        <CheckField checked={form.enabled} onChange={(v) => set("enabled", v)}>
+          Enabled: evaluate this rule
+        </CheckField>
         <Field label="Webhook URL" error={fieldErrors.notify} hint="Optional: stored as the rule's notify target (svc itself does not post to it). Every firing files a queue item, and firing and resolving reach the connectors that listen for alert.firing or alert.resolved (see Connectors).">
           {(attrs) => <input {...attrs} type="url" class="mono" value={form.webhookUrl} onInput={(e) => set("webhookUrl", e.currentTarget.value)} autoComplete="off" />}
         </Field>

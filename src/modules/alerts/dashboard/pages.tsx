@@ -1,7 +1,8 @@
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { Count, OverviewCard } from "../../../web/dashboard/overview-card";
 import { ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
-import { Badge, ConfirmDialog, Link, Loading, RowEditDelete, Switch, When, useLoad } from "../../../web/dashboard/ui";
+import { Badge, ConfirmDialog, Link, RowEditDelete, Switch, When, useLoad } from "../../../web/dashboard/ui";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { type AlertRule, alertApi, conditionText, formatValue, loadRules } from "./client";
 import { AlertRuleDialog } from "./form";
@@ -121,17 +122,18 @@ function AlertRuleList() {
 }
 
 function AlertsCard() {
-  const session = useSession();
-  const { data } = useLoad(loadRules, [session.project.id]);
-  if (!data) return <Loading />;
-  const firing = data.filter((r) => r.enabled && r.state === "firing").length;
+  const firing = (data: AlertRule[]) => data.filter((r) => r.enabled && r.state === "firing").length;
   return (
-    <>
-      <Link href="/alerts">
-        <strong>{firing}</strong> {firing === 1 ? "alert rule" : "alert rules"} firing
-      </Link>
-      <span class="muted"> · {data.length === 1 ? "1 rule" : `${data.length} rules`}</span>
-    </>
+    <OverviewCard
+      load={loadRules}
+      href="/alerts"
+      main={(data) => (
+        <>
+          <Count n={firing(data)} one="alert rule" many="alert rules" /> firing
+        </>
+      )}
+      more={(data) => (data.length === 1 ? "1 rule" : `${data.length} rules`)}
+    />
   );
 }
 

@@ -1,8 +1,9 @@
 import { useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { OverviewCard } from "../../../web/dashboard/overview-card";
 import { ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
-import { ConfirmDialog, Link, Loading, When, useLoad } from "../../../web/dashboard/ui";
+import { ConfirmDialog, Link, When } from "../../../web/dashboard/ui";
 import { type Attribute, attributeApi } from "./client";
 import { AttributeDialog } from "./form";
 
@@ -109,16 +110,17 @@ function AttributeList() {
 }
 
 function AttributesCard() {
-  const session = useSession();
-  const { data } = useLoad(() => call(attributeApi.api.admin.attributes.get({ query: {} })), [session.project.id]);
-  if (!data) return <Loading />;
   return (
-    <>
-      <Link href="/attributes">
-        <strong>{data.length}</strong> attributes
-      </Link>
-      <span class="muted"> · {data.filter((a) => a.source === "auto").length} seen but not declared</span>
-    </>
+    <OverviewCard
+      load={() => call(attributeApi.api.admin.attributes.get({ query: {} }))}
+      href="/attributes"
+      main={(data) => (
+        <>
+          <strong>{data.length}</strong> attributes
+        </>
+      )}
+      more={(data) => `${data.filter((a) => a.source === "auto").length} seen but not declared`}
+    />
   );
 }
 

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { apiOf, call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, useSession } from "../../../web/dashboard/registry";
+import { TableHead } from "../../../web/dashboard/form-kit";
 import { Actor, Badge, ErrorMessage, Field, Loading, When, errorsByField, useLoad } from "../../../web/dashboard/ui";
 import type { auditRoutes } from "../routes";
 
@@ -140,16 +141,7 @@ function AuditPage() {
       ) : (
         <table>
           <caption class="visually-hidden">Audit trail, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Who</th>
-              <th scope="col">Action</th>
-              <th scope="col">Subject</th>
-              <th scope="col">Env</th>
-              <th scope="col">Details</th>
-            </tr>
-          </thead>
+          <TableHead columns={["When", "Who", "Action", "Subject", "Env", "Details"]} />
           <tbody>
             {entries.map((e) => (
               <tr key={e.seq}>

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
+import { Options } from "../../../web/dashboard/form-kit";
 import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, SecretOnce, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
 import { type Connector, EVENT_TYPES, PROVIDER_FORMS, PROVIDER_NAMES, type ProviderName, connectorApi } from "./client";
 
@@ -136,11 +137,7 @@ export function ConnectorDialog({ open, editing, onClose, onSaved }: { open: boo
           <Field label="Provider" error={fieldErrors.provider} hint={spec.help}>
             {(attrs) => (
               <select {...attrs} value={form.provider} onChange={(e) => setForm({ ...EMPTY, name: form.name, events: form.events, provider: e.currentTarget.value as ProviderName })}>
-                {PROVIDER_NAMES.map((p) => (
-                  <option key={p} value={p}>
-                    {PROVIDER_FORMS[p].label}
-                  </option>
-                ))}
+                <Options options={PROVIDER_NAMES.map((p) => ({ value: p, text: PROVIDER_FORMS[p].label }))} />
               </select>
             )}
           </Field>

@@ -1,8 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { Count, OverviewCard } from "../../../web/dashboard/overview-card";
 import { navigate } from "../../../web/dashboard/router";
 import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
+import { TableHead } from "../../../web/dashboard/form-kit";
 import { Badge, ErrorMessage, Link, Loading, Status, Switch, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { type Connector, type Delivery, connectorApi, loadConnectors, providerLabel, targetOf } from "./client";
 import { ConnectorDialog, DeleteConnectorDialog } from "./form";
@@ -132,20 +134,7 @@ function DeliveryLog({ connector, writable, version, onChanged }: { connector: C
       ) : (
         <table>
           <caption class="visually-hidden">Deliveries, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">When</th>
-              {writable && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
+          <TableHead columns={["Event", "Status", "Attempts", "Last answer", "When"]} actions={writable} />
           <tbody>
             {data.map((d) => (
               <tr key={d.id}>
@@ -336,17 +325,7 @@ function ConnectorDetail({ id }: { id: string }) {
 }
 
 function ConnectorsCard() {
-  const session = useSession();
-  const { data } = useLoad(loadConnectors, [session.project.id]);
-  if (!data) return <Loading />;
-  return (
-    <>
-      <Link href="/connectors">
-        <strong>{data.length}</strong> {data.length === 1 ? "connector" : "connectors"}
-      </Link>
-      <span class="muted"> · {data.filter((c) => c.enabled).length} enabled</span>
-    </>
-  );
+  return <OverviewCard load={loadConnectors} href="/connectors" main={(data) => <Count n={data.length} one="connector" many="connectors" />} more={(data) => `${data.filter((c) => c.enabled).length} enabled`} />;
 }
 
 export const connectorsDashboard: DashboardModule = {

@@ -1,6 +1,7 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { ApiFailure, call } from "../../../web/dashboard/api";
-import { Dialog, ErrorMessage, Field, FormActions, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
+import { DescriptionField, NameField, Options, TableHead, TextField, useDialogForm, RemoveButton } from "../../../web/dashboard/form-kit";
+import { Dialog, ErrorMessage, FormActions, errorsByField } from "../../../web/dashboard/ui";
 import { type CatalogEvent, PROPERTY_TYPES, type PropertyType, eventApi } from "./client";
 
 const FIELDS = ["name", "folder", "description", "properties"] as const;
@@ -42,21 +43,12 @@ function propertyErrorOf(text: string | undefined): PropertyError | null {
  * said on the field (or property row) it names.
  */
 export function EventDialog({ open, editing, onClose, onSaved }: { open: boolean; editing: CatalogEvent | null; onClose: () => void; onSaved: (e: { name: string }) => void }) {
-  const [form, setForm] = useState<Form>(formOf(null));
-  const [fieldErrors, setFieldErrors] = useState<Partial<Record<FieldName, string>>>({});
+  const { form, set, fieldErrors, error, busy, submit } = useDialogForm<Form, FieldName>(open, () => formOf(editing), [editing]);
   const [propertyError, setPropertyError] = useState<PropertyError | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const base = useId();
   useEffect(() => {
-    if (!open) return;
-    setForm(formOf(editing));
-    setFieldErrors({});
-    setPropertyError(null);
-    setError(null);
+    if (open) setPropertyError(null);
   }, [open, editing]);
-
-  const set = <K extends keyof Form>(key: K, value: Form[K]) => setForm((f) => ({ ...f, [key]: value }));
   const setProperty = (i: number, patch: Partial<DraftProperty>) => set("properties", form.properties.map((p, k) => (k === i ? { ...p, ...patch } : p)));
   const addProperty = () => {
     const p = emptyProperty();
@@ -72,44 +64,32 @@ export function EventDialog({ open, editing, onClose, onSaved }: { open: boolean
     setTimeout(() => document.getElementById(`${base}-add`)?.focus(), 0);
   };
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    const properties = form.properties.map((p) => ({ name: p.name.trim(), type: p.type, required: p.required, description: p.description.trim() }));
-    try {
-      const saved = editing
-        ? await call(eventApi.api.admin.events({ id: editing.id }).patch({ folder: form.folder.trim(), description: form.description.trim(), properties }))
-        : await call(eventApi.api.admin.events.post({ name: form.name.trim(), folder: form.folder.trim() || undefined, description: form.description.trim() || undefined, properties }));
-      onSaved(saved);
-    } catch (err) {
-      const split = errorsByField(err, FIELDS);
-      const row = propertyErrorOf(split.fields.properties) ?? (err instanceof ApiFailure ? propertyErrorOf(err.detail) : null);
-      setPropertyError(row);
-      setFieldErrors(row ? { ...split.fields, properties: undefined } : split.fields);
-      setError(split.general);
-      focusFirstInvalid();
-    } finally {
-      setBusy(false);
-    }
+  // A refusal naming a property row goes on that row, not on the list as a whole.
+  const splitErrors = (err: unknown) => {
+    const split = errorsByField(err, FIELDS);
+    const row = propertyErrorOf(split.fields.properties) ?? (err instanceof ApiFailure ? propertyErrorOf(err.detail) : null);
+    setPropertyError(row);
+    return { fields: row ? { ...split.fields, properties: undefined } : split.fields, general: split.general };
   };
+  const save = submit(splitErrors, async () => {
+    const properties = form.properties.map((p) => ({ name: p.name.trim(), type: p.type, required: p.required, description: p.description.trim() }));
+    const saved = editing
+      ? await call(eventApi.api.admin.events({ id: editing.id }).patch({ folder: form.folder.trim(), description: form.description.trim(), properties }))
+      : await call(eventApi.api.admin.events.post({ name: form.name.trim(), folder: form.folder.trim() || undefined, description: form.description.trim() || undefined, properties }));
+    onSaved(saved);
+  });
 
   const errorId = `${base}-property-error`;
   const invalid = (i: number, field: string) => (propertyError && propertyError.row === i && (propertyError.field ?? "name") === field ? { "aria-invalid": "true" as const, "aria-describedby": errorId } : {});
 
   return (
     <Dialog open={open} title={editing ? `Edit event ${editing.name}` : "Register event"} onClose={onClose} wide>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={save} noValidate>
         {!editing && (
-          <Field label="Name" error={fieldErrors.name} hint="What SDKs send, e.g. checkout.completed: letters, digits, _ . : or -. A pending event of that name is approved.">
-            {(attrs) => <input {...attrs} required value={form.name} onInput={(e) => set("name", e.currentTarget.value)} autoComplete="off" />}
-          </Field>
+          <NameField error={fieldErrors.name} hint="What SDKs send, e.g. checkout.completed: letters, digits, _ . : or -. A pending event of that name is approved." value={form.name} onInput={(v) => set("name", v)} />
         )}
-        <Field label="Folder" error={fieldErrors.folder} hint="Groups events in lists, e.g. commerce">
-          {(attrs) => <input {...attrs} value={form.folder} onInput={(e) => set("folder", e.currentTarget.value)} autoComplete="off" />}
-        </Field>
-        <Field label="Description" error={fieldErrors.description}>
-          {(attrs) => <input {...attrs} value={form.description} onInput={(e) => set("description", e.currentTarget.value)} />}
-        </Field>
+        <TextField label="Folder" error={fieldErrors.folder} hint="Groups events in lists, e.g. commerce" value={form.folder} onInput={(v) => set("folder", v)} autoComplete="off" />
+        <DescriptionField error={fieldErrors.description} value={form.description} onInput={(v) => set("description", v)} />
         <fieldset>
           <legend>Properties</legend>
           {form.properties.length === 0 ? (
@@ -117,17 +97,7 @@ export function EventDialog({ open, editing, onClose, onSaved }: { open: boolean
           ) : (
             <table>
               <caption class="visually-hidden">Properties of the event</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Required</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
+              <TableHead columns={["Name", "Type", "Required", "Description"]} actions />
               <tbody>
                 {form.properties.map((p, i) => (
                   <tr key={p.key}>
@@ -136,11 +106,7 @@ export function EventDialog({ open, editing, onClose, onSaved }: { open: boolean
                     </td>
                     <td>
                       <select aria-label={`Type of property ${i + 1}`} value={p.type} onChange={(e) => setProperty(i, { type: e.currentTarget.value as PropertyType })} {...invalid(i, "type")}>
-                        {PROPERTY_TYPES.map((t) => (
-                          <option key={t} value={t}>
-                            {t}
-                          </option>
-                        ))}
+                        <Options options={PROPERTY_TYPES.map((t) => ({ value: t, text: t }))} />
                       </select>
                     </td>
                     <td>
@@ -150,9 +116,7 @@ export function EventDialog({ open, editing, onClose, onSaved }: { open: boolean
                       <input aria-label={`Description of property ${i + 1}`} value={p.description} onInput={(e) => setProperty(i, { description: e.currentTarget.value })} {...invalid(i, "description")} />
                     </td>
                     <td>
-                      <button type="button" class="secondary small" aria-label={`Remove property ${i + 1}${p.name.trim() ? ` (${p.name.trim()})` : ""}`} onClick={() => removeProperty(i)}>
-                        Remove
-                      </button>
+                      <RemoveButton label={`Remove property ${i + 1}${p.name.trim() ? ` (${p.name.trim()})` : ""}`} onRemove={() => removeProperty(i)} />
                     </td>
                   </tr>
                 ))}

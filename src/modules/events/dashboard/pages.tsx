@@ -1,7 +1,8 @@
 import { call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { Count, OverviewCard } from "../../../web/dashboard/overview-card";
 import { NameCell, ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
-import { Badge, ConfirmDialog, Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
+import { Badge, ConfirmDialog, Link, RowEditDelete, When } from "../../../web/dashboard/ui";
 import { type CatalogEvent, eventApi, loadCatalog } from "./client";
 import { EventActivity } from "./activity";
 import { EventDialog } from "./form";
@@ -99,18 +100,8 @@ function EventList() {
 }
 
 function EventsCard() {
-  const session = useSession();
-  const { data } = useLoad(loadCatalog, [session.project.id]);
-  if (!data) return <Loading />;
-  const pending = data.filter((e) => e.pending === 1).length;
-  return (
-    <>
-      <Link href="/events">
-        <strong>{data.length - pending}</strong> {data.length - pending === 1 ? "event" : "events"}
-      </Link>
-      <span class="muted"> · {pending} pending approval</span>
-    </>
-  );
+  const pending = (data: CatalogEvent[]) => data.filter((e) => e.pending === 1).length;
+  return <OverviewCard load={loadCatalog} href="/events" main={(data) => <Count n={data.length - pending(data)} one="event" many="events" />} more={(data) => `${pending(data)} pending approval`} />;
 }
 
 export const eventsDashboard: DashboardModule = {

@@ -1,6 +1,7 @@
 // One piece: the experiment dialog, whose variants, allocation, overrides and guardrails share one form state and one validation.
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
+import { Options, SelectField, TableHead, plainOptions, RemoveButton } from "../../../web/dashboard/form-kit";
 import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt, useLoad } from "../../../web/dashboard/ui";
 import { gateApi } from "../../gates/dashboard/client";
 import { loadMetrics } from "../../metrics/dashboard/client";
@@ -193,25 +194,11 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
                 {(attrs) => (
                   <select {...attrs} disabled={!can("universe")} value={form.universe} onChange={(e) => set("universe", e.currentTarget.value)}>
                     <option value="">Choose a universe</option>
-                    {data?.universes.map((u) => (
-                      <option key={u.id} value={u.id}>
-                        {u.name} ({u.unit_type})
-                      </option>
-                    ))}
+                    <Options options={data?.universes.map((u) => ({ value: u.id, text: <>{u.name} ({u.unit_type})</> }))} />
                   </select>
                 )}
               </Field>
-              <Field label="Env" error={errors.get("env")} hint="The snapshot that publishes it while it runs.">
-                {(attrs) => (
-                  <select {...attrs} disabled={!can("env")} value={form.env} onChange={(e) => set("env", e.currentTarget.value as Env)}>
-                    {ENVS.map((env) => (
-                      <option key={env} value={env}>
-                        {env}
-                      </option>
-                    ))}
-                  </select>
-                )}
-              </Field>
+              <SelectField label="Env" error={errors.get("env")} hint="The snapshot that publishes it while it runs." disabled={!can("env")} value={form.env} onChange={(v: Env) => set("env", v)} options={plainOptions(ENVS)} />
             </div>
 
             <fieldset>
@@ -277,11 +264,7 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
                             {v.overrideKind === "gate" ? (
                               <select id={`${base}-v${v.key}-on`} value={v.overrideName} onChange={(ev) => setVariant(i, { overrideName: ev.currentTarget.value })} {...invalid(`${at}.override.name`, e("override"))}>
                                 <option value="">Choose a gate</option>
-                                {data?.gates.map((g) => (
-                                  <option key={g.name} value={g.name}>
-                                    {g.name}
-                                  </option>
-                                ))}
+                                <Options options={data?.gates.map((g) => ({ value: g.name, text: g.name }))} />
                                 {v.overrideName && !data?.gates.some((g) => g.name === v.overrideName) && <option value={v.overrideName}>{v.overrideName} (not found)</option>}
                               </select>
                             ) : (
@@ -305,17 +288,7 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
                     </div>
                     {rowError(`${at}.override`, e("override"))}
                     {can("variants") && form.variants.length > 2 && (
-                      <button
-                        type="button"
-                        class="secondary small"
-                        aria-label={`Remove variant ${i + 1} (${v.vkey || "no key"})`}
-                        onClick={() => {
-                          set("variants", form.variants.filter((_, k) => k !== i));
-                          focusLater(`${base}-add-variant`);
-                        }}
-                      >
-                        Remove
-                      </button>
+                      <RemoveButton label={`Remove variant ${i + 1} (${v.vkey || "no key"})`} onRemove={() => set("variants", form.variants.filter((_, k) => k !== i))} focusAfter={`${base}-add-variant`} />
                     )}
                   </fieldset>
                 );
@@ -370,11 +343,7 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
                 {(attrs) => (
                   <select {...attrs} disabled={!can("gate")} value={form.gate} onChange={(e) => set("gate", e.currentTarget.value)}>
                     <option value="">Everyone in the allocation</option>
-                    {data?.gates.map((g) => (
-                      <option key={g.name} value={g.name}>
-                        {g.name}
-                      </option>
-                    ))}
+                    <Options options={data?.gates.map((g) => ({ value: g.name, text: g.name }))} />
                     {form.gate && !data?.gates.some((g) => g.name === form.gate) && <option value={form.gate}>{form.gate} (not found)</option>}
                   </select>
                 )}
@@ -383,11 +352,7 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
                 {(attrs) => (
                   <select {...attrs} disabled={!can("primaryMetric")} value={form.primaryMetric} onChange={(e) => set("primaryMetric", e.currentTarget.value)}>
                     <option value="">None yet</option>
-                    {data?.metrics.map((m) => (
-                      <option key={m.id} value={m.id}>
-                        {m.name} ({m.kind})
-                      </option>
-                    ))}
+                    <Options options={data?.metrics.map((m) => ({ value: m.id, text: <>{m.name} ({m.kind})</> }))} />
                   </select>
                 )}
               </Field>
@@ -401,15 +366,7 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
               ) : (
                 <table>
                   <caption class="visually-hidden">Guardrail metrics and which move of each is harm</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Metric</th>
-                      <th scope="col">Worse when it</th>
-                      <th scope="col">
-                        <span class="visually-hidden">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
+                  <TableHead columns={["Metric", "Worse when it"]} actions />
                   <tbody>
                     {form.guardrails.map((g, i) => {
                       const id = `${base}-g${g.key}-error`;
@@ -418,36 +375,18 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
                           <td>
                             <select id={`${base}-g${g.key}`} aria-label={`Metric of guardrail ${i + 1}`} disabled={!can("guardrailMetrics")} value={g.metric} onChange={(e) => setGuardrail(i, { metric: e.currentTarget.value })} {...invalid(`guardrailMetrics.${i}`, id)}>
                               <option value="">Choose a metric</option>
-                              {data?.metrics.map((m) => (
-                                <option key={m.id} value={m.id}>
-                                  {m.name} ({m.kind})
-                                </option>
-                              ))}
+                              <Options options={data?.metrics.map((m) => ({ value: m.id, text: <>{m.name} ({m.kind})</> }))} />
                             </select>
                             {rowError(`guardrailMetrics.${i}`, id)}
                           </td>
                           <td>
                             <select aria-label={`Guardrail ${i + 1} is worse when the metric`} disabled={!can("guardrailMetrics")} value={g.worseWhen} onChange={(e) => setGuardrail(i, { worseWhen: e.currentTarget.value as WorseWhen })}>
-                              {WORSE_WHEN.map((w) => (
-                                <option key={w} value={w}>
-                                  {w === "increase" ? "increases (errors, latency)" : "decreases (revenue, retention)"}
-                                </option>
-                              ))}
+                              <Options options={WORSE_WHEN.map((w) => ({ value: w, text: w === "increase" ? "increases (errors, latency)" : "decreases (revenue, retention)" }))} />
                             </select>
                           </td>
                           <td>
                             {can("guardrailMetrics") && (
-                              <button
-                                type="button"
-                                class="secondary small"
-                                aria-label={`Remove guardrail ${i + 1}`}
-                                onClick={() => {
-                                  set("guardrails", form.guardrails.filter((_, k) => k !== i));
-                                  focusLater(`${base}-add-guardrail`);
-                                }}
-                              >
-                                Remove
-                              </button>
+                              <RemoveButton label={`Remove guardrail ${i + 1}`} onRemove={() => set("guardrails", form.guardrails.filter((_, k) => k !== i))} focusAfter={`${base}-add-guardrail`} />
                             )}
                           </td>
                         </tr>

@@ -1,28 +1,15 @@
-import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, call, describeError } from "../../../web/dashboard/api";
-import { ConfirmDialog, Dialog, Field, FormActions, Link, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
+import { NameField, TextAreaField, useDialogForm } from "../../../web/dashboard/form-kit";
+import { ConfirmDialog, Dialog, Field, FormActions, Link, focusFirstInvalid } from "../../../web/dashboard/ui";
 import { KEY_HINT, type Profile, type TranslationKey, VALUE_MAX, i18nApi } from "./client";
 
 /** Create a profile (`editing` null) or rename one / change its locale. Refusals land on the field they name. */
 export function ProfileDialog({ open, editing, onClose, onSaved }: { open: boolean; editing: Profile | null; onClose: () => void; onSaved: (p: Profile) => void }) {
-  const [name, setName] = useState("");
-  const [locale, setLocale] = useState("");
-  const [fieldErrors, setFieldErrors] = useState<Partial<Record<"name" | "locale", string>>>({});
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    if (!open) return;
-    setName(editing?.name ?? "");
-    setLocale(editing?.locale ?? "");
-    setFieldErrors({});
-    setError(null);
-  }, [open, editing]);
+  const { form, set, fieldErrors, error, busy, submit } = useDialogForm<{ name: string; locale: string }, "name" | "locale">(open, () => ({ name: editing?.name ?? "", locale: editing?.locale ?? "" }), [editing]);
+  const { name, locale } = form;
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    try {
-      const saved = editing
+  const save = submit(["name", "locale"], async () => {
+    const saved = editing
         ? await call(
             i18nApi.api.admin.i18n.profiles({ id: editing.id }).patch({
               ...(name.trim() !== editing.name ? { name: name.trim() } : {}),
@@ -30,25 +17,15 @@ export function ProfileDialog({ open, editing, onClose, onSaved }: { open: boole
             }),
           )
         : await call(i18nApi.api.admin.i18n.profiles.post({ name: name.trim(), locale: locale.trim() }));
-      onSaved(saved);
-    } catch (err) {
-      const split = errorsByField(err, ["name", "locale"] as const);
-      setFieldErrors(split.fields);
-      setError(split.general);
-      focusFirstInvalid();
-    } finally {
-      setBusy(false);
-    }
-  };
+    onSaved(saved);
+  });
 
   return (
     <Dialog open={open} title={editing ? `Edit profile ${editing.name}` : "New translation profile"} onClose={onClose}>
-      <form onSubmit={submit} noValidate>
-        <Field label="Name" error={fieldErrors.name} hint="Unique in the project, e.g. web-de; the CLI and the API name it.">
-          {(attrs) => <input {...attrs} required value={name} onInput={(e) => setName(e.currentTarget.value)} autoComplete="off" />}
-        </Field>
+      <form onSubmit={save} noValidate>
+        <NameField error={fieldErrors.name} hint="Unique in the project, e.g. web-de; the CLI and the API name it." value={name} onInput={(v) => set("name", v)} />
         <Field label="Locale" error={fieldErrors.locale} hint="A BCP 47 language tag such as en, de-CH, pt-BR or zh-Hant-TW; one profile per locale.">
-          {(attrs) => <input {...attrs} required value={locale} onInput={(e) => setLocale(e.currentTarget.value)} autoComplete="off" spellcheck={false} />}
+          {(attrs) => <input {...attrs} required value={locale} onInput={(e) => set("locale", e.currentTarget.value)} autoComplete="off" spellcheck={false} />}
         </Field>
         {editing && <p class="hint">Its {editing.keyCount} keys move with it: SDKs find them under the new locale.</p>}
         <FormActions error={error} onCancel={onClose} submitLabel={editing ? "Save profile" : "Create profile"} disabled={busy} />
@@ -81,8 +58,8 @@ export function DeleteProfileDialog({ profile, onClose, onDeleted }: { profile: 
 }
 
 /** A refusal of a key write split onto the two fields: `keys.0.key: …` and `key: …` on the key, `keys.0.value: …` and `value: …` on the value. */
-function keyErrors(err: unknown): { key?: string; value?: string; general: string | null } {
-  if (!(err instanceof ApiFailure) || !err.detail) return { general: describeError(err) };
+function keyErrors(err: unknown): { fields: { key?: string; value?: string }; general: string | null } {
+  if (!(err instanceof ApiFailure) || !err.detail) return { fields: {}, general: describeError(err) };
   const out: { key?: string; value?: string } = {};
   const rest: string[] = [];
   for (const part of err.detail.split("; ")) {
@@ -91,7 +68,7 @@ function keyErrors(err: unknown): { key?: string; value?: string; general: strin
     if (field && !out[field]) out[field] = `${err.message}: ${part.slice(m![0].length)}`;
     else rest.push(part);
   }
-  return { ...out, general: rest.length > 0 ? `${err.message}: ${rest.join("; ")}` : null };
+  return { fields: out, general: rest.length > 0 ? `${err.message}: ${rest.join("; ")}` : null };
 }
 
 /**
@@ -105,61 +82,49 @@ export function KeyDialog({
   onClose,
   onSaved,
 }: { open: boolean; profile: Profile; editing: TranslationKey | null; onClose: () => void; onSaved: (key: string, added: boolean) => void }) {
-  const [key, setKey] = useState("");
-  const [value, setValue] = useState("");
-  const [fieldErrors, setFieldErrors] = useState<{ key?: string; value?: string }>({});
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    if (!open) return;
-    setKey(editing?.key ?? "");
-    setValue(editing?.value ?? "");
-    setFieldErrors({});
-    setError(null);
-  }, [open, editing]);
+  const { form, set, fieldErrors, setFieldErrors, error, setError, busy, submit } = useDialogForm<{ key: string; value: string }, "key" | "value">(
+    open,
+    () => ({ key: editing?.key ?? "", value: editing?.value ?? "" }),
+    [editing],
+  );
+  const { key, value } = form;
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    try {
-      if (editing) {
-        await call(i18nApi.api.admin.i18n.keys({ key: editing.key }).patch({ profile_id: profile.id, value }));
-        onSaved(editing.key, false);
-      } else {
-        const pushed = await call(i18nApi.api.admin.i18n.keys.post({ profile_id: profile.id, keys: [{ key: key.trim(), value }] }));
-        if (pushed.skipped_count > 0) {
-          setFieldErrors({ key: `${key.trim()} is already in ${profile.name}: edit it in the table instead (adding never changes a key)` });
-          setError(null);
-          focusFirstInvalid();
-          return;
-        }
-        onSaved(key.trim(), true);
+  const save = submit(keyErrors, async () => {
+    if (editing) {
+      await call(i18nApi.api.admin.i18n.keys({ key: editing.key }).patch({ profile_id: profile.id, value }));
+      onSaved(editing.key, false);
+    } else {
+      const pushed = await call(i18nApi.api.admin.i18n.keys.post({ profile_id: profile.id, keys: [{ key: key.trim(), value }] }));
+      if (pushed.skipped_count > 0) {
+        setFieldErrors({ key: `${key.trim()} is already in ${profile.name}: edit it in the table instead (adding never changes a key)` });
+        setError(null);
+        focusFirstInvalid();
+        return;
       }
-    } catch (err) {
-      const split = keyErrors(err);
-      setFieldErrors({ key: split.key, value: split.value });
-      setError(split.general);
-      focusFirstInvalid();
-    } finally {
-      setBusy(false);
+      onSaved(key.trim(), true);
     }
-  };
+  });
 
   return (
     <Dialog open={open} title={editing ? `Edit key ${editing.key}` : `Add a key to ${profile.name}`} onClose={onClose} wide>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={save} noValidate>
         {editing ? (
           <p>
             Key <span class="mono">{editing.key}</span> in {profile.name} (<span class="mono">{profile.locale}</span>)
           </p>
         ) : (
           <Field label="Key" error={fieldErrors.key} hint={KEY_HINT}>
-            {(attrs) => <input {...attrs} class="mono" required value={key} onInput={(e) => setKey(e.currentTarget.value)} autoComplete="off" spellcheck={false} />}
+            {(attrs) => <input {...attrs} class="mono" required value={key} onInput={(e) => set("key", e.currentTarget.value)} autoComplete="off" spellcheck={false} />}
           </Field>
         )}
-        <Field label="Value" error={fieldErrors.value} hint={`The text in ${profile.locale}, at most ${VALUE_MAX.toLocaleString("en")} characters; {name} placeholders are filled by the SDK's t(key, {vars}).`}>
-          {(attrs) => <textarea {...attrs} rows={4} value={value} onInput={(e) => setValue(e.currentTarget.value)} />}
-        </Field>
+        <TextAreaField
+          label="Value"
+          error={fieldErrors.value}
+          hint={`The text in ${profile.locale}, at most ${VALUE_MAX.toLocaleString("en")} characters; {name} placeholders are filled by the SDK's t(key, {vars}).`}
+          rows={4}
+          value={value}
+          onInput={(v) => set("value", v)}
+        />
         <FormActions error={error} onCancel={onClose} submitLabel={editing ? "Save key" : "Add key"} disabled={busy} />
       </form>
     </Dialog>

@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { Count, OverviewCard } from "../../../web/dashboard/overview-card";
 import { navigate } from "../../../web/dashboard/router";
 import { NameCell, ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
 import { ErrorMessage, Link, Loading, RowEditDelete, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
@@ -176,20 +177,14 @@ function ProfileKeys({ name }: { name: string }) {
 }
 
 function TranslationsCard() {
-  const session = useSession();
-  const { data } = useLoad(loadProfiles, [session.project.id]);
-  if (!data) return <Loading />;
-  const keys = data.reduce((sum, p) => sum + p.keyCount, 0);
+  const keys = (data: Profile[]) => data.reduce((sum, p) => sum + p.keyCount, 0);
   return (
-    <>
-      <Link href="/i18n">
-        <strong>{data.length}</strong> {data.length === 1 ? "translation profile" : "translation profiles"}
-      </Link>
-      <span class="muted">
-        {" "}
-        · {keys.toLocaleString("en")} {keys === 1 ? "key" : "keys"}
-      </span>
-    </>
+    <OverviewCard
+      load={loadProfiles}
+      href="/i18n"
+      main={(data) => <Count n={data.length} one="translation profile" many="translation profiles" />}
+      more={(data) => `${keys(data).toLocaleString("en")} ${keys(data) === 1 ? "key" : "keys"}`}
+    />
   );
 }
 

@@ -1,6 +1,7 @@
-import { useEffect, useId, useState } from "preact/hooks";
+import { useId } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, errorsByPath, focusFirstInvalid, useLoad } from "../../../web/dashboard/ui";
+import { DescriptionField, NameField, Options, RemoveButton, SelectField, TableHead, optionsOf, useDialogForm } from "../../../web/dashboard/form-kit";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, errorsByPath, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, loadCatalog } from "../../events/dashboard/client";
 import {
   type DraftFilter,
@@ -32,45 +33,29 @@ type Invalid = { "aria-invalid"?: "true"; "aria-describedby"?: string };
  * is said on the control whose path it names (`numerator.filters.0.value`).
  */
 export function MetricDialog({ open, editing, onClose, onSaved }: { open: boolean; editing: Metric | null; onClose: () => void; onSaved: (m: Metric) => void }) {
-  const [form, setForm] = useState<MetricForm>(formOf(null));
-  const [errors, setErrors] = useState<Map<string, string>>(new Map());
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { form, set, fieldErrors, error, busy, submit } = useDialogForm<MetricForm, string>(open, () => formOf(editing), [editing]);
+  // Refusals by path (`numerator.filters.0.value`), as the part editors look them up.
+  const errors = new Map(Object.entries(fieldErrors) as [string, string][]);
   // The catalog, read at each opening (someone may have registered an event since).
   const catalog = useLoad(() => (open ? loadCatalog() : Promise.resolve(undefined)), [open]);
-  useEffect(() => {
-    if (!open) return;
-    setForm(formOf(editing));
-    setErrors(new Map());
-    setError(null);
-  }, [open, editing]);
-
-  const set = <K extends keyof MetricForm>(key: K, value: MetricForm[K]) => setForm((f) => ({ ...f, [key]: value }));
   const types = (event: string) => new Map((catalog.data?.find((e) => e.name === event)?.properties ?? []).map((p) => [p.name, p.type]));
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
+  const splitErrors = (err: unknown) => {
+    const split = errorsByPath(err, METRIC_FIELDS, { withMessage: false });
+    return { fields: Object.fromEntries(split.paths), general: split.general };
+  };
+  const save = submit(splitErrors, async () => {
     const ratio = form.kind === "ratio";
     const part = (p: DraftPart) => ({ kind: p.kind, ...partBody(p, p.kind, types) });
     const definition = ratio
       ? { event: null, property: null, filters: null, numerator: part(form.numerator), denominator: part(form.denominator) }
       : { ...partBody(form.main, form.kind as PartKind, types), numerator: null, denominator: null };
     const description = form.description.trim() || null;
-    try {
-      const saved = editing
-        ? await call(metricApi.api.admin.metrics({ id: editing.id }).patch({ name: form.name.trim(), description, kind: form.kind, ...definition }))
-        : await call(metricApi.api.admin.metrics.post({ name: form.name.trim(), description, kind: form.kind, ...definition }));
-      onSaved(saved);
-    } catch (err) {
-      const split = errorsByPath(err, METRIC_FIELDS, { withMessage: false });
-      setErrors(split.paths);
-      setError(split.general);
-      focusFirstInvalid();
-    } finally {
-      setBusy(false);
-    }
-  };
+    const saved = editing
+      ? await call(metricApi.api.admin.metrics({ id: editing.id }).patch({ name: form.name.trim(), description, kind: form.kind, ...definition }))
+      : await call(metricApi.api.admin.metrics.post({ name: form.name.trim(), description, kind: form.kind, ...definition }));
+    onSaved(saved);
+  });
 
   const partEditor = (which: "main" | "numerator" | "denominator") => (
     <PartEditor
@@ -85,24 +70,10 @@ export function MetricDialog({ open, editing, onClose, onSaved }: { open: boolea
 
   return (
     <Dialog open={open} title={editing ? `Edit metric ${editing.name}` : "New metric"} onClose={onClose} wide>
-      <form onSubmit={submit} noValidate>
-        <Field label="Name" error={errors.get("name")} hint="Unique in the project, e.g. checkout-conversion; alert rules and the API name it.">
-          {(attrs) => <input {...attrs} required value={form.name} onInput={(e) => set("name", e.currentTarget.value)} autoComplete="off" />}
-        </Field>
-        <Field label="Description" error={errors.get("description")}>
-          {(attrs) => <input {...attrs} value={form.description} onInput={(e) => set("description", e.currentTarget.value)} />}
-        </Field>
-        <Field label="Kind" error={errors.get("kind")}>
-          {(attrs) => (
-            <select {...attrs} value={form.kind} onChange={(e) => set("kind", e.currentTarget.value as Kind)}>
-              {KINDS.map((k) => (
-                <option key={k} value={k}>
-                  {KIND_LABELS[k]}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+      <form onSubmit={save} noValidate>
+        <NameField error={errors.get("name")} hint="Unique in the project, e.g. checkout-conversion; alert rules and the API name it." value={form.name} onInput={(v) => set("name", v)} />
+        <DescriptionField error={errors.get("description")} value={form.description} onInput={(v) => set("description", v)} />
+        <SelectField label="Kind" error={errors.get("kind")} value={form.kind} onChange={(v: Kind) => set("kind", v)} options={optionsOf(KINDS, KIND_LABELS)} />
         {catalog.error && <ErrorMessage error={`The event catalog could not be loaded: ${catalog.error}`} />}
         {/* The selects wait for their options: a value set before its option exists would show as none. */}
         {!catalog.data && !catalog.error ? (
@@ -176,11 +147,7 @@ function PartEditor(props: { part: DraftPart; kind: PartKind | null; where: stri
         <Field label={`Kind${of}`} error={errors.get(path("kind"))}>
           {(attrs) => (
             <select {...attrs} value={part.kind} onChange={(e) => set({ kind: e.currentTarget.value as PartKind })}>
-              {PART_KINDS.map((k) => (
-                <option key={k} value={k}>
-                  {KIND_LABELS[k]}
-                </option>
-              ))}
+              <Options options={PART_KINDS.map((k) => ({ value: k, text: KIND_LABELS[k] }))} />
             </select>
           )}
         </Field>
@@ -216,16 +183,7 @@ function PartEditor(props: { part: DraftPart; kind: PartKind | null; where: stri
       ) : (
         <table>
           <caption class="visually-hidden">Filters{of}: all must hold</caption>
-          <thead>
-            <tr>
-              <th scope="col">Property</th>
-              <th scope="col">Operator</th>
-              <th scope="col">Value</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={["Property", "Operator", "Value"]} actions />
           <tbody>
             {part.filters.map((f, i) => {
               const type = properties.find((p) => p.name === f.property)?.type;
@@ -241,11 +199,7 @@ function PartEditor(props: { part: DraftPart; kind: PartKind | null; where: stri
                   </td>
                   <td>
                     <select aria-label={label("Operator")} value={f.op} onChange={(e) => setFilter(i, { op: e.currentTarget.value as FilterOp })} {...invalid(i, "op")}>
-                      {FILTER_OPS.map((op) => (
-                        <option key={op} value={op}>
-                          {OP_LABELS[op]}
-                        </option>
-                      ))}
+                      <Options options={FILTER_OPS.map((op) => ({ value: op, text: OP_LABELS[op] }))} />
                     </select>
                   </td>
                   <td>
@@ -262,9 +216,7 @@ function PartEditor(props: { part: DraftPart; kind: PartKind | null; where: stri
                     )}
                   </td>
                   <td>
-                    <button type="button" class="secondary small" aria-label={`Remove filter ${i + 1}${of}`} onClick={() => removeFilter(i)}>
-                      Remove
-                    </button>
+                    <RemoveButton label={`Remove filter ${i + 1}${of}`} onRemove={() => removeFilter(i)} />
                   </td>
                 </tr>
               );

@@ -1,7 +1,8 @@
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { Count, OverviewCard } from "../../../web/dashboard/overview-card";
 import { navigate } from "../../../web/dashboard/router";
 import { NameCell, ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
-import { Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
+import { Link, RowEditDelete, When } from "../../../web/dashboard/ui";
 import { type Metric, loadMetrics, metricSummary } from "./client";
 import { MetricDetail } from "./detail";
 import { DeleteMetricDialog, MetricDialog } from "./form";
@@ -46,17 +47,7 @@ function MetricList() {
 }
 
 function MetricsCard() {
-  const session = useSession();
-  const { data } = useLoad(loadMetrics, [session.project.id]);
-  if (!data) return <Loading />;
-  return (
-    <>
-      <Link href="/metrics">
-        <strong>{data.length}</strong> {data.length === 1 ? "metric" : "metrics"}
-      </Link>
-      <span class="muted"> · {data.filter((m) => m.kind === "ratio").length} of them ratios</span>
-    </>
-  );
+  return <OverviewCard load={loadMetrics} href="/metrics" main={(data) => <Count n={data.length} one="metric" many="metrics" />} more={(data) => `${data.filter((m) => m.kind === "ratio").length} of them ratios`} />;
 }
 
 export const metricsDashboard: DashboardModule = {

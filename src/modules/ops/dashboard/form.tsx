@@ -1,6 +1,6 @@
-import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { Dialog, Field, FormActions, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
+import { SelectField, TextAreaField, TextField, optionsOf, useDialogForm } from "../../../web/dashboard/form-kit";
+import { Dialog, FormActions } from "../../../web/dashboard/ui";
 import { PRIORITIES, PRIORITY_LABELS, type Priority, type QueueItem, opsApi } from "./client";
 
 const FIELDS = ["type", "title", "priority", "stepsToReproduce", "actualResult", "expectedResult", "useCase"] as const;
@@ -34,85 +34,53 @@ const TEXTS: { key: "stepsToReproduce" | "actualResult" | "expectedResult" | "us
  * removed). The server's refusals land on the field they name.
  */
 export function ItemDialog({ open, editing, onClose, onSaved }: { open: boolean; editing: QueueItem | null; onClose: () => void; onSaved: (saved: { id: string; number: number }) => void }) {
-  const [form, setForm] = useState<Form>(EMPTY);
-  const [fieldErrors, setFieldErrors] = useState<Partial<Record<FieldName, string>>>({});
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    if (!open) return;
-    setForm(editing ? formOf(editing) : EMPTY);
-    setFieldErrors({});
-    setError(null);
-  }, [open, editing]);
-  const set = <K extends keyof Form>(key: K, value: Form[K]) => setForm((f) => ({ ...f, [key]: value }));
+  const { form, set, fieldErrors, error, busy, submit } = useDialogForm<Form, FieldName>(open, () => (editing ? formOf(editing) : EMPTY), [editing]);
   const text = (value: string) => (value.trim() === "" ? null : value);
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    try {
-      if (editing) {
-        const before = formOf(editing);
-        const patch: Record<string, string | null> = {};
-        if (form.title !== before.title) patch.title = form.title;
-        if (form.priority !== before.priority) patch.priority = form.priority;
-        for (const { key } of TEXTS) if (form[key] !== before[key]) patch[key] = text(form[key]);
-        const saved = await call(opsApi.api.admin.ops({ id: editing.id }).patch(patch as never));
-        onSaved(saved);
-      } else {
-        const body = {
-          type: form.type,
-          title: form.title,
-          priority: form.priority,
-          ...(text(form.stepsToReproduce) ? { stepsToReproduce: form.stepsToReproduce } : {}),
-          ...(text(form.actualResult) ? { actualResult: form.actualResult } : {}),
-          ...(text(form.expectedResult) ? { expectedResult: form.expectedResult } : {}),
-        };
-        onSaved(await call(opsApi.api.admin.ops.post(body)));
-      }
-    } catch (err) {
-      const split = errorsByField(err, FIELDS);
-      setFieldErrors(split.fields);
-      setError(split.general);
-      focusFirstInvalid();
-    } finally {
-      setBusy(false);
+  const save = submit(FIELDS, async () => {
+    if (editing) {
+      const before = formOf(editing);
+      const patch: Record<string, string | null> = {};
+      if (form.title !== before.title) patch.title = form.title;
+      if (form.priority !== before.priority) patch.priority = form.priority;
+      for (const { key } of TEXTS) if (form[key] !== before[key]) patch[key] = text(form[key]);
+      const saved = await call(opsApi.api.admin.ops({ id: editing.id }).patch(patch as never));
+      onSaved(saved);
+    } else {
+      const body = {
+        type: form.type,
+        title: form.title,
+        priority: form.priority,
+        ...(text(form.stepsToReproduce) ? { stepsToReproduce: form.stepsToReproduce } : {}),
+        ...(text(form.actualResult) ? { actualResult: form.actualResult } : {}),
+        ...(text(form.expectedResult) ? { expectedResult: form.expectedResult } : {}),
+      };
+      onSaved(await call(opsApi.api.admin.ops.post(body)));
     }
-  };
+  });
 
   // A new item takes no use case through the admin API (the public intake's feature requests carry one); an edit may set it.
   const texts = editing ? TEXTS : TEXTS.filter((t) => t.key !== "useCase");
   return (
     <Dialog open={open} title={editing ? `Edit #${editing.number}` : "New item"} onClose={onClose} wide>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={save} noValidate>
         {!editing && (
-          <Field label="Type" error={fieldErrors.type} hint="Error and alert items are filed by svc itself.">
-            {(attrs) => (
-              <select {...attrs} value={form.type} onChange={(e) => set("type", e.currentTarget.value as Form["type"])}>
-                <option value="bug">Bug</option>
-                <option value="feature_request">Feature request</option>
-              </select>
-            )}
-          </Field>
+          <SelectField
+            label="Type"
+            error={fieldErrors.type}
+            hint="Error and alert items are filed by svc itself."
+            value={form.type}
+            onChange={(v) => set("type", v)}
+            options={[
+              { value: "bug", text: "Bug" },
+              { value: "feature_request", text: "Feature request" },
+            ]}
+          />
         )}
-        <Field label="Title" error={fieldErrors.title} hint="One line, up to 200 characters.">
-          {(attrs) => <input {...attrs} required value={form.title} onInput={(e) => set("title", e.currentTarget.value)} autoComplete="off" />}
-        </Field>
-        <Field label="Priority" error={fieldErrors.priority}>
-          {(attrs) => (
-            <select {...attrs} value={form.priority} onChange={(e) => set("priority", e.currentTarget.value as Priority)}>
-              {PRIORITIES.map((p) => (
-                <option key={p} value={p}>
-                  {PRIORITY_LABELS[p]}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <TextField label="Title" error={fieldErrors.title} hint="One line, up to 200 characters." required value={form.title} onInput={(v) => set("title", v)} autoComplete="off" />
+        <SelectField label="Priority" error={fieldErrors.priority} value={form.priority} onChange={(v: Priority) => set("priority", v)} options={optionsOf(PRIORITIES, PRIORITY_LABELS)} />
         {texts.map((t) => (
-          <Field key={t.key} label={t.label} error={fieldErrors[t.key]} hint={t.hint}>
-            {(attrs) => <textarea {...attrs} rows={3} value={form[t.key]} onInput={(e) => set(t.key, e.currentTarget.value)} />}
-          </Field>
+          <TextAreaField key={t.key} label={t.label} error={fieldErrors[t.key]} hint={t.hint} rows={3} value={form[t.key]} onInput={(v) => set(t.key, v)} />
         ))}
         <FormActions error={error} onCancel={onClose} submitLabel={editing ? "Save item" : "File item"} disabled={busy} />
       </form>

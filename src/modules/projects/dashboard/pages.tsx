@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ENVS } from "../../../lib/envs";
 import { apiOf, call, describeError } from "../../../web/dashboard/api";
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { SelectField, plainOptions } from "../../../web/dashboard/form-kit";
 import { ErrorMessage, Field, Loading, Status, useLoad } from "../../../web/dashboard/ui";
 import type { projectRoutes } from "../routes";
 import { AnalysisSettingsForm } from "./analysis-settings";
@@ -79,17 +80,7 @@ function SettingsPage() {
           <Field label="Domain" hint="Host or origin browsers call from; stamped into every live SDK key as its allowed origin. Empty allows any.">
             {(attrs) => <input {...attrs} value={form.domain} onInput={text("domain")} placeholder="https://app.example.com" />}
           </Field>
-          <Field label="Default env">
-            {(attrs) => (
-              <select {...attrs} value={form.defaultEnv} onChange={(e) => setForm({ ...form, defaultEnv: (e.target as HTMLSelectElement).value as Form["defaultEnv"] })}>
-                {ENVS.map((env) => (
-                  <option key={env} value={env}>
-                    {env}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <SelectField label="Default env" value={form.defaultEnv} onChange={(v: Form["defaultEnv"]) => setForm({ ...form, defaultEnv: v })} options={plainOptions(ENVS)} />
           <Field label="Time zone" hint="IANA name, e.g. Europe/Berlin; used for daily figures.">
             {(attrs) => <input {...attrs} value={form.timezone} onInput={text("timezone")} />}
           </Field>

@@ -1,6 +1,7 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { prettyJson } from "../../../web/dashboard/json-editor";
+import { Options, SelectField, plainOptions, RemoveButton } from "../../../web/dashboard/form-kit";
 import { Dialog, ErrorMessage, Field, FormActions, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt, useLoad } from "../../../web/dashboard/ui";
 import { configApi } from "../../configs/dashboard/client";
 import { gateApi } from "../../gates/dashboard/client";
@@ -188,11 +189,7 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
                   {(attrs) => (
                     <select {...attrs} value={form.gate} onChange={(e) => setForm((f) => ({ ...f, gate: e.currentTarget.value, rulesTouched: false }))}>
                       {data?.gates.length === 0 && <option value="">No gates</option>}
-                      {data?.gates.map((g) => (
-                        <option key={g.id} value={g.name}>
-                          {g.name}
-                        </option>
-                      ))}
+                      <Options options={data?.gates.map((g) => ({ value: g.name, text: g.name }))} />
                     </select>
                   )}
                 </Field>
@@ -201,26 +198,12 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
                   {(attrs) => (
                     <select {...attrs} value={form.config} onChange={(e) => setForm((f) => ({ ...f, config: e.currentTarget.value, valueTouched: false }))}>
                       {data?.configs.length === 0 && <option value="">No configs</option>}
-                      {data?.configs.map((c) => (
-                        <option key={c.id} value={c.name}>
-                          {c.name}
-                        </option>
-                      ))}
+                      <Options options={data?.configs.map((c) => ({ value: c.name, text: c.name }))} />
                     </select>
                   )}
                 </Field>
               )}
-              <Field label="Env" error={errors.get("env")} hint="One rollout per gate or config and env at a time.">
-                {(attrs) => (
-                  <select {...attrs} value={form.env} onChange={(e) => set("env", e.currentTarget.value as Env)}>
-                    {ENVS.map((env) => (
-                      <option key={env} value={env}>
-                        {env}
-                      </option>
-                    ))}
-                  </select>
-                )}
-              </Field>
+              <SelectField label="Env" error={errors.get("env")} hint="One rollout per gate or config and env at a time." value={form.env} onChange={(v: Env) => set("env", v)} options={plainOptions(ENVS)} />
             </div>
 
             {form.kind === "gate" ? (
@@ -290,18 +273,7 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
                         {rowError(`stages.${i}.minutes`, id("minutes-error"))}
                       </div>
                       <div class="field" style={{ alignItems: "flex-start", justifyContent: "flex-end" }}>
-                        <button
-                          type="button"
-                          class="secondary small"
-                          disabled={form.stages.length <= 1}
-                          aria-label={`Remove stage ${i + 1}`}
-                          onClick={() => {
-                            set("stages", form.stages.filter((_, k) => k !== i));
-                            focusLater(`${base}-add-stage`);
-                          }}
-                        >
-                          Remove
-                        </button>
+                        <RemoveButton label={`Remove stage ${i + 1}`} disabled={form.stages.length <= 1} onRemove={() => set("stages", form.stages.filter((_, k) => k !== i))} focusAfter={`${base}-add-stage`} />
                       </div>
                     </div>
                   </fieldset>
@@ -343,11 +315,7 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
                         <label for={id("metric")}>Metric</label>
                         <select id={id("metric")} value={m.metric} onChange={(e) => setWatch(i, { metric: e.currentTarget.value })} {...invalid(`metrics.${i}.metric`, id("metric-error"))}>
                           <option value="">Choose a metric</option>
-                          {data?.metrics.map((x) => (
-                            <option key={x.id} value={x.name}>
-                              {x.name} ({x.kind})
-                            </option>
-                          ))}
+                          <Options options={data?.metrics.map((x) => ({ value: x.name, text: <>{x.name} ({x.kind})</> }))} />
                         </select>
                         {rowError(`metrics.${i}.metric`, id("metric-error"))}
                       </div>
@@ -365,17 +333,7 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
                         {rowError(`metrics.${i}.tolerance`, id("tolerance-error"))}
                       </div>
                       <div class="field" style={{ alignItems: "flex-start", justifyContent: "flex-end" }}>
-                        <button
-                          type="button"
-                          class="secondary small"
-                          aria-label={`Remove metric ${i + 1}${m.metric ? ` (${m.metric})` : ""}`}
-                          onClick={() => {
-                            set("metrics", form.metrics.filter((_, k) => k !== i));
-                            focusLater(`${base}-add-metric`);
-                          }}
-                        >
-                          Remove
-                        </button>
+                        <RemoveButton label={`Remove metric ${i + 1}${m.metric ? ` (${m.metric})` : ""}`} onRemove={() => set("metrics", form.metrics.filter((_, k) => k !== i))} focusAfter={`${base}-add-metric`} />
                       </div>
                     </div>
                   </fieldset>

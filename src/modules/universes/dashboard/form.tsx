@@ -1,6 +1,6 @@
-import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { ConfirmDialog, Dialog, Field, FormActions, Link, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
+import { CheckField, NameField, SelectField, optionsOf, useDialogForm } from "../../../web/dashboard/form-kit";
+import { ConfirmDialog, Dialog, Field, FormActions, Link } from "../../../web/dashboard/ui";
 import { SEGMENTS, UNIT_TYPES, UNIT_TYPE_LABELS, type UnitType, type Universe, drawable, universeApi } from "./client";
 import { SegmentBar } from "./segments";
 
@@ -39,75 +39,41 @@ function holdoutOf(form: Form): number[] | null {
  * the field it names.
  */
 export function UniverseDialog({ open, editing, onClose, onSaved }: { open: boolean; editing: Universe | null; onClose: () => void; onSaved: (u: { id: string; name: string }) => void }) {
-  const [form, setForm] = useState<Form>(EMPTY);
-  const [fieldErrors, setFieldErrors] = useState<Partial<Record<FieldName, string>>>({});
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    if (!open) return;
-    setForm(editing ? formOf(editing) : EMPTY);
-    setFieldErrors({});
-    setError(null);
-  }, [open, editing]);
-
-  const set = <K extends keyof Form>(key: K, value: Form[K]) => setForm((f) => ({ ...f, [key]: value }));
+  const { form, set, fieldErrors, error, busy, submit } = useDialogForm<Form, FieldName>(open, () => (editing ? formOf(editing) : EMPTY), [editing]);
   const preview = holdoutOf(form);
   const previewable = preview === null || drawable(preview);
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
+  const save = submit(form.holdout ? FIELDS : FIELDS.filter((f) => f !== "holdout"), async () => {
     // A bound that is not a number travels as null: the server names the field.
     const holdout_range = holdoutOf(form)?.map((n) => (Number.isFinite(n) ? n : (null as unknown as number))) ?? null;
-    try {
-      // An edit sends what changed only: a holdout left as it was is not set again (a project whose plan went below pro keeps it).
-      const changed = editing && {
-        ...(form.name.trim() !== editing.name ? { name: form.name.trim() } : {}),
-        ...(JSON.stringify(holdout_range) !== JSON.stringify(editing.holdout_range) ? { holdout_range } : {}),
-      };
-      const saved = editing
-        ? await call(universeApi.api.admin.universes({ id: editing.id }).patch(changed!))
-        : await call(universeApi.api.admin.universes.post({ name: form.name.trim(), unit_type: form.unitType, ...(holdout_range ? { holdout_range } : {}) }));
-      onSaved(saved);
-    } catch (err) {
-      const split = errorsByField(err, form.holdout ? FIELDS : FIELDS.filter((f) => f !== "holdout"));
-      setFieldErrors(split.fields);
-      setError(split.general);
-      focusFirstInvalid();
-    } finally {
-      setBusy(false);
-    }
-  };
+    // An edit sends what changed only: a holdout left as it was is not set again (a project whose plan went below pro keeps it).
+    const changed = editing && {
+      ...(form.name.trim() !== editing.name ? { name: form.name.trim() } : {}),
+      ...(JSON.stringify(holdout_range) !== JSON.stringify(editing.holdout_range) ? { holdout_range } : {}),
+    };
+    const saved = editing
+      ? await call(universeApi.api.admin.universes({ id: editing.id }).patch(changed!))
+      : await call(universeApi.api.admin.universes.post({ name: form.name.trim(), unit_type: form.unitType, ...(holdout_range ? { holdout_range } : {}) }));
+    onSaved(saved);
+  });
 
   return (
     <Dialog open={open} title={editing ? `Edit universe ${editing.name}` : "New universe"} onClose={onClose}>
-      <form onSubmit={submit} noValidate>
-        <Field label="Name" error={fieldErrors.name} hint="Unique in the project, e.g. web-users; experiments and the API name it.">
-          {(attrs) => <input {...attrs} required value={form.name} onInput={(e) => set("name", e.currentTarget.value)} autoComplete="off" />}
-        </Field>
+      <form onSubmit={save} noValidate>
+        <NameField error={fieldErrors.name} hint="Unique in the project, e.g. web-users; experiments and the API name it." value={form.name} onInput={(v) => set("name", v)} />
         {editing ? (
           <p>
             Unit type: <span class="mono">{editing.unit_type}</span>
             <span class="muted"> (fixed: another would move every unit to another segment)</span>
           </p>
         ) : (
-          <Field label="Unit type" error={fieldErrors.unit} hint="What identifies a unit; it cannot change later.">
-            {(attrs) => (
-              <select {...attrs} value={form.unitType} onChange={(e) => set("unitType", e.currentTarget.value as UnitType)}>
-                {UNIT_TYPES.map((t) => (
-                  <option key={t} value={t}>
-                    {UNIT_TYPE_LABELS[t]}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <SelectField label="Unit type" error={fieldErrors.unit} hint="What identifies a unit; it cannot change later." value={form.unitType} onChange={(v: UnitType) => set("unitType", v)} options={optionsOf(UNIT_TYPES, UNIT_TYPE_LABELS)} />
         )}
         <fieldset>
           <legend>Holdout</legend>
-          <label class="check">
-            <input type="checkbox" checked={form.holdout} onChange={(e) => set("holdout", e.currentTarget.checked)} /> Hold out a range of segments from every experiment (plan pro or above)
-          </label>
+          <CheckField checked={form.holdout} onChange={(v) => set("holdout", v)}>
+            Hold out a range of segments from every experiment (plan pro or above)
+          </CheckField>
           {form.holdout && (
             <>
               <Field label="First held-out segment" error={fieldErrors.holdout} hint={`0 to ${SEGMENTS - 1}`}>

@@ -1,6 +1,7 @@
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
+import { Count, OverviewCard } from "../../../web/dashboard/overview-card";
 import { ResourceList, useLiveList, useRowDialogs } from "../../../web/dashboard/resource-list";
-import { Link, Loading, RowEditDelete, When, useLoad } from "../../../web/dashboard/ui";
+import { Link, RowEditDelete, When } from "../../../web/dashboard/ui";
 import { type Universe, holdoutText, loadUniverses } from "./client";
 import { DeleteUniverseDialog, UniverseDialog } from "./form";
 import { SegmentBar } from "./segments";
@@ -54,17 +55,7 @@ function UniverseList() {
 }
 
 function UniversesCard() {
-  const session = useSession();
-  const { data } = useLoad(loadUniverses, [session.project.id]);
-  if (!data) return <Loading />;
-  return (
-    <>
-      <Link href="/universes">
-        <strong>{data.length}</strong> {data.length === 1 ? "universe" : "universes"}
-      </Link>
-      <span class="muted"> · {data.filter((u) => u.holdout_range !== null).length} with a holdout</span>
-    </>
-  );
+  return <OverviewCard load={loadUniverses} href="/universes" main={(data) => <Count n={data.length} one="universe" many="universes" />} more={(data) => `${data.filter((u) => u.holdout_range !== null).length} with a holdout`} />;
 }
 
 export const universesDashboard: DashboardModule = {
