@@ -422,7 +422,8 @@ describe("svc backup", () => {
     const jsonOut = join(dataDir(), "backup.json.db");
     const json = await run(svc("backup", "--data", dir, "--out", jsonOut, "--json"));
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual({ out: jsonOut });
+    // The data directory's key travels with the copy (issue 27, item 18).
+    expect(JSON.parse(json.stdout)).toEqual({ out: jsonOut, secretKey: `${jsonOut}.secret.key` });
     expect(backupProjectRows(jsonOut)).toHaveLength(2);
 
     const size = statSync(out).size;
@@ -456,10 +457,11 @@ describe("svc backup", () => {
   test("a PostgreSQL store is refused with the pg_dump command to use instead, and no file is written", async () => {
     const out = join(dataDir(), "pg.db");
     // Refused before connecting: no server needs to listen there.
-    const result = await run(svc("backup", "--store", "postgres://svc:secret@127.0.0.1:1/svc", "--out", out));
+    const result = await run(svc("backup", "--store", "postgres://svc:hunter2pw@127.0.0.1:1/svc", "--out", out));
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("pg_dump");
-    expect(result.stderr).not.toContain("secret");
+    // The password never; the hint does name the key file to keep (secret.key).
+    expect(result.stderr).not.toContain("hunter2pw");
     expect(existsSync(out)).toBe(false);
   });
 });
