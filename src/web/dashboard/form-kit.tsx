@@ -1,6 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { Dialog, Field, FormActions, SecretOnce, errorsByField, focusFirstInvalid, focusLater, useSecretMint } from "./ui";
+import { ConfirmDialog, Dialog, Field, FormActions, SecretOnce, errorsByField, focusFirstInvalid, focusLater, useLoad, useSecretMint } from "./ui";
 
 /**
  * The kit's form pieces: the state every create/edit dialog holds, the
@@ -210,5 +210,32 @@ export function RemoveButton({ label, onRemove, focusAfter, disabled }: { label:
     >
       Remove
     </button>
+  );
+}
+
+/**
+ * What a dialog's selects offer (universes, gates, metrics…), read at each opening: someone may have added one
+ * since. Nothing is read while it is closed.
+ */
+export function useChoices<T>(open: boolean, load: () => Promise<T>) {
+  return useLoad(async () => (open ? await load() : undefined), [open]);
+}
+
+/** Asks before deleting `item` ("Delete checkout?", the button "Delete <what>"), deletes it with `remove`, then `onDeleted`. */
+export function DeleteDialog<T extends { name: string }>(props: { item: T | null; what: string; message: ComponentChildren; remove: (item: T) => Promise<unknown>; onClose: () => void; onDeleted: (item: T) => Promise<void> | void }) {
+  return (
+    <ConfirmDialog
+      open={props.item !== null}
+      title={`Delete ${props.item?.name ?? ""}?`}
+      message={props.message}
+      confirmLabel={`Delete ${props.what}`}
+      danger
+      onConfirm={async () => {
+        const gone = props.item!;
+        await props.remove(gone);
+        await props.onDeleted(gone);
+      }}
+      onClose={props.onClose}
+    />
   );
 }

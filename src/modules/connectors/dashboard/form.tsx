@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { Options } from "../../../web/dashboard/form-kit";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, SecretOnce, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
+import { Options, DeleteDialog } from "../../../web/dashboard/form-kit";
+import { Dialog, ErrorMessage, Field, FormActions, Link, SecretOnce, errorsByField, focusFirstInvalid } from "../../../web/dashboard/ui";
 import { type Connector, EVENT_TYPES, PROVIDER_FORMS, PROVIDER_NAMES, type ProviderName, connectorApi } from "./client";
 
 // errorsByField keys a detail by its leading letters: `config.url: …` is `config`, `events[0]: …` is `events`.
@@ -193,22 +193,17 @@ export function ConnectorDialog({ open, editing, onClose, onSaved }: { open: boo
 
 export function DeleteConnectorDialog({ connector, onClose, onDeleted }: { connector: Connector | null; onClose: () => void; onDeleted: (c: Connector) => Promise<void> | void }) {
   return (
-    <ConfirmDialog
-      open={connector !== null}
-      title={`Delete ${connector?.name ?? ""}?`}
+    <DeleteDialog
+      item={connector}
+      what="connector"
       message={
         <p>
           It stops hearing events at once; its delivery log goes with it, and deliveries still queued are dropped. See also the <Link href="/audit">audit trail</Link>.
         </p>
       }
-      confirmLabel="Delete connector"
-      danger
-      onConfirm={async () => {
-        const gone = connector!;
-        await call(connectorApi.api.admin.connectors({ id: gone.id }).delete());
-        await onDeleted(gone);
-      }}
+      remove={(gone) => call(connectorApi.api.admin.connectors({ id: gone.id }).delete())}
       onClose={onClose}
+      onDeleted={onDeleted}
     />
   );
 }

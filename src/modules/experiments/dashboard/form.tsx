@@ -1,8 +1,8 @@
 // One piece: the experiment dialog, whose variants, allocation, overrides and guardrails share one form state and one validation.
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { Options, SelectField, TableHead, plainOptions, RemoveButton } from "../../../web/dashboard/form-kit";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt, useLoad } from "../../../web/dashboard/ui";
+import { Options, SelectField, TableHead, plainOptions, RemoveButton, useChoices } from "../../../web/dashboard/form-kit";
+import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt } from "../../../web/dashboard/ui";
 import { gateApi } from "../../gates/dashboard/client";
 import { loadMetrics } from "../../metrics/dashboard/client";
 import { drawable, loadUniverses } from "../../universes/dashboard/client";
@@ -82,12 +82,8 @@ export function ExperimentDialog({ open, editing, onClose, onSaved }: { open: bo
   const [busy, setBusy] = useState(false);
   const base = useId();
   // What the selects offer, read at each opening (someone may have added a metric since).
-  const choices = useLoad(
-    async () =>
-      open
-        ? await Promise.all([loadUniverses(), call(gateApi.api.admin.gates.get({ query: {} })), loadMetrics(), loadExperiments({ status: "running" })]).then(([universes, gates, metrics, running]) => ({ universes, gates, metrics, running }))
-        : undefined,
-    [open],
+  const choices = useChoices(open, () =>
+    Promise.all([loadUniverses(), call(gateApi.api.admin.gates.get({ query: {} })), loadMetrics(), loadExperiments({ status: "running" })]).then(([universes, gates, metrics, running]) => ({ universes, gates, metrics, running })),
   );
   useEffect(() => {
     if (!open) return;

@@ -1,5 +1,5 @@
 import { ApiFailure, call, describeError } from "../../../web/dashboard/api";
-import { NameField, TextAreaField, useDialogForm } from "../../../web/dashboard/form-kit";
+import { NameField, TextAreaField, useDialogForm, DeleteDialog } from "../../../web/dashboard/form-kit";
 import { ConfirmDialog, Dialog, Field, FormActions, Link, focusFirstInvalid } from "../../../web/dashboard/ui";
 import { KEY_HINT, type Profile, type TranslationKey, VALUE_MAX, i18nApi } from "./client";
 
@@ -36,23 +36,18 @@ export function ProfileDialog({ open, editing, onClose, onSaved }: { open: boole
 
 export function DeleteProfileDialog({ profile, onClose, onDeleted }: { profile: Profile | null; onClose: () => void; onDeleted: (p: Profile) => Promise<void> | void }) {
   return (
-    <ConfirmDialog
-      open={profile !== null}
-      title={`Delete ${profile?.name ?? ""}?`}
+    <DeleteDialog
+      item={profile}
+      what="profile"
       message={
         <p>
           Its {profile?.keyCount ?? 0} {profile?.keyCount === 1 ? "key goes" : "keys go"} with it, and SDKs stop finding locale <span class="mono">{profile?.locale}</span> with the next snapshot. See
           also the <Link href="/audit">audit trail</Link>.
         </p>
       }
-      confirmLabel="Delete profile"
-      danger
-      onConfirm={async () => {
-        const gone = profile!;
-        await call(i18nApi.api.admin.i18n.profiles({ id: gone.id }).delete());
-        await onDeleted(gone);
-      }}
+      remove={(gone) => call(i18nApi.api.admin.i18n.profiles({ id: gone.id }).delete())}
       onClose={onClose}
+      onDeleted={onDeleted}
     />
   );
 }

@@ -1,7 +1,7 @@
 import { useId } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
-import { DescriptionField, NameField, Options, RemoveButton, SelectField, TableHead, optionsOf, useDialogForm } from "../../../web/dashboard/form-kit";
-import { ConfirmDialog, Dialog, ErrorMessage, Field, FormActions, Link, Loading, errorsByPath, useLoad } from "../../../web/dashboard/ui";
+import { DescriptionField, NameField, Options, RemoveButton, SelectField, TableHead, optionsOf, useDialogForm, DeleteDialog } from "../../../web/dashboard/form-kit";
+import { Dialog, ErrorMessage, Field, FormActions, Link, Loading, errorsByPath, useLoad } from "../../../web/dashboard/ui";
 import { type CatalogEvent, loadCatalog } from "../../events/dashboard/client";
 import {
   type DraftFilter,
@@ -240,22 +240,17 @@ function PartEditor(props: { part: DraftPart; kind: PartKind | null; where: stri
 /** Asks before deleting; a metric alert rules use is refused by the server, saying which (shown in the dialog). */
 export function DeleteMetricDialog({ metric, onClose, onDeleted }: { metric: Metric | null; onClose: () => void; onDeleted: (m: Metric) => Promise<void> | void }) {
   return (
-    <ConfirmDialog
-      open={metric !== null}
-      title={`Delete ${metric?.name ?? ""}?`}
+    <DeleteDialog
+      item={metric}
+      what="metric"
       message={
         <p>
           Its definition goes; the events it measured stay. A metric an <Link href="/alerts">alert rule</Link> watches cannot be deleted until those rules are.
         </p>
       }
-      confirmLabel="Delete metric"
-      danger
-      onConfirm={async () => {
-        const gone = metric!;
-        await call(metricApi.api.admin.metrics({ id: gone.id }).delete());
-        await onDeleted(gone);
-      }}
+      remove={(gone) => call(metricApi.api.admin.metrics({ id: gone.id }).delete())}
       onClose={onClose}
+      onDeleted={onDeleted}
     />
   );
 }

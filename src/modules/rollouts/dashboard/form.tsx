@@ -1,8 +1,8 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { prettyJson } from "../../../web/dashboard/json-editor";
-import { Options, SelectField, plainOptions, RemoveButton } from "../../../web/dashboard/form-kit";
-import { Dialog, ErrorMessage, Field, FormActions, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt, useLoad } from "../../../web/dashboard/ui";
+import { Options, SelectField, plainOptions, RemoveButton, useChoices } from "../../../web/dashboard/form-kit";
+import { Dialog, ErrorMessage, Field, FormActions, Loading, PathError, errorAt, errorsByPath, focusFirstInvalid, focusLater, invalidAt } from "../../../web/dashboard/ui";
 import { configApi } from "../../configs/dashboard/client";
 import { gateApi } from "../../gates/dashboard/client";
 import { loadMetrics } from "../../metrics/dashboard/client";
@@ -82,12 +82,8 @@ export function NewRolloutDialog({ open, onClose, onCreated }: { open: boolean; 
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const base = useId();
-  const choices = useLoad(
-    async () =>
-      open
-        ? await Promise.all([call(gateApi.api.admin.gates.get({ query: {} })), call(configApi.api.admin.configs.get({ query: {} })), loadMetrics()]).then(([gates, configs, metrics]) => ({ gates, configs, metrics }))
-        : undefined,
-    [open],
+  const choices = useChoices(open, () =>
+    Promise.all([call(gateApi.api.admin.gates.get({ query: {} })), call(configApi.api.admin.configs.get({ query: {} })), loadMetrics()]).then(([gates, configs, metrics]) => ({ gates, configs, metrics })),
   );
   useEffect(() => {
     if (!open) return;

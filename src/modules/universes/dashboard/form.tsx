@@ -1,6 +1,6 @@
 import { call } from "../../../web/dashboard/api";
-import { CheckField, NameField, SelectField, optionsOf, useDialogForm } from "../../../web/dashboard/form-kit";
-import { ConfirmDialog, Dialog, Field, FormActions, Link } from "../../../web/dashboard/ui";
+import { CheckField, NameField, SelectField, optionsOf, useDialogForm, DeleteDialog } from "../../../web/dashboard/form-kit";
+import { Dialog, Field, FormActions, Link } from "../../../web/dashboard/ui";
 import { SEGMENTS, UNIT_TYPES, UNIT_TYPE_LABELS, type UnitType, type Universe, drawable, universeApi } from "./client";
 import { SegmentBar } from "./segments";
 
@@ -101,23 +101,18 @@ export function UniverseDialog({ open, editing, onClose, onSaved }: { open: bool
 
 export function DeleteUniverseDialog({ universe, onClose, onDeleted }: { universe: Universe | null; onClose: () => void; onDeleted: (u: Universe) => Promise<void> | void }) {
   return (
-    <ConfirmDialog
-      open={universe !== null}
-      title={`Delete ${universe?.name ?? ""}?`}
+    <DeleteDialog
+      item={universe}
+      what="universe"
       message={
         <p>
           Experiments can no longer be created in it. A universe with a running experiment cannot be deleted until the experiment stops. See also the{" "}
           <Link href="/audit">audit trail</Link>.
         </p>
       }
-      confirmLabel="Delete universe"
-      danger
-      onConfirm={async () => {
-        const gone = universe!;
-        await call(universeApi.api.admin.universes({ id: gone.id }).delete());
-        await onDeleted(gone);
-      }}
+      remove={(gone) => call(universeApi.api.admin.universes({ id: gone.id }).delete())}
       onClose={onClose}
+      onDeleted={onDeleted}
     />
   );
 }
