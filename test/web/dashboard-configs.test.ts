@@ -41,6 +41,17 @@ describe.skipIf(!chromiumAvailable)("configs in the dashboard", () => {
     await page.getByRole("heading", { level: 1, name: "limits" }).waitFor();
   });
 
+  test("the activity names the key that acted, its raw actor on hover (issue 27, item 15)", async () => {
+    const minted = await f.ts.api("/api/admin/keys", { body: { type: "admin", name: "deploy-bot" } });
+    expect(minted.status).toBe(201);
+    expect((await f.ts.api("/api/admin/configs/limits", { method: "PATCH", key: minted.body.key, body: { description: "Rate limits per minute" } })).status).toBe(200);
+    await page.reload();
+    const row = page.getByRole("row").filter({ hasText: "deploy-bot" });
+    await row.waitFor();
+    expect(await row.getByText("deploy-bot", { exact: true }).getAttribute("title")).toBe(`admin-key:${minted.body.id}@keys.local`);
+    expect(await page.getByRole("table", { name: /Recent activity on limits/ }).innerText()).not.toContain("@keys.local");
+  });
+
   test("a value that breaks the schema is shown inline as you type, and can be neither saved nor published", async () => {
     await page.getByRole("tab", { name: /staging/ }).click();
     await typeInEditor("Value of limits on staging (JSON)", '{"max": 0}');

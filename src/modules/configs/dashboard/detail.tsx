@@ -4,7 +4,7 @@ import { DiffView, JsonEditor, prettyJson } from "../../../web/dashboard/json-ed
 import { can, useSession } from "../../../web/dashboard/registry";
 import { DataTable } from "../../../web/dashboard/data-table";
 import { DetailFrame, EnvPanel, deleteZone, notLoaded } from "../../../web/dashboard/detail-frame";
-import { ConfirmDialog, ErrorMessage, Status, When, useLoad } from "../../../web/dashboard/ui";
+import { Actor, ConfirmDialog, ErrorMessage, Status, When, useLoad } from "../../../web/dashboard/ui";
 import { ENVS, type Env, configApi } from "./client";
 import { ConfigHistory } from "./history";
 import { SchemaEditor } from "./schema-editor";
@@ -193,7 +193,7 @@ export function ConfigDetail({ name }: { name: string }) {
         columns={[
           { header: "What", cell: (a) => a.action.replace(/^config\./, "") },
           { header: "Details", class: "small", cell: (a) => Object.entries(a.payload).map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : String(v)}`).join(", ") },
-          { header: "Who", cell: (a) => a.actorEmail },
+          { header: "Who", cell: (a) => <Actor email={a.actorEmail} name={a.actorName} /> },
           { header: "When", cell: (a) => <When iso={a.createdAt} /> },
         ]}
       />
