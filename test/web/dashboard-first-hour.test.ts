@@ -188,7 +188,12 @@ describe.skipIf(!chromiumAvailable)("the first hour, in a real browser", () => {
     // Every page of the registry: each navigation entry, and a detail page of each kind. The page declarations are read
     // from the modules' sources, so a page added later and missing here fails this test.
     const routes = [...navPaths, ...details];
-    const declared = [...new Glob("src/modules/*/dashboard/*.tsx").scanSync(ROOT), "src/web/dashboard/home.tsx"].flatMap((file) => [...readFileSync(join(ROOT, file), "utf8").matchAll(/\{ path: "(\/[^"]*)"/g)].map((m) => m[1]!));
+    // A page is declared as `{ path: "/x", … }`, or as a list and its detail by the kit's `listAndDetail({ path: "/x", …, param: "name" })`.
+    const declared = [...new Glob("src/modules/*/dashboard/*.tsx").scanSync(ROOT), "src/web/dashboard/home.tsx"].flatMap((file) => {
+      const text = readFileSync(join(ROOT, file), "utf8");
+      const pairs = [...text.matchAll(/listAndDetail\(\{ path: "(\/[^"]*)"[^\n]*?param: "(\w+)"/g)].flatMap((m) => [m[1]!, `${m[1]}/:${m[2]}`]);
+      return [...[...text.matchAll(/\{ path: "(\/[^"]*)"/g)].map((m) => m[1]!).filter((path) => !text.includes(`listAndDetail({ path: "${path}"`)), ...pairs];
+    });
     const pattern = (path: string) => new RegExp(`^${path.replace(/:[a-z]+/gi, "[^/]+")}$`);
     expect(declared.length).toBeGreaterThanOrEqual(30);
     expect(declared.filter((path) => !routes.some((route) => pattern(path).test(route)))).toEqual([]);

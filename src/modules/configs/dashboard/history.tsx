@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
+import { DataTable } from "../../../web/dashboard/data-table";
 import { prettyJson } from "../../../web/dashboard/json-editor";
 import { ConfirmDialog, ErrorMessage, Status, When, useLoad } from "../../../web/dashboard/ui";
 import { type Env, configApi } from "./client";
@@ -21,46 +22,26 @@ export function ConfigHistory(props: { name: string; env: Env; current: number; 
       <ErrorMessage error={error} />
       <Status message={message} />
       {data && (
-        <table>
-          <caption class="visually-hidden">Published versions of {props.name} on {props.env}, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Version</th>
-              <th scope="col">Value</th>
-              <th scope="col">Who</th>
-              <th scope="col">When</th>
-              {props.writable && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {data.map((h) => (
-              <tr key={h.version}>
-                <td>
-                  v{h.version}
-                  {h.version === props.current ? " (live)" : ""}
-                </td>
-                <td class="mono small">{JSON.stringify(h.value)}</td>
-                <td>{h.actorEmail}</td>
-                <td>
-                  <When iso={h.createdAt} />
-                </td>
-                {props.writable && (
-                  <td>
-                    {h.version !== props.current && (
-                      <button type="button" class="secondary small" aria-label={`Roll back ${props.env} to version ${h.version}`} onClick={() => setTarget({ version: h.version, value: h.value })}>
-                        Roll back
-                      </button>
-                    )}
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          caption={`Published versions of ${props.name} on ${props.env}, newest first`}
+          rows={data}
+          rowKey={(h) => String(h.version)}
+          columns={[
+            { header: "Version", cell: (h) => `v${h.version}${h.version === props.current ? " (live)" : ""}` },
+            { header: "Value", class: "mono small", cell: (h) => JSON.stringify(h.value) },
+            { header: "Who", cell: (h) => h.actorEmail },
+            { header: "When", cell: (h) => <When iso={h.createdAt} /> },
+          ]}
+          actions={
+            props.writable &&
+            ((h) =>
+              h.version !== props.current && (
+                <button type="button" class="secondary small" aria-label={`Roll back ${props.env} to version ${h.version}`} onClick={() => setTarget({ version: h.version, value: h.value })}>
+                  Roll back
+                </button>
+              ))
+          }
+        />
       )}
       <ConfirmDialog
         open={target !== null}

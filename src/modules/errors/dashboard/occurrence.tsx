@@ -1,3 +1,4 @@
+import { DataTable, FactsTable } from "../../../web/dashboard/data-table";
 import { When } from "../../../web/dashboard/ui";
 import type { errorApi } from "./client";
 
@@ -90,37 +91,22 @@ export function Occurrences({ occurrences, type }: { occurrences: Occurrence[]; 
     <>
       <section aria-labelledby="latest-occurrence">
         <h2 id="latest-occurrence">Latest occurrence</h2>
-        <table>
-          <caption class="visually-hidden">About the latest occurrence of {type}</caption>
-          <tbody>
-            <tr>
-              <th scope="row">When</th>
-              <td>
+        <FactsTable
+          caption={`About the latest occurrence of ${type}`}
+          rows={[
+            [
+              "When",
+              <>
                 <When iso={latest.ts} /> <span class="muted small">({new Date(latest.ts).toLocaleString()})</span>
-              </td>
-            </tr>
-            <tr>
-              <th scope="row">Message</th>
-              <td>{latest.message}</td>
-            </tr>
-            <tr>
-              <th scope="row">Unit</th>
-              <td class="mono">{latest.unitId ?? none}</td>
-            </tr>
-            <tr>
-              <th scope="row">Release</th>
-              <td class="mono">{latest.release ?? none}</td>
-            </tr>
-            <tr>
-              <th scope="row">Environment</th>
-              <td class="mono">{latest.environment ?? none}</td>
-            </tr>
-            <tr>
-              <th scope="row">Tags</th>
-              <td class="mono small">{Object.keys(latest.tags).length > 0 ? tagsText(latest.tags) : none}</td>
-            </tr>
-          </tbody>
-        </table>
+              </>,
+            ],
+            ["Message", latest.message],
+            ["Unit", latest.unitId ?? none, "mono"],
+            ["Release", latest.release ?? none, "mono"],
+            ["Environment", latest.environment ?? none, "mono"],
+            ["Tags", Object.keys(latest.tags).length > 0 ? tagsText(latest.tags) : none, "mono small"],
+          ]}
+        />
         <h3>Stack trace</h3>
         <Frames occurrence={latest} />
       </section>
@@ -128,35 +114,22 @@ export function Occurrences({ occurrences, type }: { occurrences: Occurrence[]; 
         <section aria-labelledby="kept-occurrences">
           <h2 id="kept-occurrences">Earlier kept occurrences</h2>
           <p class="muted small">The last 20 received and a sample of 5 older ones are kept; the newest first.</p>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Message</th>
-                <th scope="col">Where</th>
-                <th scope="col">Unit</th>
-                <th scope="col">Release</th>
-                <th scope="col">Kept as</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rest.map((o) => {
+          <DataTable
+            caption={`Earlier kept occurrences of ${type}, newest first`}
+            rows={rest}
+            rowKey={(o) => String(o.id)}
+            columns={[
+              { header: "When", cell: (o) => <When iso={o.ts} /> },
+              { header: "Message", cell: (o) => o.message },
+              { header: "Where", class: "mono small", cell: (o) => {
                 const top = o.frames.find((f) => f.inApp === true) ?? o.frames[0];
-                return (
-                  <tr key={o.id}>
-                    <td>
-                      <When iso={o.ts} />
-                    </td>
-                    <td>{o.message}</td>
-                    <td class="mono small">{top ? `${top.function ?? "(anonymous)"} ${whereOf(top)}` : ""}</td>
-                    <td class="mono">{o.unitId ?? ""}</td>
-                    <td class="mono">{o.release ?? ""}</td>
-                    <td>{o.kept}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+                return top ? `${top.function ?? "(anonymous)"} ${whereOf(top)}` : "";
+              } },
+              { header: "Unit", class: "mono", cell: (o) => o.unitId ?? "" },
+              { header: "Release", class: "mono", cell: (o) => o.release ?? "" },
+              { header: "Kept as", cell: (o) => o.kept },
+            ]}
+          />
         </section>
       )}
     </>

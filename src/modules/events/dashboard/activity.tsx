@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { apiOf, call, describeError } from "../../../web/dashboard/api";
+import { DataTable } from "../../../web/dashboard/data-table";
 import { useSession } from "../../../web/dashboard/registry";
 import { ErrorMessage, Loading, When, useLoad } from "../../../web/dashboard/ui";
 import type { eventCountRoutes } from "../routes";
@@ -28,33 +29,21 @@ export function EventActivity() {
       ) : counts.data.counts.length === 0 ? (
         <p class="muted">No events arrived in the last 7 days.</p>
       ) : (
-        <table>
-          <caption class="visually-hidden">Events per name in the last 24 hours and 7 days</caption>
-          <thead>
-            <tr>
-              <th scope="col">Event (as sent)</th>
-              <th scope="col">Last 24 h</th>
-              <th scope="col">Last 7 days</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {counts.data.counts.map((c) => (
-              <tr key={c.name}>
-                <td class="mono">{c.name}</td>
-                <td>{c.last24h.toLocaleString("en")}</td>
-                <td>{c.last7d.toLocaleString("en")}</td>
-                <td>
-                  <button type="button" class="secondary small" aria-label={`Show raw events of ${c.name}`} aria-expanded={open === c.name} onClick={() => setOpen(open === c.name ? null : c.name)}>
-                    Raw events
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          caption="Events per name in the last 24 hours and 7 days"
+          rows={counts.data.counts}
+          rowKey={(c) => c.name}
+          columns={[
+            { header: "Event (as sent)", class: "mono", cell: (c) => c.name },
+            { header: "Last 24 h", cell: (c) => c.last24h.toLocaleString("en") },
+            { header: "Last 7 days", cell: (c) => c.last7d.toLocaleString("en") },
+          ]}
+          actions={(c) => (
+            <button type="button" class="secondary small" aria-label={`Show raw events of ${c.name}`} aria-expanded={open === c.name} onClick={() => setOpen(open === c.name ? null : c.name)}>
+              Raw events
+            </button>
+          )}
+        />
       )}
       {open && <RawEvents key={open} name={open} />}
     </section>
@@ -88,29 +77,17 @@ function RawEvents({ name }: { name: string }) {
       ) : events.length === 0 ? (
         <p class="muted">No events of {name} are stored (all past the project's retention).</p>
       ) : (
-        <table>
-          <caption class="visually-hidden">Raw events of {name} as SDK clients sent them, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Unit (as sent)</th>
-              <th scope="col">Value</th>
-              <th scope="col">Properties (as sent)</th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.map((e, i) => (
-              <tr key={`${e.ts}-${i}`}>
-                <td>
-                  <When iso={e.at} />
-                </td>
-                <td class="mono">{e.unitId ?? <span class="muted">none</span>}</td>
-                <td>{e.value ?? <span class="muted">none</span>}</td>
-                <td class="mono small">{e.properties ? JSON.stringify(e.properties) : <span class="muted">none</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          caption={`Raw events of ${name} as SDK clients sent them, newest first`}
+          rows={events.map((e, i) => ({ ...e, key: `${e.ts}-${i}` }))}
+          rowKey={(e) => e.key}
+          columns={[
+            { header: "When", cell: (e) => <When iso={e.at} /> },
+            { header: "Unit (as sent)", class: "mono", cell: (e) => e.unitId ?? <span class="muted">none</span> },
+            { header: "Value", cell: (e) => e.value ?? <span class="muted">none</span> },
+            { header: "Properties (as sent)", class: "mono small", cell: (e) => (e.properties ? JSON.stringify(e.properties) : <span class="muted">none</span>) },
+          ]}
+        />
       )}
       {next && (
         <button type="button" class="secondary" onClick={() => load(next)}>
