@@ -50,7 +50,9 @@ function useFocusableScrollBoxes(): void {
     const later = () => {
       if (!frame) frame = requestAnimationFrame(mark);
     };
-    const observer = new MutationObserver(later);
+    // Marked in the observer's own microtask, not a frame later: a table that a page's fetch draws is focusable before any
+    // other task (a keypress, an audit tool) can meet it unmarked.
+    const observer = new MutationObserver(mark);
     observer.observe(document.body, { childList: true, subtree: true });
     window.addEventListener("resize", later);
     later();
