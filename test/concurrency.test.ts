@@ -182,7 +182,9 @@ describe("two processes publishing one config", () => {
     const writerChanges = switches(rows.slice(1).map((r) => r.actor_email));
     console.log(`config race: the publisher changed ${writerChanges} times along ${successes} versions`);
     // On PostgreSQL the two writers serialise on the advisory lock in longer turns; the three-server test proves interleaving there.
-    expect(writerChanges).toBeGreaterThanOrEqual(TEST_ENGINE === "postgres" ? 1 : 10);
+    // On SQLite how often the turn passes depends on the machine's load (7 to 17 along ~100 versions on a busy 2-core
+    // machine, main included): three changes of hands already prove the two processes wrote at the same time.
+    expect(writerChanges).toBeGreaterThanOrEqual(TEST_ENGINE === "postgres" ? 1 : 3);
     expect(rows.filter((r) => r.actor_email === "child-process@example.com").length).toBe(theirs.published.length);
     // Every published value is a draft someone saved, and no draft was published twice.
     const published = rows.slice(1).map((r) => r.value);
