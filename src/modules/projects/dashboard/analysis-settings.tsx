@@ -39,10 +39,11 @@ export function AnalysisSettingsForm(props: { analysis: AnalysisSettings; eventR
           eventRetentionDays: num(form.eventRetentionDays),
         }),
       );
+      // Said once the page holds the saved values: the reload refills this form, and must not land on what is typed next.
+      await props.onSaved();
       setFieldErrors({});
       setError(null);
       setMessage("Saved the analysis and retention settings");
-      await props.onSaved();
     } catch (err) {
       // `analysis.minSampleDays: …` names its setting after the object's name.
       const found = errorsByField(err, [...FIELDS, "analysis"] as const);
