@@ -11,6 +11,7 @@
  * copy of the snapshot the same way.
  */
 import { type GateCondition, parseSemver } from "../../sdk/gates";
+import { re2Regex } from "../../sdk/util";
 
 export type GbCondition = Record<string, unknown>;
 /** A prerequisite: the feature `id`'s value must satisfy `condition` (evaluated on `{value}`). */
@@ -88,6 +89,12 @@ function escapeRegex(text: string): string {
 const RE2_ONLY = /\\[AzpPQECx]|\[:|\(\?/;
 
 function regexCondition(attr: string, pattern: string): MappedCondition {
+  try {
+    re2Regex(pattern);
+  } catch {
+    // svc's evaluator never matches a pattern RE2 refuses (the server refuses it when saved).
+    return { condition: NEVER };
+  }
   let source = pattern;
   let op = "$regex";
   // RE2's case-insensitive flag, when it leads, is GrowthBook's `$regexi`.
