@@ -321,6 +321,102 @@ describe("GrowthBook's SDK agrees with svc's SDK and OFREP", () => {
   });
 });
 
+describe("POST /api/eval/{key} (remote evaluation)", () => {
+  let browserKey: string;
+  beforeAll(async () => {
+    const minted = await ts.api("/api/admin/keys", { body: { type: "browser", name: "web app" } });
+    expect(minted.status).toBe(201);
+    browserKey = minted.body.key;
+  });
+
+  test("GrowthBook's SDK in remote-evaluation mode with a browser key answers svc's values for every context; tracks fire its trackingCallback", async () => {
+    const snapshot = (await ts.api("/api/sdk/v1/snapshot", { key: ts.serverKey })).body as Snapshot;
+    const tracked: string[] = [];
+    const gb = new GrowthBook({
+      apiHost: ts.url,
+      clientKey: browserKey,
+      remoteEval: true,
+      trackingCallback: (experiment, result) => void tracked.push(`${experiment.name}:${result.key}`),
+    });
+    await gb.init({ timeout: 5000 });
+    const random = seededRandom(77);
+    let assigned = 0;
+    for (let i = 0; i < 300; i++) {
+      const context = contextOf(random);
+      await gb.setAttributes(context);
+      for (const flag of evaluateAll(snapshot, context)) {
+        expect([flag.key, gb.evalFeature(flag.key).value]).toEqual([flag.key, flag.value]);
+        if (flag.key === "pricing-test" && flag.reason === "SPLIT") {
+          assigned++;
+          expect(tracked.at(-1)).toBe(`${pricing.id}:${flag.variant}`);
+        }
+      }
+    }
+    expect(assigned).toBeGreaterThan(10);
+    gb.destroy();
+  }, 60_000);
+
+  test("answers evaluated values only: no rules, salts or prerequisite features; the browser key's own env only; refusals as the SDK paths", async () => {
+    const post = (key: string, body: unknown, query = "") =>
+      fetch(`${ts.url}/api/eval/${key}${query}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await post(browserKey, { attributes: { user_id: "u-1", email: "ann@example.com" }, forcedVariations: {}, forcedFeatures: [], url: "" });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const body = JSON.parse(text);
+    const snapshot = (await ts.api("/api/sdk/v1/snapshot", { key: ts.serverKey })).body as Snapshot;
+    for (const gate of Object.values(snapshot.gates) as { salt: string }[]) expect(text).not.toContain(gate.salt);
+    expect(text).not.toContain(GATE_RULES_PREFIX);
+    expect(text).not.toContain("seed");
+    expect(body.features.beta).toEqual({ defaultValue: true });
+    expect(body.features["checkout/eu"]).toEqual({ defaultValue: true });
+    // Dev tools' forced values are applied, as GrowthBook's own server does.
+    const forced = await (await post(browserKey, { attributes: {}, forcedFeatures: [["banner", "forced"]], forcedVariations: { "pricing-test": 2 } })).json();
+    expect([forced.features.banner, forced.features["pricing-test"]]).toEqual([{ defaultValue: "forced" }, { defaultValue: "lifetime" }]);
+    // Another env than the key's: FORBIDDEN. Unknown key: UNAUTHORIZED, before the body is looked at.
+    const staging = await post(browserKey, { attributes: {} }, "?env=staging");
+    expect([staging.status, expectErrorShape(await staging.json()).code]).toEqual([403, "FORBIDDEN"]);
+    const unknown = await post("sdk_browser_nope", { attributes: "not an object", extra: 1 });
+    expect([unknown.status, expectErrorShape(await unknown.json()).code]).toEqual([401, "UNAUTHORIZED"]);
+    const extra = await post(browserKey, { attributes: {}, colour: "red" });
+    expect([extra.status, expectErrorShape(await extra.json()).code]).toEqual([400, "VALIDATION"]);
+    const big = await post(browserKey, { attributes: { blob: "x".repeat(70_000) } });
+    expect([big.status, expectErrorShape(await big.json()).code]).toEqual([400, "VALIDATION"]);
+    // The payload and the stream hold every rule and salt: a browser key is refused there.
+    const payload = await features(browserKey);
+    expect([payload.status, expectErrorShape(await payload.json()).code]).toEqual([403, "FORBIDDEN"]);
+    expect((await fetch(`${ts.url}/sub/${browserKey}`)).status).toBe(403);
+  });
+
+  test("the server logs an assigned unit's exposure once, as OFREP does", async () => {
+    const from = Math.floor(Date.now() / 1000) - 3600;
+    const count = async () => {
+      const r = await ts.server.ctx.services.analytics.series({ projectId: ts.projectId, from, to: from + 7200, bucket: 7200, measure: { kind: "unique", event: `$exposure:${pricing.id}`, filters: [] } });
+      return r.rows.reduce((s, row) => s + row.v, 0);
+    };
+    // The tests above logged exposures in the background: wait until their count stops moving.
+    let before = await count();
+    for (let settled = false; !settled; ) {
+      await Bun.sleep(200);
+      const now = await count();
+      settled = now === before;
+      before = now;
+    }
+    let assigned = 0;
+    for (let i = 0; i < 60; i++) {
+      const body = { attributes: { user_id: `remote-${i}`, email: "ann@example.com" } };
+      for (let twice = 0; twice < 2; twice++) {
+        const res = await fetch(`${ts.url}/api/eval/${browserKey}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+        const answer = (await res.json()) as any;
+        if (twice === 0 && answer.features["pricing-test"].rules) assigned++;
+      }
+    }
+    expect(assigned).toBeGreaterThan(10);
+    const deadline = Date.now() + 10_000;
+    while ((await count()) < before + assigned && Date.now() < deadline) await Bun.sleep(50);
+    expect(await count()).toBe(before + assigned);
+  });
+});
+
 /** A small EventSource over fetch (Bun has none), enough for GrowthBook's SDK: addEventListener, onopen, onerror, close. */
 class FetchEventSource {
   readyState = 0;
