@@ -204,6 +204,41 @@ describe("GET /api/features/{key}", () => {
   });
 });
 
+test("a prepared payload (200 or 304) is answered without touching the database, by the fast path and by the Elysia route", async () => {
+  // Its own server: the store is closed under it.
+  const own = await startTestServer();
+  try {
+    const first = await fetch(`${own.url}/api/features/${own.serverKey}`);
+    const text = await first.text();
+    const etag = first.headers.get("etag")!;
+    await own.server.store.close();
+    const fast = await fetch(`${own.url}/api/features/${own.serverKey}`, { headers: { "if-none-match": etag } });
+    expect([fast.status, fast.headers.get("etag"), fast.headers.get("x-sse-support")]).toEqual([304, etag, "enabled"]);
+    // With an Origin the request takes the Elysia route: the same holds there.
+    const routed = await fetch(`${own.url}/api/features/${own.serverKey}`, { headers: { "if-none-match": etag, origin: "https://app.test" } });
+    expect(routed.status).toBe(304);
+    const full = await fetch(`${own.url}/api/features/${own.serverKey}?env=prod`);
+    expect([full.status, await full.text()]).toEqual([200, text]);
+  } finally {
+    await own.stop().catch(() => {});
+  }
+});
+
+test("request logs never show the key GrowthBook SDKs put in the path", async () => {
+  const lines: { path?: string }[] = [];
+  const own = await startTestServer({ logRequests: true, quiet: false, logSink: (line) => void lines.push(JSON.parse(line)) });
+  try {
+    for (const path of [`/api/features/${own.adminKey}`, `/sub/${own.adminKey}`, "/api/features/sdk_server_guess?env=qa"]) expect((await fetch(own.url + path)).status).toBeGreaterThanOrEqual(400);
+    const logged = lines.filter((l) => typeof l.path === "string" && /^\/(api\/features|sub)\//.test(l.path));
+    expect(logged.length).toBe(3);
+    for (const line of logged) expect(line.path).toMatch(/^\/(api\/features|sub)\/…$/);
+    expect(JSON.stringify(lines)).not.toContain(own.adminKey);
+    expect(JSON.stringify(lines)).not.toContain("sdk_server_guess");
+  } finally {
+    await own.stop();
+  }
+});
+
 describe("GrowthBook's SDK agrees with svc's SDK and OFREP", () => {
   test("10,000 random contexts: every feature's value and every experiment assignment are the same in all three", async () => {
     const gb = new GrowthBook({ apiHost: ts.url, clientKey: ts.serverKey });
