@@ -153,7 +153,7 @@ export function buildApp(ctx: AppContext, onFirstAnswer?: () => void) {
           // The key's allowed origin is enforced by the sdk auth macro; here we only answer the browser.
           set.headers["access-control-allow-origin"] = origin;
           set.headers["vary"] = "Origin";
-          set.headers["access-control-expose-headers"] = "ETag, X-Request-Id, Retry-After";
+          set.headers["access-control-expose-headers"] = "ETag, X-Request-Id, Retry-After, X-SSE-Support";
           if (request.method === "OPTIONS") {
             return answerEarly(request, m, new Response(null, {
               status: 204,

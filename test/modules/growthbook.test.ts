@@ -199,6 +199,7 @@ describe("GET /api/features/{key}", () => {
     const browser = await features(ts.serverKey, { headers: { origin: "https://app.example.com" } });
     expect(browser.status).toBe(200);
     expect(browser.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+    expect(browser.headers.get("access-control-expose-headers")).toContain("X-SSE-Support");
     const preflight = await fetch(`${ts.url}/api/features/${ts.serverKey}`, { method: "OPTIONS", headers: { origin: "https://app.example.com", "access-control-request-method": "GET" } });
     expect(preflight.status).toBe(204);
   });
@@ -229,7 +230,10 @@ test("request logs never show the key GrowthBook SDKs put in the path", async ()
   const own = await startTestServer({ logRequests: true, quiet: false, logSink: (line) => void lines.push(JSON.parse(line)) });
   try {
     for (const path of [`/api/features/${own.adminKey}`, `/sub/${own.adminKey}`, "/api/features/sdk_server_guess?env=qa"]) expect((await fetch(own.url + path)).status).toBeGreaterThanOrEqual(400);
-    const logged = lines.filter((l) => typeof l.path === "string" && /^\/(api\/features|sub)\//.test(l.path));
+    const ours = () => lines.filter((l) => typeof l.path === "string" && /^\/(api\/features|sub)\//.test(l.path));
+    // A request's line is written after its answer is sent.
+    for (const deadline = Date.now() + 5000; ours().length < 3 && Date.now() < deadline; ) await Bun.sleep(20);
+    const logged = ours();
     expect(logged.length).toBe(3);
     for (const line of logged) expect(line.path).toMatch(/^\/(api\/features|sub)\/…$/);
     expect(JSON.stringify(lines)).not.toContain(own.adminKey);
@@ -497,6 +501,29 @@ describe("GET /sub/{key}", () => {
     expect(gb.isOn("search")).toBe(false);
     gb.destroy();
     expect((await ts.api("/api/admin/killswitches/search/toggle", { body: {} })).status).toBe(200);
+  });
+
+  test("streams per key are capped as the SDK stream's are (429 with Retry-After), and a closed one frees its place", async () => {
+    const own = await startTestServer({ maxStreamsPerKey: 2 });
+    try {
+      const open = [new AbortController(), new AbortController()];
+      const streams = await Promise.all(open.map((c) => fetch(`${own.url}/sub/${own.serverKey}`, { signal: c.signal })));
+      expect(streams.map((r) => r.status)).toEqual([200, 200]);
+      const third = await fetch(`${own.url}/sub/${own.serverKey}`);
+      expect([third.status, third.headers.get("retry-after"), expectErrorShape(await third.json()).code]).toEqual([429, "30", "BAD_REQUEST"]);
+      open[0]!.abort();
+      const deadline = Date.now() + 5000;
+      let again = await fetch(`${own.url}/sub/${own.serverKey}`);
+      while (again.status === 429 && Date.now() < deadline) {
+        await Bun.sleep(50);
+        again = await fetch(`${own.url}/sub/${own.serverKey}`);
+      }
+      expect(again.status).toBe(200);
+      await again.body?.cancel();
+      open[1]!.abort();
+    } finally {
+      await own.stop();
+    }
   });
 
   test("the first event is the current payload, as event `features`; a wrong key is refused like the SDK paths", async () => {
