@@ -1,3 +1,4 @@
+// One file past 400 lines: the payload, the 10,000-context differential, remote evaluation and the stream share one server and its published flags.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { GrowthBook, clearCache, configureCache, setPolyfills } from "@growthbook/growthbook";
 import { type Client, createClient, readEventStream } from "../../src/sdk";
