@@ -10,6 +10,8 @@ export type SdkKeyInfo = {
   type: "admin" | "client" | "server" | "browser";
   scopes: string[];
   allowedOrigin: string | null;
+  /** Every browser origin the key admits (its project's domain and allowed origins); null admits any; absent: `allowedOrigin` alone. */
+  allowedOrigins?: readonly string[] | null;
   /** The one env a browser key evaluates (null or absent for other types). */
   env?: Env | null;
 };
@@ -344,8 +346,9 @@ export class Authenticator {
       throw forbidden(`This browser key lacks the ${scope} scope`, `scopes: mint a browser key with ${scope} (the default gives all three)`);
     }
     const origin = headers.origin;
-    if (origin && key.allowedOrigin && origin !== key.allowedOrigin) {
-      throw forbidden("Origin not allowed for this key", `Origin: ${origin} is not the project's domain`);
+    const admitted = key.allowedOrigins !== undefined ? key.allowedOrigins : key.allowedOrigin ? [key.allowedOrigin] : null;
+    if (origin && admitted && !admitted.includes(origin)) {
+      throw forbidden("Origin not allowed for this key", `Origin: ${origin} is not the project's domain or one of its allowed origins (Settings, allowedOrigins)`);
     }
     const projectHeader = headers["x-project-id"];
     if (projectHeader && projectHeader !== key.projectId) throw forbidden("This key is not allowed on that project", `X-Project-Id: ${projectHeader}`);

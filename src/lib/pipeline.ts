@@ -7,8 +7,10 @@
 /**
  * Paths a browser SDK may call cross-origin; CORS headers are only given there. The public intake (/ops/)
  * answers CORS itself, for the domains of projects that take public tickets only (src/modules/ops/routes.ts).
+ * Browser keys also post errors to the Sentry paths (`@sentry/browser` with a browser-key DSN) and evaluate
+ * through GrowthBook's remote evaluation (/api/eval/).
  */
-const CORS_PREFIXES = ["/api/sdk/", "/ofrep/"];
+const CORS_PREFIXES = ["/api/sdk/", "/ofrep/", "/api/eval/"];
 
 /** `status` is set where the answer bypasses Elysia's `set.status` (error responses, early answers). */
 export type RequestMeta = { start: number; id: string; path: string; status?: number };
@@ -25,7 +27,7 @@ export function isApiPath(path: string): boolean {
 }
 
 export function isCorsPath(path: string): boolean {
-  return CORS_PREFIXES.some((p) => path.startsWith(p));
+  return CORS_PREFIXES.some((p) => path.startsWith(p)) || SENTRY_INGEST.test(path);
 }
 
 export function pathOf(url: string): string {

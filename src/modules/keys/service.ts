@@ -129,13 +129,15 @@ export class KeysService implements KeyDirectory {
     try {
       return await this.ctx.store.write(async (tx) => {
         let allowedOrigin = input.allowedOrigin;
+        let allowedOrigins: string[] | null = allowedOrigin ? [allowedOrigin] : null;
         if (allowedOrigin === undefined) {
-          // The project's lock: a concurrent domain change (which stamps every live key under it) cannot leave this key on the old origin.
+          // Read under the project's lock, so that a concurrent change of its origins cannot miss this key.
           await tx.lock(`project:${projectId}`);
           allowedOrigin = await this.ctx.services.projects.allowedOrigin(projectId);
+          allowedOrigins = await this.ctx.services.projects.admittedOrigins(projectId);
         }
         const env = input.type === "browser" ? (input.env ?? (await this.ctx.services.projects.find(projectId))?.defaultEnv ?? "prod") : null;
-        const row: SdkKey = { id, projectId, type: input.type, name, scopes: uniqueScopes, allowedOrigin, env, createdAt: nowIso(), lastUsedAt: null };
+        const row: SdkKey = { id, projectId, type: input.type, name, scopes: uniqueScopes, allowedOrigin, allowedOrigins, env, createdAt: nowIso(), lastUsedAt: null };
         await insertKey(tx, row, hash, key.slice(-4));
         // A chosen secret (SERVICE_INIT_ADMIN_KEY) may have been looked up, and cached as unknown, on any server.
         tx.announce(KEYS_CHANNEL, `minted:${hash}`);
@@ -255,13 +257,15 @@ export class KeysService implements KeyDirectory {
   }
 
   /**
-   * Stamps the project's allowed origin into every live key. Called by the
+   * Stamps the project's allowed origin (its domain's) and every origin it
+   * admits (with its `allowedOrigins`) into every live key. Called by the
    * projects service inside its own transaction (under the project's lock)
-   * when the domain changes; every server forgets the project's keys on commit.
+   * when either changes; every server forgets the project's keys (and its
+   * CORS answers) on commit.
    */
-  async stampAllowedOrigin(projectId: string, allowedOrigin: string | null): Promise<void> {
+  async stampAllowedOrigin(projectId: string, allowedOrigin: string | null, allowedOrigins: string[] | null = allowedOrigin ? [allowedOrigin] : null): Promise<void> {
     await this.ctx.store.write(async (tx) => {
-      await setAllowedOriginOfLiveKeys(tx, projectId, allowedOrigin);
+      await setAllowedOriginOfLiveKeys(tx, projectId, allowedOrigin, allowedOrigins);
       tx.announce(KEYS_CHANNEL, `project:${projectId}`);
     });
   }

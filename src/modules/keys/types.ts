@@ -12,6 +12,8 @@ export type SdkKey = {
   name: string;
   scopes: string[];
   allowedOrigin: string | null;
+  /** Every browser origin the key admits (the project's domain and allowed origins); null admits any. */
+  allowedOrigins: string[] | null;
   /** The one env a browser key evaluates; null for every other type. */
   env: Env | null;
   createdAt: string;
