@@ -10,6 +10,7 @@ import {
   MAX_BODY_READS,
   MAX_BODY_READS_PER_CLIENT,
   type RequestMeta,
+  bodySizeOf,
   bufferBody,
   errorResponse,
   isApiPath,
@@ -64,6 +65,9 @@ export function createContext(store: Store, log: Logger, options: AppOptions, sh
     for (const resolver of m.bearerResolvers?.(services[m.name] as never) ?? []) authenticator.register(resolver);
     if (m.sessionResolver) authenticator.registerSession(m.sessionResolver(services[m.name] as never, network));
   }
+  authenticator.registerBrowserIngestGuard((principal, request) =>
+    services.keys.admitBrowserIngest({ keyId: principal.credentialId, projectId: principal.projectId, address: network.clientAddress(request), bodyBytes: bodySizeOf(request) }),
+  );
   const id = randomBase62(12);
   return { store, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, network, toJSON: () => id };
 }

@@ -16,6 +16,9 @@ export type SdkKeyInfo = {
   env?: Env | null;
 };
 
+/** Checks a browser key's ingest call (throws 429 or 413); see Authenticator.registerBrowserIngestGuard. */
+export type BrowserIngestGuard = (principal: Principal, request: Request) => void;
+
 /**
  * Which SDK keys a path takes:
  * - `server`: server keys only (the snapshot and the stream: every rule and salt);
@@ -254,6 +257,13 @@ export class Authenticator {
     this.session = resolver;
   }
 
+  private browserIngestGuard: BrowserIngestGuard | null = null;
+
+  /** What checks a browser key's ingest calls (rates, body cap) once the key is known: the keys module's. */
+  registerBrowserIngestGuard(guard: BrowserIngestGuard): void {
+    this.browserIngestGuard = guard;
+  }
+
   private async resolveBearer(secret: string): Promise<Credential | null> {
     for (const r of this.resolvers) if (secret.startsWith(r.prefix)) return r.resolve(secret);
     return null;
@@ -317,11 +327,14 @@ export class Authenticator {
    * X-Project-Id: the project is the key's own. A browser request from an
    * origin the key does not allow is refused.
    */
-  async sdk(headers: Record<string, string | undefined>, rule: SdkRule): Promise<Principal> {
+  async sdk(headers: Record<string, string | undefined>, rule: SdkRule, request?: Request): Promise<Principal> {
     const secret = sdkSecret(headers);
     if (!secret) throw unauthorized("Missing SDK key", `X-SDK-Key: send ${wantedKeys(rule)}`);
     const key = secret.startsWith("sdk_") ? (this.keys.cached(secret) ?? (await this.keys.resolve(secret))) : null;
-    return this.sdkPrincipal(key, headers, rule);
+    const principal = this.sdkPrincipal(key, headers, rule);
+    // A browser key's events and errors: rate and body limits before anything reads the body further.
+    if (request && principal.kind === "browser_key" && (rule === "events" || rule === "errors")) this.browserIngestGuard?.(principal, request);
+    return principal;
   }
 
   /**
@@ -392,7 +405,7 @@ export function authPlugin(authenticator: Authenticator) {
     }),
     sdk: (rule: SdkRule) => ({
       async transform({ headers, request }) {
-        principals.set(request, await authenticator.sdk(headers, rule));
+        principals.set(request, await authenticator.sdk(headers, rule, request));
       },
       resolve({ request }) {
         return { principal: principals.get(request)! };

@@ -293,6 +293,14 @@ export async function bufferBody(request: Request, maxBytes: number, reads?: Bod
   return reads.read(request, clientOf, (reader) => readBody(request, reader, maxBytes));
 }
 
+/** The size in bytes of each body read (chunked ones too), for limits smaller than the server's (browser keys). */
+const bodySizes = new WeakMap<Request, number>();
+
+/** The bytes of a request's body as read, else its declared Content-Length, else 0. */
+export function bodySizeOf(request: Request): number {
+  return bodySizes.get(request) ?? (Number(request.headers.get("content-length")) || 0);
+}
+
 async function readBody(request: Request, reader: ReadableStreamDefaultReader<Uint8Array>, maxBytes: number): Promise<Request> {
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -310,6 +318,7 @@ async function readBody(request: Request, reader: ReadableStreamDefaultReader<Ui
   }
   const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   const next = rebuilt(request, bytes);
+  bodySizes.set(next, size);
   // Sentry envelopes are no JSON document (gzip, binary attachments): their routes check each JSON item, decompressed.
   if (!SENTRY_INGEST.test(pathOf(request.url)) && nestedDeeperThan(bytes, MAX_BODY_DEPTH)) tooDeep.add(next);
   return next;

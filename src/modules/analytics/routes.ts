@@ -11,7 +11,7 @@ export function analyticsRoutes(ctx: AppContext) {
     .post(
       "/api/sdk/v1/events",
       async ({ principal, body, set }) => {
-        const accepted = await analytics.ingest(principal.projectId, body.events, body.contexts as Record<string, unknown>[] | undefined);
+        const accepted = await analytics.ingest(principal.projectId, body.events, body.contexts as Record<string, unknown>[] | undefined, principal.kind === "browser_key");
         set.status = 202;
         return { accepted };
       },

@@ -38,7 +38,7 @@ export function errorRoutes(ctx: AppContext) {
       sentryKeyOf(headers["x-sentry-auth"]) ??
       (headers.authorization?.startsWith("Sentry ") ? sentryKeyOf(headers.authorization) : null) ??
       (headers["x-sdk-key"] || headers.authorization ? null : (fallback?.() ?? null));
-    return ctx.authenticator.sdk(key ? { ...headers, "x-sdk-key": key, authorization: undefined } : headers, "errors");
+    return ctx.authenticator.sdk(key ? { ...headers, "x-sdk-key": key, authorization: undefined } : headers, "errors", request);
   };
 
   /** Sentry only sends digits there; anything else is no route of ours. */
@@ -54,7 +54,7 @@ export function errorRoutes(ctx: AppContext) {
     .post(
       "/api/sdk/v1/errors",
       async ({ principal, body, set }) => {
-        const outcome = await errors.ingest(principal.projectId, body.errors);
+        const outcome = await errors.ingest(principal.projectId, body.errors, principal.kind === "browser_key");
         set.status = 202;
         return { accepted: outcome.accepted, ...heldBack(outcome) };
       },
@@ -98,7 +98,7 @@ export function errorRoutes(ctx: AppContext) {
         }
         const principal = await sentryPrincipal(request, headers, () => tunnelled);
         const parsed = await read();
-        const { ids, outcome } = await errors.ingestSentry(principal.projectId, envelopeEvents(parsed));
+        const { ids, outcome } = await errors.ingestSentry(principal.projectId, envelopeEvents(parsed), principal.kind === "browser_key");
         const id = (typeof parsed.header.event_id === "string" && /^[0-9a-f]{32}$/i.test(parsed.header.event_id) ? parsed.header.event_id : null) ?? ids.find((x) => x !== null);
         return { ...(id ? { id } : {}), ...heldBack(outcome) };
       },
@@ -129,7 +129,7 @@ export function errorRoutes(ctx: AppContext) {
         const {
           ids: [id],
           outcome,
-        } = await errors.ingestSentry(principal.projectId, [event]);
+        } = await errors.ingestSentry(principal.projectId, [event], principal.kind === "browser_key");
         return { ...(id ? { id } : {}), ...heldBack(outcome) };
       },
       {
