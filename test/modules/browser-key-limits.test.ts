@@ -88,6 +88,12 @@ describe("bodies and what a browser key may create", () => {
     const sentry = await fetch(`${s.url}/api/1/envelope/?sentry_key=${key}`, { method: "POST", body: envelope });
     expect(sentry.status).toBe(413);
     expect(await sentry.json()).toMatchObject({ error: "Body too large", code: "BAD_REQUEST" });
+    // Small on the wire, large once decompressed: held to the browser cap too.
+    const zipped = Bun.gzipSync(new TextEncoder().encode(envelope.replace("z".repeat(5000), "z".repeat(20_000))));
+    expect(zipped.length).toBeLessThan(4096);
+    const gz = await fetch(`${s.url}/api/1/envelope/?sentry_key=${key}`, { method: "POST", headers: { "content-encoding": "gzip" }, body: zipped });
+    expect(gz.status).toBe(413);
+    expect(await gz.json()).toMatchObject({ error: "Body too large", code: "BAD_REQUEST" });
     expect((await events(s, s.serverKey, big)).status).toBe(202);
   });
 
