@@ -51,6 +51,11 @@ describe("the allowedOrigins setting", () => {
     expect(r.status, r.text).toBe(200);
     expect(r.body.allowedOrigins).toEqual([LISTED, "https://app.example.org"]);
     expect((await s.api(`/api/admin/projects/${s.projectId}`)).body.allowedOrigins).toEqual([LISTED, "https://app.example.org"]);
+    // Every live key carries them, the domain's first.
+    for (const k of (await s.api("/api/admin/keys")).body as any[]) {
+      expect(k.allowedOrigin).toBe(DOMAIN);
+      expect(k.allowedOrigins).toEqual([DOMAIN, LISTED, "https://app.example.org"]);
+    }
     const audit = await s.store.one<{ detail: string }>("SELECT detail FROM audit_log WHERE project_id = ? AND action = 'project.update' ORDER BY seq DESC LIMIT 1", s.projectId);
     expect(JSON.parse(audit!.detail).changed.allowedOrigins).toEqual([LISTED, "https://app.example.org"]);
   });
@@ -64,6 +69,10 @@ describe("the allowedOrigins setting", () => {
       const server = await evaluate(origin, s.serverKey);
       expect(server.status).toBe(200);
     }
+    // A key minted now gets them too.
+    const fresh = (await s.api("/api/admin/keys", { body: { type: "browser" } })).body.key;
+    expect((await evaluate(LISTED, fresh)).status).toBe(200);
+    expect((await evaluate(STRANGER, fresh)).status).toBe(403);
     for (const key of [browserKey, s.serverKey]) {
       const r = await evaluate(STRANGER, key);
       expect(r.status).toBe(403);

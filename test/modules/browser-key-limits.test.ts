@@ -5,6 +5,7 @@
  * project's server key, keep answering. Small limits through ServerOptions.browserKeys.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { browserKeyLimitsFromEnv } from "../../src/modules/keys/options";
 import { expectErrorShape, startTestServer, type TestServer } from "../helpers";
 
 const HIGH = { limit: 100_000, windowMs: 60_000 };
@@ -148,4 +149,27 @@ describe("bodies and what a browser key may create", () => {
     await s.server.ctx.services.attributes.flush();
     expect(await count(s, "SELECT COUNT(*) AS n FROM attributes WHERE project_id = ? AND source = 'auto' AND (name LIKE 'attr%' OR name LIKE 'other%')")).toBe(4);
   });
+});
+
+test("svc serve reads the limits from SERVICE_BROWSER_*; a malformed value stops the start", () => {
+  expect(
+    browserKeyLimitsFromEnv({
+      SERVICE_BROWSER_LIMIT_PER_KEY: "5000",
+      SERVICE_BROWSER_LIMIT_PER_ADDRESS: "60",
+      SERVICE_BROWSER_MAX_BODY_BYTES: "16384",
+      SERVICE_BROWSER_NEW_EVENTS_PER_DAY: "10",
+      SERVICE_BROWSER_NEW_ERRORS_PER_HOUR: "20",
+      SERVICE_BROWSER_NEW_ATTRIBUTES_PER_DAY: "30",
+    }),
+  ).toEqual({
+    perKey: { limit: 5000, windowMs: 60_000 },
+    perAddress: { limit: 60, windowMs: 60_000 },
+    maxBodyBytes: 16384,
+    newEventNamesPerDay: 10,
+    newErrorsPerHour: 20,
+    newAttributesPerDay: 30,
+  });
+  expect(browserKeyLimitsFromEnv({})).toEqual({});
+  expect(() => browserKeyLimitsFromEnv({ SERVICE_BROWSER_LIMIT_PER_KEY: "lots" })).toThrow("SERVICE_BROWSER_LIMIT_PER_KEY");
+  expect(() => browserKeyLimitsFromEnv({ SERVICE_BROWSER_MAX_BODY_BYTES: "0" })).toThrow("SERVICE_BROWSER_MAX_BODY_BYTES");
 });
