@@ -1,3 +1,4 @@
+// One piece: every credential rule (admin API, SDK keys by type and scope, browser origins and limits, sessions) lives here, so that no route can apply half of it.
 import { Elysia } from "elysia";
 import type { Env } from "./envs";
 import { badRequest, forbidden, unauthorized } from "./errors";
