@@ -10,6 +10,7 @@ import {
   MAX_BODY_READS,
   MAX_BODY_READS_PER_CLIENT,
   type RequestMeta,
+  bodySizeOf,
   bufferBody,
   errorResponse,
   isApiPath,
@@ -65,6 +66,9 @@ export function createContext(store: Store, log: Logger, options: AppOptions, sh
     for (const resolver of m.bearerResolvers?.(services[m.name] as never) ?? []) authenticator.register(resolver);
     if (m.sessionResolver) authenticator.registerSession(m.sessionResolver(services[m.name] as never, network));
   }
+  authenticator.registerBrowserIngestGuard((principal, request) =>
+    services.keys.admitBrowserIngest({ keyId: principal.credentialId, projectId: principal.projectId, address: network.clientAddress(request), bodyBytes: bodySizeOf(request) }),
+  );
   const id = randomBase62(12);
   return { store, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, network, toJSON: () => id };
 }
@@ -150,23 +154,24 @@ export function buildApp(ctx: AppContext, onFirstAnswer?: () => void) {
         }
         const origin = request.headers.get("origin");
         if (origin && isCorsPath(m.path)) {
-          // The key's allowed origin is enforced by the sdk auth macro; here we only answer the browser.
-          set.headers["access-control-allow-origin"] = origin;
+          // Which origins a key admits is enforced by the sdk auth macro; here the browser is answered: the origin is
+          // approved only when some project admits it (a preflight carries no key), and credentials never are.
           set.headers["vary"] = "Origin";
-          set.headers["access-control-expose-headers"] = "ETag, X-Request-Id, Retry-After, X-SSE-Support";
-          if (request.method === "OPTIONS") {
-            return answerEarly(request, m, new Response(null, {
-              status: 204,
-              headers: {
-                "access-control-allow-origin": origin,
-                "access-control-allow-methods": "GET, POST, OPTIONS",
-                "access-control-allow-headers": "Authorization, Content-Type, X-SDK-Key, If-None-Match, Last-Event-ID, X-Request-Id",
-                "access-control-max-age": "600",
-                vary: "Origin",
-                "x-request-id": id,
-              },
-            }));
-          }
+          return ctx.services.projects.isCorsOrigin(origin).then((admitted) => {
+            if (admitted) {
+              set.headers["access-control-allow-origin"] = origin;
+              set.headers["access-control-expose-headers"] = "ETag, X-Request-Id, Retry-After, X-SSE-Support";
+            }
+            if (request.method !== "OPTIONS") return;
+            const headers: Record<string, string> = { vary: "Origin", "x-request-id": id };
+            if (admitted) {
+              headers["access-control-allow-origin"] = origin;
+              headers["access-control-allow-methods"] = "GET, POST, OPTIONS";
+              headers["access-control-allow-headers"] = "Authorization, Content-Type, X-SDK-Key, If-None-Match, Last-Event-ID, X-Request-Id, X-Sentry-Auth";
+              headers["access-control-max-age"] = "600";
+            }
+            return answerEarly(request, m, new Response(null, { status: 204, headers }));
+          });
         }
       })
       .onError(({ code, error, request }) => {

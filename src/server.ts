@@ -67,6 +67,8 @@ export type ServerOptions = {
   intake?: AppOptions["intake"];
   /** The limits on request bodies still arriving: deadline, bodies at once server-wide and per client (src/lib/pipeline.ts). */
   bodyReads?: AppOptions["bodyReads"];
+  /** What one browser key may cost: ingest rates, body cap, new catalog rows, errors and attributes (src/modules/keys/types.ts). */
+  browserKeys?: AppOptions["browserKeys"];
   /** Connectors: vendor URLs, OAuth clients, the secret key, the delivery policy (SERVICE_* give the same; src/modules/connectors/options.ts). */
   connectors?: AppOptions["connectors"];
 };
@@ -204,6 +206,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       dataDir: options.dataDir,
       metricsToken: options.metricsToken,
       bodyReads: options.bodyReads,
+      browserKeys: options.browserKeys,
     },
     shutdown.signal,
   );

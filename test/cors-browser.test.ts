@@ -163,10 +163,13 @@ describe.skipIf(!available)("CORS in headless Chromium", () => {
         expect(result.error).toContain("TypeError");
       }
     }
-    // On the wire, svc refused the real (non-preflight) requests.
-    await settle(4);
-    const actual = seen.filter((r) => r.method !== "OPTIONS");
-    expect(actual.map((r) => `${r.method} ${r.status}`)).toEqual(["GET 403", "POST 403"]);
+    // On the wire, svc refused at the preflight (issue 28: no project admits origin B, so no Access-Control-Allow-Origin):
+    // the browser never sent the real requests, and nothing svc answered approved origin B.
+    await settle(2);
+    const preflights = seen.filter((r) => r.method === "OPTIONS");
+    expect(preflights.length).toBe(2);
+    for (const r of seen) expect(r.allowOrigin, `${r.method} ${r.url}`).toBeUndefined();
+    expect(seen.filter((r) => r.method !== "OPTIONS")).toEqual([]);
     console.log(
       `origin B: snapshot ${snapshot.ok ? `status ${snapshot.status}` : snapshot.error}; OFREP ${flag.ok ? `status ${flag.status}` : flag.error}; ` +
         `wire: ${seen.map((r) => `${r.method} ${r.status} ACAO=${r.allowOrigin ?? "-"}`).join(", ")}`,

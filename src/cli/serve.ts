@@ -4,6 +4,7 @@ import { KEY_SECRET_PATTERN } from "../modules/keys/service";
 import { signInOptionsFromEnv } from "../modules/identity/options";
 import { networkOptionsFromEnv } from "../lib/network";
 import { intakeOptionsFromEnv } from "../modules/ops/intake";
+import { browserKeyLimitsFromEnv } from "../modules/keys/options";
 import { startServer } from "../server";
 import type { Command } from "./command";
 import { portSetting } from "./port";
@@ -92,6 +93,7 @@ export const serveCommand: Command = {
       signIn: signInOptionsFromEnv(process.env),
       network: networkOptionsFromEnv(process.env),
       intake: intakeOptionsFromEnv(process.env),
+      browserKeys: browserKeyLimitsFromEnv(process.env),
       maxStreamsPerKey,
       analyticsUrl,
       edgeOnly: values["edge-only"] === true,

@@ -1,3 +1,4 @@
+// One piece: every credential rule (admin API, SDK keys by type and scope, browser origins and limits, sessions) lives here, so that no route can apply half of it.
 import { Elysia } from "elysia";
 import type { Env } from "./envs";
 import { badRequest, forbidden, unauthorized } from "./errors";
@@ -10,9 +11,14 @@ export type SdkKeyInfo = {
   type: "admin" | "client" | "server" | "browser";
   scopes: string[];
   allowedOrigin: string | null;
+  /** Every browser origin the key admits (its project's domain and allowed origins); null admits any; absent: `allowedOrigin` alone. */
+  allowedOrigins?: readonly string[] | null;
   /** The one env a browser key evaluates (null or absent for other types). */
   env?: Env | null;
 };
+
+/** Checks a browser key's ingest call (throws 429 or 413); see Authenticator.registerBrowserIngestGuard. */
+export type BrowserIngestGuard = (principal: Principal, request: Request) => void;
 
 /**
  * Which SDK keys a path takes:
@@ -252,6 +258,13 @@ export class Authenticator {
     this.session = resolver;
   }
 
+  private browserIngestGuard: BrowserIngestGuard | null = null;
+
+  /** What checks a browser key's ingest calls (rates, body cap) once the key is known: the keys module's. */
+  registerBrowserIngestGuard(guard: BrowserIngestGuard): void {
+    this.browserIngestGuard = guard;
+  }
+
   private async resolveBearer(secret: string): Promise<Credential | null> {
     for (const r of this.resolvers) if (secret.startsWith(r.prefix)) return r.resolve(secret);
     return null;
@@ -315,11 +328,14 @@ export class Authenticator {
    * X-Project-Id: the project is the key's own. A browser request from an
    * origin the key does not allow is refused.
    */
-  async sdk(headers: Record<string, string | undefined>, rule: SdkRule): Promise<Principal> {
+  async sdk(headers: Record<string, string | undefined>, rule: SdkRule, request?: Request): Promise<Principal> {
     const secret = sdkSecret(headers);
     if (!secret) throw unauthorized("Missing SDK key", `X-SDK-Key: send ${wantedKeys(rule)}`);
     const key = secret.startsWith("sdk_") ? (this.keys.cached(secret) ?? (await this.keys.resolve(secret))) : null;
-    return this.sdkPrincipal(key, headers, rule);
+    const principal = this.sdkPrincipal(key, headers, rule);
+    // A browser key's events and errors: rate and body limits before anything reads the body further.
+    if (request && principal.kind === "browser_key" && (rule === "events" || rule === "errors")) this.browserIngestGuard?.(principal, request);
+    return principal;
   }
 
   /**
@@ -344,8 +360,9 @@ export class Authenticator {
       throw forbidden(`This browser key lacks the ${scope} scope`, `scopes: mint a browser key with ${scope} (the default gives all three)`);
     }
     const origin = headers.origin;
-    if (origin && key.allowedOrigin && origin !== key.allowedOrigin) {
-      throw forbidden("Origin not allowed for this key", `Origin: ${origin} is not the project's domain`);
+    const admitted = key.allowedOrigins !== undefined ? key.allowedOrigins : key.allowedOrigin ? [key.allowedOrigin] : null;
+    if (origin && admitted && !admitted.includes(origin)) {
+      throw forbidden("Origin not allowed for this key", `Origin: ${origin} is not the project's domain or one of its allowed origins (Settings, allowedOrigins)`);
     }
     const projectHeader = headers["x-project-id"];
     if (projectHeader && projectHeader !== key.projectId) throw forbidden("This key is not allowed on that project", `X-Project-Id: ${projectHeader}`);
@@ -389,7 +406,7 @@ export function authPlugin(authenticator: Authenticator) {
     }),
     sdk: (rule: SdkRule) => ({
       async transform({ headers, request }) {
-        principals.set(request, await authenticator.sdk(headers, rule));
+        principals.set(request, await authenticator.sdk(headers, rule, request));
       },
       resolve({ request }) {
         return { principal: principals.get(request)! };

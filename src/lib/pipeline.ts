@@ -7,6 +7,8 @@
 /**
  * Paths a browser SDK may call cross-origin; CORS headers are only given there. The public intake (/ops/)
  * answers CORS itself, for the domains of projects that take public tickets only (src/modules/ops/routes.ts).
+ * Browser keys also post errors to the Sentry paths (`@sentry/browser` with a browser-key DSN) and evaluate
+ * through GrowthBook's remote evaluation (/api/eval/).
  */
 // /api/features/, /api/eval/ and /sub/ are GrowthBook's SDK protocol (src/modules/growthbook).
 const CORS_PREFIXES = ["/api/sdk/", "/ofrep/", "/api/features/", "/api/eval/", "/sub/"];
@@ -26,7 +28,7 @@ export function isApiPath(path: string): boolean {
 }
 
 export function isCorsPath(path: string): boolean {
-  return CORS_PREFIXES.some((p) => path.startsWith(p));
+  return CORS_PREFIXES.some((p) => path.startsWith(p)) || SENTRY_INGEST.test(path);
 }
 
 /** GrowthBook's SDKs send their key as a path segment: log lines and error bodies show the path without it. */
@@ -298,6 +300,14 @@ export async function bufferBody(request: Request, maxBytes: number, reads?: Bod
   return reads.read(request, clientOf, (reader) => readBody(request, reader, maxBytes));
 }
 
+/** The size in bytes of each body read (chunked ones too), for limits smaller than the server's (browser keys). */
+const bodySizes = new WeakMap<Request, number>();
+
+/** The bytes of a request's body as read, else its declared Content-Length, else 0. */
+export function bodySizeOf(request: Request): number {
+  return bodySizes.get(request) ?? (Number(request.headers.get("content-length")) || 0);
+}
+
 async function readBody(request: Request, reader: ReadableStreamDefaultReader<Uint8Array>, maxBytes: number): Promise<Request> {
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -315,6 +325,7 @@ async function readBody(request: Request, reader: ReadableStreamDefaultReader<Ui
   }
   const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   const next = rebuilt(request, bytes);
+  bodySizes.set(next, size);
   // Sentry envelopes are no JSON document (gzip, binary attachments): their routes check each JSON item, decompressed.
   if (!SENTRY_INGEST.test(pathOf(request.url)) && nestedDeeperThan(bytes, MAX_BODY_DEPTH)) tooDeep.add(next);
   return next;

@@ -11,7 +11,7 @@ export function analyticsRoutes(ctx: AppContext) {
     .post(
       "/api/sdk/v1/events",
       async ({ principal, body, set }) => {
-        const accepted = await analytics.ingest(principal.projectId, body.events, body.contexts as Record<string, unknown>[] | undefined);
+        const accepted = await analytics.ingest(principal.projectId, body.events, body.contexts as Record<string, unknown>[] | undefined, principal.kind === "browser_key");
         set.status = 202;
         return { accepted };
       },
@@ -26,7 +26,9 @@ export function analyticsRoutes(ctx: AppContext) {
           description:
             "202 once every event of the batch is durable (concurrent calls are committed together); one invalid event refuses the whole batch (400 VALIDATION naming it) and stores nothing. " +
             "Series see the events within seconds. Unknown names become pending catalog rows; property names become auto-inferred attributes. " +
-            "Names are 1 to 128 letters, digits, _ . : or -, never starting with `$`, except experiment exposures: `$exposure:<experiment id>` with `unitId` and `properties: {variant}` (the SDK's getVariant sends them, once per unit and experiment), and guarded rollouts' `$exposure:<rollout id>_<stage>` with `properties: {variant}` (new or old); they feed the experiment's analysis and never become catalog rows.",
+            "Names are 1 to 128 letters, digits, _ . : or -, never starting with `$`, except experiment exposures: `$exposure:<experiment id>` with `unitId` and `properties: {variant}` (the SDK's getVariant sends them, once per unit and experiment), and guarded rollouts' `$exposure:<rollout id>_<stage>` with `properties: {variant}` (new or old); they feed the experiment's analysis and never become catalog rows.\n\n" +
+            "With a browser key (an app anyone can run): at most 300 calls a minute per client address within the project and 20,000 per key (429 `Too many requests` with Retry-After), bodies up to 64 KiB (413 `Body too large`); " +
+            "a new name becomes a pending catalog row only while the project has fewer than 100 pending rows created in the last 24 hours (past that the events are stored, uncatalogued), and its contexts and properties report at most 100 attribute names a day (defaults; SERVICE_BROWSER_*).",
           response: { 202: IngestReply },
         }),
       },

@@ -96,7 +96,11 @@ export class AnalyticsService {
     return this.ctx.options.clock?.() ?? Date.now();
   }
 
-  async ingest(projectId: string, events: IngestEvent[], contexts: Record<string, unknown>[] = []): Promise<number> {
+  /**
+   * `fromBrowser`: sent with a browser key (an app anyone can run): its new event names and attribute names are
+   * held to the browser allowances (keys' BrowserKeyLimits); the events themselves are stored all the same.
+   */
+  async ingest(projectId: string, events: IngestEvent[], contexts: Record<string, unknown>[] = [], fromBrowser = false): Promise<number> {
     if (events.length === 0 && contexts.length === 0) throw validation("Send at least one event", "events: 1 to 1,000 events");
     const now = this.now();
     const rows: EventRow[] = new Array(events.length);
@@ -132,11 +136,13 @@ export class AnalyticsService {
       }
       rows[i] = { projectId, name: e.name, ts, unitId: e.unitId ?? null, value: e.value ?? null, props };
     }
-    const { events: catalog, attributes } = this.ctx.services;
-    attributes.noteContext(projectId, samples);
-    for (const context of contexts) attributes.noteContext(projectId, context);
-    // Durable before the answer: the rows, and the catalog rows for names never seen (so that nothing acknowledged is uncatalogued).
-    await Promise.all([this.eventStore.append(rows), seen.size > 0 ? catalog.noteSeen(projectId, seen) : undefined]);
+    const { events: catalog, attributes, keys } = this.ctx.services;
+    attributes.noteContext(projectId, samples, fromBrowser);
+    for (const context of contexts) attributes.noteContext(projectId, context, fromBrowser);
+    const browserNames = fromBrowser ? { newNamesPerDay: keys.browserLimits.newEventNamesPerDay } : undefined;
+    // Durable before the answer: the rows, and the catalog rows for names never seen (so that nothing acknowledged is uncatalogued,
+    // but for names past a browser key's allowance).
+    await Promise.all([this.eventStore.append(rows), seen.size > 0 ? catalog.noteSeen(projectId, seen, browserNames) : undefined]);
     return rows.length;
   }
 

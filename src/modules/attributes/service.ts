@@ -67,6 +67,8 @@ function checkEnum(type: string, enumValues: string[] | null | undefined): void 
 export class AttributesService {
   /** projectId → name → [type, last seen (ms)] since the last flush. */
   private seen = new Map<string, Map<string, [AttributeType, number]>>();
+  /** projectId → the names browser keys reported in the current day window (see noteContext). */
+  private readonly browserNames = new Map<string, { until: number; names: Set<string> }>();
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(private readonly ctx: ServiceContext) {
@@ -148,12 +150,25 @@ export class AttributesService {
     });
   }
 
-  /** Notes the attributes of one evaluation context (memory only; written by the next flush). */
-  noteContext(projectId: string, context: Record<string, unknown>): void {
+  /**
+   * Notes the attributes of one evaluation context (memory only; written by the next flush). `fromBrowser`: sent
+   * with a browser key, whose contexts may report at most `newAttributesPerDay` distinct names a project a day
+   * (per server): an app anyone can run cannot fill the project's attributes with made-up names.
+   */
+  noteContext(projectId: string, context: Record<string, unknown>, fromBrowser = false): void {
     let names = this.seen.get(projectId);
     const now = Date.now();
+    let browser: { until: number; names: Set<string> } | undefined;
+    if (fromBrowser) {
+      browser = this.browserNames.get(projectId);
+      if (!browser || browser.until <= now) this.browserNames.set(projectId, (browser = { until: now + 86_400_000, names: new Set() }));
+    }
     for (const [name, value] of Object.entries(context)) {
       if (NOT_ATTRIBUTES.has(name) || value === null || value === undefined || typeof value === "object" || !NAME.test(name)) continue;
+      if (browser && !browser.names.has(name)) {
+        if (browser.names.size >= this.ctx.services.keys.browserLimits.newAttributesPerDay) continue;
+        browser.names.add(name);
+      }
       if (!names) this.seen.set(projectId, (names = new Map()));
       if (names.size >= AUTO_MAX_PER_PROJECT && !names.has(name)) continue;
       names.set(name, [typeOfValue(value), now]);

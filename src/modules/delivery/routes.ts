@@ -204,7 +204,7 @@ export function deliveryRoutes(ctx: AppContext) {
         const request = parseEvaluationRequest(bodyText(body), () => fallbackEnv);
         if (isFailure(request)) return ofrepJson(400, { key, ...request });
         checkBoundEnv(principal, request.env);
-        ctx.services.attributes.noteContext(principal.projectId, request.context);
+        ctx.services.attributes.noteContext(principal.projectId, request.context, principal.kind === "browser_key");
         const exposures: Exposure[] = [];
         const flag = evaluateFlag((await snapshots.get(principal.projectId, request.env)).snapshot, key, request.context, exposures);
         if (!flag) return ofrepJson(404, { key, errorCode: "FLAG_NOT_FOUND", errorDetails: `No killswitch, gate, config or running experiment named ${key} on ${request.env}` });
@@ -220,7 +220,7 @@ export function deliveryRoutes(ctx: AppContext) {
         const parsed = parseEvaluationRequest(bodyText(body), () => fallbackEnv);
         if (isFailure(parsed)) return ofrepJson(400, parsed);
         checkBoundEnv(principal, parsed.env);
-        ctx.services.attributes.noteContext(principal.projectId, parsed.context);
+        ctx.services.attributes.noteContext(principal.projectId, parsed.context, principal.kind === "browser_key");
         const entry = await snapshots.get(principal.projectId, parsed.env);
         // Gates and experiments answer per context: their answers are part of the tag, and of no shared body.
         const perContext = answersPerContext(entry.snapshot);

@@ -166,14 +166,15 @@ const EXAMPLE_LIMITED = {
 
 export const LimitedSchema = t.Object(
   {
-    reason: t.Union([t.Literal("new_errors_per_minute"), t.Literal("error_items_per_minute")], {
+    reason: t.Union([t.Literal("new_errors_per_minute"), t.Literal("error_items_per_minute"), t.Literal("browser_new_errors_per_hour")], {
       description:
         `new_errors_per_minute: occurrences dropped because their error would be new and the project has started tracking ${NEW_ERRORS_PER_MINUTE} new errors this minute; ` +
-        `error_items_per_minute: new or regressed errors tracked without a queue item because svc has opened ${ERROR_ITEMS_PER_MINUTE} error items for the project this minute`,
+        `error_items_per_minute: new or regressed errors tracked without a queue item because svc has opened ${ERROR_ITEMS_PER_MINUTE} error items for the project this minute; ` +
+        "browser_new_errors_per_hour: occurrences sent with a browser key dropped because their error would be new and browser keys have started the project tracking their allowance of new errors this hour (default 100)",
     }),
-    limit: Integer({ description: "The limit, per project and minute (per server)" }),
+    limit: Integer({ description: "The limit, per project and minute (an hour for browser_new_errors_per_hour; per server)" }),
     count: Integer({ description: "Occurrences dropped (new_errors_per_minute) or errors left without a queue item (error_items_per_minute) in this call" }),
-    retryAfter: Integer({ description: "Seconds until the project's minute starts again" }),
+    retryAfter: Integer({ description: "Seconds until the project's minute (or hour) starts again" }),
     detail: t.String(),
   },
   { title: "IngestLimited" },

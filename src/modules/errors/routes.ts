@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../lib/module";
-import { notFound } from "../../lib/errors";
+import { ApiError, notFound } from "../../lib/errors";
 import { IdParam, describe, jsonBodyPlugin } from "../../lib/http";
 import { pathOf } from "../../lib/pipeline";
 import { ErrorListQuery, IngestErrorsBody, IngestErrorsReply, SentryReply, SeriesBody, SeriesReply, SetStatusBody, TrackedErrorDetailSchema, TrackedErrorSchema } from "./contract";
@@ -22,7 +22,9 @@ const LIMITS =
   `At most ${ERROR_ITEMS_PER_MINUTE} queue items are opened for new or regressed errors; further errors are tracked without one. ` +
   "The answer says what was held back: `dropped` (occurrences not stored) and `limited` (`reason` new_errors_per_minute or error_items_per_minute, `limit`, `count`, `retryAfter` seconds); " +
   "/metrics counts them (svc_error_occurrences_dropped_total, svc_error_queue_items_skipped_total). " +
-  "A project's calls are written one transaction at a time, so a flood from one project does not hold up another's writes.";
+  "A project's calls are written one transaction at a time, so a flood from one project does not hold up another's writes. " +
+  "With a browser key: at most 300 calls a minute per client address within the project and 20,000 per key (429 `Too many requests` with Retry-After), bodies up to 64 KiB (413 `Body too large`), " +
+  "and browser keys may start the project tracking 100 new errors an hour (`limited` reason browser_new_errors_per_hour; defaults, SERVICE_BROWSER_*).";
 
 const SENTRY_AUTH =
   "Auth: the server SDK key (or, for browser code, a browser key with `errors:ingest`) as the DSN's public key, `http://<key>@host/1`: Sentry SDKs send it as the `sentry_key` query parameter or in `X-Sentry-Auth: Sentry sentry_key=…`; " +
@@ -38,7 +40,7 @@ export function errorRoutes(ctx: AppContext) {
       sentryKeyOf(headers["x-sentry-auth"]) ??
       (headers.authorization?.startsWith("Sentry ") ? sentryKeyOf(headers.authorization) : null) ??
       (headers["x-sdk-key"] || headers.authorization ? null : (fallback?.() ?? null));
-    return ctx.authenticator.sdk(key ? { ...headers, "x-sdk-key": key, authorization: undefined } : headers, "errors");
+    return ctx.authenticator.sdk(key ? { ...headers, "x-sdk-key": key, authorization: undefined } : headers, "errors", request);
   };
 
   /** Sentry only sends digits there; anything else is no route of ours. */
@@ -46,7 +48,9 @@ export function errorRoutes(ctx: AppContext) {
     if (!/^\d{1,20}$/.test(projectNumber)) throw notFound(`No route for ${request.method} ${pathOf(request.url)}`, "the Sentry project id in the path is digits only");
   };
 
-  const bodyOf = async (request: Request) => decodeBody(new Uint8Array(await request.arrayBuffer()), request.headers.get("content-encoding"), ctx.options.maxBodyBytes);
+  const bodyOf = async (request: Request, maxBytes = ctx.options.maxBodyBytes) => decodeBody(new Uint8Array(await request.arrayBuffer()), request.headers.get("content-encoding"), maxBytes);
+  /** How large a body may be once decompressed: a browser key's cap is smaller than the server's. */
+  const maxBytesOf = (principal: { kind: string }) => (principal.kind === "browser_key" ? ctx.services.keys.browserLimits.maxBodyBytes : ctx.options.maxBodyBytes);
 
   return new Elysia({ name: "errors", seed: ctx })
     .use(ctx.auth)
@@ -54,7 +58,7 @@ export function errorRoutes(ctx: AppContext) {
     .post(
       "/api/sdk/v1/errors",
       async ({ principal, body, set }) => {
-        const outcome = await errors.ingest(principal.projectId, body.errors);
+        const outcome = await errors.ingest(principal.projectId, body.errors, principal.kind === "browser_key");
         set.status = 202;
         return { accepted: outcome.accepted, ...heldBack(outcome) };
       },
@@ -81,8 +85,9 @@ export function errorRoutes(ctx: AppContext) {
         checkProjectNumber(request, params.projectNumber);
         let bytes: Uint8Array | undefined;
         let envelope: ReturnType<typeof parseEnvelope> | undefined;
+        let maxBytes = ctx.options.maxBodyBytes;
         const read = async () => {
-          bytes ??= await bodyOf(request);
+          bytes ??= await bodyOf(request, maxBytes);
           envelope ??= parseEnvelope(bytes);
           return envelope;
         };
@@ -97,8 +102,11 @@ export function errorRoutes(ctx: AppContext) {
           );
         }
         const principal = await sentryPrincipal(request, headers, () => tunnelled);
+        maxBytes = maxBytesOf(principal);
+        // Read before the key was known (a tunnel): held to the key's cap now.
+        if (bytes && bytes.length > maxBytes) throw new ApiError("BAD_REQUEST", "Body too large", `at most ${maxBytes} bytes once decompressed`, 413);
         const parsed = await read();
-        const { ids, outcome } = await errors.ingestSentry(principal.projectId, envelopeEvents(parsed));
+        const { ids, outcome } = await errors.ingestSentry(principal.projectId, envelopeEvents(parsed), principal.kind === "browser_key");
         const id = (typeof parsed.header.event_id === "string" && /^[0-9a-f]{32}$/i.test(parsed.header.event_id) ? parsed.header.event_id : null) ?? ids.find((x) => x !== null);
         return { ...(id ? { id } : {}), ...heldBack(outcome) };
       },
@@ -125,11 +133,11 @@ export function errorRoutes(ctx: AppContext) {
       async ({ params, request, headers }) => {
         checkProjectNumber(request, params.projectNumber);
         const principal = await sentryPrincipal(request, headers);
-        const event = parseStoreBody(await bodyOf(request));
+        const event = parseStoreBody(await bodyOf(request, maxBytesOf(principal)));
         const {
           ids: [id],
           outcome,
-        } = await errors.ingestSentry(principal.projectId, [event]);
+        } = await errors.ingestSentry(principal.projectId, [event], principal.kind === "browser_key");
         return { ...(id ? { id } : {}), ...heldBack(outcome) };
       },
       {

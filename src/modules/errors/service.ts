@@ -57,7 +57,7 @@ export type SdkErrorItem = {
 type Actor = { email: string; type: string };
 
 /** Why part of a call was held back (`limited` in the answer; the reasons are /metrics labels too). */
-export type LimitReason = "new_errors_per_minute" | "error_items_per_minute";
+export type LimitReason = "new_errors_per_minute" | "error_items_per_minute" | "browser_new_errors_per_hour";
 
 export type Limited = { reason: LimitReason; limit: number; count: number; retryAfter: number; detail: string };
 
@@ -78,10 +78,10 @@ type Group = {
 };
 
 /** One call, grouped, waiting for its project's turn. */
-type Prepared = { groups: Map<string, Group>; rows: EventRow[]; fingerprints: string[] };
+type Prepared = { groups: Map<string, Group>; rows: EventRow[]; fingerprints: string[]; fromBrowser: boolean };
 
 /** A group of several calls written in one transaction, and the call that brought it first (to whom a held-back item is told). */
-type MergedGroup = Group & { owner: number };
+type MergedGroup = Group & { owner: number; /** Only browser-key calls brought it (held to the browser allowance when new). */ browserOnly: boolean };
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
@@ -168,7 +168,7 @@ export class ErrorsService {
   }
 
   /** POST /api/sdk/v1/errors: checked whole (one bad item refuses the batch, naming it), then recorded. */
-  async ingest(projectId: string, items: SdkErrorItem[]): Promise<IngestOutcome> {
+  async ingest(projectId: string, items: SdkErrorItem[], fromBrowser = false): Promise<IngestOutcome> {
     if (items.length === 0 || items.length > MAX_ERRORS_PER_CALL) {
       throw validation(`Send 1 to ${MAX_ERRORS_PER_CALL} errors per call`, `errors: ${items.length} items; 1 to ${MAX_ERRORS_PER_CALL}`);
     }
@@ -187,7 +187,7 @@ export class ErrorsService {
         props: checkedProps(item.properties, `errors[${i}].properties`),
       };
     });
-    return this.record(projectId, occurrences);
+    return this.record(projectId, occurrences, fromBrowser);
   }
 
   /**
@@ -195,7 +195,7 @@ export class ErrorsService {
    * the SDK paths would refuse (unreadable, too old, too far ahead) becomes
    * the time of arrival: a Sentry SDK cannot correct it.
    */
-  async ingestSentry(projectId: string, events: Record<string, unknown>[]): Promise<{ ids: (string | null)[]; outcome: IngestOutcome }> {
+  async ingestSentry(projectId: string, events: Record<string, unknown>[], fromBrowser = false): Promise<{ ids: (string | null)[]; outcome: IngestOutcome }> {
     if (events.length > MAX_ERRORS_PER_CALL) throw badRequest(`At most ${MAX_ERRORS_PER_CALL} events per envelope`, `envelope: ${events.length} events`);
     if (events.length === 0) return { ids: [], outcome: { accepted: 0, dropped: 0, limited: [] } };
     const now = this.ctx.services.analytics.now();
@@ -206,12 +206,13 @@ export class ErrorsService {
         const ts = o.ts === null ? now : parseTimestamp(o.ts, now);
         return { type: o.type, message: o.message, frames: o.frames, custom: o.custom, ts: typeof ts === "number" ? ts : now, unitId: o.unitId, props: o.props, eventId: o.eventId };
       }),
+      fromBrowser,
     );
     return { ids: mapped.map((o) => o.eventId), outcome };
   }
 
   /** Occurrences and queue items the per-project limits held back since start, by reason (/metrics). */
-  readonly heldBack = { droppedNewErrors: 0, skippedItems: 0 };
+  readonly heldBack = { droppedNewErrors: 0, skippedItems: 0, droppedBrowserNewErrors: 0 };
 
   /** The per-project allowances of new errors and error items (per server process, like every rate limit here). */
   private readonly allowances = new RateLimiter();
@@ -227,7 +228,7 @@ export class ErrorsService {
    * transaction, however large the flood. Resolves once the call's tracked
    * errors are committed and its occurrences are in the event store.
    */
-  async record(projectId: string, occurrences: Occurrence[]): Promise<IngestOutcome> {
+  async record(projectId: string, occurrences: Occurrence[], fromBrowser = false): Promise<IngestOutcome> {
     if (occurrences.length === 0) return { accepted: 0, dropped: 0, limited: [] };
     const groups = new Map<string, Group>();
     const rows: EventRow[] = [];
@@ -252,7 +253,7 @@ export class ErrorsService {
       let lane = this.lanes.get(projectId);
       const idle = !lane;
       if (!lane) this.lanes.set(projectId, (lane = { jobs: [] }));
-      lane.jobs.push({ prepared: { groups, rows, fingerprints }, size: occurrences.length, done });
+      lane.jobs.push({ prepared: { groups, rows, fingerprints, fromBrowser }, size: occurrences.length, done });
       if (idle) void this.drain(projectId, lane);
     });
     if (!settled.ok) throw settled.error;
@@ -295,9 +296,10 @@ export class ErrorsService {
         const m = merged.get(g.fingerprint);
         if (!m) {
           // Copies: a call retried alone after a shared transaction failed still has only its own.
-          merged.set(g.fingerprint, { ...g, units: new Set(g.units), occurrences: [...g.occurrences], owner });
+          merged.set(g.fingerprint, { ...g, units: new Set(g.units), occurrences: [...g.occurrences], owner, browserOnly: call.fromBrowser });
           continue;
         }
+        if (!call.fromBrowser) m.browserOnly = false;
         m.count += g.count;
         m.occurrences.push(...g.occurrences);
         if (g.firstTs < m.firstTs) m.firstTs = g.firstTs;
@@ -311,20 +313,36 @@ export class ErrorsService {
     // Only this lane counts these keys, one transaction at a time: what is left now is what the transaction may use.
     const newErrors = this.allowances.remaining(`new:${projectId}`, NEW_ERRORS_RULE);
     const items = this.allowances.remaining(`items:${projectId}`, ERROR_ITEMS_RULE);
-    const done = await this.ctx.store.write((tx) => this.upsert(tx, projectId, merged, newErrors.remaining, items.remaining));
+    const browserRule: RateRule = { limit: this.ctx.services.keys.browserLimits.newErrorsPerHour, windowMs: 3_600_000 };
+    const browserNew = this.allowances.remaining(`browser-new:${projectId}`, browserRule);
+    const done = await this.ctx.store.write((tx) => this.upsert(tx, projectId, merged, newErrors.remaining, items.remaining, browserNew.remaining));
     this.allowances.add(`new:${projectId}`, NEW_ERRORS_RULE, done.created);
     this.allowances.add(`items:${projectId}`, ERROR_ITEMS_RULE, done.opened);
+    this.allowances.add(`browser-new:${projectId}`, browserRule, done.createdByBrowser);
     return Promise.all(
       calls.map(async (call, owner): Promise<Settled<IngestOutcome>> => {
         const kept: EventRow[] = [];
+        let droppedBrowser = 0;
         call.rows.forEach((row, i) => {
-          if (!done.refused.has(call.fingerprints[i]!)) kept.push(row);
+          const fingerprint = call.fingerprints[i]!;
+          if (done.refusedBrowser.has(fingerprint)) droppedBrowser++;
+          else if (!done.refused.has(fingerprint)) kept.push(row);
         });
-        const dropped = call.rows.length - kept.length;
+        const dropped = call.rows.length - kept.length - droppedBrowser;
         const skipped = done.skippedBy.get(owner) ?? 0;
         this.heldBack.droppedNewErrors += dropped;
+        this.heldBack.droppedBrowserNewErrors += droppedBrowser;
         this.heldBack.skippedItems += skipped;
         const limited: Limited[] = [];
+        if (droppedBrowser > 0) {
+          limited.push({
+            reason: "browser_new_errors_per_hour",
+            limit: browserRule.limit,
+            count: droppedBrowser,
+            retryAfter: browserNew.retryAfter,
+            detail: `${droppedBrowser} occurrence(s) of errors new to the project were dropped: browser keys may start it tracking ${browserRule.limit} new errors an hour. Errors already tracked keep counting.`,
+          });
+        }
         if (dropped > 0) {
           limited.push({
             reason: "new_errors_per_minute",
@@ -348,7 +366,7 @@ export class ErrorsService {
         } catch (error) {
           return { ok: false, error };
         }
-        return { ok: true, value: { accepted: kept.length, dropped, limited } };
+        return { ok: true, value: { accepted: kept.length, dropped: dropped + droppedBrowser, limited } };
       }),
     );
   }
@@ -366,12 +384,15 @@ export class ErrorsService {
     groups: Map<string, MergedGroup>,
     mayCreate: number,
     mayOpen: number,
-  ): Promise<{ created: number; opened: number; refused: Set<string>; skippedBy: Map<number, number> }> {
+    mayCreateFromBrowser: number,
+  ): Promise<{ created: number; createdByBrowser: number; opened: number; refused: Set<string>; refusedBrowser: Set<string>; skippedBy: Map<number, number> }> {
     // Every read-then-write of the project's errors takes this lock first: concurrent batches add up exactly.
     await tx.lock(`errors:${projectId}`);
     const existing = await errorsByFingerprint(tx, projectId, [...groups.keys()]);
     const created: ErrorRow[] = [];
     const refused = new Set<string>();
+    const refusedBrowser = new Set<string>();
+    let createdByBrowser = 0;
     const ids = new Map<string, string>();
     const ownerOf = new Map<string, number>();
     for (const g of groups.values()) {
@@ -384,6 +405,14 @@ export class ErrorsService {
       if (created.length >= mayCreate) {
         refused.add(g.fingerprint);
         continue;
+      }
+      // Brought by browser keys only (apps anyone can run): held to their own, smaller allowance.
+      if (g.browserOnly) {
+        if (createdByBrowser >= mayCreateFromBrowser) {
+          refusedBrowser.add(g.fingerprint);
+          continue;
+        }
+        createdByBrowser++;
       }
       const id = newId("err");
       ids.set(g.fingerprint, id);
@@ -476,7 +505,7 @@ export class ErrorsService {
         detail: { fingerprint: g.fingerprint, occurrences: g.count, resolvedAt: known.status_changed_at, resolvedBy: known.status_changed_by },
       });
     }
-    return { created: created.length, opened, refused, skippedBy };
+    return { created: created.length, createdByBrowser, opened, refused, refusedBrowser, skippedBy };
   }
 
   /** The one place occurrences reach the event store (durable when it resolves). */

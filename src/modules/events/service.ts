@@ -11,6 +11,7 @@ import {
   catalogEventByName,
   catalogOfProject,
   countCatalogEvents,
+  countPendingSince,
   deleteCatalogEvent,
   findCatalogEvent,
   insertCatalogEvent,
@@ -71,6 +72,9 @@ export const PROPERTY_NAME = /^[A-Za-z0-9_.:$-]{1,128}$/;
 const MAX_EVENTS_PER_PROJECT = 1000;
 const MAX_PROPERTIES_PER_EVENT = 200;
 const CHANNEL = "event-catalog";
+const DAY_MS = 86_400_000;
+/** Once browser keys used up a project's allowance of new names, their unknown names are left out without a query for this long. */
+const BROWSER_FULL_RECHECK_MS = 60_000;
 
 function toEvent(r: CatalogRow): CatalogEvent {
   return {
@@ -114,6 +118,8 @@ export function typeOfValue(value: unknown): PropertyType {
 export class EventsService {
   /** projectId → event name → property names known. */
   private known = new Map<string, Map<string, Set<string>>>();
+  /** projectId → until when browser keys' allowance of new names is known to be used up (see noteSeen). */
+  private readonly browserNamesFullUntil = new Map<string, number>();
   /** Per project, moves with each catalog announcement of it (`resyncs` with a resync): a load that read before one is not kept (see knownOf). */
   private readonly generations = new Map<string, number>();
   private resyncs = 0;
@@ -296,12 +302,14 @@ export class EventsService {
    * transaction, only when something is new. Last-seen times are kept in
    * memory and written every few seconds.
    */
-  async noteSeen(projectId: string, seen: Map<string, Map<string, PropertyType>>): Promise<void> {
+  async noteSeen(projectId: string, seen: Map<string, Map<string, PropertyType>>, from?: { newNamesPerDay: number }): Promise<void> {
     const now = Date.now();
     let stamps = this.seenAt.get(projectId);
+    const known = await this.knownOf(projectId);
+    // Sent with a browser key whose allowance of new names is used up (known here): its unknown names are left out.
+    if (from && (this.browserNamesFullUntil.get(projectId) ?? 0) > now) seen = new Map([...seen].filter(([name]) => known.has(name)));
     if (!stamps) this.seenAt.set(projectId, (stamps = new Map()));
     for (const name of seen.keys()) stamps.set(name, now);
-    const known = await this.knownOf(projectId);
     let fresh = false;
     for (const [name, props] of seen) {
       const have = known.get(name);
@@ -311,11 +319,19 @@ export class EventsService {
     await this.ctx.store.write(async (tx) => {
       await tx.lock(`event-catalog:${projectId}`);
       let count = await countCatalogEvents(tx, projectId);
+      // A browser key (an app anyone can run) may add names while the project has fewer than its allowance of
+      // pending names created in the last day; read under the lock, so concurrent batches and servers add up exactly.
+      let mayAdd = from ? from.newNamesPerDay - (await countPendingSince(tx, projectId, new Date(now - DAY_MS).toISOString())) : Number.POSITIVE_INFINITY;
       const at = nowIso();
       for (const [name, props] of seen) {
         const row = await catalogEventByName(tx, projectId, name);
         if (!row) {
           if (count >= MAX_EVENTS_PER_PROJECT) continue;
+          if (mayAdd <= 0) {
+            this.browserNamesFullUntil.set(projectId, now + BROWSER_FULL_RECHECK_MS);
+            continue;
+          }
+          mayAdd--;
           count++;
           const properties = [...props].slice(0, MAX_PROPERTIES_PER_EVENT).map(([p, type]) => ({ name: p, type, required: false, description: "" }));
           await insertCatalogEvent(tx, projectId, {

@@ -70,6 +70,12 @@ export async function countCatalogEvents(q: Queryable, projectId: string): Promi
   return Number((await q.one<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM event_catalog WHERE project_id = ?", projectId))?.n ?? 0);
 }
 
+/** Pending rows (names ingest added) of the project created at or after `since` (ISO): what browser keys' allowance counts. */
+export async function countPendingSince(q: Queryable, projectId: string, since: string): Promise<number> {
+  const row = await q.one<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM event_catalog WHERE project_id = ? AND pending = 1 AND created_at >= ?", projectId, since);
+  return Number(row?.n ?? 0);
+}
+
 /** Moves last-seen forward only (a slower server's older stamp never moves it back). */
 export async function markCatalogSeen(q: Queryable, projectId: string, name: string, at: string): Promise<void> {
   await q.run(

@@ -1,5 +1,6 @@
 import type { ModuleManifest } from "../../lib/module";
 import type { KeysService } from "./service";
+import type { BrowserKeyLimits } from "./types";
 
 // Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
 const migrationsCode = () => require("./migrations") as typeof import("./migrations");
@@ -13,6 +14,8 @@ declare module "../../lib/module" {
   interface AppOptions {
     /** How often SDK keys' last-use stamps are written (default 60 s). */
     lastUsedFlushMs?: number;
+    /** What one browser key may cost: ingest rates per key and address, body cap, new catalog rows, errors and attributes (keys/types.ts). */
+    browserKeys?: Partial<BrowserKeyLimits>;
   }
 }
 

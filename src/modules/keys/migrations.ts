@@ -7,6 +7,8 @@ import type { Migration } from "../../lib/store";
  * 1. `sdk_keys`: only the SHA-256 of the secret and a short tail for display are kept.
  * 2. `browser_keys`: the `browser` type, and `env` (the one env a browser key evaluates; null for the others).
  *    SQLite cannot change a CHECK in place: the table is rebuilt (nothing references it).
+ * 3. `allowed_origins`: every browser origin the key admits (the project's domain and its `allowedOrigins`),
+ *    a JSON array; null admits any. Filled from `allowed_origin` for the keys that had one.
  */
 export const KEYS_MIGRATIONS: Migration[] = [
   {
@@ -71,6 +73,17 @@ CREATE INDEX sdk_keys_by_project ON sdk_keys(project_id);
 ALTER TABLE sdk_keys DROP CONSTRAINT sdk_keys_type_check;
 ALTER TABLE sdk_keys ADD CONSTRAINT sdk_keys_type_check CHECK (type IN ('admin', 'client', 'server', 'browser'));
 ALTER TABLE sdk_keys ADD COLUMN env text CHECK (env IN ('dev', 'staging', 'prod'));
+`,
+  },
+  {
+    name: "allowed_origins",
+    sqlite: `
+ALTER TABLE sdk_keys ADD COLUMN allowed_origins TEXT;
+UPDATE sdk_keys SET allowed_origins = '["' || allowed_origin || '"]' WHERE allowed_origin IS NOT NULL;
+`,
+    postgres: `
+ALTER TABLE sdk_keys ADD COLUMN allowed_origins text;
+UPDATE sdk_keys SET allowed_origins = '["' || allowed_origin || '"]' WHERE allowed_origin IS NOT NULL;
 `,
   },
 ];

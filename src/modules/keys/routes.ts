@@ -44,6 +44,7 @@ export function keyRoutes(ctx: AppContext) {
           scopes: k.scopes,
           maskedKey: k.maskedKey,
           allowedOrigin: k.allowedOrigin,
+          allowedOrigins: k.allowedOrigins,
           env: k.env,
           createdAt: k.createdAt,
           lastUsedAt: k.lastUsedAt,

@@ -1,10 +1,11 @@
 import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { KeyDirectory, SdkKeyInfo } from "../../lib/auth";
 import type { Env } from "../../lib/envs";
-import { ApiError, alreadyExists, badRequest, notFound, validation } from "../../lib/errors";
+import { ApiError, alreadyExists, badRequest, bodyTooLarge, notFound, validation } from "../../lib/errors";
 import { checkNameChars } from "../../lib/validate";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
 import { LruCache } from "../../lib/lru";
+import { RateLimiter } from "../../lib/rate-limit";
 import type { ServiceContext } from "../../lib/module";
 import { RESYNC } from "../../lib/store";
 import {
@@ -19,8 +20,8 @@ import {
   toKey,
   toKeyInfo,
 } from "./store";
-import { KEY_TYPES, type KeyType, type SdkKey } from "./types";
-export { KEY_TYPES, type KeyType, type SdkKey };
+import { type BrowserKeyLimits, DEFAULT_BROWSER_KEY_LIMITS, KEY_TYPES, type KeyType, type SdkKey } from "./types";
+export { type BrowserKeyLimits, KEY_TYPES, type KeyType, type SdkKey };
 
 /** Scope a client key needs to file tickets through the public intake. */
 export const PUBLIC_TICKET_SCOPE = "tickets:public_create";
@@ -93,8 +94,13 @@ export class KeysService implements KeyDirectory {
   private readonly flushTimer: ReturnType<typeof setInterval>;
   private flushing: Promise<void> | null = null;
   private readonly unlisten: () => void;
+  /** What one browser key may cost (ServerOptions.browserKeys over the defaults). */
+  readonly browserLimits: BrowserKeyLimits;
+  /** Browser-key ingest calls per key and per project and client address. */
+  private readonly browserIngest = new RateLimiter();
 
   constructor(private readonly ctx: ServiceContext) {
+    this.browserLimits = { ...DEFAULT_BROWSER_KEY_LIMITS, ...ctx.options.browserKeys };
     this.unlisten = ctx.store.listen(KEYS_CHANNEL, (payload) => this.onAnnouncement(payload));
     this.flushTimer = setInterval(() => {
       if (!this.flushing) void this.flushLastUsed();
@@ -129,13 +135,15 @@ export class KeysService implements KeyDirectory {
     try {
       return await this.ctx.store.write(async (tx) => {
         let allowedOrigin = input.allowedOrigin;
+        let allowedOrigins: string[] | null = allowedOrigin ? [allowedOrigin] : null;
         if (allowedOrigin === undefined) {
-          // The project's lock: a concurrent domain change (which stamps every live key under it) cannot leave this key on the old origin.
+          // Read under the project's lock, so that a concurrent change of its origins cannot miss this key.
           await tx.lock(`project:${projectId}`);
           allowedOrigin = await this.ctx.services.projects.allowedOrigin(projectId);
+          allowedOrigins = await this.ctx.services.projects.admittedOrigins(projectId);
         }
         const env = input.type === "browser" ? (input.env ?? (await this.ctx.services.projects.find(projectId))?.defaultEnv ?? "prod") : null;
-        const row: SdkKey = { id, projectId, type: input.type, name, scopes: uniqueScopes, allowedOrigin, env, createdAt: nowIso(), lastUsedAt: null };
+        const row: SdkKey = { id, projectId, type: input.type, name, scopes: uniqueScopes, allowedOrigin, allowedOrigins, env, createdAt: nowIso(), lastUsedAt: null };
         await insertKey(tx, row, hash, key.slice(-4));
         // A chosen secret (SERVICE_INIT_ADMIN_KEY) may have been looked up, and cached as unknown, on any server.
         tx.announce(KEYS_CHANNEL, `minted:${hash}`);
@@ -255,15 +263,33 @@ export class KeysService implements KeyDirectory {
   }
 
   /**
-   * Stamps the project's allowed origin into every live key. Called by the
+   * Stamps the project's allowed origin (its domain's) and every origin it
+   * admits (with its `allowedOrigins`) into every live key. Called by the
    * projects service inside its own transaction (under the project's lock)
-   * when the domain changes; every server forgets the project's keys on commit.
+   * when either changes; every server forgets the project's keys (and its
+   * CORS answers) on commit.
    */
-  async stampAllowedOrigin(projectId: string, allowedOrigin: string | null): Promise<void> {
+  async stampAllowedOrigin(projectId: string, allowedOrigin: string | null, allowedOrigins: string[] | null = allowedOrigin ? [allowedOrigin] : null): Promise<void> {
     await this.ctx.store.write(async (tx) => {
-      await setAllowedOriginOfLiveKeys(tx, projectId, allowedOrigin);
+      await setAllowedOriginOfLiveKeys(tx, projectId, allowedOrigin, allowedOrigins);
       tx.announce(KEYS_CHANNEL, `project:${projectId}`);
     });
+  }
+
+  /**
+   * An ingest call (events, errors, Sentry) made with a browser key: counted against the client address's rate
+   * within the project, then the key's (so that one project's flood never limits another's callers), then
+   * its body against the browser cap. Throws 429 `Too many requests` (Retry-After) or 413 `Body too large`.
+   */
+  admitBrowserIngest(call: { keyId: string; projectId: string; address: string; bodyBytes: number }): void {
+    const limits = this.browserLimits;
+    // The address first: one address's flood is stopped before it uses up the allowance the key's other callers share.
+    this.browserIngest.take(`address:${call.projectId}:${call.address}`, limits.perAddress);
+    this.browserIngest.take(`key:${call.keyId}`, limits.perKey);
+    if (call.bodyBytes > limits.maxBodyBytes) {
+      const error = bodyTooLarge();
+      throw new ApiError(error.code, error.message, `at most ${limits.maxBodyBytes} bytes with a browser key`, error.status);
+    }
   }
 
   /** Stops the timer and the cache's subscription, then writes what is pending. */

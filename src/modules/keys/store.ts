@@ -13,18 +13,19 @@ export type KeyRow = {
   scopes: string;
   secret_tail: string;
   allowed_origin: string | null;
+  allowed_origins: string | null;
   env: Env | null;
   created_at: string;
   last_used_at: string | null;
 };
 
-const KEY_COLUMNS = "id, project_id, type, name, scopes, secret_tail, allowed_origin, env, created_at, last_used_at";
+const KEY_COLUMNS = "id, project_id, type, name, scopes, secret_tail, allowed_origin, allowed_origins, env, created_at, last_used_at";
 
 /** Only the secret's SHA-256 and its last characters are stored. A taken secret is a unique violation. */
 export async function insertKey(q: Queryable, key: Omit<SdkKey, "lastUsedAt">, secretHash: string, secretTail: string): Promise<void> {
   await q.run(
-    `INSERT INTO sdk_keys (id, project_id, type, name, scopes, secret_hash, secret_tail, allowed_origin, env, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO sdk_keys (id, project_id, type, name, scopes, secret_hash, secret_tail, allowed_origin, allowed_origins, env, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     key.id,
     key.projectId,
     key.type,
@@ -33,6 +34,7 @@ export async function insertKey(q: Queryable, key: Omit<SdkKey, "lastUsedAt">, s
     secretHash,
     secretTail,
     key.allowedOrigin,
+    key.allowedOrigins === null ? null : JSON.stringify(key.allowedOrigins),
     key.env,
     key.createdAt,
   );
@@ -79,9 +81,18 @@ export async function markKeysUsed(q: Queryable, uses: Iterable<[id: string, at:
   }
 }
 
-/** Sets the allowed origin of every live key of the project. */
-export async function setAllowedOriginOfLiveKeys(q: Queryable, projectId: string, allowedOrigin: string | null): Promise<void> {
-  await q.run("UPDATE sdk_keys SET allowed_origin = ? WHERE project_id = ? AND revoked_at IS NULL", allowedOrigin, projectId);
+/** Sets the allowed origin (the domain's) and every admitted origin of every live key of the project. */
+export async function setAllowedOriginOfLiveKeys(q: Queryable, projectId: string, allowedOrigin: string | null, allowedOrigins: string[] | null): Promise<void> {
+  await q.run(
+    "UPDATE sdk_keys SET allowed_origin = ?, allowed_origins = ? WHERE project_id = ? AND revoked_at IS NULL",
+    allowedOrigin,
+    allowedOrigins === null ? null : JSON.stringify(allowedOrigins),
+    projectId,
+  );
+}
+
+function originsOf(r: KeyRow): string[] | null {
+  return r.allowed_origins === null ? null : (JSON.parse(r.allowed_origins) as string[]);
 }
 
 export function toKey(r: KeyRow): SdkKey {
@@ -92,6 +103,7 @@ export function toKey(r: KeyRow): SdkKey {
     name: r.name,
     scopes: JSON.parse(r.scopes) as string[],
     allowedOrigin: r.allowed_origin,
+    allowedOrigins: originsOf(r),
     env: r.env,
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
@@ -100,5 +112,5 @@ export function toKey(r: KeyRow): SdkKey {
 
 /** What the request path needs of a key (see `KeyDirectory`). */
 export function toKeyInfo(r: KeyRow): SdkKeyInfo {
-  return { id: r.id, projectId: r.project_id, type: r.type, scopes: JSON.parse(r.scopes) as string[], allowedOrigin: r.allowed_origin, env: r.env };
+  return { id: r.id, projectId: r.project_id, type: r.type, scopes: JSON.parse(r.scopes) as string[], allowedOrigin: r.allowed_origin, allowedOrigins: originsOf(r), env: r.env };
 }

@@ -122,9 +122,12 @@ export class OperationsService {
       ]),
       family(
         "svc_error_occurrences_dropped_total",
-        "Error occurrences not stored because of a per-project limit, by reason (new_errors_per_minute: their error would have been new past the project's allowance of new errors a minute)",
+        "Error occurrences not stored because of a per-project limit, by reason (new_errors_per_minute: their error would have been new past the project's allowance of new errors a minute; browser_new_errors_per_hour: sent with a browser key, past browser keys' allowance of new errors an hour)",
         "counter",
-        () => [{ labels: { reason: "new_errors_per_minute" }, value: services.errors.heldBack.droppedNewErrors }],
+        () => [
+          { labels: { reason: "new_errors_per_minute" }, value: services.errors.heldBack.droppedNewErrors },
+          { labels: { reason: "browser_new_errors_per_hour" }, value: services.errors.heldBack.droppedBrowserNewErrors },
+        ],
       ),
       family(
         "svc_error_queue_items_skipped_total",

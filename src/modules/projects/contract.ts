@@ -17,6 +17,7 @@ export const ProjectSchema = t.Object({
   name: t.String(),
   slug: t.String(),
   domain: t.String(),
+  allowedOrigins: t.Array(t.String(), { description: "Browser origins admitted besides the domain's (CORS and the keys' origin check)" }),
   ownerEmail: t.String(),
   plan: t.String(),
   status: t.String(),
@@ -43,6 +44,14 @@ export const ProjectPatchSchema = BodyObject(
   {
     name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     domain: t.Optional(t.String({ maxLength: 253, description: "Host (example.com) or origin (https://app.example.com); empty clears. Stamped into every live SDK key as its allowed origin." })),
+    allowedOrigins: t.Optional(
+      t.Array(t.String({ maxLength: 253 }), {
+        maxItems: 20,
+        description:
+          "Browser origins admitted besides the domain's, e.g. a staging site or a local dev server: full origins (`https://app.example.com`, `http://localhost:5173`), at most 20; the list replaces the previous one. " +
+          "Stamped into every live SDK key with the domain's origin: a browser (`Origin` header) may call the SDK paths from these origins only, and CORS preflights are approved for them.",
+      }),
+    ),
     slug: t.Optional(t.String({ minLength: 1, maxLength: 63 })),
     defaultEnv: t.Optional(EnvSchema),
     timezone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
@@ -58,7 +67,7 @@ export const ProjectPatchSchema = BodyObject(
   },
   {
     examples: [
-      { name: "Checkout service", domain: "https://shop.example.com", defaultEnv: "prod", timezone: "Europe/Berlin", analysis: { significanceThreshold: 0.05 } },
+      { name: "Checkout service", domain: "https://shop.example.com", allowedOrigins: ["https://staging.shop.example.com", "http://localhost:5173"], defaultEnv: "prod", timezone: "Europe/Berlin", analysis: { significanceThreshold: 0.05 } },
     ],
   },
 );

@@ -148,4 +148,10 @@ CREATE INDEX memberships_by_user ON memberships(user_id);
     sqlite: "ALTER TABLE projects ADD COLUMN event_retention_days INTEGER NOT NULL DEFAULT 30;",
     postgres: "ALTER TABLE projects ADD COLUMN event_retention_days integer NOT NULL DEFAULT 30;",
   },
+  {
+    // Browser origins admitted besides the domain's (a JSON array of origins; DECISIONS "The browser key").
+    name: "allowed_origins",
+    sqlite: "ALTER TABLE projects ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';",
+    postgres: "ALTER TABLE projects ADD COLUMN allowed_origins text NOT NULL DEFAULT '[]';",
+  },
 ];

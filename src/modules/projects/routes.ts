@@ -127,7 +127,7 @@ export function projectRoutes(ctx: AppContext) {
           auth: "admin",
           errors: [404],
           description:
-            "Only the fields sent change. The path takes the project's id (or `current`); it must be the project the credential resolves to (X-Project-Id selects among a person's projects). A new `domain` is stamped as the allowed browser origin into every live SDK key of the project, in the same transaction. Needs the manage permission (an admin key or an owner).",
+            "Only the fields sent change. The path takes the project's id (or `current`); it must be the project the credential resolves to (X-Project-Id selects among a person's projects). A new `domain` or `allowedOrigins` is stamped into every live SDK key of the project, in the same transaction: a browser (`Origin` header) may then call the SDK paths from the domain's origin or a listed one only (none set: any), and CORS preflights are approved for those origins; every server hears of it at once. Needs the manage permission (an admin key or an owner).",
           response: { 200: ProjectSchema },
         }),
       },

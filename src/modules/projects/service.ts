@@ -3,9 +3,11 @@ import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import { notFound, validation } from "../../lib/errors";
 import { checkNameChars } from "../../lib/validate";
+import { ExpiringCache } from "../../lib/expiring-cache";
 import { newId, newUuid, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import type { Tx } from "../../lib/store";
+import { KEYS_CHANNEL } from "../keys/service";
 import {
   DEFAULT_ANALYSIS,
   PATCHABLE_COLUMNS,
@@ -22,18 +24,22 @@ import {
   insertUserIfAbsent,
   listProjectsOfUser,
   projectRetentions,
+  someProjectAdmits,
   updateProject,
 } from "./store";
+import { admittedOrigins, parseAllowedOrigins, parseDomain } from "./origins";
 import { type AnalysisSettings, type Project, type Organisation, type User } from "./types";
 export { type AnalysisSettings, type Project, type Organisation, type User };
 
 export { DEFAULT_ANALYSIS };
+export { admittedOrigins, parseAllowedOrigins, parseDomain };
 
 export type ProjectPatch = Partial<
   Pick<
     Project,
     | "name"
     | "domain"
+    | "allowedOrigins"
     | "slug"
     | "defaultEnv"
     | "timezone"
@@ -58,27 +64,10 @@ export function slugify(name: string): string {
 }
 
 /**
- * Normalises a project domain ("example.com", "https://app.example.com:8443")
- * and derives the browser origin SDK keys accept. Empty clears it.
+ * How long a browser origin's CORS answer is kept per server. Every change of a project's domain or allowed origins
+ * is announced on the keys channel and clears it at once (on every server); this only bounds a missed announcement.
  */
-export function parseDomain(input: string): { domain: string; origin: string | null } {
-  const trimmed = input.trim().toLowerCase();
-  if (trimmed === "") return { domain: "", origin: null };
-  const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//.test(trimmed);
-  let url: URL;
-  try {
-    url = new URL(hasScheme ? trimmed : `https://${trimmed}`);
-  } catch {
-    throw validation("domain is not a valid host name", "domain: expected a host like example.com or an origin like https://app.example.com");
-  }
-  if (!["http:", "https:"].includes(url.protocol) || url.username || url.password || url.search || url.hash || (url.pathname !== "/" && url.pathname !== "")) {
-    throw validation("domain is not a valid host name", "domain: expected a host like example.com or an origin like https://app.example.com, without path or query");
-  }
-  if (!/^[a-z0-9.-]+$/.test(url.hostname) && !/^\[[0-9a-f:]+\]$/.test(url.hostname)) {
-    throw validation("domain is not a valid host name", "domain: only letters, digits, dots and hyphens");
-  }
-  return { domain: hasScheme ? url.origin : url.host, origin: url.origin };
-}
+const CORS_ORIGIN_CACHE = { ttlMs: 5_000, max: 1_000 };
 
 function isValidTimezone(tz: string): boolean {
   try {
@@ -97,7 +86,40 @@ function isValidTimezone(tz: string): boolean {
 export const ORGANISATIONS_LOCK = "organisations";
 
 export class ProjectsService {
-  constructor(private readonly ctx: ServiceContext) {}
+  /** Browser origin → whether some project admits it (CORS preflights carry no key). */
+  private readonly corsOrigins: ExpiringCache<string, boolean>;
+
+  constructor(private readonly ctx: ServiceContext) {
+    this.corsOrigins = new ExpiringCache((origin) => this.lookupCorsOrigin(origin), CORS_ORIGIN_CACHE);
+    // A project's origins changed (the keys module announces `project:<id>` when it re-stamps them): forget the answers.
+    ctx.store.listen(KEYS_CHANNEL, (payload) => {
+      if (payload.startsWith("minted:") || payload.startsWith("revoked:")) return;
+      this.corsOrigins.clear();
+    });
+  }
+
+  /**
+   * Whether a browser origin may call the SDK paths at all (CORS): some project's keys admit it. Which key
+   * admits it is decided per request by the key's own origins (the auth macro); this lets the preflight,
+   * which carries no key, be refused early for an origin no project knows.
+   */
+  isCorsOrigin(origin: string): Promise<boolean> {
+    // When the store cannot answer, the browser is answered as before this check existed: the key's own origins
+    // (from memory, or refused with the store's 503) still decide, so approving the origin here gives nothing away.
+    return this.corsOrigins.get(origin).catch(() => true);
+  }
+
+  private async lookupCorsOrigin(origin: string): Promise<boolean> {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      return false;
+    }
+    if ((url.protocol !== "https:" && url.protocol !== "http:") || url.origin !== origin) return false;
+    // A domain stored as a bare host means https on the default port (parseDomain).
+    return someProjectAdmits(this.ctx.store, url.protocol === "https:" ? [url.origin, url.host] : [url.origin], origin);
+  }
 
   /**
    * Creates an organisation, its owner and a first project in one
@@ -250,6 +272,12 @@ export class ProjectsService {
     return project ? parseDomain(project.domain).origin : null;
   }
 
+  /** Every origin SDK keys of this project accept from browsers (the domain's first), or null for any. */
+  async admittedOrigins(projectId: string): Promise<string[] | null> {
+    const project = await this.find(projectId);
+    return project ? admittedOrigins(project) : null;
+  }
+
   /**
    * Applies only the fields sent, under the project's lock. A new domain is
    * stamped into every live SDK key in the same transaction, so no key is
@@ -283,6 +311,7 @@ export class ProjectsService {
       patch.domain = parsed.domain;
       newOrigin = parsed.origin;
     }
+    if (patch.allowedOrigins !== undefined) patch.allowedOrigins = parseAllowedOrigins(patch.allowedOrigins);
 
     return this.ctx.store.write(async (tx) => {
       // Built per attempt: the store may run this function again (a retried transaction).
@@ -291,7 +320,7 @@ export class ProjectsService {
       for (const field of Object.keys(PATCHABLE_COLUMNS) as PatchableField[]) {
         const value = patch[field];
         if (value === undefined) continue;
-        fields[field] = typeof value === "boolean" ? (value ? 1 : 0) : value;
+        fields[field] = typeof value === "boolean" ? (value ? 1 : 0) : Array.isArray(value) ? JSON.stringify(value) : value;
         changed[field] = value;
       }
       await tx.lock(`project:${id}`);
@@ -305,7 +334,10 @@ export class ProjectsService {
       // `changed` has one entry per column to set.
       if (Object.keys(changed).length === 0) return current;
       await updateProject(tx, id, { fields, analysis: analysisJson, updatedAt: nowIso() });
-      if (newOrigin !== undefined) await this.ctx.services.keys.stampAllowedOrigin(id, newOrigin);
+      if (newOrigin !== undefined || patch.allowedOrigins !== undefined) {
+        const origins = admittedOrigins({ domain: patch.domain ?? current.domain, allowedOrigins: patch.allowedOrigins ?? current.allowedOrigins });
+        await this.ctx.services.keys.stampAllowedOrigin(id, newOrigin !== undefined ? newOrigin : parseDomain(current.domain).origin, origins);
+      }
       // The module flags decide what the snapshot publishes (translations): SDKs must see the change.
       if (patch.moduleTranslations !== undefined && patch.moduleTranslations !== current.moduleTranslations) {
         await bumpEveryEnv(tx, id);

@@ -22,6 +22,7 @@ type ProjectRow = {
   name: string;
   slug: string;
   domain: string;
+  allowed_origins: string;
   owner_email: string;
   plan: string;
   status: string;
@@ -51,6 +52,7 @@ type UserRow = { id: string; email: string; created_at: string };
 export const PATCHABLE_COLUMNS = {
   name: "name",
   domain: "domain",
+  allowedOrigins: "allowed_origins",
   slug: "slug",
   defaultEnv: "default_env",
   timezone: "timezone",
@@ -213,6 +215,7 @@ function toProject(r: ProjectRow): Project {
     name: r.name,
     slug: r.slug,
     domain: r.domain,
+    allowedOrigins: JSON.parse(r.allowed_origins) as string[],
     ownerEmail: r.owner_email,
     plan: r.plan,
     status: r.status,
@@ -240,4 +243,20 @@ function toProject(r: ProjectRow): Project {
 export async function projectRetentions(q: Queryable): Promise<{ id: string; eventRetentionDays: number }[]> {
   const rows = await q.all<{ id: string; days: number | string }>("SELECT id, event_retention_days AS days FROM projects ORDER BY id");
   return rows.map((r) => ({ id: r.id, eventRetentionDays: Number(r.days) }));
+}
+
+/**
+ * Whether some project admits a browser origin: its domain is that origin (or, for https, its bare host), its
+ * allowed origins list it, or it names none at all (its keys take any origin). Origins are validated to letters,
+ * digits, dots, hyphens, colons and slashes, so the LIKE pattern holds no wildcard of the caller's.
+ */
+export async function someProjectAdmits(q: Queryable, domains: string[], origin: string): Promise<boolean> {
+  const [a, b] = [domains[0] ?? "", domains[1] ?? domains[0] ?? ""];
+  const row = await q.one<{ found: number }>(
+    "SELECT 1 AS found FROM projects WHERE domain IN (?, ?) OR allowed_origins LIKE ? OR (domain = '' AND allowed_origins = '[]') LIMIT 1",
+    a,
+    b,
+    `%${JSON.stringify(origin)}%`,
+  );
+  return row !== undefined;
 }

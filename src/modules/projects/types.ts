@@ -15,6 +15,8 @@ export type Project = {
   name: string;
   slug: string;
   domain: string;
+  /** Browser origins admitted besides the domain's (full origins, normalised). */
+  allowedOrigins: string[];
   ownerEmail: string;
   plan: string;
   status: string;
@@ -41,3 +43,6 @@ export type Project = {
 export type Organisation = { id: string; name: string; createdAt: string };
 
 export type User = { id: string; email: string; createdAt: string };
+
+/** At most this many origins in a project's `allowedOrigins`. */
+export const MAX_ALLOWED_ORIGINS = 20;

@@ -19,6 +19,8 @@ const MODULES = [
 type Form = {
   name: string;
   domain: string;
+  /** One origin a line. */
+  allowedOrigins: string;
   defaultEnv: (typeof ENVS)[number];
   timezone: string;
   publicTicketCreation: boolean;
@@ -37,6 +39,7 @@ function SettingsPage() {
     setForm({
       name: data.name,
       domain: data.domain,
+      allowedOrigins: data.allowedOrigins.join("\n"),
       defaultEnv: data.defaultEnv,
       timezone: data.timezone,
       publicTicketCreation: data.publicTicketCreation,
@@ -53,6 +56,10 @@ function SettingsPage() {
         projectApi.api.admin.projects({ id: "current" }).patch({
           name: form.name.trim(),
           domain: form.domain.trim(),
+          allowedOrigins: form.allowedOrigins
+            .split(/[\s,]+/)
+            .map((o) => o.trim())
+            .filter((o) => o !== ""),
           defaultEnv: form.defaultEnv,
           timezone: form.timezone.trim(),
           publicTicketCreation: form.publicTicketCreation,
@@ -66,7 +73,7 @@ function SettingsPage() {
       setSaveError(describeError(err));
     }
   };
-  const text = (key: "name" | "domain" | "timezone") => (e: Event) => setForm({ ...form, [key]: (e.target as HTMLInputElement).value });
+  const text = (key: "name" | "domain" | "allowedOrigins" | "timezone") => (e: Event) => setForm({ ...form, [key]: (e.target as HTMLInputElement).value });
   return (
     <>
       <h1>Project settings</h1>
@@ -79,6 +86,12 @@ function SettingsPage() {
           <Field label="Name">{(attrs) => <input {...attrs} value={form.name} onInput={text("name")} />}</Field>
           <Field label="Domain" hint="Host or origin browsers call from; stamped into every live SDK key as its allowed origin. Empty allows any.">
             {(attrs) => <input {...attrs} value={form.domain} onInput={text("domain")} placeholder="https://app.example.com" />}
+          </Field>
+          <Field
+            label="Allowed browser origins"
+            hint="One origin a line (up to 20), besides the domain: e.g. a staging site or http://localhost:5173. Browser keys, and server keys called from a browser, answer these origins only."
+          >
+            {(attrs) => <textarea {...attrs} rows={3} value={form.allowedOrigins} onInput={text("allowedOrigins")} placeholder={"https://staging.example.com\nhttp://localhost:5173"} />}
           </Field>
           <SelectField label="Default env" value={form.defaultEnv} onChange={(v: Form["defaultEnv"]) => setForm({ ...form, defaultEnv: v })} options={plainOptions(ENVS)} />
           <Field label="Time zone" hint="IANA name, e.g. Europe/Berlin; used for daily figures.">
