@@ -6,6 +6,8 @@
  *   both with the server under test pinned to core 0 and the load generator (wrk when installed) to core 1,
  *   bare and svc alternating, ROUNDS runs each; the ratio is svc's requests over bare's;
  * - the gzip snapshot; toggle latency, sequential HTTP toggles [p50 < 2 ms];
+ * - OFREP bulk 304 with a browser key (POST /ofrep/v1/evaluate/flags, `{"context":{…}}`, If-None-Match: what
+ *   browser apps poll) against the snapshot 304 runs of the same svc in the same run [>= 0.8];
  * - publish-to-SSE-delivery: toggle, then time until the stream event arrives [p99 < 50 ms];
  * - svc RSS at start, peak under load, and after [< 100 MB].
  */
@@ -120,6 +122,26 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
     };
     const notModified = await compare("304 (If-None-Match)", conditional, "3xx");
     const full = await compare("full body", identity, "2xx");
+
+    // Browser apps poll the bulk OFREP call with a browser key: its 304 against the snapshot 304 runs above.
+    const minted = await fetch(`${svc.url}/api/admin/keys`, { method: "POST", headers: admin, body: JSON.stringify({ type: "browser", name: "bench" }) });
+    if (!minted.ok) throw new Error(`minting a browser key: ${minted.status} ${await minted.text()}`);
+    const browserKey = ((await minted.json()) as { key: string }).key;
+    const bulkUrl = `${svc.url}/ofrep/v1/evaluate/flags`;
+    const bulkBody = JSON.stringify({ context: { targetingKey: "user-42", country: "CH" } });
+    const bulkFirst = await fetch(bulkUrl, { method: "POST", headers: { "x-sdk-key": browserKey, "content-type": "application/json" }, body: bulkBody });
+    await bulkFirst.arrayBuffer();
+    const bulkHeaders = { "x-sdk-key": browserKey, "content-type": "application/json", "if-none-match": bulkFirst.headers.get("etag")! };
+    const bulkRuns: PinnedRow[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const r = await loadPinned(settings, `svc OFREP bulk, browser key, 304 (run ${round})`, { url: bulkUrl, method: "POST", headers: bulkHeaders, body: bulkBody }, "3xx", LOAD_THREADS, svc.proc.pid);
+      console.log(describeRun(r));
+      bulkRuns.push(r);
+    }
+    rows.push(...bulkRuns);
+    const bulkPerSec = bulkRuns.reduce((n, r) => n + r.requestsPerSec!, 0) / ROUNDS;
+    const bulkVsSnapshot = bulkPerSec / notModified.svcPerSec;
+    console.log(`  OFREP bulk 304 (browser key) vs snapshot 304: ${bulkVsSnapshot.toFixed(2)} by req/s (target >= 0.8) ${bulkVsSnapshot >= 0.8 ? "ok" : "MISS"}`);
     const gzipRun = await loadPinned(settings, "svc snapshot, full body gzip", { url: snapshotUrl, headers: { ...sdk, "accept-encoding": "gzip" } }, "2xx", LOAD_THREADS);
     console.log(describeRun(gzipRun));
     rows.push(gzipRun);
@@ -182,6 +204,8 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
         snapshotFullVsBarePerCpu: full.cpuRatio,
         snapshot304ReqPerSec: notModified.svcPerSec,
         snapshotFullReqPerSec: full.svcPerSec,
+        ofrepBulk304ReqPerSec: bulkPerSec,
+        ofrepBulk304VsSnapshot304: bulkVsSnapshot,
         bareRunsGeneratorCpuPct: Math.max(notModified.bareGeneratorCpu, full.bareGeneratorCpu),
         loadAverageBefore: loadBefore,
         loadAverageAfter: loadAverage(),
