@@ -1,6 +1,7 @@
 import { ENVS, type Env } from "../../lib/envs";
 import { etagMatches, requestIdFor } from "../../lib/http";
 import { rebuilt } from "../../lib/pipeline";
+import type { Principal } from "../../lib/auth";
 import type { AppContext } from "../../lib/module";
 import { KEYS_CHANNEL } from "../keys/service";
 import { answersPerContext, isFailure, parseEvaluationRequest } from "./ofrep";
@@ -142,6 +143,31 @@ export function ofrepBulkFastRoutes(ctx: AppContext, fallback: Fallback) {
   /** The request again, its body already read here (a Request's body is read once); its peer address stays known. */
   const again = (request: Request, body: Uint8Array) => fallback(rebuilt(request, body));
   const decoder = new TextDecoder();
+  /**
+   * As on the snapshot path: X-SDK-Key values sdkFromMemory accepted here within KNOWN_MS (with no
+   * X-Project-Id and no Origin, the only way this path asks) skip its SHA-256 and lookup; any key
+   * announcement forgets them all at once.
+   */
+  const known = new Map<string, { principal: Principal; until: number }>();
+  ctx.store.listen(KEYS_CHANNEL, () => known.clear());
+  /** The 304 of an answer shared by every context (no gates or experiments), made once per snapshot and cloned. */
+  const shared304 = new WeakMap<SnapshotEntry, Response>();
+  const principalOf = (h: Headers, now: number): Principal | undefined => {
+    const sdkKey = h.get("x-sdk-key");
+    const projectHeader = h.get("x-project-id");
+    const seen = sdkKey !== null && projectHeader === null ? known.get(sdkKey) : undefined;
+    if (seen !== undefined && seen.until > now) return seen.principal;
+    authHeaders["x-sdk-key"] = sdkKey ?? undefined;
+    authHeaders.authorization = sdkKey?.trim() ? undefined : (h.get("authorization") ?? undefined);
+    authHeaders["x-project-id"] = projectHeader ?? undefined;
+    // Synchronous: the shared header object cannot be changed under the call.
+    const principal = authenticator.sdkFromMemory(authHeaders, "evaluate");
+    if (principal && sdkKey !== null && projectHeader === null) {
+      if (known.size >= KNOWN_MAX) known.clear();
+      known.set(sdkKey, { principal, until: now + KNOWN_MS });
+    }
+    return principal;
+  };
   const handle = async (request: Request): Promise<Response> => {
     const start = performance.now();
     const h = request.headers;
@@ -150,12 +176,7 @@ export function ofrepBulkFastRoutes(ctx: AppContext, fallback: Fallback) {
     if (ifNoneMatch === null || h.has("origin") || length === null || !(Number(length) <= FAST_BODY_MAX)) return fallback(request);
     const body = await request.bytes();
     try {
-      const sdkKey = h.get("x-sdk-key");
-      authHeaders["x-sdk-key"] = sdkKey ?? undefined;
-      authHeaders.authorization = sdkKey?.trim() ? undefined : (h.get("authorization") ?? undefined);
-      authHeaders["x-project-id"] = h.get("x-project-id") ?? undefined;
-      // Synchronous from here to the answer: the shared header object cannot be changed under it.
-      const principal = authenticator.sdkFromMemory(authHeaders, "evaluate");
+      const principal = principalOf(h, start);
       if (!principal) return again(request, body);
       const fallbackEnv = principal.env ?? services.snapshots.cachedDefaultEnv(principal.projectId);
       if (!fallbackEnv) return again(request, body);
@@ -163,10 +184,17 @@ export function ofrepBulkFastRoutes(ctx: AppContext, fallback: Fallback) {
       if (isFailure(parsed) || (principal.env && parsed.env !== principal.env)) return again(request, body);
       const entry = services.snapshots.cached(principal.projectId, parsed.env);
       if (!entry) return again(request, body);
-      const etag = bulkTag(entry, answersPerContext(entry.snapshot), parsed.context);
+      const perContext = answersPerContext(entry.snapshot);
+      const etag = bulkTag(entry, perContext, parsed.context);
       if (!etagMatches(ifNoneMatch, etag)) return again(request, body);
       services.attributes.noteContext(principal.projectId, parsed.context);
-      const response = bulkNotModified(etag);
+      let response: Response;
+      if (perContext) response = bulkNotModified(etag);
+      else {
+        let prepared = shared304.get(entry);
+        if (!prepared) shared304.set(entry, (prepared = bulkNotModified(etag)));
+        response = prepared.clone();
+      }
       const sent = h.get("x-request-id");
       const requestId = sent !== null || log.sdkRequests ? requestIdFor(sent) : undefined;
       if (requestId) response.headers.set("x-request-id", requestId);
