@@ -55,8 +55,8 @@ export function sdkPackageRoutes(ctx: AppContext) {
         auth: "none",
         description:
           "The same SDK as `GET /sdk/svc-sdk.tgz`, as one self-contained ES module for browsers (and Deno, Bun), served with CORS for any origin:\n\n" +
-          "```js\nimport { createClient } from \"https://flags.example.com/sdk/svc.js\";\nconst svc = createClient({ baseUrl: \"https://flags.example.com\", sdkKey: \"sdk_browser_…\", env: \"prod\" });\n```\n\n" +
-          "In browsers use a browser key (it evaluates through OFREP and never sees rules). Strong `ETag`, gzip when accepted.",
+          "```js\nimport { createClient } from \"https://flags.example.com/sdk/svc.js\";\nconst svc = createClient({ baseUrl: \"https://flags.example.com\", sdkKey: \"sdk_server_…\", env: \"prod\" });\n```\n\n" +
+          "It reads the snapshot, so it takes a server key: for code that ships to users' browsers use `/sdk/svc-browser.js` with a browser key instead. Strong `ETag`, gzip when accepted.",
       }),
     })
     .get(SDK_BROWSER_JS_PATH, async ({ request }) => send(request, (await sdkArtifacts()).browserJs, "text/javascript; charset=utf-8"), {
