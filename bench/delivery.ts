@@ -117,6 +117,7 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
         // The same comparison per CPU-second each server used: steady when other work shares the core.
         cpuRatio: perCpu(svcRuns) / perCpu(bareRuns),
         svcPerSec: sum(svcRuns) / ROUNDS,
+        svcPerCpuSecond: perCpu(svcRuns) / ROUNDS,
         bareGeneratorCpu: Math.max(...bareRuns.map((r) => r.generatorCpuPct ?? 0)),
       };
     };
@@ -141,7 +142,11 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
     rows.push(...bulkRuns);
     const bulkPerSec = bulkRuns.reduce((n, r) => n + r.requestsPerSec!, 0) / ROUNDS;
     const bulkVsSnapshot = bulkPerSec / notModified.svcPerSec;
-    console.log(`  OFREP bulk 304 (browser key) vs snapshot 304: ${bulkVsSnapshot.toFixed(2)} by req/s (target >= 0.8) ${bulkVsSnapshot >= 0.8 ? "ok" : "MISS"}`);
+    // A POST with a body costs the generator more than a GET: when its core saturates, the per CPU-second figure is the fairer one.
+    const bulkVsSnapshotPerCpu = bulkRuns.reduce((n, r) => n + (r.perCpuSecond ?? Number.NaN), 0) / ROUNDS / notModified.svcPerCpuSecond;
+    console.log(
+      `  OFREP bulk 304 (browser key) vs snapshot 304: ${bulkVsSnapshot.toFixed(2)} by req/s (target >= 0.8) ${bulkVsSnapshot >= 0.8 ? "ok" : "MISS"}; ${bulkVsSnapshotPerCpu.toFixed(2)} by requests per CPU-second`,
+    );
     const gzipRun = await loadPinned(settings, "svc snapshot, full body gzip", { url: snapshotUrl, headers: { ...sdk, "accept-encoding": "gzip" } }, "2xx", LOAD_THREADS);
     console.log(describeRun(gzipRun));
     rows.push(gzipRun);
@@ -206,6 +211,7 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
         snapshotFullReqPerSec: full.svcPerSec,
         ofrepBulk304ReqPerSec: bulkPerSec,
         ofrepBulk304VsSnapshot304: bulkVsSnapshot,
+        ofrepBulk304VsSnapshot304PerCpu: bulkVsSnapshotPerCpu,
         bareRunsGeneratorCpuPct: Math.max(notModified.bareGeneratorCpu, full.bareGeneratorCpu),
         loadAverageBefore: loadBefore,
         loadAverageAfter: loadAverage(),
