@@ -7,6 +7,8 @@
  *   bare and svc alternating, ROUNDS runs each; the ratio is svc's requests over bare's;
  * - GrowthBook's `GET /api/features/{key}` 304 against the snapshot 304 in the same run, alternating [>= 0.8];
  * - the gzip snapshot; toggle latency, sequential HTTP toggles [p50 < 2 ms];
+ * - OFREP bulk 304 with a browser key (POST /ofrep/v1/evaluate/flags, `{"context":{…}}`, If-None-Match: what
+ *   browser apps poll) against the snapshot 304 runs of the same svc in the same run [>= 0.8];
  * - publish-to-SSE-delivery: toggle, then time until the stream event arrives [p99 < 50 ms];
  * - svc RSS at start, peak under load, and after [< 100 MB].
  */
@@ -116,11 +118,36 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
         // The same comparison per CPU-second each server used: steady when other work shares the core.
         cpuRatio: perCpu(svcRuns) / perCpu(bareRuns),
         svcPerSec: sum(svcRuns) / ROUNDS,
+        svcPerCpuSecond: perCpu(svcRuns) / ROUNDS,
         bareGeneratorCpu: Math.max(...bareRuns.map((r) => r.generatorCpuPct ?? 0)),
       };
     };
     const notModified = await compare("304 (If-None-Match)", conditional, "3xx");
     const full = await compare("full body", identity, "2xx");
+
+    // Browser apps poll the bulk OFREP call with a browser key: its 304 against the snapshot 304 runs above.
+    const minted = await fetch(`${svc.url}/api/admin/keys`, { method: "POST", headers: admin, body: JSON.stringify({ type: "browser", name: "bench" }) });
+    if (!minted.ok) throw new Error(`minting a browser key: ${minted.status} ${await minted.text()}`);
+    const browserKey = ((await minted.json()) as { key: string }).key;
+    const bulkUrl = `${svc.url}/ofrep/v1/evaluate/flags`;
+    const bulkBody = JSON.stringify({ context: { targetingKey: "user-42", country: "CH" } });
+    const bulkFirst = await fetch(bulkUrl, { method: "POST", headers: { "x-sdk-key": browserKey, "content-type": "application/json" }, body: bulkBody });
+    await bulkFirst.arrayBuffer();
+    const bulkHeaders = { "x-sdk-key": browserKey, "content-type": "application/json", "if-none-match": bulkFirst.headers.get("etag")! };
+    const bulkRuns: PinnedRow[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const r = await loadPinned(settings, `svc OFREP bulk, browser key, 304 (run ${round})`, { url: bulkUrl, method: "POST", headers: bulkHeaders, body: bulkBody }, "3xx", LOAD_THREADS, svc.proc.pid);
+      console.log(describeRun(r));
+      bulkRuns.push(r);
+    }
+    rows.push(...bulkRuns);
+    const bulkPerSec = bulkRuns.reduce((n, r) => n + r.requestsPerSec!, 0) / ROUNDS;
+    const bulkVsSnapshot = bulkPerSec / notModified.svcPerSec;
+    // A POST with a body costs the generator more than a GET: when its core saturates, the per CPU-second figure is the fairer one.
+    const bulkVsSnapshotPerCpu = bulkRuns.reduce((n, r) => n + (r.perCpuSecond ?? Number.NaN), 0) / ROUNDS / notModified.svcPerCpuSecond;
+    console.log(
+      `  OFREP bulk 304 (browser key) vs snapshot 304: ${bulkVsSnapshot.toFixed(2)} by req/s (target >= 0.8) ${bulkVsSnapshot >= 0.8 ? "ok" : "MISS"}; ${bulkVsSnapshotPerCpu.toFixed(2)} by requests per CPU-second`,
+    );
     const gzipRun = await loadPinned(settings, "svc snapshot, full body gzip", { url: snapshotUrl, headers: { ...sdk, "accept-encoding": "gzip" } }, "2xx", LOAD_THREADS);
     console.log(describeRun(gzipRun));
     rows.push(gzipRun);
@@ -187,6 +214,9 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
         growthbook304VsSnapshot304: growthbook.ratio,
         growthbook304ReqPerSec: growthbook.perSec,
         snapshotFullReqPerSec: full.svcPerSec,
+        ofrepBulk304ReqPerSec: bulkPerSec,
+        ofrepBulk304VsSnapshot304: bulkVsSnapshot,
+        ofrepBulk304VsSnapshot304PerCpu: bulkVsSnapshotPerCpu,
         bareRunsGeneratorCpuPct: Math.max(notModified.bareGeneratorCpu, full.bareGeneratorCpu),
         loadAverageBefore: loadBefore,
         loadAverageAfter: loadAverage(),

@@ -6,7 +6,7 @@ import { DEFAULT_MAX_BODY_BYTES } from "./lib/config";
 import { type Store, openStore, parseStoreTarget } from "./lib/store";
 import { openEventStore } from "./lib/eventstore";
 import { storeMigrations } from "./modules";
-import { snapshotFastRoutes } from "./modules/delivery/fast-path";
+import { ofrepBulkFastRoutes, snapshotFastRoutes } from "./modules/delivery/fast-path";
 import { growthbookFastRoutes } from "./modules/growthbook/fast-path";
 import { ORGANISATIONS_LOCK } from "./modules/projects/service";
 import type { SignInOptions } from "./modules/identity/options";
@@ -217,9 +217,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const { promise: firstAnswer, resolve: answered } = Promise.withResolvers<void>();
   const app = buildApp(ctx, answered);
   // Elysia merges `serve.routes` into Bun's native router: the snapshot's current-tag 304 is answered there, ahead of the pipeline.
+  // The bulk OFREP 304 of browser apps' polls likewise (fast-path.ts), and GrowthBook's payload poll (growthbook/fast-path.ts).
   if (!options.edgeOnly) {
     const fallback = (request: Request) => app.fetch(request);
-    app.config.serve = { ...app.config.serve, routes: { ...snapshotFastRoutes(ctx, fallback), ...growthbookFastRoutes(ctx, fallback) } };
+    app.config.serve = { ...app.config.serve, routes: { ...snapshotFastRoutes(ctx, fallback), ...ofrepBulkFastRoutes(ctx, fallback), ...growthbookFastRoutes(ctx, fallback) } };
   }
   // Elysia compiles the app again and reloads the server once its lazily loaded plugins have settled, at once after
   // listen when there are none (about 3 ms, then a full collection: ahead of the first request). We have none and that

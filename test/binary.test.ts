@@ -67,7 +67,7 @@ test("config values are checked in the schema worker, which the binary carries a
   expect((await create(2)).status).toBe(201);
 });
 
-test("the binary serves the SDK it was built with: /sdk/svc-sdk.tgz (npm's tarball) and /sdk/svc.js, from the embedded package (issue 27, item 1)", async () => {
+test("the binary serves the SDK it was built with: /sdk/svc-sdk.tgz (npm's tarball), /sdk/svc.js and /sdk/svc-browser.js, from the embedded package (issue 27, item 1; issue 28)", async () => {
   const { version } = JSON.parse(await Bun.file(join(import.meta.dir, "../package.json")).text()) as { version: string };
   const tgz = await fetch(`${server!.url}/sdk/svc-sdk.tgz`);
   expect(tgz.status).toBe(200);
@@ -81,6 +81,10 @@ test("the binary serves the SDK it was built with: /sdk/svc-sdk.tgz (npm's tarba
     const js = await fetch(`${server!.url}/sdk/svc.js`, { headers: { "accept-encoding": "identity" } });
     expect(js.status).toBe(200);
     expect(await js.text()).toBe(await Bun.file(join(dir, "package/index.js")).text());
+    // The browser mode too (issue 28): its own module, from the same embedded package.
+    const browserJs = await fetch(`${server!.url}/sdk/svc-browser.js`, { headers: { "accept-encoding": "identity" } });
+    expect(browserJs.status).toBe(200);
+    expect(await browserJs.text()).toBe(await Bun.file(join(dir, "package/browser.js")).text());
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -364,8 +364,10 @@ const onlyKeys = (body: object, allowed: string[]) => Object.keys(body).filter((
  */
 function problemWith(path: string, r: Reply): string | null {
   // A snapshot 200/304 answered from memory carries the caller's X-Request-Id only (docs/api.md "Errors": none is made up for a poll no log line names).
-  // GrowthBook's payload poll (/api/features/:key) has the same fast path.
-  const pollFromMemory = (path.startsWith("/api/sdk/v1/snapshot") || path.startsWith("/api/features/")) && (r.status === 200 || r.status === 304);
+  // GrowthBook's payload poll (/api/features/:key) has the same fast path, and so has a bulk OFREP 304 (browser apps' polls, issue 28).
+  const pollFromMemory =
+    ((path.startsWith("/api/sdk/v1/snapshot") || path.startsWith("/api/features/")) && (r.status === 200 || r.status === 304)) ||
+    (path.startsWith("/ofrep/v1/evaluate/flags") && r.status === 304);
   if (!r.headers.get("x-request-id") && !pollFromMemory) return "no x-request-id header";
   if (r.status === 503) {
     const ok = JSON.stringify(r.body) === '{"error":"Unavailable"}' && r.headers.get("retry-after");

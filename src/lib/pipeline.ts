@@ -274,7 +274,8 @@ export function nestedDeeperThan(bytes: Uint8Array, limit: number): boolean {
   return false;
 }
 
-function rebuilt(request: Request, body: Uint8Array | null): Request {
+/** The request again over `body` (already read), still known as the original for its peer address (Network). */
+export function rebuilt(request: Request, body: Uint8Array | null): Request {
   const next = new Request(request.url, { method: request.method, headers: request.headers, body: body as BodyInit | null });
   // Bun's router hands over path parameters on the request itself, and Elysia reads them from there.
   Object.defineProperty(next, "params", { value: (request as Request & { params?: unknown }).params });

@@ -81,15 +81,15 @@ afterAll(async () => {
 });
 
 describe("the package", () => {
-  test("npm run build:sdk writes package.json, index.js, index.d.ts and a README; the manifest is publishable", () => {
-    const expected = ["README.md", "index.d.ts", "index.js", "package.json", ...(repoLicense ? ["LICENSE"] : [])].sort();
+  test("npm run build:sdk writes package.json, index.js, index.d.ts, browser.js, browser.d.ts and a README; the manifest is publishable", () => {
+    const expected = ["README.md", "browser.d.ts", "browser.js", "index.d.ts", "index.js", "package.json", ...(repoLicense ? ["LICENSE"] : [])].sort();
     expect(readdirSync(pkgDir).sort()).toEqual(expected);
     const manifest = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
     expect(manifest).toMatchObject({
       name: "svc-sdk",
       version: rootPackage.version,
       type: "module",
-      exports: { ".": { types: "./index.d.ts", import: "./index.js", default: "./index.js" } },
+      exports: { ".": { types: "./index.d.ts", import: "./index.js", default: "./index.js" }, "./browser": { types: "./browser.d.ts", import: "./browser.js", default: "./browser.js" } },
       sideEffects: false,
       engines: { node: ">=18" },
     });
@@ -98,7 +98,7 @@ describe("the package", () => {
     for (const field of ["dependencies", "peerDependencies", "optionalDependencies", "bundleDependencies", "devDependencies", "private", "scripts"]) {
       expect(manifest[field], field).toBeUndefined();
     }
-    for (const path of [manifest.main, manifest.types, ...Object.values(manifest.exports["."]), ...manifest.files]) {
+    for (const path of [manifest.main, manifest.types, ...Object.values(manifest.exports["."]), ...Object.values(manifest.exports["./browser"]), ...manifest.files]) {
       expect(existsSync(join(pkgDir, path as string)), String(path)).toBe(true);
     }
     // The tarball holds exactly the package (the installed copy is what npm unpacked from it).
@@ -106,14 +106,17 @@ describe("the package", () => {
     expect(readFileSync(join(installed, "index.js"), "utf8")).toBe(readFileSync(join(pkgDir, "index.js"), "utf8"));
   });
 
-  test("index.js is one readable, self-contained ES module; neither file names a Bun, Deno or Node API", () => {
+  test("index.js and browser.js are readable, self-contained ES modules; no file names a Bun, Deno or Node API", () => {
     const js = readFileSync(join(pkgDir, "index.js"), "utf8");
     const dts = readFileSync(join(pkgDir, "index.d.ts"), "utf8");
+    const browserJs = readFileSync(join(pkgDir, "browser.js"), "utf8");
+    const browserDts = readFileSync(join(pkgDir, "browser.d.ts"), "utf8");
+    expect(browserJs).toMatch(/^export \{\n(?:  \w+,?\n)+\};\n$/m);
     expect(js.split("\n").length).toBeGreaterThan(100); // not minified
     expect(js).toMatch(/^export \{\n(?:  \w+,?\n)+\};\n$/m);
     // Comments aside (the declarations keep the source's doc comments, whose examples read process.env).
     const codeOf = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/(?!\/)[^\n]*$/gm, "");
-    for (const [name, text] of [["index.js", js], ["index.d.ts", dts]] as const) {
+    for (const [name, text] of [["index.js", js], ["index.d.ts", dts], ["browser.js", browserJs], ["browser.d.ts", browserDts]] as const) {
       const code = codeOf(text);
       for (const pattern of [/\b(?:Bun|Deno|process|Buffer|global|__dirname|__filename|NodeJS)\b/, /["'`]node:/, /\brequire\s*\(/, /^\s*import\b/m, /\bimport\s*\(/, /\bfrom\s*["'`]/, /\/\/\/\s*<reference/]) {
         expect(code.match(pattern)?.[0] ?? null, `${name} matches ${pattern}`).toBeNull();
@@ -187,6 +190,8 @@ console.log(wrong);
     await npm(["install", pkgDir], linked);
     writeFileSync(join(linked, "check.mjs"), `import * as sdk from "svc-sdk";\nconsole.log(JSON.stringify(Object.keys(sdk).sort()));\n`);
     expect(JSON.parse(await run(["node", "check.mjs"], linked))).toEqual(Object.keys(await import("../../src/sdk")).sort());
+    writeFileSync(join(linked, "check-browser.mjs"), `import * as sdk from "svc-sdk/browser";\nconsole.log(JSON.stringify(Object.keys(sdk).sort()));\n`);
+    expect(JSON.parse(await run(["node", "check-browser.mjs"], linked))).toEqual(Object.keys(await import("../../src/sdk/browser")).sort());
   });
 });
 

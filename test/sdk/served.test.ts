@@ -66,7 +66,7 @@ describe("GET /sdk/svc-sdk.tgz", () => {
     mkdirSync(dir);
     const listed = await run(["tar", "-tzf", file], work);
     expect(listed.code, listed.err).toBe(0);
-    expect(listed.out.trim().split("\n").sort()).toEqual(["package/README.md", "package/index.d.ts", "package/index.js", "package/package.json"]);
+    expect(listed.out.trim().split("\n").sort()).toEqual(["package/README.md", "package/browser.d.ts", "package/browser.js", "package/index.d.ts", "package/index.js", "package/package.json"]);
     const unpacked = await run(["tar", "-xzf", file, "-C", dir], work);
     expect(unpacked.code, unpacked.err).toBe(0);
     const manifest = JSON.parse(readFileSync(join(dir, "package/package.json"), "utf8"));
@@ -126,9 +126,9 @@ describe("GET /sdk/svc.js", () => {
 
   test("both are in the OpenAPI document, public", async () => {
     const doc = (await (await fetch(`${s.url}/openapi/json`)).json()) as any;
-    for (const path of ["/sdk/svc-sdk.tgz", "/sdk/svc.js"]) {
+    for (const path of ["/sdk/svc-sdk.tgz", "/sdk/svc.js", "/sdk/svc-browser.js"]) {
       expect(doc.paths[path]?.get?.tags).toEqual(["SDK"]);
-      expect(doc.paths[path].get.description).toContain(path === "/sdk/svc.js" ? "svc.js" : "npm install");
+      expect(doc.paths[path].get.description).toContain(path === "/sdk/svc-sdk.tgz" ? "npm install" : path.slice("/sdk/".length));
     }
   });
 });

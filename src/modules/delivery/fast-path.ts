@@ -1,8 +1,11 @@
 import { ENVS, type Env } from "../../lib/envs";
-import { requestIdFor } from "../../lib/http";
+import { etagMatches, requestIdFor } from "../../lib/http";
+import { rebuilt } from "../../lib/pipeline";
+import type { Principal } from "../../lib/auth";
 import type { AppContext } from "../../lib/module";
 import { KEYS_CHANNEL } from "../keys/service";
-import { snapshotResponse } from "./routes";
+import { answersPerContext, isFailure, parseEvaluationRequest } from "./ofrep";
+import { bulkNotModified, bulkTag, snapshotResponse } from "./routes";
 import type { SnapshotEntry } from "./snapshot";
 
 const SNAPSHOT_PATH = "/api/sdk/v1/snapshot";
@@ -113,4 +116,95 @@ export function snapshotFastRoutes(ctx: AppContext, fallback: Fallback) {
     return response;
   };
   return { [SNAPSHOT_PATH]: { GET: handle } };
+}
+
+const OFREP_BULK_PATH = "/ofrep/v1/evaluate/flags";
+/**
+ * Bodies this path reads itself, at most: an OFREP poll's `{"context":{…}}` is a few hundred bytes. A
+ * larger one, or one of unknown length (chunked), goes to the Elysia route unread, whose body reader
+ * limits size, time and concurrency; so this path holds at most this much per connection.
+ */
+const FAST_BODY_MAX = 4096;
+
+/**
+ * Browser apps (svc-sdk/browser, OpenFeature's OFREP web provider) poll the bulk OFREP call with
+ * If-None-Match every few seconds, like servers poll the snapshot, and almost every poll is a 304. The
+ * Elysia route pays its per-request pipeline for each, so Bun's native router answers that 304 here, with
+ * the route's own rules: the key from memory (server, or browser with flags:evaluate and the origin rule,
+ * its env bound), the body parsed as the route parses it, the context noted for the attribute list, the
+ * same tag (bulkTag). Anything else (no tag or another, an Origin, a body that fails, a key, default env
+ * or snapshot not in memory, any auth failure) goes to the Elysia route with the body already read, which
+ * stays the documented implementation, renders errors and the 200, and counts and logs them.
+ */
+export function ofrepBulkFastRoutes(ctx: AppContext, fallback: Fallback) {
+  const { authenticator, services, log } = ctx;
+  const notModified = services.operations.telemetry.series("POST", OFREP_BULK_PATH).byStatusOf(304);
+  const authHeaders: Record<string, string | undefined> = { "x-sdk-key": undefined, authorization: undefined, "x-project-id": undefined };
+  /** The request again, its body already read here (a Request's body is read once); its peer address stays known. */
+  const again = (request: Request, body: Uint8Array) => fallback(rebuilt(request, body));
+  const decoder = new TextDecoder();
+  /**
+   * As on the snapshot path: X-SDK-Key values sdkFromMemory accepted here within KNOWN_MS (with no
+   * X-Project-Id and no Origin, the only way this path asks) skip its SHA-256 and lookup; any key
+   * announcement forgets them all at once.
+   */
+  const known = new Map<string, { principal: Principal; until: number }>();
+  ctx.store.listen(KEYS_CHANNEL, () => known.clear());
+  /** The 304 of an answer shared by every context (no gates or experiments), made once per snapshot and cloned. */
+  const shared304 = new WeakMap<SnapshotEntry, Response>();
+  const principalOf = (h: Headers, now: number): Principal | undefined => {
+    const sdkKey = h.get("x-sdk-key");
+    const projectHeader = h.get("x-project-id");
+    const seen = sdkKey !== null && projectHeader === null ? known.get(sdkKey) : undefined;
+    if (seen !== undefined && seen.until > now) return seen.principal;
+    authHeaders["x-sdk-key"] = sdkKey ?? undefined;
+    authHeaders.authorization = sdkKey?.trim() ? undefined : (h.get("authorization") ?? undefined);
+    authHeaders["x-project-id"] = projectHeader ?? undefined;
+    // Synchronous: the shared header object cannot be changed under the call.
+    const principal = authenticator.sdkFromMemory(authHeaders, "evaluate");
+    if (principal && sdkKey !== null && projectHeader === null) {
+      if (known.size >= KNOWN_MAX) known.clear();
+      known.set(sdkKey, { principal, until: now + KNOWN_MS });
+    }
+    return principal;
+  };
+  const handle = async (request: Request): Promise<Response> => {
+    const start = performance.now();
+    const h = request.headers;
+    const ifNoneMatch = h.get("if-none-match");
+    const length = h.get("content-length");
+    if (ifNoneMatch === null || h.has("origin") || length === null || !(Number(length) <= FAST_BODY_MAX)) return fallback(request);
+    const body = await request.bytes();
+    try {
+      const principal = principalOf(h, start);
+      if (!principal) return again(request, body);
+      const fallbackEnv = principal.env ?? services.snapshots.cachedDefaultEnv(principal.projectId);
+      if (!fallbackEnv) return again(request, body);
+      const parsed = parseEvaluationRequest(decoder.decode(body), () => fallbackEnv);
+      if (isFailure(parsed) || (principal.env && parsed.env !== principal.env)) return again(request, body);
+      const entry = services.snapshots.cached(principal.projectId, parsed.env);
+      if (!entry) return again(request, body);
+      const perContext = answersPerContext(entry.snapshot);
+      const etag = bulkTag(entry, perContext, parsed.context);
+      if (!etagMatches(ifNoneMatch, etag)) return again(request, body);
+      services.attributes.noteContext(principal.projectId, parsed.context);
+      let response: Response;
+      if (perContext) response = bulkNotModified(etag);
+      else {
+        let prepared = shared304.get(entry);
+        if (!prepared) shared304.set(entry, (prepared = bulkNotModified(etag)));
+        response = prepared.clone();
+      }
+      const sent = h.get("x-request-id");
+      const requestId = sent !== null || log.sdkRequests ? requestIdFor(sent) : undefined;
+      if (requestId) response.headers.set("x-request-id", requestId);
+      const ms = performance.now() - start;
+      notModified.observe(ms / 1000);
+      if (log.sdkRequests) log.request({ method: "POST", path: OFREP_BULK_PATH, status: 304, durationMs: Math.round(ms * 1000) / 1000, requestId });
+      return response;
+    } catch {
+      return again(request, body);
+    }
+  };
+  return { [OFREP_BULK_PATH]: { POST: handle } };
 }

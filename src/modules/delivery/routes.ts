@@ -60,6 +60,19 @@ export function snapshotResponse(entry: SnapshotEntry, headers: Headers, request
   return response;
 }
 
+/**
+ * The bulk OFREP answer's tag: the snapshot's, and when gates or experiments answer per context (their
+ * answers are part of the tag, and of no shared body) a hash of the context too. Shared by the route and
+ * the native fast path (fast-path.ts) so both name an answer alike.
+ */
+export function bulkTag(entry: SnapshotEntry, perContext: boolean, context: unknown): string {
+  return perContext ? `${entry.etag.slice(0, -1)}-${Bun.hash(JSON.stringify(context)).toString(36)}"` : entry.etag;
+}
+
+export function bulkNotModified(etag: string): Response {
+  return new Response(null, { status: 304, headers: { etag, "cache-control": "no-cache", vary: VARY } });
+}
+
 function ofrepJson(status: number, body: unknown, etag?: string): Response {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (etag) headers.etag = etag;
@@ -222,12 +235,9 @@ export function deliveryRoutes(ctx: AppContext) {
         checkBoundEnv(principal, parsed.env);
         ctx.services.attributes.noteContext(principal.projectId, parsed.context, principal.kind === "browser_key");
         const entry = await snapshots.get(principal.projectId, parsed.env);
-        // Gates and experiments answer per context: their answers are part of the tag, and of no shared body.
         const perContext = answersPerContext(entry.snapshot);
-        const etag = perContext ? `${entry.etag.slice(0, -1)}-${Bun.hash(JSON.stringify(parsed.context)).toString(36)}"` : entry.etag;
-        if (etagMatches(request.headers.get("if-none-match"), etag)) {
-          return new Response(null, { status: 304, headers: { etag, "cache-control": "no-cache", vary: VARY } });
-        }
+        const etag = bulkTag(entry, perContext, parsed.context);
+        if (etagMatches(request.headers.get("if-none-match"), etag)) return bulkNotModified(etag);
         let json = perContext ? undefined : bulkBodies.get(entry);
         if (json === undefined) {
           const exposures: Exposure[] = [];

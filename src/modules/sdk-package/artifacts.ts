@@ -4,8 +4,8 @@ import { fileInTgz, tgzOf } from "./tar";
 /** One served file, with its gzip form (svc.js) and a strong ETag of its bytes. */
 export type SdkFile = { body: Uint8Array<ArrayBuffer>; gzip?: Uint8Array<ArrayBuffer>; etag: string };
 
-/** `svc-sdk.tgz`, the npm package, and `svc.js`, its index.js as one browser ES module. */
-export type SdkArtifacts = { tgz: SdkFile; js: SdkFile; version: string };
+/** `svc-sdk.tgz`, the npm package, `svc.js`, its index.js as one browser ES module, and `svc-browser.js`, its browser.js (the browser mode). */
+export type SdkArtifacts = { tgz: SdkFile; js: SdkFile; browserJs: SdkFile; version: string };
 
 /** What `bun build --compile` names the embedded dist/svc-sdk.tgz (package.json's build adds it): a hash before the extension. */
 const EMBEDDED = /^svc-sdk(?:-[0-9a-z]+)?\.tgz$/;
@@ -16,10 +16,11 @@ function sdkFile(body: Uint8Array<ArrayBuffer>, gzip: boolean): SdkFile {
 
 function fromTgz(tgz: Uint8Array<ArrayBuffer>): SdkArtifacts {
   const js = fileInTgz(tgz, "index.js");
+  const browserJs = fileInTgz(tgz, "browser.js");
   const manifest = fileInTgz(tgz, "package.json");
-  if (!js || !manifest) throw new Error("the embedded svc-sdk.tgz has no package/index.js or package/package.json");
+  if (!js || !browserJs || !manifest) throw new Error("the embedded svc-sdk.tgz has no package/index.js, package/browser.js or package/package.json");
   const { version } = JSON.parse(new TextDecoder().decode(manifest)) as { version: string };
-  return { tgz: sdkFile(tgz, false), js: sdkFile(js, true), version };
+  return { tgz: sdkFile(tgz, false), js: sdkFile(js, true), browserJs: sdkFile(browserJs, true), version };
 }
 
 /**

@@ -4,6 +4,8 @@
  *   package.json   name, the repo's version, ESM exports with types, no dependencies
  *   index.js       one self-contained ES module (Bun's bundler, target browser, not minified)
  *   index.d.ts     declarations emitted by the TypeScript compiler
+ *   browser.js     `svc-sdk/browser`: the browser mode (src/sdk/browser.ts), its own self-contained module,
+ *                  without the gate evaluator or RE2 (browser.d.ts its declarations)
  *   README.md      src/sdk/README.md
  *   LICENSE        the repo's LICENSE, when it has one
  *
@@ -24,6 +26,7 @@ function fail(message: string): never {
 const repo = resolve(import.meta.dir, "../../..");
 const sdkDir = join(repo, "src/sdk");
 const entry = join(sdkDir, "index.ts");
+const browserEntry = join(sdkDir, "browser.ts");
 
 /**
  * What must not appear in the package's code (comments aside): it has to run unchanged in
@@ -43,8 +46,8 @@ function codeOf(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/(?!\/)[^\n]*$/gm, "");
 }
 
-async function bundle(banner: string): Promise<string> {
-  const built = await Bun.build({ entrypoints: [entry], root: sdkDir, target: "browser", format: "esm", minify: false, sourcemap: "none", banner });
+async function bundle(banner: string, from = entry): Promise<string> {
+  const built = await Bun.build({ entrypoints: [from], root: sdkDir, target: "browser", format: "esm", minify: false, sourcemap: "none", banner });
   if (!built.success) fail(`bun build failed:\n${built.logs.map(String).join("\n")}`);
   const [output] = built.outputs;
   if (!output || built.outputs.length !== 1) fail(`bun build wrote ${built.outputs.length} files, expected one`);
@@ -56,7 +59,7 @@ async function bundle(banner: string): Promise<string> {
  * only the standard and DOM libraries: no Bun or Node types, so source that
  * leans on either fails here.
  */
-function declarations(): string {
+function declarations(): { index: string; browser: string } {
   const options: ts.CompilerOptions = {
     declaration: true,
     emitDeclarationOnly: true,
@@ -71,7 +74,7 @@ function declarations(): string {
     rootDir: sdkDir,
     outDir: join(sdkDir, "__declarations__"),
   };
-  const program = ts.createProgram([entry], options);
+  const program = ts.createProgram([entry, browserEntry], options);
   const emitted = new Map<string, string>();
   const result = program.emit(undefined, (fileName, text) => emitted.set(relative(options.outDir!, fileName), text), undefined, true);
   const diagnostics = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];
@@ -80,6 +83,10 @@ function declarations(): string {
     fail(`src/sdk does not type-check as a standalone package (standard + DOM types only):\n${ts.formatDiagnostics(diagnostics, host)}`);
   }
   const text = emitted.get("index.d.ts");
+  const browser = emitted.get("browser.d.ts");
+  // browser.d.ts stands alone: its types are its own (it imports only code, never types, from the other files).
+  if (browser === undefined || /from ["']\.\//.test(browser)) fail("tsc emitted no browser.d.ts, or one that imports another file's types");
+  emitted.delete("browser.d.ts");
   if (!text) fail(`tsc emitted ${[...emitted.keys()].join(", ") || "nothing"}, expected index.d.ts`);
   // One declaration file, like the one bundled module: the other modules' declarations (gates.d.ts) come
   // first, and index.d.ts loses its import and re-export lines of them (their names are now in the same file).
@@ -91,7 +98,7 @@ function declarations(): string {
     if (file.includes("/")) fail(`tsc emitted ${file}: src/sdk must stay one flat folder`);
     parts.push(body.replace(/^export \{\};\s*$/m, "").replace(local, ""));
   }
-  return [...parts, text.replace(local, "")].join("\n");
+  return { index: [...parts, text.replace(local, "")].join("\n"), browser };
 }
 
 function packageJson(version: string, license: string | undefined, hasLicenseFile: boolean): string {
@@ -106,9 +113,10 @@ function packageJson(version: string, license: string | undefined, hasLicenseFil
     types: "./index.d.ts",
     exports: {
       ".": { types: "./index.d.ts", import: "./index.js", default: "./index.js" },
+      "./browser": { types: "./browser.d.ts", import: "./browser.js", default: "./browser.js" },
       "./package.json": "./package.json",
     },
-    files: ["index.js", "index.d.ts", "README.md", ...(hasLicenseFile ? ["LICENSE"] : [])],
+    files: ["index.js", "index.d.ts", "browser.js", "browser.d.ts", "README.md", ...(hasLicenseFile ? ["LICENSE"] : [])],
     sideEffects: false,
     engines: { node: ">=18" },
   };
@@ -122,8 +130,9 @@ export async function buildSdkPackage(): Promise<SdkPackage> {
   const root = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { version: string; license?: string };
   const licenseFile = ["LICENSE", "LICENSE.md", "LICENSE.txt"].map((name) => join(repo, name)).find((path) => existsSync(path));
   const banner = `// svc-sdk ${root.version}: built from src/sdk/index.ts by scripts/build-sdk.ts; do not edit.`;
-  const [js, dts] = [await bundle(banner), declarations()];
-  for (const [file, text] of [["index.js", js], ["index.d.ts", dts]] as const) {
+  const browserBanner = `// svc-sdk/browser ${root.version}: built from src/sdk/browser.ts by scripts/build-sdk.ts; do not edit.`;
+  const [js, browserJs, dts] = [await bundle(banner), await bundle(browserBanner, browserEntry), declarations()];
+  for (const [file, text] of [["index.js", js], ["index.d.ts", dts.index], ["browser.js", browserJs], ["browser.d.ts", dts.browser]] as const) {
     // The declarations keep the source's doc comments (whose examples read process.env): check the code only.
     for (const [pattern, what] of FORBIDDEN) {
       if (pattern.test(codeOf(text))) fail(`${file} contains ${what} (${pattern}); the package must stay runtime-neutral`);
@@ -133,7 +142,9 @@ export async function buildSdkPackage(): Promise<SdkPackage> {
   const files = [
     { name: "package.json", body: text(packageJson(root.version, root.license, licenseFile !== undefined)) },
     { name: "index.js", body: text(js) },
-    { name: "index.d.ts", body: text(dts) },
+    { name: "index.d.ts", body: text(dts.index) },
+    { name: "browser.js", body: text(browserJs) },
+    { name: "browser.d.ts", body: text(dts.browser) },
     { name: "README.md", body: new Uint8Array(readFileSync(join(sdkDir, "README.md"))) },
     ...(licenseFile ? [{ name: "LICENSE", body: new Uint8Array(readFileSync(licenseFile)) }] : []),
   ];

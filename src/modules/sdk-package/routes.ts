@@ -5,6 +5,7 @@ import { type SdkFile, sdkArtifacts } from "./artifacts";
 
 export const SDK_TGZ_PATH = "/sdk/svc-sdk.tgz";
 export const SDK_JS_PATH = "/sdk/svc.js";
+export const SDK_BROWSER_JS_PATH = "/sdk/svc-browser.js";
 
 /**
  * Public and the same for everyone: any origin may load the module (a `<script type="module">` from
@@ -54,8 +55,21 @@ export function sdkPackageRoutes(ctx: AppContext) {
         auth: "none",
         description:
           "The same SDK as `GET /sdk/svc-sdk.tgz`, as one self-contained ES module for browsers (and Deno, Bun), served with CORS for any origin:\n\n" +
-          "```js\nimport { createClient } from \"https://flags.example.com/sdk/svc.js\";\nconst svc = createClient({ baseUrl: \"https://flags.example.com\", sdkKey: \"sdk_browser_…\", env: \"prod\" });\n```\n\n" +
-          "In browsers use a browser key (it evaluates through OFREP and never sees rules). Strong `ETag`, gzip when accepted.",
+          "```js\nimport { createClient } from \"https://flags.example.com/sdk/svc.js\";\nconst svc = createClient({ baseUrl: \"https://flags.example.com\", sdkKey: \"sdk_server_…\", env: \"prod\" });\n```\n\n" +
+          "It reads the snapshot, so it takes a server key: for code that ships to users' browsers use `/sdk/svc-browser.js` with a browser key instead. Strong `ETag`, gzip when accepted.",
+      }),
+    })
+    .get(SDK_BROWSER_JS_PATH, async ({ request }) => send(request, (await sdkArtifacts()).browserJs, "text/javascript; charset=utf-8"), {
+      ...describe({
+        summary: "The SDK's browser mode as one ES module (under 10 KB gzipped)",
+        tag: "SDK",
+        auth: "none",
+        description:
+          "`svc-sdk/browser` as one self-contained ES module, served with CORS for any origin. It takes a browser key and reads only evaluated answers: " +
+          "one bulk OFREP call (`POST /ofrep/v1/evaluate/flags`) for the context, re-checked every 30 s (`pollMs`) with `If-None-Match` (a bodiless 304 when nothing changed); no rules, no evaluator:\n\n" +
+          "```js\nimport { createBrowserClient } from \"https://flags.example.com/sdk/svc-browser.js\";\n" +
+          "const svc = createBrowserClient({ baseUrl: \"https://flags.example.com\", key: \"sdk_browser_…\", context: { targetingKey: \"user-1\" } });\n" +
+          "await svc.ready();\nif (svc.isEnabled(\"new-checkout\")) { /* … */ }\n```\n\nStrong `ETag`, gzip when accepted.",
       }),
     });
 }
