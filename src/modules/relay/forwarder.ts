@@ -21,6 +21,10 @@ export const DEFAULT_QUEUE_MAX = 100_000;
 export class Forwarder {
   private stopped = false;
   private wake: (() => void) | undefined;
+  /** What the loop sleeps for now: an empty queue (any new item wakes it) or a backoff (only the upstream's return does). */
+  private sleeping: "idle" | "backoff" | undefined;
+  /** The upstream was heard since the last attempt: retry at once, from the shortest delay. */
+  private upstreamBack = false;
   private depth: number;
   private loop: Promise<void> | undefined;
   private inFlight: AbortController | undefined;
@@ -47,11 +51,17 @@ export class Forwarder {
     if (this.depth >= (this.deps.queueMax ?? DEFAULT_QUEUE_MAX)) throw unavailable(30);
     this.deps.disk.enqueue(id, path, headers, body, Date.now());
     this.depth = this.deps.disk.depth();
-    this.kick();
+    // A new item does not cut a backoff short: while the upstream is away, every arrival would be an attempt.
+    if (this.sleeping === "idle") this.wakeUp();
   }
 
-  /** Tries the queue now (a new item, or the upstream is back). */
+  /** The upstream is back (a stream opened): the queue is tried at once, from the shortest delay. */
   kick(): void {
+    this.upstreamBack = true;
+    this.wakeUp();
+  }
+
+  private wakeUp(): void {
     const wake = this.wake;
     this.wake = undefined;
     wake?.();
@@ -64,11 +74,13 @@ export class Forwarder {
   async stop(): Promise<void> {
     this.stopped = true;
     this.inFlight?.abort();
-    this.kick();
+    this.wakeUp();
     await this.loop;
   }
 
-  private async sleep(ms: number): Promise<void> {
+  private async sleep(ms: number, why: "idle" | "backoff"): Promise<void> {
+    if (this.stopped || (why === "backoff" && this.upstreamBack)) return;
+    this.sleeping = why;
     await new Promise<void>((done) => {
       const timer = setTimeout(done, ms);
       this.wake = () => {
@@ -76,6 +88,7 @@ export class Forwarder {
         done();
       };
     });
+    this.sleeping = undefined;
   }
 
   private async run(): Promise<void> {
@@ -83,8 +96,12 @@ export class Forwarder {
     while (!this.stopped) {
       const item = this.deps.disk.next();
       if (!item) {
-        await this.sleep(60_000);
+        await this.sleep(60_000, "idle");
         continue;
+      }
+      if (this.upstreamBack) {
+        this.upstreamBack = false;
+        delay = RETRY_MIN_MS;
       }
       let retryAfterMs: number | undefined;
       const attempt = new AbortController();
@@ -120,7 +137,7 @@ export class Forwarder {
         clearTimeout(timer);
         this.inFlight = undefined;
       }
-      await this.sleep(retryAfterMs ?? delay * (0.5 + Math.random() / 2));
+      await this.sleep(retryAfterMs ?? delay * (0.5 + Math.random() / 2), "backoff");
       delay = Math.min(RETRY_MAX_MS, delay * 2);
     }
   }

@@ -169,8 +169,8 @@ export class RelaySnapshots implements SnapshotSource {
 }
 
 /**
- * Follows one env's stream on the upstream (`GET /api/sdk/v1/stream?env=…` with the relay's key and the
- * event id it has as Last-Event-ID) until `signal` aborts, reconnecting with backoff whenever it ends.
+ * Follows one env's stream on the upstream (`GET /api/sdk/v1/stream?env=…` with the relay's key) until
+ * `signal` aborts, reconnecting with backoff whenever it ends.
  */
 export async function followEnv(input: {
   upstream: string;
@@ -196,11 +196,14 @@ export async function followEnv(input: {
       idle = setTimeout(() => attempt.abort(), idleMs);
     };
     try {
-      const current = snapshots.projectId ? snapshots.cached(snapshots.projectId, env) : undefined;
       touch();
+      // No Last-Event-ID: the upstream then opens with its current snapshot, which is also what tells the relay
+      // the stream is live (a stream that skips it says nothing until its first heartbeat, 15 s later).
       const res = await fetch(`${upstream}/api/sdk/v1/stream?env=${env}`, {
-        headers: { "x-sdk-key": key, accept: "text/event-stream", ...(current ? { "last-event-id": current.eventId } : {}) },
+        headers: { "x-sdk-key": key, accept: "text/event-stream" },
         signal: attempt.signal,
+        // A stream gets a connection of its own: a pooled one may be a dead upstream's, and hang.
+        keepalive: false,
       });
       if (res.status !== 200 || !res.body) {
         const text = await res.text().catch(() => "");
