@@ -190,6 +190,34 @@ describe("forwarding", () => {
     expect(items.body[0].status).toBe("pending_approval");
   });
 
+  test("the exposures the relay's OFREP answers assign reach the upstream as events, once per unit", async () => {
+    expect((await s.api("/api/admin/universes", { body: { name: "relay-users" }, headers: { "x-project-id": s.projectId } })).status).toBe(201);
+    const created = await s.api("/api/admin/experiments", {
+      body: { name: "relay-button", universe: "relay-users", variants: [{ key: "control", weight: 50, value: "blue" }, { key: "green", weight: 50, value: "green" }], allocation: [0, 10_000] },
+    });
+    expect(created.status, created.text).toBe(201);
+    expect((await s.api(`/api/admin/experiments/${created.body.id}/start`, { method: "POST" })).status).toBe(200);
+    await caughtUp(relay.url);
+    let assigned = 0;
+    for (let i = 0; i < 30; i++) {
+      const context = { targetingKey: `relay-exposed-${i}` };
+      const edge = await call(relay.url, "/ofrep/v1/evaluate/flags/relay-button", { body: { context } });
+      expect(edge.text).toBe((await call(s.url, "/ofrep/v1/evaluate/flags/relay-button", { body: { context } })).text);
+      if (JSON.parse(edge.text).reason === "SPLIT") assigned++;
+      // Asked again on the relay: no second exposure.
+      await call(relay.url, "/ofrep/v1/evaluate/flags/relay-button", { body: { context } });
+    }
+    expect(assigned).toBeGreaterThan(0);
+    await until("the relay's queue to drain", async () => (await health(relay.url)).relay.queued === 0);
+    const count = async () => {
+      const from = Math.floor(Date.now() / 1000) - 3600;
+      const r = await s.server.ctx.services.analytics.series({ projectId: s.projectId, from, to: from + 7200, bucket: 7200, measure: { kind: "unique", event: `$exposure:${created.body.id}`, filters: [] } });
+      return r.rows.reduce((n, row) => n + row.v, 0);
+    };
+    // The upstream logged its own answers' exposures too (the comparison above): every unit counts once either way.
+    expect(await until("the exposures upstream", async () => ((await count()) === assigned ? assigned : undefined))).toBe(assigned);
+  });
+
   test("a delivery sent again with the same X-Svc-Delivery-Id is stored once and answered as the first time", async () => {
     const id = crypto.randomUUID();
     const unit = `repeat-${Date.now()}`;
@@ -253,9 +281,10 @@ describe("offline and chained", () => {
       expect(metrics).toMatch(/svc_relay_queue_depth \d+/);
       // A key it never saw cannot be checked now: 503, not a guess.
       expect((await call(offline.url, "/api/sdk/v1/snapshot", { key: s.clientKey })).status).toBe(503);
-      // Events are still taken, kept for the upstream's return.
+      // Events are still taken, kept for the upstream's return (beside the exposures its OFREP answer logged).
+      const queued = (await health(offline.url)).relay.queued;
       expect((await call(offline.url, "/api/sdk/v1/events", { body: { events: [{ name: "offline_evt" }] } })).status).toBe(202);
-      expect((await health(offline.url)).relay.queued).toBe(1);
+      expect((await health(offline.url)).relay.queued).toBe(queued + 1);
     } finally {
       await offline.stop();
       rmSync(dir, { recursive: true, force: true });
