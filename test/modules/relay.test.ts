@@ -271,9 +271,10 @@ describe("offline and chained", () => {
       const notModified = await call(offline.url, "/api/sdk/v1/snapshot?env=prod", { headers: { "if-none-match": live.headers.get("etag")! } });
       expect(notModified.status).toBe(304);
       expect(notModified.headers.get("x-svc-stale")).not.toBeNull();
-      const flags = await call(offline.url, "/ofrep/v1/evaluate/flags", { body: { context: { targetingKey: "u-1" } } });
+      const flags = await call(offline.url, "/ofrep/v1/evaluate/flags", { body: { context: { targetingKey: "u-1" } }, headers: { origin: "https://app.example.com" } });
       expect(flags.status).toBe(200);
       expect(flags.headers.get("x-svc-stale")).not.toBeNull();
+      expect(flags.headers.get("access-control-expose-headers")).toContain("X-Svc-Stale");
       const h = await health(offline.url);
       expect(h).toMatchObject({ ok: true, status: "ok", relay: { connected: false, stale: true } });
       const metrics = await (await fetch(`${offline.url}/metrics`)).text();

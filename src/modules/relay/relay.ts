@@ -97,7 +97,11 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
     // Every answer given while the relay does not follow its upstream live says for how long (whole seconds).
     .onRequest(({ set }) => {
       const seconds = stale();
-      if (seconds !== undefined) set.headers["x-svc-stale"] = String(seconds);
+      if (seconds === undefined) return;
+      set.headers["x-svc-stale"] = String(seconds);
+      // A browser's page may read it too (the pipeline lists what browsers may read on the SDK paths).
+      const exposed = set.headers["access-control-expose-headers"];
+      if (typeof exposed === "string") set.headers["access-control-expose-headers"] = `${exposed}, X-Svc-Stale`;
     })
     .use(relayRoutes(ctx, relay))
     .use(deliveryRoutes(ctx));
