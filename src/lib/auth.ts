@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import type { Env } from "./envs";
 import { badRequest, forbidden, unauthorized } from "./errors";
 import { randomBase62 } from "./ids";
 
@@ -6,10 +7,23 @@ import { randomBase62 } from "./ids";
 export type SdkKeyInfo = {
   id: string;
   projectId: string;
-  type: "admin" | "client" | "server";
+  type: "admin" | "client" | "server" | "browser";
   scopes: string[];
   allowedOrigin: string | null;
+  /** The one env a browser key evaluates (null or absent for other types). */
+  env?: Env | null;
 };
+
+/**
+ * Which SDK keys a path takes:
+ * - `server`: server keys only (the snapshot and the stream: every rule and salt);
+ * - `client`: client keys only (the public intake);
+ * - `evaluate`, `events`, `errors`: a server key, or a browser key carrying
+ *   `flags:evaluate`, `events:ingest` or `errors:ingest`.
+ */
+export type SdkRule = "server" | "client" | "evaluate" | "events" | "errors";
+
+const BROWSER_SCOPE_OF: Partial<Record<SdkRule, string>> = { evaluate: "flags:evaluate", events: "events:ingest", errors: "errors:ingest" };
 
 /**
  * The SDK key lookup (the keys module implements it). `cached` answers from
@@ -48,7 +62,7 @@ export const READ_WRITE_TOKEN_PERMISSIONS: readonly Permission[] = ["read", "wri
 
 /** Who is calling, and for which project, once the credential has been checked. */
 export type Principal = {
-  kind: "admin_key" | "server_key" | "client_key" | "user_token" | "api_token" | "session";
+  kind: "admin_key" | "server_key" | "client_key" | "browser_key" | "user_token" | "api_token" | "session";
   credentialId: string;
   projectId: string;
   /** No write of any kind (a read-only token, a viewer). */
@@ -64,6 +78,8 @@ export type Principal = {
   allowedOrigin: string | null;
   /** The person behind a device-flow access token. */
   userId?: string;
+  /** A browser key's env: the only one it may evaluate. */
+  env?: Env;
 };
 
 /** What a bearer credential grants before a project is chosen. */
@@ -122,18 +138,26 @@ function withArticle(kind: string): string {
   return /^[aeiou]/.test(kind) ? `an ${kind}` : `a ${kind}`;
 }
 
+/** Where each type of key belongs. */
+const KEY_HOME: Record<SdkKeyInfo["type"], string> = {
+  admin: "an admin key belongs in `Authorization: Bearer` on the admin API (/api/admin)",
+  client: "a client key belongs in X-SDK-Key on the public intake (/ops/bug, /ops/feature-request)",
+  server: "a server key belongs in X-SDK-Key on the SDK paths (/api/sdk/v1, /ofrep/v1)",
+  browser:
+    "a browser key gets evaluated answers only (OFREP /ofrep/v1, GrowthBook remote evaluation /api/eval) and sends events and errors; the snapshot and the stream hold every rule and salt, so they take a server key",
+};
+
 /** Where the key that was sent belongs, and which key this path takes. */
-function wrongKeyDetail(wanted: "server" | "client", sent: SdkKeyInfo["type"]): string {
-  const where =
-    sent === "admin"
-      ? "an admin key belongs in `Authorization: Bearer` on the admin API (/api/admin)"
-      : sent === "client"
-        ? "a client key belongs in X-SDK-Key on the public intake (/ops/bug, /ops/feature-request)"
-        : "a server key belongs in X-SDK-Key on the SDK paths (/api/sdk/v1, /ofrep/v1)";
-  return `X-SDK-Key: send ${withArticle(wanted)} key here; ${where}`;
+function wrongKeyDetail(wanted: string, sent: SdkKeyInfo["type"]): string {
+  return `X-SDK-Key: send ${wanted} here; ${KEY_HOME[sent]}`;
 }
 
 const NO_PERMISSIONS: readonly Permission[] = [];
+
+/** The keys a rule takes, in words: "a server key", "a server or browser key". */
+function wantedKeys(rule: SdkRule): string {
+  return rule === "client" ? "a client key" : rule === "server" ? "a server key" : "a server or browser key";
+}
 
 function keyCredential(key: SdkKeyInfo, kind: Principal["kind"]): Credential {
   const permissions = kind === "admin_key" ? ADMIN_KEY_PERMISSIONS : NO_PERMISSIONS;
@@ -254,14 +278,9 @@ export class Authenticator {
     }
     const credential = await this.resolveBearer(secret);
     if (!credential) throw unauthorized("Invalid or revoked credentials");
-    if (credential.kind === "server_key" || credential.kind === "client_key") {
-      const kind = credential.kind === "server_key" ? "server" : "client";
-      throw forbidden(
-        `A ${kind} key cannot use the admin API`,
-        kind === "server"
-          ? "Authorization: the admin API takes an admin key, an access token or a project API token; a server key belongs in X-SDK-Key on the SDK paths (/api/sdk/v1, /ofrep/v1)"
-          : "Authorization: the admin API takes an admin key, an access token or a project API token; a client key belongs in X-SDK-Key on the public intake (/ops/bug, /ops/feature-request)",
-      );
+    if (credential.kind === "server_key" || credential.kind === "client_key" || credential.kind === "browser_key") {
+      const kind = credential.kind.slice(0, -"_key".length) as SdkKeyInfo["type"];
+      throw forbidden(`A ${kind} key cannot use the admin API`, `Authorization: the admin API takes an admin key, an access token or a project API token; ${KEY_HOME[kind]}`);
     }
     return credential;
   }
@@ -291,15 +310,16 @@ export class Authenticator {
   }
 
   /**
-   * The SDK rule: a server (or client) key in `X-SDK-Key` or as a bearer
-   * secret. No X-Project-Id: the project is the key's own. A browser request
-   * from an origin other than the project's domain is refused.
+   * The SDK rule: an SDK key in `X-SDK-Key` or as a bearer secret, of a type
+   * (and, for browser keys, a scope) the path takes (`SdkRule`). No
+   * X-Project-Id: the project is the key's own. A browser request from an
+   * origin the key does not allow is refused.
    */
-  async sdk(headers: Record<string, string | undefined>, kind: "server" | "client"): Promise<Principal> {
+  async sdk(headers: Record<string, string | undefined>, rule: SdkRule): Promise<Principal> {
     const secret = sdkSecret(headers);
-    if (!secret) throw unauthorized("Missing SDK key", `X-SDK-Key: send ${withArticle(kind)} key`);
+    if (!secret) throw unauthorized("Missing SDK key", `X-SDK-Key: send ${wantedKeys(rule)}`);
     const key = secret.startsWith("sdk_") ? (this.keys.cached(secret) ?? (await this.keys.resolve(secret))) : null;
-    return this.sdkPrincipal(key, headers, kind);
+    return this.sdkPrincipal(key, headers, rule);
   }
 
   /**
@@ -307,17 +327,22 @@ export class Authenticator {
    * principal, or undefined when the key is not in memory (ask `sdk`).
    * Throws the same errors as `sdk`.
    */
-  sdkFromMemory(headers: Record<string, string | undefined>, kind: "server" | "client"): Principal | undefined {
+  sdkFromMemory(headers: Record<string, string | undefined>, rule: SdkRule): Principal | undefined {
     const secret = sdkSecret(headers);
-    if (!secret) throw unauthorized("Missing SDK key", `X-SDK-Key: send ${withArticle(kind)} key`);
+    if (!secret) throw unauthorized("Missing SDK key", `X-SDK-Key: send ${wantedKeys(rule)}`);
     const key = secret.startsWith("sdk_") ? this.keys.cached(secret) : null;
     if (key === undefined) return undefined;
-    return this.sdkPrincipal(key, headers, kind);
+    return this.sdkPrincipal(key, headers, rule);
   }
 
-  private sdkPrincipal(key: SdkKeyInfo | null, headers: Record<string, string | undefined>, kind: "server" | "client"): Principal {
+  private sdkPrincipal(key: SdkKeyInfo | null, headers: Record<string, string | undefined>, rule: SdkRule): Principal {
     if (!key) throw unauthorized("Invalid or revoked SDK key");
-    if (key.type !== kind) throw forbidden(`This path takes ${withArticle(kind)} key, not ${withArticle(key.type)} key`, wrongKeyDetail(kind, key.type));
+    const scope = BROWSER_SCOPE_OF[rule];
+    const typeFits = rule === "client" ? key.type === "client" : key.type === "server" || (key.type === "browser" && scope !== undefined);
+    if (!typeFits) throw forbidden(`This path takes ${wantedKeys(rule)}, not ${withArticle(key.type)} key`, wrongKeyDetail(wantedKeys(rule), key.type));
+    if (key.type === "browser" && !key.scopes.includes(scope!)) {
+      throw forbidden(`This browser key lacks the ${scope} scope`, `scopes: mint a browser key with ${scope} (the default gives all three)`);
+    }
     const origin = headers.origin;
     if (origin && key.allowedOrigin && origin !== key.allowedOrigin) {
       throw forbidden("Origin not allowed for this key", `Origin: ${origin} is not the project's domain`);
@@ -338,6 +363,7 @@ export class Authenticator {
     if (!principal) {
       const { defaultProjectId: _d, access: _a, ...rest } = keyCredential(key, `${key.type}_key` as Principal["kind"]);
       principal = { ...rest, projectId: key.projectId, permissions: NO_PERMISSIONS, readOnly: true };
+      if (key.type === "browser" && key.env) principal.env = key.env;
       this.keyPrincipals.set(key, principal);
     }
     return principal;
@@ -361,9 +387,9 @@ export function authPlugin(authenticator: Authenticator) {
         return { principal: principals.get(request)! };
       },
     }),
-    sdk: (kind: "server" | "client") => ({
+    sdk: (rule: SdkRule) => ({
       async transform({ headers, request }) {
-        principals.set(request, await authenticator.sdk(headers, kind));
+        principals.set(request, await authenticator.sdk(headers, rule));
       },
       resolve({ request }) {
         return { principal: principals.get(request)! };

@@ -94,12 +94,13 @@ export function filterByQuery<T>(rows: T[], q: string | undefined, texts: (row: 
   return rows.filter((row) => texts(row).some((text) => text?.toLocaleLowerCase().includes(needle)));
 }
 
-export type AuthKind = "admin" | "admin+project" | "server" | "client" | "none";
+export type AuthKind = "admin" | "admin+project" | "server" | "server+browser" | "client" | "none";
 
 const SECURITY: Record<AuthKind, Record<string, string[]>[]> = {
   admin: [{ bearer: [] }],
   "admin+project": [{ bearer: [] }],
   server: [{ sdkKey: [] }, { bearer: [] }],
+  "server+browser": [{ sdkKey: [] }, { bearer: [] }],
   client: [{ sdkKey: [] }],
   none: [],
 };
@@ -109,7 +110,9 @@ const AUTH_NOTES: Record<AuthKind, string> = {
     "Auth: `Authorization: Bearer` admin key, access token or project API token. `X-Project-Id` optional (defaults to the credential's project; one the credential cannot reach is FORBIDDEN).",
   "admin+project":
     "Auth: `Authorization: Bearer` admin credential. `X-Project-Id` **required** (missing is BAD_REQUEST, one the credential cannot reach is FORBIDDEN).",
-  server: "Auth: server SDK key in `X-SDK-Key` or `Authorization: Bearer`.",
+  server: "Auth: server SDK key in `X-SDK-Key` or `Authorization: Bearer` (a browser key is FORBIDDEN here: this holds every rule and salt).",
+  "server+browser":
+    "Auth: server SDK key, or a browser key (with the scope this path needs: `flags:evaluate`, `events:ingest` or `errors:ingest`), in `X-SDK-Key` or `Authorization: Bearer`. A browser key evaluates its own env only.",
   client: "Auth: client SDK key in `X-SDK-Key` with scope `tickets:public_create`.",
   none: "",
 };

@@ -88,9 +88,18 @@ describe("svc sdk keys", () => {
     expect(stored.find((k: any) => k.id === created.id)).toMatchObject({ type: "client", name: "web" });
 
     const human = await svc(box, ["sdk", "keys", "list"]);
-    expect(human.stdout).toMatch(/^ID\s+TYPE\s+NAME\s+KEY\s+CREATED\s+LAST USED$/m);
+    expect(human.stdout).toMatch(/^ID\s+TYPE\s+ENV\s+NAME\s+KEY\s+CREATED\s+LAST USED$/m);
     expect(human.stdout).toContain(created.id);
     expect(human.stdout).not.toContain(created.key);
+
+    // A browser key is bound to one env (issue 28): `--env`, shown in the list.
+    const browser = await svcJson(box, ["sdk", "keys", "create", "--type", "browser", "--env", "staging", "--name", "web app"]);
+    expect(browser).toMatchObject({ type: "browser", env: "staging", name: "web app" });
+    expect(browser.key).toStartWith("sdk_browser_");
+    expect((await svc(box, ["sdk", "keys", "list"])).stdout).toMatch(new RegExp(`${browser.id}\\s+browser\\s+staging\\s+web app`));
+    const badEnv = await svc(box, ["sdk", "keys", "create", "--type", "browser", "--env", "qa"]);
+    expect(badEnv.code).not.toBe(0);
+    expect(badEnv.stderr).toContain("--env");
 
     const defaultType = await svc(box, ["sdk", "keys", "create"]);
     expect(defaultType.stdout).toContain("Created server key");

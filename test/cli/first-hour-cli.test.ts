@@ -119,7 +119,7 @@ describe("item 20: the CLI forgives the first typos", () => {
 
   test("an enum that fails validation lists the allowed values, on bodies and queries", async () => {
     const cases: [string, { method?: string; body?: unknown; key?: string }, string][] = [
-      ["/api/admin/keys", { body: { type: "browser" } }, "type: must be one of: admin, client, server"],
+      ["/api/admin/keys", { body: { type: "mobile" } }, "type: must be one of: admin, client, server, browser"],
       ["/api/admin/killswitches/checkout/toggle", { body: { env: "qa" } }, "env: must be one of: dev, staging, prod"],
       ["/api/admin/killswitches/checkout/history?env=qa", {}, "env: must be one of: dev, staging, prod"],
       [`/api/admin/projects/${"{id}"}`, { method: "PATCH", body: { analysis: { method: "bayes" } } }, "analysis.method: must be one of: frequentist, bayesian"],

@@ -68,6 +68,7 @@ describe("svc mcp", () => {
       const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
       expect(Object.keys(byName).sort()).toEqual(
         [
+          "create_browser_key",
           "explain_gate",
           "get_alert_rule",
           "get_config",
@@ -188,10 +189,17 @@ describe("svc mcp", () => {
       const keysResult = await s.client.callTool({ name: "list_sdk_keys", arguments: {} });
       const keys = json(keysResult);
       expect(keys.length).toBe(3);
-      expect(Object.keys(keys[0]).sort()).toEqual(["createdAt", "id", "lastUsedAt", "maskedKey", "name", "scopes", "type"]);
+      expect(Object.keys(keys[0]).sort()).toEqual(["createdAt", "env", "id", "lastUsedAt", "maskedKey", "name", "scopes", "type"]);
       const text = JSON.stringify(keysResult);
       for (const secret of [ts.adminKey, ts.serverKey, ts.clientKey]) expect(text).not.toContain(secret);
       expect(text).not.toMatch(/sdk_(admin|server|client)_[A-Za-z0-9]{16,}/);
+
+      // A browser key is public by design (it ships in apps): the one key a conversation may mint and see.
+      const browser = json(await s.client.callTool({ name: "create_browser_key", arguments: { env: "staging", name: "web app" } }));
+      expect(browser).toMatchObject({ type: "browser", env: "staging", name: "web app", scopes: ["flags:evaluate", "events:ingest", "errors:ingest"] });
+      expect(browser.key).toMatch(/^sdk_browser_[A-Za-z0-9]+$/);
+      const storedKey = await ts.store.one<{ type: string; env: string }>("SELECT type, env FROM sdk_keys WHERE id = ?", browser.id);
+      expect(storedKey).toEqual({ type: "browser", env: "staging" });
     } finally {
       await s.close();
     }

@@ -128,6 +128,38 @@ describe("the relay answers as the upstream does", () => {
     expect((await call(relay.url, "/api/sdk/v1/snapshot", { key: null })).status).toBe(401);
   });
 
+  test("a browser key works through the relay as upstream: OFREP of its env and events; never the snapshot or another env", async () => {
+    const minted = await s.api("/api/admin/keys", { body: { type: "browser", env: "prod" } });
+    expect(minted.status, minted.text).toBe(201);
+    const browserKey = minted.body.key as string;
+    const origin = { origin: "https://app.example.com" };
+    for (const context of [{ targetingKey: "b-1", plan: "pro" }, { targetingKey: "b-2" }]) {
+      const [up, edge] = [await call(s.url, "/ofrep/v1/evaluate/flags", { key: browserKey, body: { context } }), await call(relay.url, "/ofrep/v1/evaluate/flags", { key: browserKey, body: { context } })];
+      expect(edge.status).toBe(200);
+      expect(edge.text).toBe(up.text);
+      expect(edge.headers.get("etag")).toBe(up.headers.get("etag")!);
+      const single = await call(relay.url, "/ofrep/v1/evaluate/flags/new-ui", { key: browserKey, body: { context }, headers: origin });
+      expect(single.text).toBe((await call(s.url, "/ofrep/v1/evaluate/flags/new-ui", { key: browserKey, body: { context }, headers: origin })).text);
+    }
+    for (const [path, init] of [
+      ["/ofrep/v1/evaluate/flags", { key: browserKey, body: { context: { targetingKey: "b-1", env: "dev" } } }],
+      ["/api/sdk/v1/snapshot", { key: browserKey }],
+      ["/api/sdk/v1/stream", { key: browserKey }],
+      ["/ops/bug", { key: browserKey, body: { title: "not from a browser key" } }],
+    ] as const) {
+      const [up, edge] = [await call(s.url, path, init), await call(relay.url, path, init)];
+      expect([path, edge.status]).toEqual([path, up.status]);
+      expect(up.status).toBe(403);
+      expect(JSON.parse(edge.text)).toMatchObject({ code: "FORBIDDEN", error: JSON.parse(up.text).error });
+    }
+    const unit = `browser-${Date.now()}`;
+    expect((await call(relay.url, "/api/sdk/v1/events", { key: browserKey, body: { events: [{ name: "relay_browser", unitId: unit }] } })).status).toBe(202);
+    await until("the browser key's event upstream", async () => {
+      const recent = await s.api(`/api/admin/events/relay_browser/recent`);
+      return recent.status === 200 && recent.body.events.some((e: { unitId: string }) => e.unitId === unit);
+    });
+  });
+
   test("a toggle upstream reaches the relay's snapshot, its stream and its OFREP answer", async () => {
     const controller = new AbortController();
     const stream = await fetch(`${relay.url}/api/sdk/v1/stream?env=prod`, { headers: { "x-sdk-key": s.serverKey }, signal: controller.signal });

@@ -21,13 +21,13 @@ export function analyticsRoutes(ctx: AppContext) {
         return answer.body;
       },
       {
-        sdk: "server",
+        sdk: "events",
         jsonObjectBody: true,
         body: IngestBody,
         ...describe({
           summary: "Send analytics events (up to 1,000 a call)",
           tag: "SDK runtime",
-          auth: "server",
+          auth: "server+browser",
           description:
             "202 once every event of the batch is durable (concurrent calls are committed together); one invalid event refuses the whole batch (400 VALIDATION naming it) and stores nothing. " +
             "Series see the events within seconds. Unknown names become pending catalog rows; property names become auto-inferred attributes. " +

@@ -1,6 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../lib/module";
-import { notFound, tooManyRequests } from "../../lib/errors";
+import type { Principal } from "../../lib/auth";
+import type { Env } from "../../lib/envs";
+import { forbidden, notFound, tooManyRequests } from "../../lib/errors";
 import { acceptsGzip, describe, etagMatches } from "../../lib/http";
 import { EnvQuery, OfrepBulkSchema, OfrepFailureSchema, OfrepRequestSchema, OfrepSuccessSchema, SdkKeyInfoSchema, SnapshotSchema } from "./contract";
 import { type Exposure, answersPerContext, createExposureLogger, evaluateAll, evaluateFlag, isFailure, parseEvaluationRequest } from "./ofrep";
@@ -81,6 +83,13 @@ function flagKey(rest: string | undefined): string {
   }
 }
 
+/** A browser key evaluates its own env only: another env's rules are not its to read, even evaluated. */
+export function checkBoundEnv(principal: Principal, env: Env): void {
+  if (principal.env && env !== principal.env) {
+    throw forbidden(`This browser key evaluates ${principal.env} only`, `context.env: leave it out, or send ${principal.env}; mint a browser key for ${env} to read that env`);
+  }
+}
+
 const OFREP_BODY_DOC = { content: { "application/json": { schema: OfrepRequestSchema } } };
 
 export function deliveryRoutes(ctx: AppContext) {
@@ -100,8 +109,8 @@ export function deliveryRoutes(ctx: AppContext) {
   const ofrepSingle = describe({
     summary: "OFREP: evaluate one flag",
     tag: "SDK runtime",
-    auth: "server",
-    errors: [404],
+    auth: "server+browser",
+    errors: [403, 404],
     description:
       "OpenFeature Remote Evaluation Protocol. The key is the rest of the path (`name/switchKey` unencoded for a sub-switch). " +
       "A killswitch is a boolean flag (variant on/off); `name/switchKey` is that sub-switch when the entry exists, else the killswitch's flat value; " +
@@ -118,7 +127,7 @@ export function deliveryRoutes(ctx: AppContext) {
   const ofrepBulk = describe({
     summary: "OFREP: evaluate every flag",
     tag: "SDK runtime",
-    auth: "server",
+    auth: "server+browser",
     description:
       "Every killswitch, each sub-switch as `name/switchKey`, every gate, every config and every running experiment, evaluated as in the single call " +
       "(the exposures of the experiments that assign the unit are logged, once per unit). " +
@@ -232,9 +241,10 @@ export function deliveryRoutes(ctx: AppContext) {
       "/ofrep/v1/evaluate/flags/*",
       async ({ principal, params, body }) => {
         const key = flagKey(params["*"]);
-        const fallbackEnv = await snapshots.defaultEnv(principal.projectId);
+        const fallbackEnv = principal.env ?? (await snapshots.defaultEnv(principal.projectId));
         const request = parseEvaluationRequest(bodyText(body), () => fallbackEnv);
         if (isFailure(request)) return ofrepJson(400, { key, ...request });
+        checkBoundEnv(principal, request.env);
         ctx.services.attributes.noteContext(principal.projectId, request.context);
         const exposures: Exposure[] = [];
         const flag = evaluateFlag((await snapshots.get(principal.projectId, request.env)).snapshot, key, request.context, exposures);
@@ -242,14 +252,15 @@ export function deliveryRoutes(ctx: AppContext) {
         logExposures(principal.projectId, exposures);
         return ofrepJson(200, flag);
       },
-      { sdk: "server", parse: "text", ...ofrepSingle, detail: { ...ofrepSingle.detail, requestBody: OFREP_BODY_DOC } },
+      { sdk: "evaluate", parse: "text", ...ofrepSingle, detail: { ...ofrepSingle.detail, requestBody: OFREP_BODY_DOC } },
     )
     .post(
       "/ofrep/v1/evaluate/flags",
       async ({ principal, body, request }) => {
-        const fallbackEnv = await snapshots.defaultEnv(principal.projectId);
+        const fallbackEnv = principal.env ?? (await snapshots.defaultEnv(principal.projectId));
         const parsed = parseEvaluationRequest(bodyText(body), () => fallbackEnv);
         if (isFailure(parsed)) return ofrepJson(400, parsed);
+        checkBoundEnv(principal, parsed.env);
         ctx.services.attributes.noteContext(principal.projectId, parsed.context);
         const entry = await snapshots.get(principal.projectId, parsed.env);
         // Gates and experiments answer per context: their answers are part of the tag, and of no shared body.
@@ -267,6 +278,6 @@ export function deliveryRoutes(ctx: AppContext) {
         }
         return new Response(json, { headers: { "content-type": "application/json", etag, "cache-control": "no-cache" } });
       },
-      { sdk: "server", parse: "text", ...ofrepBulk, detail: { ...ofrepBulk.detail, requestBody: OFREP_BODY_DOC } },
+      { sdk: "evaluate", parse: "text", ...ofrepBulk, detail: { ...ofrepBulk.detail, requestBody: OFREP_BODY_DOC } },
     );
 }

@@ -26,7 +26,7 @@ const LIMITS =
   "A project's calls are written one transaction at a time, so a flood from one project does not hold up another's writes.";
 
 const SENTRY_AUTH =
-  "Auth: the server SDK key as the DSN's public key, `http://<server key>@host/1`: Sentry SDKs send it as the `sentry_key` query parameter or in `X-Sentry-Auth: Sentry sentry_key=…`; " +
+  "Auth: the server SDK key (or, for browser code, a browser key with `errors:ingest`) as the DSN's public key, `http://<key>@host/1`: Sentry SDKs send it as the `sentry_key` query parameter or in `X-Sentry-Auth: Sentry sentry_key=…`; " +
   "`X-SDK-Key` and `Authorization: Bearer` work too, and so does the `dsn` of an envelope's header (Sentry's `tunnel` option).";
 
 export function errorRoutes(ctx: AppContext) {
@@ -39,7 +39,7 @@ export function errorRoutes(ctx: AppContext) {
       sentryKeyOf(headers["x-sentry-auth"]) ??
       (headers.authorization?.startsWith("Sentry ") ? sentryKeyOf(headers.authorization) : null) ??
       (headers["x-sdk-key"] || headers.authorization ? null : (fallback?.() ?? null));
-    return ctx.authenticator.sdk(key ? { ...headers, "x-sdk-key": key, authorization: undefined } : headers, "server");
+    return ctx.authenticator.sdk(key ? { ...headers, "x-sdk-key": key, authorization: undefined } : headers, "errors");
   };
 
   /** Sentry only sends digits there; anything else is no route of ours. */
@@ -63,13 +63,13 @@ export function errorRoutes(ctx: AppContext) {
         return answer.body;
       },
       {
-        sdk: "server",
+        sdk: "errors",
         jsonObjectBody: true,
         body: IngestErrorsBody,
         ...describe({
           summary: "Report errors (up to 1,000 a call)",
           tag: SDK_TAG,
-          auth: "server",
+          auth: "server+browser",
           description:
             "202 once every occurrence is durable: the tracked errors (grouped by fingerprint: the exception type and the top in-app frames of `stack`, never line numbers; " +
             "without frames, the message with its numbers, ids, emails and URLs left out; or your own `fingerprint`) and each occurrence's event (`$error:<fingerprint>`, for the series). " +
@@ -115,10 +115,10 @@ export function errorRoutes(ctx: AppContext) {
         ...describe({
           summary: "Sentry envelope endpoint (any Sentry SDK)",
           tag: SDK_TAG,
-          auth: "server",
+          auth: "server+browser",
           errors: [404, 413],
           description:
-            "Point a Sentry SDK's DSN here: `http://<server key>@<host>/<any digits>`. Takes Sentry envelopes (newline-delimited JSON: a header, then item headers and payloads; " +
+            "Point a Sentry SDK's DSN here: `http://<server key>@<host>/<any digits>` (browser code: a browser key in place of the server key). Takes Sentry envelopes (newline-delimited JSON: a header, then item headers and payloads; " +
             "an item's `length` is honoured), gzip, deflate or br compressed or not, with or without a Content-Type. " +
             "`event` items become occurrences (the last exception's type, value and frames; `user.id` is the unit; environment, release, level and tags are properties); " +
             "sessions, client reports, transactions and other items are skipped. 200 `{id}` (the event id) once they are durable. " +
@@ -148,7 +148,7 @@ export function errorRoutes(ctx: AppContext) {
         ...describe({
           summary: "Sentry store endpoint (one event, older Sentry SDKs)",
           tag: SDK_TAG,
-          auth: "server",
+          auth: "server+browser",
           errors: [404, 413],
           description: `One Sentry event as JSON (optionally gzip, deflate or br compressed), read as in the envelope endpoint. 200 \`{id}\`.\n\n${LIMITS}\n\n${SENTRY_AUTH}`,
           response: { 200: SentryReply },

@@ -17,7 +17,24 @@ export const keyTools = [
     async run({ project_id }, open) {
       const all = await dataOf(keys(open, project_id).get());
       // Field by field, so a secret can never pass through even if the server sent one.
-      return all.map((k) => ({ id: k.id, type: k.type, name: k.name, scopes: k.scopes, maskedKey: k.maskedKey, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt }));
+      return all.map((k) => ({ id: k.id, type: k.type, env: k.env, name: k.name, scopes: k.scopes, maskedKey: k.maskedKey, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt }));
+    },
+  }),
+  defineTool({
+    name: "create_browser_key",
+    title: "Create a browser key",
+    description:
+      "Mints a browser SDK key for one env: the key a web or mobile app ships with (it is public by design). It reads evaluated flags of that env only (OFREP, GrowthBook remote evaluation) and sends events and errors (also as a Sentry DSN); never rules, salts or other envs. " +
+      "Returns the secret once. Only browser keys can be made here: server and admin keys must not pass through a conversation. Needs the owner role.",
+    input: {
+      env: z.enum(["dev", "staging", "prod"]).optional().describe("The env the key evaluates (default: the project's defaultEnv)"),
+      name: z.string().max(200).optional().describe("A label, e.g. the app's name"),
+      project_id: projectIdArg,
+    },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    async run({ env, name, project_id }, open) {
+      const created = await dataOf(keys(open, project_id).post({ type: "browser", ...(env ? { env } : {}), ...(name ? { name } : {}) }));
+      return { id: created.id, key: created.key, type: created.type, env: created.env, name: created.name, scopes: created.scopes };
     },
   }),
   defineTool({

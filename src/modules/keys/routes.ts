@@ -15,9 +15,9 @@ export function keyRoutes(ctx: AppContext) {
       "",
       async ({ principal, body, set }) => {
         // The key gets the project's allowed origin, read in the minting transaction under the project's lock.
-        const minted = await keys.mint(principal.projectId, { type: body.type, name: body.name, scopes: body.scopes, actor: principal.actor });
+        const minted = await keys.mint(principal.projectId, { type: body.type, name: body.name, scopes: body.scopes, env: body.env, actor: principal.actor });
         set.status = 201;
-        return { id: minted.id, key: minted.key, type: minted.type, name: minted.name, scopes: minted.scopes, createdAt: minted.createdAt };
+        return { id: minted.id, key: minted.key, type: minted.type, name: minted.name, scopes: minted.scopes, env: minted.env, createdAt: minted.createdAt };
       },
       {
         admin: "manage",
@@ -26,7 +26,10 @@ export function keyRoutes(ctx: AppContext) {
           summary: "Mint an SDK key (the secret is shown once)",
           tag: "SDK keys",
           auth: "admin",
-          description: MANAGERS,
+          description:
+            `${MANAGERS} Types: \`server\` (SDKs on your servers: snapshot, stream, OFREP, ingest), \`client\` (the public intake only), \`admin\` (the admin API), ` +
+            "and `browser`: bound to one env (`env`, default the project's defaultEnv), meant to ship inside web and mobile apps; it gets evaluated answers only " +
+            "(OFREP, GrowthBook remote evaluation) and may send events and errors (also as a Sentry DSN), never rules, salts, other envs, the snapshot or the stream.",
           response: { 201: MintedKeySchema },
         }),
       },
@@ -41,6 +44,7 @@ export function keyRoutes(ctx: AppContext) {
           scopes: k.scopes,
           maskedKey: k.maskedKey,
           allowedOrigin: k.allowedOrigin,
+          env: k.env,
           createdAt: k.createdAt,
           lastUsedAt: k.lastUsedAt,
         })),

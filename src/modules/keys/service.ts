@@ -1,6 +1,7 @@
 import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { KeyDirectory, SdkKeyInfo } from "../../lib/auth";
-import { ApiError, alreadyExists, badRequest, notFound } from "../../lib/errors";
+import type { Env } from "../../lib/envs";
+import { ApiError, alreadyExists, badRequest, notFound, validation } from "../../lib/errors";
 import { checkNameChars } from "../../lib/validate";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
 import { LruCache } from "../../lib/lru";
@@ -24,6 +25,11 @@ export { KEY_TYPES, type KeyType, type SdkKey };
 /** Scope a client key needs to file tickets through the public intake. */
 export const PUBLIC_TICKET_SCOPE = "tickets:public_create";
 
+/** The browser key's scopes (DECISIONS "The browser key and other SDK ecosystems"). */
+export const EVALUATE_SCOPE = "flags:evaluate";
+export const EVENTS_SCOPE = "events:ingest";
+export const ERRORS_SCOPE = "errors:ingest";
+
 /**
  * Scopes each key type may carry; the list is also the default. Only what
  * exists is advertised: event and error ingest will add their scopes when
@@ -33,6 +39,8 @@ const SCOPES_BY_TYPE: Record<KeyType, readonly string[]> = {
   admin: ["admin"],
   server: ["sdk:read"],
   client: [PUBLIC_TICKET_SCOPE],
+  // Shipped inside web and mobile apps, so readable by anyone: evaluated answers and ingest, never rules or salts.
+  browser: [EVALUATE_SCOPE, EVENTS_SCOPE, ERRORS_SCOPE],
 };
 
 export type MintedKey = SdkKey & { key: string };
@@ -41,6 +49,8 @@ export type MintInput = {
   type: KeyType;
   name?: string;
   scopes?: string[];
+  /** The env a browser key evaluates (default: the project's defaultEnv); other types take none. */
+  env?: Env;
   /** Origin browsers may use the key from; when not given, the project's (read under the project's lock). */
   allowedOrigin?: string | null;
   /** Who mints it, for the audit row (default: svc itself). */
@@ -107,6 +117,9 @@ export class KeysService implements KeyDirectory {
         `scopes: allowed for ${input.type} keys: ${allowed.join(", ")}`,
       );
     }
+    if (input.env !== undefined && input.type !== "browser") {
+      throw validation(`A ${input.type} key is not bound to an env`, "env: only browser keys are bound to one env; server keys read any env (the `env` query)");
+    }
     const key = secret ?? `sdk_${input.type}_${randomBase62(32)}`;
     const hash = sha256Hex(key);
     const id = newId("key");
@@ -121,7 +134,8 @@ export class KeysService implements KeyDirectory {
           await tx.lock(`project:${projectId}`);
           allowedOrigin = await this.ctx.services.projects.allowedOrigin(projectId);
         }
-        const row: SdkKey = { id, projectId, type: input.type, name, scopes: uniqueScopes, allowedOrigin, createdAt: nowIso(), lastUsedAt: null };
+        const env = input.type === "browser" ? (input.env ?? (await this.ctx.services.projects.find(projectId))?.defaultEnv ?? "prod") : null;
+        const row: SdkKey = { id, projectId, type: input.type, name, scopes: uniqueScopes, allowedOrigin, env, createdAt: nowIso(), lastUsedAt: null };
         await insertKey(tx, row, hash, key.slice(-4));
         // A chosen secret (SERVICE_INIT_ADMIN_KEY) may have been looked up, and cached as unknown, on any server.
         tx.announce(KEYS_CHANNEL, `minted:${hash}`);
@@ -131,7 +145,7 @@ export class KeysService implements KeyDirectory {
           subjectId: row.id,
           subjectName: row.name,
           actor: input.actor ?? SYSTEM_ACTOR,
-          detail: { type: row.type, scopes: row.scopes, allowedOrigin: row.allowedOrigin },
+          detail: { type: row.type, scopes: row.scopes, allowedOrigin: row.allowedOrigin, ...(env ? { env } : {}) },
         });
         return { ...row, key };
       });

@@ -1,4 +1,5 @@
 import type { SdkKeyInfo } from "../../lib/auth";
+import type { Env } from "../../lib/envs";
 import type { Queryable } from "../../lib/store";
 import type { KeyType, SdkKey } from "./types";
 
@@ -12,17 +13,18 @@ export type KeyRow = {
   scopes: string;
   secret_tail: string;
   allowed_origin: string | null;
+  env: Env | null;
   created_at: string;
   last_used_at: string | null;
 };
 
-const KEY_COLUMNS = "id, project_id, type, name, scopes, secret_tail, allowed_origin, created_at, last_used_at";
+const KEY_COLUMNS = "id, project_id, type, name, scopes, secret_tail, allowed_origin, env, created_at, last_used_at";
 
 /** Only the secret's SHA-256 and its last characters are stored. A taken secret is a unique violation. */
 export async function insertKey(q: Queryable, key: Omit<SdkKey, "lastUsedAt">, secretHash: string, secretTail: string): Promise<void> {
   await q.run(
-    `INSERT INTO sdk_keys (id, project_id, type, name, scopes, secret_hash, secret_tail, allowed_origin, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO sdk_keys (id, project_id, type, name, scopes, secret_hash, secret_tail, allowed_origin, env, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     key.id,
     key.projectId,
     key.type,
@@ -31,6 +33,7 @@ export async function insertKey(q: Queryable, key: Omit<SdkKey, "lastUsedAt">, s
     secretHash,
     secretTail,
     key.allowedOrigin,
+    key.env,
     key.createdAt,
   );
 }
@@ -89,6 +92,7 @@ export function toKey(r: KeyRow): SdkKey {
     name: r.name,
     scopes: JSON.parse(r.scopes) as string[],
     allowedOrigin: r.allowed_origin,
+    env: r.env,
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
   };
@@ -96,5 +100,5 @@ export function toKey(r: KeyRow): SdkKey {
 
 /** What the request path needs of a key (see `KeyDirectory`). */
 export function toKeyInfo(r: KeyRow): SdkKeyInfo {
-  return { id: r.id, projectId: r.project_id, type: r.type, scopes: JSON.parse(r.scopes) as string[], allowedOrigin: r.allowed_origin };
+  return { id: r.id, projectId: r.project_id, type: r.type, scopes: JSON.parse(r.scopes) as string[], allowedOrigin: r.allowed_origin, env: r.env };
 }

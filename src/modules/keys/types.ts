@@ -1,5 +1,7 @@
 /** The keys feature's own types, shared by its service and its store (the store imports no service). */
-export const KEY_TYPES = ["admin", "client", "server"] as const;
+import type { Env } from "../../lib/envs";
+
+export const KEY_TYPES = ["admin", "client", "server", "browser"] as const;
 
 export type KeyType = (typeof KEY_TYPES)[number];
 
@@ -10,6 +12,8 @@ export type SdkKey = {
   name: string;
   scopes: string[];
   allowedOrigin: string | null;
+  /** The one env a browser key evaluates; null for every other type. */
+  env: Env | null;
   createdAt: string;
   lastUsedAt: string | null;
 };

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
-import type { SdkKeyInfo } from "../../lib/auth";
+import type { SdkRule } from "../../lib/auth";
 import { deliveryIdOf } from "../../lib/deliveries";
-import { forbidden, notFound, unauthorized } from "../../lib/errors";
+import { notFound } from "../../lib/errors";
 import { describe, jsonBodyPlugin } from "../../lib/http";
 import type { AppContext } from "../../lib/module";
 import { pathOf } from "../../lib/pipeline";
@@ -25,18 +25,10 @@ const SentryProjectParam = t.Object({ projectNumber: t.String() });
  * module's routes, mounted unchanged over the relay's snapshots (relay.ts).
  */
 export function relayRoutes(ctx: AppContext, relay: Relay) {
-  const keys = ctx.services.keys;
 
-  /** The key of a forwarded request must be one the upstream gave for the relay's project, of one of `types`. */
-  const checkKey = async (secret: string | null | undefined, types: readonly string[]): Promise<SdkKeyInfo> => {
-    if (!secret) throw unauthorized("Missing SDK key", `X-SDK-Key: send a ${types.join(" or ")} key`);
-    const info = secret.startsWith("sdk_") ? (keys.cached(secret) ?? (await keys.resolve(secret))) : null;
-    if (!info) throw unauthorized("Invalid or revoked SDK key");
-    if (!types.includes(info.type)) throw forbidden(`This path takes a ${types.join(" or ")} key, not a ${info.type} key`);
-    return info;
-  };
-  const sdkSecret = (headers: Record<string, string | undefined>) =>
-    headers["x-sdk-key"]?.trim() || /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? "")?.[1] || null;
+  /** A forwarded request's key passes the upstream's own rule for its path (`SdkRule`), over the keys the upstream describes. */
+  const checkKey = (headers: Record<string, string | undefined>, rule: SdkRule, secret?: string | null) =>
+    ctx.authenticator.sdk(secret ? { ...headers, "x-sdk-key": secret, authorization: undefined } : headers, rule);
 
   /** Queues the request for the upstream, durably, keeping a chained relay's delivery id. */
   const queue = (request: Request, headers: Record<string, string | undefined>, body: Uint8Array, overrides: Record<string, string> = {}) => {
@@ -54,14 +46,15 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
   const encoder = new TextEncoder();
   const bytesOf = async (request: Request) => new Uint8Array(await request.arrayBuffer());
 
-  /** Sentry paths: the key from the query, X-Sentry-Auth, X-SDK-Key or Bearer, else the envelope header's DSN (a tunnel). */
+  /** Sentry paths: the key from the query or X-Sentry-Auth; else X-SDK-Key or Bearer as sent (null); else the envelope header's DSN (a tunnel). */
   const sentryKey = (request: Request, headers: Record<string, string | undefined>, body: Uint8Array): string | null => {
     const found =
       new URL(request.url).searchParams.get("sentry_key") ??
       sentryKeyOf(headers["x-sentry-auth"]) ??
-      (headers.authorization?.startsWith("Sentry ") ? sentryKeyOf(headers.authorization) : null) ??
-      sdkSecret(headers);
+      (headers.authorization?.startsWith("Sentry ") ? sentryKeyOf(headers.authorization) : null);
     if (found) return found;
+    // X-SDK-Key or a bearer key: checked as sent.
+    if (headers["x-sdk-key"] || headers.authorization) return null;
     try {
       const firstLine = new TextDecoder().decode(body.subarray(0, Math.min(body.length, 4096))).split("\n", 1)[0]!;
       return dsnKey((JSON.parse(firstLine) as { dsn?: unknown }).dsn);
@@ -118,7 +111,7 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
     .post(
       "/api/sdk/v1/events",
       async ({ request, headers, body, set }) => {
-        await checkKey(sdkSecret(headers), ["server", "browser"]);
+        await checkKey(headers, "events");
         queue(request, headers, encoder.encode(JSON.stringify(body)), { "content-type": "application/json" });
         set.status = 202;
         return { accepted: body.events.length };
@@ -128,7 +121,7 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
     .post(
       "/api/sdk/v1/errors",
       async ({ request, headers, body, set }) => {
-        await checkKey(sdkSecret(headers), ["server", "browser"]);
+        await checkKey(headers, "errors");
         queue(request, headers, encoder.encode(JSON.stringify(body)), { "content-type": "application/json" });
         set.status = 202;
         return { accepted: body.errors.length };
@@ -140,7 +133,7 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
       async ({ request, headers, params }) => {
         checkProjectNumber(request, params.projectNumber);
         const body = await bytesOf(request);
-        await checkKey(sentryKey(request, headers, body), ["server", "browser"]);
+        await checkKey(headers, "errors", sentryKey(request, headers, body));
         queue(request, headers, body);
         const id = sentryEventId(body);
         return id ? { id } : {};
@@ -152,7 +145,7 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
       async ({ request, headers, params }) => {
         checkProjectNumber(request, params.projectNumber);
         const body = await bytesOf(request);
-        await checkKey(sentryKey(request, headers, body), ["server", "browser"]);
+        await checkKey(headers, "errors", sentryKey(request, headers, body));
         queue(request, headers, body);
         const id = sentryEventId(body);
         return id ? { id } : {};
@@ -163,7 +156,7 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
     .post("/ops/feature-request", ({ request, headers, set }) => intake(request, headers, set), { parse: "none", ...intakeDoc("Public intake: request a feature (forwarded)") });
 
   async function intake(request: Request, headers: Record<string, string | undefined>, set: { status?: number | string }) {
-    await checkKey(sdkSecret(headers), ["client"]);
+    await checkKey(headers, "client");
     const id = queue(request, headers, await bytesOf(request));
     set.status = 202;
     return { queued: true as const, deliveryId: id };
