@@ -12,6 +12,7 @@ import { Network, displayHost } from "../../lib/network";
 import { snapshotFastRoutes } from "../delivery/fast-path";
 import { deliveryRoutes } from "../delivery/routes";
 import type { RelayOptions } from "./options";
+import { KEY_TTL_MS } from "./keys";
 import { relayRoutes } from "./routes";
 import { Relay } from "./service";
 import { followEnv } from "./snapshots";
@@ -25,6 +26,13 @@ export type { RelayOptions } from "./options";
  */
 // biome-ignore lint: Elysia's plugin type is deliberately loose here (as in ModuleManifest.routes).
 export const RELAY_SNAPSHOT_ROUTES: ((ctx: AppContext) => Elysia<any, any, any, any, any, any, any>)[] = [];
+
+type NativeRoutes = Record<string, { GET: (request: Request) => Response | Promise<Response> }>;
+/**
+ * Bun-native answers of the hottest polls, each falling back to the app (as in src/server.ts): the snapshot's
+ * fast path, and the GrowthBook features' once merged (`(ctx, fallback) => growthbookFastRoutes(ctx, fallback)`).
+ */
+export const RELAY_FAST_ROUTES: ((ctx: AppContext, fallback: (request: Request) => Response | Promise<Response>) => NativeRoutes)[] = [snapshotFastRoutes];
 
 export type RunningRelay = { url: string; port: number; relay: Relay; stop(): Promise<void> };
 
@@ -107,7 +115,8 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
     .use(deliveryRoutes(ctx));
   for (const routes of RELAY_SNAPSHOT_ROUTES) app.use(routes(ctx));
 
-  const fast = snapshotFastRoutes(ctx, (request) => app.fetch(request));
+  const fallback = (request: Request) => app.fetch(request);
+  const fast: NativeRoutes = Object.assign({}, ...RELAY_FAST_ROUTES.map((routes) => routes(ctx, fallback)));
   const withStale = (response: Response | Promise<Response>): Response | Promise<Response> => {
     if (stale() === undefined) return response;
     const mark = (r: Response) => {
@@ -142,6 +151,9 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
     if (!identified) void identify().catch(() => {});
     startFollowing();
   })();
+  // The project's defaultEnv (what a request naming no env gets) may change upstream: asked again as often as keys are.
+  const reidentify = setInterval(() => void identify().catch((err) => log.error("relay: the upstream refused the relay's key", { error: String(err) })), options.keyTtlMs ?? KEY_TTL_MS);
+  reidentify.unref?.();
   relay.forwarder.start();
 
   let stopped = false;
@@ -152,6 +164,7 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
     async stop() {
       if (stopped) return;
       stopped = true;
+      clearInterval(reidentify);
       shutdown.abort();
       await following.catch(() => {});
       await server.stop(true);
