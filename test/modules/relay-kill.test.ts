@@ -104,3 +104,22 @@ test("an upstream SIGKILLed and restarted on the same store gets every forwarded
   const items = await adminGet(`${upstream.url}/api/admin/ops?q=${encodeURIComponent("Relay kill bug")}`, keys.adminKey);
   expect((items.body as { title: string }[]).map((i) => i.title).sort()).toEqual([...titles].sort());
 }, 120_000);
+
+test("svc serve --relay refuses what it cannot run with, saying why (exit 2), and never echoes the key", async () => {
+  const dir = tempDir("svc-relay-usage-");
+  dirs.push(dir);
+  const cases: [string[], string][] = [
+    [["--relay", "http://127.0.0.1:9"], "--relay needs --key"],
+    [["--relay", "not a url", "--key", "sdk_server_abcdefghijklmnop"], "--relay: expected the upstream's URL"],
+    [["--relay", "ftp://example.com", "--key", "sdk_server_abcdefghijklmnop"], "http:// or https://"],
+    [["--relay", "http://127.0.0.1:9", "--key", "sdk_client_secretsecretsecret"], "--key: must be a server key"],
+    [["--key", "sdk_server_abcdefghijklmnop"], "--key goes with --relay"],
+    [["--relay", "http://127.0.0.1:9", "--key", "sdk_server_abcdefghijklmnop", "--edge-only"], "--edge-only does not go with --relay"],
+  ];
+  for (const [args, message] of cases) {
+    const r = await run([...SVC_SOURCE, "serve", "--port", "0", "--data", dir, ...args]);
+    expect([args.join(" "), r.code]).toEqual([args.join(" "), 2]);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).not.toContain("secretsecret");
+  }
+});
