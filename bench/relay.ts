@@ -36,7 +36,8 @@ export async function runRelay(settings: Settings): Promise<{ rows: Row[]; figur
       pinned(svcCommand(settings, "serve", "--relay", svc.url, "--port", "0", "--host", "127.0.0.1", "--data", relayDir, "--no-request-log"), SERVER_CPU),
       { SERVICE_RELAY_KEY: keys.serverKey },
     );
-    targets.push(relay);
+    // Stopped first: the upstream going away first would only make it log that it lost its streams.
+    targets.unshift(relay);
     const sdk = { "x-sdk-key": keys.serverKey };
     const svcUrl = `${svc.url}/api/sdk/v1/snapshot?env=prod`;
     const relayUrl = `${relay.url}/api/sdk/v1/snapshot?env=prod`;
