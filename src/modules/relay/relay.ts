@@ -63,7 +63,13 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
     relay.snapshots.loadFromDisk(saved.projectId);
     relay.snapshots.defaultEnvValue = isEnv(saved.defaultEnv) ? saved.defaultEnv : "prod";
   }
-  const identified = await identify();
+  let identified: boolean;
+  try {
+    identified = await identify();
+  } catch (err) {
+    relay.disk.close();
+    throw err;
+  }
   if (!identified) {
     if (relay.snapshots.projectId) log.warn("relay: the upstream is not answering; serving the snapshots saved on disk, marked stale", { upstream });
     else log.warn("relay: the upstream is not answering and nothing is saved yet; /healthz answers 503 until it does", { upstream });
