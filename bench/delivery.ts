@@ -5,6 +5,7 @@
  * - the full snapshot against the bare server answering the same bytes on the same core [>= 0.7];
  *   both with the server under test pinned to core 0 and the load generator (wrk when installed) to core 1,
  *   bare and svc alternating, ROUNDS runs each; the ratio is svc's requests over bare's;
+ * - GrowthBook's `GET /api/features/{key}` 304 against the snapshot 304 in the same run, alternating [>= 0.8];
  * - the gzip snapshot; toggle latency, sequential HTTP toggles [p50 < 2 ms];
  * - publish-to-SSE-delivery: toggle, then time until the stream event arrives [p99 < 50 ms];
  * - svc RSS at start, peak under load, and after [< 100 MB].
@@ -126,6 +127,8 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
     for (const [label, c, target] of [["snapshot 304", notModified, 0.8], ["full snapshot", full, 0.7]] as const) {
       console.log(`  ${label} vs bare: ${c.ratio.toFixed(2)} by req/s (target >= ${target}) ${c.ratio >= target ? "ok" : "MISS"}; ${c.cpuRatio.toFixed(2)} by requests per CPU-second`);
     }
+    const growthbook = await growthbook304(settings, svc.url, keys.serverKey, snapshotUrl, conditional, svc.proc.pid);
+    rows.push(...growthbook.rows);
     const rssPeakMb = peakRss();
 
     // Toggle latency: sequential admin toggles, one HTTP round trip each.
@@ -181,6 +184,8 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
         snapshot304VsBarePerCpu: notModified.cpuRatio,
         snapshotFullVsBarePerCpu: full.cpuRatio,
         snapshot304ReqPerSec: notModified.svcPerSec,
+        growthbook304VsSnapshot304: growthbook.ratio,
+        growthbook304ReqPerSec: growthbook.perSec,
         snapshotFullReqPerSec: full.svcPerSec,
         bareRunsGeneratorCpuPct: Math.max(notModified.bareGeneratorCpu, full.bareGeneratorCpu),
         loadAverageBefore: loadBefore,
@@ -196,4 +201,29 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
     await stop(targets);
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * GrowthBook SDKs poll `GET /api/features/{key}` (the key in the path) with If-None-Match: its 304 against the
+ * snapshot's own 304, alternating ROUNDS times on the same svc, so a slow spell on the machine hits both.
+ */
+async function growthbook304(settings: Settings, baseUrl: string, serverKey: string, snapshotUrl: string, snapshotHeaders: Record<string, string>, pid: number) {
+  const url = `${baseUrl}/api/features/${serverKey}?env=prod`;
+  const first = await fetch(url);
+  await first.arrayBuffer();
+  const headers = { "if-none-match": first.headers.get("etag")! };
+  const gbRuns: PinnedRow[] = [];
+  const snapshotRuns: PinnedRow[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const s = await loadPinned(settings, `svc snapshot 304 (run ${round}, beside GrowthBook)`, { url: snapshotUrl, headers: snapshotHeaders }, "3xx", LOAD_THREADS, pid);
+    console.log(describeRun(s));
+    const g = await loadPinned(settings, `svc GET /api/features/{key} 304 (run ${round})`, { url, headers }, "3xx", LOAD_THREADS, pid);
+    console.log(describeRun(g));
+    snapshotRuns.push(s);
+    gbRuns.push(g);
+  }
+  const sum = (runs: PinnedRow[]) => runs.reduce((n, r) => n + r.requestsPerSec!, 0);
+  const ratio = sum(gbRuns) / sum(snapshotRuns);
+  console.log(`  GrowthBook /api/features 304 vs snapshot 304: ${ratio.toFixed(2)} by req/s (target >= 0.8) ${ratio >= 0.8 ? "ok" : "MISS"}`);
+  return { rows: [...snapshotRuns, ...gbRuns], ratio, perSec: sum(gbRuns) / ROUNDS };
 }

@@ -15,6 +15,7 @@ import {
   isApiPath,
   isCorsPath,
   isEdgePath,
+  loggedPath,
   oversized,
   pathOf,
   refusedBodies,
@@ -111,7 +112,7 @@ export function buildPipeline(ctx: AppContext, onFirstAnswer?: () => void) {
       answered();
     }
     if (!log.requests || (status < 400 && !log.sdkRequests && isSdkPollPath(m.path))) return;
-    log.request({ method: request.method, path: m.path, status, durationMs: Math.round(ms * 1000) / 1000, requestId: m.id });
+    log.request({ method: request.method, path: loggedPath(m.path), status, durationMs: Math.round(ms * 1000) / 1000, requestId: m.id });
   };
   // Elysia runs no afterResponse hook for a Response returned by onRequest: such answers are counted and logged here.
   const answerEarly = (request: Request, m: RequestMeta, response: Response) => {
@@ -166,7 +167,7 @@ export function buildPipeline(ctx: AppContext, onFirstAnswer?: () => void) {
           // The key's allowed origin is enforced by the sdk auth macro; here we only answer the browser.
           set.headers["access-control-allow-origin"] = origin;
           set.headers["vary"] = "Origin";
-          set.headers["access-control-expose-headers"] = "ETag, X-Request-Id, Retry-After";
+          set.headers["access-control-expose-headers"] = "ETag, X-Request-Id, Retry-After, X-SSE-Support";
           if (request.method === "OPTIONS") {
             return answerEarly(request, m, new Response(null, {
               status: 204,
@@ -198,7 +199,7 @@ export function buildPipeline(ctx: AppContext, onFirstAnswer?: () => void) {
           case "VALIDATION": {
             const type = (error as { type?: string }).type;
             if (type === "response") {
-              log.error("response failed its schema", { path: pathOf(request.url), detail: validationDetail(error) });
+              log.error("response failed its schema", { path: loggedPath(pathOf(request.url)), detail: validationDetail(error) });
               return errorResponse(500, { error: "Internal error", code: "INTERNAL" }, m);
             }
             return errorResponse(400, { error: "Request failed validation", code: "VALIDATION", detail: validationDetail(error) }, m);
@@ -206,7 +207,7 @@ export function buildPipeline(ctx: AppContext, onFirstAnswer?: () => void) {
           case "PARSE":
             return errorResponse(400, { error: "Malformed request body", code: "BAD_REQUEST", detail: "body: expected valid JSON (Content-Type: application/json)" }, m);
           case "NOT_FOUND":
-            return errorResponse(404, { error: `No route for ${request.method} ${pathOf(request.url)}`, code: "NOT_FOUND" }, m);
+            return errorResponse(404, { error: `No route for ${request.method} ${loggedPath(pathOf(request.url))}`, code: "NOT_FOUND" }, m);
           case "INVALID_COOKIE_SIGNATURE":
             return errorResponse(401, { error: "Invalid session", code: "UNAUTHORIZED" }, m);
           default: {
@@ -215,7 +216,7 @@ export function buildPipeline(ctx: AppContext, onFirstAnswer?: () => void) {
             log.error("unexpected error", {
               requestId: m?.id,
               method: request.method,
-              path: pathOf(request.url),
+              path: loggedPath(pathOf(request.url)),
               code: String(code),
               error: message.slice(0, 1000),
               stack: error instanceof Error ? error.stack?.slice(0, 4000) : undefined,

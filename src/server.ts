@@ -7,6 +7,7 @@ import { type Store, openStore, parseStoreTarget } from "./lib/store";
 import { openEventStore } from "./lib/eventstore";
 import { storeMigrations } from "./modules";
 import { snapshotFastRoutes } from "./modules/delivery/fast-path";
+import { growthbookFastRoutes } from "./modules/growthbook/fast-path";
 import { ORGANISATIONS_LOCK } from "./modules/projects/service";
 import type { SignInOptions } from "./modules/identity/options";
 import { type NetworkOptions, displayHost } from "./lib/network";
@@ -213,7 +214,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const { promise: firstAnswer, resolve: answered } = Promise.withResolvers<void>();
   const app = buildApp(ctx, answered);
   // Elysia merges `serve.routes` into Bun's native router: the snapshot's current-tag 304 is answered there, ahead of the pipeline.
-  if (!options.edgeOnly) app.config.serve = { ...app.config.serve, routes: snapshotFastRoutes(ctx, (request) => app.fetch(request)) };
+  if (!options.edgeOnly) {
+    const fallback = (request: Request) => app.fetch(request);
+    app.config.serve = { ...app.config.serve, routes: { ...snapshotFastRoutes(ctx, fallback), ...growthbookFastRoutes(ctx, fallback) } };
+  }
   // Elysia compiles the app again and reloads the server once its lazily loaded plugins have settled, at once after
   // listen when there are none (about 3 ms, then a full collection: ahead of the first request). We have none and that
   // pass changes nothing for us, so one plugin that settles with the first answer moves it behind that answer.

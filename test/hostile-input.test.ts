@@ -127,7 +127,7 @@ const IDS = [
 ];
 
 /** Real values per parameter name, so that handlers past the lookup are reached too. */
-function realValues(param: string): string[] {
+function realValues(param: string, path = ""): string[] {
   switch (param) {
     case "id":
       return ["probe-id", s.projectId];
@@ -140,6 +140,8 @@ function realValues(param: string): string[] {
     case "*":
       return ["probe-id", "probe-id/sub", "probe-id/a/b", "probe-id%2Fsub"];
     default:
+      // GrowthBook's paths carry the SDK key in the path (/api/features/:key, /sub/:key, /api/eval/:key).
+      if (param === "key" && !path.startsWith("/api/admin/")) return [s.serverKey];
       return ["probe-id"];
   }
 }
@@ -362,7 +364,8 @@ const onlyKeys = (body: object, allowed: string[]) => Object.keys(body).filter((
  */
 function problemWith(path: string, r: Reply): string | null {
   // A snapshot 200/304 answered from memory carries the caller's X-Request-Id only (docs/api.md "Errors": none is made up for a poll no log line names).
-  const pollFromMemory = path.startsWith("/api/sdk/v1/snapshot") && (r.status === 200 || r.status === 304);
+  // GrowthBook's payload poll (/api/features/:key) has the same fast path.
+  const pollFromMemory = (path.startsWith("/api/sdk/v1/snapshot") || path.startsWith("/api/features/")) && (r.status === 200 || r.status === 304);
   if (!r.headers.get("x-request-id") && !pollFromMemory) return "no x-request-id header";
   if (r.status === 503) {
     const ok = JSON.stringify(r.body) === '{"error":"Unavailable"}' && r.headers.get("retry-after");
@@ -471,7 +474,7 @@ function paths(route: Route): string[] {
   // Every parameter hostile at once, then each one in turn (hostile or real) with real values elsewhere.
   for (const id of IDS) out.add(fill(() => id));
   for (const param of params.map((p) => (p === "*" ? "*" : p.slice(1)))) {
-    for (const value of [...IDS, ...realValues(param)]) out.add(fill((p) => (p === param ? value : realValues(p)[0]!)));
+    for (const value of [...IDS, ...realValues(param, route.path)]) out.add(fill((p) => (p === param ? value : realValues(p, route.path)[0]!)));
   }
   return [...out];
 }

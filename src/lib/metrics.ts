@@ -31,7 +31,7 @@ export const UNMATCHED_ROUTE = "(unmatched)";
  * not route, so that answers given before routing are classed alike.
  */
 export function isSdkPollPath(path: string): boolean {
-  return path === "/api/sdk/v1/snapshot" || path === "/api/sdk/v1/stream" || path.startsWith("/ofrep/");
+  return path === "/api/sdk/v1/snapshot" || path === "/api/sdk/v1/stream" || path.startsWith("/ofrep/") || path.startsWith("/api/features/") || path.startsWith("/sub/") || path.startsWith("/api/eval/");
 }
 
 /**

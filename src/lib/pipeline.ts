@@ -8,7 +8,8 @@
  * Paths a browser SDK may call cross-origin; CORS headers are only given there. The public intake (/ops/)
  * answers CORS itself, for the domains of projects that take public tickets only (src/modules/ops/routes.ts).
  */
-const CORS_PREFIXES = ["/api/sdk/", "/ofrep/"];
+// /api/features/, /api/eval/ and /sub/ are GrowthBook's SDK protocol (src/modules/growthbook).
+const CORS_PREFIXES = ["/api/sdk/", "/ofrep/", "/api/features/", "/api/eval/", "/sub/"];
 
 /** `status` is set where the answer bypasses Elysia's `set.status` (error responses, early answers). */
 export type RequestMeta = { start: number; id: string; path: string; status?: number };
@@ -21,11 +22,17 @@ export function isEdgePath(path: string): boolean {
 
 /** Paths of machine clients (admin API, SDK, OFREP, intake, health, docs); everything else is a browser page or sign-in endpoint. */
 export function isApiPath(path: string): boolean {
-  return path.startsWith("/api/") || path.startsWith("/ofrep/") || path.startsWith("/ops/") || path === "/healthz" || path === "/openapi" || path.startsWith("/openapi/");
+  return path.startsWith("/api/") || path.startsWith("/ofrep/") || path.startsWith("/sub/") || path.startsWith("/ops/") || path === "/healthz" || path === "/openapi" || path.startsWith("/openapi/");
 }
 
 export function isCorsPath(path: string): boolean {
   return CORS_PREFIXES.some((p) => path.startsWith(p));
+}
+
+/** GrowthBook's SDKs send their key as a path segment: log lines and error bodies show the path without it. */
+const KEY_IN_PATH = /^(\/(?:api\/features|api\/eval|sub)\/)[^/]+/;
+export function loggedPath(path: string): string {
+  return KEY_IN_PATH.test(path) ? path.replace(KEY_IN_PATH, "$1…") : path;
 }
 
 export function pathOf(url: string): string {

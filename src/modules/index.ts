@@ -16,6 +16,7 @@ import { errorsModule } from "./errors/manifest";
 import { eventsModule } from "./events/manifest";
 import { experimentsModule } from "./experiments/manifest";
 import { gatesModule } from "./gates/manifest";
+import { growthbookModule } from "./growthbook/manifest";
 import { i18nModule } from "./i18n/manifest";
 import { identityModule } from "./identity/manifest";
 import { keysModule } from "./keys/manifest";
@@ -53,6 +54,7 @@ export const MODULES: ModuleManifest[] = [
   i18nModule,
   opsModule,
   deliveryModule,
+  growthbookModule,
   identityModule,
   deviceModule,
   tokensModule,

@@ -160,6 +160,37 @@ describe("the relay answers as the upstream does", () => {
     });
   });
 
+  test("GrowthBook's paths: the same features payload and ETag (and 304), the same stream event, the same remote evaluation", async () => {
+    for (const query of ["", "?env=dev"]) {
+      const path = `/api/features/${s.serverKey}${query}`;
+      const [up, edge] = [await call(s.url, path, { key: null }), await call(relay.url, path, { key: null })];
+      expect(edge.status).toBe(200);
+      expect(edge.text).toBe(up.text);
+      expect(edge.headers.get("etag")).toBe(up.headers.get("etag")!);
+      expect((await call(relay.url, path, { key: null, headers: { "if-none-match": up.headers.get("etag")! } })).status).toBe(304);
+      expect((await call(relay.url, path, { key: null, headers: { "if-none-match": up.headers.get("etag")!, origin: "https://app.example.com" } })).status).toBe(304);
+    }
+    const firstEvent = async (base: string) => {
+      const controller = new AbortController();
+      const res = await fetch(`${base}/sub/${s.serverKey}`, { signal: controller.signal });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      let text = "";
+      while (!text.includes("\n\n")) text += new TextDecoder().decode((await reader.read()).value);
+      controller.abort();
+      return text.slice(0, text.indexOf("\n\n"));
+    };
+    expect(await firstEvent(relay.url)).toBe(await firstEvent(s.url));
+    const browserKey = (await s.api("/api/admin/keys", { body: { type: "browser", env: "prod" } })).body.key as string;
+    for (const attributes of [{ user_id: "gb-1", plan: "pro" }, { user_id: "gb-2" }]) {
+      const [up, edge] = [await call(s.url, `/api/eval/${browserKey}`, { key: null, body: { attributes } }), await call(relay.url, `/api/eval/${browserKey}`, { key: null, body: { attributes } })];
+      expect(edge.status).toBe(200);
+      const strip = (text: string) => ({ ...JSON.parse(text), dateUpdated: undefined });
+      expect(strip(edge.text)).toEqual(strip(up.text));
+    }
+    expect((await call(relay.url, `/sub/${browserKey}`, { key: null })).status).toBe(403);
+  });
+
   test("a toggle upstream reaches the relay's snapshot, its stream and its OFREP answer", async () => {
     const controller = new AbortController();
     const stream = await fetch(`${relay.url}/api/sdk/v1/stream?env=prod`, { headers: { "x-sdk-key": s.serverKey }, signal: controller.signal });

@@ -13,7 +13,7 @@ const KNOWN_MAX = 10_000;
 
 type Fallback = (request: Request) => Response | Promise<Response>;
 
-function envParam(url: string): Env | undefined | null {
+export function envParam(url: string): Env | undefined | null {
   const q = url.indexOf("?");
   if (q === -1) return undefined;
   // SDKs send exactly `?env=<env>`: answer that without parsing the query.

@@ -35,9 +35,20 @@ export const SLOW_CLIENT_MS = 60_000;
  */
 export function snapshotStream(
   snapshots: Pick<SnapshotSource, "subscribe" | "cached">,
-  input: { projectId: string; env: Env; first: SnapshotEntry; lastEventId: string | null; heartbeatMs: number; signal: AbortSignal; onClose?: () => void },
+  input: {
+    projectId: string;
+    env: Env;
+    first: SnapshotEntry;
+    lastEventId: string | null;
+    heartbeatMs: number;
+    signal: AbortSignal;
+    onClose?: () => void;
+    /** The bytes of one entry's event (default `snapshotEvent`; GrowthBook's `/sub/{key}` sends its own payload). */
+    render?: (entry: SnapshotEntry) => Uint8Array;
+  },
 ): Response {
   const { projectId, env, first, lastEventId, heartbeatMs, signal } = input;
+  const render = input.render ?? snapshotEvent;
   let cleanup = () => {};
   let flush = () => {};
 
@@ -66,7 +77,7 @@ export function snapshotStream(
         held = null;
         stalledSince = null;
         sentRevision = entry.snapshot.revision;
-        enqueue(snapshotEvent(entry));
+        enqueue(render(entry));
       };
       flush = () => {
         if (held && keepingUp()) send(held);

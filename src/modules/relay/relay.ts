@@ -11,6 +11,8 @@ import type { AppContext, Services } from "../../lib/module";
 import { Network, displayHost } from "../../lib/network";
 import { snapshotFastRoutes } from "../delivery/fast-path";
 import { deliveryRoutes } from "../delivery/routes";
+import { growthbookFastRoutes } from "../growthbook/fast-path";
+import { growthbookRoutes } from "../growthbook/routes";
 import type { RelayOptions } from "./options";
 import { KEY_TTL_MS } from "./keys";
 import { relayRoutes } from "./routes";
@@ -21,18 +23,16 @@ export type { RelayOptions } from "./options";
 
 /**
  * Routes served over the relay's snapshots besides the delivery module's (snapshot, stream, OFREP, key):
- * each gets the relay's context, whose `services.snapshots` is the relay's copy, and must read only that.
- * The GrowthBook paths (src/modules/growthbook) join here once merged: `(ctx) => growthbookRoutes(ctx)`.
+ * each gets the relay's context, whose `services.snapshots` is the relay's copy, and must read only that
+ * (and the authenticator, `analytics.append` for exposures, `attributes.noteContext`). GrowthBook's paths:
+ * `/api/features/{key}`, `/sub/{key}`, `/api/eval/{key}`.
  */
 // biome-ignore lint: Elysia's plugin type is deliberately loose here (as in ModuleManifest.routes).
-export const RELAY_SNAPSHOT_ROUTES: ((ctx: AppContext) => Elysia<any, any, any, any, any, any, any>)[] = [];
+export const RELAY_SNAPSHOT_ROUTES: ((ctx: AppContext) => Elysia<any, any, any, any, any, any, any>)[] = [growthbookRoutes];
 
 type NativeRoutes = Record<string, { GET: (request: Request) => Response | Promise<Response> }>;
-/**
- * Bun-native answers of the hottest polls, each falling back to the app (as in src/server.ts): the snapshot's
- * fast path, and the GrowthBook features' once merged (`(ctx, fallback) => growthbookFastRoutes(ctx, fallback)`).
- */
-export const RELAY_FAST_ROUTES: ((ctx: AppContext, fallback: (request: Request) => Response | Promise<Response>) => NativeRoutes)[] = [snapshotFastRoutes];
+/** Bun-native answers of the hottest polls, each falling back to the app, as in src/server.ts: the snapshot's and GrowthBook's features. */
+export const RELAY_FAST_ROUTES: ((ctx: AppContext, fallback: (request: Request) => Response | Promise<Response>) => NativeRoutes)[] = [snapshotFastRoutes, growthbookFastRoutes];
 
 export type RunningRelay = { url: string; port: number; relay: Relay; stop(): Promise<void> };
 

@@ -1,0 +1,111 @@
+import { describe, expect, test } from "bun:test";
+import { GrowthBook } from "@growthbook/growthbook";
+import { evaluateAll } from "../../src/modules/delivery/ofrep";
+import type { Snapshot } from "../../src/modules/delivery/snapshot";
+import { GATE_RULES_PREFIX, dateUpdatedOf, growthbookFeatures, mapSnapshot } from "../../src/modules/growthbook/mapping";
+import { seededRandom } from "../seeded-random";
+
+// The pure mapping (issue 28, part 2) on snapshots the server test does not publish: guarded rollouts, a gate
+// shadowed by a killswitch, and every construct GrowthBook cannot evaluate as svc does (what is served instead).
+
+const base = (parts: Partial<Snapshot>): Snapshot => ({
+  projectId: "prj_1",
+  env: "prod",
+  epoch: "ep1",
+  revision: 7,
+  killswitches: {},
+  configs: {},
+  gates: {},
+  universes: {},
+  experiments: {},
+  translations: {},
+  rollouts: {},
+  ...parts,
+});
+
+/** GrowthBook's answer for every feature of the payload (in-process), and svc's OFREP answer, for random units. */
+function compare(snapshot: Snapshot, contexts: number, context: (random: () => number) => Record<string, unknown>) {
+  const gb = new GrowthBook({ features: growthbookFeatures(snapshot).features as never });
+  const random = seededRandom(7);
+  const mismatches: string[] = [];
+  for (let i = 0; i < contexts && mismatches.length < 5; i++) {
+    const ctx = context(random);
+    void gb.setAttributes(ctx);
+    for (const flag of evaluateAll(snapshot, ctx)) {
+      const value = gb.evalFeature(flag.key).value;
+      if (!Bun.deepEquals(value, flag.value)) mismatches.push(`${flag.key} ${JSON.stringify(ctx)}: gb ${JSON.stringify(value)} svc ${JSON.stringify(flag.value)}`);
+    }
+  }
+  gb.destroy();
+  return mismatches;
+}
+
+const unit = (random: () => number) => `u${Math.floor(random() * 1e9).toString(36)}`;
+
+describe("mapping", () => {
+  test("guarded rollouts of a gate and a config: units in the stage get the new rules or value, the others (and units without user_id) the published ones", () => {
+    const snapshot = base({
+      gates: {
+        nav: { salt: "s-nav", version: 3, rules: [{ conditions: [{ attr: "plan", op: "eq", value: "pro" }], passPercentage: 100 }, { conditions: [], passPercentage: 10 }] },
+      },
+      configs: { limits: { value: { n: 1 }, version: 2 } },
+      rollouts: {
+        rol_a: { kind: "gate", name: "nav", salt: "r-nav", stage: 2, percent: 37, rules: [{ conditions: [], passPercentage: 80 }] },
+        rol_b: { kind: "config", name: "limits", salt: "r-lim", stage: 1, percent: 12.5, value: { n: 2 } },
+      },
+    });
+    expect(mapSnapshot(snapshot).unmapped).toEqual([]);
+    expect(compare(snapshot, 10_000, (r) => ({ ...(r() < 0.95 ? { user_id: unit(r) } : {}), ...(r() < 0.3 ? { plan: "pro" } : {}) }))).toEqual([]);
+  });
+
+  test("a gate a killswitch shadows is read by passes_gate through its own-rules feature", () => {
+    const snapshot = base({
+      killswitches: { dup: { value: true, switches: {}, version: 1 } },
+      gates: {
+        dup: { salt: "s-dup", version: 1, rules: [{ conditions: [], passPercentage: 50 }] },
+        reads: { salt: "s-reads", version: 1, rules: [{ conditions: [{ attr: "x", op: "passes_gate", value: "dup" }], passPercentage: 100 }] },
+        missing: { salt: "s-m", version: 1, rules: [{ conditions: [{ attr: "x", op: "fails_gate", value: "nowhere" }], passPercentage: 100 }] },
+      },
+    });
+    const { features } = growthbookFeatures(snapshot);
+    expect(features.dup).toEqual({ defaultValue: true });
+    expect(features[`${GATE_RULES_PREFIX}dup`]?.rules?.length).toBe(2);
+    expect(compare(snapshot, 5_000, (r) => ({ user_id: unit(r) }))).toEqual([]);
+  });
+
+  test("what GrowthBook cannot evaluate as svc does is listed, and served as docs/sdk.md says", () => {
+    const snapshot = base({
+      gates: {
+        unicode: { salt: "s1", version: 1, rules: [{ conditions: [{ attr: "name", op: "regex", value: "^\\pL+$" }], passPercentage: 100 }] },
+        dotted: { salt: "s2", version: 1, rules: [{ conditions: [{ attr: "app.version", op: "exists" }], passPercentage: 100 }] },
+        reader: { salt: "s3", version: 1, rules: [{ conditions: [{ attr: "x", op: "passes_gate", value: "unicode" }], passPercentage: 100 }, { conditions: [], passPercentage: 100 }] },
+      },
+      universes: { web: { id: "uni_1", unit_type: "user_id", holdout_range: null, salt: "u1" }, acc: { id: "uni_2", unit_type: "account_id", holdout_range: null, salt: "u2" } },
+      configs: { price: { value: 10, version: 1 } },
+      experiments: {
+        solo: { id: "exp_solo", universe: "web", salt: "e1", allocation: [0, 10_000], gate: null, variants: [{ key: "only", weight: 1, value: "x" }] },
+        first: { id: "exp_first", universe: "web", salt: "e2", allocation: [0, 5000], gate: null, variants: [{ key: "control", weight: 1, value: 0 }, { key: "cheap", weight: 1, value: 1, override: { kind: "config", name: "price", value: 5 } }] },
+        second: { id: "exp_second", universe: "acc", salt: "e3", allocation: [0, 5000], gate: null, variants: [{ key: "control", weight: 1, value: 0 }, { key: "dear", weight: 1, value: 1, override: { kind: "config", name: "price", value: 20 } }] },
+      },
+    });
+    const { payload, unmapped } = mapSnapshot(snapshot);
+    expect(unmapped).toEqual([
+      { feature: "unicode", construct: "regex /^\\pL+$/ uses RE2-only syntax", served: "false to every unit (the gate is off)" },
+      { feature: "dotted", construct: 'attribute name "app.version" (GrowthBook reads dots as paths)', served: "false to every unit (the gate is off)" },
+      { feature: "reader", construct: "prerequisite gate unicode: regex /^\\pL+$/ uses RE2-only syntax", served: "false to every unit (the gate is off)" },
+      { feature: "price", construct: "experiment second overriding it from a second universe", served: "price without second's override" },
+      { feature: "solo", construct: "an experiment with one variant (GrowthBook needs two)", served: "the control's value to every unit" },
+    ]);
+    for (const gate of ["unicode", "dotted", "reader"]) expect(payload.features[gate]).toEqual({ defaultValue: false });
+    expect(payload.features.solo).toEqual({ defaultValue: "x" });
+    expect(payload.features.price!.rules!.map((r) => r.key)).toEqual(["first"]);
+  });
+
+  test("dateUpdated is a stamp of the revision and epoch: it moves with every publish and differs across epochs", () => {
+    const a = dateUpdatedOf({ epoch: "ep1", revision: 7 });
+    expect(a).toBe(dateUpdatedOf({ epoch: "ep1", revision: 7 }));
+    expect(dateUpdatedOf({ epoch: "ep1", revision: 8 }) > a).toBe(true);
+    expect(dateUpdatedOf({ epoch: "ep2", revision: 7 })).not.toBe(a);
+    expect(Number.isNaN(Date.parse(a))).toBe(false);
+  });
+});
