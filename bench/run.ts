@@ -1,5 +1,5 @@
 /**
- * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts] [--store postgres://…]`
+ * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts|relay] [--store postgres://…]`
  *
  * Loads svc and a bare Bun.serve answering the same bytes, in the same run, on
  * loopback with autocannon; prints one table per suite and the headline
@@ -19,6 +19,7 @@ import { runGates } from "./gates";
 import { runIntake } from "./intake";
 import { runObservability } from "./observability";
 import { runOutbox } from "./outbox";
+import { runRelay } from "./relay";
 import { runRollouts } from "./rollouts";
 import { runStores } from "./stores";
 import { ROOT, type Row, type Settings, printTable } from "./lib";
@@ -34,6 +35,7 @@ const SUITES: Record<string, (s: Settings) => Promise<{ rows: Row[]; figures: Re
   intake: runIntake,
   outbox: runOutbox,
   rollouts: runRollouts,
+  relay: runRelay,
 };
 
 const { values: flags } = parseArgs({
@@ -60,7 +62,7 @@ const settings: Settings = {
 if (flags.store) process.env.SVC_BENCH_PG = flags.store;
 const chosen = flags.only ? [flags.only] : Object.keys(SUITES);
 if (!(settings.duration > 0) || !Number.isInteger(settings.connections) || settings.connections < 1 || !Number.isInteger(settings.samples) || settings.samples < 1 || chosen.some((n) => !SUITES[n])) {
-  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts] [--store postgres://…]");
+  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts|relay] [--store postgres://…]");
   process.exit(2);
 }
 

@@ -78,6 +78,20 @@ export function createContext(store: Store, log: Logger, options: AppOptions, sh
  * until then the work that answer need not wait for).
  */
 export function buildApp(ctx: AppContext, onFirstAnswer?: () => void) {
+  return (
+    buildPipeline(ctx, onFirstAnswer)
+      // The API reference (/openapi), its bundle and the OpenAPI document (/openapi/json, `servers` per request).
+      .use(openapiRoutes(ctx))
+      .use(systemRoutes(ctx))
+      .use(moduleRoutes(ctx))
+  );
+}
+
+/**
+ * The request pipeline without routes: body limits, request ids, CORS, error bodies, counting and logging.
+ * `buildApp` adds the modules; an edge relay (src/modules/relay) adds its own few routes to the same pipeline.
+ */
+export function buildPipeline(ctx: AppContext, onFirstAnswer?: () => void) {
   const meta = new WeakMap<Request, RequestMeta>();
   const { log, options } = ctx;
   const telemetry = ctx.services.operations.telemetry;
@@ -224,10 +238,6 @@ export function buildApp(ctx: AppContext, onFirstAnswer?: () => void) {
         const status = m.status ?? (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : Number(set.status) || 200);
         finish(request, m, status, route);
       })
-      // The API reference (/openapi), its bundle and the OpenAPI document (/openapi/json, `servers` per request).
-      .use(openapiRoutes(ctx))
-      .use(systemRoutes(ctx))
-      .use(moduleRoutes(ctx))
   );
 }
 

@@ -38,6 +38,12 @@ export const serveCommand: Command = {
       type: "boolean",
       help: "Also log SDK polls that succeed (snapshot, stream connects, OFREP); by default they are only counted in /metrics and logged when they fail (env SERVICE_LOG_SDK_REQUESTS=1)",
     },
+    relay: {
+      type: "string",
+      value: "URL",
+      help: "Run as an edge relay in front of this upstream (a svc serve, or another relay): serve the SDK paths and OFREP of one project from its followed snapshots, forward events, errors and the intake; needs --key; state in <data>/relay.db",
+    },
+    key: { type: "string", value: "KEY", help: "With --relay: a server key of the project to relay (env SERVICE_RELAY_KEY, which keeps it out of the process list)" },
     "backup-dir": { type: "string", value: "DIR", help: "Write scheduled backups of service.db here, as service-20261124T101500Z.db (SQLite only; env SERVICE_BACKUP_DIR)" },
     "backup-every": { type: "string", value: "DURATION", help: "Time between scheduled backups: 6h, 30m, 1h30m, 1d (default 24h; env SERVICE_BACKUP_EVERY)" },
     "backup-keep": { type: "string", value: "N", help: "Scheduled backups kept, the newest N (default 7; env SERVICE_BACKUP_KEEP)" },
@@ -67,6 +73,9 @@ export const serveCommand: Command = {
     }
 
     const logLevel = parseLogLevel(process.env.SERVICE_LOG_LEVEL);
+    const relayKey = (values.key as string | undefined) ?? process.env.SERVICE_RELAY_KEY;
+    if (values.relay !== undefined) return runRelay({ upstream: values.relay as string, key: relayKey, port, host, dataDir, logLevel, values });
+    if (values.key !== undefined) throw new UsageError("--key goes with --relay <upstream url> (the relay's server key)");
     const logSdkEnv = process.env.SERVICE_LOG_SDK_REQUESTS ?? "";
     if (!["", "0", "1", "true", "false"].includes(logSdkEnv)) {
       throw new UsageError(`SERVICE_LOG_SDK_REQUESTS: must be 1 (or true) to log successful SDK polls, 0 (or false) not to (was "${logSdkEnv}")`);
@@ -137,3 +146,53 @@ export const serveCommand: Command = {
   },
 };
 
+
+/** `svc serve --relay URL --key KEY`: the edge relay (src/modules/relay) instead of the server. */
+async function runRelay(input: { upstream: string; key: string | undefined; port: number; host: string; dataDir: string; logLevel: ReturnType<typeof parseLogLevel>; values: Record<string, unknown> }): Promise<number> {
+  let upstream: URL;
+  try {
+    upstream = new URL(input.upstream);
+  } catch {
+    throw new UsageError(`--relay: expected the upstream's URL, like http://svc.internal:8080 (was "${input.upstream}")`);
+  }
+  if (upstream.protocol !== "http:" && upstream.protocol !== "https:") throw new UsageError("--relay: the upstream's URL starts with http:// or https://");
+  if (!input.key) throw new UsageError("--relay needs --key <server key> (or SERVICE_RELAY_KEY): a server key of the project to relay");
+  // Checked without echoing it: it is a secret.
+  if (!/^sdk_server_[A-Za-z0-9]{16,128}$/.test(input.key)) throw new UsageError("--key: must be a server key, sdk_server_ followed by letters and digits");
+  for (const flag of ["store", "edge-only", "backup-dir", "backup-every", "backup-keep"]) {
+    if (input.values[flag] !== undefined) throw new UsageError(`--${flag} does not go with --relay: a relay keeps no store of its own`);
+  }
+  const metricsToken = process.env.SERVICE_METRICS_TOKEN || undefined;
+  const queue = process.env.SERVICE_RELAY_QUEUE_MAX;
+  const queueMax = queue === undefined || queue === "" ? undefined : Number(queue);
+  if (queueMax !== undefined && (!Number.isInteger(queueMax) || queueMax < 1)) throw new UsageError(`SERVICE_RELAY_QUEUE_MAX: must be a whole number of at least 1 (was "${queue}")`);
+  const { startRelay } = await import("../modules/relay/relay");
+  const relay = await startRelay({
+    port: input.port,
+    host: input.host,
+    dataDir: input.dataDir,
+    upstream: upstream.origin + upstream.pathname.replace(/\/+$/, ""),
+    key: input.key,
+    logRequests: input.values["no-request-log"] !== true,
+    logSdkRequests: input.values["log-sdk-requests"] === true,
+    logLevel: input.logLevel,
+    metricsToken,
+    network: networkOptionsFromEnv(process.env),
+    queueMax,
+  });
+  console.log(`listening on ${relay.url}`);
+  await new Promise<void>((done) => {
+    const shutdown = async (signal: string) => {
+      process.off("SIGTERM", onTerm);
+      process.off("SIGINT", onInt);
+      await relay.stop();
+      console.log(JSON.stringify({ ts: new Date().toISOString(), level: "info", msg: "stopped", signal }));
+      done();
+    };
+    const onTerm = () => void shutdown("SIGTERM");
+    const onInt = () => void shutdown("SIGINT");
+    process.on("SIGTERM", onTerm);
+    process.on("SIGINT", onInt);
+  });
+  return 0;
+}

@@ -10,6 +10,8 @@ import type { Migration } from "./types";
  * - `store_changes` (SQLite): announcements, read by the other processes on
  *   the same file (PostgreSQL uses NOTIFY instead).
  * - `store_leases`: who runs each piece of background work.
+ * - `relayed_deliveries`: the answers given to deliveries an edge relay forwarded (src/lib/deliveries.ts),
+ *   so that a delivery it sends again after losing our answer is not stored twice.
  */
 export const STORE_MIGRATIONS: Migration[] = [
   {
@@ -49,5 +51,24 @@ CREATE TABLE store_leases (
   holder text NOT NULL,
   expires_at bigint NOT NULL
 );`,
+  },
+  {
+    name: "relayed_deliveries",
+    sqlite: `CREATE TABLE relayed_deliveries (
+  id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX relayed_deliveries_at ON relayed_deliveries (at);`,
+    postgres: `CREATE TABLE relayed_deliveries (
+  id text PRIMARY KEY,
+  project_id text NOT NULL,
+  status integer NOT NULL,
+  body text NOT NULL,
+  at bigint NOT NULL
+);
+CREATE INDEX relayed_deliveries_at ON relayed_deliveries (at);`,
   },
 ];

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../lib/module";
 import { describe, jsonBodyPlugin } from "../../lib/http";
+import { deliverOnce, deliveryIdOf } from "../../lib/deliveries";
 import { IngestBody, IngestReply } from "./contract";
 
 export function analyticsRoutes(ctx: AppContext) {
@@ -10,10 +11,14 @@ export function analyticsRoutes(ctx: AppContext) {
     .use(jsonBodyPlugin)
     .post(
       "/api/sdk/v1/events",
-      async ({ principal, body, set }) => {
-        const accepted = await analytics.ingest(principal.projectId, body.events, body.contexts as Record<string, unknown>[] | undefined, principal.kind === "browser_key");
-        set.status = 202;
-        return { accepted };
+      async ({ principal, body, set, headers }) => {
+        // A batch an edge relay forwards again (same X-Svc-Delivery-Id) is stored once.
+        const answer = await deliverOnce(ctx.store, deliveryIdOf(headers), principal.projectId, async () => ({
+          status: 202,
+          body: { accepted: await analytics.ingest(principal.projectId, body.events, body.contexts as Record<string, unknown>[] | undefined, principal.kind === "browser_key") },
+        }));
+        set.status = answer.status;
+        return answer.body;
       },
       {
         sdk: "events",

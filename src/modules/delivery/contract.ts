@@ -56,3 +56,20 @@ export const OfrepFailureSchema = t.Object(
 );
 
 export const OfrepBulkSchema = t.Object({ flags: t.Array(OfrepSuccessSchema) }, { title: "OfrepBulkEvaluation" });
+
+export const SdkKeyInfoSchema = t.Object(
+  {
+    id: t.String({ description: "The key's id (as `GET /api/admin/keys` lists it)" }),
+    projectId: t.String(),
+    type: t.String({ description: "server, client or browser" }),
+    scopes: t.Array(t.String()),
+    allowedOrigin: t.Union([t.String(), t.Null()], { description: "The browser origin the key is limited to; null allows any" }),
+    allowedOrigins: t.Optional(t.Union([t.Array(t.String()), t.Null()], { description: "Every browser origin the key admits (the project's domain and its allowed origins); null admits any" })),
+    env: t.Optional(t.String({ description: "The env a browser key is bound to" })),
+    defaultEnv: t.String({ description: "The project's `defaultEnv`: what a request naming no env gets" }),
+  },
+  {
+    title: "SdkKeyInfo",
+    examples: [{ id: "key_3k9QpL2mX8vR", projectId: "prj_7Hd2kQ9sLm4p", type: "server", scopes: [], allowedOrigin: null, defaultEnv: "prod" }],
+  },
+);

@@ -2,12 +2,15 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../lib/module";
 import type { Principal } from "../../lib/auth";
 import type { Env } from "../../lib/envs";
-import { forbidden, tooManyRequests } from "../../lib/errors";
+import { forbidden, notFound, tooManyRequests } from "../../lib/errors";
 import { acceptsGzip, describe, etagMatches } from "../../lib/http";
-import { EnvQuery, OfrepBulkSchema, OfrepFailureSchema, OfrepRequestSchema, OfrepSuccessSchema, SnapshotSchema } from "./contract";
+import { EnvQuery, OfrepBulkSchema, OfrepFailureSchema, OfrepRequestSchema, OfrepSuccessSchema, SdkKeyInfoSchema, SnapshotSchema } from "./contract";
 import { type Exposure, answersPerContext, createExposureLogger, evaluateAll, evaluateFlag, isFailure, parseEvaluationRequest } from "./ofrep";
 import type { SnapshotEntry } from "./snapshot";
 import { DEFAULT_HEARTBEAT_MS, snapshotStream } from "./stream";
+
+/** The header naming the key `GET /api/sdk/v1/key` describes instead of the caller's own. */
+export const KEY_LOOKUP_HEADER = "x-sdk-key-lookup";
 
 /** Open SSE streams one SDK key may hold (SERVICE_MAX_STREAMS_PER_KEY). */
 export const DEFAULT_MAX_STREAMS_PER_KEY = 500;
@@ -103,7 +106,7 @@ export function checkBoundEnv(principal: Principal, env: Env): void {
 const OFREP_BODY_DOC = { content: { "application/json": { schema: OfrepRequestSchema } } };
 
 export function deliveryRoutes(ctx: AppContext) {
-  const { snapshots } = ctx.services;
+  const { snapshots, keys } = ctx.services;
   const heartbeatMs = ctx.options.streamHeartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const maxStreamsPerKey = ctx.options.maxStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY;
   /** Open streams per SDK key: one leaked or looping client cannot hold every connection and its memory. */
@@ -206,6 +209,47 @@ export function deliveryRoutes(ctx: AppContext) {
             "a `: ping` comment every 15 s. A client that stops reading gets only the newest snapshot when it reads again, and is disconnected after 60 s without reading. " +
             `At most ${maxStreamsPerKey} open streams per key (429 \`Too many requests\` with Retry-After beyond).`,
           response: { 200: t.String({ description: "text/event-stream" }) },
+        }),
+      },
+    )
+    .get(
+      "/api/sdk/v1/key",
+      async ({ principal, headers }) => {
+        // The server key describes itself, or another key of its project named in X-SDK-Key-Lookup (an edge
+        // relay asks once per key it meets). Nothing secret is answered.
+        const lookup = headers[KEY_LOOKUP_HEADER]?.trim();
+        const key = lookup ? (lookup.startsWith("sdk_") ? (keys.cached(lookup) ?? (await keys.resolve(lookup))) : null) : (keys.cached(headers["x-sdk-key"]?.trim() || "") ?? null);
+        if (lookup && (!key || key.projectId !== principal.projectId || key.type === "admin")) {
+          throw notFound("No such SDK key in this project", `${KEY_LOOKUP_HEADER}: a server, client or browser key of the project, never revoked`);
+        }
+        const info = key ?? { id: principal.credentialId, projectId: principal.projectId, type: "server" as const, scopes: principal.scopes, allowedOrigin: principal.allowedOrigin };
+        const env = (info as { env?: string }).env;
+        const allowedOrigins = (info as { allowedOrigins?: readonly string[] | null }).allowedOrigins;
+        return {
+          id: info.id,
+          projectId: info.projectId,
+          type: info.type,
+          scopes: info.scopes,
+          allowedOrigin: info.allowedOrigin,
+          // The relay applies the same origin rule as this server: the domain's origin and the project's allowed origins.
+          ...(allowedOrigins !== undefined ? { allowedOrigins: allowedOrigins === null ? null : [...allowedOrigins] } : {}),
+          ...(env ? { env } : {}),
+          defaultEnv: await snapshots.defaultEnv(info.projectId),
+        };
+      },
+      {
+        sdk: "server",
+        ...describe({
+          summary: "Describe an SDK key of the project",
+          tag: "SDK runtime",
+          auth: "server",
+          errors: [404],
+          description:
+            "The server key sent in X-SDK-Key, or the key named in `X-SDK-Key-Lookup` (a server, client or browser key of the same project): " +
+            "its id, project, type, scopes, allowed origin, bound env (browser keys) and the project's `defaultEnv`, nothing secret. " +
+            "A looked-up key that is unknown, revoked, of another project or an admin key is 404. " +
+            "An edge relay (`svc serve --relay`) asks this once per key it meets and trusts the answer for about a minute.",
+          response: { 200: SdkKeyInfoSchema },
         }),
       },
     )

@@ -40,6 +40,31 @@ export type SnapshotEntry = {
 
 export type SnapshotListener = (entry: SnapshotEntry) => void;
 
+/**
+ * What the SDK routes read snapshots from (routes.ts, stream.ts, fast-path.ts): the store-backed
+ * SnapshotService on `svc serve`, or an edge relay's copy followed from its upstream (src/modules/relay).
+ */
+export type SnapshotSource = Pick<SnapshotService, "cached" | "cachedByKey" | "get" | "cachedDefaultEnv" | "defaultEnv" | "subscribe" | "listenerCount">;
+
+const entryEncoder = new TextEncoder();
+
+/**
+ * One prepared entry from a snapshot and its JSON text (`JSON.stringify(snapshot)`). The relay builds its
+ * entries from the upstream stream's JSON with this same function, so its bodies, ETags and event ids are
+ * the upstream's, byte for byte.
+ */
+export function prepareEntry(snapshot: Snapshot, json: string): SnapshotEntry {
+  const body = entryEncoder.encode(json);
+  return {
+    snapshot,
+    etag: `"${snapshot.epoch}-${snapshot.projectId}-${snapshot.env}-${snapshot.revision}"`,
+    eventId: `${snapshot.epoch}-${snapshot.revision}`,
+    json,
+    body,
+    gzip: Bun.gzipSync(body),
+  };
+}
+
 /** The published snapshot of one env is at most this many bytes of JSON (DECISIONS): every SDK downloads all of it. */
 export const SNAPSHOT_BYTES_MAX = 5 * 1024 * 1024;
 
@@ -63,7 +88,6 @@ export class SnapshotService {
   private readonly defaultEnvs = new Map<string, { env: Env; until: number }>();
   private readonly unlisten: () => void;
   private readonly uncheck: () => void;
-  private readonly encoder = new TextEncoder();
   private sections: SectionSource[] = [];
 
   constructor(private readonly ctx: ServiceContext) {
@@ -273,17 +297,7 @@ export class SnapshotService {
   }
 
   private async build(projectId: string, env: Env): Promise<SnapshotEntry> {
-    const { store } = this.ctx;
     const snapshot = await this.read(projectId, env);
-    const json = JSON.stringify(snapshot);
-    const body = this.encoder.encode(json);
-    return {
-      snapshot,
-      etag: `"${store.epoch}-${projectId}-${env}-${snapshot.revision}"`,
-      eventId: `${store.epoch}-${snapshot.revision}`,
-      json,
-      body,
-      gzip: Bun.gzipSync(body),
-    };
+    return prepareEntry(snapshot, JSON.stringify(snapshot));
   }
 }

@@ -1,5 +1,5 @@
 import type { Env } from "../../lib/envs";
-import type { SnapshotEntry, SnapshotService } from "./snapshot";
+import type { SnapshotEntry, SnapshotSource } from "./snapshot";
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 
@@ -34,7 +34,7 @@ export const SLOW_CLIENT_MS = 60_000;
  * SLOW_CLIENT_MS is disconnected. Memory per stream stays bounded.
  */
 export function snapshotStream(
-  snapshots: SnapshotService,
+  snapshots: Pick<SnapshotSource, "subscribe" | "cached">,
   input: {
     projectId: string;
     env: Env;

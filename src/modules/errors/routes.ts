@@ -3,6 +3,7 @@ import type { AppContext } from "../../lib/module";
 import { ApiError, notFound } from "../../lib/errors";
 import { IdParam, describe, jsonBodyPlugin } from "../../lib/http";
 import { pathOf } from "../../lib/pipeline";
+import { deliverOnce, deliveryIdOf } from "../../lib/deliveries";
 import { ErrorListQuery, IngestErrorsBody, IngestErrorsReply, SentryReply, SeriesBody, SeriesReply, SetStatusBody, TrackedErrorDetailSchema, TrackedErrorSchema } from "./contract";
 import { decodeBody, dsnKey, envelopeEvents, parseEnvelope, parseStoreBody, sentryKeyOf } from "./sentry";
 import type { IngestOutcome } from "./service";
@@ -57,10 +58,13 @@ export function errorRoutes(ctx: AppContext) {
     .use(jsonBodyPlugin)
     .post(
       "/api/sdk/v1/errors",
-      async ({ principal, body, set }) => {
-        const outcome = await errors.ingest(principal.projectId, body.errors, principal.kind === "browser_key");
-        set.status = 202;
-        return { accepted: outcome.accepted, ...heldBack(outcome) };
+      async ({ principal, body, set, headers }) => {
+        const answer = await deliverOnce(ctx.store, deliveryIdOf(headers), principal.projectId, async () => {
+          const outcome = await errors.ingest(principal.projectId, body.errors, principal.kind === "browser_key");
+          return { status: 202, body: { accepted: outcome.accepted, ...heldBack(outcome) } };
+        });
+        set.status = answer.status;
+        return answer.body;
       },
       {
         sdk: "errors",
@@ -106,9 +110,12 @@ export function errorRoutes(ctx: AppContext) {
         // Read before the key was known (a tunnel): held to the key's cap now.
         if (bytes && bytes.length > maxBytes) throw new ApiError("BAD_REQUEST", "Body too large", `at most ${maxBytes} bytes once decompressed`, 413);
         const parsed = await read();
-        const { ids, outcome } = await errors.ingestSentry(principal.projectId, envelopeEvents(parsed), principal.kind === "browser_key");
-        const id = (typeof parsed.header.event_id === "string" && /^[0-9a-f]{32}$/i.test(parsed.header.event_id) ? parsed.header.event_id : null) ?? ids.find((x) => x !== null);
-        return { ...(id ? { id } : {}), ...heldBack(outcome) };
+        const answer = await deliverOnce(ctx.store, deliveryIdOf(headers), principal.projectId, async () => {
+          const { ids, outcome } = await errors.ingestSentry(principal.projectId, envelopeEvents(parsed), principal.kind === "browser_key");
+          const id = (typeof parsed.header.event_id === "string" && /^[0-9a-f]{32}$/i.test(parsed.header.event_id) ? parsed.header.event_id : null) ?? ids.find((x) => x !== null);
+          return { status: 200, body: { ...(id ? { id } : {}), ...heldBack(outcome) } };
+        });
+        return answer.body;
       },
       {
         params: SentryProjectParam,
@@ -134,11 +141,14 @@ export function errorRoutes(ctx: AppContext) {
         checkProjectNumber(request, params.projectNumber);
         const principal = await sentryPrincipal(request, headers);
         const event = parseStoreBody(await bodyOf(request, maxBytesOf(principal)));
-        const {
-          ids: [id],
-          outcome,
-        } = await errors.ingestSentry(principal.projectId, [event], principal.kind === "browser_key");
-        return { ...(id ? { id } : {}), ...heldBack(outcome) };
+        const answer = await deliverOnce(ctx.store, deliveryIdOf(headers), principal.projectId, async () => {
+          const {
+            ids: [id],
+            outcome,
+          } = await errors.ingestSentry(principal.projectId, [event], principal.kind === "browser_key");
+          return { status: 200, body: { ...(id ? { id } : {}), ...heldBack(outcome) } };
+        });
+        return answer.body;
       },
       {
         params: SentryProjectParam,

@@ -26,7 +26,7 @@ function sameSecret(given: string, expected: string): boolean {
  * someone else (a proxy on the same host would otherwise open /metrics to
  * every client of the proxy).
  */
-function authorize(ctx: AppContext, request: Request): void {
+export function authorizeScrape(ctx: Pick<AppContext, "options" | "network">, request: Request): void {
   const token = ctx.options.metricsToken;
   if (token) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
@@ -52,7 +52,7 @@ export function operationsRoutes(ctx: AppContext) {
     "/metrics",
     async ({ request }) => {
       if (!ctx.options.edgeOnly && !isMetricsScrape("/metrics", request)) return dashboard({ request });
-      authorize(ctx, request);
+      authorizeScrape(ctx, request);
       return new Response(await operations.scrape(), { headers: { "content-type": METRICS_CONTENT_TYPE, "cache-control": "no-store" } });
     },
     {

@@ -18,12 +18,12 @@ type FamilyType = "counter" | "gauge" | "histogram";
  * numbers (src/lib/metrics.ts). prom-client writes the text format (HELP,
  * TYPE, label escaping, number formatting).
  */
-function family(name: string, help: string, type: FamilyType, read: () => Sample[] | Promise<Sample[]>) {
+export function family(name: string, help: string, type: FamilyType, read: () => Sample[] | Promise<Sample[]>) {
   return { name, help, type, get: async () => ({ name, help, type, aggregator: "sum", values: await read() }) };
 }
 
 /** A histogram's samples: cumulative `_bucket{le}` (through `+Inf`), `_sum` and `_count`. */
-function histogramSamples(name: string, h: Histogram, labels: Labels = {}): Sample[] {
+export function histogramSamples(name: string, h: Histogram, labels: Labels = {}): Sample[] {
   const out: Sample[] = [];
   let cumulative = 0;
   for (let i = 0; i <= h.bounds.length; i++) {
@@ -41,6 +41,34 @@ function fileBytes(path: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The build and the request counters the pipeline keeps: the first families of every /metrics (svc serve's and an edge relay's). */
+export function httpFamilies(t: Telemetry) {
+  const perSeries = (visit: (labels: Labels, h: Histogram) => Sample[]) => () => {
+    const out: Sample[] = [];
+    for (const [route, byMethod] of t.routes) {
+      for (const [method, series] of byMethod) {
+        for (const [status, h] of series.byStatus) out.push(...visit({ method, route, status: String(status) }, h));
+      }
+    }
+    return out;
+  };
+  return [
+    family("svc_build_info", "The running version (always 1)", "gauge", () => [{ labels: { version: VERSION }, value: 1 }]),
+    family(
+      "svc_http_requests_total",
+      "Requests answered, by method, route template (never the raw path) and status; `(unmatched)` when no route answered",
+      "counter",
+      perSeries((labels, h) => [{ labels, value: h.count }]),
+    ),
+    family(
+      "svc_http_request_duration_seconds",
+      "Time from receiving a request to handing over its response, by method, route template and status",
+      "histogram",
+      perSeries((labels, h) => histogramSamples("svc_http_request_duration_seconds", h, labels)),
+    ),
+  ];
 }
 
 /**
@@ -73,29 +101,8 @@ export class OperationsService {
   private families() {
     const t = this.telemetry;
     const { services, options } = this.ctx;
-    const perSeries = (visit: (labels: Labels, h: Histogram) => Sample[]) => () => {
-      const out: Sample[] = [];
-      for (const [route, byMethod] of t.routes) {
-        for (const [method, series] of byMethod) {
-          for (const [status, h] of series.byStatus) out.push(...visit({ method, route, status: String(status) }, h));
-        }
-      }
-      return out;
-    };
     return [
-      family("svc_build_info", "The running version (always 1)", "gauge", () => [{ labels: { version: VERSION }, value: 1 }]),
-      family(
-        "svc_http_requests_total",
-        "Requests answered, by method, route template (never the raw path) and status; `(unmatched)` when no route answered",
-        "counter",
-        perSeries((labels, h) => [{ labels, value: h.count }]),
-      ),
-      family(
-        "svc_http_request_duration_seconds",
-        "Time from receiving a request to handing over its response, by method, route template and status",
-        "histogram",
-        perSeries((labels, h) => histogramSamples("svc_http_request_duration_seconds", h, labels)),
-      ),
+      ...httpFamilies(t),
       family("svc_sdk_polls_total", "SDK poll traffic by endpoint (snapshot, stream connects, ofrep) and result (the HTTP status)", "counter", () => {
         const byKey = new Map<string, Sample>();
         for (const [route, endpoint] of Object.entries(SDK_POLL_ROUTES)) {

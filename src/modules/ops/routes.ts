@@ -1,3 +1,4 @@
+import { deliverOnce, deliveryIdOf } from "../../lib/deliveries";
 import { Elysia, t } from "elysia";
 import type { Principal } from "../../lib/auth";
 import { forbidden } from "../../lib/errors";
@@ -197,14 +198,15 @@ function intakeRoutes(ctx: AppContext) {
     return new Response(null, { status: 204, headers });
   };
 
-  const file = (type: FiledType) => async ({ request, body, set }: { request: Request; body: Parameters<typeof ops.intake>[2]; set: Set }) => {
+  const file = (type: FiledType) => async ({ request, body, set, headers }: { request: Request; body: Parameters<typeof ops.intake>[2]; set: Set; headers: Record<string, string | undefined> }) => {
     const principal = callers.get(request)!;
-    const result = await ops.intake(principal.projectId, type, body, principal.actor);
-    if (result.created) {
-      set.status = 201;
-      return { id: result.id, number: result.number };
-    }
-    return { number: result.number, deduped: true as const };
+    // An item an edge relay forwards again (same X-Svc-Delivery-Id) is filed once.
+    const answer = await deliverOnce<{ id: string; number: number } | { number: number; deduped: true }>(ctx.store, deliveryIdOf(headers), principal.projectId, async () => {
+      const result = await ops.intake(principal.projectId, type, body, principal.actor);
+      return result.created ? { status: 201, body: { id: result.id, number: result.number } } : { status: 200, body: { number: result.number, deduped: true as const } };
+    });
+    set.status = answer.status;
+    return answer.body;
   };
 
   const LIMITS_TEXT =
