@@ -152,6 +152,8 @@ describe.skipIf(!chromiumAvailable)("the first hour, in a real browser", () => {
     expect(await menu.getAttribute("aria-expanded")).toBe("true");
     await nav.waitFor({ state: "visible" });
     // Focus goes into the drawer; Escape closes it and gives focus back to the button.
+    // The drawer moves focus in its own effect after it shows: wait for it (a timeout here is the failure), as a person would.
+    await page.waitForFunction(() => document.activeElement?.closest("nav")?.getAttribute("aria-label") === "Sections", undefined, { timeout: 5000 });
     expect(await page.evaluate(() => document.activeElement?.closest("nav")?.getAttribute("aria-label"))).toBe("Sections");
     expect(await seriousViolations(page)).toEqual([]);
     await phoneShots("menu-open");
