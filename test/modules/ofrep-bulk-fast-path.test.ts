@@ -71,6 +71,27 @@ describe("POST /ofrep/v1/evaluate/flags with the current tag", () => {
     expect(((await after.json()).flags as any[]).find((f) => f.key === "checkout").value).toBe(false);
   });
 
+  test("the per-context tag is the body's bytes: a browser key's repeated poll is matched unparsed, the route and the native path agree, the same context written otherwise is one 200", async () => {
+    const raw = (key: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(`${s.url}/ofrep/v1/evaluate/flags`, { method: "POST", headers: { "content-type": "application/json", "x-sdk-key": key, ...headers }, body });
+    const body = '{"context":{"targetingKey":"u9","country":"CH"}}';
+    const first = await raw(browserKey, body);
+    expect(first.status).toBe(200);
+    const etag = first.headers.get("etag")!;
+    // The route (an Origin sends the poll there) and the native path give the same bytes the same tag.
+    const viaRoute = await raw(browserKey, body, { "if-none-match": etag, origin: "https://app.example.com" });
+    expect(viaRoute.status).toBe(304);
+    expect(viaRoute.headers.get("x-request-id")).not.toBeNull();
+    const native = await raw(browserKey, body, { "if-none-match": etag });
+    expect(native.status).toBe(304);
+    expect(native.headers.get("x-request-id")).toBeNull();
+    // The same context with other spacing: a 200 (the same answer), under its own tag.
+    const spaced = await raw(browserKey, '{ "context": { "targetingKey": "u9", "country": "CH" } }', { "if-none-match": etag });
+    expect(spaced.status).toBe(200);
+    expect(await spaced.json()).toEqual(await first.json());
+    expect(spaced.headers.get("etag")).not.toBe(etag);
+  });
+
   test("what the native path does not answer reaches the route with its body: another env, a bad body, a foreign origin, a revoked key", async () => {
     const first = await bulk(browserKey, { targetingKey: "u2" });
     const etag = first.headers.get("etag")!;

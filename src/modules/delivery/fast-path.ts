@@ -4,7 +4,7 @@ import { rebuilt } from "../../lib/pipeline";
 import type { Principal } from "../../lib/auth";
 import type { AppContext } from "../../lib/module";
 import { KEYS_CHANNEL } from "../keys/service";
-import { answersPerContext, isFailure, parseEvaluationRequest } from "./ofrep";
+import { type EvaluationContext, answersPerContext, isFailure, parseEvaluationRequest } from "./ofrep";
 import { bulkNotModified, bulkTag, snapshotResponse } from "./routes";
 import type { SnapshotEntry } from "./snapshot";
 
@@ -131,8 +131,8 @@ const FAST_BODY_MAX = 4096;
  * If-None-Match every few seconds, like servers poll the snapshot, and almost every poll is a 304. The
  * Elysia route pays its per-request pipeline for each, so Bun's native router answers that 304 here, with
  * the route's own rules: the key from memory (server, or browser with flags:evaluate and the origin rule,
- * its env bound), the body parsed as the route parses it, the context noted for the attribute list, the
- * same tag (bulkTag). Anything else (no tag or another, an Origin, a body that fails, a key, default env
+ * its env bound), the same tag (bulkTag: for a browser key, whose env is fixed, matched on the body's
+ * bytes without parsing them; for a server key the body is parsed for its env and its context noted). Anything else (no tag or another, an Origin, a body that fails, a key, default env
  * or snapshot not in memory, any auth failure) goes to the Elysia route with the body already read, which
  * stays the documented implementation, renders errors and the 200, and counts and logs them.
  */
@@ -178,16 +178,26 @@ export function ofrepBulkFastRoutes(ctx: AppContext, fallback: Fallback) {
     try {
       const principal = principalOf(h, start);
       if (!principal) return again(request, body);
-      const fallbackEnv = principal.env ?? services.snapshots.cachedDefaultEnv(principal.projectId);
-      if (!fallbackEnv) return again(request, body);
-      const parsed = parseEvaluationRequest(decoder.decode(body), () => fallbackEnv);
-      if (isFailure(parsed) || (principal.env && parsed.env !== principal.env)) return again(request, body);
-      const entry = services.snapshots.cached(principal.projectId, parsed.env);
+      let entry: SnapshotEntry | undefined;
+      let context: EvaluationContext | undefined;
+      if (principal.env) {
+        // A browser key's env is its own: the tag is the body's hash, so a repeated poll is matched without
+        // parsing it. The route answered this very body 200 under this tag, after checking it and noting its
+        // context; a body crafted to match gets a 304 that tells nothing.
+        entry = services.snapshots.cached(principal.projectId, principal.env);
+      } else {
+        const fallbackEnv = services.snapshots.cachedDefaultEnv(principal.projectId);
+        if (!fallbackEnv) return again(request, body);
+        const parsed = parseEvaluationRequest(decoder.decode(body), () => fallbackEnv);
+        if (isFailure(parsed)) return again(request, body);
+        entry = services.snapshots.cached(principal.projectId, parsed.env);
+        context = parsed.context;
+      }
       if (!entry) return again(request, body);
       const perContext = answersPerContext(entry.snapshot);
-      const etag = bulkTag(entry, perContext, parsed.context);
+      const etag = bulkTag(entry, perContext, body);
       if (!etagMatches(ifNoneMatch, etag)) return again(request, body);
-      services.attributes.noteContext(principal.projectId, parsed.context);
+      if (context) services.attributes.noteContext(principal.projectId, context);
       let response: Response;
       if (perContext) response = bulkNotModified(etag);
       else {
