@@ -10,6 +10,7 @@ import {
   MAX_BODY_READS,
   MAX_BODY_READS_PER_CLIENT,
   type RequestMeta,
+  CORS_EXPOSED,
   bodySizeOf,
   bufferBody,
   errorResponse,
@@ -174,7 +175,7 @@ export function buildPipeline(ctx: AppContext, onFirstAnswer?: () => void) {
           return ctx.services.projects.isCorsOrigin(origin).then((admitted) => {
             if (admitted) {
               set.headers["access-control-allow-origin"] = origin;
-              set.headers["access-control-expose-headers"] = "ETag, X-Request-Id, Retry-After, X-SSE-Support";
+              set.headers["access-control-expose-headers"] = CORS_EXPOSED;
             }
             if (request.method !== "OPTIONS") return;
             const headers: Record<string, string> = { vary: "Origin", "x-request-id": id };

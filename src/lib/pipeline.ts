@@ -27,6 +27,9 @@ export function isApiPath(path: string): boolean {
   return path.startsWith("/api/") || path.startsWith("/ofrep/") || path.startsWith("/sub/") || path.startsWith("/ops/") || path === "/healthz" || path === "/openapi" || path.startsWith("/openapi/");
 }
 
+/** The headers a browser page may read from an SDK answer (Access-Control-Expose-Headers). */
+export const CORS_EXPOSED = "ETag, X-Request-Id, Retry-After, X-SSE-Support";
+
 export function isCorsPath(path: string): boolean {
   return CORS_PREFIXES.some((p) => path.startsWith(p)) || SENTRY_INGEST.test(path);
 }

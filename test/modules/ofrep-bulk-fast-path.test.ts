@@ -78,13 +78,23 @@ describe("POST /ofrep/v1/evaluate/flags with the current tag", () => {
     const first = await raw(browserKey, body);
     expect(first.status).toBe(200);
     const etag = first.headers.get("etag")!;
-    // The route (an Origin sends the poll there) and the native path give the same bytes the same tag.
-    const viaRoute = await raw(browserKey, body, { "if-none-match": etag, origin: "https://app.example.com" });
+    // The route (a body over the native path's 4 KiB goes there) and the native path tag the same way.
+    const padded = JSON.stringify({ context: { targetingKey: "u9", country: "CH" }, note: "x".repeat(5000) });
+    const big = await raw(browserKey, padded);
+    expect(big.status).toBe(200);
+    const viaRoute = await raw(browserKey, padded, { "if-none-match": big.headers.get("etag")! });
     expect(viaRoute.status).toBe(304);
     expect(viaRoute.headers.get("x-request-id")).not.toBeNull();
     const native = await raw(browserKey, body, { "if-none-match": etag });
     expect(native.status).toBe(304);
     expect(native.headers.get("x-request-id")).toBeNull();
+    // A browser's poll (with its Origin) is answered natively too, with the CORS answer the pipeline gives.
+    const fromPage = await raw(browserKey, body, { "if-none-match": etag, origin: "https://app.example.com" });
+    expect(fromPage.status).toBe(304);
+    expect(fromPage.headers.get("x-request-id")).toBeNull();
+    expect(fromPage.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+    expect(fromPage.headers.get("access-control-expose-headers")).toContain("ETag");
+    expect(fromPage.headers.get("access-control-allow-credentials")).toBeNull();
     // The same context with other spacing: a 200 (the same answer), under its own tag.
     const spaced = await raw(browserKey, '{ "context": { "targetingKey": "u9", "country": "CH" } }', { "if-none-match": etag });
     expect(spaced.status).toBe(200);

@@ -1,6 +1,6 @@
 import { ENVS, type Env } from "../../lib/envs";
 import { etagMatches, requestIdFor } from "../../lib/http";
-import { rebuilt } from "../../lib/pipeline";
+import { CORS_EXPOSED, rebuilt } from "../../lib/pipeline";
 import type { Principal } from "../../lib/auth";
 import type { AppContext } from "../../lib/module";
 import { KEYS_CHANNEL } from "../keys/service";
@@ -132,14 +132,14 @@ const FAST_BODY_MAX = 4096;
  * Elysia route pays its per-request pipeline for each, so Bun's native router answers that 304 here, with
  * the route's own rules: the key from memory (server, or browser with flags:evaluate and the origin rule,
  * its env bound), the same tag (bulkTag: for a browser key, whose env is fixed, matched on the body's
- * bytes without parsing them; for a server key the body is parsed for its env and its context noted). Anything else (no tag or another, an Origin, a body that fails, a key, default env
+ * bytes without parsing them; for a server key the body is parsed for its env and its context noted). Anything else (no tag or another, an origin the key refuses, a body that fails, a key, default env
  * or snapshot not in memory, any auth failure) goes to the Elysia route with the body already read, which
  * stays the documented implementation, renders errors and the 200, and counts and logs them.
  */
 export function ofrepBulkFastRoutes(ctx: AppContext, fallback: Fallback) {
   const { authenticator, services, log } = ctx;
   const notModified = services.operations.telemetry.series("POST", OFREP_BULK_PATH).byStatusOf(304);
-  const authHeaders: Record<string, string | undefined> = { "x-sdk-key": undefined, authorization: undefined, "x-project-id": undefined };
+  const authHeaders: Record<string, string | undefined> = { "x-sdk-key": undefined, authorization: undefined, "x-project-id": undefined, origin: undefined };
   /** The request again, its body already read here (a Request's body is read once); its peer address stays known. */
   const again = (request: Request, body: Uint8Array) => fallback(rebuilt(request, body));
   const decoder = new TextDecoder();
@@ -152,17 +152,20 @@ export function ofrepBulkFastRoutes(ctx: AppContext, fallback: Fallback) {
   ctx.store.listen(KEYS_CHANNEL, () => known.clear());
   /** The 304 of an answer shared by every context (no gates or experiments), made once per snapshot and cloned. */
   const shared304 = new WeakMap<SnapshotEntry, Response>();
-  const principalOf = (h: Headers, now: number): Principal | undefined => {
+  const principalOf = (h: Headers, now: number, origin: string | null): Principal | undefined => {
     const sdkKey = h.get("x-sdk-key");
     const projectHeader = h.get("x-project-id");
-    const seen = sdkKey !== null && projectHeader === null ? known.get(sdkKey) : undefined;
+    // Only polls without an Origin are remembered: a browser's goes through the key's origin rule every time.
+    const plain = sdkKey !== null && projectHeader === null && origin === null;
+    const seen = plain ? known.get(sdkKey) : undefined;
     if (seen !== undefined && seen.until > now) return seen.principal;
     authHeaders["x-sdk-key"] = sdkKey ?? undefined;
     authHeaders.authorization = sdkKey?.trim() ? undefined : (h.get("authorization") ?? undefined);
     authHeaders["x-project-id"] = projectHeader ?? undefined;
+    authHeaders.origin = origin ?? undefined;
     // Synchronous: the shared header object cannot be changed under the call.
     const principal = authenticator.sdkFromMemory(authHeaders, "evaluate");
-    if (principal && sdkKey !== null && projectHeader === null) {
+    if (principal && plain) {
       if (known.size >= KNOWN_MAX) known.clear();
       known.set(sdkKey, { principal, until: now + KNOWN_MS });
     }
@@ -173,10 +176,11 @@ export function ofrepBulkFastRoutes(ctx: AppContext, fallback: Fallback) {
     const h = request.headers;
     const ifNoneMatch = h.get("if-none-match");
     const length = h.get("content-length");
-    if (ifNoneMatch === null || h.has("origin") || length === null || !(Number(length) <= FAST_BODY_MAX)) return fallback(request);
+    if (ifNoneMatch === null || length === null || !(Number(length) <= FAST_BODY_MAX)) return fallback(request);
+    const origin = h.get("origin");
     const body = await request.bytes();
     try {
-      const principal = principalOf(h, start);
+      const principal = principalOf(h, start, origin);
       if (!principal) return again(request, body);
       let entry: SnapshotEntry | undefined;
       let context: EvaluationContext | undefined;
@@ -204,6 +208,12 @@ export function ofrepBulkFastRoutes(ctx: AppContext, fallback: Fallback) {
         let prepared = shared304.get(entry);
         if (!prepared) shared304.set(entry, (prepared = bulkNotModified(etag)));
         response = prepared.clone();
+      }
+      if (origin !== null) {
+        // The key admitted this origin (sdkFromMemory), so its project does: the browser is answered as the
+        // pipeline answers it (src/app.ts), never with credentials.
+        response.headers.set("access-control-allow-origin", origin);
+        response.headers.set("access-control-expose-headers", CORS_EXPOSED);
       }
       const sent = h.get("x-request-id");
       const requestId = sent !== null || log.sdkRequests ? requestIdFor(sent) : undefined;
