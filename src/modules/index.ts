@@ -26,6 +26,7 @@ import { opsModule } from "./ops/manifest";
 import { operationsModule } from "./operations/manifest";
 import { projectsModule } from "./projects/manifest";
 import { rolloutsModule } from "./rollouts/manifest";
+import { segmentsModule } from "./segments/manifest";
 import { sdkPackageModule } from "./sdk-package/manifest";
 import { tokensModule } from "./tokens/manifest";
 import { universesModule } from "./universes/manifest";
@@ -41,6 +42,7 @@ export const MODULES: ModuleManifest[] = [
   killswitchesModule,
   configsModule,
   attributesModule,
+  segmentsModule,
   gatesModule,
   eventsModule,
   analyticsModule,

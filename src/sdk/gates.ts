@@ -37,6 +37,8 @@ export const GATE_OPS = [
   "not_exists",
   "passes_gate",
   "fails_gate",
+  "in_segment",
+  "not_in_segment",
 ] as const;
 export type GateOp = (typeof GATE_OPS)[number];
 
@@ -51,6 +53,14 @@ export type GateRule = {
   unit?: string;
 };
 export type Gate = { salt: string; rules: GateRule[] };
+
+/**
+ * A segment as the snapshot carries it (once per env, under `segments`, by name): a unit is in it when the
+ * value of its `attribute` is one of `ids`, or when `conditions` (non-empty) all hold. The server refuses
+ * passes_gate / fails_gate / in_segment / not_in_segment inside a segment's conditions, so a segment never
+ * reaches another segment or a gate.
+ */
+export type PublishedSegment = { attribute?: string; ids?: string[]; conditions?: GateCondition[] };
 export type EvaluationContext = Record<string, unknown>;
 
 /**
@@ -80,6 +90,8 @@ export type EvaluatorOptions = {
   compileRegex(pattern: string): CompiledRegex;
   /** Another gate by name, for passes_gate / fails_gate; undefined when there is none. */
   gate?(name: string): Gate | undefined;
+  /** A segment by name, for in_segment / not_in_segment; undefined when there is none (not in it). */
+  segment?(name: string): PublishedSegment | undefined;
 };
 
 export type ConditionOutcome = { attr: string; op: GateOp; holds: boolean; why: string };
@@ -244,7 +256,48 @@ const PENDING = 2;
  * after it, allocated once per evaluator), so a prerequisite reached along many paths costs once:
  * an evaluation is linear in the rules of the gates it can reach, never rules^depth.
  */
-type Evaluation = { options: EvaluatorOptions; regexes: Map<string, CompiledRegex>; memo: Map<string, number>; depth: number; busy: boolean };
+type Evaluation = {
+  options: EvaluatorOptions;
+  regexes: Map<string, CompiledRegex>;
+  /** Segments by name with their ids as a Set, built once per evaluator (a snapshot's), so membership is O(1). */
+  segments: Map<string, CompiledSegment | null>;
+  memo: Map<string, number>;
+  depth: number;
+  busy: boolean;
+  /** Set while a segment's conditions are evaluated: a segment reference inside one (refused when saved) is not followed. */
+  inSegment: boolean;
+};
+
+type CompiledSegment = { attribute: string; ids: Set<string> | null; conditions: GateCondition[] };
+
+function segmentOf(name: string, ev: Evaluation): CompiledSegment | null {
+  let compiled = ev.segments.get(name);
+  if (compiled === undefined) {
+    const s = ev.options.segment?.(name);
+    compiled = s ? { attribute: s.attribute ?? "user_id", ids: Array.isArray(s.ids) && s.ids.length > 0 ? new Set(s.ids) : null, conditions: Array.isArray(s.conditions) ? s.conditions : [] } : null;
+    ev.segments.set(name, compiled);
+  }
+  return compiled;
+}
+
+/** Whether the context is in the named segment: its id listed (one Set lookup), or the segment's conditions all holding. */
+function inSegment(name: string, context: EvaluationContext, ev: Evaluation): boolean {
+  if (ev.inSegment) return false;
+  const s = segmentOf(name, ev);
+  if (!s) return false;
+  if (s.ids) {
+    const actual = Object.prototype.hasOwnProperty.call(context, s.attribute) ? context[s.attribute] : undefined;
+    if ((typeof actual === "string" || typeof actual === "number") && s.ids.has(String(actual))) return true;
+  }
+  if (s.conditions.length === 0) return false;
+  ev.inSegment = true;
+  try {
+    for (let i = 0; i < s.conditions.length; i++) if (!holds(s.conditions[i]!, context, ev)) return false;
+    return true;
+  } finally {
+    ev.inSegment = false;
+  }
+}
 
 function regexOf(pattern: string, ev: Evaluation): CompiledRegex {
   let re = ev.regexes.get(pattern);
@@ -341,6 +394,10 @@ function holds(c: GateCondition, context: EvaluationContext, ev: Evaluation): bo
       return gatePasses(String(c.value), context, ev);
     case "fails_gate":
       return !gatePasses(String(c.value), context, ev);
+    case "in_segment":
+      return inSegment(String(c.value), context, ev);
+    case "not_in_segment":
+      return !inSegment(String(c.value), context, ev);
     default:
       return false;
   }
@@ -358,6 +415,11 @@ function conditionOutcome(c: GateCondition, context: EvaluationContext, ev: Eval
     const exists = ev.options.gate?.(name) !== undefined;
     const on = c.op === "passes_gate" ? value : !value;
     return result(exists ? `gate ${name} is ${on ? "on" : "off"}` : `gate ${name} does not exist (off)`);
+  }
+  if (c.op === "in_segment" || c.op === "not_in_segment") {
+    const name = String(c.value);
+    const inIt = c.op === "in_segment" ? value : !value;
+    return result(segmentOf(name, ev) ? `${inIt ? "in" : "not in"} segment ${name}` : `segment ${name} does not exist (not in it)`);
   }
   if (!has) return result(missing);
   if (typeof actual === "string" && actual.length > ATTRIBUTE_TEXT_MAX && c.op !== "exists" && c.op !== "not_exists") {
@@ -439,14 +501,15 @@ function decide(gate: Gate, context: EvaluationContext, ev: Evaluation): GateDec
   return index < 0 ? { value: false, ruleIndex: null, bucket: null, reason: "DEFAULT" } : ruleDecision(gate, gate.rules[index]!, index, context);
 }
 
-function evaluation(options: EvaluatorOptions, regexes: Map<string, CompiledRegex> = new Map()): Evaluation {
-  return { options, regexes, memo: new Map(), depth: 0, busy: false };
+function evaluation(options: EvaluatorOptions, regexes: Map<string, CompiledRegex> = new Map(), segments: Map<string, CompiledSegment | null> = new Map()): Evaluation {
+  return { options, regexes, segments, memo: new Map(), depth: 0, busy: false, inSegment: false };
 }
 
 /** After a call: the evaluator's state is ready for the next one. */
 function reset(ev: Evaluation): void {
   ev.busy = false;
   ev.depth = 0;
+  ev.inSegment = false;
   if (ev.memo.size !== 0) ev.memo.clear();
 }
 
@@ -473,7 +536,7 @@ export function createGateEvaluator(options: EvaluatorOptions) {
   return {
     evaluate(gate: Gate, context: EvaluationContext): GateDecision {
       // A call made during another (re-entrant, from a caller's regex engine or gate lookup) gets its own state.
-      if (ev.busy) return decide(gate, context, evaluation(options, ev.regexes));
+      if (ev.busy) return decide(gate, context, evaluation(options, ev.regexes, ev.segments));
       ev.busy = true;
       try {
         return decide(gate, context, ev);
@@ -483,7 +546,7 @@ export function createGateEvaluator(options: EvaluatorOptions) {
     },
     /** The decision, plus every rule up to the deciding one with each condition's outcome and why. */
     explain(gate: Gate, context: EvaluationContext): GateExplanation {
-      if (ev.busy) return explain(gate, context, evaluation(options, ev.regexes));
+      if (ev.busy) return explain(gate, context, evaluation(options, ev.regexes, ev.segments));
       ev.busy = true;
       try {
         return explain(gate, context, ev);

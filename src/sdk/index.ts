@@ -28,7 +28,7 @@
  */
 export type Env = "dev" | "staging" | "prod";
 
-import { type CompiledRegex, type EvaluationContext, type Gate, createGateEvaluator, withUserId } from "./gates";
+import { type CompiledRegex, type EvaluationContext, type Gate, type PublishedSegment, createGateEvaluator, withUserId } from "./gates";
 import { type TrackOptions, createOutbox } from "./events";
 import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "./experiments";
 import type { PublishedUniverse } from "./universes";
@@ -78,6 +78,8 @@ export type Snapshot = {
   translations: Translations;
   /** Running guarded rollouts on this env, by id (absent from older servers). */
   rollouts?: Record<string, PublishedRollout>;
+  /** The segments this env's rules name (in_segment / not_in_segment), each once, by name (absent from older servers). */
+  segments?: Record<string, PublishedSegment>;
 };
 
 export type ClientOptions = {
@@ -335,7 +337,11 @@ export function createClient(options: ClientOptions): Client {
   const evaluatorFor = (snapshot: Snapshot) => {
     let evaluator = evaluators.get(snapshot);
     if (!evaluator) {
-      evaluator = createGateEvaluator({ compileRegex, gate: (gateName) => ownEntry(snapshot.gates, gateName) ?? undefined });
+      evaluator = createGateEvaluator({
+        compileRegex,
+        gate: (gateName) => ownEntry(snapshot.gates, gateName) ?? undefined,
+        segment: (segmentName) => (snapshot.segments ? (ownEntry(snapshot.segments, segmentName) ?? undefined) : undefined),
+      });
       evaluators.set(snapshot, evaluator);
     }
     return evaluator;

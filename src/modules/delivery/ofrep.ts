@@ -4,7 +4,7 @@ import type { Logger } from "../../lib/log";
 import { LruCache } from "../../lib/lru";
 import { compileRegex } from "../../lib/re2";
 import { type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "../../sdk/experiments";
-import { CONTEXT_BYTES_MAX, type Gate, type GateDecision, contextBytes, createGateEvaluator, withUserId } from "../../sdk/gates";
+import { CONTEXT_BYTES_MAX, type Gate, type GateDecision, type PublishedSegment, contextBytes, createGateEvaluator, withUserId } from "../../sdk/gates";
 import type { PublishedUniverse } from "../../sdk/universes";
 import { type PublishedRollout, type RolloutIndex, indexRollouts, rolledGate, rolloutFor } from "../../sdk/rollouts";
 import type { Snapshot } from "./snapshot";
@@ -117,7 +117,12 @@ function evaluatorOf(snapshot: Snapshot) {
   let evaluator = evaluators.get(snapshot);
   if (!evaluator) {
     const gates = snapshot.gates as Record<string, PublishedGate>;
-    evaluator = createGateEvaluator({ compileRegex, gate: (name) => (Object.hasOwn(gates, name) ? gates[name] : undefined) });
+    const segments = (snapshot.segments ?? {}) as Record<string, PublishedSegment>;
+    evaluator = createGateEvaluator({
+      compileRegex,
+      gate: (name) => (Object.hasOwn(gates, name) ? gates[name] : undefined),
+      segment: (name) => (Object.hasOwn(segments, name) ? segments[name] : undefined),
+    });
     evaluators.set(snapshot, evaluator);
   }
   return evaluator;

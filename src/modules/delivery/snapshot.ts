@@ -21,9 +21,11 @@ export type Snapshot = {
   experiments: Record<string, unknown>;
   translations: Record<string, unknown>;
   rollouts: Record<string, unknown>;
+  /** The segments the env's published gate rules name, each once (src/modules/segments). */
+  segments?: Record<string, unknown>;
 };
 
-export const SNAPSHOT_SECTIONS = ["killswitches", "configs", "gates", "universes", "experiments", "translations", "rollouts"] as const;
+export const SNAPSHOT_SECTIONS = ["killswitches", "configs", "gates", "universes", "experiments", "translations", "rollouts", "segments"] as const;
 export type SnapshotSectionName = (typeof SNAPSHOT_SECTIONS)[number];
 
 /** One prepared reply: built once per revision, served as-is until the next. */
@@ -291,6 +293,7 @@ export class SnapshotService {
         experiments: part("experiments"),
         translations: part("translations"),
         rollouts: part("rollouts"),
+        segments: part("segments"),
       };
     }
     return snapshot!;

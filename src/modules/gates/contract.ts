@@ -16,7 +16,7 @@ export const ConditionSchema = t.Object(
     value: t.Optional(
       t.Unknown({
         description:
-          "eq/neq: text, number or boolean; in/not_in: a list; contains/starts_with/ends_with/regex (RE2): text; gt/gte/lt/lte: a number; semver_*: a version; before/after: an ISO date; passes_gate/fails_gate: a gate's name; exists/not_exists: none",
+          "eq/neq: text, number or boolean; in/not_in: a list; contains/starts_with/ends_with/regex (RE2): text; gt/gte/lt/lte: a number; semver_*: a version; before/after: an ISO date; passes_gate/fails_gate: a gate's name; in_segment/not_in_segment: a segment's name; exists/not_exists: none",
       }),
     ),
   },

@@ -38,8 +38,27 @@ function programSize(pattern: string): number {
   return size;
 }
 
+/**
+ * What each segment adds to a condition naming it (in_segment / not_in_segment): its id list is one Set
+ * lookup (counted in the condition's 1), its conditions cost what they would in a rule. Set by the
+ * caller for one check (segmentCosts), since a segment's cost is the segments module's to know.
+ */
+let segmentCosts: ReadonlyMap<string, number> = new Map();
+
+/** Runs `check` with each segment's cost known (by name). */
+export function withSegmentCosts<T>(costs: ReadonlyMap<string, number>, check: () => T): T {
+  const before = segmentCosts;
+  segmentCosts = costs;
+  try {
+    return check();
+  } finally {
+    segmentCosts = before;
+  }
+}
+
 /** One condition's own cost (a gate it names is counted separately, once). */
 export function conditionCost(c: GateCondition): number {
+  if (c.op === "in_segment" || c.op === "not_in_segment") return 1 + (segmentCosts.get(String(c.value)) ?? 0);
   if (c.op === "in" || c.op === "not_in") return 1 + Math.ceil((Array.isArray(c.value) ? c.value.length : 0) / LIST_ENTRIES_PER_UNIT);
   if (c.op === "regex" && typeof c.value === "string") return 1 + programSize(c.value) * REGEX_UNITS_PER_INSTRUCTION;
   return 1;

@@ -11,6 +11,7 @@ const NUMBER_OPS: readonly GateOp[] = ["gt", "gte", "lt", "lte"];
 const SEMVER_OPS: readonly GateOp[] = ["semver_eq", "semver_gt", "semver_gte", "semver_lt", "semver_lte"];
 const DATE_OPS: readonly GateOp[] = ["before", "after"];
 const GATE_REF_OPS: readonly GateOp[] = ["passes_gate", "fails_gate"];
+export const SEGMENT_REF_OPS: readonly GateOp[] = ["in_segment", "not_in_segment"];
 
 type Scalar = string | number | boolean;
 const isScalar = (v: unknown): v is Scalar => typeof v === "string" || (typeof v === "number" && Number.isFinite(v)) || typeof v === "boolean";
@@ -65,6 +66,8 @@ function checkCondition(c: GateCondition, field: string): GateCondition {
     if (typeof v !== "string" || !/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(Date.parse(v))) fail(at, `${op} compares with an ISO date such as 2026-06-01 or 2026-06-01T12:00:00Z`);
   } else if (GATE_REF_OPS.includes(op)) {
     checkText(at, v, "the gate's name");
+  } else if (SEGMENT_REF_OPS.includes(op)) {
+    checkText(at, v, "the segment's name");
   }
   if (typeof v === "string" && CONTROL_CHARS.test(v)) fail(at, "control characters are not allowed");
   return { attr: c.attr, op, value: v };
@@ -110,6 +113,17 @@ export function referencedGates(rules: GateRule[]): { name: string; field: strin
   rules.forEach((r, i) =>
     r.conditions.forEach((c, j) => {
       if (c.op === "passes_gate" || c.op === "fails_gate") out.push({ name: String(c.value), field: `rules[${i}].conditions[${j}].value` });
+    }),
+  );
+  return out;
+}
+
+/** The segments one rule list names through in_segment / not_in_segment. */
+export function referencedSegments(rules: GateRule[]): { name: string; field: string }[] {
+  const out: { name: string; field: string }[] = [];
+  rules.forEach((r, i) =>
+    r.conditions.forEach((c, j) => {
+      if (SEGMENT_REF_OPS.includes(c.op)) out.push({ name: String(c.value), field: `rules[${i}].conditions[${j}].value` });
     }),
   );
   return out;

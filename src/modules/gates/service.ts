@@ -9,8 +9,8 @@ import { checkResourceName } from "../../lib/validate";
 import { Versioned } from "../../lib/versioned";
 import { CONTEXT_BYTES_MAX, type EvaluationContext, type GateExplanation, type GateRule, type Gate as EvaluatedGate, contextBytes, createGateEvaluator } from "../../sdk/gates";
 import { compileRegex } from "../../lib/re2";
-import { type RuleGraph, checkEvaluationCost, checkRolloutCost } from "./cost";
-import { checkPrerequisites, checkRules, referencedGates } from "./rules";
+import { type RuleGraph, checkEvaluationCost, checkRolloutCost, withSegmentCosts } from "./cost";
+import { checkPrerequisites, checkRules, referencedGates, referencedSegments } from "./rules";
 import { type Content, type EnvRow, type GateRow, insertGate, parseRules, setGateDescription, toEnvState, toGate, touchGate } from "./store";
 import { GateTemplatesService } from "./templates";
 import {
@@ -196,7 +196,7 @@ export class GatesService {
     const attrs: { name: string; field: string }[] = [];
     rules.forEach((r, i) => {
       r.conditions.forEach((c, j) => {
-        if (c.op !== "passes_gate" && c.op !== "fails_gate") attrs.push({ name: c.attr, field: `rules[${i}].conditions[${j}].attr` });
+        if (c.op !== "passes_gate" && c.op !== "fails_gate" && c.op !== "in_segment" && c.op !== "not_in_segment") attrs.push({ name: c.attr, field: `rules[${i}].conditions[${j}].attr` });
       });
       if (r.unit && r.passPercentage > 0 && r.passPercentage < 100) attrs.push({ name: r.unit, field: `rules[${i}].unit` });
     });
@@ -225,7 +225,8 @@ export class GatesService {
     if (bytes > CONTEXT_BYTES_MAX) throw validation("The evaluation context is too large", `context: ${bytes} bytes of JSON; at most ${CONTEXT_BYTES_MAX} (64 KiB)`);
     const gate = await this.get(projectId, idOrName);
     const published = await this.publishedForEnv(projectId, env);
-    const evaluator = createGateEvaluator({ compileRegex, gate: (name) => published[name] as EvaluatedGate | undefined });
+    const segments = await this.ctx.services.segments.publishedForEnv(projectId, env);
+    const evaluator = createGateEvaluator({ compileRegex, gate: (name) => published[name] as EvaluatedGate | undefined, segment: (name) => segments[name] });
     const state = gate.envs[env];
     return { gate: gate.name, env, version: state.version, ...evaluator.explain({ salt: gate.salt, rules: state.rules }, context) };
   }
@@ -254,12 +255,71 @@ export class GatesService {
     const prerequisites = new Map<string, string[]>();
     for (const [gate, its] of after) prerequisites.set(gate, referencedGates(its).map((x) => x.name));
     checkPrerequisites(name, rules, prerequisites);
-    checkEvaluationCost(name, rules, before, after);
+    // A segment named by this list must exist (VALIDATION naming the field); every segment the env's rules name is priced.
+    const names = new Set<string>();
+    for (const its of after.values()) for (const ref of referencedSegments(its)) names.add(ref.name);
+    const costs = await this.ctx.services.segments.costs(q, projectId, [...names]);
+    for (const ref of referencedSegments(rules)) {
+      if (!costs.has(ref.name)) throw validation(`Segment ${ref.name} not found`, `${ref.field}: no segment named ${ref.name} in this project`);
+    }
+    withSegmentCosts(costs, () => checkEvaluationCost(name, rules, before, after));
   }
 
   /** A rollout's new rules for a gate on an env are evaluated in place of its published ones: the same bound. */
   async checkRolloutRules(q: Queryable, projectId: string, env: Env, name: string, rules: GateRule[]): Promise<void> {
+    // TODO(issue 29): segments in a rollout's rules (its snapshot section would have to carry them); refused until then.
+    const segment = referencedSegments(rules)[0];
+    if (segment) throw validation("A rollout's rules cannot name segments yet", `${segment.field}: in_segment / not_in_segment are not supported in rollout rules yet`);
     checkRolloutCost(name, rules, await this.publishedRules(q, projectId, env));
+  }
+
+  /** The project's gates lock: segment writes take it first (as every publish does), so no publish starts naming a segment being changed or deleted. */
+  lockProject(tx: Tx, projectId: string): Promise<void> {
+    return versioned.lockProject(tx, projectId);
+  }
+
+  /**
+   * Refuses a segment change (its conditions now costing `cost`) that would take a gate naming it on the
+   * env over the evaluation bound (cost.ts): VALIDATION on the segment's `conditions`, naming the gate.
+   */
+  async checkSegmentChange(q: Queryable, projectId: string, env: Env, segment: string, cost: number): Promise<void> {
+    const graph = await this.publishedRules(q, projectId, env);
+    const names = new Set<string>();
+    for (const its of graph.values()) for (const ref of referencedSegments(its)) names.add(ref.name);
+    const costs = await this.ctx.services.segments.costs(q, projectId, [...names]);
+    costs.set(segment, cost);
+    for (const [gate, rules] of graph) {
+      try {
+        withSegmentCosts(costs, () => checkRolloutCost(gate, rules, graph));
+      } catch (err) {
+        if (err instanceof ApiError && err.code === "VALIDATION") throw validation(`Gate ${gate} names this segment and would cost too much to evaluate`, `conditions: gate ${gate} (${env}) would go over the evaluation bound with these conditions (${err.detail ?? err.message})`);
+        throw err;
+      }
+    }
+  }
+
+  /** The segments an env's published rules name. */
+  async segmentsUsed(q: Queryable, projectId: string, env: Env): Promise<Set<string>> {
+    const names = new Set<string>();
+    for (const rules of (await this.publishedRules(q, projectId, env)).values()) for (const ref of referencedSegments(rules)) names.add(ref.name);
+    return names;
+  }
+
+  /** Where a segment is used: each gate as `name (env)`, and the envs whose published rules name it. */
+  async segmentUses(q: Queryable, projectId: string, segment: string): Promise<{ gates: string[]; envs: Env[] }> {
+    const gates: string[] = [];
+    const envs: Env[] = [];
+    for (const env of ENVS) {
+      let used = false;
+      for (const [gate, rules] of await this.publishedRules(q, projectId, env)) {
+        if (referencedSegments(rules).some((r) => r.name === segment)) {
+          gates.push(`${gate} (${env})`);
+          used = true;
+        }
+      }
+      if (used) envs.push(env);
+    }
+    return { gates, envs };
   }
 
   /** The one publish path: lock the gate, compute the env's next rules (may refuse), publish version + 1, audit. */

@@ -181,6 +181,8 @@ export function mapCondition(c: GateCondition, gateKey: (name: string) => string
     // A gate's feature is a boolean: `{value: true}` holds for true only, `{value: false}` for false only.
     return { parent: { id, condition: { value: c.op === "passes_gate" } } };
   }
+  // TODO(issue 29): map segments to GrowthBook saved groups; until then a gate naming one is served off there.
+  if (c.op === "in_segment" || c.op === "not_in_segment") return { unmappable: `operator ${c.op} (segments are not mapped to GrowthBook yet)` };
   // GrowthBook reads `a.b` as a path into objects, and `$x` as an operator.
   if (typeof attr !== "string" || attr.includes(".") || attr.startsWith("$") || attr === "") return { unmappable: `attribute name ${JSON.stringify(attr)} (GrowthBook reads dots as paths)` };
   switch (c.op) {

@@ -32,6 +32,8 @@ export const OP_LABELS: Record<GateOp, string> = {
   not_exists: "not_exists: is not set",
   passes_gate: "passes_gate: another gate is on",
   fails_gate: "fails_gate: another gate is off",
+  in_segment: "in_segment: in a segment",
+  not_in_segment: "not_in_segment: not in a segment",
 };
 
 export type ValueKind = "none" | "list" | "number" | "text";

@@ -1,0 +1,28 @@
+import type { ModuleManifest } from "../../lib/module";
+import type { SegmentsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const migrationsCode = () => require("./migrations") as typeof import("./migrations");
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
+
+declare module "../../lib/module" {
+  interface Services {
+    segments: SegmentsService;
+  }
+}
+
+/**
+ * Segments: named sets of units (conditions and/or up to 100,000 ids on one
+ * attribute) that gate rules name with in_segment / not_in_segment. The
+ * snapshot's `segments` carries each one the env's published rules name, once.
+ */
+export const segmentsModule: ModuleManifest<"segments"> = {
+  name: "segments",
+  get migrations() {
+    return migrationsCode().SEGMENTS_MIGRATIONS;
+  },
+  createService: (ctx) => new (serviceCode().SegmentsService)(ctx),
+  routes: (ctx) => routesCode().segmentRoutes(ctx),
+  snapshot: (service) => ({ field: "segments", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
+};
