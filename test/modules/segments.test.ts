@@ -177,6 +177,27 @@ describe("in_segment / not_in_segment in gates", () => {
     expect((await remove("pilot")).status).toBe(204);
   });
 
+  test("the evaluation bound counts a segment's conditions at each condition naming it, on gate saves and on segment edits", async () => {
+    const lists = (n: number) => Array.from({ length: n }, (_, i) => ({ attr: `a${i}`, op: "in", value: Array.from({ length: 1000 }, (_, j) => `v${j}`) }));
+    // 30 lists of 1,000: 30 × (1 + 125) = 3,780 units per evaluation of the segment.
+    expect((await create({ name: "heavy", conditions: lists(30) })).status).toBe(201);
+    const naming = (n: number) => [{ conditions: Array.from({ length: n }, () => ({ attr: "user_id", op: "in_segment", value: "heavy" })), passPercentage: 100 }];
+    expect((await ts.api("/api/admin/gates", { body: { name: "heavy-gate", rules: naming(4) } })).status).toBe(201);
+    // 50 lists: 6,300 units, × 4 conditions naming it: over the 20,000 bound.
+    const before = await revisions();
+    const refused = await patch("heavy", { conditions: lists(50) });
+    expect(refused.status).toBe(400);
+    expect(expectErrorShape(refused.body)).toMatchObject({ code: "VALIDATION", detail: expect.stringContaining("conditions: gate heavy-gate") });
+    expect((await get("heavy")).body.conditions).toHaveLength(30);
+    expect(await revisions()).toEqual(before);
+    // 35 lists: 4,410 units, × 4: 17,644, within it.
+    expect((await patch("heavy", { conditions: lists(35) })).status).toBe(200);
+    // 5 conditions naming it cost 22,055: a new gate is refused.
+    const gate = await ts.api("/api/admin/gates", { body: { name: "heavier-gate", rules: naming(5) } });
+    expect(gate.status).toBe(400);
+    expect(expectErrorShape(gate.body).code).toBe("VALIDATION");
+  });
+
   test("a rollout's rules cannot name a segment yet; GrowthBook serves a gate naming one off", async () => {
     const rules = [{ conditions: [{ attr: "user_id", op: "in_segment", value: "early-access" }], passPercentage: 100 }];
     const rollout = await ts.api("/api/admin/rollouts", { body: { gate: "legacy-banner", env: "prod", rules, stages: [{ percent: 30, minutes: 60 }, { percent: 100, minutes: 0 }] } });
