@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { auditOf } from "../../src/lib/audit";
 import { ENVS } from "../../src/lib/envs";
+import { createClient } from "../../src/sdk/index";
 import { type TestServer, expectErrorShape, startTestServer } from "../helpers";
 
 // Segments (issue 29, first slice): CRUD, validation, audit rows, in_segment / not_in_segment in gates
@@ -142,6 +143,20 @@ describe("in_segment / not_in_segment in gates", () => {
     const explained = await ts.api("/api/admin/gates/early-feature/explain", { body: { env: "prod", context: { user_id: "u7" } } });
     expect(explained.status).toBe(200);
     expect(explained.body).toMatchObject({ value: true, rules: [{ holds: true, conditions: [{ op: "in_segment", holds: true, why: "in segment early-access" }] }] });
+  });
+
+  test("the SDK evaluates in_segment locally from the snapshot's segments, as OFREP does", async () => {
+    const svc = createClient({ baseUrl: ts.url, sdkKey: ts.serverKey, env: "prod", stream: false });
+    try {
+      await svc.ready();
+      expect(svc.isEnabled("early-feature", { user_id: "u4242" })).toBe(true);
+      expect(svc.isEnabled("early-feature", { user_id: "u99999" })).toBe(true);
+      expect(svc.isEnabled("early-feature", { user_id: "x-1" })).toBe(false);
+      expect(svc.isEnabled("legacy-banner", { user_id: "x-1" })).toBe(true);
+      expect(svc.isEnabled("legacy-banner", { user_id: "u1" })).toBe(false);
+    } finally {
+      await svc.close();
+    }
   });
 
   test("a segment of conditions: a unit whose context meets them is in it", async () => {
