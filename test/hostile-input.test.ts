@@ -441,6 +441,7 @@ async function seed() {
   await s.api("/api/admin/alert-rules", { body: { name: "probe-id", metricId: "probe-id", threshold: 5, comparator: "gt" } });
   await s.api("/api/admin/gates", { body: { name: "probe-id", rules: [{ conditions: [{ attr: "email", op: "regex", value: "^a+$" }], passPercentage: 50 }] } });
   await s.api("/api/admin/universes", { headers: { "x-project-id": s.projectId }, body: { name: "probe-id", holdout_range: [0, 500] } });
+  await s.api("/api/admin/segments", { body: { name: "probe-id", ids: ["u-1"], conditions: [{ attr: "email", op: "ends_with", value: "@acme.com" }] } });
   const experiment = { name: "probe-id", universe: "probe-id", variants: [{ key: "a", weight: 1 }, { key: "b", weight: 1 }], allocation: [9000, 10_000], primaryMetric: "probe-id" };
   if ((await s.api("/api/admin/experiments", { body: experiment })).status === 201) await s.api("/api/admin/experiments/probe-id/start", { method: "POST" });
   await s.api("/api/admin/i18n/profiles", { body: { name: "probe-id", locale: "fr" } });

@@ -13,7 +13,7 @@ const Conditions = t.Array(ConditionSchema, {
 const Attribute = t.String({ description: "The context attribute matched against `ids` (default user_id)" });
 const Ids = t.Array(t.String({ minLength: 1, maxLength: ID_CHARS_MAX }), {
   maxItems: IDS_MAX,
-  description: `Unit ids (text, at most ${ID_CHARS_MAX} characters each, at most ${IDS_MAX}; duplicates are dropped). A unit whose attribute is listed is in the segment. The whole body must fit the server's body limit (1 MiB by default: about 100,000 ids of 8 characters).`,
+  description: `Unit ids (text, at most ${ID_CHARS_MAX} characters each, at most ${IDS_MAX}; duplicates are dropped). A unit whose attribute is listed is in the segment. The whole body must fit the server's body limit (1 MiB: 100,000 ids of up to 7 characters; longer ids fit fewer, about 27,000 UUIDs).`,
 });
 
 const EXAMPLE = {
