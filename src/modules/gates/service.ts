@@ -286,9 +286,19 @@ export class GatesService {
     const graph = await this.publishedRules(q, projectId, env);
     const names = new Set<string>();
     for (const its of graph.values()) for (const ref of referencedSegments(its)) names.add(ref.name);
-    const costs = await this.ctx.services.segments.costs(q, projectId, [...names]);
-    costs.set(segment, cost);
+    const before = await this.ctx.services.segments.costs(q, projectId, [...names]);
+    const costs = new Map(before).set(segment, cost);
+    const within = (gate: string, rules: GateRule[], with_: Map<string, number>) => {
+      try {
+        withSegmentCosts(with_, () => checkRolloutCost(gate, rules, graph));
+        return true;
+      } catch {
+        return false;
+      }
+    };
     for (const [gate, rules] of graph) {
+      // A gate over the bound before the change (published before the bound existed) does not block it.
+      if (!within(gate, rules, before)) continue;
       try {
         withSegmentCosts(costs, () => checkRolloutCost(gate, rules, graph));
       } catch (err) {
