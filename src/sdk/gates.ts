@@ -270,7 +270,7 @@ type Evaluation = {
 
 type CompiledSegment = { attribute: string; ids: Set<string> | null; conditions: GateCondition[] };
 
-function segmentOf(name: string, ev: Evaluation): CompiledSegment | null {
+function compiledSegment(name: string, ev: Evaluation): CompiledSegment | null {
   let compiled = ev.segments.get(name);
   if (compiled === undefined) {
     const s = ev.options.segment?.(name);
@@ -283,7 +283,7 @@ function segmentOf(name: string, ev: Evaluation): CompiledSegment | null {
 /** Whether the context is in the named segment: its id listed (one Set lookup), or the segment's conditions all holding. */
 function inSegment(name: string, context: EvaluationContext, ev: Evaluation): boolean {
   if (ev.inSegment) return false;
-  const s = segmentOf(name, ev);
+  const s = compiledSegment(name, ev);
   if (!s) return false;
   if (s.ids) {
     const actual = Object.prototype.hasOwnProperty.call(context, s.attribute) ? context[s.attribute] : undefined;
@@ -419,7 +419,7 @@ function conditionOutcome(c: GateCondition, context: EvaluationContext, ev: Eval
   if (c.op === "in_segment" || c.op === "not_in_segment") {
     const name = String(c.value);
     const inIt = c.op === "in_segment" ? value : !value;
-    return result(segmentOf(name, ev) ? `${inIt ? "in" : "not in"} segment ${name}` : `segment ${name} does not exist (not in it)`);
+    return result(compiledSegment(name, ev) ? `${inIt ? "in" : "not in"} segment ${name}` : `segment ${name} does not exist (not in it)`);
   }
   if (!has) return result(missing);
   if (typeof actual === "string" && actual.length > ATTRIBUTE_TEXT_MAX && c.op !== "exists" && c.op !== "not_exists") {

@@ -21,7 +21,7 @@ export type Snapshot = {
   experiments: Record<string, unknown>;
   translations: Record<string, unknown>;
   rollouts: Record<string, unknown>;
-  /** The segments the env's published gate rules name, each once (src/modules/segments). */
+  /** The segments the env's published gate rules name, each once (src/modules/segments); absent when they name none. */
   segments?: Record<string, unknown>;
 };
 
@@ -293,8 +293,13 @@ export class SnapshotService {
         experiments: part("experiments"),
         translations: part("translations"),
         rollouts: part("rollouts"),
-        segments: part("segments"),
       };
+      // Only when rules name one: a project without segments keeps the snapshot it had (and its bytes).
+      const segments = part("segments");
+      for (const _ in segments) {
+        snapshot.segments = segments;
+        break;
+      }
     }
     return snapshot!;
   }
