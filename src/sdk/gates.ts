@@ -485,10 +485,13 @@ function ruleDecision(gate: Gate, rule: GateRule, index: number, context: Evalua
   return { value: bucket < rule.passPercentage / 100, ruleIndex: index, bucket, reason: "SPLIT" };
 }
 
+/** What decidingRule reads of a rule: a gate's, a config's or a rollout's rules all have conditions. */
+export type ConditionedRule = { name?: string; conditions: GateCondition[] };
+
 /** The index of the first rule whose conditions all hold, or -1. */
-function decidingRule(gate: Gate, context: EvaluationContext, ev: Evaluation): number {
+function decidingRule(gate: { rules: readonly ConditionedRule[] }, context: EvaluationContext, ev: Evaluation, from = 0): number {
   const rules = gate.rules;
-  next: for (let i = 0; i < rules.length; i++) {
+  next: for (let i = from; i < rules.length; i++) {
     const conditions = rules[i]!.conditions;
     for (let j = 0; j < conditions.length; j++) if (!holds(conditions[j]!, context, ev)) continue next;
     return i;
@@ -533,7 +536,36 @@ export function createGateEvaluator(options: EvaluatorOptions) {
     }
     return { value: false, ruleIndex: null, bucket: null, reason: "DEFAULT", rules };
   };
+  /** Runs `fn` with this evaluator's state, or a fresh one when called re-entrantly. */
+  const within = <T>(fn: (ev: Evaluation) => T): T => {
+    if (ev.busy) return fn(evaluation(options, ev.regexes, ev.segments));
+    ev.busy = true;
+    try {
+      return fn(ev);
+    } finally {
+      reset(ev);
+    }
+  };
+  const outcomes = (rules: readonly ConditionedRule[], context: EvaluationContext, ev: Evaluation): RuleOutcome[] => {
+    const out: RuleOutcome[] = [];
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i]!;
+      const conditions = rule.conditions.map((c) => conditionOutcome(c, context, ev));
+      const holds = conditions.every((c) => c.holds);
+      out.push({ index: i, name: rule.name, holds, conditions });
+      if (holds) break;
+    }
+    return out;
+  };
   return {
+    /** The index of the first rule whose conditions all hold, or -1 (a config's rules: src/sdk/configs.ts decides what it serves). */
+    firstHolding(rules: readonly ConditionedRule[], context: EvaluationContext, from = 0): number {
+      return within((ev) => decidingRule({ rules }, context, ev, from));
+    },
+    /** Every rule up to the first that holds, with each condition's outcome and why (explain of a config). */
+    ruleOutcomes(rules: readonly ConditionedRule[], context: EvaluationContext): RuleOutcome[] {
+      return within((ev) => outcomes(rules, context, ev));
+    },
     evaluate(gate: Gate, context: EvaluationContext): GateDecision {
       // A call made during another (re-entrant, from a caller's regex engine or gate lookup) gets its own state.
       if (ev.busy) return decide(gate, context, evaluation(options, ev.regexes, ev.segments));

@@ -28,6 +28,7 @@
  */
 export type Env = "dev" | "staging" | "prod";
 
+import { type PublishedConfig, decideConfig } from "./configs";
 import { type CompiledRegex, type EvaluationContext, type Gate, type PublishedSegment, createGateEvaluator, withUserId } from "./gates";
 import { type TrackOptions, createOutbox } from "./events";
 import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "./experiments";
@@ -55,7 +56,8 @@ export type { EvaluationContext, Gate, GateCondition, GateDecision, GateExplanat
 export type Killswitch = { value: boolean; switches: Record<string, boolean>; version: number };
 /** A gate as published: its bucketing salt, its rules on this env, its version. */
 export type PublishedGate = Gate & { version: number };
-export type Config = { value: unknown; version: number };
+/** A config as published on one env: its default value, and its rules when it has any (src/sdk/configs.ts). */
+export type Config = PublishedConfig;
 
 /** What the server publishes for one env (`GET /api/sdk/v1/snapshot`). */
 export type Snapshot = {
@@ -177,7 +179,9 @@ export type Client = {
    */
   getConfig<T>(name: string, defaultValue: T): T;
   /**
-   * With a context: the same, except for a unit a running experiment assigns
+   * With a context: what the config's rules serve this context (the first
+   * rule that holds: its value, or its split's value for the unit; none
+   * holding: the published default value), except for a unit a running experiment assigns
    * to a variant that overrides this config (`override: {kind: "config"}`):
    * the override's value (same kind rule). A unit in any variant of such an
    * experiment gets its exposure logged. While a guarded rollout of the
@@ -446,11 +450,12 @@ export function createClient(options: ClientOptions): Client {
           if (reportContexts) outbox.noteContext(context);
           override = overrideOf(snapshot, overriding, "config", name, context);
         }
-        // An experiment's variant wins over a rollout of the same config, as it does for gates.
+        // An experiment's variant wins over a rollout of the same config, as it does for gates; both over the config's own rules.
         if (override) value = override.value;
         else {
           const rolled = rolloutOf(snapshot, "configs", name, context);
           if (rolled?.rolled && rolled.rollout.kind === "config") value = rolled.rollout.value;
+          else if (config.rules && config.rules.length > 0) value = decideConfig(config, withUserId(context), evaluatorFor(snapshot)).value;
         }
       }
       if (defaultValue !== null && defaultValue !== undefined && kindOf(value) !== kindOf(defaultValue)) return defaultValue;

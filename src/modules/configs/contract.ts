@@ -1,5 +1,8 @@
 import { t } from "elysia";
 import { BodyObject, Integer, QueryObject } from "../../lib/http";
+import { ConditionSchema } from "../gates/contract";
+import { CONDITIONS_MAX } from "../gates/types";
+import { CONFIG_RULES_MAX, SPLIT_VALUES_MAX } from "./rules";
 import { ACTIVITY_MAX_LIMIT, DESCRIPTION_MAX, HISTORY_MAX_LIMIT, NAME_MAX } from "./service";
 
 export const EnvSchema = t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]);
@@ -56,9 +59,102 @@ export const PatchConfigBody = BodyObject(
   },
 );
 
+// Which of value/split a rule has, weights summing to 100 and every value fitting the schema: the service checks (naming the field).
+const SplitEntrySchema = t.Object(
+  {
+    value: JsonValue("Served to this share of the units; checked against the schema"),
+    weight: t.Integer({ minimum: 0, maximum: 100, description: "Share of 100; a split's weights sum to 100" }),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigRuleSchema = t.Object(
+  {
+    name: t.Optional(t.String({ maxLength: 100, description: "Shown in explanations and as the variant (OFREP); no '/'" })),
+    conditions: t.Array(ConditionSchema, { maxItems: CONDITIONS_MAX, description: "All must hold (the gate operators, in_segment included); empty holds for everyone" }),
+    value: t.Optional(JsonValue("Served when the conditions hold (a rule has `value` or `split`)")),
+    split: t.Optional(
+      t.Array(SplitEntrySchema, {
+        minItems: 1,
+        maxItems: SPLIT_VALUES_MAX,
+        description: "Values with weights, bucketed on `unit` by a stable hash: growing a weight only moves units into that value. A context without the unit passes the rule over.",
+      }),
+    ),
+    unit: t.Optional(t.String({ description: "With split: the context attribute that identifies the unit; default user_id" })),
+  },
+  { additionalProperties: false },
+);
+
+const ConfigRules = t.Array(ConfigRuleSchema, {
+  maxItems: CONFIG_RULES_MAX,
+  description: "In order: the first rule whose conditions hold serves its value or split; none holding serves the default `value`",
+});
+
+const EXAMPLE_RULES = [
+  { name: "staff", conditions: [{ attr: "email", op: "ends_with", value: "@acme.com" }], value: { enabled: true, message: "Staff preview: free shipping on everything" } },
+  { name: "beta", conditions: [{ attr: "user_id", op: "in_segment", value: "beta-testers" }], split: [{ value: { enabled: true, message: "Free shipping over €40" }, weight: 50 }, { value: { enabled: true, message: "Free shipping over €30" }, weight: 50 }] },
+];
+
 export const SaveDraftBody = BodyObject(
-  { env: EnvSchema, value: JsonValue("Validated against the current schema; nothing is published") },
-  { examples: [{ env: "prod", value: { enabled: true, message: "Free shipping on orders over €40" } }] },
+  {
+    env: EnvSchema,
+    value: JsonValue("The default value (served when no rule holds); validated against the current schema; nothing is published"),
+    rules: t.Optional(ConfigRules),
+  },
+  {
+    examples: [
+      { env: "prod", value: { enabled: true, message: "Free shipping on orders over €40" } },
+      { env: "prod", value: { enabled: false }, rules: EXAMPLE_RULES },
+    ],
+  },
+);
+
+export const ExplainConfigBody = BodyObject(
+  {
+    env: t.Optional(EnvSchema),
+    context: t.Record(t.String(), t.Unknown(), { description: "The evaluation context, as an SDK or OFREP client sends it (at most 64 KiB of JSON)" }),
+    draft: t.Optional(t.Boolean({ description: "Evaluate the env's draft (value and rules) instead of what is published: a preview before publishing" })),
+  },
+  { examples: [{ env: "prod", context: { user_id: "u-1001", email: "ada@acme.com" } }, { env: "prod", context: { user_id: "u-42" }, draft: true }] },
+);
+
+const ConditionOutcome = t.Object({ attr: t.String(), op: t.String(), holds: t.Boolean(), why: t.String() });
+
+export const ConfigExplanationSchema = t.Object(
+  {
+    config: t.String(),
+    env: EnvSchema,
+    version: Integer({ description: "The published version (with draft: the one the draft would follow)" }),
+    draft: t.Boolean(),
+    value: t.Unknown({ description: "What this context is served" }),
+    variant: t.String({ description: "`default`, the deciding rule's name (else rule-N), or `<rule>/<M>` for the M-th value of its split" }),
+    reason: t.Union([t.Literal("TARGETING_MATCH"), t.Literal("SPLIT"), t.Literal("DEFAULT")]),
+    ruleIndex: t.Union([Integer(), t.Null()], { description: "The rule that decided (0-based); null when none did" }),
+    bucket: t.Union([t.Number(), t.Null()], { description: "The unit's bucket in [0, 1) when a split decided" }),
+    rules: t.Array(t.Object({ index: Integer(), name: t.Optional(t.String()), holds: t.Boolean(), conditions: t.Array(ConditionOutcome) }), {
+      description: "Every rule up to the deciding one, with each condition's outcome and why",
+    }),
+  },
+  {
+    title: "ConfigExplanation",
+    examples: [
+      {
+        config: "checkout-banner",
+        env: "prod",
+        version: 4,
+        draft: false,
+        value: { enabled: true, message: "Free shipping over €30" },
+        variant: "beta/2",
+        reason: "SPLIT",
+        ruleIndex: 1,
+        bucket: 0.7312,
+        rules: [
+          { index: 0, name: "staff", holds: false, conditions: [{ attr: "email", op: "ends_with", holds: false, why: 'email is "ada@example.org"' }] },
+          { index: 1, name: "beta", holds: true, conditions: [{ attr: "user_id", op: "in_segment", holds: true, why: "in segment beta-testers" }] },
+        ],
+      },
+    ],
+  },
 );
 
 export const CheckValueBody = BodyObject(
@@ -93,8 +189,13 @@ export const HistoryQuery = QueryObject({
   limit: t.Optional(t.String({ description: `Integer, 1 to ${HISTORY_MAX_LIMIT}; default 100` })),
 });
 
-const EnvValueSchema = t.Object({ value: t.Unknown(), version: Integer(), updatedAt: t.String() });
-const DraftValueSchema = t.Object({ value: t.Unknown(), baseVersion: Integer(), updatedAt: t.String() });
+const EnvValueSchema = t.Object({ value: t.Unknown({ description: "The default value" }), rules: ConfigRules, version: Integer(), updatedAt: t.String() });
+const DraftValueSchema = t.Object({
+  value: t.Unknown(),
+  rules: t.Optional(t.Array(ConfigRuleSchema, { description: "The env's next rules; absent: publishing keeps the published rules" })),
+  baseVersion: Integer(),
+  updatedAt: t.String(),
+});
 
 export const ConfigSchema = t.Object(
   {
@@ -116,7 +217,7 @@ export const IdOnlySchema = t.Object({ id: t.String() });
 export const DraftSavedSchema = t.Object({ id: t.String(), env: EnvSchema, baseVersion: Integer(), updatedAt: t.String() });
 
 export const DraftSchema = t.Object(
-  { id: t.String(), env: EnvSchema, value: t.Unknown(), baseVersion: Integer(), updatedAt: t.String() },
+  { id: t.String(), env: EnvSchema, value: t.Unknown(), rules: t.Optional(t.Array(ConfigRuleSchema)), baseVersion: Integer(), updatedAt: t.String() },
   { title: "ConfigDraft" },
 );
 
@@ -140,6 +241,7 @@ export const HistoryEntrySchema = t.Object(
     env: EnvSchema,
     version: Integer(),
     value: t.Unknown(),
+    rules: ConfigRules,
     actorEmail: t.String(),
     actorType: t.String(),
     createdAt: t.String(),

@@ -135,4 +135,20 @@ CREATE INDEX config_activity_by_config ON config_activity(project_id, config_id,
     sqlite: `ALTER TABLE configs ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 1;`,
     postgres: `ALTER TABLE configs ADD COLUMN change_seq integer NOT NULL DEFAULT 1;`,
   },
+  {
+    // Targeted configs (issue 29): each env's rules beside its value, in the live row, every version and
+    // the draft. A draft's NULL rules keep the rules published when it is published (a draft saved
+    // without rules, as every draft before rules existed, changes only the value).
+    name: "config_rules",
+    sqlite: `
+ALTER TABLE config_values ADD COLUMN rules TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE config_versions ADD COLUMN rules TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE config_drafts ADD COLUMN rules TEXT;
+`,
+    postgres: `
+ALTER TABLE config_values ADD COLUMN rules text NOT NULL DEFAULT '[]';
+ALTER TABLE config_versions ADD COLUMN rules text NOT NULL DEFAULT '[]';
+ALTER TABLE config_drafts ADD COLUMN rules text;
+`,
+  },
 ];

@@ -20,6 +20,8 @@ import {
   PatchConfigBody,
   CheckValueBody,
   CheckValueResultSchema,
+  ConfigExplanationSchema,
+  ExplainConfigBody,
   PublishBody,
   PublishedSchema,
   RollbackBody,
@@ -120,7 +122,7 @@ export function configRoutes(ctx: AppContext) {
     )
     .put(
       "/:id/drafts",
-      async ({ principal, params, body }) => await configs.saveDraft(principal.projectId, params.id, body.env, body.value, principal.actor),
+      async ({ principal, params, body }) => await configs.saveDraft(principal.projectId, params.id, body.env, body.value, principal.actor, body.rules),
       {
         admin: PROJECT_REQUIRED,
         jsonObjectBody: true,
@@ -131,7 +133,7 @@ export function configRoutes(ctx: AppContext) {
           tag: TAG,
           auth: "admin+project",
           errors: [404],
-          description: `Validated against the current schema and stored with \`baseVersion\`, the env's published version it forks from. Overwrites that env's draft. Publishes nothing. ${VALUE_LIMITS}`,
+          description: `Validated against the current schema and stored with \`baseVersion\`, the env's published version it forks from. Overwrites that env's draft. Publishes nothing. With \`rules\`, the draft holds the env's next rules too (publish promotes value and rules together; every value a rule serves is checked against the schema; the segments and gates they name must exist); without, publishing keeps the env's rules. ${VALUE_LIMITS}`,
           response: { 200: DraftSavedSchema },
         }),
       },
@@ -171,6 +173,23 @@ export function configRoutes(ctx: AppContext) {
         errors: [404],
         description: `What the dashboard's editor calls as you type: the same validator as saving a draft. A value that does not match is a 200 with \`valid: false\` and the problems; a check that cannot run (a stored schema too costly to check against, or a check over its time budget) is VALIDATION. ${VALUE_LIMITS}`,
         response: { 200: CheckValueResultSchema },
+      }),
+    })
+    .post("/:id/explain", async ({ principal, params, body }) => await configs.explain(principal.projectId, params.id, body.env ?? "prod", body.context, body.draft ?? false), {
+      // Evaluates and stores nothing: reading is enough.
+      admin: "read",
+      jsonObjectBody: true,
+      params: IdParam,
+      body: ExplainConfigBody,
+      ...describe({
+        summary: "Explain what a config serves a context",
+        tag: TAG,
+        auth: "admin",
+        errors: [404],
+        description:
+          "The value the config serves this context on the env (default prod), its variant and reason (TARGETING_MATCH: a rule's value; SPLIT: a split's value, with the unit's bucket; DEFAULT: no rule decided), and for each rule up to the deciding one the conditions and why. The same evaluator as the SDK and OFREP. `draft: true` previews the env's draft (NOT_FOUND without one). " +
+          "A context over 64 KiB of JSON is VALIDATION (`context: …`).",
+        response: { 200: ConfigExplanationSchema },
       }),
     })
     .post(

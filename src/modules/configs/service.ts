@@ -6,7 +6,12 @@ import { ApiError, alreadyExists, notFound, unavailable, validation } from "../.
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
-import type { Tx } from "../../lib/store";
+import type { Queryable, Tx } from "../../lib/store";
+import { compileRegex } from "../../lib/re2";
+import { type ConfigExplanation, type ConfigRule, type PublishedConfig, explainConfig } from "../../sdk/configs";
+import { CONTEXT_BYTES_MAX, type EvaluationContext, type PublishedSegment, contextBytes, createGateEvaluator } from "../../sdk/gates";
+import { referencedSegments } from "../gates/rules";
+import { asGateRules, checkConfigRules, publicRules, ruleValues, withRanges } from "./rules";
 import { checkLimit, checkResourceName } from "../../lib/validate";
 import { Versioned } from "../../lib/versioned";
 import { checkValueBounds, prepareSchema, rootDefault } from "./json-schema";
@@ -16,6 +21,7 @@ import {
   type ValueRow,
   type VersionRow,
   bumpChangeSeq,
+  parseRules,
   byEnvName,
   deleteDraft,
   findDraft,
@@ -97,7 +103,7 @@ const versioned = new Versioned<ConfigRow>({
   live: "config_values",
   versions: "config_versions",
   ref: "config_id",
-  content: ["value"],
+  content: ["value", "rules"],
   notFound: (idOrName) => notFound(`No config ${idOrName} in this project`),
   historyLimit: { default: HISTORY_DEFAULT_LIMIT, max: HISTORY_MAX_LIMIT },
 });
@@ -127,12 +133,95 @@ export class ConfigsService {
    * `configs` section. The map has no prototype, so a lookup by a key from a
    * request (`constructor`, `__proto__`) finds only real configs.
    */
-  async publishedForEnv(projectId: string, env: Env): Promise<Record<string, { value: unknown; version: number }>> {
-    const out: Record<string, { value: unknown; version: number }> = Object.create(null);
-    for (const r of await versioned.published<{ value: string }>(this.ctx.store, projectId, env)) {
-      out[r.name] = { value: JSON.parse(r.value) as unknown, version: r.version };
+  async publishedForEnv(projectId: string, env: Env): Promise<Record<string, PublishedConfig>> {
+    const out: Record<string, PublishedConfig> = Object.create(null);
+    for (const r of await versioned.published<{ value: string; rules: string }>(this.ctx.store, projectId, env)) {
+      const config: PublishedConfig = { value: JSON.parse(r.value) as unknown, version: r.version };
+      // Only a config with rules adds `rules` and `salt` (its name: GrowthBook seeds by the feature key too), so other snapshots keep their bytes.
+      if (r.rules !== "[]") {
+        config.rules = parseRules(r.rules);
+        config.salt = r.name;
+      }
+      out[r.name] = config;
     }
     return out;
+  }
+
+  /** The segments an env's published config rules name (the snapshot carries each once). */
+  async segmentsUsed(q: Queryable, projectId: string, env: Env): Promise<Set<string>> {
+    const names = new Set<string>();
+    for (const r of await versioned.published<{ rules: string }>(q, projectId, env)) {
+      if (r.rules === "[]") continue;
+      for (const ref of referencedSegments(asGateRules(parseRules(r.rules)))) names.add(ref.name);
+    }
+    return names;
+  }
+
+  /** Where a segment is used by configs: each as `config NAME (env)`, and the envs whose published rules name it. */
+  async segmentUses(q: Queryable, projectId: string, segment: string): Promise<{ configs: string[]; envs: Env[] }> {
+    const configs: string[] = [];
+    const envs: Env[] = [];
+    for (const env of ENVS) {
+      let used = false;
+      for (const r of await versioned.published<{ rules: string }>(q, projectId, env)) {
+        if (r.rules === "[]") continue;
+        if (referencedSegments(asGateRules(parseRules(r.rules))).some((ref) => ref.name === segment)) {
+          configs.push(`config ${r.name} (${env})`);
+          used = true;
+        }
+      }
+      if (used) envs.push(env);
+    }
+    return { configs, envs };
+  }
+
+  /** Each env's published rules of the project's configs that name `segment` (a segment edit re-prices them). */
+  async rulesNaming(q: Queryable, projectId: string, env: Env, segment: string): Promise<{ name: string; rules: ConfigRule[] }[]> {
+    const out: { name: string; rules: ConfigRule[] }[] = [];
+    for (const r of await versioned.published<{ rules: string }>(q, projectId, env)) {
+      if (r.rules === "[]") continue;
+      const rules = parseRules(r.rules);
+      if (referencedSegments(asGateRules(rules)).some((ref) => ref.name === segment)) out.push({ name: r.name, rules });
+    }
+    return out;
+  }
+
+  /**
+   * What the config serves a context on an env, and why: its published rules, or its draft's with
+   * `draft` (the dashboard's preview of "who gets what" before publishing).
+   */
+  async explain(projectId: string, idOrName: string, env: Env, context: EvaluationContext, draft = false): Promise<ConfigExplanation & { config: string; env: Env; version: number; draft: boolean }> {
+    const bytes = contextBytes(context);
+    if (bytes > CONTEXT_BYTES_MAX) throw validation("The evaluation context is too large", `context: ${bytes} bytes of JSON; at most ${CONTEXT_BYTES_MAX} (64 KiB)`);
+    const { store } = this.ctx;
+    const row = await versioned.resolve(store, projectId, idOrName);
+    const live = await versioned.current<{ value: string; rules: string }>(store, row.id, env);
+    let rules = parseRules(live.rules);
+    let value = JSON.parse(live.value) as unknown;
+    if (draft) {
+      const d = await findDraft(store, row.id, env);
+      if (!d) throw noDraft(row.name, env);
+      value = JSON.parse(d.value) as unknown;
+      if (d.rules !== null) rules = withRanges(rules, parseRules(d.rules));
+    }
+    const gates = await this.ctx.services.gates.publishedForEnv(projectId, env);
+    const segments: Record<string, PublishedSegment> = await this.ctx.services.segments.publishedForEnv(projectId, env);
+    const evaluator = createGateEvaluator({
+      compileRegex,
+      gate: (name) => (Object.hasOwn(gates, name) ? (gates[name] as never) : undefined),
+      segment: (name) => (Object.hasOwn(segments, name) ? segments[name] : undefined),
+    });
+    const explained = explainConfig({ value, version: live.version, rules, salt: row.name }, context, evaluator);
+    return { config: row.name, env, version: live.version, draft, ...explained, rules: explained.rules };
+  }
+
+  /**
+   * The checks of rules about to be saved or published on an env beyond their shape: the segments and
+   * gates they name exist, and one evaluation stays within the bound (the gates' cost model).
+   */
+  private async checkRuleReferences(q: Queryable, projectId: string, env: Env, name: string, rules: ConfigRule[]): Promise<void> {
+    if (rules.length === 0) return;
+    await this.ctx.services.gates.checkConfigRules(q, projectId, env, `Config ${name}`, asGateRules(rules));
   }
 
   /**
@@ -167,7 +256,7 @@ export class ConfigsService {
         const id = newId("cfg");
         const now = nowIso();
         await insertConfig(tx, { id, projectId, name: input.name, description, schema: compiled.json, schemaHash: compiled.hash, now });
-        await versioned.publishFirst(tx, { projectId, id, content: { value: json }, actor, now });
+        await versioned.publishFirst(tx, { projectId, id, content: { value: json, rules: "[]" }, actor, now });
         await this.record(tx, projectId, { id, name: input.name }, ACTIONS.create, actor, { name: input.name, version: 1 }, now);
         return id;
       });
@@ -245,8 +334,13 @@ export class ConfigsService {
           const { store } = this.ctx;
           for (const stored of byEnvName(await versioned.live<ValueRow>(store, row.id))) {
             if (!next.has(stored.env)) values.push({ value: JSON.parse(stored.value), label: stored.env });
+            // Every value a rule can serve must fit the new schema too (issue 29).
+            values.push(...ruleValues(parseRules(stored.rules), `${stored.env} rules`));
           }
-          for (const draft of await listDrafts(store, row.id)) values.push({ value: JSON.parse(draft.value), label: `draft ${draft.env}` });
+          for (const draft of await listDrafts(store, row.id)) {
+            values.push({ value: JSON.parse(draft.value), label: `draft ${draft.env}` });
+            if (draft.rules !== null) values.push(...ruleValues(parseRules(draft.rules), `draft ${draft.env} rules`));
+          }
           // Checked (and compiled) even with no value to check: a schema that cannot be used is refused.
           const problems = await this.checker.check({ key: null, schema: newSchema.json, hash: newSchema.hash, values });
           failIfProblems("A value or draft does not match the new schema", problems);
@@ -264,7 +358,9 @@ export class ConfigsService {
         await touchConfig(tx, row.id, now);
         const versions: Partial<Record<Env, number>> = {};
         for (const [env, { json }] of next) {
-          versions[env] = await versioned.publish(tx, { projectId, id: row.id, env, content: { value: json }, actor, now });
+          // A new default value keeps the env's rules.
+          const { rules } = await versioned.current<{ rules: string }>(tx, row.id, env);
+          versions[env] = await versioned.publish(tx, { projectId, id: row.id, env, content: { value: json, rules }, actor, now });
         }
         const payload: Record<string, unknown> = { versions };
         if (schemaChanged) payload.schemaChanged = true;
@@ -307,25 +403,37 @@ export class ConfigsService {
     this.checker.forget(id);
   }
 
-  /** Stores (or overwrites) the env's draft, forked from the env's current version. Publishes nothing. */
+  /**
+   * Stores (or overwrites) the env's draft, forked from the env's current version. Publishes nothing.
+   * With `rules`, the draft holds the env's next rules too (every value they serve checked against the
+   * schema, the segments and gates they name checked to exist); without, publishing keeps the env's rules.
+   */
   async saveDraft(
     projectId: string,
     idOrName: string,
     env: Env,
     value: unknown,
     actor: Actor,
+    rawRules?: unknown,
   ): Promise<{ id: string; env: Env; baseVersion: number; updatedAt: string }> {
     const json = valueJson(value, "value");
+    const rules = rawRules === undefined ? null : checkConfigRules(rawRules);
+    const rulesJson = rules === null ? null : rulesText(rules);
     return this.validatedWrite(
       projectId,
       idOrName,
-      async (row) => failIfProblems("value does not match the schema", await this.problems(row, [{ value, label: "value" }])),
+      async (row) => {
+        failIfProblems("value does not match the schema", await this.problems(row, [{ value, label: "value" }, ...ruleValues(rules ?? [])]));
+        await this.checkRuleReferences(this.ctx.store, projectId, env, row.name, rules ?? []);
+      },
       async (tx, row) => {
         const baseVersion = (await versioned.current(tx, row.id, env)).version;
         const now = nowIso();
-        await upsertDraft(tx, { configId: row.id, env, value: json, baseVersion, actorEmail: actor.email, updatedAt: now });
+        await upsertDraft(tx, { configId: row.id, env, value: json, rules: rulesJson, baseVersion, actorEmail: actor.email, updatedAt: now });
         await bumpChangeSeq(tx, row.id);
-        await this.record(tx, projectId, row, ACTIONS.draftSave, actor, { env, baseVersion }, now);
+        const payload: Record<string, unknown> = { env, baseVersion };
+        if (rules !== null) payload.rules = rules.length;
+        await this.record(tx, projectId, row, ACTIONS.draftSave, actor, payload, now);
         return { id: row.id, env, baseVersion, updatedAt: now };
       },
     );
@@ -389,16 +497,24 @@ export class ConfigsService {
         const draft = await findDraft(this.ctx.store, row.id, env);
         if (!draft) throw noDraft(row.name, env);
         draftValue = JSON.parse(draft.value) as unknown;
-        failIfProblems("The draft no longer matches the config's schema; save a new draft", await this.problems(row, [{ value: draftValue, label: `draft ${env}` }]));
+        const rules = draft.rules === null ? [] : parseRules(draft.rules);
+        failIfProblems("The draft no longer matches the config's schema; save a new draft", await this.problems(row, [{ value: draftValue, label: `draft ${env}` }, ...ruleValues(rules, `draft ${env} rules`)]));
       },
       async (tx, row) => {
         const draft = await findDraft(tx, row.id, env);
         if (!draft) throw noDraft(row.name, env);
         const now = nowIso();
-        const version = await versioned.publish(tx, { projectId, id: row.id, env, content: { value: draft.value }, actor, now });
+        const live = await versioned.current<{ rules: string }>(tx, row.id, env);
+        const before = parseRules(live.rules);
+        // The rules go out with the value; a split keeps the buckets its values had (rules.ts withRanges).
+        const next = draft.rules === null ? before : withRanges(before, parseRules(draft.rules));
+        if (draft.rules !== null) await this.checkPublishedReferences(tx, projectId, env, row.name, next);
+        const version = await versioned.publish(tx, { projectId, id: row.id, env, content: { value: draft.value, rules: rulesText(next) }, actor, now });
         await deleteDraft(tx, row.id, env);
         await touchConfig(tx, row.id, now);
-        await this.record(tx, projectId, row, ACTIONS.publish, actor, { env, version }, now);
+        const payload: Record<string, unknown> = { env, version };
+        if (draft.rules !== null) payload.rules = { before: before.length, after: next.length };
+        await this.record(tx, projectId, row, ACTIONS.publish, actor, payload, now);
         await emitEvent(tx, { projectId, type: "config.published", payload: { configId: row.id, name: row.name, action: ACTIONS.publish, versions: { [env]: version }, actor: actor.email } });
         return { id: row.id, env, version, value: draftValue };
       },
@@ -416,21 +532,25 @@ export class ConfigsService {
   async rollback(projectId: string, idOrName: string, input: { env: Env; version: number }, actor: Actor): Promise<{ id: string; env: Env; version: number; value: unknown }> {
     const { env, version: target } = input;
     let json = "";
+    let rulesJson = "[]";
     let value: unknown;
     return this.validatedWrite(
       projectId,
       idOrName,
       async (row) => {
         // Published versions never change: what is read here is what the commit publishes.
-        const found = await versioned.version<{ value: string }>(this.ctx.store, row.id, env, target);
+        const found = await versioned.version<{ value: string; rules: string }>(this.ctx.store, row.id, env, target);
         if (!found) throw notFound(`Config ${row.name} has no version ${target} on ${env}`, `version: 1 to the current version of ${env} (GET /api/admin/configs/{id}/history?env=${env} lists them)`);
         json = found.value;
+        rulesJson = found.rules;
         value = JSON.parse(json) as unknown;
-        failIfProblems(`The value of version ${target} does not match the config's current schema`, await this.problems(row, [{ value, label: `version ${target}` }]));
+        failIfProblems(`The value of version ${target} does not match the config's current schema`, await this.problems(row, [{ value, label: `version ${target}` }, ...ruleValues(parseRules(rulesJson), `version ${target} rules`)]));
       },
       async (tx, row) => {
         const now = nowIso();
-        const version = await versioned.publish(tx, { projectId, id: row.id, env, content: { value: json }, actor, now });
+        // Rules and their buckets come back as they were, so every unit gets what it got then; the segments they name must still exist.
+        await this.checkPublishedReferences(tx, projectId, env, row.name, parseRules(rulesJson));
+        const version = await versioned.publish(tx, { projectId, id: row.id, env, content: { value: json, rules: rulesJson }, actor, now });
         await touchConfig(tx, row.id, now);
         await insertActivity(tx, { id: newId("act"), projectId, configId: row.id, action: ACTIONS.publish, actorEmail: actor.email, actorType: actor.type, payload: { env, version, rollbackOf: target }, createdAt: now });
         await recordAudit(tx, { projectId, action: AUDIT_ONLY_ACTIONS.rollback, subjectId: row.id, subjectName: row.name, env, actor, detail: { env, version, from: target } });
@@ -461,6 +581,7 @@ export class ConfigsService {
       env: r.env,
       version: r.version,
       value: JSON.parse(r.value) as unknown,
+      rules: publicRules(parseRules(r.rules)),
       actorEmail: r.actor_email,
       actorType: r.actor_type,
       createdAt: r.created_at,
@@ -526,6 +647,16 @@ export class ConfigsService {
     }
   }
 
+  /**
+   * checkRuleReferences inside a publishing transaction, under the segments' lock of the project (what a
+   * segment's delete takes), so no segment the rules name goes away before the publish commits.
+   */
+  private async checkPublishedReferences(tx: Tx, projectId: string, env: Env, name: string, rules: ConfigRule[]): Promise<void> {
+    if (rules.length === 0) return;
+    await this.ctx.services.segments.lockForReference(tx, projectId);
+    await this.checkRuleReferences(tx, projectId, env, name, rules);
+  }
+
   /** The problems of values against the config's stored schema, checked in the schema worker. */
   private problems(row: ConfigRow, values: SchemaCheck["values"]): Promise<string[]> {
     return this.checker.check({ key: row.id, schema: row.schema, hash: row.schema_hash, values });
@@ -550,6 +681,11 @@ export class ConfigsService {
     const env = typeof payload.env === "string" ? payload.env : null;
     await recordAudit(tx, { projectId, action, subjectId: config.id, subjectName: config.name, env, actor, detail: payload });
   }
+}
+
+/** Stored rules: `[]` when none, so that `publishedForEnv` tells a rule-less config by its text alone. */
+function rulesText(rules: ConfigRule[]): string {
+  return rules.length === 0 ? "[]" : JSON.stringify(rules);
 }
 
 function noDraft(name: string, env: Env) {

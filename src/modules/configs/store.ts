@@ -1,6 +1,8 @@
 import { ENVS, type Env } from "../../lib/envs";
 import type { Queryable } from "../../lib/store";
 import { byText } from "../../lib/versioned";
+import type { ConfigRule } from "../../sdk/configs";
+import { publicRules } from "./rules";
 import type { ActivityRow, Config, Draft, DraftValue, EnvValue } from "./types";
 
 // The configs module's own queries: the entity row, drafts and the activity log. Published values
@@ -17,11 +19,12 @@ export type ConfigRow = {
   created_at: string;
   updated_at: string;
 };
-export type ValueRow = { config_id: string; env: Env; value: string; version: number; updated_at: string };
-export type VersionRow = { env: Env; version: number; value: string; actor_email: string; actor_type: string; created_at: string };
-export type DraftRow = { config_id: string; env: Env; value: string; base_version: number; updated_at: string };
+export type ValueRow = { config_id: string; env: Env; value: string; rules: string; version: number; updated_at: string };
+export type VersionRow = { env: Env; version: number; value: string; rules: string; actor_email: string; actor_type: string; created_at: string };
+/** `rules` null: the draft keeps the rules published when it is published. */
+export type DraftRow = { config_id: string; env: Env; value: string; rules: string | null; base_version: number; updated_at: string };
 
-const DRAFT_COLUMNS = "config_id, env, value, base_version, updated_at";
+const DRAFT_COLUMNS = "config_id, env, value, rules, base_version, updated_at";
 
 /** The entity row; its values follow through `versioned.publishFirst` in the same transaction. */
 export async function insertConfig(
@@ -63,7 +66,7 @@ export async function bumpChangeSeq(q: Queryable, configId: string): Promise<voi
 /** Every draft of the project's configs (for lists). */
 export function listDraftsOfProject(q: Queryable, projectId: string): Promise<DraftRow[]> {
   return q.all<DraftRow>(
-    "SELECT d.config_id, d.env, d.value, d.base_version, d.updated_at FROM config_drafts d JOIN configs c ON c.id = d.config_id WHERE c.project_id = ?",
+    "SELECT d.config_id, d.env, d.value, d.rules, d.base_version, d.updated_at FROM config_drafts d JOIN configs c ON c.id = d.config_id WHERE c.project_id = ?",
     projectId,
   );
 }
@@ -80,17 +83,18 @@ export function findDraft(q: Queryable, configId: string, env: Env): Promise<Dra
 /** Stores or overwrites the env's draft. */
 export async function upsertDraft(
   q: Queryable,
-  draft: { configId: string; env: Env; value: string; baseVersion: number; actorEmail: string; updatedAt: string },
+  draft: { configId: string; env: Env; value: string; rules: string | null; baseVersion: number; actorEmail: string; updatedAt: string },
 ): Promise<void> {
   await q.run(
-    `INSERT INTO config_drafts (config_id, env, value, base_version, actor_email, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-     ON CONFLICT (config_id, env) DO UPDATE SET value = ?3, base_version = ?4, actor_email = ?5, updated_at = ?6`,
+    `INSERT INTO config_drafts (config_id, env, value, rules, base_version, actor_email, updated_at) VALUES (?1, ?2, ?3, ?7, ?4, ?5, ?6)
+     ON CONFLICT (config_id, env) DO UPDATE SET value = ?3, rules = ?7, base_version = ?4, actor_email = ?5, updated_at = ?6`,
     draft.configId,
     draft.env,
     draft.value,
     draft.baseVersion,
     draft.actorEmail,
     draft.updatedAt,
+    draft.rules,
   );
 }
 
@@ -160,20 +164,31 @@ export function byEnvName<R extends { env: Env }>(rows: R[]): R[] {
   return rows.sort((a, b) => byText(a.env, b.env));
 }
 
+/** Stored rules (JSON text) as the API shows them: without a split's buckets. */
+export function parseRules(text: string): ConfigRule[] {
+  const parsed: unknown = JSON.parse(text);
+  return Array.isArray(parsed) ? (parsed as ConfigRule[]) : [];
+}
+
 export function toDraft(d: DraftRow): Draft {
-  return { id: d.config_id, env: d.env, value: JSON.parse(d.value) as unknown, baseVersion: d.base_version, updatedAt: d.updated_at };
+  const draft: Draft = { id: d.config_id, env: d.env, value: JSON.parse(d.value) as unknown, baseVersion: d.base_version, updatedAt: d.updated_at };
+  if (d.rules !== null) draft.rules = publicRules(parseRules(d.rules));
+  return draft;
 }
 
 export function toConfig(row: ConfigRow, values: ValueRow[], drafts: DraftRow[]): Config {
   const envs = {} as Record<Env, EnvValue>;
   for (const env of ENVS) {
     const v = values.find((x) => x.env === env)!;
-    envs[env] = { value: JSON.parse(v.value) as unknown, version: v.version, updatedAt: v.updated_at };
+    envs[env] = { value: JSON.parse(v.value) as unknown, rules: publicRules(parseRules(v.rules)), version: v.version, updatedAt: v.updated_at };
   }
   const byEnv: Partial<Record<Env, DraftValue>> = {};
   for (const env of ENVS) {
     const d = drafts.find((x) => x.env === env);
-    if (d) byEnv[env] = { value: JSON.parse(d.value) as unknown, baseVersion: d.base_version, updatedAt: d.updated_at };
+    if (d) {
+      byEnv[env] = { value: JSON.parse(d.value) as unknown, baseVersion: d.base_version, updatedAt: d.updated_at };
+      if (d.rules !== null) byEnv[env].rules = publicRules(parseRules(d.rules));
+    }
   }
   return {
     id: row.id,

@@ -1,4 +1,5 @@
 import type { Env } from "../../lib/envs";
+import type { ConfigRule } from "../../sdk/configs";
 
 // The configs module's limits, shapes and action names: what its routes, store, CLI and dashboard share.
 
@@ -14,8 +15,10 @@ export const HISTORY_MAX_LIMIT = 1000;
 /** Who made a change, as recorded on activity rows and published versions. */
 export type Actor = { email: string; type: string };
 
-export type EnvValue = { value: unknown; version: number; updatedAt: string };
-export type DraftValue = { value: unknown; baseVersion: number; updatedAt: string };
+/** An env's published state: the default value and the rules before it (issue 29; empty: everyone gets the value). */
+export type EnvValue = { value: unknown; rules: ConfigRule[]; version: number; updatedAt: string };
+/** `rules` absent: publishing keeps the env's published rules. */
+export type DraftValue = { value: unknown; rules?: ConfigRule[]; baseVersion: number; updatedAt: string };
 export type Draft = DraftValue & { id: string; env: Env };
 
 export type Config = {
@@ -52,7 +55,7 @@ export type ActivityRow = {
   createdAt: string;
 };
 
-export type HistoryEntry = { env: Env; version: number; value: unknown; actorEmail: string; actorType: string; createdAt: string };
+export type HistoryEntry = { env: Env; version: number; value: unknown; rules: ConfigRule[]; actorEmail: string; actorType: string; createdAt: string };
 
 export const ACTIONS = {
   create: "config.create",

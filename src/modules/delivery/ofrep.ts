@@ -4,6 +4,7 @@ import type { Logger } from "../../lib/log";
 import { LruCache } from "../../lib/lru";
 import { compileRegex } from "../../lib/re2";
 import { type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "../../sdk/experiments";
+import { type PublishedConfig, decideConfig } from "../../sdk/configs";
 import { CONTEXT_BYTES_MAX, type Gate, type GateDecision, type PublishedSegment, contextBytes, createGateEvaluator, withUserId } from "../../sdk/gates";
 import type { PublishedUniverse } from "../../sdk/universes";
 import { type PublishedRollout, type RolloutIndex, indexRollouts, rolledGate, rolloutFor } from "../../sdk/rollouts";
@@ -185,12 +186,15 @@ function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context:
   return { key, value: decision.value, reason: decision.reason, variant: decision.value ? "on" : "off", metadata: { version: gate.version } };
 }
 
-function configFlag(snapshot: Snapshot, key: string, config: { value: unknown; version: number }, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {
+function configFlag(snapshot: Snapshot, key: string, config: PublishedConfig, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {
   const override = overrideOf(snapshot, "config", key, context, exposures);
   if (override) return { key, value: override.value, reason: "SPLIT", metadata: { version: config.version } };
   const rolled = rolloutOf(snapshot, "configs", key, context, exposures);
   if (rolled?.rolled && rolled.rollout.kind === "config") return { key, value: rolled.rollout.value, reason: "SPLIT", metadata: { version: config.version } };
-  return { key, value: config.value, reason: "STATIC", metadata: { version: config.version } };
+  // A config without rules is one value for everyone (STATIC); with rules, the evaluator says which and why (issue 29).
+  if (!config.rules || config.rules.length === 0) return { key, value: config.value, reason: "STATIC", metadata: { version: config.version } };
+  const decision = decideConfig(config, withUserId(context), evaluatorOf(snapshot));
+  return { key, value: decision.value, reason: decision.reason, variant: decision.variant, metadata: { version: config.version } };
 }
 
 function experimentFlag(snapshot: Snapshot, key: string, experiment: PublishedExperiment, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {
@@ -256,6 +260,7 @@ export function answersPerContext(snapshot: Snapshot): boolean {
   for (const _ in snapshot.gates) return true;
   for (const _ in snapshot.experiments ?? {}) return true;
   for (const _ in snapshot.rollouts ?? {}) return true;
+  for (const name in snapshot.configs) if (snapshot.configs[name]!.rules) return true;
   return false;
 }
 

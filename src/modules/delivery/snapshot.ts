@@ -5,7 +5,8 @@ import { REVISIONS_CHANNEL, allRevisions, currentRevision, decodeRevisionChange 
 import { RESYNC } from "../../lib/store";
 
 export type PublishedKillswitch = { value: boolean; switches: Record<string, boolean>; version: number };
-export type PublishedConfig = { value: unknown; version: number };
+export type { PublishedConfig } from "../../sdk/configs";
+import type { PublishedConfig } from "../../sdk/configs";
 
 /** What `GET /api/sdk/v1/snapshot` answers: everything published on one env of one project. */
 export type Snapshot = {

@@ -273,6 +273,32 @@ export class GatesService {
     checkRolloutCost(name, rules, await this.publishedRules(q, projectId, env));
   }
 
+  /**
+   * A config's rules on an env (issue 29), whose conditions are gate conditions: the gates and segments
+   * they name must exist, and one evaluation stays within the bound, priced over the env's published
+   * gates as a rollout's rules are. `label` names the config in messages.
+   */
+  async checkConfigRules(q: Queryable, projectId: string, env: Env, label: string, rules: GateRule[]): Promise<void> {
+    const graph = await this.publishedRules(q, projectId, env);
+    for (const ref of referencedGates(rules)) {
+      if (!graph.has(ref.name)) throw validation(`Gate ${ref.name} not found`, `${ref.field}: no gate named ${ref.name} in this project`);
+    }
+    const names = new Set<string>();
+    for (const its of graph.values()) for (const ref of referencedSegments(its)) names.add(ref.name);
+    for (const ref of referencedSegments(rules)) names.add(ref.name);
+    const costs = await this.ctx.services.segments.costs(q, projectId, [...names]);
+    for (const ref of referencedSegments(rules)) {
+      if (!costs.has(ref.name)) throw validation(`Segment ${ref.name} not found`, `${ref.field}: no segment named ${ref.name} in this project`);
+    }
+    try {
+      withSegmentCosts(costs, () => checkRolloutCost(label, rules, graph));
+    } catch (err) {
+      // The gates' words name a gate; these rules are a config's.
+      if (err instanceof ApiError && err.code === "VALIDATION") throw validation(err.message.replace(/^Gate /, ""), err.detail);
+      throw err;
+    }
+  }
+
   /** The project's gates lock: segment writes take it first (as every publish does), so no publish starts naming a segment being changed or deleted. */
   lockProject(tx: Tx, projectId: string): Promise<void> {
     return versioned.lockProject(tx, projectId);

@@ -151,6 +151,7 @@ export class SegmentsService {
   async publishedForEnv(projectId: string, env: Env): Promise<Record<string, PublishedSegment>> {
     const out: Record<string, PublishedSegment> = Object.create(null);
     const used = await this.ctx.services.gates.segmentsUsed(this.ctx.store, projectId, env);
+    for (const name of await this.ctx.services.configs.segmentsUsed(this.ctx.store, projectId, env)) used.add(name);
     for (const name of [...used].sort()) {
       const row = await segmentByName(this.ctx.store, projectId, name);
       if (!row) continue;
@@ -223,14 +224,17 @@ export class SegmentsService {
         };
         const fields = (["name", "description", "attribute", "conditions", "ids"] as const).filter((f) => next[f] !== row[f]);
         if (fields.length === 0) return toSegment(row);
-        const uses = await this.ctx.services.gates.segmentUses(tx, projectId, row.name);
+        const uses = await this.usesOf(tx, projectId, row.name);
         if (next.name !== row.name) {
           if (uses.gates.length > 0) throw validation(`Segment ${row.name} is used by ${uses.gates.join(", ")}; it cannot be renamed`, `name: rules name segment ${row.name} (${uses.gates.join(", ")}); change them first`);
           if (await segmentByName(tx, projectId, next.name)) throw duplicateName(next.name);
         }
         // The gates naming it were priced with its old conditions: a costlier set must keep them within the bound.
         if (conditions !== undefined && costOf(conditions) > costOf(parseConditions(row.conditions))) {
-          for (const env of uses.envs) await this.ctx.services.gates.checkSegmentChange(tx, projectId, env, row.name, costOf(conditions));
+          for (const env of uses.envs) {
+            await this.ctx.services.gates.checkSegmentChange(tx, projectId, env, row.name, costOf(conditions));
+            await this.checkConfigsWith(tx, projectId, env, row.name, costOf(conditions));
+          }
         }
         next.updated_at = nowIso();
         await updateSegment(tx, next);
@@ -252,14 +256,42 @@ export class SegmentsService {
     await this.ctx.store.write(async (tx) => {
       await this.lock(tx, projectId);
       const row = await this.find(tx, projectId, idOrName);
-      const uses = await this.ctx.services.gates.segmentUses(tx, projectId, row.name);
+      const uses = await this.usesOf(tx, projectId, row.name);
       if (uses.gates.length > 0) {
         const names = uses.gates.join(", ");
-        throw new ApiError("ALREADY_EXISTS", `Segment ${row.name} is used by gate${uses.gates.length > 1 ? "s" : ""} ${names}; remove it from their rules first`, `id: named by in_segment/not_in_segment in the rules of ${names}`);
+        const gates = uses.gates.filter((u) => !u.startsWith("config "));
+        const kind = gates.length === uses.gates.length ? `gate${gates.length > 1 ? "s" : ""} ` : "";
+        throw new ApiError("ALREADY_EXISTS", `Segment ${row.name} is used by ${kind}${names}; remove it from their rules first`, `id: named by in_segment/not_in_segment in the rules of ${names}`);
       }
       await deleteSegment(tx, row.id);
       await recordAudit(tx, { projectId, action: ACTIONS.delete, subjectId: row.id, subjectName: row.name, actor, detail: { ids: Number(row.id_count) } });
     });
+  }
+
+  /**
+   * Where the segment is used: gates as `name (env)`, configs as `config name (env)` (in `gates`, the
+   * list every message names), and the envs whose published rules name it.
+   */
+  private async usesOf(q: Queryable, projectId: string, name: string): Promise<{ gates: string[]; envs: Env[] }> {
+    const gates = await this.ctx.services.gates.segmentUses(q, projectId, name);
+    const configs = await this.ctx.services.configs.segmentUses(q, projectId, name);
+    const envs = new Set<Env>([...gates.envs, ...configs.envs]);
+    return { gates: [...gates.gates, ...configs.configs], envs: (["dev", "staging", "prod"] as Env[]).filter((e) => envs.has(e)) };
+  }
+
+  /** A segment change (its conditions now costing `cost`) must keep every config rule naming it on the env within the bound. */
+  private async checkConfigsWith(tx: Tx, projectId: string, env: Env, segment: string, cost: number): Promise<void> {
+    const costs = new Map([[segment, cost]]);
+    for (const { name, rules } of await this.ctx.services.configs.rulesNaming(tx, projectId, env, segment)) {
+      let total = 0;
+      for (const r of rules) for (const c of r.conditions) total += c.op === "in_segment" || c.op === "not_in_segment" ? 1 + (costs.get(String(c.value)) ?? 0) : conditionCost(c);
+      if (total > EVALUATION_COST_MAX) throw validation(`Config ${name} names this segment and would cost too much to evaluate`, `conditions: config ${name} (${env}) would go over the evaluation bound with these conditions (${total} units; at most ${EVALUATION_COST_MAX})`);
+    }
+  }
+
+  /** Taken by a publish that names segments (configs' rules), so none of them is deleted before it commits. */
+  lockForReference(tx: Tx, projectId: string): Promise<void> {
+    return tx.lock(lockScope(projectId));
   }
 
   private async lock(tx: Tx, projectId: string): Promise<void> {
