@@ -122,7 +122,7 @@ export function explainConfig(config: PublishedConfig, context: EvaluationContex
   for (let from = 0; from < rules.length; ) {
     const shown = matcher.ruleOutcomes(rules.slice(from), context).map((o) => ({ ...o, index: o.index + from }));
     outcomes.push(...shown);
-    const last = shown.at(-1);
+    const last = shown[shown.length - 1];
     if (!last || !last.holds || last.index === decision.ruleIndex) break;
     from = last.index + 1;
   }
