@@ -58,6 +58,42 @@ describe("mapping", () => {
     expect(compare(snapshot, 10_000, (r) => ({ ...(r() < 0.95 ? { user_id: unit(r) } : {}), ...(r() < 0.3 ? { plan: "pro" } : {}) }))).toEqual([]);
   });
 
+  test("targeted configs: value rules and splits (the server's bucket ranges, cut by publishes) place every unit as svc does; no unit skips the split", () => {
+    const snapshot = base({
+      gates: { pro: { salt: "s-pro", version: 1, rules: [{ conditions: [{ attr: "plan", op: "eq", value: "pro" }], passPercentage: 100 }] } },
+      configs: {
+        greeting: { value: "Hello", version: 3, salt: "greeting", rules: [{ name: "fr", conditions: [{ attr: "country", op: "eq", value: "FR" }], value: "Bonjour" }] },
+        layout: {
+          value: "a",
+          version: 5,
+          salt: "layout",
+          rules: [
+            { conditions: [{ attr: "user_id", op: "passes_gate", value: "pro" }], value: "pro" },
+            {
+              name: "test",
+              conditions: [{ attr: "country", op: "neq", value: "US" }],
+              unit: "device_id",
+              split: [
+                { value: "a", weight: 35, ranges: [[0, 3000], [8000, 8500]] },
+                { value: "b", weight: 25, ranges: [[3000, 5500]] },
+                { value: "c", weight: 40, ranges: [[5500, 8000], [8500, 10000]] },
+              ],
+            },
+            { conditions: [], split: [{ value: "x", weight: 50 }, { value: "y", weight: 50 }] },
+          ],
+        },
+      },
+    });
+    expect(mapSnapshot(snapshot).unmapped).toEqual([]);
+    const mismatches = compare(snapshot, 10_000, (r) => ({
+      ...(r() < 0.9 ? { user_id: unit(r) } : {}),
+      ...(r() < 0.8 ? { device_id: unit(r) } : {}),
+      ...(r() < 0.3 ? { plan: "pro" } : {}),
+      country: r() < 0.3 ? "FR" : r() < 0.5 ? "US" : "DE",
+    }));
+    expect(mismatches).toEqual([]);
+  });
+
   test("a gate a killswitch shadows is read by passes_gate through its own-rules feature", () => {
     const snapshot = base({
       killswitches: { dup: { value: true, switches: {}, version: 1 } },

@@ -5,6 +5,7 @@
  * which answers the same paths from its copy of the snapshot. The table of what maps to what, and what
  * cannot be mapped, is in docs/sdk.md ("GrowthBook SDKs").
  */
+import { BUCKETS, type PublishedConfig, splitRanges } from "../../sdk/configs";
 import { type Gate, type GateRule, bucketOf } from "../../sdk/gates";
 import { type ExperimentVariant, type NamedExperiment, type PublishedExperiment, indexOverrides } from "../../sdk/experiments";
 import { type PublishedRollout, indexRollouts } from "../../sdk/rollouts";
@@ -265,8 +266,46 @@ class Mapper {
         const { rollout } = found;
         rules.push({ force: rollout.value, range: [0, boundary((bucket) => !(bucket * 100 < rollout.percent))], seed: rollout.salt, hashAttribute: "user_id", hashVersion: 2 });
       }
+      const own = this.configRules(config);
+      if (typeof own === "string") this.unmapped.push({ feature: name, construct: own, served: "the default value to every unit its rules would decide" });
+      else rules.push(...own);
       this.features[name] = rules.length > 0 ? { defaultValue: config.value, rules } : { defaultValue: config.value };
     }
+  }
+
+  /**
+   * A config's own rules (issue 29): a value rule is a force rule under its conditions; a split is one
+   * force rule per bucket range of each value (the server's ranges, seeded by the config's salt, hash v2),
+   * so GrowthBook places every unit where svc does, and skips the rule for a unit without the attribute
+   * as svc does. A rule GrowthBook cannot evaluate drops all of them (the default value, listed as unmapped).
+   */
+  private configRules(config: PublishedConfig): GbRule[] | string {
+    const out: GbRule[] = [];
+    for (const rule of config.rules ?? []) {
+      const conditions: GbCondition[] = [];
+      const parents: GbParentCondition[] = [];
+      for (const c of rule.conditions) {
+        const m = mapCondition(c, this.gateKey);
+        if ("unmappable" in m) return m.unmappable;
+        if ("condition" in m) conditions.push(m.condition);
+        if ("parent" in m) parents.push(m.parent);
+      }
+      const base: GbRule = {};
+      const condition = allOf(conditions);
+      if (condition) base.condition = condition;
+      if (parents.length > 0) base.parentConditions = parents;
+      if (!rule.split) {
+        out.push({ ...base, force: rule.value ?? null });
+        continue;
+      }
+      const ranges = splitRanges(rule.split);
+      rule.split.forEach((entry, j) => {
+        for (const [start, end] of ranges[j]!) {
+          out.push({ ...base, force: entry.value ?? null, range: [start / BUCKETS, end / BUCKETS], seed: config.salt ?? "", hashAttribute: rule.unit ?? "user_id", hashVersion: 2 });
+        }
+      });
+    }
+    return out;
   }
 
   private addExperiments(): void {
