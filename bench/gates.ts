@@ -7,6 +7,7 @@
  */
 import jStat from "jstat";
 import { compileRegex } from "../src/lib/re2";
+import { type ConfigRule, type PublishedConfig, decideConfig } from "../src/sdk/configs";
 import { type PublishedExperiment, assignVariant } from "../src/sdk/experiments";
 import { type EvaluationContext, type Gate, bucketOf, createGateEvaluator } from "../src/sdk/gates";
 import { mkdtempSync } from "node:fs";
@@ -112,10 +113,12 @@ export async function runGates(settings: Settings): Promise<{ rows: Row[]; figur
   const chi2 = counts.reduce((sum, c) => sum + (c - expected) ** 2 / expected, 0);
   const p = 1 - jStat.chisquare.cdf(chi2, 99);
 
+  const targeted = targetedConfigs(contexts);
+
   const row = (name: string, ns: number): Row => ({ name, p50Ms: Math.round(ns) / 1e6, p99Ms: Number.NaN });
   const ofrep = await ofrepLoad(settings);
   return {
-    rows: [row("empty call (baseline), per call", baseline), row("gate, 1 rule, per evaluation", one), row("gate, 10 rules (all tried), per evaluation", ten), row("experiment assignment (holdout, allocation, 2 variants), per unit", assignment), ...ofrep],
+    rows: [row("empty call (baseline), per call", baseline), row("gate, 1 rule, per evaluation", one), row("gate, 10 rules (all tried), per evaluation", ten), row("experiment assignment (holdout, allocation, 2 variants), per unit", assignment), row("gate, 20 rules (all tried), per evaluation", targeted.gate), row("config, 20 rules, the last in a 100,000-id segment with a 3-way split, per evaluation", targeted.config), ...ofrep],
     figures: {
       "OFREP single gate req/s": ofrep[1]!.requestsPerSec ?? 0,
       "OFREP vs bare": (ofrep[1]!.requestsPerSec ?? 0) / (ofrep[0]!.requestsPerSec ?? 1),
@@ -123,8 +126,44 @@ export async function runGates(settings: Settings): Promise<{ rows: Row[]; figur
       "gate 10 rules ns": ten,
       "experiment assignment ns": assignment,
       "empty call ns": baseline,
+      "gate 20 rules ns": targeted.gate,
+      "config 20 rules + 100k-id segment ns": targeted.config,
+      // Issue 29 target: at most 2 (the same 20 rules as a plain gate, the last one an eq instead of the segment).
+      "config 20 rules + segment vs plain gate 20 rules": targeted.config / targeted.gate,
       "bucketing chi2 (99 df, 1M ids)": chi2,
       "bucketing chi2 p": p,
     },
+  };
+}
+
+/**
+ * Issue 29: a config with 20 rules whose last names a segment of 100,000 ids and serves a 3-way split,
+ * against a plain gate with the same 20 rules (the last an `eq`), in the same run. The contexts fall
+ * through to the last rule, so every rule is tried; half the units are in the segment.
+ */
+function targetedConfigs(contexts: EvaluationContext[]): { gate: number; config: number } {
+  const ids = Array.from({ length: 100_000 }, (_, i) => `user-${i * 2}`);
+  const evaluator = createGateEvaluator({ compileRegex, segment: (name) => (name === "big" ? { attribute: "user_id", ids } : undefined) });
+  const conditions = (i: number) =>
+    i % 3 === 0
+      ? [{ attr: "plan", op: "eq" as const, value: `plan-${i}` }]
+      : i % 3 === 1
+        ? [{ attr: "country", op: "in" as const, value: ["us", "ca", `x${i}`] }]
+        : [{ attr: "app_version", op: "semver_lt" as const, value: "1.0.0" }];
+  const gate: Gate = {
+    salt: "bench-gate",
+    rules: [...Array.from({ length: 19 }, (_, i) => ({ conditions: conditions(i), passPercentage: 100 })), { conditions: [{ attr: "device", op: "eq", value: "phone" }], passPercentage: 50 }],
+  };
+  const rules: ConfigRule[] = [
+    ...Array.from({ length: 19 }, (_, i) => ({ conditions: conditions(i), value: { limit: i } })),
+    { conditions: [{ attr: "user_id", op: "in_segment", value: "big" }], split: [{ value: { limit: 100 }, weight: 50 }, { value: { limit: 200 }, weight: 30 }, { value: { limit: 300 }, weight: 20 }] },
+  ];
+  const config: PublishedConfig = { value: { limit: 10 }, version: 1, salt: "bench-config", rules };
+  const n = 250_000;
+  // Warm: the segment's Set is built on first use (once per snapshot), not per evaluation.
+  decideConfig(config, contexts[0]!, evaluator);
+  return {
+    gate: nsPerCall(n, (i) => evaluator.evaluate(gate, contexts[i & 1023]!).value),
+    config: nsPerCall(n, (i) => decideConfig(config, contexts[i & 1023]!, evaluator).value),
   };
 }

@@ -256,6 +256,33 @@ describe("segments in configs' rules", () => {
     expect(refused.body.error).toContain("vip-lounge (prod)");
   });
 
+  test("a publish naming a segment and the segment's delete, at once: exactly one wins, on every try", async () => {
+    expect((await createConfig({ name: "race-cfg", schema: { type: "integer" }, value: 0 })).status).toBe(201);
+    for (let i = 0; i < 8; i++) {
+      const segment = `race-seg-${i}`;
+      expect((await ts.api("/api/admin/segments", { body: { name: segment, ids: ["r-1"] } })).status).toBe(201);
+      expect((await saveDraft("race-cfg", { env: "staging", value: 0, rules: [{ conditions: [{ attr: "user_id", op: "in_segment", value: segment }], value: i + 1 }] })).status).toBe(200);
+      const [published, deleted] = await Promise.all([publish("race-cfg", "staging"), ts.api(`/api/admin/segments/${segment}`, { method: "DELETE" })]);
+      const stored = (await getConfig("race-cfg")).body.envs.staging;
+      const exists = (await ts.api(`/api/admin/segments/${segment}`)).status === 200;
+      if (published.status === 200) {
+        // The publish won: the segment is in use, so its delete was refused.
+        expect(deleted.status).toBe(409);
+        expect(exists).toBe(true);
+        expect(stored.rules[0].conditions[0].value).toBe(segment);
+        // Free it for the next round.
+        expect((await saveDraft("race-cfg", { env: "staging", value: 0, rules: [] })).status).toBe(200);
+        expect((await publish("race-cfg", "staging")).status).toBe(200);
+      } else {
+        expect(published.status).toBe(400);
+        expect(published.body.detail).toContain(`no segment named ${segment}`);
+        expect(deleted.status).toBe(204);
+        expect(exists).toBe(false);
+        expect((await ts.api("/api/admin/configs/race-cfg/drafts/staging", { method: "DELETE", headers: { "X-Project-Id": ts.projectId } })).status).toBe(204);
+      }
+    }
+  });
+
   test("a browser key's OFREP answers carry values, never a segment's members", async () => {
     const key = await ts.api("/api/admin/keys", { body: { type: "browser", env: "prod" } });
     expect(key.status).toBe(201);
