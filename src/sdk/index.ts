@@ -454,8 +454,10 @@ export function createClient(options: ClientOptions): Client {
         if (override) value = override.value;
         else {
           const rolled = rolloutOf(snapshot, "configs", name, context);
-          if (rolled?.rolled && rolled.rollout.kind === "config") value = rolled.rollout.value;
-          else if (config.rules && config.rules.length > 0) value = decideConfig(config, withUserId(context), evaluatorFor(snapshot)).value;
+          if (rolled?.rolled && rolled.rollout.kind === "config") {
+            const { rollout } = rolled;
+            value = rollout.rules ? decideConfig({ value: rollout.value, version: config.version, rules: rollout.rules, salt: config.salt ?? name }, withUserId(context), evaluatorFor(snapshot)).value : rollout.value;
+          } else if (config.rules && config.rules.length > 0) value = decideConfig(config, withUserId(context), evaluatorFor(snapshot)).value;
         }
       }
       if (defaultValue !== null && defaultValue !== undefined && kindOf(value) !== kindOf(defaultValue)) return defaultValue;

@@ -13,13 +13,14 @@
  * `$exposure:<rollout id>_<stage>` with `{variant: "new" | "old"}` per unit,
  * and the server compares the two groups on the rollout's watched metrics.
  */
+import type { ConfigRule } from "./configs";
 import { type GateRule, bucketOf } from "./gates";
 import { EXPOSURE_PREFIX, unitIdOf } from "./experiments";
 
 /** What the snapshot publishes per running rollout (`rollouts: {id: PublishedRollout}`). */
 export type PublishedRollout =
   | { kind: "gate"; name: string; salt: string; stage: number; percent: number; rules: GateRule[] }
-  | { kind: "config"; name: string; salt: string; stage: number; percent: number; value: unknown };
+  | { kind: "config"; name: string; salt: string; stage: number; percent: number; value: unknown; rules?: ConfigRule[] };
 
 /** The two groups of a stage. */
 export type RolloutArm = "new" | "old";

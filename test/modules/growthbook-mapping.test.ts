@@ -58,6 +58,30 @@ describe("mapping", () => {
     expect(compare(snapshot, 10_000, (r) => ({ ...(r() < 0.95 ? { user_id: unit(r) } : {}), ...(r() < 0.3 ? { plan: "pro" } : {}) }))).toEqual([]);
   });
 
+  test("a guarded rollout of a config's rules: units in the stage get the new rules (their splits included), the others the published rules", () => {
+    const snapshot = base({
+      configs: {
+        limits: { value: { n: 1 }, version: 2, salt: "limits", rules: [{ conditions: [{ attr: "plan", op: "eq", value: "pro" }], value: { n: 5 } }] },
+      },
+      rollouts: {
+        rol_c: {
+          kind: "config",
+          name: "limits",
+          salt: "r-lim",
+          stage: 1,
+          percent: 40,
+          value: { n: 2 },
+          rules: [
+            { conditions: [{ attr: "plan", op: "eq", value: "pro" }], value: { n: 9 } },
+            { conditions: [], split: [{ value: { n: 3 }, weight: 50, ranges: [[0, 5000]] }, { value: { n: 4 }, weight: 50, ranges: [[5000, 10000]] }] },
+          ],
+        },
+      },
+    });
+    expect(mapSnapshot(snapshot).unmapped).toEqual([]);
+    expect(compare(snapshot, 10_000, (r) => ({ ...(r() < 0.95 ? { user_id: unit(r) } : {}), ...(r() < 0.3 ? { plan: "pro" } : {}) }))).toEqual([]);
+  });
+
   test("targeted configs: value rules and splits (the server's bucket ranges, cut by publishes) place every unit as svc does; no unit skips the split", () => {
     const snapshot = base({
       gates: { pro: { salt: "s-pro", version: 1, rules: [{ conditions: [{ attr: "plan", op: "eq", value: "pro" }], passPercentage: 100 }] } },

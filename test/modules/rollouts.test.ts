@@ -93,6 +93,41 @@ describe("POST /api/admin/rollouts", () => {
     }
   });
 
+  test("a config's rollout of new rules (issue 29): units in the stage are served by them, completing publishes value and rules as one version", async () => {
+    const created = await ts.api("/api/admin/configs", { body: { name: "tiers", schema: { type: "integer" }, value: 1 } });
+    expect(created.status).toBe(201);
+    const rules = [
+      { name: "pro", conditions: [{ attr: "plan", op: "eq", value: "pro" }], value: 10 },
+      { name: "ab", conditions: [], split: [{ value: 2, weight: 50 }, { value: 3, weight: 50 }] },
+    ];
+    const bad = await api("", { body: { config: "tiers", env: "prod", rules: [{ conditions: [], value: "ten" }] } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toContain("rules[0].value");
+    const res = await api("", { body: { config: "tiers", env: "prod", rules, stages: [{ percent: 50, minutes: 10 }, { percent: 100, minutes: 0 }] } });
+    expect(res.status).toBe(201);
+    const published = (await snapshot()).rollouts[res.body.id];
+    expect(published).toMatchObject({ kind: "config", name: "tiers", percent: 50, value: 1, rules: [{ name: "pro", value: 10 }, { name: "ab" }] });
+    let rolledUnits = 0;
+    for (let i = 0; i < 40; i++) {
+      const user = `tier-user-${i}`;
+      const flag = await ts.api("/ofrep/v1/evaluate/flags/tiers", { body: { context: { targetingKey: user, plan: i % 4 === 0 ? "pro" : "free" } }, key: ts.serverKey });
+      if (!inRollout({ salt: published.salt, percent: 50 }, user)) {
+        expect(flag.body.value).toBe(1);
+        continue;
+      }
+      rolledUnits++;
+      if (i % 4 === 0) expect(flag.body.value).toBe(10);
+      else expect([2, 3]).toContain(flag.body.value);
+    }
+    expect(rolledUnits).toBeGreaterThan(5);
+    expect((await api(`/${res.body.id}/advance`, { method: "POST" })).status).toBe(200);
+    expect((await api(`/${res.body.id}/advance`, { method: "POST" })).body).toMatchObject({ status: "completed" });
+    const config = (await ts.api("/api/admin/configs/tiers")).body;
+    expect(config.envs.prod).toMatchObject({ value: 1, rules, version: 2 });
+    // The buckets the stage served are the ones published.
+    expect((await snapshot()).configs.tiers.rules[1].split).toEqual(published.rules[1].split);
+  });
+
   test("bad plans and references are refused, naming the field, and store nothing", async () => {
     const gate = await newGate();
     const count = async () => Number((await ts.store.one<{ n: number }>("SELECT COUNT(*) AS n FROM rollouts"))!.n);

@@ -440,6 +440,43 @@ export class ConfigsService {
   }
 
   /**
+   * A config's next rules on an env as a rollout of them serves and finally publishes them (issue 29):
+   * checked as a draft's (shape, every value against the schema, segments and gates named, the bound),
+   * each split given buckets that continue the published ones (rules.ts withRanges).
+   */
+  async rulesToPublish(projectId: string, idOrName: string, env: Env, raw: unknown): Promise<ConfigRule[]> {
+    const rules = checkConfigRules(raw);
+    const { store } = this.ctx;
+    const row = await versioned.resolve(store, projectId, idOrName);
+    failIfProblems("A rule's value does not match the config's schema", await this.problems(row, ruleValues(rules)));
+    await this.checkRuleReferences(store, projectId, env, row.name, rules);
+    const live = await versioned.current<{ rules: string }>(store, row.id, env);
+    return withRanges(parseRules(live.rules), rules);
+  }
+
+  /**
+   * Publishes a value and rules (their buckets already given, from rulesToPublish) as the env's next
+   * version: what a completed rollout of a config's rules leaves published. The env's draft stays.
+   */
+  async publishState(projectId: string, idOrName: string, env: Env, value: unknown, rules: ConfigRule[], actor: Actor): Promise<{ id: string; env: Env; version: number }> {
+    const json = valueJson(value, "value");
+    return this.validatedWrite(
+      projectId,
+      idOrName,
+      async (row) => failIfProblems("value does not match the schema", await this.problems(row, [{ value, label: "value" }, ...ruleValues(rules)])),
+      async (tx, row) => {
+        const now = nowIso();
+        await this.checkPublishedReferences(tx, projectId, env, row.name, rules);
+        const version = await versioned.publish(tx, { projectId, id: row.id, env, content: { value: json, rules: rulesText(rules) }, actor, now });
+        await touchConfig(tx, row.id, now);
+        await this.record(tx, projectId, row, ACTIONS.publish, actor, { env, version, rules: rules.length }, now);
+        await emitEvent(tx, { projectId, type: "config.published", payload: { configId: row.id, name: row.name, action: ACTIONS.publish, versions: { [env]: version }, actor: actor.email } });
+        return { id: row.id, env, version };
+      },
+    );
+  }
+
+  /**
    * Checks a value against the config's current schema and the value limits,
    * storing nothing: the dashboard's editor asks as you type, so that the
    * browser never runs a second validator that could disagree with this one.

@@ -190,7 +190,12 @@ function configFlag(snapshot: Snapshot, key: string, config: PublishedConfig, co
   const override = overrideOf(snapshot, "config", key, context, exposures);
   if (override) return { key, value: override.value, reason: "SPLIT", metadata: { version: config.version } };
   const rolled = rolloutOf(snapshot, "configs", key, context, exposures);
-  if (rolled?.rolled && rolled.rollout.kind === "config") return { key, value: rolled.rollout.value, reason: "SPLIT", metadata: { version: config.version } };
+  if (rolled?.rolled && rolled.rollout.kind === "config") {
+    const { rollout } = rolled;
+    // A rollout of new rules: units in the stage are served by them (their own split buckets, the config's salt).
+    const value = rollout.rules ? decideConfig({ value: rollout.value, version: config.version, rules: rollout.rules, salt: config.salt ?? key }, withUserId(context), evaluatorOf(snapshot)).value : rollout.value;
+    return { key, value, reason: "SPLIT", metadata: { version: config.version } };
+  }
   // A config without rules is one value for everyone (STATIC); with rules, the evaluator says which and why (issue 29).
   if (!config.rules || config.rules.length === 0) return { key, value: config.value, reason: "STATIC", metadata: { version: config.version } };
   const decision = decideConfig(config, withUserId(context), evaluatorOf(snapshot));

@@ -264,7 +264,14 @@ class Mapper {
       const found = this.rollouts.configs.get(name);
       if (found && found.rollout.kind === "config") {
         const { rollout } = found;
-        rules.push({ force: rollout.value, range: [0, boundary((bucket) => !(bucket * 100 < rollout.percent))], seed: rollout.salt, hashAttribute: "user_id", hashVersion: 2 });
+        const end = boundary((bucket) => !(bucket * 100 < rollout.percent));
+        if (rollout.rules) {
+          // Units in the stage are served by the rollout's rules (then its default value), filtered on the stage's range.
+          const filters: GbFilter[] = [{ attribute: "user_id", seed: rollout.salt, hashVersion: 2, ranges: [[0, end]] }];
+          const rolled = this.configRules({ value: rollout.value, version: config.version, rules: rollout.rules, salt: config.salt ?? name }, filters);
+          if (typeof rolled === "string") this.unmapped.push({ feature: name, construct: rolled, served: "the published rules to every unit (the rollout's rules are not served)" });
+          else rules.push(...rolled, { force: rollout.value, filters });
+        } else rules.push({ force: rollout.value, range: [0, end], seed: rollout.salt, hashAttribute: "user_id", hashVersion: 2 });
       }
       const own = this.configRules(config);
       if (typeof own === "string") this.unmapped.push({ feature: name, construct: own, served: "the default value to every unit its rules would decide" });
@@ -279,7 +286,7 @@ class Mapper {
    * so GrowthBook places every unit where svc does, and skips the rule for a unit without the attribute
    * as svc does. A rule GrowthBook cannot evaluate drops all of them (the default value, listed as unmapped).
    */
-  private configRules(config: PublishedConfig): GbRule[] | string {
+  private configRules(config: PublishedConfig, filters?: GbFilter[]): GbRule[] | string {
     const out: GbRule[] = [];
     for (const rule of config.rules ?? []) {
       const conditions: GbCondition[] = [];
@@ -294,6 +301,7 @@ class Mapper {
       const condition = allOf(conditions);
       if (condition) base.condition = condition;
       if (parents.length > 0) base.parentConditions = parents;
+      if (filters) base.filters = filters;
       if (!rule.split) {
         out.push({ ...base, force: rule.value ?? null });
         continue;

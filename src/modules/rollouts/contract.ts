@@ -23,10 +23,15 @@ const WatchInputSchema = BodyObject({
 export const CreateRolloutBody = BodyObject(
   {
     gate: t.Optional(t.String({ minLength: 1, maxLength: 128, description: "The gate to roll out new rules of (name or id)" })),
-    config: t.Optional(t.String({ minLength: 1, maxLength: 128, description: "The config to roll out a new value of (name or id)" })),
+    config: t.Optional(t.String({ minLength: 1, maxLength: 128, description: "The config to roll out a new value, or new rules, of (name or id)" })),
     env: Env,
-    rules: t.Optional(t.Array(t.Unknown(), { maxItems: 100, description: "The gate's new rules (the shape of PUT /api/admin/gates/{id}/rules)" })),
-    value: t.Optional(t.Unknown({ description: "The config's new value (default: its draft on the env); checked against the schema" })),
+    rules: t.Optional(
+      t.Array(t.Unknown(), {
+        maxItems: 100,
+        description: "The gate's new rules (the shape of PUT /api/admin/gates/{id}/rules), or the config's new rules (the shape of PUT /api/admin/configs/{id}/drafts `rules`; default: its draft's rules on the env)",
+      }),
+    ),
+    value: t.Optional(t.Unknown({ description: "The config's new default value (default: its draft on the env, else the published one when rules are given); checked against the schema" })),
     stages: t.Optional(t.Array(StageSchema, { minItems: 1, maxItems: STAGES_MAX, description: `Growing percentages, the last 100. Default ${DEFAULT_STAGES.map((s) => `${s.percent} % (${s.minutes} min)`).join(", ")}` })),
     metrics: t.Optional(t.Array(WatchInputSchema, { maxItems: WATCH_MAX, description: "Metrics watched besides the error rate" })),
     errorTolerance: t.Optional(t.Number({ minimum: 0, maximum: TOLERANCE_MAX, description: "Rise of the error rate (tracked errors per unit) tolerated, relative; default 0" })),

@@ -10,7 +10,9 @@ import { emitEvent } from "../../lib/outbox";
 import type { OutboxEventType } from "../../lib/outbox-types";
 import { bumpRevision } from "../../lib/revisions";
 import type { Queryable, Tx } from "../../lib/store";
+import type { ConfigRule } from "../../sdk/configs";
 import type { GateRule } from "../../sdk/gates";
+import { publicRules } from "../configs/rules";
 import type { PublishedRollout } from "../../sdk/rollouts";
 import { checkDescription, checkEnv } from "../experiments/checks";
 import { checkRules } from "../gates/rules";
@@ -96,8 +98,9 @@ export class RolloutsService implements RolloutMoves {
     for (const row of await servingOnEnv(this.ctx.store, projectId, env)) {
       const stages = JSON.parse(row.stages) as Stage[];
       const base = { name: row.subject_name, salt: row.salt, stage: Number(row.stage), percent: stages[Number(row.stage)]!.percent };
-      const change = JSON.parse(row.change) as { rules?: GateRule[]; value?: unknown };
-      out[row.id] = row.kind === "gate" ? { kind: "gate", ...base, rules: change.rules ?? [] } : { kind: "config", ...base, value: change.value };
+      const change = JSON.parse(row.change) as { rules?: GateRule[]; value?: unknown; configRules?: ConfigRule[] };
+      const configRules = change.configRules;
+      out[row.id] = row.kind === "gate" ? { kind: "gate", ...base, rules: change.rules ?? [] } : { kind: "config", ...base, value: change.value, ...(configRules ? { rules: configRules } : {}) };
     }
     return out;
   }
@@ -147,8 +150,8 @@ export class RolloutsService implements RolloutMoves {
 
     let kind: "gate" | "config";
     let subject: { id: string; name: string };
-    let change: { rules?: GateRule[]; value?: unknown };
-    let previous: { rules?: GateRule[]; value?: unknown; version: number };
+    let change: { rules?: GateRule[]; value?: unknown; configRules?: ConfigRule[] };
+    let previous: { rules?: GateRule[]; value?: unknown; configRules?: ConfigRule[]; version: number };
     if (input.gate !== undefined) {
       if (input.value !== undefined) throw validation("A gate's rollout takes rules", "value: only with config (a gate rolls out new rules)");
       if (input.rules === undefined) throw validation("Say which rules to roll out", "rules: the gate's new rule list");
@@ -159,20 +162,24 @@ export class RolloutsService implements RolloutMoves {
       change = { rules };
       previous = { rules: gate.envs[env].rules, version: gate.envs[env].version };
     } else {
-      if (input.rules !== undefined) throw validation("A config's rollout takes a value", "rules: only with gate (a config rolls out a value)");
       const config = await this.ctx.services.configs.get(projectId, input.config!).catch(refNotFound("config", input.config!));
+      const draft = config.drafts[env];
       let value = input.value;
-      if (value === undefined) {
-        const draft = config.drafts[env];
-        if (!draft) throw validation(`Config ${config.name} has no draft on ${env}`, `value: give the new value, or save a draft on ${env} first`);
+      let rules = input.rules;
+      if (value === undefined && rules === undefined) {
+        if (!draft) throw validation(`Config ${config.name} has no draft on ${env}`, `value: give the new value (or rules), or save a draft on ${env} first`);
         value = draft.value;
+        rules = draft.rules;
       }
+      value ??= draft?.value ?? config.envs[env].value;
       const problems = await this.ctx.services.configs.valueProblems(projectId, config.id, value, "value");
       if (problems.length > 0) throw validation("The value does not match the config's schema", problems.slice(0, 5).join("; "));
       kind = "config";
       subject = { id: config.id, name: config.name };
       change = { value };
-      previous = { value: config.envs[env].value, version: config.envs[env].version };
+      // New rules (issue 29): checked as a draft's are, their splits given buckets continuing the published ones.
+      if (rules !== undefined) change.configRules = await this.ctx.services.configs.rulesToPublish(projectId, config.id, env, rules);
+      previous = { value: config.envs[env].value, configRules: config.envs[env].rules, version: config.envs[env].version };
     }
 
     const startsNow = startAt === null || Date.parse(startAt) <= nowMs;
@@ -367,7 +374,7 @@ export class RolloutsService implements RolloutMoves {
     if (!(await this.ctx.store.lease(`rollouts:complete:${claimed.id}`, 60_000))) throw validation(`Rollout ${claimed.id} is being completed by another server`, "status: completing");
     const row = await this.find(this.ctx.store, projectId, claimed.id);
     expectStatus(row, allowed, "it is not serving");
-    const change = JSON.parse(row.change) as { rules?: GateRule[]; value?: unknown };
+    const change = JSON.parse(row.change) as { rules?: GateRule[]; value?: unknown; configRules?: ConfigRule[] };
     const env = row.env as Env;
     const by = { email: actor.email, type: actor.type };
     if (row.kind === "gate") {
@@ -375,7 +382,12 @@ export class RolloutsService implements RolloutMoves {
       if (JSON.stringify(gate.envs[env].rules) !== JSON.stringify(change.rules)) await this.ctx.services.gates.setRules(projectId, row.subject_id, env, change.rules, by);
     } else {
       const config = await this.ctx.services.configs.get(projectId, row.subject_id);
-      if (JSON.stringify(config.envs[env].value) !== JSON.stringify(change.value)) await this.ctx.services.configs.patch(projectId, row.subject_id, { [env]: change.value }, by);
+      if (change.configRules) {
+        // Value and rules go out together as one version; the buckets the stage used are kept.
+        if (JSON.stringify(config.envs[env].value) !== JSON.stringify(change.value) || JSON.stringify(config.envs[env].rules) !== JSON.stringify(publicRules(change.configRules))) {
+          await this.ctx.services.configs.publishState(projectId, row.subject_id, env, change.value, change.configRules, by);
+        }
+      } else if (JSON.stringify(config.envs[env].value) !== JSON.stringify(change.value)) await this.ctx.services.configs.patch(projectId, row.subject_id, { [env]: change.value }, by);
     }
     return this.change(
       projectId,
