@@ -113,6 +113,12 @@ export function decideConfig(config: PublishedConfig, context: EvaluationContext
   return byDefault(config);
 }
 
+/** The name of the rule that decides the context (null: the default, or an unnamed rule): what an experiment on a config's rule asks. */
+export function decidedRuleName(config: PublishedConfig, context: EvaluationContext, matcher: RuleMatcher): string | null {
+  const d = decideConfig(config, context, matcher);
+  return d.ruleIndex === null ? null : (config.rules![d.ruleIndex]!.name ?? null);
+}
+
 /** The decision plus each rule up to the deciding one, every condition with its outcome and why. */
 export function explainConfig(config: PublishedConfig, context: EvaluationContext, matcher: RuleMatcher): ConfigExplanation {
   const decision = decideConfig(config, context, matcher);

@@ -18,9 +18,20 @@ import { type PublishedUniverse, type SegmentRange, type UnitType, inRange, segm
 /**
  * What a variant changes besides its own value: the config `name` reads
  * `value` (any JSON) for its units, or the gate `name` answers `value` (a
- * boolean) for them.
+ * boolean) for them. A config override with `rule` targets that rule of the
+ * config (by name): only units the config's published rules decide by it take
+ * part (and are exposed); the others get the config as published.
  */
-export type VariantOverride = { kind: "config"; name: string; value: unknown } | { kind: "gate"; name: string; value: boolean };
+export type VariantOverride = { kind: "config"; name: string; value: unknown; rule?: string } | { kind: "gate"; name: string; value: boolean };
+
+/** The config rule (by name) an experiment's overrides of config `name` target, if any. */
+function targetedRule(experiment: PublishedExperiment, name: string): string | undefined {
+  for (const v of experiment.variants) {
+    const o = v.override;
+    if (o && o.kind === "config" && o.name === name && typeof o.rule === "string") return o.rule;
+  }
+  return undefined;
+}
 
 export type ExperimentVariant = { key: string; weight: number; value: unknown; override?: VariantOverride };
 
@@ -179,8 +190,16 @@ export function overrideFor(
   name: string,
   assign: (experiment: PublishedExperiment) => UnitAssignment,
   exposed: (experimentId: string, unitId: string, variant: string) => void,
+  /** For a config: the name of the rule its published rules decide the unit by (null: none, or an unnamed one); asked only when an experiment targets a rule. */
+  decidedRule?: () => string | null,
 ): { value: unknown } | undefined {
+  let decided: string | null | undefined;
   for (const { experiment } of list) {
+    if (kind === "config") {
+      const rule = targetedRule(experiment, name);
+      // An experiment on a rule takes only the units that rule serves: the others never enter it.
+      if (rule !== undefined && rule !== (decided === undefined ? (decided = decidedRule ? decidedRule() : null) : decided)) continue;
+    }
     const a = assign(experiment);
     if (a.variant === null) continue;
     exposed(experiment.id, a.unitId, a.variant.key);

@@ -28,7 +28,7 @@
  */
 export type Env = "dev" | "staging" | "prod";
 
-import { type PublishedConfig, decideConfig } from "./configs";
+import { type PublishedConfig, decideConfig, decidedRuleName } from "./configs";
 import { type CompiledRegex, type EvaluationContext, type Gate, type PublishedSegment, createGateEvaluator, withUserId } from "./gates";
 import { type TrackOptions, createOutbox } from "./events";
 import { type NamedExperiment, type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "./experiments";
@@ -399,8 +399,8 @@ export function createClient(options: ClientOptions): Client {
     });
 
   /** What the experiments overriding `kind name` give this unit (see overrideFor), its exposure logged. */
-  const overrideOf = (snapshot: Snapshot, list: NamedExperiment[], kind: "gate" | "config", name: string, context: EvaluationContext) =>
-    overrideFor(list, kind, name, (experiment) => assign(snapshot, experiment, context), expose);
+  const overrideOf = (snapshot: Snapshot, list: NamedExperiment[], kind: "gate" | "config", name: string, context: EvaluationContext, decidedRule?: () => string | null) =>
+    overrideFor(list, kind, name, (experiment) => assign(snapshot, experiment, context), expose, decidedRule);
 
   feed.start();
 
@@ -448,7 +448,7 @@ export function createClient(options: ClientOptions): Client {
         let override: { value: unknown } | undefined;
         if (overriding) {
           if (reportContexts) outbox.noteContext(context);
-          override = overrideOf(snapshot, overriding, "config", name, context);
+          override = overrideOf(snapshot, overriding, "config", name, context, () => decidedRuleName(config, withUserId(context), evaluatorFor(snapshot)));
         }
         // An experiment's variant wins over a rollout of the same config, as it does for gates; both over the config's own rules.
         if (override) value = override.value;

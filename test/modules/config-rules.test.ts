@@ -219,6 +219,35 @@ describe("evaluation: OFREP through a real OpenFeature server SDK, the SDK, expl
   });
 });
 
+describe("experiments on a config's rule", () => {
+  test("the rule must exist by name on the experiment's env, the same in every variant; gates take none", async () => {
+    expect((await ts.api("/api/admin/universes", { body: { name: "rule-web" }, headers: { "X-Project-Id": ts.projectId } })).status).toBe(201);
+    expect((await createConfig({ name: "promo", schema: { type: "string" }, value: "none" })).status).toBe(201);
+    await publishRules("promo", "none", [{ name: "beta", conditions: [{ attr: "plan", op: "eq", value: "beta" }], value: "beta-promo" }]);
+    const experiment = (rule: unknown, other: unknown = rule) => ({
+      // `null`: the variant names no rule.
+      name: `promo-test-${Math.random().toString(36).slice(2, 8)}`,
+      universe: "rule-web",
+      allocation: [0, 1000],
+      variants: [
+        { key: "control", weight: 1, override: { kind: "config", name: "promo", value: "beta-promo", ...(rule === undefined ? {} : { rule }) } },
+        { key: "b", weight: 1, override: { kind: "config", name: "promo", value: "b-promo", ...(other === undefined || other === null ? {} : { rule: other }) } },
+      ],
+    });
+    const missing = await ts.api("/api/admin/experiments", { body: experiment("gamma") });
+    expect(missing.status).toBe(400);
+    expect(missing.body.detail).toContain("variants[0].override.rule: one of beta");
+    const mixed = await ts.api("/api/admin/experiments", { body: experiment("beta", null) });
+    expect(mixed.status).toBe(400);
+    expect(mixed.body.detail).toContain("same rule");
+    const gate = await ts.api("/api/admin/experiments", { body: { ...experiment(undefined), variants: [{ key: "a", weight: 1 }, { key: "b", weight: 1, override: { kind: "gate", name: "x", value: true, rule: "beta" } }] } });
+    expect(gate.status).toBe(400);
+    const ok = await ts.api("/api/admin/experiments", { body: experiment("beta") });
+    expect(ok.status).toBe(201);
+    expect(ok.body.variants[1].override).toEqual({ kind: "config", name: "promo", value: "b-promo", rule: "beta" });
+  });
+});
+
 describe("segments in configs' rules", () => {
   test("an edit of a segment used by two gates and a config publishes each env once, and a streaming SDK sees it", async () => {
     expect((await ts.api("/api/admin/segments", { body: { name: "vip", ids: ["v-1"] } })).status).toBe(201);

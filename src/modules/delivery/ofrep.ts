@@ -4,7 +4,7 @@ import type { Logger } from "../../lib/log";
 import { LruCache } from "../../lib/lru";
 import { compileRegex } from "../../lib/re2";
 import { type OverrideIndex, type PublishedExperiment, MAX_EXPOSURE_UNIT_ID, assignUnit, exposureEventName, indexOverrides, overrideFor } from "../../sdk/experiments";
-import { type PublishedConfig, decideConfig } from "../../sdk/configs";
+import { type PublishedConfig, decideConfig, decidedRuleName } from "../../sdk/configs";
 import { CONTEXT_BYTES_MAX, type Gate, type GateDecision, type PublishedSegment, contextBytes, createGateEvaluator, withUserId } from "../../sdk/gates";
 import type { PublishedUniverse } from "../../sdk/universes";
 import { type PublishedRollout, type RolloutIndex, indexRollouts, rolledGate, rolloutFor } from "../../sdk/rollouts";
@@ -154,11 +154,11 @@ function assign(snapshot: Snapshot, experiment: PublishedExperiment, context: Ev
 }
 
 /** The override the experiments overriding `kind name` give this unit (see overrideFor), its exposure noted in `exposures`. */
-function overrideOf(snapshot: Snapshot, kind: "gate" | "config", name: string, context: EvaluationContext, exposures?: Exposure[]): { value: unknown } | undefined {
+function overrideOf(snapshot: Snapshot, kind: "gate" | "config", name: string, context: EvaluationContext, exposures?: Exposure[], decidedRule?: () => string | null): { value: unknown } | undefined {
   const index = overridesOf(snapshot);
   const list = kind === "gate" ? index.gates.get(name) : index.configs.get(name);
   if (!list) return undefined;
-  return overrideFor(list, kind, name, (experiment) => assign(snapshot, experiment, context), (experimentId, unitId, variant) => exposures?.push({ experimentId, unitId, variant }));
+  return overrideFor(list, kind, name, (experiment) => assign(snapshot, experiment, context), (experimentId, unitId, variant) => exposures?.push({ experimentId, unitId, variant }), decidedRule);
 }
 
 /** Per snapshot: which rollouts change which gates and configs. */
@@ -187,7 +187,7 @@ function gateFlag(snapshot: Snapshot, key: string, gate: PublishedGate, context:
 }
 
 function configFlag(snapshot: Snapshot, key: string, config: PublishedConfig, context: EvaluationContext, exposures?: Exposure[]): OfrepSuccess {
-  const override = overrideOf(snapshot, "config", key, context, exposures);
+  const override = overrideOf(snapshot, "config", key, context, exposures, () => decidedRuleName(config, withUserId(context), evaluatorOf(snapshot)));
   if (override) return { key, value: override.value, reason: "SPLIT", metadata: { version: config.version } };
   const rolled = rolloutOf(snapshot, "configs", key, context, exposures);
   if (rolled?.rolled && rolled.rollout.kind === "config") {

@@ -87,16 +87,19 @@ export function checkVariants(input: readonly VariantInput[]): Variant[] {
   });
 }
 
-function checkOverride(o: { kind: string; name: string; value?: unknown }, at: string): VariantOverride {
+function checkOverride(o: { kind: string; name: string; value?: unknown; rule?: unknown }, at: string): VariantOverride {
   if (o.kind !== "config" && o.kind !== "gate") throw validation("Invalid override", `${at}.kind: config or gate`);
   if (typeof o.name !== "string" || o.name.length < 1 || o.name.length > NAME_MAX) throw validation("Invalid override", `${at}.name: the ${o.kind}'s name`);
   if (o.kind === "gate") {
     if (typeof o.value !== "boolean") throw validation("A gate override is true or false", `${at}.value: true or false (what the gate answers for this variant's units)`);
+    if (o.rule !== undefined) throw validation("Only a config override targets a rule", `${at}.rule: only with kind config (a gate's experiment targets units with the experiment's gate)`);
     return { kind: "gate", name: o.name, value: o.value };
   }
   if (o.value === undefined) throw validation("A config override needs the value the config reads", `${at}.value: the config's value for this variant's units`);
   jsonSize(o.value, `${at}.value`);
-  return { kind: "config", name: o.name, value: o.value };
+  if (o.rule === undefined) return { kind: "config", name: o.name, value: o.value };
+  if (typeof o.rule !== "string" || o.rule.length < 1 || o.rule.length > 100) throw validation("Invalid override", `${at}.rule: the name of one of the config's rules`);
+  return { kind: "config", name: o.name, value: o.value, rule: o.rule };
 }
 
 export function checkGuardrailShapes(input: readonly GuardrailInput[]): { metric: string; worseWhen: WorseWhen }[] {

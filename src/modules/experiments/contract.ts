@@ -11,6 +11,13 @@ const Override = t.Object(
     kind: t.Union([t.Literal("config"), t.Literal("gate")]),
     name: t.String({ minLength: 1, maxLength: NAME_MAX, description: "The config or gate name" }),
     value: t.Optional(t.Unknown({ description: "config: the value it reads for this variant's units (checked against its schema); gate: true or false" })),
+    rule: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 100,
+        description: "config only: the name of one of its rules on the experiment's env; only units that rule serves take part (the others get the config as published). The same rule in every variant that overrides the config.",
+      }),
+    ),
   },
   { additionalProperties: false, description: "What the variant changes besides its own value: a config's value, or a gate's answer, for its units (SDK getConfig/isEnabled with a context, and OFREP)" },
 );

@@ -439,6 +439,16 @@ export class ExperimentsService {
           throw err;
         });
         if (problems.length > 0) throw validation(`The override of config ${o.name} does not match its schema (env ${env})`, problems.join("; "));
+        // An experiment on a config's rule (issue 29): the rule exists on the env, and every variant names the same one.
+        const others = variants.filter((w) => w.override?.kind === "config" && w.override.name === o.name).map((w) => (w.override as { rule?: string }).rule);
+        if (others.some((r) => r !== o.rule)) throw validation(`The overrides of config ${o.name} name different rules`, `${at}.rule: every variant overriding config ${o.name} names the same rule (or none)`);
+        if (o.rule !== undefined) {
+          const rules = (await configs.get(projectId, o.name)).envs[env].rules;
+          if (!rules.some((r) => r.name === o.rule)) {
+            const named = rules.filter((r) => r.name).map((r) => r.name);
+            throw validation(`Config ${o.name} has no rule named ${o.rule} on ${env}`, `${at}.rule: ${named.length > 0 ? `one of ${named.join(", ")}` : "its rules on this env have no names; name the rule first"}`);
+          }
+        }
       }
     }
   }

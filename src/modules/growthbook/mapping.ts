@@ -209,6 +209,11 @@ class Mapper {
         this.unmapped.push({ feature, construct: `experiment ${name} overriding it from a second universe`, served: `${feature} without ${name}'s override` });
         continue;
       }
+      // An experiment on one of a config's rules takes the units that rule decides; GrowthBook has no "decided by rule N" to filter on.
+      if (kind === "config" && experiment.variants.some((v) => v.override?.kind === "config" && v.override.name === feature && v.override.rule !== undefined)) {
+        this.unmapped.push({ feature, construct: `experiment ${name} on one of its rules`, served: `${feature} without ${name}'s override` });
+        continue;
+      }
       const rule = this.experimentRule(name, experiment, (v) => {
         const o = v.override;
         return o && o.kind === kind && o.name === feature ? { value: o.value } : { value: null, passthrough: true };
