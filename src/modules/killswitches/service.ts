@@ -8,7 +8,7 @@ import type { ServiceContext } from "../../lib/module";
 import type { Queryable, Tx } from "../../lib/store";
 import { checkNameChars, checkResourceName } from "../../lib/validate";
 import { Versioned } from "../../lib/versioned";
-import { type Content, type EnvRow, type KillswitchRow, insertKillswitch, parseSwitches, toEnvState, toKillswitch, touchKillswitch } from "./store";
+import { type Content, type EnvRow, type KillswitchRow, insertKillswitch, parseSwitches, toEnvState, toKillswitch, touchKillswitch, setKillswitchDescription } from "./store";
 import { type Actor, type Switches, type Published, type KillswitchEnvState, type Killswitch } from "./types";
 export { type Actor, type Switches, type Published, type KillswitchEnvState, type Killswitch };
 
@@ -54,6 +54,8 @@ export const ACTIONS = {
 
 /** The audit action of a delete (the history goes with the killswitch, so it has no version row). */
 export const DELETE_ACTION = "killswitch.delete";
+/** The audit action of a description change (publishes nothing, so no version row either). */
+export const DESCRIPTION_ACTION = "killswitch.update";
 
 /** JSON maps drop this key on the way in and out (Elysia cleans it), so it could be set but never seen. */
 const RESERVED_KEY = "__proto__";
@@ -204,6 +206,16 @@ export class KillswitchesService {
     // Deleted between the two reads.
     if (Object.keys(ks.envs).length < ENVS.length) throw versioned.tables.notFound(idOrName);
     return ks;
+  }
+
+  /** Changes the description (publishes nothing): what `svc apply` needs of a definitions document (issue 31). */
+  async updateDescription(projectId: string, idOrName: string, description: string, actor: Actor): Promise<void> {
+    if (description.length > DESCRIPTION_MAX) throw validation(`description must be at most ${DESCRIPTION_MAX} characters`, `description: ${description.length} characters`);
+    await this.ctx.store.write(async (tx) => {
+      const row = await versioned.lock(tx, projectId, idOrName);
+      await setKillswitchDescription(tx, row.id, description === "" ? null : description, nowIso());
+      await recordAudit(tx, { projectId, action: DESCRIPTION_ACTION, subjectId: row.id, subjectName: row.name, actor, detail: { description } });
+    });
   }
 
   /** Deletes the killswitch and its history; every env's revision moves so SDKs drop it. */

@@ -26,6 +26,10 @@ export async function insertKillswitch(
   );
 }
 
+export async function setKillswitchDescription(q: Queryable, id: string, description: string | null, now: string): Promise<void> {
+  await q.run("UPDATE killswitches SET description = ?, updated_at = ? WHERE id = ?", description, now, id);
+}
+
 export async function touchKillswitch(q: Queryable, id: string, now: string): Promise<void> {
   await q.run("UPDATE killswitches SET updated_at = ? WHERE id = ?", now, id);
 }
