@@ -25,4 +25,6 @@ export const segmentsModule: ModuleManifest<"segments"> = {
   createService: (ctx) => new (serviceCode().SegmentsService)(ctx),
   routes: (ctx) => routesCode().segmentRoutes(ctx),
   snapshot: (service) => ({ field: "segments", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
+  // Beside gates (14), which name segments in their rules.
+  cli: [{ name: "segments", order: 14.5, load: async () => (await import("./cli")).segmentsCommand }],
 };
