@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { auditOf } from "../../src/lib/audit";
-import { chunkIds, parseIdsText } from "../../src/modules/segments/cli";
+import { chunkIds, parseIdsText } from "../../src/modules/segments/ids-file";
 import { removeSandboxes, sandbox, startClientTestServer, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
 
 // Issue 29 (segments UI, item 2): `svc segments`, with id files sent in parts under the 1 MiB body limit.

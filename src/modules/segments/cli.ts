@@ -6,6 +6,7 @@ import { CLIENT_FLAGS, QUERY_FLAG, deleteCommand, emit, jsonFlag, openClient, st
 import type { ArgValues, Command, Flags } from "../../cli/command";
 import { conditionText } from "../gates/cli";
 import type { CreateSegmentBody, SegmentSchema, UpdateSegmentBody } from "./contract";
+import { IDS_MAX, chunkIds, firstBudget, idPatches, parseIdsText } from "./ids-file";
 import type { segmentRoutes } from "./routes";
 
 type Segment = Static<typeof SegmentSchema>;
@@ -16,56 +17,9 @@ type UpdateBody = Static<typeof UpdateSegmentBody>;
 /** The segment routes, typed from their own schemas. */
 const segments = (client: SvcClient) => client.api<ReturnType<typeof segmentRoutes>>().api.admin.segments;
 
-/** The server's limit on one list (IDS_MAX in service.ts; the CLI does not load server code). */
-const IDS_MAX = 100_000;
-/**
- * The JSON bytes of ids one request carries. The server reads at most 1 MiB a body (by default): the rest of a
- * body (name, description, conditions) gets what is left, so a list of any length is sent in parts this size.
- */
-const CHUNK_BYTES = 768 * 1024;
-
 const NUMBER = new Intl.NumberFormat("en");
 const idsText = (n: number) => `${NUMBER.format(n)} id${n === 1 ? "" : "s"}`;
 const conditionsText = (conditions: Condition[]) => (conditions.length ? conditions.map(conditionText).join(" and ") : "none");
-
-/** One CSV field at the start of `line`: quoted ("a ""b""", …) or up to the first comma or tab. */
-function firstColumn(line: string): string {
-  if (line.startsWith('"')) {
-    let out = "";
-    for (let i = 1; i < line.length; i++) {
-      if (line[i] === '"') {
-        if (line[i + 1] === '"') {
-          out += '"';
-          i++;
-        } else return out;
-      } else out += line[i];
-    }
-    return out;
-  }
-  const end = line.search(/[,\t;]/);
-  return (end === -1 ? line : line.slice(0, end)).trim();
-}
-
-/**
- * The ids of a file: a CSV (its first column) or one id per line. Blank lines are skipped, and a first line equal
- * to the attribute (a header such as `user_id`) too. Duplicates are dropped, the first kept, as the server does.
- */
-export function parseIdsText(text: string, attribute: string): string[] {
-  const lines = text.replace(/^\uFEFF/, "").split(/\r\n|\n|\r/);
-  const ids: string[] = [];
-  const seen = new Set<string>();
-  let first = true;
-  for (const line of lines) {
-    const id = firstColumn(line.trim());
-    if (id === "") continue;
-    const header = first && id === attribute;
-    first = false;
-    if (header || seen.has(id)) continue;
-    seen.add(id);
-    ids.push(id);
-  }
-  return ids;
-}
 
 function idsFile(values: ArgValues, flag: string, attribute: string): string[] | undefined {
   const path = str(values, flag);
@@ -80,30 +34,6 @@ function idsFile(values: ArgValues, flag: string, attribute: string): string[] |
   if (ids.length > IDS_MAX) throw new UsageError(`--${flag} ${path}: ${NUMBER.format(ids.length)} ids; a segment holds at most ${NUMBER.format(IDS_MAX)}`);
   return ids;
 }
-
-/** The list in parts whose JSON stays under `firstBytes` (the first part, which shares its body with other fields) and CHUNK_BYTES. */
-export function chunkIds(ids: string[], firstBytes = CHUNK_BYTES): string[][] {
-  const chunks: string[][] = [];
-  let current: string[] = [];
-  let bytes = 2;
-  let budget = firstBytes;
-  for (const id of ids) {
-    const size = Buffer.byteLength(JSON.stringify(id)) + 1;
-    if (current.length > 0 && bytes + size > budget) {
-      chunks.push(current);
-      current = [];
-      bytes = 2;
-      budget = CHUNK_BYTES;
-    }
-    current.push(id);
-    bytes += size;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
-}
-
-/** What the fields other than the ids take of the first body. */
-const firstBudget = (body: object) => Math.max(64 * 1024, CHUNK_BYTES - Buffer.byteLength(JSON.stringify(body)));
 
 /** `--conditions`: a JSON list of conditions, or an object with a `conditions` list (what `svc segments get NAME --json` prints). The server checks them. */
 function conditionsFlag(text: unknown): Condition[] {
@@ -251,28 +181,9 @@ export const segmentsCommand: Command = {
         const current = withIds && (body.attribute === undefined || values["ids-file"] !== undefined) ? await dataOf(api({ id: seg(ref) }).get()) : undefined;
         const attribute = body.attribute ?? current?.attribute ?? "user_id";
         const replace = idsFile(values, "ids-file", attribute);
-        let remove = idsFile(values, "remove-ids-file", attribute) ?? [];
-        let add = idsFile(values, "add-ids-file", attribute) ?? [];
-        const requests: UpdateBody[] = [];
-        if (replace !== undefined) {
-          const whole = chunkIds(replace, firstBudget(body));
-          if (whole.length <= 1) requests.push({ ...body, ids: whole[0] ?? [] });
-          else {
-            // Too big for one body: the difference, in parts.
-            const wanted = new Set(replace);
-            const had = new Set(current!.ids);
-            remove = current!.ids.filter((id) => !wanted.has(id));
-            add = replace.filter((id) => !had.has(id));
-          }
-        }
-        if (requests.length === 0) {
-          const removeChunks = chunkIds(remove, firstBudget(body));
-          const addChunks = chunkIds(add, removeChunks.length ? CHUNK_BYTES : firstBudget(body));
-          for (const removeIds of removeChunks) requests.push({ removeIds });
-          for (const addIds of addChunks) requests.push({ addIds });
-          if (requests.length === 0) requests.push({});
-          Object.assign(requests[0]!, body);
-        }
+        const remove = idsFile(values, "remove-ids-file", attribute);
+        const add = idsFile(values, "add-ids-file", attribute);
+        const requests = idPatches(body, { replace, current: current?.ids, remove, add });
         let s: Segment | undefined;
         for (const patch of requests) s = await dataOf(api({ id: seg(s?.id ?? ref) }).patch(patch));
         emit(values.json, s, () => `Updated segment ${s!.name}${parts(requests.length)}:\n${segmentText(summary(s!)).split("\n").slice(1).join("\n")}`);
