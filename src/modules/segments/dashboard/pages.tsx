@@ -4,8 +4,8 @@ import { DetailFrame, deleteZone, listAndDetail, notLoaded, overviewCard, useCre
 import { type DashboardModule, can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
 import { NameCell, ResourceList, useLiveList } from "../../../web/dashboard/resource-list";
-import { Link, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
-import { conditionsText, idsCount, loadSegment, loadSegments, segmentApi } from "./client";
+import { Link, When, useLoad } from "../../../web/dashboard/ui";
+import { type Segment, conditionsText, idsCount, loadSegment, loadSegments, segmentApi } from "./client";
 import { SegmentDialog } from "./form";
 
 const href = (name: string) => `/segments/${encodeURIComponent(name)}`;
@@ -50,10 +50,11 @@ function SegmentList() {
 function SegmentDetail({ name }: { name: string }) {
   const session = useSession();
   const writable = can(session, "write");
-  const [editing, setEditing] = useState(false);
+  // The segment as it was when Edit was pressed: the dialog's form is set from it once, not at every reload.
+  const [editing, setEditing] = useState<Segment | null>(null);
   const [message, setMessage] = useState<string | null>(null);
+  // Read once, not every few seconds as other pages are: it carries up to 100,000 ids (about 4 MB).
   const segment = useLoad(() => loadSegment(name), [session.project.id, name]);
-  useLiveReload(segment.reload);
   const s = segment.data;
   if (!s) return notLoaded(segment);
   const rest = s.idCount - Math.min(SHOWN, s.ids.length);
@@ -69,7 +70,7 @@ function SegmentDetail({ name }: { name: string }) {
       }
       writable={writable}
       actions={
-        <button type="button" class="secondary" onClick={() => setEditing(true)}>
+        <button type="button" class="secondary" onClick={() => setEditing(s)}>
           Edit segment
         </button>
       }
@@ -97,11 +98,11 @@ function SegmentDetail({ name }: { name: string }) {
         </>
       )}
       <SegmentDialog
-        open={editing}
-        editing={s}
-        onClose={() => setEditing(false)}
+        open={editing !== null}
+        editing={editing}
+        onClose={() => setEditing(null)}
         onSaved={async (saved) => {
-          setEditing(false);
+          setEditing(null);
           if (saved.name !== name) navigate(href(saved.name));
           else await segment.reload();
           setMessage(`Saved segment ${saved.name}`);
