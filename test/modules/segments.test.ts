@@ -228,3 +228,87 @@ describe("in_segment / not_in_segment in gates", () => {
     expect(JSON.stringify(body)).not.toContain("u54321");
   });
 });
+
+describe("PATCH addIds / removeIds: a big list in several requests", () => {
+  test("addIds appends (deduplicated), removeIds drops; audited with counts; an unchanged list changes nothing", async () => {
+    expect((await create({ name: "import-target", ids: ["a-1", "a-2"] })).status).toBe(201);
+    const added = await patch("import-target", { addIds: ["a-2", "a-3", "a-4", "a-3"] });
+    expect(added.status).toBe(200);
+    expect(added.body).toMatchObject({ ids: ["a-1", "a-2", "a-3", "a-4"], idCount: 4 });
+    expect(await stored("import-target")).toMatchObject({ ids: JSON.stringify(["a-1", "a-2", "a-3", "a-4"]), id_count: 4 });
+
+    const removed = await patch("import-target", { removeIds: ["a-1", "not-there"], addIds: ["a-5"] });
+    expect(removed.status).toBe(200);
+    expect(removed.body).toMatchObject({ ids: ["a-2", "a-3", "a-4", "a-5"], idCount: 4 });
+
+    const updates = (await audits("segment.update")).filter((r) => r.subjectName === "import-target");
+    expect(updates.map((r) => r.detail)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ fields: ["ids"], ids: { before: 2, after: 4 } }),
+        expect.objectContaining({ fields: ["ids"], ids: { before: 4, after: 4 } }),
+      ]),
+    );
+
+    // Adding ids already there, or removing ids that are not: nothing written, no revision, no audit row.
+    const before = { audit: (await auditOf(ts.store, ts.projectId, 1000)).length, revisions: await revisions(), row: await stored("import-target") };
+    for (const body of [{ addIds: ["a-2", "a-5"] }, { removeIds: ["zzz"] }, { addIds: [] }]) {
+      const res = await patch("import-target", body);
+      expect(res.status).toBe(200);
+      expect(res.body.ids).toEqual(["a-2", "a-3", "a-4", "a-5"]);
+    }
+    expect((await auditOf(ts.store, ts.projectId, 1000)).length).toBe(before.audit);
+    expect(await revisions()).toEqual(before.revisions);
+    expect(await stored("import-target")).toEqual(before.row);
+  });
+
+  test("a used segment: addIds republishes each env that uses it once, and OFREP sees the new member", async () => {
+    expect((await create({ name: "waves", ids: ["w-1"] })).status).toBe(201);
+    expect((await ts.api("/api/admin/gates", { body: { name: "waves-gate", rules: [{ conditions: [{ attr: "user_id", op: "in_segment", value: "waves" }], passPercentage: 100 }] } })).status).toBe(201);
+    expect((await ofrep("waves-gate", { user_id: "w-2", env: "prod" })).body.value).toBe(false);
+    const before = await revisions();
+    expect((await patch("waves", { addIds: ["w-2"] })).status).toBe(200);
+    expect(await revisions()).toEqual({ dev: before.dev! + 1, staging: before.staging! + 1, prod: before.prod! + 1 });
+    expect((await ofrep("waves-gate", { user_id: "w-2", env: "prod" })).body.value).toBe(true);
+  });
+
+  test("refusals: with ids, bad ids named by field, over 100,000 in all naming how many; nothing changes", async () => {
+    expect((await create({ name: "capped", ids: Array.from({ length: 99_990 }, (_, i) => `c${i}`) })).status).toBe(201);
+    const before = { audit: (await auditOf(ts.store, ts.projectId, 1000)).length, row: await stored("capped") };
+    const cases: [string, unknown, RegExp][] = [
+      ["with ids", { ids: ["x"], addIds: ["y"] }, /addIds.*ids|ids.*addIds/],
+      ["removeIds with ids", { ids: ["x"], removeIds: ["y"] }, /removeIds.*ids|ids.*removeIds/],
+      ["id too long", { addIds: ["ok", "a".repeat(257)] }, /addIds/],
+      ["id not text", { removeIds: ["ok", 7] }, /removeIds/],
+      ["control characters", { addIds: ["ok", "a\u0001b"] }, /addIds\[1\]: control characters/],
+      ["over the cap", { addIds: Array.from({ length: 11 }, (_, i) => `new${i}`) }, /100001 ids.*100000|100,001.*100,000/],
+      ["unknown field", { appendIds: ["x"] }, /appendIds/],
+    ];
+    for (const [what, body, detail] of cases) {
+      const res = await patch("capped", body);
+      expect({ what, status: res.status }).toEqual({ what, status: 400 });
+      const error = expectErrorShape(res.body);
+      expect({ what, code: error.code }).toEqual({ what, code: "VALIDATION" });
+      expect({ what, detail: error.detail ?? "" }).toEqual({ what, detail: expect.stringMatching(detail) });
+    }
+    expect(await stored("capped")).toEqual(before.row);
+    expect((await auditOf(ts.store, ts.projectId, 1000)).length).toBe(before.audit);
+    // Removing some makes room for as many.
+    const swapped = await patch("capped", { removeIds: ["c0", "c1"], addIds: Array.from({ length: 12 }, (_, i) => `new${i}`) });
+    expect(swapped.status).toBe(200);
+    expect(swapped.body.idCount).toBe(100_000);
+    expect((await auditOf(ts.store, ts.projectId, 1000)).length).toBe(before.audit + 1);
+  });
+
+  test("two PATCHes with addIds at once both land (read-then-write atomic)", async () => {
+    expect((await create({ name: "racing", ids: [] })).status).toBe(201);
+    const chunks = Array.from({ length: 6 }, (_, c) => Array.from({ length: 500 }, (_, i) => `r${c}-${i}`));
+    const answers = await Promise.all(chunks.map((addIds) => patch("racing", { addIds })));
+    expect(answers.map((a) => a.status)).toEqual(chunks.map(() => 200));
+    const got = (await get("racing")).body;
+    expect(got.idCount).toBe(3000);
+    expect(new Set(got.ids)).toEqual(new Set(chunks.flat()));
+    expect((await stored("racing"))!.id_count).toBe(3000);
+    const updates = (await audits("segment.update")).filter((r) => r.subjectName === "racing");
+    expect(updates.map((r) => (r.detail as any).ids.after).sort((a: number, b: number) => a - b)).toEqual([500, 1000, 1500, 2000, 2500, 3000]);
+  });
+});

@@ -39,6 +39,7 @@ beforeAll(async () => {
   // One of everything, so every detail page has data.
   ok(await api("/api/admin/killswitches", { body: { name: "checkout", description: "Stops taking orders everywhere when the payment provider is down", switches: { eu: false, "us-east-1-very-long-region-name": false } } }));
   ok(await api("/api/admin/gates", { body: { name: "new-checkout", description: "The redesigned checkout", rules: [{ conditions: [{ attr: "plan", op: "eq", value: "pro" }], passPercentage: 100 }] } }));
+  ok(await api("/api/admin/segments", { body: { name: "beta-testers", description: "Customers in the beta programme", ids: ["a-rather-long-unbroken-user-id-from-an-identity-provider-0001", "u-2"] } }));
   ok(await api("/api/admin/configs", { body: { name: "limits", schema: { type: "object", properties: { perMinute: { type: "integer" } } }, value: { perMinute: 60, note: "a-rather-long-unbroken-configuration-value-that-used-to-push-the-page-sideways" } } }));
   ok(await api("/api/admin/events", { body: { name: "purchase" } }));
   ok(await api("/api/admin/metrics", { body: { name: "purchases", kind: "count", event: "purchase" } }));
@@ -133,7 +134,7 @@ describe.skipIf(!chromiumAvailable)("the first hour, in a real browser", () => {
       named[name] = await group.getByRole("link").allInnerTexts();
     }
     expect(named).toEqual({
-      Release: ["Killswitches", "Gates", "Gate templates", "Configs", "Attributes", "Rollouts"],
+      Release: ["Killswitches", "Gates", "Gate templates", "Segments", "Configs", "Attributes", "Rollouts"],
       Experiment: ["Universes", "Experiments", "Metrics"],
       Observe: ["Events", "Errors", "Alert rules"],
       Work: ["Queue", "Connectors", "Translations"],
@@ -177,6 +178,7 @@ describe.skipIf(!chromiumAvailable)("the first hour, in a real browser", () => {
     const details = [
       "/killswitches/checkout",
       "/gates/new-checkout",
+      "/segments/beta-testers",
       "/configs/limits",
       "/metrics/purchases",
       "/experiments/pricing-page",

@@ -53,7 +53,32 @@ export const CreateSegmentBody = BodyObject(
   },
 );
 
+// A list that big is sent in parts (the body limit is 1 MiB): the first request creates or empties it, the next ones add.
+const AddIds = t.Array(t.String({ minLength: 1, maxLength: ID_CHARS_MAX }), {
+  maxItems: IDS_MAX,
+  description: `Unit ids to add to the list (checked as \`ids\`; ids already listed are kept where they are). Not with \`ids\`. The list must still hold at most ${IDS_MAX} ids after the change. Lets a client import a list larger than one body in several requests.`,
+});
+const RemoveIds = t.Array(t.String({ minLength: 1, maxLength: ID_CHARS_MAX }), {
+  maxItems: IDS_MAX,
+  description: "Unit ids to take out of the list (ids not listed are ignored); applied before `addIds`. Not with `ids`.",
+});
+
 export const UpdateSegmentBody = BodyObject(
-  { name: t.Optional(Name), description: t.Optional(Description), conditions: t.Optional(Conditions), attribute: t.Optional(Attribute), ids: t.Optional(Ids) },
-  { examples: [{ ids: ["u-1001", "u-1002", "u-1004"] }, { description: "Beta programme, second wave" }] },
+  {
+    name: t.Optional(Name),
+    description: t.Optional(Description),
+    conditions: t.Optional(Conditions),
+    attribute: t.Optional(Attribute),
+    ids: t.Optional(Ids),
+    addIds: t.Optional(AddIds),
+    removeIds: t.Optional(RemoveIds),
+  },
+  {
+    examples: [
+      { ids: ["u-1001", "u-1002", "u-1004"] },
+      { description: "Beta programme, second wave" },
+      { addIds: ["u-2001", "u-2002", "u-2003"] },
+      { removeIds: ["u-1002"], addIds: ["u-2004"] },
+    ],
+  },
 );

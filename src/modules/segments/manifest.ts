@@ -24,5 +24,11 @@ export const segmentsModule: ModuleManifest<"segments"> = {
   },
   createService: (ctx) => new (serviceCode().SegmentsService)(ctx),
   routes: (ctx) => routesCode().segmentRoutes(ctx),
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).segmentTools;
+  },
   snapshot: (service) => ({ field: "segments", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
+  // Beside gates (14), which name segments in their rules.
+  cli: [{ name: "segments", order: 14.5, load: async () => (await import("./cli")).segmentsCommand }],
 };

@@ -55,7 +55,11 @@ export function segmentRoutes(ctx: AppContext) {
         auth: "admin",
         errors: [404, 409],
         description:
-          "Fields sent replace the stored ones (`ids` replaces the whole list). Every env whose published gate rules name the segment is republished (one new revision each, streamed to SDKs). " +
+          "Fields sent replace the stored ones (`ids` replaces the whole list). " +
+          "`addIds` and `removeIds` change the list instead of replacing it (removals first, then additions not already listed; not with `ids`): a list larger than one 1 MiB body is imported in several requests, " +
+          "each applied to the list as stored at that moment, so concurrent requests all land. The list must hold at most 100,000 ids afterwards (VALIDATION naming how many it would hold). " +
+          "A change that leaves every field as it was writes nothing (no revision, no audit row). The audit row's detail gives the id count before and after. " +
+          "Every env whose published gate rules name the segment is republished (one new revision each, streamed to SDKs). " +
           "A rename is refused (VALIDATION) while rules name the segment; 409 when the new name is taken.",
         response: { 200: SegmentSchema },
       }),

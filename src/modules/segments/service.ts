@@ -39,7 +39,7 @@ export type SegmentSummary = {
 export type Segment = SegmentSummary & { ids: string[] };
 
 export type SegmentInput = { name: string; description?: string; conditions?: unknown; attribute?: string; ids?: unknown };
-export type SegmentPatch = Partial<SegmentInput>;
+export type SegmentPatch = Partial<SegmentInput> & { addIds?: unknown; removeIds?: unknown };
 
 function checkName(name: string): void {
   checkResourceName(name, { max: NAME_MAX, idPrefix: "seg_", slashReason: "'/' is not allowed in names used in paths" });
@@ -70,18 +70,47 @@ export function checkSegmentConditions(conditions: unknown): GateCondition[] {
   return checked;
 }
 
-/** The id list: text ids of at most 256 characters, no control characters, at most 100,000, deduplicated (first occurrence kept). */
-export function checkIds(ids: unknown): string[] {
-  if (!Array.isArray(ids)) throw validation("ids must be a list", "ids: a list of unit ids (text)");
-  if (ids.length > IDS_MAX) throw validation(`A segment holds at most ${IDS_MAX} ids`, `ids: ${ids.length} ids; at most ${IDS_MAX}`);
+/**
+ * An id list (`field`: ids, addIds or removeIds, as the detail names it): text ids of at most 256 characters,
+ * no control characters, at most 100,000, deduplicated (first occurrence kept).
+ */
+export function checkIds(ids: unknown, field = "ids"): string[] {
+  if (!Array.isArray(ids)) throw validation(`${field} must be a list`, `${field}: a list of unit ids (text)`);
+  if (ids.length > IDS_MAX) throw validation(`A segment holds at most ${IDS_MAX} ids`, `${field}: ${ids.length} ids; at most ${IDS_MAX}`);
   const seen = new Set<string>();
   for (let i = 0; i < ids.length; i++) {
     const id: unknown = ids[i];
-    if (typeof id !== "string" || id.length === 0 || id.length > ID_CHARS_MAX) throw validation("Invalid id", `ids[${i}]: non-empty text of at most ${ID_CHARS_MAX} characters`);
-    if (CONTROL_CHARS.test(id)) throw validation("Invalid id", `ids[${i}]: control characters are not allowed`);
+    if (typeof id !== "string" || id.length === 0 || id.length > ID_CHARS_MAX) throw validation("Invalid id", `${field}[${i}]: non-empty text of at most ${ID_CHARS_MAX} characters`);
+    if (CONTROL_CHARS.test(id)) throw validation("Invalid id", `${field}[${i}]: control characters are not allowed`);
     seen.add(id);
   }
   return [...seen];
+}
+
+/** A PATCH's change to the id list: a whole new list (`ids`), or ids to drop and ids to add (checked here, applied to the stored list under the lock). */
+type IdsChange = { replace: string[] } | { remove: string[]; add: string[] } | undefined;
+
+function idsChangeOf(patch: SegmentPatch): IdsChange {
+  const partial = patch.addIds !== undefined || patch.removeIds !== undefined;
+  if (patch.ids !== undefined && partial) {
+    const field = patch.addIds !== undefined ? "addIds" : "removeIds";
+    throw validation(`ids cannot be sent with ${field}`, `${field}: not with ids (ids replaces the whole list; send one or the other)`);
+  }
+  if (patch.ids !== undefined) return { replace: checkIds(patch.ids) };
+  if (!partial) return undefined;
+  return { remove: patch.removeIds === undefined ? [] : checkIds(patch.removeIds, "removeIds"), add: patch.addIds === undefined ? [] : checkIds(patch.addIds, "addIds") };
+}
+
+/** The stored list with the change applied: removals first, then additions not already listed, at the end; at most 100,000 in all. */
+function applyIdsChange(stored: string[], change: { remove: string[]; add: string[] }): string[] {
+  const removed = new Set(change.remove);
+  const kept = removed.size === 0 ? stored : stored.filter((id) => !removed.has(id));
+  const present = new Set(kept);
+  const next = kept.concat(change.add.filter((id) => !present.has(id)));
+  if (next.length > IDS_MAX) {
+    throw validation(`A segment holds at most ${IDS_MAX} ids`, `addIds: the list would hold ${next.length} ids (${kept.length} kept + ${next.length - kept.length} added); at most ${IDS_MAX}`);
+  }
+  return next;
 }
 
 function costOf(conditions: GateCondition[]): number {
@@ -208,11 +237,13 @@ export class SegmentsService {
     if (patch.description !== undefined) checkDescription(patch.description);
     if (patch.attribute !== undefined) checkAttribute(patch.attribute);
     const conditions = patch.conditions === undefined ? undefined : checkSegmentConditions(patch.conditions);
-    const ids = patch.ids === undefined ? undefined : checkIds(patch.ids);
+    const change = idsChangeOf(patch);
     try {
       return await this.ctx.store.write(async (tx) => {
         await this.lock(tx, projectId);
         const row = await this.find(tx, projectId, idOrName);
+        // addIds / removeIds apply to the list as read under the lock, so concurrent imports all land.
+        const ids = change === undefined ? undefined : "replace" in change ? change.replace : applyIdsChange(JSON.parse(row.ids) as string[], change);
         const next: SegmentRowWithIds = {
           ...row,
           name: patch.name ?? row.name,
