@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { auditOf } from "../../src/lib/audit";
 import { ENVS } from "../../src/lib/envs";
+import { createClient } from "../../src/sdk/index";
 import { type TestServer, expectErrorShape, startTestServer } from "../helpers";
 
 // Segments named beyond gate rules (issue 29, segments part): guarded rollouts' rules, experiments
@@ -89,5 +90,66 @@ describe("segments in guarded rollouts' rules", () => {
     expect(refused.status).toBe(400);
     expect(expectErrorShape(refused.body)).toMatchObject({ code: "VALIDATION", detail: expect.stringContaining(`conditions: rollout ${fine.body.id}`) });
     expect((await ts.api(`/api/admin/rollouts/${fine.body.id}/rollback`, { body: {} })).status).toBe(200);
+  });
+});
+
+describe("segments in experiments' targeting (through the experiment's gate)", () => {
+  const HOUR = 3600;
+  const exposures = async (experimentId: string) => {
+    const from = Math.floor(Date.now() / 1000) - HOUR;
+    const r = await ts.server.ctx.services.analytics.series({ projectId: ts.projectId, from, to: from + 2 * HOUR, bucket: 2 * HOUR, measure: { kind: "unique", event: `$exposure:${experimentId}`, filters: [] } });
+    return r.rows.reduce((sum, row) => sum + row.v, 0);
+  };
+  const settles = async (read: () => Promise<number>, expected: number) => {
+    const deadline = Date.now() + 10_000;
+    let n = await read();
+    while (n < expected && Date.now() < deadline) {
+      await Bun.sleep(50);
+      n = await read();
+    }
+    await Bun.sleep(100);
+    return read();
+  };
+
+  test("an experiment whose gate's rule is in_segment: members are assigned and exposed (SDK and OFREP), non-members get the control and log nothing", async () => {
+    const members = Array.from({ length: 40 }, (_, i) => `member-${i}`);
+    const strangers = Array.from({ length: 40 }, (_, i) => `stranger-${i}`);
+    expect((await segments("", { body: { name: "exp-members", ids: members } })).status).toBe(201);
+    expect((await ts.api("/api/admin/gates", { body: { name: "exp-target", rules: inSegment("exp-members") } })).status).toBe(201);
+    expect((await ts.api("/api/admin/universes", { body: { name: "seg-web" }, headers: { "x-project-id": ts.projectId } })).status).toBe(201);
+    const created = await ts.api("/api/admin/experiments", {
+      body: { name: "seg-exp", universe: "seg-web", gate: "exp-target", allocation: [0, 10_000], variants: [{ key: "control", weight: 50, value: "old" }, { key: "treat", weight: 50, value: "new" }] },
+    });
+    expect(created.status).toBe(201);
+    const experimentId = created.body.id as string;
+    expect((await ts.api(`/api/admin/experiments/${experimentId}/start`, { method: "POST" })).status).toBe(200);
+
+    for (const id of members) {
+      const remote = await ofrep("seg-exp", { targetingKey: id });
+      expect({ id, reason: remote.body.reason }).toEqual({ id, reason: "SPLIT" });
+    }
+    for (const id of strangers) expect((await ofrep("seg-exp", { targetingKey: id })).body).toMatchObject({ value: "old", reason: "DEFAULT", variant: "control" });
+    // The server logged one exposure per member, none for the others.
+    expect(await settles(() => exposures(experimentId), members.length)).toBe(members.length);
+
+    const svc = createClient({ baseUrl: ts.url, sdkKey: ts.serverKey, env: "prod", stream: false, flushIntervalMs: 60_000 });
+    try {
+      await svc.ready();
+      // The snapshot carries the segment for the experiment's gate.
+      expect(Object.keys(svc.snapshot()!.segments ?? {})).toContain("exp-members");
+      for (const id of members) {
+        const got = svc.getVariant("seg-exp", { user_id: id });
+        expect({ id, reason: got.reason }).toEqual({ id, reason: "assigned" });
+        expect(got.variant).toBe((await ofrep("seg-exp", { user_id: id })).body.variant);
+      }
+      for (const id of strangers) expect(svc.getVariant("seg-exp", { user_id: id })).toEqual({ variant: null, value: "old", reason: "targeting" });
+    } finally {
+      await svc.close();
+    }
+
+    // The segment stays while the gate names it; a new member is in the experiment as soon as the segment changes.
+    expect((await segments("/exp-members", { method: "DELETE" })).status).toBe(409);
+    expect((await segments("/exp-members", { method: "PATCH", body: { ids: [...members, "late-member"] } })).status).toBe(200);
+    expect((await ofrep("seg-exp", { targetingKey: "late-member" })).body.reason).toBe("SPLIT");
   });
 });
