@@ -153,3 +153,66 @@ describe("segments in experiments' targeting (through the experiment's gate)", (
     expect((await ofrep("seg-exp", { targetingKey: "late-member" })).body.reason).toBe("SPLIT");
   });
 });
+
+describe("gate templates built from segments", () => {
+  const templates = (path = "", init?: { method?: string; body?: unknown }) => ts.api(`/api/admin/gates/templates${path}`, init);
+
+  test("a template holds in_segment conditions of existing segments; POST {segment} builds the one-condition template; a gate starts from it", async () => {
+    expect((await segments("", { body: { name: "tpl-vips", attribute: "account_id", ids: ["acc-1", "acc-2"] } })).status).toBe(201);
+    expect((await segments("", { body: { name: "tpl-staff", conditions: [{ attr: "email", op: "ends_with", value: "@acme.com" }] } })).status).toBe(201);
+
+    // Conditions naming a segment: checked against the project's segments.
+    const missing = await templates("", { body: { name: "Ghost members", rules: [{ attr: "user_id", op: "in_segment", value: "no-such" }] } });
+    expect(missing.status).toBe(400);
+    expect(expectErrorShape(missing.body)).toMatchObject({ code: "VALIDATION", detail: expect.stringContaining("rules[0].value: no segment named no-such") });
+    expect((await templates("/Ghost%20members")).status).toBe(404);
+    const mixed = await templates("", { body: { name: "Staff not VIP", rules: [{ attr: "email", op: "in_segment", value: "tpl-staff" }, { attr: "account_id", op: "not_in_segment", value: "tpl-vips" }] } });
+    expect(mixed.status).toBe(201);
+
+    // The convenience: {name, segment} is one in_segment condition on the segment's attribute.
+    const built = await templates("", { body: { name: "VIP accounts", segment: "tpl-vips" } });
+    expect(built.status).toBe(201);
+    expect((await templates("/VIP%20accounts")).body).toMatchObject({ name: "VIP accounts", category: "segment", builtIn: false, rules: [{ attr: "account_id", op: "in_segment", value: "tpl-vips" }] });
+    const audit = (await auditOf(ts.store, ts.projectId, 1000)).find((r) => r.action === "gate.template.create" && r.subjectName === "VIP accounts");
+    expect(audit!.detail).toMatchObject({ conditions: 1, segment: "tpl-vips" });
+    // By the segment's id too; the condition names it by name.
+    const byId = (await segments("/tpl-staff")).body.id as string;
+    expect((await templates("", { body: { name: "Staff", segment: byId, description: "Acme people" } })).status).toBe(201);
+    expect((await templates("/Staff")).body).toMatchObject({ description: "Acme people", rules: [{ attr: "user_id", op: "in_segment", value: "tpl-staff" }] });
+    for (const [body, detail] of [
+      [{ name: "Nope", segment: "no-such" }, "segment: no segment named no-such"],
+      [{ name: "Both", segment: "tpl-vips", rules: [] }, "segment: a template is built from rules or from a segment"],
+      [{ name: "Neither" }, "rules:"],
+    ] as const) {
+      const res = await templates("", { body });
+      expect({ body, status: res.status }).toEqual({ body, status: 400 });
+      expect(expectErrorShape(res.body)).toMatchObject({ code: "VALIDATION", detail: expect.stringContaining(detail) });
+    }
+
+    // A gate from it: evaluated by membership.
+    expect((await ts.api("/api/admin/gates", { body: { name: "vip-lounge", template: "VIP accounts" } })).status).toBe(201);
+    expect((await ts.api("/api/admin/gates/vip-lounge")).body.envs.prod.rules).toEqual([{ name: "VIP accounts", conditions: [{ attr: "account_id", op: "in_segment", value: "tpl-vips" }], passPercentage: 100 }]);
+    expect((await ofrep("vip-lounge", { user_id: "x", account_id: "acc-2", env: "prod" })).body.value).toBe(true);
+    expect((await ofrep("vip-lounge", { user_id: "x", account_id: "acc-3", env: "prod" })).body.value).toBe(false);
+    expect((await ts.api("/api/admin/gates/vip-lounge", { method: "DELETE" })).status).toBe(204);
+  });
+
+  test("a segment a template names is not deleted (409 naming the template) nor renamed; a PATCH of the template is checked too", async () => {
+    expect((await segments("", { body: { name: "tpl-only", ids: ["t-1"] } })).status).toBe(201);
+    expect((await templates("", { body: { name: "Only template", segment: "tpl-only" } })).status).toBe(201);
+    const refused = await segments("/tpl-only", { method: "DELETE" });
+    expect(refused.status).toBe(409);
+    expect(expectErrorShape(refused.body)).toMatchObject({ code: "ALREADY_EXISTS", error: expect.stringContaining("template Only template") });
+    expect((await segments("/tpl-only", { method: "PATCH", body: { name: "tpl-renamed" } })).status).toBe(400);
+    // A template's use changes no snapshot: editing the segment publishes nothing.
+    const before = await revisions();
+    expect((await segments("/tpl-only", { method: "PATCH", body: { ids: ["t-1", "t-2"] } })).status).toBe(200);
+    expect(await revisions()).toEqual(before);
+
+    const badPatch = await templates("/Only%20template", { method: "PATCH", body: { rules: [{ attr: "user_id", op: "in_segment", value: "no-such" }] } });
+    expect(badPatch.status).toBe(400);
+    expect(expectErrorShape(badPatch.body).detail).toContain("rules[0].value: no segment named no-such");
+    expect((await templates("/Only%20template", { method: "PATCH", body: { rules: [{ attr: "country", op: "eq", value: "de" }] } })).status).toBe(200);
+    expect((await segments("/tpl-only", { method: "DELETE" })).status).toBe(204);
+  });
+});

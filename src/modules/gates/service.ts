@@ -352,6 +352,7 @@ export class GatesService {
       // A scheduled one too: its rules are priced against the segment's next conditions.
       envs.add(r.env);
     }
+    for (const template of await this.templates.segmentUsers(q, projectId, segment)) users.push(`template ${template}`);
     return { gates, users, envs: ENVS.filter((env) => envs.has(env)) };
   }
 
