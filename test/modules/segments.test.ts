@@ -214,13 +214,28 @@ describe("in_segment / not_in_segment in gates", () => {
   });
 
   // A rollout's rules naming a segment: test/modules/segment-refs.test.ts (refused before issue 29's follow-up).
-  test("GrowthBook serves a gate naming one off", async () => {
+  test("GrowthBook: the server key's payload carries the id list once as a saved group; the browser key's remote evaluation never returns it", async () => {
     const res = await fetch(`${ts.url}/api/features/${ts.serverKey}?env=prod`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
-    expect(body.features["early-feature"]).toEqual({ defaultValue: false });
-    expect(JSON.stringify(body)).not.toContain("in_segment");
-    // The ids never reach the GrowthBook payload.
-    expect(JSON.stringify(body)).not.toContain("u54321");
+    expect(body.features["early-feature"]).toEqual({ defaultValue: false, rules: [{ condition: { user_id: { $inGroup: "early-access", $not: { $type: "array" } } }, force: true }] });
+    expect(body.features["legacy-banner"].rules[0].condition).toEqual({ $not: { user_id: { $inGroup: "early-access", $not: { $type: "array" } } } });
+    expect(body.savedGroups["early-access"]).toHaveLength(100_000);
+    // Once, not copied into the rules.
+    expect(JSON.stringify(body.features)).not.toContain("u54321");
+    // The 304 fast path holds.
+    const again = await fetch(`${ts.url}/api/features/${ts.serverKey}?env=prod`, { headers: { "if-none-match": res.headers.get("etag")! } });
+    expect(again.status).toBe(304);
+
+    const browser = await ts.api("/api/admin/keys", { body: { type: "browser", name: "segments web" } });
+    expect(browser.status).toBe(201);
+    const evaluated = await fetch(`${ts.url}/api/eval/${browser.body.key}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ attributes: { user_id: "u54321" } }) });
+    expect(evaluated.status).toBe(200);
+    const text = await evaluated.text();
+    expect(JSON.parse(text).features["early-feature"]).toEqual({ defaultValue: true });
+    expect(text).not.toContain("savedGroups");
+    expect(text).not.toContain("u54320");
+    // Nor the payload, which a browser key is refused.
+    expect((await fetch(`${ts.url}/api/features/${browser.body.key}`)).status).toBe(403);
   });
 });
