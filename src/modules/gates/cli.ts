@@ -399,7 +399,7 @@ export const gatesCommand: Command = {
         rules: {
           type: "string",
           value: "JSON",
-          help: 'Conditions as a JSON list, or @FILE, all of which must hold: [{"attr":"country","op":"in","value":["se","no"]}] (required; [] matches everyone)',
+          help: 'Conditions as a JSON list, or @FILE, all of which must hold: [{"attr":"country","op":"in","value":["se","no"]}] (required unless --segment; [] matches everyone)',
         },
         segment: { type: "string", value: "NAME", help: "Instead of --rules: build the template from this segment (id or name)" },
         description: { type: "string", value: "TEXT", help: "What the template is for, shown in lists" },
