@@ -270,15 +270,15 @@ export class GatesService {
    * they name must exist (VALIDATION naming the field), and the same bound, segments priced.
    */
   async checkRolloutRules(q: Queryable, projectId: string, env: Env, name: string, rules: GateRule[]): Promise<void> {
-    const refs = referencedSegments(rules);
-    const costs = await this.ctx.services.segments.costs(q, projectId, refs.map((r) => r.name));
-    for (const ref of refs) {
+    const published = await this.publishedRules(q, projectId, env);
+    // Every segment the rules, or a gate they reach, name is priced.
+    const names = new Set(referencedSegments(rules).map((r) => r.name));
+    for (const its of published.values()) for (const ref of referencedSegments(its)) names.add(ref.name);
+    const costs = await this.ctx.services.segments.costs(q, projectId, [...names]);
+    for (const ref of referencedSegments(rules)) {
       if (!costs.has(ref.name)) throw validation(`Segment ${ref.name} not found`, `${ref.field}: no segment named ${ref.name} in this project`);
     }
-    const published = await this.publishedRules(q, projectId, env);
-    for (const its of published.values()) for (const ref of referencedSegments(its)) if (!costs.has(ref.name)) refs.push(ref);
-    const all = await this.ctx.services.segments.costs(q, projectId, [...new Set(refs.map((r) => r.name))]);
-    withSegmentCosts(all, () => checkRolloutCost(name, rules, published));
+    withSegmentCosts(costs, () => checkRolloutCost(name, rules, published));
   }
 
   /** The project's gates lock: segment writes take it first (as every publish does), so no publish starts naming a segment being changed or deleted. */
