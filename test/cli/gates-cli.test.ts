@@ -295,6 +295,18 @@ describe("svc gates templates", () => {
     expect((await ts.api("/api/admin/gates/x")).status).toBe(404);
   });
 
+  test("create --segment: the one-condition template of a segment (issue 29)", async () => {
+    expect((await ts.api("/api/admin/segments", { body: { name: "cli-testers", attribute: "account_id", ids: ["a-1"] } })).status).toBe(201);
+    const human = await runTemplates(["create", "CLI testers", "--segment", "cli-testers"]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain("): in segment cli-testers.");
+    expect((await ts.api("/api/admin/gates/templates/CLI%20testers")).body).toMatchObject({ category: "segment", rules: [{ attr: "account_id", op: "in_segment", value: "cli-testers" }] });
+    const missing = await runTemplates(["create", "Nobody", "--segment", "no-such", "--json"]);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stderr)).toMatchObject({ code: "VALIDATION", detail: expect.stringContaining("segment: no segment named no-such") });
+    expect((await runTemplates(["delete", "CLI testers"])).code).toBe(0);
+  });
+
   test("delete (no terminal: no question); built-ins are read-only; gates made from a template keep their rules", async () => {
     expect(await templatesJson(["delete", "Acme staff"])).toEqual({ name: "Acme staff", deleted: true });
     expect((await ts.api("/api/admin/gates/templates/Acme%20staff")).status).toBe(404);
@@ -317,6 +329,7 @@ describe("svc gates templates", () => {
       [["templates", "create", "T", "--rules", "nope"], /--rules must be JSON/],
       [["templates", "create", "T", "--rules", '{"a":1}'], /--rules must be a JSON list of conditions/],
       [["templates", "create", "T", "--rules", "@/nonexistent/t.json"], /cannot read/],
+      [["templates", "create", "T", "--segment", "s", "--rules", "[]"], /--segment and --rules cannot both be given/],
       [["templates", "create", "--rules", "[]"], /expected: svc gates templates create <name>/],
       [["templates", "get"], /expected: svc gates templates get <name>/],
       [["templates", "delete"], /expected: svc gates templates delete <name>/],

@@ -25,7 +25,8 @@ const base = (parts: Partial<Snapshot>): Snapshot => ({
 
 /** GrowthBook's answer for every feature of the payload (in-process), and svc's OFREP answer, for random units. */
 function compare(snapshot: Snapshot, contexts: number, context: (random: () => number) => Record<string, unknown>) {
-  const gb = new GrowthBook({ features: growthbookFeatures(snapshot).features as never });
+  const payload = growthbookFeatures(snapshot);
+  const gb = new GrowthBook({ features: payload.features as never, savedGroups: payload.savedGroups ?? {} });
   const random = seededRandom(7);
   const mismatches: string[] = [];
   for (let i = 0; i < contexts && mismatches.length < 5; i++) {
@@ -159,6 +160,73 @@ describe("mapping", () => {
     for (const gate of ["unicode", "dotted", "reader"]) expect(payload.features[gate]).toEqual({ defaultValue: false });
     expect(payload.features.solo).toEqual({ defaultValue: "x" });
     expect(payload.features.price!.rules!.map((r) => r.key)).toEqual(["first"]);
+  });
+
+  test("segments (issue 29): id lists as saved groups read by $inGroup, conditions inlined, both as $or; in gate rules and a rollout's; GrowthBook agrees with svc", () => {
+    const members = Array.from({ length: 30 }, (_, i) => `m-${i}`);
+    const segments = {
+      members: { attribute: "user_id", ids: [...members, "7", "1e+21", "-5", "08"] },
+      staff: { attribute: "user_id", conditions: [{ attr: "email", op: "ends_with", value: "@corp.io" }, { attr: "plan", op: "in", value: ["pro", "team"] }] },
+      accounts: { attribute: "team", ids: ["t-1", "t-2", "3"], conditions: [{ attr: "country", op: "eq", value: "DE" }] },
+      everyone: { attribute: "user_id", conditions: [{ attr: "plan", op: "neq", value: ["not", "scalar"] }] },
+    };
+    const inSeg = (name: string, op = "in_segment") => ({ attr: "user_id", op, value: name });
+    const snapshot = base({
+      gates: {
+        members: { salt: "g1", version: 1, rules: [{ conditions: [inSeg("members")], passPercentage: 100 }] },
+        "not-members": { salt: "g2", version: 1, rules: [{ conditions: [inSeg("members", "not_in_segment")], passPercentage: 60 }] },
+        mixed: {
+          salt: "g3",
+          version: 1,
+          rules: [
+            { conditions: [inSeg("staff"), inSeg("accounts", "not_in_segment")], passPercentage: 100 },
+            { conditions: [inSeg("accounts")], passPercentage: 40, unit: "account_id" },
+            { conditions: [inSeg("everyone"), inSeg("gone", "not_in_segment")], passPercentage: 10 },
+            { conditions: [inSeg("gone")], passPercentage: 100 },
+          ],
+        },
+        rolled: { salt: "g4", version: 2, rules: [{ conditions: [inSeg("staff", "not_in_segment")], passPercentage: 100 }] },
+      },
+      rollouts: { rol_s: { kind: "gate", name: "rolled", salt: "r-s", stage: 1, percent: 45, rules: [{ conditions: [inSeg("members")], passPercentage: 100 }] } },
+      segments,
+    });
+    const { payload, unmapped } = mapSnapshot(snapshot);
+    expect(unmapped).toEqual([]);
+    // Each id list once, by name; an id a number prints as is listed as that number too.
+    expect(Object.keys(payload.savedGroups!).sort()).toEqual(["accounts", "members"]);
+    expect(payload.savedGroups!.members).toEqual([...members, "7", "1e+21", "-5", "08", 7, 1e21, -5]);
+    expect(payload.features.members!.rules![0]!.condition).toEqual({ user_id: { $inGroup: "members", $not: { $type: "array" } } });
+    expect(JSON.stringify(payload.features)).not.toContain("m-1");
+    const pick = <T>(r: () => number, list: T[]): T => list[Math.floor(r() * list.length)]!;
+    const mismatches = compare(snapshot, 10_000, (r) => {
+      const ctx: Record<string, unknown> = {};
+      const u = r();
+      if (u < 0.9) ctx.user_id = u < 0.35 ? pick(r, members) : u < 0.5 ? pick<unknown>(r, [7, "7", "07", 1e21, "1e+21", -5, "-5", 8, "08"]) : unit(r);
+      if (r() < 0.8) ctx.account_id = `acc-${Math.floor(r() * 1e6)}`;
+      // Values of every kind on a segment's attribute (not a bucketing unit): arrays and booleans are in no id list.
+      if (r() < 0.8) ctx.team = pick<unknown>(r, ["t-1", "t-2", "t-9", 3, "3", "03", ["t-1"], true, "T-1", null]);
+      if (r() < 0.7) ctx.email = pick(r, ["a@corp.io", "b@x.com", "c@corp.io.evil"]);
+      if (r() < 0.7) ctx.plan = pick<unknown>(r, ["pro", "team", "free", 3]);
+      if (r() < 0.6) ctx.country = pick<unknown>(r, ["DE", "de", "FR"]);
+      return ctx;
+    });
+    expect(mismatches).toEqual([]);
+  });
+
+  test("a segment GrowthBook cannot read as svc does serves the gates naming it off", () => {
+    const snapshot = base({
+      gates: {
+        dotted: { salt: "s1", version: 1, rules: [{ conditions: [{ attr: "x", op: "in_segment", value: "by-path" }], passPercentage: 100 }] },
+        re2: { salt: "s2", version: 1, rules: [{ conditions: [{ attr: "x", op: "not_in_segment", value: "letters" }], passPercentage: 100 }] },
+      },
+      segments: { "by-path": { attribute: "org.id", ids: ["o-1"] }, letters: { attribute: "user_id", conditions: [{ attr: "name", op: "regex", value: "^\\pL+$" }] } },
+    });
+    const { payload, unmapped } = mapSnapshot(snapshot);
+    expect(unmapped).toEqual([
+      { feature: "dotted", construct: 'segment by-path: attribute name "org.id" (GrowthBook reads dots as paths)', served: "false to every unit (the gate is off)" },
+      { feature: "re2", construct: "segment letters: regex /^\\pL+$/ uses RE2-only syntax", served: "false to every unit (the gate is off)" },
+    ]);
+    expect(payload.features.dotted).toEqual({ defaultValue: false });
   });
 
   test("dateUpdated is a stamp of the revision and epoch: it moves with every publish and differs across epochs", () => {

@@ -51,11 +51,26 @@ const GATES: Record<string, unknown[]> = {
     { conditions: [{ attr: "x", op: "passes_gate", value: "beta" }, { attr: "x", op: "fails_gate", value: "text-ops" }], passPercentage: 50, unit: "account_id" },
     { conditions: [{ attr: "x", op: "passes_gate", value: "number-ops" }], passPercentage: 100 },
   ],
+  // Segments (issue 29): an id list (a saved group), conditions (inlined), both (`$or`), on user_id and another attribute.
+  segments: [
+    { conditions: [{ attr: "user_id", op: "in_segment", value: "gb-members" }, { attr: "user_id", op: "not_in_segment", value: "gb-staff" }], passPercentage: 100 },
+    { conditions: [{ attr: "team", op: "in_segment", value: "gb-teams" }], passPercentage: 50, unit: "account_id" },
+    { conditions: [{ attr: "email", op: "in_segment", value: "gb-staff" }, { attr: "user_id", op: "not_in_segment", value: "gb-members" }], passPercentage: 100 },
+  ],
 };
+
+/** Members of the segment gb-members: some as text, some as numbers' text (a number attribute matches them). */
+const MEMBERS = [...Array.from({ length: 40 }, (_, i) => `m-${i}`), "7", "1007", "1e+21"];
+const SEGMENTS = [
+  { name: "gb-members", ids: MEMBERS },
+  { name: "gb-staff", conditions: [{ attr: "email", op: "ends_with", value: "@corp.io" }, { attr: "plan", op: "in", value: ["pro", "team"] }] },
+  { name: "gb-teams", attribute: "team", ids: ["t-1", "t-2", "3"], conditions: [{ attr: "country", op: "eq", value: "DE" }] },
+];
 
 beforeAll(async () => {
   ts = await startTestServer({ experimentsEveryMs: 0, alertsEveryMs: 0 });
   const scoped = { "x-project-id": ts.projectId };
+  for (const body of SEGMENTS) expect((await ts.api("/api/admin/segments", { body })).status).toBe(201);
   for (const [name, rules] of Object.entries(GATES)) expect((await ts.api("/api/admin/gates", { body: { name, rules } })).status).toBe(201);
   expect((await ts.api("/api/admin/killswitches", { body: { name: "checkout", value: false, switches: { eu: true, us: false } } })).status).toBe(201);
   expect((await ts.api("/api/admin/killswitches", { body: { name: "search", value: true } })).status).toBe(201);
@@ -100,12 +115,15 @@ afterAll(async () => {
 
 const features = (key = ts.serverKey, init: RequestInit & { query?: string } = {}) => fetch(`${ts.url}/api/features/${key}${init.query ?? ""}`, init);
 
-/** A random context over the attributes the gates read, in the forms clients send (text, numbers, versions, dates). */
-function contextOf(random: () => number): Record<string, unknown> {
+/**
+ * A random context over the attributes the gates read, in the forms clients send (text, numbers, versions, dates).
+ * `members: false` leaves out the segment members' pool, whose ids repeat (GrowthBook tracks a unit's assignment once).
+ */
+function contextOf(random: () => number, options: { members?: boolean } = {}): Record<string, unknown> {
   const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)]!;
   const maybe = <T>(value: () => T, p = 0.85): T | undefined => (random() < p ? value() : undefined);
   const context: Record<string, unknown> = {
-    user_id: random() < 0.05 ? 1 + Math.floor(random() * 1_000_000) : maybe(() => `u-${Math.floor(random() * 1e9).toString(36)}`, 0.95),
+    user_id: random() < 0.05 ? 1 + Math.floor(random() * 1_000_000) : options.members !== false && random() < 0.2 ? pick<unknown>([...MEMBERS, 7, 1007, 1e21, "07", "m-40"]) : maybe(() => `u-${Math.floor(random() * 1e9).toString(36)}`, 0.95),
     account_id: maybe(() => `acc-${Math.floor(random() * 1e6)}`),
     email: maybe(() => pick(["ann@example.com", "a.b@corp.io", "bob+test@x.com", "zz@corp.io", "c1@corp.io", "dave@Example.com", "eve@corp.io.evil", "x@y.z"])),
     country: maybe(() => pick<unknown>(["DE", "FR", "US", 7, "7", "de", "7.0"])),
@@ -135,6 +153,7 @@ function contextOf(random: () => number): Record<string, unknown> {
         new Date(Date.UTC(2020, 0, 1) + random() * 2e11).toISOString().slice(0, 10),
       ]),
     ),
+    team: maybe(() => pick<unknown>(["t-1", "t-2", "t-9", 3, "3", "03", ["t-1"], true, "T-1"]), 0.6),
   };
   for (const key of Object.keys(context)) if (context[key] === undefined) delete context[key];
   return context;
@@ -151,8 +170,11 @@ describe("GET /api/features/{key}", () => {
     expect(body.status).toBe(200);
     expect(typeof body.dateUpdated).toBe("string");
     expect(Object.keys(body.features).filter((k) => !k.startsWith(GATE_RULES_PREFIX)).sort()).toEqual(
-      ["banner", "chain", "checkout", "checkout/eu", "checkout/us", "number-ops", "pricing", "pricing-test", "nav-test", "search", "text-ops", "version-date-ops", "beta"].sort(),
+      ["banner", "chain", "checkout", "checkout/eu", "checkout/us", "number-ops", "pricing", "pricing-test", "nav-test", "search", "segments", "text-ops", "version-date-ops", "beta"].sort(),
     );
+    // The id lists the rules name, once each, as saved groups (an id a number prints as, as that number too).
+    expect(body.savedGroups).toEqual({ "gb-members": [...MEMBERS, 7, 1007, 1e21], "gb-teams": ["t-1", "t-2", "3", 3] });
+    expect(body.features.segments.rules[0].condition).toEqual({ $and: [{ user_id: { $inGroup: "gb-members", $not: { $type: "array" } } }, { $not: { $and: expect.any(Array) } }] });
     expect(body.features.checkout).toEqual({ defaultValue: false });
     expect(body.features["checkout/eu"]).toEqual({ defaultValue: true });
     expect(body.features.banner).toEqual({ defaultValue: "hello" });
@@ -256,7 +278,7 @@ describe("GrowthBook's SDK agrees with svc's SDK and OFREP", () => {
     expect(unmapped).toEqual([]);
     const keys = Object.keys(gb.getFeatures()).filter((k) => !k.startsWith(GATE_RULES_PREFIX));
     const random = seededRandom(28);
-    const counts = { gateOn: 0, assigned: 0, overridden: 0 };
+    const counts = { gateOn: 0, assigned: 0, overridden: 0, segmentsOn: 0, segmentsOff: 0 };
     const mismatches: string[] = [];
     for (let i = 0; i < 10_000; i++) {
       const context = contextOf(random);
@@ -283,6 +305,7 @@ describe("GrowthBook's SDK agrees with svc's SDK and OFREP", () => {
           mismatches.push(`${key} ${JSON.stringify(context)}: gb ${JSON.stringify(result.value)} svc ${JSON.stringify(own)} ofrep ${JSON.stringify(flag.value)}`);
         }
         if (key in snapshot.gates && own === true) counts.gateOn++;
+        if (key === "segments") counts[own === true ? "segmentsOn" : "segmentsOff"]++;
         if (result.source === "experiment" && !(key in snapshot.experiments)) counts.overridden++;
       }
       if (mismatches.length > 5) break;
@@ -292,6 +315,9 @@ describe("GrowthBook's SDK agrees with svc's SDK and OFREP", () => {
     expect(counts.gateOn).toBeGreaterThan(5_000);
     expect(counts.assigned).toBeGreaterThan(1_000);
     expect(counts.overridden).toBeGreaterThan(500);
+    // Members, non-members and units the segments' conditions take: both answers, often.
+    expect(counts.segmentsOn).toBeGreaterThan(1_000);
+    expect(counts.segmentsOff).toBeGreaterThan(1_000);
     gb.destroy();
   }, 120_000);
 
@@ -382,7 +408,7 @@ describe("POST /api/eval/{key} (remote evaluation)", () => {
     const random = seededRandom(77);
     let assigned = 0;
     for (let i = 0; i < 300; i++) {
-      const context = contextOf(random);
+      const context = contextOf(random, { members: false });
       await gb.setAttributes(context);
       for (const flag of evaluateAll(snapshot, context)) {
         expect([flag.key, gb.evalFeature(flag.key).value]).toEqual([flag.key, flag.value]);
@@ -407,6 +433,14 @@ describe("POST /api/eval/{key} (remote evaluation)", () => {
     for (const gate of Object.values(snapshot.gates) as { salt: string }[]) expect(text).not.toContain(gate.salt);
     expect(text).not.toContain(GATE_RULES_PREFIX);
     expect(text).not.toContain("seed");
+    // Nor a segment's members (issue 29): the answer for a member is the value, the list stays on the server.
+    const member = await (await post(browserKey, { attributes: { user_id: "m-3", team: "t-1" } })).text();
+    expect(JSON.parse(member).features.segments).toEqual({ defaultValue: true });
+    for (const answer of [text, member]) {
+      expect(answer).not.toContain("savedGroups");
+      expect(answer).not.toContain("$inGroup");
+      for (const id of ["m-0", "m-39", "1007", "t-2"]) expect(answer).not.toContain(id);
+    }
     expect(body.features.beta).toEqual({ defaultValue: true });
     expect(body.features["checkout/eu"]).toEqual({ defaultValue: true });
     // Dev tools' forced values are applied, as GrowthBook's own server does.

@@ -213,19 +213,30 @@ describe("in_segment / not_in_segment in gates", () => {
     expect(expectErrorShape(gate.body).code).toBe("VALIDATION");
   });
 
-  test("a rollout's rules cannot name a segment yet; GrowthBook serves a gate naming one off", async () => {
-    const rules = [{ conditions: [{ attr: "user_id", op: "in_segment", value: "early-access" }], passPercentage: 100 }];
-    const rollout = await ts.api("/api/admin/rollouts", { body: { gate: "legacy-banner", env: "prod", rules, stages: [{ percent: 30, minutes: 60 }, { percent: 100, minutes: 0 }] } });
-    expect(rollout.status).toBe(400);
-    expect(expectErrorShape(rollout.body)).toMatchObject({ code: "VALIDATION", detail: expect.stringContaining("rules[0].conditions[0].value: in_segment / not_in_segment are not supported in rollout rules yet") });
-
+  // A rollout's rules naming a segment: test/modules/segment-refs.test.ts (refused before issue 29's follow-up).
+  test("GrowthBook: the server key's payload carries the id list once as a saved group; the browser key's remote evaluation never returns it", async () => {
     const res = await fetch(`${ts.url}/api/features/${ts.serverKey}?env=prod`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
-    expect(body.features["early-feature"]).toEqual({ defaultValue: false });
-    expect(JSON.stringify(body)).not.toContain("in_segment");
-    // The ids never reach the GrowthBook payload.
-    expect(JSON.stringify(body)).not.toContain("u54321");
+    expect(body.features["early-feature"]).toEqual({ defaultValue: false, rules: [{ condition: { user_id: { $inGroup: "early-access", $not: { $type: "array" } } }, force: true }] });
+    expect(body.features["legacy-banner"].rules[0].condition).toEqual({ $not: { user_id: { $inGroup: "early-access", $not: { $type: "array" } } } });
+    expect(body.savedGroups["early-access"]).toHaveLength(100_000);
+    // Once, not copied into the rules.
+    expect(JSON.stringify(body.features)).not.toContain("u54321");
+    // The 304 fast path holds.
+    const again = await fetch(`${ts.url}/api/features/${ts.serverKey}?env=prod`, { headers: { "if-none-match": res.headers.get("etag")! } });
+    expect(again.status).toBe(304);
+
+    const browser = await ts.api("/api/admin/keys", { body: { type: "browser", name: "segments web" } });
+    expect(browser.status).toBe(201);
+    const evaluated = await fetch(`${ts.url}/api/eval/${browser.body.key}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ attributes: { user_id: "u54321" } }) });
+    expect(evaluated.status).toBe(200);
+    const text = await evaluated.text();
+    expect(JSON.parse(text).features["early-feature"]).toEqual({ defaultValue: true });
+    expect(text).not.toContain("savedGroups");
+    expect(text).not.toContain("u54320");
+    // Nor the payload, which a browser key is refused.
+    expect((await fetch(`${ts.url}/api/features/${browser.body.key}`)).status).toBe(403);
   });
 });
 

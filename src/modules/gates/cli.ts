@@ -384,32 +384,39 @@ export const gatesCommand: Command = {
     },
     {
       name: "templates create",
-      summary: "Create a template of this project from a list of conditions",
+      summary: "Create a template of this project from a list of conditions, or from a segment",
       args: ["<name>"],
-      details: ["Its conditions are checked like a gate rule's. The name must be new in the project and not a built-in's."],
+      details: [
+        "Its conditions are checked like a gate rule's (a segment they name must exist). The name must be new in the project and not a built-in's.",
+        "--segment NAME instead of --rules: the template is the one condition `in_segment NAME` on the segment's attribute.",
+      ],
       examples: [
         `svc gates templates create "Acme staff" --rules '[{"attr":"email","op":"ends_with","value":"@acme.com"}]' --description 'People at acme.com'`,
         "svc gates templates create Nordics --rules @nordics.json --category condition --json",
+        'svc gates templates create "Beta testers" --segment beta-testers',
       ],
       flags: {
         rules: {
           type: "string",
           value: "JSON",
-          help: 'Conditions as a JSON list, or @FILE, all of which must hold: [{"attr":"country","op":"in","value":["se","no"]}] (required; [] matches everyone)',
+          help: 'Conditions as a JSON list, or @FILE, all of which must hold: [{"attr":"country","op":"in","value":["se","no"]}] (required unless --segment; [] matches everyone)',
         },
+        segment: { type: "string", value: "NAME", help: "Instead of --rules: build the template from this segment (id or name)" },
         description: { type: "string", value: "TEXT", help: "What the template is for, shown in lists" },
-        category: { type: "string", value: "TEXT", help: "Free text; the built-ins use condition (the default) and rollout" },
+        category: { type: "string", value: "TEXT", help: "Free text; the built-ins use condition (the default) and rollout; segment for one built from a segment" },
         ...CLIENT_FLAGS,
       },
       async run({ values, positionals }) {
-        const body: Static<typeof CreateTemplateBody> = { name: positionals[0]!, rules: conditionsFlag(values.rules) };
+        if (values.segment !== undefined && values.rules !== undefined) throw new UsageError("--segment and --rules cannot both be given");
+        const segment = values.segment === undefined ? undefined : str(values, "segment");
+        const body: Static<typeof CreateTemplateBody> = segment === undefined ? { name: positionals[0]!, rules: conditionsFlag(values.rules) } : { name: positionals[0]!, segment };
         if (values.description !== undefined) body.description = str(values, "description");
         if (values.category !== undefined) body.category = str(values, "category");
         const created = await dataOf(gates(openClient(values)).templates.post(body));
         emit(values.json, created, () => {
-          const conditions = body.rules;
+          const conditions = body.rules ?? [];
           return [
-            `Created template ${created.name} (${created.id}): ${conditions.length ? conditionsText(conditions) : "no conditions (everyone)"}.`,
+            `Created template ${created.name} (${created.id}): ${segment !== undefined ? `in segment ${segment}` : conditions.length ? conditionsText(conditions) : "no conditions (everyone)"}.`,
             `Start a gate from it with \`svc gates create <name> --template ${shellWord(created.name)}\`.`,
           ].join("\n");
         });

@@ -62,10 +62,18 @@ export const CreateTemplateBody = BodyObject(
   {
     name: t.String({ minLength: 1, maxLength: 128 }),
     description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
-    category: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "Free text; `condition` (the default) and `rollout` are the built-ins' categories" })),
-    rules: TemplateConditions,
+    category: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "Free text; `condition` (the default; `segment` for one built from a segment) and `rollout` are the built-ins' categories" })),
+    rules: t.Optional(TemplateConditions),
+    segment: t.Optional(
+      t.String({ minLength: 1, maxLength: 128, description: "Instead of rules: a segment (id or name); the template is its one condition `{attr: <the segment's attribute>, op: in_segment, value: <its name>}`" }),
+    ),
   },
-  { examples: [{ name: "Acme staff", description: "People at acme.com", category: "condition", rules: [{ attr: "email", op: "ends_with", value: "@acme.com" }] }] },
+  {
+    examples: [
+      { name: "Acme staff", description: "People at acme.com", category: "condition", rules: [{ attr: "email", op: "ends_with", value: "@acme.com" }] },
+      { name: "Beta testers", description: "Everyone in the beta-testers segment", segment: "beta-testers" },
+    ],
+  },
 );
 
 export const UpdateTemplateBody = BodyObject(

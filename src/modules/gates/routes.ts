@@ -67,7 +67,10 @@ export function gateRoutes(ctx: AppContext) {
           tag: TEMPLATES,
           auth: "admin",
           errors: [409],
-          description: "Its conditions are checked like a gate rule's. 409 when the name exists in the project or is a built-in's (built-ins cannot be created).",
+          description:
+            "Its conditions are checked like a gate rule's; a segment they name (in_segment / not_in_segment) must exist, and cannot be deleted while the template names it. " +
+            "Instead of `rules`, `segment` (id or name) builds the one-condition template `{attr: <the segment's attribute>, op: \"in_segment\", value: <its name>}` (category `segment` by default). " +
+            "409 when the name exists in the project or is a built-in's (built-ins cannot be created).",
           response: { 201: CreatedSchema },
         }),
       },

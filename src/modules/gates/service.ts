@@ -265,12 +265,20 @@ export class GatesService {
     withSegmentCosts(costs, () => checkEvaluationCost(name, rules, before, after));
   }
 
-  /** A rollout's new rules for a gate on an env are evaluated in place of its published ones: the same bound. */
+  /**
+   * A rollout's new rules for a gate on an env are evaluated in place of its published ones: the segments
+   * they name must exist (VALIDATION naming the field), and the same bound, segments priced.
+   */
   async checkRolloutRules(q: Queryable, projectId: string, env: Env, name: string, rules: GateRule[]): Promise<void> {
-    // TODO(issue 29): segments in a rollout's rules (its snapshot section would have to carry them); refused until then.
-    const segment = referencedSegments(rules)[0];
-    if (segment) throw validation("A rollout's rules cannot name segments yet", `${segment.field}: in_segment / not_in_segment are not supported in rollout rules yet`);
-    checkRolloutCost(name, rules, await this.publishedRules(q, projectId, env));
+    const published = await this.publishedRules(q, projectId, env);
+    // Every segment the rules, or a gate they reach, name is priced.
+    const names = new Set(referencedSegments(rules).map((r) => r.name));
+    for (const its of published.values()) for (const ref of referencedSegments(its)) names.add(ref.name);
+    const costs = await this.ctx.services.segments.costs(q, projectId, [...names]);
+    for (const ref of referencedSegments(rules)) {
+      if (!costs.has(ref.name)) throw validation(`Segment ${ref.name} not found`, `${ref.field}: no segment named ${ref.name} in this project`);
+    }
+    withSegmentCosts(costs, () => checkRolloutCost(name, rules, published));
   }
 
   /**
@@ -322,40 +330,56 @@ export class GatesService {
         return false;
       }
     };
-    for (const [gate, rules] of graph) {
+    // Each published gate, then each unfinished rollout's new rules on the env (evaluated in place of its gate's).
+    const evaluated: { what: string; gate: string; rules: GateRule[] }[] = [...graph].map(([gate, rules]) => ({ what: `gate ${gate}`, gate, rules }));
+    for (const r of await this.ctx.services.rollouts.gateRules(q, projectId)) {
+      if (r.env === env && referencedSegments(r.rules).some((ref) => ref.name === segment)) evaluated.push({ what: `rollout ${r.id} of gate ${r.gate}`, gate: r.gate, rules: r.rules });
+    }
+    for (const { what, gate, rules } of evaluated) {
       // A gate over the bound before the change (published before the bound existed) does not block it.
       if (!within(gate, rules, before)) continue;
       try {
         withSegmentCosts(costs, () => checkRolloutCost(gate, rules, graph));
       } catch (err) {
-        if (err instanceof ApiError && err.code === "VALIDATION") throw validation(`Gate ${gate} names this segment and would cost too much to evaluate`, `conditions: gate ${gate} (${env}) would go over the evaluation bound with these conditions (${err.detail ?? err.message})`);
+        if (err instanceof ApiError && err.code === "VALIDATION") throw validation(`${what[0]!.toUpperCase()}${what.slice(1)} names this segment and would cost too much to evaluate`, `conditions: ${what} (${env}) would go over the evaluation bound with these conditions (${err.detail ?? err.message})`);
         throw err;
       }
     }
   }
 
-  /** The segments an env's published rules name. */
+  /** The segments an env's published rules name, and the new rules of the rollouts serving on it. */
   async segmentsUsed(q: Queryable, projectId: string, env: Env): Promise<Set<string>> {
     const names = new Set<string>();
     for (const rules of (await this.publishedRules(q, projectId, env)).values()) for (const ref of referencedSegments(rules)) names.add(ref.name);
+    for (const r of await this.ctx.services.rollouts.gateRules(q, projectId)) if (r.env === env && r.serving) for (const ref of referencedSegments(r.rules)) names.add(ref.name);
     return names;
   }
 
-  /** Where a segment is used: each gate as `name (env)`, and the envs whose published rules name it. */
-  async segmentUses(q: Queryable, projectId: string, segment: string): Promise<{ gates: string[]; envs: Env[] }> {
+  /**
+   * Where a segment is used: each gate as `name (env)` (`gates`); `users`, what its DELETE answer names:
+   * those gates, the unfinished rollouts whose rules name it and the templates holding it; and the envs
+   * where rules name it (republished, and priced, when it changes).
+   */
+  async segmentUses(q: Queryable, projectId: string, segment: string): Promise<{ gates: string[]; users: string[]; envs: Env[] }> {
     const gates: string[] = [];
-    const envs: Env[] = [];
+    const envs = new Set<Env>();
     for (const env of ENVS) {
-      let used = false;
       for (const [gate, rules] of await this.publishedRules(q, projectId, env)) {
         if (referencedSegments(rules).some((r) => r.name === segment)) {
           gates.push(`${gate} (${env})`);
-          used = true;
+          envs.add(env);
         }
       }
-      if (used) envs.push(env);
     }
-    return { gates, envs };
+    const users = gates.map((g) => `gate ${g}`);
+    for (const r of await this.ctx.services.rollouts.gateRules(q, projectId)) {
+      if (!referencedSegments(r.rules).some((ref) => ref.name === segment)) continue;
+      users.push(`rollout ${r.id} of gate ${r.gate} (${r.env})`);
+      // A scheduled one too: its rules are priced against the segment's next conditions.
+      envs.add(r.env);
+    }
+    for (const template of await this.templates.segmentUsers(q, projectId, segment)) users.push(`template ${template}`);
+    return { gates, users, envs: ENVS.filter((env) => envs.has(env)) };
   }
 
   /** The one publish path: lock the gate, compute the env's next rules (may refuse), publish version + 1, audit. */

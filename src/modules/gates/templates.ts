@@ -3,10 +3,10 @@ import { alreadyExists, forbidden, notFound, validation } from "../../lib/errors
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
-import type { Queryable } from "../../lib/store";
+import type { Queryable, Tx } from "../../lib/store";
 import { checkNameChars, checkOptionalText } from "../../lib/validate";
 import type { GateCondition } from "../../sdk/gates";
-import { checkConditions } from "./rules";
+import { SEGMENT_REF_OPS, checkConditions } from "./rules";
 import { type TemplateRow, deleteTemplate, findTemplate, insertTemplate, templatesOfProject, updateTemplate } from "./store";
 import { type Actor, DESCRIPTION_MAX } from "./types";
 
@@ -21,7 +21,8 @@ export type GateTemplate = {
   updatedAt: string | null;
 };
 
-export type TemplateInput = { name: string; description?: string; category?: string; rules: unknown };
+/** `rules`, or `segment` (id or name): the one condition `{attr: <its attribute>, op: in_segment, value: <its name>}`. */
+export type TemplateInput = { name: string; description?: string; category?: string; rules?: unknown; segment?: string };
 export type TemplatePatch = { name?: string; description?: string; category?: string; rules?: unknown };
 
 const TEMPLATE_NAME_MAX = 128;
@@ -98,17 +99,23 @@ export class GateTemplatesService {
     checkText("name", input.name, TEMPLATE_NAME_MAX, true);
     checkNameChars("name", input.name);
     checkText("description", input.description ?? "", DESCRIPTION_MAX, false);
-    checkText("category", input.category ?? "condition", CATEGORY_MAX, true);
-    const rules = checkConditions(input.rules);
+    const category = input.category ?? (input.segment === undefined ? "condition" : "segment");
+    checkText("category", category, CATEGORY_MAX, true);
+    if (input.segment !== undefined && input.rules !== undefined) throw validation("Give rules or a segment, not both", "segment: a template is built from rules or from a segment");
+    if (input.segment === undefined && input.rules === undefined) throw validation("rules is required", "rules: the template's conditions {attr, op, value} (or segment: a segment to build it from)");
+    const rules = input.segment === undefined ? checkConditions(input.rules) : [await this.segmentCondition(projectId, input.segment)];
     if (builtIn(input.name)) throw alreadyExists(`${input.name} is a built-in template`, "name: built-ins cannot be created; choose another name");
     try {
       return await this.ctx.store.write(async (tx) => {
-        await tx.lock(`gate-templates:${projectId}`);
+        await this.lock(tx, projectId);
+        await this.checkSegments(tx, projectId, rules, input.segment === undefined ? "rules" : "segment");
         if (await findTemplate(tx, projectId, input.name)) throw alreadyExists(`A template named ${input.name} already exists in this project`, "name: choose another name");
         const now = nowIso();
-        const row: TemplateRow = { id: newId("gtpl"), name: input.name, description: input.description ?? "", category: input.category ?? "condition", rules: JSON.stringify(rules), created_at: now, updated_at: now };
+        const row: TemplateRow = { id: newId("gtpl"), name: input.name, description: input.description ?? "", category, rules: JSON.stringify(rules), created_at: now, updated_at: now };
         await insertTemplate(tx, projectId, row);
-        await recordAudit(tx, { projectId, action: "gate.template.create", subjectId: row.id, subjectName: row.name, actor, detail: { conditions: rules.length } });
+        const detail: Record<string, unknown> = { conditions: rules.length };
+        if (input.segment !== undefined) detail.segment = rules[0]!.value;
+        await recordAudit(tx, { projectId, action: "gate.template.create", subjectId: row.id, subjectName: row.name, actor, detail });
         return toTemplate(row);
       });
     } catch (err) {
@@ -130,7 +137,8 @@ export class GateTemplatesService {
     if (patch.name !== undefined && builtIn(patch.name)) throw alreadyExists(`${patch.name} is a built-in template`, "name: choose another name");
     try {
       return await this.ctx.store.write(async (tx) => {
-        await tx.lock(`gate-templates:${projectId}`);
+        await this.lock(tx, projectId);
+        if (rules !== undefined) await this.checkSegments(tx, projectId, rules, "rules");
         const current = await findTemplate(tx, projectId, idOrName);
         if (!current) throw notFound(`Gate template ${idOrName} not found`);
         if (patch.name !== undefined && patch.name !== current.name && (await findTemplate(tx, projectId, patch.name))) {
@@ -152,6 +160,39 @@ export class GateTemplatesService {
       if (this.ctx.store.isUniqueViolation(err)) throw alreadyExists(`A template named ${patch.name} already exists in this project`, "name: choose another name");
       throw err;
     }
+  }
+
+  /** The project's own templates whose conditions name the segment (in_segment / not_in_segment), by name. */
+  async segmentUsers(q: Queryable, projectId: string, segment: string): Promise<string[]> {
+    const names: string[] = [];
+    for (const row of await templatesOfProject(q, projectId)) {
+      if ((JSON.parse(row.rules) as GateCondition[]).some((c) => SEGMENT_REF_OPS.includes(c.op) && c.value === segment)) names.push(row.name);
+    }
+    return names.sort();
+  }
+
+  /**
+   * The gates' project lock, then the templates': segment writes take the gates' lock first, so a
+   * segment is not deleted between the check of a template naming it and the template's write.
+   */
+  private async lock(tx: Tx, projectId: string): Promise<void> {
+    await this.ctx.services.gates.lockProject(tx, projectId);
+    await tx.lock(`gate-templates:${projectId}`);
+  }
+
+  /** Every segment the conditions name exists (VALIDATION naming the condition's value, or `segment`). */
+  private async checkSegments(q: Queryable, projectId: string, rules: GateCondition[], field: "rules" | "segment"): Promise<void> {
+    const refs = rules.flatMap((c, i) => (SEGMENT_REF_OPS.includes(c.op) ? [{ name: String(c.value), field: field === "segment" ? "segment" : `rules[${i}].value` }] : []));
+    if (refs.length === 0) return;
+    const known = await this.ctx.services.segments.costs(q, projectId, refs.map((r) => r.name));
+    for (const ref of refs) if (!known.has(ref.name)) throw validation(`Segment ${ref.name} not found`, `${ref.field}: no segment named ${ref.name} in this project`);
+  }
+
+  /** The one condition of a template built from a segment (by id or name): on its attribute, naming it by name. */
+  private async segmentCondition(projectId: string, segment: string): Promise<GateCondition> {
+    const found = (await this.ctx.services.segments.list(projectId)).find((s) => s.id === segment || s.name === segment);
+    if (!found) throw validation(`Segment ${segment} not found`, `segment: no segment named ${segment} in this project`);
+    return { attr: found.attribute, op: "in_segment", value: found.name };
   }
 
   async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {

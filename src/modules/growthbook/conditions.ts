@@ -169,11 +169,63 @@ function dateCondition(attr: string, op: "before" | "after", value: unknown): Gb
   };
 }
 
+/** Whether GrowthBook reads an attribute name as svc does: it reads `a.b` as a path into objects, and `$x` as an operator. */
+export function plainAttribute(attr: unknown): attr is string {
+  return typeof attr === "string" && !attr.includes(".") && !attr.startsWith("$") && attr !== "";
+}
+
+const attributeProblem = (attr: unknown) => `attribute name ${JSON.stringify(attr)} (GrowthBook reads dots as paths)`;
+
+/**
+ * A saved group's values for an id list: the ids, and each id that a number prints as, as that number too
+ * (svc compares a number attribute by its text, `String(7)`; GrowthBook's `$inGroup` compares strictly).
+ */
+export function savedGroupValues(ids: readonly string[]): (string | number)[] {
+  const out: (string | number)[] = [...ids];
+  for (const id of ids) {
+    const n = Number(id);
+    if (Number.isFinite(n) && String(n) === id) out.push(n);
+  }
+  return out;
+}
+
+/**
+ * "The unit is in the segment" (svc's `inSegment`): its `attribute` is a text or number listed in the id list
+ * (saved group `group`, GrowthBook's `$inGroup`, arrays excluded: GrowthBook would intersect them), or the
+ * segment's conditions, non-empty, all hold; either one. `group` undefined: no id list.
+ */
+export function segmentMembership(attribute: string, group: string | undefined, conditions: readonly GateCondition[]): MappedCondition {
+  const parts: GbCondition[] = [];
+  if (group !== undefined) {
+    if (!plainAttribute(attribute)) return { unmappable: attributeProblem(attribute) };
+    parts.push({ [attribute]: { $inGroup: group, $not: NOT_ARRAY } });
+  }
+  if (conditions.length > 0) {
+    const all: GbCondition[] = [];
+    let everyone = true;
+    for (const c of conditions) {
+      // A segment's conditions never name gates or segments (refused when saved): nothing to resolve.
+      const m = mapCondition(c, () => undefined);
+      if ("unmappable" in m) return m;
+      if ("parent" in m) return { unmappable: `operator ${c.op} inside a segment` };
+      if ("condition" in m) {
+        all.push(m.condition);
+        everyone = false;
+      }
+    }
+    if (everyone) return { always: true };
+    parts.push(allOf(all)!);
+  }
+  if (parts.length === 0) return { condition: NEVER };
+  return { condition: parts.length === 1 ? parts[0]! : { $or: parts } };
+}
+
 /**
  * One svc condition. `gateKey(name)` is the feature a `passes_gate` / `fails_gate` prerequisite reads
  * (undefined when svc has no such gate: it is off, so passes_gate never holds and fails_gate always does).
+ * `segment(name)` is "in segment `name`" (segmentMembership); without it a segment's condition is not mapped.
  */
-export function mapCondition(c: GateCondition, gateKey: (name: string) => string | undefined): MappedCondition {
+export function mapCondition(c: GateCondition, gateKey: (name: string) => string | undefined, segment?: (name: string) => MappedCondition): MappedCondition {
   const attr = c.attr;
   if (c.op === "passes_gate" || c.op === "fails_gate") {
     const id = gateKey(String(c.value));
@@ -181,10 +233,13 @@ export function mapCondition(c: GateCondition, gateKey: (name: string) => string
     // A gate's feature is a boolean: `{value: true}` holds for true only, `{value: false}` for false only.
     return { parent: { id, condition: { value: c.op === "passes_gate" } } };
   }
-  // TODO(issue 29): map segments to GrowthBook saved groups; until then a gate naming one is served off there.
-  if (c.op === "in_segment" || c.op === "not_in_segment") return { unmappable: `operator ${c.op} (segments are not mapped to GrowthBook yet)` };
-  // GrowthBook reads `a.b` as a path into objects, and `$x` as an operator.
-  if (typeof attr !== "string" || attr.includes(".") || attr.startsWith("$") || attr === "") return { unmappable: `attribute name ${JSON.stringify(attr)} (GrowthBook reads dots as paths)` };
+  if (c.op === "in_segment" || c.op === "not_in_segment") {
+    if (!segment) return { unmappable: `operator ${c.op} inside a segment` };
+    const m = segment(String(c.value));
+    if (c.op === "in_segment" || "unmappable" in m || "parent" in m) return m;
+    return "always" in m ? { condition: NEVER } : { condition: { $not: m.condition } };
+  }
+  if (!plainAttribute(attr)) return { unmappable: attributeProblem(attr) };
   switch (c.op) {
     case "exists":
       return { condition: { [attr]: { $exists: true } } };

@@ -14,6 +14,12 @@ export const GrowthbookPayloadSchema = t.Object(
     features: t.Record(t.String(), t.Object({ defaultValue: t.Unknown(), rules: t.Optional(t.Array(Rule)) })),
     experiments: t.Array(t.Unknown()),
     dateUpdated: t.String({ description: "A version stamp derived from the env's revision (not a wall time): it changes with every publish" }),
+    savedGroups: t.Optional(
+      t.Record(t.String(), t.Array(t.Union([t.String(), t.Number()])), {
+        description:
+          "GrowthBook saved groups: each segment with an id list that the rules name (`{<attribute>: {$inGroup: <segment name>}}`), by segment name, once; an id that reads as a number is listed as that number too (svc matches a number attribute by its text). Absent when no rule names such a segment",
+      }),
+    ),
   },
   {
     title: "GrowthbookPayload",
@@ -30,6 +36,7 @@ export const GrowthbookPayloadSchema = t.Object(
               { condition: { country: { $in: ["DE"], $not: { $type: "array" } } }, force: false },
             ],
           },
+          "early-access": { defaultValue: false, rules: [{ condition: { user_id: { $inGroup: "beta-testers", $not: { $type: "array" } } }, force: true }] },
           "pricing-page": {
             defaultValue: "control",
             rules: [
@@ -49,6 +56,7 @@ export const GrowthbookPayloadSchema = t.Object(
         },
         experiments: [],
         dateUpdated: "1970-01-01T00:00:42.317Z",
+        savedGroups: { "beta-testers": ["u-1842", "u-2231", "1007", 1007] },
       },
     ],
   },

@@ -1,17 +1,17 @@
 /**
  * The published snapshot as GrowthBook's SDK payload (`GET /api/features/{key}`), so that GrowthBook's SDKs
  * evaluate svc's killswitches, configs, gates and experiments locally with svc's own buckets (both use
- * GrowthBook's hash v2). Pure: it reads only the snapshot and src/sdk, and is exported for the edge relay,
+ * GrowthBook's hash v2), and segments' id lists as saved groups (`savedGroups`, `$inGroup`). Pure: it reads only the snapshot and src/sdk, and is exported for the edge relay,
  * which answers the same paths from its copy of the snapshot. The table of what maps to what, and what
  * cannot be mapped, is in docs/sdk.md ("GrowthBook SDKs").
  */
 import { BUCKETS, type PublishedConfig, splitRanges } from "../../sdk/configs";
-import { type Gate, type GateRule, bucketOf } from "../../sdk/gates";
+import { type Gate, type GateRule, type PublishedSegment, bucketOf } from "../../sdk/gates";
 import { type ExperimentVariant, type NamedExperiment, type PublishedExperiment, indexOverrides } from "../../sdk/experiments";
 import { type PublishedRollout, indexRollouts } from "../../sdk/rollouts";
 import { type PublishedUniverse, type SegmentRange, SEGMENTS } from "../../sdk/universes";
 import type { Snapshot } from "../delivery/snapshot";
-import { type GbCondition, type GbParentCondition, allOf, mapCondition } from "./conditions";
+import { type GbCondition, type GbParentCondition, type MappedCondition, NEVER, allOf, mapCondition, savedGroupValues, segmentMembership } from "./conditions";
 
 export type { GbCondition, GbParentCondition } from "./conditions";
 
@@ -33,7 +33,11 @@ export type GbRule = {
   meta?: { key: string; name: string; passthrough?: boolean }[];
 };
 export type GbFeature = { defaultValue: unknown; rules?: GbRule[] };
-export type GbPayload = { status: 200; features: Record<string, GbFeature>; experiments: never[]; dateUpdated: string };
+/**
+ * `savedGroups`: each id-list segment the mapped rules name, by segment name (GrowthBook's `$inGroup` reads
+ * it); present only when there is one, so a payload without segments keeps its bytes.
+ */
+export type GbPayload = { status: 200; features: Record<string, GbFeature>; experiments: never[]; dateUpdated: string; savedGroups?: Record<string, (string | number)[]> };
 /** A construct GrowthBook's SDKs cannot evaluate as svc does, and what the payload serves instead. */
 export type Unmapped = { feature: string; construct: string; served: string };
 
@@ -91,6 +95,11 @@ class Mapper {
   private readonly rollouts;
   /** Gates with a construct GrowthBook cannot evaluate: served off, to everyone. */
   private readonly offGates = new Map<string, string>();
+  private readonly segments: Record<string, PublishedSegment>;
+  /** Each segment's membership condition, mapped once. */
+  private readonly memberships = new Map<string, MappedCondition>();
+  /** The saved groups the mapped rules read (id lists only). */
+  readonly savedGroups: Record<string, (string | number)[]> = {};
 
   constructor(private readonly snapshot: Snapshot) {
     this.gates = (snapshot.gates ?? {}) as Record<string, PublishedGate>;
@@ -98,7 +107,25 @@ class Mapper {
     this.experiments = (snapshot.experiments ?? {}) as Record<string, PublishedExperiment>;
     this.overrides = indexOverrides(this.experiments);
     this.rollouts = indexRollouts(snapshot.rollouts as Record<string, PublishedRollout> | undefined);
+    this.segments = (snapshot.segments ?? {}) as Record<string, PublishedSegment>;
   }
+
+  /** "In segment `name`": its id list as a saved group of that name, its conditions inlined, `$or` of both (svc's inSegment). */
+  segment = (name: string): MappedCondition => {
+    let mapped = this.memberships.get(name);
+    if (mapped) return mapped;
+    const s = this.has(this.segments, name) ? this.segments[name]! : undefined;
+    // A segment the snapshot lacks has no one in it (svc's evaluator says so too).
+    if (!s) mapped = { condition: NEVER };
+    else {
+      const ids = Array.isArray(s.ids) && s.ids.length > 0 ? s.ids : undefined;
+      mapped = segmentMembership(s.attribute ?? "user_id", ids ? name : undefined, Array.isArray(s.conditions) ? s.conditions : []);
+      if ("unmappable" in mapped) mapped = { unmappable: `segment ${name}: ${mapped.unmappable}` };
+      else if (ids) this.savedGroups[name] = savedGroupValues(ids);
+    }
+    this.memberships.set(name, mapped);
+    return mapped;
+  };
 
   private has<V>(map: Record<string, V>, name: string): boolean {
     return Object.hasOwn(map, name);
@@ -118,7 +145,7 @@ class Mapper {
       const conditions: GbCondition[] = extra?.condition ? [extra.condition] : [];
       const parents: GbParentCondition[] = [];
       for (const c of rule.conditions) {
-        const m = mapCondition(c, this.gateKey);
+        const m = mapCondition(c, this.gateKey, this.segment);
         if ("unmappable" in m) return m.unmappable;
         if ("condition" in m) conditions.push(m.condition);
         if ("parent" in m) parents.push(m.parent);
@@ -297,7 +324,7 @@ class Mapper {
       const conditions: GbCondition[] = [];
       const parents: GbParentCondition[] = [];
       for (const c of rule.conditions) {
-        const m = mapCondition(c, this.gateKey);
+        const m = mapCondition(c, this.gateKey, this.segment);
         if ("unmappable" in m) return m.unmappable;
         if ("condition" in m) conditions.push(m.condition);
         if ("parent" in m) parents.push(m.parent);
@@ -354,7 +381,12 @@ class Mapper {
 export function mapSnapshot(snapshot: Snapshot): { payload: GbPayload; unmapped: Unmapped[] } {
   const mapper = new Mapper(snapshot);
   mapper.map();
-  return { payload: { status: 200, features: mapper.features, experiments: [], dateUpdated: dateUpdatedOf(snapshot) }, unmapped: mapper.unmapped };
+  const payload: GbPayload = { status: 200, features: mapper.features, experiments: [], dateUpdated: dateUpdatedOf(snapshot) };
+  for (const _ in mapper.savedGroups) {
+    payload.savedGroups = mapper.savedGroups;
+    break;
+  }
+  return { payload, unmapped: mapper.unmapped };
 }
 
 /** What `GET /api/features/{key}` answers for a snapshot: `{status: 200, features, experiments: [], dateUpdated}`. */

@@ -66,7 +66,8 @@ export function growthbookRoutes(ctx: AppContext) {
             "What GrowthBook's SDKs (JS, React, Node, Python, Go, Java, Kotlin, Swift, Ruby, PHP, C#, Elixir, Flutter) load with `apiHost` = this server and `clientKey` = a **server** key (in the path). " +
             "Every killswitch (a boolean feature; each sub-switch as `name/switchKey`), config (its value), gate (its rules as GrowthBook rules with `hashVersion: 2` and svc's salt as `seed`, so buckets are svc's) " +
             "and running experiment (an experiment rule: `key` the experiment's name, `name` its id, variation keys svc's variant keys, explicit `ranges`) of the env (`env` query, default the project's `defaultEnv`). " +
-            "Send a context's `user_id` (and `account_id`) as GrowthBook attributes. Constructs GrowthBook cannot evaluate as svc does are served as docs/sdk.md lists. " +
+            "Send a context's `user_id` (and `account_id`) as GrowthBook attributes. A segment the rules name (in_segment / not_in_segment) becomes its conditions inlined and, for its id list, a saved group: `savedGroups: {<segment name>: [ids]}` read by `$inGroup` (GrowthBook SDKs with saved-group support: JS 1.1.0 and later). " +
+            "Constructs GrowthBook cannot evaluate as svc does are served as docs/sdk.md lists. " +
             "Strong `ETag` (the snapshot's tag with `-gb`): `If-None-Match` answers 304 without touching the database. `x-sse-support: enabled`: SDKs then follow `/sub/{key}`. " +
             "Auth: the key in the path (a wrong kind of key is FORBIDDEN, an unknown one UNAUTHORIZED).",
           response: { 200: GrowthbookPayloadSchema, 304: t.Void({ description: "Not modified" }) },

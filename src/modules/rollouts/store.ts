@@ -116,6 +116,11 @@ export async function activeFor(q: Queryable, projectId: string, subjectName: st
   );
 }
 
+/** The unfinished gate rollouts of a project, with their change (the segments their rules name are in use). */
+export async function activeGateRollouts(q: Queryable, projectId: string): Promise<Pick<RolloutRow, "id" | "env" | "status" | "subject_name" | "change">[]> {
+  return q.all(`SELECT id, env, status, subject_name, change FROM rollouts WHERE project_id = ? AND kind = 'gate' AND status IN (${ACTIVE}) ORDER BY id`, projectId);
+}
+
 export async function insertRollout(q: Queryable, row: RolloutRow): Promise<void> {
   await q.run(`INSERT INTO rollouts (${COLUMNS}) VALUES (${FIELDS.map(() => "?").join(", ")})`, ...FIELDS.map((f) => row[f]));
 }

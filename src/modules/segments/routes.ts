@@ -73,7 +73,7 @@ export function segmentRoutes(ctx: AppContext) {
       {
         admin: true,
         params: IdParam,
-        ...describe({ summary: "Delete a segment", tag: TAG, auth: "admin", errors: [404, 409], description: "409 ALREADY_EXISTS, naming the gates (and envs), while published gate rules name the segment." }),
+        ...describe({ summary: "Delete a segment", tag: TAG, auth: "admin", errors: [404, 409], description: "409 ALREADY_EXISTS while anything names the segment: published gate rules, an unfinished rollout's rules, a gate template (the answer names each, e.g. `gate new-nav (prod)`, `rollout rol_… of gate g (staging)`, `template Beta testers`)." }),
       },
     );
 }

@@ -257,7 +257,7 @@ export class SegmentsService {
         if (fields.length === 0) return toSegment(row);
         const uses = await this.usesOf(tx, projectId, row.name);
         if (next.name !== row.name) {
-          if (uses.gates.length > 0) throw validation(`Segment ${row.name} is used by ${uses.gates.join(", ")}; it cannot be renamed`, `name: rules name segment ${row.name} (${uses.gates.join(", ")}); change them first`);
+          if (uses.users.length > 0) throw validation(`Segment ${row.name} is used by ${uses.users.join(", ")}; it cannot be renamed`, `name: segment ${row.name} is named by ${uses.users.join(", ")}; change them first`);
           if (await segmentByName(tx, projectId, next.name)) throw duplicateName(next.name);
         }
         // The gates naming it were priced with its old conditions: a costlier set must keep them within the bound.
@@ -282,17 +282,15 @@ export class SegmentsService {
     }
   }
 
-  /** Deletes a segment no published rule names (409 naming the gates otherwise). */
+  /** Deletes a segment nothing names: published gate rules, unfinished rollouts, templates (409 naming them otherwise). */
   async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {
     await this.ctx.store.write(async (tx) => {
       await this.lock(tx, projectId);
       const row = await this.find(tx, projectId, idOrName);
       const uses = await this.usesOf(tx, projectId, row.name);
-      if (uses.gates.length > 0) {
-        const names = uses.gates.join(", ");
-        const gates = uses.gates.filter((u) => !u.startsWith("config "));
-        const kind = gates.length === uses.gates.length ? `gate${gates.length > 1 ? "s" : ""} ` : "";
-        throw new ApiError("ALREADY_EXISTS", `Segment ${row.name} is used by ${kind}${names}; remove it from their rules first`, `id: named by in_segment/not_in_segment in the rules of ${names}`);
+      if (uses.users.length > 0) {
+        const names = uses.users.join(", ");
+        throw new ApiError("ALREADY_EXISTS", `Segment ${row.name} is used by ${names}; remove it from them first`, `id: named by in_segment/not_in_segment in ${names}`);
       }
       await deleteSegment(tx, row.id);
       await recordAudit(tx, { projectId, action: ACTIONS.delete, subjectId: row.id, subjectName: row.name, actor, detail: { ids: Number(row.id_count) } });
@@ -303,12 +301,13 @@ export class SegmentsService {
    * Where the segment is used: gates as `name (env)`, configs as `config name (env)` (in `gates`, the
    * list every message names), and the envs whose published rules name it.
    */
-  private async usesOf(q: Queryable, projectId: string, name: string): Promise<{ gates: string[]; envs: Env[] }> {
+  private async usesOf(q: Queryable, projectId: string, name: string): Promise<{ users: string[]; envs: Env[] }> {
     const gates = await this.ctx.services.gates.segmentUses(q, projectId, name);
     const configs = await this.ctx.services.configs.segmentUses(q, projectId, name);
     const envs = new Set<Env>([...gates.envs, ...configs.envs]);
-    return { gates: [...gates.gates, ...configs.configs], envs: (["dev", "staging", "prod"] as Env[]).filter((e) => envs.has(e)) };
+    return { users: [...gates.users, ...configs.configs], envs: (["dev", "staging", "prod"] as Env[]).filter((e) => envs.has(e)) };
   }
+
 
   /** A segment change (its conditions now costing `cost`) must keep every config rule naming it on the env within the bound. */
   private async checkConfigsWith(tx: Tx, projectId: string, env: Env, segment: string, cost: number): Promise<void> {
