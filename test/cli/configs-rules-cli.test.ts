@@ -146,3 +146,53 @@ describe("svc configs rules", () => {
     expect(help.stdout).toContain("svc configs explain <name> [flags]");
   });
 });
+
+describe("MCP: get_config_rules, save_config_rules, explain_config", () => {
+  test("save_config_rules saves a draft (publishing only when asked), get_config_rules shows it, explain_config previews and explains", async () => {
+    expect((await ts.api("/api/admin/configs", { body: { name: "mcp-banner", schema: { type: "string", maxLength: 40 }, value: "plain" } })).status).toBe(201);
+    const s = await mcpSession(box, env);
+    try {
+      const { tools } = await s.client.listTools();
+      const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+      expect(byName.get_config_rules!.annotations).toMatchObject({ readOnlyHint: true });
+      expect(byName.explain_config!.annotations).toMatchObject({ readOnlyHint: true });
+      expect(byName.save_config_rules!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+      expect(byName.save_config_rules!.inputSchema.required!.sort()).toEqual(["env", "name", "rules"]);
+      expect(byName.explain_config!.inputSchema.required!.sort()).toEqual(["context", "name"]);
+
+      const saved = await s.body("save_config_rules", { name: "mcp-banner", env: "staging", rules: [STAFF, SPLIT] });
+      expect(saved).toMatchObject({ draft: { env: "staging", baseVersion: 1 }, published: null });
+      let stored = await config("mcp-banner");
+      expect(stored.drafts.staging).toMatchObject({ value: "plain", rules: [STAFF, SPLIT] });
+      expect(stored.envs.staging).toMatchObject({ rules: [], version: 1 });
+
+      const shown = await s.body("get_config_rules", { name: "mcp-banner", env: "staging" });
+      expect(shown).toMatchObject({ name: "mcp-banner", env: "staging", version: 1, value: "plain", rules: [], draft: { value: "plain", rules: [STAFF, SPLIT], baseVersion: 1 } });
+      expect((await s.body("get_config_rules", { name: "mcp-banner" })).env).toBe("prod");
+
+      const preview = await s.body("explain_config", { name: "mcp-banner", env: "staging", context: { email: "ada@acme.com" }, draft: true });
+      expect(preview).toMatchObject({ value: "staff preview", variant: "staff", reason: "TARGETING_MATCH", ruleIndex: 0, draft: true });
+      expect(await s.body("explain_config", { name: "mcp-banner", env: "staging", context: { email: "ada@acme.com" } })).toMatchObject({ value: "plain", reason: "DEFAULT", variant: "default" });
+
+      const published = await s.body("save_config_rules", { name: "mcp-banner", env: "staging", rules: [SPLIT], value: "fallback", publish: true });
+      expect(published).toMatchObject({ draft: { env: "staging" }, published: { env: "staging", version: 2, value: "fallback" } });
+      stored = await config("mcp-banner");
+      expect(stored.envs.staging).toMatchObject({ value: "fallback", rules: [SPLIT], version: 2 });
+      expect(stored.drafts).toEqual({});
+      const split = await s.body("explain_config", { name: "mcp-banner", env: "staging", context: { user_id: "u-9" } });
+      expect(split.reason).toBe("SPLIT");
+      expect(split.variant).toBe(`rule-1/${["a", "b", "c"].indexOf(split.value) + 1}`);
+
+      // Mistakes are refused by name and change nothing; a misspelt field is refused by the tool's own schema.
+      const bad = await s.call("save_config_rules", { name: "mcp-banner", env: "staging", rules: [{ conditions: [], split: [{ value: "a", weight: 60 }] }], publish: true });
+      expect(bad.isError).toBe(true);
+      expect(bad.text).toContain("VALIDATION");
+      expect(bad.text).toContain("rules[0].split");
+      expect((await s.call("save_config_rules", { name: "mcp-banner", env: "staging", rules: [{ conditions: [], valeu: "x" }] })).isError).toBe(true);
+      expect((await s.call("explain_config", { name: "mcp-banner", env: "prod", context: {}, draft: true })).text).toContain("NOT_FOUND");
+      expect(await config("mcp-banner")).toEqual(stored);
+    } finally {
+      await s.close();
+    }
+  });
+});
