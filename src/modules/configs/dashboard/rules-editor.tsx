@@ -223,7 +223,7 @@ function RuleFields({ config, rule, n, last, ids, readOnly, onChange, onMove, on
             </label>
           ))}
         </div>
-        {rule.mode === "value" ? <RuleValue config={config} text={rule.text} n={n} readOnly={readOnly} onChange={(text) => onChange({ text })} /> : <SplitEditor config={config} rule={rule} n={n} id={id} readOnly={readOnly} onChange={onChange} />}
+        {rule.mode === "value" ? <RuleValue config={config} text={rule.text} saved={rule.saved} n={n} readOnly={readOnly} onChange={(text) => onChange({ text })} /> : <SplitEditor config={config} rule={rule} n={n} id={id} readOnly={readOnly} onChange={onChange} />}
       </fieldset>
       {!readOnly && (
         <div class="actions start">
@@ -289,8 +289,10 @@ function ConditionRow({ c, id, where, removeLabel, readOnly, onChange, onRemove 
 }
 
 /** What a check of a value says, beside its field. */
-function CheckNote({ config, text, id }: { config: string; text: string; id: string }) {
-  const check = useValueCheck(config, text);
+function CheckNote({ config, text, saved, id }: { config: string; text: string; saved: string | undefined; id: string }) {
+  const unchanged = text === saved;
+  const check = useValueCheck(config, text, !unchanged);
+  if (unchanged) return <p class="visually-hidden" id={id} />;
   if (check.state === "invalid") {
     return (
       <p class="error small" id={id}>
@@ -305,12 +307,12 @@ function CheckNote({ config, text, id }: { config: string; text: string; id: str
   );
 }
 
-function RuleValue({ config, text, n, readOnly, onChange }: { config: string; text: string; n: number; readOnly: boolean; onChange: (text: string) => void }) {
+function RuleValue({ config, text, saved, n, readOnly, onChange }: { config: string; text: string; saved: string | undefined; n: number; readOnly: boolean; onChange: (text: string) => void }) {
   const id = useId();
   return (
     <>
       <JsonEditor value={text} label={`Value served by rule ${n} (JSON)`} onChange={onChange} describedBy={id} readOnly={readOnly} />
-      <CheckNote config={config} text={text} id={id} />
+      <CheckNote config={config} text={text} saved={saved} id={id} />
     </>
   );
 }
@@ -332,7 +334,7 @@ function SplitEditor({ config, rule, n, id, readOnly, onChange }: { config: stri
           <tr key={row.key}>
             <td>
               <input id={`${id}-s${row.key}`} class="mono" aria-label={`Value ${j + 1} of the split of rule ${n} (JSON)`} aria-describedby={`${id}-s${row.key}-check`} value={row.text} readOnly={readOnly} autoComplete="off" spellcheck={false} onInput={(e) => setRow(j, { text: e.currentTarget.value })} />
-              <CheckNote config={config} text={row.text} id={`${id}-s${row.key}-check`} />
+              <CheckNote config={config} text={row.text} saved={row.saved} id={`${id}-s${row.key}-check`} />
             </td>
             <td>
               <input

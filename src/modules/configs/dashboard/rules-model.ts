@@ -9,22 +9,27 @@ import { type DraftCondition, fromDraft, toDraftCondition } from "../../gates/da
 let nextKey = 0;
 const newKey = () => ++nextKey;
 
-export type SplitRow = { key: number; text: string; weight: string };
-export type EditRule = { key: number; name: string; conditions: DraftCondition[]; mode: "value" | "split"; text: string; split: SplitRow[]; unit: string };
+/** `saved`: the text as loaded from the stored rules (already checked against the schema then); absent for a new one. */
+export type SplitRow = { key: number; text: string; weight: string; saved?: string };
+export type EditRule = { key: number; name: string; conditions: DraftCondition[]; mode: "value" | "split"; text: string; saved?: string; split: SplitRow[]; unit: string };
 
 const compact = (v: unknown) => JSON.stringify(v) ?? "null";
 const pretty = (v: unknown) => JSON.stringify(v, null, 2) ?? "null";
 
 export function toEdit(rules: readonly ConfigRule[]): EditRule[] {
-  return rules.map((r) => ({
-    key: newKey(),
-    name: r.name ?? "",
-    conditions: r.conditions.map(toDraftCondition),
-    mode: r.split ? "split" : "value",
-    text: r.split ? "" : pretty(r.value ?? null),
-    split: (r.split ?? []).map((e) => ({ key: newKey(), text: compact(e.value), weight: String(e.weight) })),
-    unit: r.unit ?? "",
-  }));
+  return rules.map((r) => {
+    const text = r.split ? "" : pretty(r.value ?? null);
+    return {
+      key: newKey(),
+      name: r.name ?? "",
+      conditions: r.conditions.map(toDraftCondition),
+      mode: r.split ? "split" : "value",
+      text,
+      saved: r.split ? undefined : text,
+      split: (r.split ?? []).map((e) => ({ key: newKey(), text: compact(e.value), weight: String(e.weight), saved: compact(e.value) })),
+      unit: r.unit ?? "",
+    };
+  });
 }
 
 export function emptyEditRule(): EditRule {

@@ -4,10 +4,18 @@ import { configApi } from "./client";
 
 export type Check = { state: "checking" } | { state: "valid" } | { state: "invalid"; problems: string[] };
 
-/** Checks an editor's text as the person types: JSON first (here), then the server's schema check (the one validator). */
-export function useValueCheck(name: string, text: string): Check {
+/**
+ * Checks an editor's text as the person types: JSON first (here), then the server's schema check (the one validator).
+ * With `enabled` false (a value as it was stored, already checked when saved) it asks nothing: a page of many rules
+ * does not send one check per value when it opens.
+ */
+export function useValueCheck(name: string, text: string, enabled = true): Check {
   const [check, setCheck] = useState<Check>({ state: "checking" });
   useEffect(() => {
+    if (!enabled) {
+      setCheck({ state: "valid" });
+      return;
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -29,6 +37,6 @@ export function useValueCheck(name: string, text: string): Check {
       cancelled = true;
       clearTimeout(timer);
     };
-  }, [name, text]);
+  }, [name, text, enabled]);
   return check;
 }
