@@ -5,6 +5,7 @@ import { CLIENT_FLAGS, QUERY_FLAG, YES_FLAG, confirmChange, emit, envFlag, intFl
 import type { Command, Flag } from "../../cli/command";
 import type { CreateConfigBody } from "./contract";
 import type { configRoutes } from "./routes";
+import { configRulesCommands } from "./cli-rules";
 
 /** The config routes, typed from their own schemas. */
 const configs = (client: SvcClient, options: { requireProject?: boolean } = {}) => client.api<ReturnType<typeof configRoutes>>(options).api.admin.configs;
@@ -15,9 +16,17 @@ const VALUE_FLAG: Flag = { type: "string", value: "JSON", help: "The new value a
 
 export const configsCommand: Command = {
   name: "configs",
-  summary: "Dynamic configs: list, get, create, set (save a draft), publish, history, rollback, activity; schema get, set",
-  details: ["`svc config` is the same command. A change is saved as a draft of one env and goes live when published (`set --publish` does both)."],
-  examples: ["svc configs list", `svc configs set checkout-limits --env staging --value '{"max":5}' --publish`, "svc configs activity checkout-limits"],
+  summary: "Dynamic configs: list, get, create, set (save a draft), publish, rules (show, set), explain, history, rollback, activity; schema get, set",
+  details: [
+    "`svc config` is the same command. A change is saved as a draft of one env and goes live when published (`set --publish` does both).",
+    "On each env a config serves its default value, unless one of its ordered rules holds for the context: that rule serves its own value, or a split of values by a stable hash of the unit (`svc configs rules`, `svc configs explain`).",
+  ],
+  examples: [
+    "svc configs list",
+    `svc configs set checkout-limits --env staging --value '{"max":5}' --publish`,
+    "svc configs rules set checkout-limits --env prod --file rules.json --publish",
+    "svc configs activity checkout-limits",
+  ],
   subcommands: [
     {
       name: "list",
@@ -135,6 +144,7 @@ export const configsCommand: Command = {
         return 0;
       },
     },
+    ...configRulesCommands,
     {
       name: "history",
       summary: "Published versions of a config, newest first (what `rollback` can go back to)",

@@ -7,38 +7,9 @@ import { DetailFrame, EnvPanel, deleteZone, notLoaded } from "../../../web/dashb
 import { Actor, ConfirmDialog, ErrorMessage, Status, When, useLoad } from "../../../web/dashboard/ui";
 import { ENVS, type Env, configApi } from "./client";
 import { ConfigHistory } from "./history";
+import { ConfigRules } from "./rules-editor";
 import { SchemaEditor } from "./schema-editor";
-
-type Check = { state: "checking" } | { state: "valid" } | { state: "invalid"; problems: string[] };
-
-/** Checks the editor's text as the person types: JSON first (here), then the server's schema check (the one validator). */
-function useValueCheck(name: string, text: string): Check {
-  const [check, setCheck] = useState<Check>({ state: "checking" });
-  useEffect(() => {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      setCheck({ state: "invalid", problems: [`Not valid JSON: ${(err as Error).message}`] });
-      return;
-    }
-    setCheck({ state: "checking" });
-    let cancelled = false;
-    const timer = setTimeout(async () => {
-      try {
-        const result = await call(configApi.api.admin.configs({ id: name }).check.post({ value }));
-        if (!cancelled) setCheck(result.valid ? { state: "valid" } : { state: "invalid", problems: result.problems });
-      } catch (err) {
-        if (!cancelled) setCheck({ state: "invalid", problems: [describeError(err)] });
-      }
-    }, 200);
-    return () => {
-      cancelled = true;
-      clearTimeout(timer);
-    };
-  }, [name, text]);
-  return check;
-}
+import { useValueCheck } from "./value-check";
 
 /** One config: per env its published value and draft, an editor that validates as you type, diff, publish, and the activity. */
 export function ConfigDetail({ name }: { name: string }) {
@@ -86,7 +57,8 @@ export function ConfigDetail({ name }: { name: string }) {
   };
   const saveDraft = () =>
     act(async () => {
-      const saved = await call(api.drafts.put({ env, value: JSON.parse(editorText) }));
+      // The draft's rules (saved by the rules editor below) stay with it: a value-only draft would publish the env's rules as they are.
+      const saved = await call(api.drafts.put({ env, value: JSON.parse(editorText), ...(draft?.rules ? { rules: draft.rules } : {}) }));
       // The stored draft is now what the editor shows (formatted as stored).
       setText(null);
       return `Saved the ${env} draft (from version ${saved.baseVersion}); nothing is published yet`;
@@ -182,6 +154,7 @@ export function ConfigDetail({ name }: { name: string }) {
           </div>
         )}
         {(draft || unsaved) && <DiffView before={published} after={editorText} label={`Published version ${config.envs[env].version} → ${unsaved ? "your changes" : "draft"}`} />}
+        <ConfigRules config={config} env={env} writable={writable} onChanged={reload} />
       </EnvPanel>
       <SchemaEditor name={config.name} schema={config.schema} writable={writable} onSaved={reload} />
       <ConfigHistory name={config.name} env={env} current={config.envs[env].version} writable={writable} onChanged={reload} />
