@@ -10,6 +10,7 @@ import { auditModule } from "./audit/manifest";
 import { configsModule } from "./configs/manifest";
 import { connectorsModule } from "./connectors/manifest";
 import { dashboardModule } from "./dashboard/manifest";
+import { definitionsModule } from "./definitions/manifest";
 import { deliveryModule } from "./delivery/manifest";
 import { deviceModule } from "./device/manifest";
 import { errorsModule } from "./errors/manifest";
@@ -52,6 +53,7 @@ export const MODULES: ModuleManifest[] = [
   universesModule,
   experimentsModule,
   rolloutsModule,
+  definitionsModule,
   connectorsModule,
   i18nModule,
   opsModule,

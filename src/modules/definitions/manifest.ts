@@ -1,0 +1,31 @@
+import type { ModuleManifest } from "../../lib/module";
+import type { DefinitionsService } from "./service";
+
+// Server code loads on first use: svc's CLI reads every manifest for its nouns and must not pay for it.
+const routesCode = () => require("./routes") as typeof import("./routes");
+const serviceCode = () => require("./service") as typeof import("./service");
+
+declare module "../../lib/module" {
+  interface Services {
+    definitions: DefinitionsService;
+  }
+}
+
+/**
+ * Flags as code (issue 31): `GET /api/admin/export` and `POST /api/admin/apply` over the other modules'
+ * services, and the `svc export`, `svc plan` and `svc apply` commands. It owns no tables.
+ */
+export const definitionsModule: ModuleManifest<"definitions"> = {
+  name: "definitions",
+  migrations: [],
+  createService: (ctx) => new (serviceCode().DefinitionsService)(ctx),
+  routes: (ctx) => routesCode().definitionsRoutes(ctx),
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).definitionTools;
+  },
+  cli: [
+    { name: "export", order: 40, load: async () => (await import("./cli")).exportCommand },
+    { name: "plan", order: 41, load: async () => (await import("./cli")).planCommand },
+    { name: "apply", order: 42, load: async () => (await import("./cli")).applyCommand },
+  ],
+};

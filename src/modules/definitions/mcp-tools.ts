@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { dataOf } from "../../cli/client";
+import type { OpenSession } from "../../lib/mcp-tool";
+import { DESTRUCTIVE, READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import type { definitionsRoutes } from "./routes";
+
+/** The definitions routes, typed from their own schemas. */
+const admin = (open: OpenSession, projectId?: string) => open(projectId).api<ReturnType<typeof definitionsRoutes>>().api.admin;
+
+const documentArg = z
+  .object({ version: z.literal(1) })
+  .passthrough()
+  .describe("A definitions document as export_definitions returns it: {version: 1, attributes?, segments?, templates?, killswitches?, gates?, configs?, universes?}; a section left out is not touched");
+const envArg = z.string().max(40).optional().describe("Comma-separated envs to consider (dev, staging, prod); default all three");
+
+export const definitionTools = [
+  defineTool({
+    name: "export_definitions",
+    title: "Export definitions",
+    description: "The project's definitions as one document (flags as code): attributes, segments, gate templates, killswitches, gates, configs and universes by name, with per-env values and rules. No ids, salts or secrets.",
+    input: { project_id: projectIdArg, env: envArg, only: z.string().max(200).optional().describe("Comma-separated sections to include") },
+    annotations: READ_ONLY,
+    async run({ project_id, env, only }, open) {
+      return dataOf(admin(open, project_id).export.get({ query: { env: env || undefined, only: only || undefined } }));
+    },
+  }),
+  defineTool({
+    name: "plan_definitions",
+    title: "Plan definitions",
+    description: "What applying a definitions document would change (created, changed field by field, deleted with prune), every change checked as apply would check it; changes nothing.",
+    input: { project_id: projectIdArg, document: documentArg, prune: z.boolean().optional().describe("Also plan deleting what a section lists no longer"), env: envArg },
+    annotations: READ_ONLY,
+    async run({ project_id, document, prune, env }, open) {
+      return dataOf(admin(open, project_id).apply.post(document as never, { query: { dryRun: "true", prune: prune ? "true" : undefined, env: env || undefined } }));
+    },
+  }),
+  defineTool({
+    name: "apply_definitions",
+    title: "Apply definitions",
+    description: "Applies a definitions document in one transaction: creates, changes and (with prune) deletes through the owning modules, audited; the first refusal changes nothing. Run plan_definitions first and show the plan.",
+    input: { project_id: projectIdArg, document: documentArg, prune: z.boolean().optional().describe("Delete what a section lists no longer"), env: envArg },
+    annotations: DESTRUCTIVE,
+    async run({ project_id, document, prune, env }, open) {
+      return dataOf(admin(open, project_id).apply.post(document as never, { query: { prune: prune ? "true" : undefined, env: env || undefined } }));
+    },
+  }),
+];

@@ -1,0 +1,61 @@
+import { Elysia } from "elysia";
+import { ENVS, type Env } from "../../lib/envs";
+import { validation } from "../../lib/errors";
+import { describe, jsonBodyPlugin } from "../../lib/http";
+import type { AppContext } from "../../lib/module";
+import { ApplyBody, ApplyQuery, ApplyResultSchema, DefinitionsDocumentSchema, ExportQuery } from "./contract";
+import { SECTIONS, type Section } from "./types";
+
+const TAG = "Definitions";
+
+function csv<T extends string>(text: string | undefined, allowed: readonly T[], param: string): T[] | undefined {
+  if (text === undefined || text === "") return undefined;
+  const parts = text.split(",").map((s) => s.trim());
+  for (const p of parts) if (!(allowed as readonly string[]).includes(p)) throw validation(`Unknown ${param} ${p}`, `${param}: comma-separated, each one of ${allowed.join(", ")}`);
+  return parts as T[];
+}
+
+const flag = (text: string | undefined, param: string): boolean => {
+  if (text === undefined || text === "false") return false;
+  if (text === "true") return true;
+  throw validation(`Invalid ${param}`, `${param}: true or false`);
+};
+
+export function definitionsRoutes(ctx: AppContext) {
+  const { definitions } = ctx.services;
+  return new Elysia({ name: "definitions", seed: ctx, prefix: "/api/admin" })
+    .use(ctx.auth)
+    .use(jsonBodyPlugin)
+    .get("/export", async ({ principal, query }) => await definitions.export(principal.projectId, { envs: csv<Env>(query.env, ENVS, "env"), only: csv<Section>(query.only, SECTIONS, "only") }), {
+      admin: "read",
+      query: ExportQuery,
+      ...describe({
+        summary: "The project's definitions as one document (flags as code)",
+        tag: TAG,
+        auth: "admin",
+        description:
+          "Attributes, segments, gate templates, killswitches, gates, configs and universes, each sorted by name, references by name, no ids, salts or secrets: what `svc export` writes (as YAML) and `svc apply` reads back. Two exports of the same definitions are the same bytes.",
+        response: { 200: DefinitionsDocumentSchema },
+      }),
+    })
+    .post(
+      "/apply",
+      async ({ principal, query, body }) =>
+        await definitions.apply(principal.projectId, body, principal.actor, { dryRun: flag(query.dryRun, "dryRun"), prune: flag(query.prune, "prune"), envs: csv<Env>(query.env, ENVS, "env") }),
+      {
+        admin: true,
+        jsonObjectBody: true,
+        query: ApplyQuery,
+        body: ApplyBody,
+        ...describe({
+          summary: "Apply a definitions document (plan with dryRun=true)",
+          tag: TAG,
+          auth: "admin",
+          errors: [404, 409],
+          description:
+            "Creates what the document adds, changes what differs (one line per field; per env for envs) and, with `prune=true`, deletes what a section lists no longer. Everything goes through the owning modules (their checks, versions and audit rows) in one transaction, in dependency order (attributes and segments before the gates and configs that name them): the first refusal changes nothing at all, and its error names the field. `dryRun=true` runs the whole apply and rolls it back: a plan whose every change was checked. Applying the same document twice changes nothing. A section the document leaves out is not touched.",
+          response: { 200: ApplyResultSchema },
+        }),
+      },
+    );
+}
