@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { UsageError } from "../../lib/config";
+import { CliError } from "../../cli/errors";
 import type { Static } from "elysia";
 import { type SvcClient, dataOf } from "../../cli/client";
 import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, str } from "../../cli/client-command";
@@ -16,18 +16,21 @@ const admin = (client: SvcClient) => client.api<ReturnType<typeof definitionsRou
 const ENV_FLAG: Flag = { type: "string", value: "ENVS", help: "Only these envs, comma-separated (dev,staging,prod; default all three)" };
 const PRUNE_FLAG: Flag = { type: "boolean", help: "Also delete what a section of the file lists no longer (sections the file leaves out are kept)" };
 
-/** A document from a file: YAML (`.yaml`, `.yml`, or anything not starting with `{`) or JSON. */
+/**
+ * A document from a file: YAML (`.yaml`, `.yml`, or anything not starting with `{`) or JSON. A file that
+ * cannot be read is exit 1, not usage's 2: `svc plan` keeps 2 for "there are changes".
+ */
 export function readDocument(file: string): unknown {
   let text: string;
   try {
     text = file === "-" ? readFileSync(0, "utf8") : readFileSync(file, "utf8");
   } catch (err) {
-    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+    throw new CliError(`cannot read ${file}: ${(err as Error).message}`, "FILE");
   }
   try {
     return text.trimStart().startsWith("{") ? JSON.parse(text) : Bun.YAML.parse(text);
   } catch (err) {
-    throw new UsageError(`${file} is neither YAML nor JSON: ${(err as Error).message.split("\n")[0]}`);
+    throw new CliError(`${file} is neither YAML nor JSON: ${(err as Error).message.split("\n")[0]}`, "FILE");
   }
 }
 
@@ -111,7 +114,8 @@ export const applyCommand: Command = {
       return 0;
     }
     if (!values.json) process.stderr.write(`${planText(planned.result)}\n\n`);
-    if (!(await confirmChange(values, planned.client, "Apply these changes?"))) return 1;
+    // Asks in a terminal (a "no" throws: exit 1, nothing changed); --yes, scripts and CI go ahead.
+    await confirmChange(values, planned.client, "Apply these changes?");
     const query = { prune: values.prune ? "true" : undefined, env: str(values, "env") };
     const result = await dataOf(admin(planned.client).apply.post(planned.doc as never, { query }));
     emit(values.json, result, () => `Applied: ${result.summary.create} created, ${result.summary.update} changed, ${result.summary.delete} deleted.`);

@@ -89,6 +89,7 @@ export class DefinitionsService {
   async plan(projectId: string, raw: unknown, options: ApplyOptions = {}): Promise<Plan> {
     const wanted = this.parse(raw, options.envs);
     const changes: PlannedChange[] = [];
+    const deletes: PlannedChange[] = [];
     for (const section of SECTIONS) {
       const next = wanted.get(section);
       if (!next) continue;
@@ -100,9 +101,11 @@ export class DefinitionsService {
         else if (fields.length > 0) changes.push({ section, name, action: "update", changes: fields });
       }
       if (options.prune && KINDS[section].remove) {
-        for (const name of current.keys()) if (!next.has(name)) changes.push({ section, name, action: "delete", changes: [] });
+        for (const name of current.keys()) if (!next.has(name)) deletes.push({ section, name, action: "delete", changes: [] });
       }
     }
+    // In the order apply makes them: creates and updates by section, then deletes in reverse (configs before the gates they name).
+    changes.push(...deletes.reverse());
     const summary = { create: 0, update: 0, delete: 0 };
     for (const c of changes) summary[c.action]++;
     return { changes, summary };
@@ -134,7 +137,7 @@ export class DefinitionsService {
           const entry = wanted.get(c.section)!.get(c.name)!;
           await KINDS[c.section].apply(this.ctx, projectId, current.get(c.section)!.get(c.name), entry, by);
         }
-        for (const c of [...plan.changes].reverse()) if (c.action === "delete") await KINDS[c.section].remove!(this.ctx, projectId, c.name, by);
+        for (const c of plan.changes) if (c.action === "delete") await KINDS[c.section].remove!(this.ctx, projectId, c.name, by);
         await recordAudit(tx, { projectId, action: APPLY_ACTION, subjectId: projectId, subjectName: "definitions", actor: by, detail: { ...plan.summary, changes: plan.changes.slice(0, 100).map((c) => `${c.action} ${c.section} ${c.name}`) } });
         if (options.dryRun) throw new DryRunDone();
       });
