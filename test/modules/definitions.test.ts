@@ -43,16 +43,39 @@ async function seed(ts: TestServer) {
   await ok(ts.api("/api/admin/configs/limits/drafts", { method: "PUT", headers: scoped, body: { env: "prod", value: 120, rules: [{ name: "pro", conditions: [{ attr: "plan", op: "eq", value: "pro" }], value: 600 }, { conditions: [{ attr: "user_id", op: "passes_gate", value: "new-checkout" }], split: [{ value: 100, weight: 50 }, { value: 200, weight: 50 }] }] } }));
   await ok(ts.api("/api/admin/configs/limits/publish", { body: { env: "prod" } }));
   await ok(ts.api("/api/admin/universes", { headers: scoped, body: { name: "accounts", unit_type: "account_id", holdout_range: [0, 500] } }), 201);
+  await ok(ts.api("/api/admin/events", { body: { name: "purchase", folder: "shop", description: "A paid order", properties: [{ name: "amount", type: "number" }] } }), 201);
+  await ok(ts.api("/api/admin/metrics", { body: { name: "revenue", kind: "sum", event: "purchase", property: "amount", description: "Money in" } }), 201);
+  await ok(ts.api("/api/admin/metrics", { body: { name: "purchases", kind: "count", event: "purchase" } }), 201);
+  await ok(ts.api("/api/admin/alert-rules", { body: { name: "no-sales", metricId: "purchases", threshold: 1, comparator: "lt", windowHours: 6 } }), 201);
+  await ok(
+    ts.api("/api/admin/experiments", {
+      body: {
+        name: "price-test",
+        universe: "accounts",
+        allocation: [500, 5500],
+        gate: "new-checkout",
+        variants: [
+          { key: "control", weight: 1, value: 10 },
+          { key: "cheap", weight: 1, value: 8, override: { kind: "config", name: "limits", value: 80, rule: "pro" } },
+        ],
+        primaryMetric: "revenue",
+        guardrailMetrics: [{ metric: "purchases", worseWhen: "decrease" }],
+      },
+    }),
+    201,
+  );
 }
 
 describe("export → apply to an empty project → export", () => {
   test("the two documents are identical; the second apply changes nothing", async () => {
     await seed(source);
     const doc = await exported(source);
-    expect(Object.keys(doc)).toEqual(["version", "attributes", "segments", "templates", "killswitches", "gates", "configs", "universes"]);
+    expect(Object.keys(doc)).toEqual(["version", "attributes", "events", "segments", "templates", "killswitches", "gates", "configs", "universes", "metrics", "alerts", "experiments"]);
+    expect(doc.alerts).toEqual([{ name: "no-sales", metric: "purchases", threshold: 1, comparator: "lt", windowHours: 6, enabled: true }]);
+    expect(doc.experiments[0]).toMatchObject({ name: "price-test", universe: "accounts", gate: "new-checkout", primaryMetric: "revenue", guardrailMetrics: [{ metric: "purchases", worseWhen: "decrease" }] });
     // Names, not ids; no salts.
     const text = JSON.stringify(doc);
-    expect(text).not.toMatch(/"(id|salt)":|cfg_|gate_|seg_/);
+    expect(text).not.toMatch(/"(id|salt|metricId)":|cfg_|gate_|seg_|met_|exp_|uni_/);
     expect(doc.segments.find((s: any) => s.name === "beta")).toEqual({ name: "beta", description: "Beta testers", attribute: "user_id", conditions: [], ids: ["u-2", "u-1"] });
     expect(doc.configs[0].envs.prod.rules[1].split).toEqual([{ value: 100, weight: 50 }, { value: 200, weight: 50 }]);
 

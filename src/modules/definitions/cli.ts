@@ -64,7 +64,7 @@ export const exportCommand: Command = {
   name: "export",
   summary: "Write the project's definitions as one YAML (or JSON) document: flags as code",
   details: [
-    "Attributes, segments, gate templates, killswitches, gates, configs (schema, per-env value and rules) and universes, sorted by name, references by name, no ids or secrets. Commit it, review changes as diffs, and bring them back with `svc plan` and `svc apply`.",
+    "Attributes, events, segments, gate templates, killswitches, gates, configs (schema, per-env value and rules), universes, metrics, alert rules and experiments, sorted by name, references by name, no ids or secrets. Commit it, review changes as diffs, and bring them back with `svc plan` and `svc apply`.",
   ],
   examples: ["svc export > svc.yaml", "svc export --env prod --only gates,configs --out prod.yaml", "svc export --json"],
   flags: {

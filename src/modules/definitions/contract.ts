@@ -22,6 +22,10 @@ const Sections = {
   gates: section("gates"),
   configs: section("configs"),
   universes: section("universes"),
+  events: section("events"),
+  metrics: section("metrics"),
+  alerts: section("alerts"),
+  experiments: section("experiments"),
 };
 
 export const DefinitionsDocumentSchema = t.Object(

@@ -1,23 +1,13 @@
 import { ENVS, type Env } from "../../lib/envs";
 import { validation } from "../../lib/errors";
-import type { ServiceContext } from "../../lib/module";
-import type { Entry, Section } from "./types";
+import { alerts, events, experiments, metrics } from "./kinds-measures";
+import type { Actor, Entry, Kind, Section } from "./types";
+
+export type { Actor, Kind } from "./types";
 
 // Each section of the document: how the project's resources read as entries, how an entry from a file is
 // checked and normalised the same way (so the two compare field by field), and how apply makes the
 // stored resource into the entry through the owning module's service (its checks, versions and audit).
-
-export type Actor = { email: string; type: string };
-
-export type Kind = {
-  section: Section;
-  export(ctx: ServiceContext, projectId: string, envs: readonly Env[]): Promise<Entry[]>;
-  normalize(raw: Record<string, unknown>, at: string, envs: readonly Env[]): Entry;
-  /** Makes the stored resource (`current`, undefined: none yet) into `next`. */
-  apply(ctx: ServiceContext, projectId: string, current: Entry | undefined, next: Entry, actor: Actor): Promise<void>;
-  /** Deletes it (`--prune`); absent: this kind is never deleted by apply. */
-  remove?(ctx: ServiceContext, projectId: string, name: string, actor: Actor): Promise<void>;
-};
 
 function fail(at: string, message: string): never {
   throw validation(`Invalid definitions document: ${message}`, `${at}: ${message}`);
@@ -272,4 +262,4 @@ const attributes: Kind = {
   },
 };
 
-export const KINDS: Record<Section, Kind> = { attributes, segments, templates, killswitches, gates, configs, universes };
+export const KINDS: Record<Section, Kind> = { attributes, events, segments, templates, killswitches, gates, configs, universes, metrics, alerts, experiments };

@@ -34,7 +34,7 @@ export function definitionsRoutes(ctx: AppContext) {
         tag: TAG,
         auth: "admin",
         description:
-          "Attributes, segments, gate templates, killswitches, gates, configs and universes, each sorted by name, references by name, no ids, salts or secrets: what `svc export` writes (as YAML) and `svc apply` reads back. Two exports of the same definitions are the same bytes.",
+          "Attributes, the event catalog, segments, gate templates, killswitches, gates, configs, universes, metrics, alert rules and experiments (their design), each sorted by name, references by name, no ids, salts or secrets: what `svc export` writes (as YAML) and `svc apply` reads back. Two exports of the same definitions are the same bytes.",
         response: { 200: DefinitionsDocumentSchema },
       }),
     })
