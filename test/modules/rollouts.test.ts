@@ -128,6 +128,19 @@ describe("POST /api/admin/rollouts", () => {
     expect((await snapshot()).configs.tiers.rules[1].split).toEqual(published.rules[1].split);
   });
 
+  test("a config rollout's rules may name a segment: the snapshot carries it while serving, and its delete is refused naming the rollout", async () => {
+    expect((await ts.api("/api/admin/segments", { body: { name: "rollout-vips", ids: ["vip-1"] } })).status).toBe(201);
+    expect((await ts.api("/api/admin/configs", { body: { name: "vip-limits", schema: { type: "integer" }, value: 1 } })).status).toBe(201);
+    const res = await api("", { body: { config: "vip-limits", env: "prod", rules: [{ conditions: [{ attr: "user_id", op: "in_segment", value: "rollout-vips" }], value: 50 }], stages: [{ percent: 100, minutes: 0 }] } });
+    expect(res.status).toBe(201);
+    expect((await snapshot()).segments["rollout-vips"]).toEqual({ attribute: "user_id", ids: ["vip-1"] });
+    const flag = await ts.api("/ofrep/v1/evaluate/flags/vip-limits", { body: { context: { targetingKey: "vip-1" } }, key: ts.serverKey });
+    expect(flag.body.value).toBe(50);
+    const refused = await ts.api("/api/admin/segments/rollout-vips", { method: "DELETE" });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toContain(`rollout ${res.body.id} of config vip-limits (prod)`);
+  });
+
   test("bad plans and references are refused, naming the field, and store nothing", async () => {
     const gate = await newGate();
     const count = async () => Number((await ts.store.one<{ n: number }>("SELECT COUNT(*) AS n FROM rollouts"))!.n);

@@ -684,6 +684,11 @@ export class ConfigsService {
     }
   }
 
+  /** For a rollout of a config's rules, inside its transaction: the checks a publish of them makes (segments locked and present). */
+  checkRulesInTransaction(tx: Tx, projectId: string, env: Env, name: string, rules: ConfigRule[]): Promise<void> {
+    return this.checkPublishedReferences(tx, projectId, env, name, rules);
+  }
+
   /**
    * checkRuleReferences inside a publishing transaction, under the segments' lock of the project (what a
    * segment's delete takes), so no segment the rules name goes away before the publish commits.

@@ -19,7 +19,7 @@ import { checkRules } from "../gates/rules";
 import { lockScope as metricsLock } from "../metrics/service";
 import { checkOnRegression, checkStages, checkStartAt, checkWatch, type WatchInput } from "./checks";
 import { RolloutMonitor } from "./monitor";
-import {
+import { activeConfigRollouts,
   ACTIVE_STATUSES,
   CHECKS_KEPT,
   type CheckRow,
@@ -179,12 +179,7 @@ export class RolloutsService implements RolloutMoves {
       subject = { id: config.id, name: config.name };
       change = { value };
       // New rules (issue 29): checked as a draft's are, their splits given buckets continuing the published ones.
-      if (rules !== undefined) {
-        change.configRules = await this.ctx.services.configs.rulesToPublish(projectId, config.id, env, rules);
-        // TODO(issue 29): the snapshot carries the segments of gate rollouts' rules, not yet of config rollouts'.
-        const named = change.configRules.flatMap((r, i) => r.conditions.map((c, j) => ({ c, field: `rules[${i}].conditions[${j}].op` }))).find(({ c }) => c.op === "in_segment" || c.op === "not_in_segment");
-        if (named) throw validation("A config rollout's rules cannot name segments yet", `${named.field}: publish the rules through a draft, or roll out a gate that names the segment`);
-      }
+      if (rules !== undefined) change.configRules = await this.ctx.services.configs.rulesToPublish(projectId, config.id, env, rules);
       previous = { value: config.envs[env].value, configRules: config.envs[env].rules, version: config.envs[env].version };
     }
 
@@ -224,6 +219,8 @@ export class RolloutsService implements RolloutMoves {
       if (busy) throw alreadyExists(`${kind === "gate" ? "Gate" : "Config"} ${subject.name} already has a rollout on ${env}`, `${kind}: ${busy.id} is ${busy.status}; finish or roll it back first`);
       // Units in the stage are evaluated with the new rules: they get the gates' bound on evaluation work too.
       if (change.rules) await this.ctx.services.gates.checkRolloutRules(tx, projectId, env, subject.name, change.rules);
+      // A config's new rules may name segments: none of them goes away before this commits (a segment's delete takes this lock).
+      if (change.configRules) await this.ctx.services.configs.checkRulesInTransaction(tx, projectId, env, subject.name, change.configRules);
       await insertRollout(tx, row);
       await recordAudit(tx, { projectId, action: ACTIONS.create, subjectId: row.id, subjectName: subject.name, env, actor, detail: { kind, status: row.status, stages, startAt } });
       if (row.status === "running") await bumpRevision(tx, projectId, env);
@@ -265,6 +262,16 @@ export class RolloutsService implements RolloutMoves {
       serving: SERVING.includes(r.status),
       rules: (JSON.parse(r.change) as { rules?: GateRule[] }).rules ?? [],
     }));
+  }
+
+  /** The unfinished rollouts of configs' new rules, with the conditions those rules hold (segments named there are in use). */
+  async configRules(q: Queryable, projectId: string): Promise<{ id: string; env: Env; config: string; serving: boolean; rules: ConfigRule[] }[]> {
+    const out: { id: string; env: Env; config: string; serving: boolean; rules: ConfigRule[] }[] = [];
+    for (const r of await activeConfigRollouts(q, projectId)) {
+      const rules = (JSON.parse(r.change) as { configRules?: ConfigRule[] }).configRules;
+      if (rules) out.push({ id: r.id, env: r.env as Env, config: r.subject_name, serving: SERVING.includes(r.status), rules });
+    }
+    return out;
   }
 
   /** Ids of the unfinished rollouts that watch a metric: metrics refuse to delete it (under the metrics lock). */

@@ -121,6 +121,11 @@ export async function activeGateRollouts(q: Queryable, projectId: string): Promi
   return q.all(`SELECT id, env, status, subject_name, change FROM rollouts WHERE project_id = ? AND kind = 'gate' AND status IN (${ACTIVE}) ORDER BY id`, projectId);
 }
 
+/** Unfinished rollouts of configs' rules (issue 29): the segments they name are carried and guarded like a gate rollout's. */
+export async function activeConfigRollouts(q: Queryable, projectId: string): Promise<Pick<RolloutRow, "id" | "env" | "status" | "subject_name" | "change">[]> {
+  return q.all(`SELECT id, env, status, subject_name, change FROM rollouts WHERE project_id = ? AND kind = 'config' AND status IN (${ACTIVE}) ORDER BY id`, projectId);
+}
+
 export async function insertRollout(q: Queryable, row: RolloutRow): Promise<void> {
   await q.run(`INSERT INTO rollouts (${COLUMNS}) VALUES (${FIELDS.map(() => "?").join(", ")})`, ...FIELDS.map((f) => row[f]));
 }

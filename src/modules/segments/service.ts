@@ -113,6 +113,13 @@ function applyIdsChange(stored: string[], change: { remove: string[]; add: strin
   return next;
 }
 
+/** The segments a config's rules name. */
+function namedSegments(rules: { conditions: GateCondition[] }[]): Set<string> {
+  const names = new Set<string>();
+  for (const r of rules) for (const c of r.conditions) if (c.op === "in_segment" || c.op === "not_in_segment") names.add(String(c.value));
+  return names;
+}
+
 function costOf(conditions: GateCondition[]): number {
   let cost = 0;
   for (const c of conditions) cost += conditionCost(c);
@@ -181,6 +188,7 @@ export class SegmentsService {
     const out: Record<string, PublishedSegment> = Object.create(null);
     const used = await this.ctx.services.gates.segmentsUsed(this.ctx.store, projectId, env);
     for (const name of await this.ctx.services.configs.segmentsUsed(this.ctx.store, projectId, env)) used.add(name);
+    for (const r of await this.ctx.services.rollouts.configRules(this.ctx.store, projectId)) if (r.env === env && r.serving) for (const name of namedSegments(r.rules)) used.add(name);
     for (const name of [...used].sort()) {
       const row = await segmentByName(this.ctx.store, projectId, name);
       if (!row) continue;
@@ -305,7 +313,13 @@ export class SegmentsService {
     const gates = await this.ctx.services.gates.segmentUses(q, projectId, name);
     const configs = await this.ctx.services.configs.segmentUses(q, projectId, name);
     const envs = new Set<Env>([...gates.envs, ...configs.envs]);
-    return { users: [...gates.users, ...configs.configs], envs: (["dev", "staging", "prod"] as Env[]).filter((e) => envs.has(e)) };
+    const users = [...gates.users, ...configs.configs];
+    for (const r of await this.ctx.services.rollouts.configRules(q, projectId)) {
+      if (!namedSegments(r.rules).has(name)) continue;
+      users.push(`rollout ${r.id} of config ${r.config} (${r.env})`);
+      envs.add(r.env);
+    }
+    return { users, envs: (["dev", "staging", "prod"] as Env[]).filter((e) => envs.has(e)) };
   }
 
 
