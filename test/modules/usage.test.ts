@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startRelay } from "../../src/modules/relay/relay";
+import { configIsUniform, gateIsUniform, killswitchIsUniform } from "../../src/modules/usage/stale";
 import { createClient } from "../../src/sdk";
-import { type TestServer, expectErrorShape, startTestServer } from "../helpers";
+import { type TestServer, expectErrorShape, startTestServer, tempDir } from "../helpers";
 
 // Stale flags, first half (issue 30): evaluation counts per flag, env and day from every path that
 // evaluates, each flag's usage, and stale flags with their reasons and weekly digest.
@@ -115,6 +117,35 @@ describe("evaluation counts", () => {
     expect(await counts()).toEqual({ "checkout/prod": 2 });
   });
 
+  test("an edge relay counts its own OFREP answers and forwards SDK batches: both reach the upstream's counts", async () => {
+    await clear();
+    const relay = await startRelay({ port: 0, host: "127.0.0.1", dataDir: tempDir(), upstream: ts.url, key: ts.serverKey, quiet: true, logRequests: false, evaluationsFlushMs: 3_600_000 });
+    try {
+      // The relay serves once it has the env's snapshot.
+      const deadline = Date.now() + 15_000;
+      let single: Response | undefined;
+      while (Date.now() < deadline) {
+        single = await fetch(`${relay.url}/ofrep/v1/evaluate/flags/limits`, { method: "POST", headers: { "x-sdk-key": ts.serverKey, "content-type": "application/json" }, body: JSON.stringify({ context: {} }) });
+        if (single.status === 200) break;
+        await Bun.sleep(100);
+      }
+      expect(single?.status).toBe(200);
+      const batch = await fetch(`${relay.url}/api/sdk/v1/evaluations`, { method: "POST", headers: { "x-sdk-key": ts.serverKey, "content-type": "application/json" }, body: JSON.stringify({ env: "prod", counts: { checkout: 4, ghost: 2 } }) });
+      expect(batch.status).toBe(202);
+      relay.relay.flushEvaluations();
+      const until = Date.now() + 15_000;
+      let got: Record<string, number> = {};
+      while (Date.now() < until) {
+        got = await counts();
+        if (got["limits/prod"] && got["checkout/prod"]) break;
+        await Bun.sleep(100);
+      }
+      expect(got).toEqual({ "checkout/prod": 4, "limits/prod": 1 });
+    } finally {
+      await relay.stop();
+    }
+  });
+
   test("servers flushing the same rows at once add up: no count is lost", async () => {
     await clear();
     const others = await Promise.all([1, 2].map(() => startTestServer({ dataDir: ts.dataDir, store: ts.storeUrl, usageFlushMs: 3_600_000, staleDigestCheckMs: 3_600_000, alertsEveryMs: 0, experimentsEveryMs: 0 })));
@@ -156,6 +187,20 @@ describe("usage and stale flags", () => {
     expect((await ts.api("/api/admin/flags/checkout/usage", { key: ts.serverKey })).status).toBe(403);
   });
 
+  test("one value for everyone: which published states serve it", () => {
+    expect(killswitchIsUniform({ value: true, switches: {} })).toBe(true);
+    expect(killswitchIsUniform({ value: true, switches: { eu: true } })).toBe(true);
+    expect(killswitchIsUniform({ value: true, switches: { eu: false } })).toBe(false);
+    expect(gateIsUniform([])).toBe(true);
+    expect(gateIsUniform([{ conditions: [], passPercentage: 100 }, { conditions: [{ attr: "plan", op: "eq", value: "pro" }], passPercentage: 0 }])).toBe(true);
+    expect(gateIsUniform([{ conditions: [], passPercentage: 0 }])).toBe(true);
+    expect(gateIsUniform([{ conditions: [], passPercentage: 50 }])).toBe(false);
+    expect(gateIsUniform([{ conditions: [{ attr: "plan", op: "eq", value: "pro" }], passPercentage: 100 }])).toBe(false);
+    expect(configIsUniform([])).toBe(true);
+    expect(configIsUniform(undefined)).toBe(true);
+    expect(configIsUniform([{ conditions: [], value: 1 }])).toBe(false);
+  });
+
   test("staleAfterDays is a project setting: default 30, PATCH validated (1 to 365)", async () => {
     const got = await ts.api(`/api/admin/projects/${ts.projectId}`);
     expect(got.body.staleAfterDays).toBe(30);
@@ -167,7 +212,7 @@ describe("usage and stale flags", () => {
     expect((await ts.api(`/api/admin/projects/${ts.projectId}`)).body.staleAfterDays).toBe(30);
   });
 
-  test("a flag with one value for N days and no evaluations is listed stale with that reason; evaluations and rules take it off", async () => {
+  test("a flag with one value for N days and no evaluations is listed stale with that reason; an evaluation takes not_evaluated off, a longer setting lists nothing", async () => {
     await clear();
     const start = now;
     try {
