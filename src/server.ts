@@ -57,6 +57,9 @@ export type ServerOptions = {
   analyticsUrl?: string;
   /** Epoch ms "now" for ingest defaults, series and alert evaluation (tests inject one). */
   clock?: () => number;
+  /** How often evaluation counts are written (default 5 s) and the weekly stale digest considered (default hourly). */
+  usageFlushMs?: number;
+  staleDigestCheckMs?: number;
   /** How often alert rules are checked (default every minute). */
   alertsEveryMs?: number;
   /** How often running experiments' guardrails are checked for auto-rollback (default 15 minutes). */
@@ -199,6 +202,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       eventStore,
       clock: options.clock,
       alertsEveryMs: options.alertsEveryMs,
+      usageFlushMs: options.usageFlushMs,
+      staleDigestCheckMs: options.staleDigestCheckMs,
       experimentsEveryMs: options.experimentsEveryMs,
       rolloutsEveryMs: options.rolloutsEveryMs,
       intake: options.intake,

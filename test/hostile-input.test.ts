@@ -193,6 +193,8 @@ function plausibleBodies(): string[] {
     { name: "fuzz-config", schema: { type: "object" }, value: {} },
     { name: "fuzz-switch", value: true, switches: { sub: true } },
     { value: { a: 2 }, schema: { type: "object" } },
+    // An SDK's evaluation counts (issue 30): a known name, an unknown one.
+    { env: "dev", counts: { "fuzz-plausible": 3, nope: 1 } },
     // Gates: description, rules (valid and not), explain.
     { description: "fuzz" },
     { env: "dev", rules: [{ conditions: [{ attr: "country", op: "in", value: ["de"] }], passPercentage: 50 }] },

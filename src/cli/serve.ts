@@ -61,6 +61,11 @@ export const serveCommand: Command = {
     const adminEmail = process.env.SERVICE_ADMIN_EMAIL || undefined;
     if (adminEmail && !EMAIL.test(adminEmail)) throw new UsageError(`SERVICE_ADMIN_EMAIL: must be an email address (was "${adminEmail}")`);
 
+    const flushText = process.env.SERVICE_USAGE_FLUSH_MS;
+    const usageFlushMs = flushText === undefined || flushText === "" ? undefined : Number(flushText);
+    if (usageFlushMs !== undefined && (!Number.isInteger(usageFlushMs) || usageFlushMs < 100)) {
+      throw new UsageError(`SERVICE_USAGE_FLUSH_MS: must be a whole number of milliseconds, at least 100 (was "${flushText}")`);
+    }
     const streams = process.env.SERVICE_MAX_STREAMS_PER_KEY;
     const maxStreamsPerKey = streams === undefined || streams === "" ? undefined : Number(streams);
     if (maxStreamsPerKey !== undefined && (!Number.isInteger(maxStreamsPerKey) || maxStreamsPerKey < 1)) {
@@ -104,6 +109,7 @@ export const serveCommand: Command = {
       intake: intakeOptionsFromEnv(process.env),
       browserKeys: browserKeyLimitsFromEnv(process.env),
       maxStreamsPerKey,
+      usageFlushMs,
       analyticsUrl,
       edgeOnly: values["edge-only"] === true,
       logRequests: values["no-request-log"] !== true,

@@ -17,5 +17,6 @@ export const OUTBOX_EVENT_TYPES = [
   "rollout.completed",
   "rollout.paused",
   "rollout.rolled_back",
+  "flags.stale_digest",
 ] as const;
 export type OutboxEventType = (typeof OUTBOX_EVENT_TYPES)[number];

@@ -31,6 +31,7 @@ import { segmentsModule } from "./segments/manifest";
 import { sdkPackageModule } from "./sdk-package/manifest";
 import { tokensModule } from "./tokens/manifest";
 import { universesModule } from "./universes/manifest";
+import { usageModule } from "./usage/manifest";
 
 /**
  * Every module, in dependency order: a module's tables may reference an
@@ -59,6 +60,8 @@ export const MODULES: ModuleManifest[] = [
   opsModule,
   deliveryModule,
   growthbookModule,
+  // After delivery and the flags' modules: it reads their snapshots and lists; closed before them, it writes its last counts.
+  usageModule,
   identityModule,
   deviceModule,
   tokensModule,

@@ -111,8 +111,14 @@ export type ClientOptions = {
    * Date.now): simulations and tests that move time inject theirs.
    */
   now?: () => number;
-  /** How often queued events, errors and seen context attribute names are sent. Default 10 s. */
+  /** How often queued events, errors, seen context attribute names and evaluation counts are sent. Default 10 s. */
   flushIntervalMs?: number;
+  /**
+   * Count evaluations (isKilled, isEnabled, getConfig, getVariant) per flag in memory and send the counts
+   * with each flush (`POST /api/sdk/v1/evaluations`), so the server shows when each flag was last used and
+   * which are stale. Only names the snapshot has are counted. Default true.
+   */
+  reportEvaluations?: boolean;
   /**
    * Tell the server which attribute names (never their values) the contexts
    * given to isEnabled carry, so its attribute list knows them. Default true.
@@ -361,6 +367,11 @@ export function createClient(options: ClientOptions): Client {
     },
   });
   const reportContexts = options.reportContextAttributes ?? true;
+  const reportEvaluations = options.reportEvaluations ?? true;
+  /** One evaluation of a flag the snapshot has: a Map addition, sent with the next flush. */
+  const counted = (snapshot: Snapshot, name: string) => {
+    if (reportEvaluations) outbox.countEvaluation(snapshot.env, name);
+  };
 
   // Exposures already queued, per (experiment id, unit id).
   const exposed = createSeenSet(options.exposureDedupeSize ?? 10_000);
@@ -413,6 +424,7 @@ export function createClient(options: ClientOptions): Client {
         if (current) unknownName("killswitch", name, current.env);
         return false;
       }
+      counted(current, name);
       if (switchKey !== undefined && hasOwn(killswitch.switches, switchKey)) {
         return killswitch.switches[switchKey] === true;
       }
@@ -425,6 +437,7 @@ export function createClient(options: ClientOptions): Client {
         if (snapshot) unknownName("gate", name, snapshot.env);
         return false;
       }
+      counted(snapshot, name);
       if (reportContexts) outbox.noteContext(context);
       const overriding = overridesOf(snapshot).gates.get(name);
       if (overriding) {
@@ -442,6 +455,7 @@ export function createClient(options: ClientOptions): Client {
         if (snapshot) unknownName("config", name, snapshot.env);
         return defaultValue;
       }
+      counted(snapshot, name);
       let value = config.value;
       if (context) {
         const overriding = overridesOf(snapshot).configs.get(name);
@@ -470,6 +484,7 @@ export function createClient(options: ClientOptions): Client {
         if (snapshot) unknownName("experiment", name, snapshot.env);
         return { variant: null, value: undefined, reason: "not_found" };
       }
+      counted(snapshot, name);
       const ctx = context ?? {};
       if (reportContexts) outbox.noteContext(ctx);
       const a = assign(snapshot, experiment, ctx);

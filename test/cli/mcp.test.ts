@@ -136,9 +136,11 @@ describe("svc mcp", () => {
           "export_definitions",
           "plan_definitions",
           "apply_definitions",
+          // Issue 30: stale flags.
+          "list_stale_flags",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions", "list_stale_flags"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
@@ -171,6 +173,19 @@ describe("svc mcp", () => {
       expect(json(await s.client.callTool({ name: "rollback_rollout", arguments: { rollout: created.body.id } }))).toMatchObject({ status: "rolled_back" });
       const stored = await ts.store.one<{ status: string }>("SELECT status FROM rollouts WHERE id = ?", created.body.id);
       expect(stored!.status).toBe("rolled_back");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("list_stale_flags answers what GET /api/admin/flags/stale answers, per env (issue 30)", async () => {
+    const s = await connect(signedIn());
+    try {
+      for (const env of ["prod", undefined]) {
+        const listed = json(await s.client.callTool({ name: "list_stale_flags", arguments: env ? { env } : {} }));
+        expect(listed).toEqual((await ts.api(`/api/admin/flags/stale${env ? `?env=${env}` : ""}`)).body);
+        expect(listed.staleAfterDays).toBe(30);
+      }
     } finally {
       await s.close();
     }

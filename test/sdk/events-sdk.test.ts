@@ -44,7 +44,8 @@ test("contexts given to isEnabled add their attribute names (never their values)
   await svc.ready();
   expect(svc.isEnabled("pro-only", { user_id: "u1", plan: "pro", email: "ada@example.com", seats: 12 })).toBe(true);
   await svc.flush();
-  expect(sent).toEqual([{ events: [], contexts: [{ user_id: "", plan: "", email: "", seats: 0 }] }]);
+  // The evaluation counts (issue 30) follow in their own batch: one per env.
+  expect(sent).toEqual([{ events: [], contexts: [{ user_id: "", plan: "", email: "", seats: 0 }] }, { env: "prod", counts: { "pro-only": 1 } }]);
   await ts.server.ctx.services.attributes.flush();
   const names = (await ts.api("/api/admin/attributes")).body.map((a: any) => [a.name, a.type]);
   expect(names).toEqual(expect.arrayContaining([["email", "string"], ["seats", "number"], ["plan", "string"]]));

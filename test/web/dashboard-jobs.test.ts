@@ -42,10 +42,11 @@ describe.skipIf(!chromiumAvailable)("settings other pages point at (item 10)", (
     await page.getByLabel("Minimum sample days").fill("3");
     await page.getByLabel(/Auto-rollback/).check();
     await page.getByLabel("Keep raw events (days)").fill("14");
+    await page.getByLabel("Stale after (days)").fill("21");
     await noSeriousViolations("settings-analysis");
     await page.getByRole("button", { name: "Save analysis settings" }).click();
     await page.getByRole("status").filter({ hasText: "Saved the analysis and retention settings" }).waitFor();
-    expect(await project()).toMatchObject({ analysis: { method: "bayesian", significanceThreshold: 0.1, autoRollback: true, minSampleDays: 3 }, eventRetentionDays: 14 });
+    expect(await project()).toMatchObject({ analysis: { method: "bayesian", significanceThreshold: 0.1, autoRollback: true, minSampleDays: 3 }, eventRetentionDays: 14, staleAfterDays: 21 });
 
     await page.getByLabel("Significance threshold").fill("2");
     await page.getByRole("button", { name: "Save analysis settings" }).click();

@@ -95,6 +95,11 @@ export const EVENT_PAYLOADS: Record<OutboxEventType, { when: string; fields: str
     fields: ROLLOUT_FIELDS,
     example: { rolloutId: "rol_4Kd8", kind: "gate", name: "new-checkout", env: "prod", status: "rolled_back", stage: 1, percent: 5, reason: "errors got higher with the change: 0.0412 against 0.0301 per unit, …", metric: "errors", estimate: 0.0111, interval: [0.0042, 0.018], actor: "system@svc.local" },
   },
+  "flags.stale_digest": {
+    when: "Once a week per project while it has stale flags (GET /api/admin/flags/stale): a server's timer claims the week, so several servers send it once. Emitted by the usage module.",
+    fields: "staleAfterDays, count (stale entries), flags (the first 100: {name, kind, env, reasons (one_value, not_evaluated), lastEvaluatedAt, lastChangedAt}), truncated",
+    example: { staleAfterDays: 30, count: 1, flags: [{ name: "old-banner", kind: "killswitch", env: "prod", reasons: ["one_value", "not_evaluated"], lastEvaluatedAt: null, lastChangedAt: "2026-09-01T10:00:00.000Z" }], truncated: false },
+  },
 };
 
 /** One Markdown list of every event type with its payload (OpenAPI descriptions). */
@@ -155,6 +160,9 @@ export function describeEvent(e: DeliveryEnvelope): { title: string; text: strin
       title = `Rollout of ${str(d.kind)} ${str(d.name)} on ${str(d.env)} ${what}${d.metric ? ` (${str(d.metric)} regressed)` : ""}`;
       break;
     }
+    case "flags.stale_digest":
+      title = `${str(d.count)} stale flag${d.count === 1 ? "" : "s"} (unchanged or unused for ${str(d.staleAfterDays)} days)`;
+      break;
     default:
       title = e.type;
   }

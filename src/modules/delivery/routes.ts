@@ -271,9 +271,12 @@ export function deliveryRoutes(ctx: AppContext) {
         checkBoundEnv(principal, request.env);
         ctx.services.attributes.noteContext(principal.projectId, request.context, principal.kind === "browser_key");
         const exposures: Exposure[] = [];
-        const flag = evaluateFlag((await snapshots.get(principal.projectId, request.env)).snapshot, key, request.context, exposures);
+        const snapshot = (await snapshots.get(principal.projectId, request.env)).snapshot;
+        const flag = evaluateFlag(snapshot, key, request.context, exposures);
         if (!flag) return ofrepJson(404, { key, errorCode: "FLAG_NOT_FOUND", errorDetails: `No killswitch, gate, config or running experiment named ${key} on ${request.env}` });
         logExposures(principal.projectId, exposures);
+        // In memory only (usage module): written every few seconds as one row per flag, env and day.
+        ctx.services.usage.recorder.countKey(principal.projectId, request.env, snapshot, key);
         return ofrepJson(200, flag);
       },
       { sdk: "evaluate", parse: "text", ...ofrepSingle, detail: { ...ofrepSingle.detail, requestBody: OFREP_BODY_DOC } },
@@ -291,6 +294,8 @@ export function deliveryRoutes(ctx: AppContext) {
         const perContext = answersPerContext(entry.snapshot);
         const etag = bulkTag(entry, perContext, text);
         if (etagMatches(request.headers.get("if-none-match"), etag)) return bulkNotModified(etag);
+        // A 200 evaluates every flag (a 304 evaluates nothing: the client keeps its answers).
+        ctx.services.usage.recorder.countAll(principal.projectId, parsed.env, entry.snapshot);
         let json = perContext ? undefined : bulkBodies.get(entry);
         if (json === undefined) {
           const exposures: Exposure[] = [];

@@ -129,8 +129,11 @@ export function growthbookRoutes(ctx: AppContext) {
         if (bytes > CONTEXT_BYTES_MAX) throw validation("Attributes too large", `attributes: ${bytes} bytes of JSON; at most ${CONTEXT_BYTES_MAX} (64 KiB)`);
         ctx.services.attributes.noteContext(principal.projectId, attributes);
         const exposures: Exposure[] = [];
-        const payload = remoteEvaluate((await snapshots.get(principal.projectId, env)).snapshot, body, exposures);
+        const snapshot = (await snapshots.get(principal.projectId, env)).snapshot;
+        const payload = remoteEvaluate(snapshot, body, exposures);
         logExposures(principal.projectId, exposures);
+        // Every feature was evaluated: counted in memory (usage module), as OFREP's bulk call is.
+        ctx.services.usage.recorder.countAll(principal.projectId, env, snapshot);
         return new Response(JSON.stringify(payload), { headers: { "content-type": "application/json", "cache-control": "no-store" } });
       },
       {

@@ -35,6 +35,7 @@ export const ProjectSchema = t.Object({
   defaultEnv: EnvSchema,
   timezone: t.String(),
   eventRetentionDays: Integer({ description: "Days raw analytics events are kept (default 30); hourly roll-ups are kept 13 months" }),
+  staleAfterDays: Integer({ description: "A flag is listed stale after serving one value to everyone, or not being evaluated, for this many days (default 30)" }),
   analysis: AnalysisSchema,
   createdAt: t.String(),
   updatedAt: t.String(),
@@ -56,6 +57,7 @@ export const ProjectPatchSchema = BodyObject(
     defaultEnv: t.Optional(EnvSchema),
     timezone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
     eventRetentionDays: t.Optional(Integer({ minimum: 1, maximum: 365, description: "Days raw analytics events are kept (default 30)" })),
+    staleAfterDays: t.Optional(Integer({ minimum: 1, maximum: 365, description: "Days after which a flag that served one value to everyone, or was not evaluated, is listed stale (default 30; GET /api/admin/flags/stale)" })),
     // minProperties: Elysia turns any value (null, 5, "x") sent for an all-optional object into `{}`; this refuses them.
     analysis: t.Optional(t.Partial(AnalysisSchema, { minProperties: 1, additionalProperties: false, description: "Any of the analysis settings; the others keep their values." })),
     moduleTranslations: t.Optional(t.Boolean()),

@@ -154,4 +154,10 @@ CREATE INDEX memberships_by_user ON memberships(user_id);
     sqlite: "ALTER TABLE projects ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';",
     postgres: "ALTER TABLE projects ADD COLUMN allowed_origins text NOT NULL DEFAULT '[]';",
   },
+  {
+    // Days after which a flag that served one value to everyone, or was never evaluated, is listed stale (issue 30).
+    name: "stale_after_days",
+    sqlite: "ALTER TABLE projects ADD COLUMN stale_after_days INTEGER NOT NULL DEFAULT 30;",
+    postgres: "ALTER TABLE projects ADD COLUMN stale_after_days integer NOT NULL DEFAULT 30;",
+  },
 ];

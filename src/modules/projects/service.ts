@@ -44,6 +44,7 @@ export type ProjectPatch = Partial<
     | "defaultEnv"
     | "timezone"
     | "eventRetentionDays"
+    | "staleAfterDays"
     | "moduleTranslations"
     | "moduleConfigs"
     | "moduleGates"
@@ -305,6 +306,9 @@ export class ProjectsService {
     }
     if (patch.eventRetentionDays !== undefined && !(Number.isInteger(patch.eventRetentionDays) && patch.eventRetentionDays >= 1 && patch.eventRetentionDays <= 365)) {
       throw validation("eventRetentionDays must be a whole number of days from 1 to 365", "eventRetentionDays: 1 to 365");
+    }
+    if (patch.staleAfterDays !== undefined && !(Number.isInteger(patch.staleAfterDays) && patch.staleAfterDays >= 1 && patch.staleAfterDays <= 365)) {
+      throw validation("staleAfterDays must be a whole number of days from 1 to 365", "staleAfterDays: 1 to 365");
     }
     if (patch.domain !== undefined) {
       const parsed = parseDomain(patch.domain);

@@ -40,6 +40,7 @@ type ProjectRow = {
   default_env: Env;
   timezone: string;
   event_retention_days: number;
+  stale_after_days: number;
   analysis: string;
   created_at: string;
   updated_at: string;
@@ -57,6 +58,7 @@ export const PATCHABLE_COLUMNS = {
   defaultEnv: "default_env",
   timezone: "timezone",
   eventRetentionDays: "event_retention_days",
+  staleAfterDays: "stale_after_days",
   moduleTranslations: "module_translations",
   moduleConfigs: "module_configs",
   moduleGates: "module_gates",
@@ -233,6 +235,7 @@ function toProject(r: ProjectRow): Project {
     defaultEnv: r.default_env,
     timezone: r.timezone,
     eventRetentionDays: Number(r.event_retention_days),
+    staleAfterDays: Number(r.stale_after_days ?? 30),
     analysis: { ...DEFAULT_ANALYSIS, ...(JSON.parse(r.analysis) as Partial<AnalysisSettings>) },
     createdAt: r.created_at,
     updatedAt: r.updated_at,

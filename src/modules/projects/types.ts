@@ -35,6 +35,8 @@ export type Project = {
   timezone: string;
   /** Days raw analytics events are kept (hourly roll-ups: 13 months). */
   eventRetentionDays: number;
+  /** Days after which a flag serving one value to everyone, or not evaluated, is listed stale (issue 30). */
+  staleAfterDays: number;
   analysis: AnalysisSettings;
   createdAt: string;
   updatedAt: string;

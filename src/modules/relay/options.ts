@@ -25,4 +25,6 @@ export type RelayOptions = {
   streamIdleMs?: number;
   /** Requests queued at most before forwarded paths answer 503 (SERVICE_RELAY_QUEUE_MAX). */
   queueMax?: number;
+  /** How often the relay's own evaluation counts are queued for the upstream (default 5 s). */
+  evaluationsFlushMs?: number;
 };

@@ -83,6 +83,8 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
     // Evaluation contexts' attribute names are learnt by the upstream from the events it gets, not from a relay.
     attributes: { noteContext: () => {} },
     analytics: { append: (rows: EventRow[]) => relay.appendExposures(rows), now: () => Date.now() },
+    // OFREP and remote evaluations are counted here and sent upstream in batches (flushEvaluations).
+    usage: { recorder: relay.evaluations },
     operations: { telemetry },
     // A preflight carries no key: the relay approves any origin there, and each key's own origins (as the upstream
     // answered them) decide the real request, in the auth macro.
@@ -164,6 +166,8 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
   const reidentify = setInterval(() => void identify().catch((err) => log.error("relay: the upstream refused the relay's key", { error: String(err) })), options.keyTtlMs ?? KEY_TTL_MS);
   reidentify.unref?.();
   relay.forwarder.start();
+  const evaluationsTimer = setInterval(() => relay.flushEvaluations(), options.evaluationsFlushMs ?? Relay.EVALUATIONS_EVERY_MS);
+  evaluationsTimer.unref?.();
 
   let stopped = false;
   return {
@@ -174,9 +178,12 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
       if (stopped) return;
       stopped = true;
       clearInterval(reidentify);
+      clearInterval(evaluationsTimer);
       shutdown.abort();
       await following.catch(() => {});
       await server.stop(true);
+      // Counted until the last answer; queued on disk, sent by the next run if not now.
+      relay.flushEvaluations();
       await relay.forwarder.stop();
       relay.snapshots.close();
       relay.disk.close();

@@ -6,6 +6,7 @@ import { describe, jsonBodyPlugin } from "../../lib/http";
 import type { AppContext } from "../../lib/module";
 import { pathOf } from "../../lib/pipeline";
 import { IngestBody, IngestReply } from "../analytics/contract";
+import { EvaluationsBody, EvaluationsReply } from "../usage/contract";
 import { IngestErrorsBody, IngestErrorsReply, SentryReply } from "../errors/contract";
 import { dsnKey, sentryKeyOf } from "../errors/sentry";
 import { authorizeScrape } from "../operations/routes";
@@ -117,6 +118,17 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
         return { accepted: body.events.length };
       },
       { jsonObjectBody: true, body: IngestBody, ...describe({ summary: "Send analytics events (forwarded)", tag: RELAY_TAG, auth: "server", description: QUEUED, response: { 202: IngestReply } }) },
+    )
+    .post(
+      "/api/sdk/v1/evaluations",
+      async ({ request, headers, body, set }) => {
+        await checkKey(headers, "events");
+        queue(request, headers, encoder.encode(JSON.stringify(body)), { "content-type": "application/json" });
+        set.status = 202;
+        // The upstream decides which names it has; the relay takes the batch as a whole.
+        return { accepted: Object.keys(body.counts).length, ignored: 0 };
+      },
+      { jsonObjectBody: true, body: EvaluationsBody, ...describe({ summary: "Send evaluation counts (forwarded)", tag: RELAY_TAG, auth: "server", description: QUEUED, response: { 202: EvaluationsReply } }) },
     )
     .post(
       "/api/sdk/v1/errors",

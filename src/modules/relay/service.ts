@@ -5,6 +5,8 @@ import type { EventRow } from "../../lib/eventstore/types";
 import type { Logger } from "../../lib/log";
 import { Telemetry } from "../../lib/metrics";
 import { KEY_LOOKUP_HEADER } from "../delivery/routes";
+import { EvaluationRecorder } from "../usage/recorder";
+import { DEFAULT_USAGE_FLUSH_MS } from "../usage/types";
 import { family, httpFamilies } from "../operations/service";
 import { RelayDisk } from "./disk";
 import { DEFAULT_QUEUE_MAX, Forwarder } from "./forwarder";
@@ -22,6 +24,8 @@ export class Relay {
   readonly forwarder: Forwarder;
   private registry: Promise<Registry> | undefined;
   readonly telemetry = new Telemetry();
+  /** The relay's own OFREP and remote evaluations, counted as the server counts its own (sent upstream by flushEvaluations). */
+  readonly evaluations = new EvaluationRecorder();
 
   constructor(
     readonly options: RelayOptions,
@@ -86,6 +90,35 @@ export class Relay {
     }
     return Promise.resolve();
   }
+
+  /**
+   * Sends what the relay evaluated since the last call upstream, as SDK batches (`POST /api/sdk/v1/evaluations`,
+   * one per env, with the relay's key), through the durable queue: the upstream adds them to its counts.
+   */
+  flushEvaluations(): void {
+    const perEnv = new Map<string, Record<string, number>>();
+    for (const row of this.evaluations.counter.take()) {
+      let counts = perEnv.get(row.env);
+      if (!counts) perEnv.set(row.env, (counts = {}));
+      counts[row.flag] = (counts[row.flag] ?? 0) + row.count;
+    }
+    for (const [env, counts] of perEnv) {
+      const names = Object.keys(counts);
+      // The upstream takes 1,000 names a batch.
+      for (let i = 0; i < names.length; i += 1000) {
+        const slice = Object.fromEntries(names.slice(i, i + 1000).map((n) => [n, Math.min(counts[n]!, 10_000_000)]));
+        const body = new TextEncoder().encode(JSON.stringify({ env, counts: slice }));
+        try {
+          this.forwarder.enqueue(crypto.randomUUID(), "/api/sdk/v1/evaluations", { "x-sdk-key": this.options.key, "content-type": "application/json" }, body);
+        } catch (err) {
+          this.log.warn("relay: evaluation counts not queued (the queue is full)", { env, error: String(err) });
+        }
+      }
+    }
+  }
+
+  /** How often flushEvaluations runs (the server's own flush interval). */
+  static readonly EVALUATIONS_EVERY_MS = DEFAULT_USAGE_FLUSH_MS;
 
   async scrape(): Promise<string> {
     this.registry ??= (async () => {

@@ -20,10 +20,11 @@ import { rolloutsDashboard } from "../../modules/rollouts/dashboard/pages";
 import { segmentsDashboard } from "../../modules/segments/dashboard/pages";
 import { opsDashboard } from "../../modules/ops/dashboard/pages";
 import { i18nDashboard } from "../../modules/i18n/dashboard/pages";
+import { usageDashboard } from "../../modules/usage/dashboard/pages";
 
 /**
  * Every module's pages. A module adds its folder's export here (and its
  * section to sections.ts) in the change that adds it; the navigation
  * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModuleOf(() => DASHBOARD_MODULES), killswitchesDashboard, gatesDashboard, segmentsDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, rolloutsDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModuleOf(() => DASHBOARD_MODULES), killswitchesDashboard, gatesDashboard, segmentsDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, rolloutsDashboard, usageDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];

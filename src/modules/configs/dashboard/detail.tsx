@@ -10,6 +10,7 @@ import { ConfigHistory } from "./history";
 import { ConfigRules } from "./rules-editor";
 import { SchemaEditor } from "./schema-editor";
 import { useValueCheck } from "./value-check";
+import { FlagUsagePanel } from "../../usage/dashboard/usage-panel";
 
 /** One config: per env its published value and draft, an editor that validates as you type, diff, publish, and the activity. */
 export function ConfigDetail({ name }: { name: string }) {
@@ -184,6 +185,7 @@ export function ConfigDetail({ name }: { name: string }) {
         onConfirm={publish}
         onClose={() => setPublishing(false)}
       />
+      <FlagUsagePanel name={name} />
     </DetailFrame>
   );
 }

@@ -5,8 +5,8 @@ import type { projectRoutes } from "../routes";
 import type { AnalysisSettings } from "../types";
 
 const projectApi = apiOf<ReturnType<typeof projectRoutes>>();
-type Form = { method: AnalysisSettings["method"]; significanceThreshold: string; autoRollback: boolean; minSampleDays: string; eventRetentionDays: string };
-const FIELDS = ["significanceThreshold", "minSampleDays", "eventRetentionDays"] as const;
+type Form = { method: AnalysisSettings["method"]; significanceThreshold: string; autoRollback: boolean; minSampleDays: string; eventRetentionDays: string; staleAfterDays: string };
+const FIELDS = ["significanceThreshold", "minSampleDays", "eventRetentionDays", "staleAfterDays"] as const;
 
 /**
  * The project's experiment analysis (method, significance threshold,
@@ -14,19 +14,20 @@ const FIELDS = ["significanceThreshold", "minSampleDays", "eventRetentionDays"] 
  * settings other pages point at ("auto-rollback on (settings)"). Its own
  * form and Save, beside the project's; the server checks every value.
  */
-export function AnalysisSettingsForm(props: { analysis: AnalysisSettings; eventRetentionDays: number; manage: boolean; onSaved: () => Promise<void> }) {
+export function AnalysisSettingsForm(props: { analysis: AnalysisSettings; eventRetentionDays: number; staleAfterDays: number; manage: boolean; onSaved: () => Promise<void> }) {
   const initial = (): Form => ({
     method: props.analysis.method,
     significanceThreshold: String(props.analysis.significanceThreshold),
     autoRollback: props.analysis.autoRollback,
     minSampleDays: String(props.analysis.minSampleDays),
     eventRetentionDays: String(props.eventRetentionDays),
+    staleAfterDays: String(props.staleAfterDays),
   });
   const [form, setForm] = useState<Form>(initial);
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [fieldErrors, setFieldErrors] = useState<Partial<Record<(typeof FIELDS)[number], string>>>({});
-  useEffect(() => setForm(initial()), [JSON.stringify(props.analysis), props.eventRetentionDays]);
+  useEffect(() => setForm(initial()), [JSON.stringify(props.analysis), props.eventRetentionDays, props.staleAfterDays]);
 
   // Anything but a number goes as typed, for the server to refuse by name.
   const num = (text: string) => (text.trim() !== "" && Number.isFinite(Number(text)) ? Number(text) : text) as number;
@@ -37,6 +38,7 @@ export function AnalysisSettingsForm(props: { analysis: AnalysisSettings; eventR
         projectApi.api.admin.projects({ id: "current" }).patch({
           analysis: { method: form.method, significanceThreshold: num(form.significanceThreshold), autoRollback: form.autoRollback, minSampleDays: num(form.minSampleDays) },
           eventRetentionDays: num(form.eventRetentionDays),
+          staleAfterDays: num(form.staleAfterDays),
         }),
       );
       // Said once the page holds the saved values: the reload refills this form, and must not land on what is typed next.
@@ -56,7 +58,7 @@ export function AnalysisSettingsForm(props: { analysis: AnalysisSettings; eventR
       setMessage(null);
     }
   };
-  const text = (key: "significanceThreshold" | "minSampleDays" | "eventRetentionDays") => (e: Event) => setForm({ ...form, [key]: (e.target as HTMLInputElement).value });
+  const text = (key: (typeof FIELDS)[number]) => (e: Event) => setForm({ ...form, [key]: (e.target as HTMLInputElement).value });
 
   return (
     <form onSubmit={submit} noValidate class="narrow-form" aria-labelledby="analysis-settings">
@@ -83,6 +85,9 @@ export function AnalysisSettingsForm(props: { analysis: AnalysisSettings; eventR
         </label>
         <Field label="Keep raw events (days)" error={fieldErrors.eventRetentionDays} hint="1 to 365 (default 30). Older raw events are deleted; hourly roll-ups are kept 13 months.">
           {(attrs) => <input {...attrs} type="number" min={1} max={365} step={1} value={form.eventRetentionDays} onInput={text("eventRetentionDays")} />}
+        </Field>
+        <Field label="Stale after (days)" error={fieldErrors.staleAfterDays} hint="1 to 365 (default 30). A flag serving one value to everyone, or not evaluated, this long is listed under Stale flags.">
+          {(attrs) => <input {...attrs} type="number" min={1} max={365} step={1} value={form.staleAfterDays} onInput={text("staleAfterDays")} />}
         </Field>
       </fieldset>
       <ErrorMessage error={error} />

@@ -120,7 +120,7 @@ function SettingsPage() {
           <p class="muted">Only an owner can change the settings.</p>
         )}
       </form>
-      <AnalysisSettingsForm analysis={data.analysis} eventRetentionDays={data.eventRetentionDays} manage={manage} onSaved={reload} />
+      <AnalysisSettingsForm analysis={data.analysis} eventRetentionDays={data.eventRetentionDays} staleAfterDays={data.staleAfterDays} manage={manage} onSaved={reload} />
     </>
   );
 }
