@@ -136,5 +136,14 @@ describe("svc import", () => {
     const map = await svc(box, ["import", "unleash", join(fixtures, "unleash.json"), "--env-map", "qa=live"], { env });
     expect(map.code).toBe(2);
     expect(map.stderr).toContain("--env-map qa");
+    const both = await svc(box, ["import", "unleash", join(fixtures, "unleash.json"), "--out", join(box.cwd, "x.yaml"), "--apply"], { env });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("--out");
+  });
+
+  test("a file that is not the tool's export is an error (exit 1), not an empty plan", async () => {
+    const r = await svc(box, ["import", "launchdarkly", join(fixtures, "flagsmith.json")], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("is it LaunchDarkly's export");
   });
 });

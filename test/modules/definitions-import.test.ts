@@ -98,6 +98,38 @@ describe("GrowthBook", () => {
   });
 });
 
+describe("what would widen an audience is left out", () => {
+  test("a GrowthBook rule limited by a namespace, range or filters is not mapped (its limit would be lost)", () => {
+    const payload = {
+      features: {
+        "ns-flag": {
+          defaultValue: false,
+          rules: [
+            { force: true, coverage: 1, namespace: ["checkout", 0, 0.5] },
+            { force: true, range: [0, 0.25], hashAttribute: "id" },
+            { force: true, filters: [{ seed: "s", ranges: [[0, 0.5]] }] },
+            { condition: { plan: "pro" }, force: true },
+          ],
+        },
+      },
+    };
+    const result = fromGrowthBook(payload);
+    expect(result.document.gates).toEqual([{ name: "ns-flag", description: "", envs: { prod: { rules: [{ conditions: [{ attr: "plan", op: "eq", value: "pro" }], passPercentage: 100 }] } } }]);
+    expect(result.unmapped.map((u) => [u.source, u.construct])).toEqual([
+      ["feature ns-flag (prod) rule 1", "namespace"],
+      ["feature ns-flag (prod) rule 2", "range"],
+      ["feature ns-flag (prod) rule 3", "filters"],
+    ]);
+  });
+  test("a file of another shape maps nothing and says so", () => {
+    for (const [fn, raw] of [[fromUnleash, { items: [] }], [fromLaunchDarkly, { features: [] }], [fromFlagsmith, [1, 2]], [fromGrowthBook, "text"]] as const) {
+      const result = (fn as (r: unknown) => ReturnType<typeof fromUnleash>)(raw);
+      expect(result.document).toEqual({ version: 1 });
+      expect(result.unmapped).toEqual([{ source: "file", construct: "format", reason: expect.stringContaining("not") }]);
+    }
+  });
+});
+
 describe("LaunchDarkly", () => {
   const result = fromLaunchDarkly(fixture("launchdarkly"));
   test("the whole document, what was left out and what re-buckets", () => {

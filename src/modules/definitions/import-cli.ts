@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { CliError } from "../../cli/errors";
 import { UsageError } from "../../lib/config";
 import { ENVS, type Env } from "../../lib/envs";
 import { type SvcClient, dataOf } from "../../cli/client";
@@ -49,6 +50,7 @@ async function run(values: ArgValues, tool: Tool, file: string): Promise<number>
   const result = IMPORTERS[tool](raw, { envMap: envMap(str(values, "env-map")), env: envFlag(values.env), keepExact: values["keep-exact"] === true });
   const name = TOOL_NAMES[tool];
   if (result.unmapped.length && !values.json) process.stderr.write(`${unmappedText(result)}\n\n`);
+  if (Object.keys(result.document).length === 1) throw new CliError(`nothing in ${file} maps onto svc: is it ${name}'s export?`, "FILE", result.unmapped.map((u) => u.reason).join("; ") || undefined);
   const out = str(values, "out");
   if (out) {
     const text = out.endsWith(".json") ? `${JSON.stringify(result.document, null, 2)}\n` : `# Imported from ${name} by svc import: svc plan FILE shows what svc apply FILE would change.\n${Bun.YAML.stringify(result.document, null, 2)}`;
@@ -99,6 +101,7 @@ export const importCommand: Command = {
     const tool = oneOf(positionals[0], TOOLS, "<tool>");
     const file = positionals[1];
     if (!file) throw new UsageError("svc import <tool> <file>: the export file is required");
+    if (values.out !== undefined && values.apply) throw new UsageError("--out writes a file for svc plan / svc apply; --apply applies on the server: choose one");
     return run(values, tool, file);
   },
 };

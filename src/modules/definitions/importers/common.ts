@@ -45,6 +45,12 @@ export class Importer {
     readonly options: ImportOptions,
   ) {}
 
+  /** Notes a file of another shape (nothing of it maps); true when it is one. */
+  notA(ok: boolean, what: string): boolean {
+    if (!ok) this.skip("file", "format", `not ${what}`);
+    return !ok;
+  }
+
   skip(source: string, construct: string, reason: string): void {
     this.unmapped.push({ source, construct, reason });
   }

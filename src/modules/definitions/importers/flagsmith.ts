@@ -77,6 +77,7 @@ export function fromFlagsmith(raw: unknown, options: ImportOptions = {}): Import
   const imp = new Importer("Flagsmith", options);
   const env = options.env ?? "prod";
   const data = isObject(raw) ? raw : {};
+  if (imp.notA(Array.isArray(data.feature_states), "a Flagsmith environment document (it has feature_states)")) return imp.result();
   const project = isObject(data.project) ? data.project : {};
   const segments = arrayOf(project.segments).filter(isObject);
   const mapped = new Set<string>();

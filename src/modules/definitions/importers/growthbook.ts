@@ -124,6 +124,12 @@ function feature(key: string, description: string, env: Env, defaultValue: unkno
     }
     for (const g of arrayOf(r.savedGroups).filter(isObject))
       for (const id of arrayOf(g.ids)) conditions.push({ attr: "user_id", op: g.match === "none" ? "not_in_segment" : "in_segment", value: ctx.groups.get(String(id)) });
+    // Each of these limits who a rule reaches; dropping the limit would widen it.
+    const limit = ["namespace", "range", "ranges", "filters"].find((k) => r[k] !== undefined && r[k] !== null);
+    if (limit) {
+      imp.skip(source, limit === "ranges" ? "range" : limit, `a rule limited by its ${limit} has no svc equivalent; the rule is left out`);
+      continue;
+    }
     if (isObject(r.parentConditions) || Array.isArray(r.parentConditions)) {
       imp.skip(source, "prerequisite", "parent conditions are not mapped; the rule is left out");
       continue;
@@ -227,6 +233,6 @@ export function fromGrowthBook(raw: unknown, options: ImportOptions = {}): Impor
       const isBoolean = typeof f.defaultValue === "boolean" && rules.every((r) => !("force" in r) || typeof r.force === "boolean");
       feature(key, "", env, f.defaultValue ?? null, rules, ctx, isBoolean);
     }
-  } else imp.skip("file", "features", "neither a features payload ({features: {...}}) nor an API export ({features: [...]})");
+  } else imp.notA(false, "a GrowthBook features payload ({features: {...}}) or API export ({features: [...]})");
   return imp.result();
 }

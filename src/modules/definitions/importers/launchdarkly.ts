@@ -74,6 +74,7 @@ export function fromLaunchDarkly(raw: unknown, options: ImportOptions = {}): Imp
   const imp = new Importer("LaunchDarkly", options);
   const data = isObject(raw) ? raw : {};
   const ctx: Ctx = { imp, segments: new Set() };
+  if (imp.notA(listOf(data.flags ?? data.items).length > 0 || Array.isArray(data.items) || isObject(data.flags), "a LaunchDarkly flags list ({items: [...]} or {flags, segments})")) return imp.result();
   // Segments: one list, or one per environment (`{production: {items}}`); a key seen twice keeps its first form.
   const segs = Array.isArray(data.segments) || (isObject(data.segments) && Array.isArray(data.segments.items)) ? listOf(data.segments) : Object.values(isObject(data.segments) ? data.segments : {}).flatMap(listOf);
   for (const s of segs.filter(isObject)) {

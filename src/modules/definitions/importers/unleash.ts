@@ -78,6 +78,7 @@ export function fromUnleash(raw: unknown, options: ImportOptions = {}): ImportRe
   const envStates = arrayOf(data.featureEnvironments).filter(isObject);
   const strategies = arrayOf(data.featureStrategies).filter(isObject);
   const envNames = [...new Set(envStates.map((e) => String(e.environment)))];
+  if (imp.notA(Array.isArray(data.features) && Array.isArray(data.featureEnvironments), "an Unleash feature export (it has features and featureEnvironments)")) return imp.result();
 
   // Segments: by id, made only when all of their constraints map.
   const segmentNames = new Map<unknown, string | null>();
