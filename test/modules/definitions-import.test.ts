@@ -121,6 +121,10 @@ describe("what would widen an audience is left out", () => {
       ["feature ns-flag (prod) rule 3", "filters"],
     ]);
   });
+  test("a GrowthBook rollout at coverage 0 lets every unit fall through: no rule, not a rule that stops at false", () => {
+    const result = fromGrowthBook({ features: { f: { defaultValue: false, rules: [{ force: true, coverage: 0 }, { condition: { plan: "pro" }, force: true }] } } });
+    expect(result.document.gates![0]!.envs).toEqual({ prod: { rules: [{ conditions: [{ attr: "plan", op: "eq", value: "pro" }], passPercentage: 100 }] } });
+  });
   test("a file of another shape maps nothing and says so", () => {
     for (const [fn, raw] of [[fromUnleash, { items: [] }], [fromLaunchDarkly, { features: [] }], [fromFlagsmith, [1, 2]], [fromGrowthBook, "text"]] as const) {
       const result = (fn as (r: unknown) => ReturnType<typeof fromUnleash>)(raw);

@@ -147,7 +147,8 @@ function feature(key: string, description: string, env: Env, defaultValue: unkno
         // GrowthBook lets units outside a rollout fall through to later rules; svc's rule decides for all it matches.
         if (pct > 0 && pct < 100 && i < rules.length - 1) falling = true;
         const kept = imp.percentage(key, env, pct, source);
-        if (kept === undefined) continue;
+        // Forcing true for 0 % of units forces nothing: every unit falls through, so there is no rule.
+        if (kept === undefined || (kept === 0 && r.force === true)) continue;
         gateRules.push({ ...(r.id ? { name: String(r.id) } : {}), conditions, passPercentage: kept, ...(unit && kept > 0 && kept < 100 ? { unit } : {}) });
       } else if (coverage >= 1) configRules.push({ conditions, value: r.force });
       else imp.skip(source, "rollout", `serving a value to ${coverage * 100}% and letting the rest fall through has no svc equivalent`);
