@@ -126,7 +126,11 @@ export function fromFlagsmith(raw: unknown, options: ImportOptions = {}): Import
     const rules: ConfigRule[] = [];
     const byValue = new Map<string, string[]>();
     for (const s of identityStates) byValue.set(JSON.stringify(valueOf(s.fs) ?? null), [...(byValue.get(JSON.stringify(valueOf(s.fs) ?? null)) ?? []), s.id]);
-    for (const [v, ids] of byValue) rules.push({ name: "identity overrides", conditions: [{ attr: "user_id", op: "in", value: ids.slice(0, LIST_MAX) }], value: JSON.parse(v) });
+    for (const [v, ids] of byValue)
+      if (ids.length > LIST_MAX) imp.skip(`feature ${name} identity overrides`, "identity overrides", `${ids.length} identities with one value: more than an svc list holds (${LIST_MAX})`);
+      else rules.push({ name: "identity overrides", conditions: [{ attr: "user_id", op: "in", value: ids }], value: JSON.parse(v) });
+    for (const s of [...segmentOk.map((x) => ({ at: `segment ${x.segment}`, fs: x.fs })), ...identityStates.map((x) => ({ at: `identity ${x.id}`, fs: x.fs }))])
+      if (arrayOf(s.fs.multivariate_feature_state_values).length) imp.skip(`feature ${name} override for ${s.at}`, "multivariate override", "an override's own allocations are not mapped; it serves its value");
     for (const s of segmentOk) rules.push({ name: `segment ${s.segment}`, conditions: [{ attr: "user_id", op: "in_segment", value: s.segment }], value: valueOf(s.fs) ?? null });
     const mv = arrayOf(fs.multivariate_feature_state_values).filter(isObject);
     const values: unknown[] = [valueOf(fs) ?? null, ...rules.map((r) => r.value)];
