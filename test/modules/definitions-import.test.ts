@@ -125,13 +125,14 @@ describe("what would widen an audience is left out", () => {
     const result = fromGrowthBook({ features: { f: { defaultValue: false, rules: [{ force: true, coverage: 0 }, { condition: { plan: "pro" }, force: true }] } } });
     expect(result.document.gates![0]!.envs).toEqual({ prod: { rules: [{ conditions: [{ attr: "plan", op: "eq", value: "pro" }], passPercentage: 100 }] } });
   });
-  test("Flagsmith identity overrides beyond what one svc list holds are listed, never cut short", () => {
+  test("Flagsmith identity overrides beyond what one svc list holds become a segment of ids, never cut short", () => {
     const doc = fixture("flagsmith");
     const feature = doc.feature_states[1].feature;
     doc.identity_overrides = Array.from({ length: 1001 }, (_, i) => ({ identifier: `u-${i}`, identity_features: [{ feature, enabled: true, feature_state_value: "Hi" }] }));
     const result = fromFlagsmith(doc);
-    expect(find(result.document.configs, "banner_text").envs.prod.rules.map((r: any) => r.name)).toEqual(["segment power-users"]);
-    expect(result.unmapped).toContainEqual({ source: "feature banner_text identity overrides", construct: "identity overrides", reason: "1001 identities with one value: more than an svc list holds (1000)" });
+    expect(find(result.document.configs, "banner_text").envs.prod.rules[0]).toEqual({ name: "identity overrides", conditions: [{ attr: "user_id", op: "in_segment", value: "banner_text-identities-1" }], value: "Hi" });
+    expect(find(result.document.segments, "banner_text-identities-1").ids).toHaveLength(1001);
+    expect(result.unmapped.filter((u) => u.construct === "identity overrides")).toEqual([]);
   });
   test("a file of another shape maps nothing and says so", () => {
     for (const [fn, raw] of [[fromUnleash, { items: [] }], [fromLaunchDarkly, { features: [] }], [fromFlagsmith, [1, 2]], [fromGrowthBook, "text"]] as const) {

@@ -29,6 +29,9 @@ export type ImportOptions = {
 export const TOOLS = ["unleash", "growthbook", "launchdarkly", "flagsmith"] as const;
 export type Tool = (typeof TOOLS)[number];
 
+/** Entries of one `in` condition's list (the gates module's LIST_VALUES_MAX). */
+export const LIST_MAX = 1000;
+
 const DEFAULT_ENVS: Record<string, Env> = { dev: "dev", development: "dev", develop: "dev", staging: "staging", stage: "staging", prod: "prod", production: "prod" };
 
 /** Collects a document's entries and the importer's notes. */
@@ -96,6 +99,16 @@ export class Importer {
 
   segment(entry: { name: string; description?: string; attribute?: string; conditions?: Condition[]; ids?: string[] }): void {
     this.segments.set(entry.name, { name: entry.name, description: entry.description ?? "", attribute: entry.attribute ?? "user_id", conditions: entry.conditions ?? [], ids: entry.ids ?? [] });
+  }
+
+  /**
+   * `attr` is one of `ids`: an `in` condition, or past what one condition's list holds (LIST_MAX), a segment
+   * of those ids named `segmentName` (segments hold up to 100,000).
+   */
+  idsCondition(attr: string, ids: string[], segmentName: string, description: string): Condition {
+    if (ids.length <= LIST_MAX) return { attr, op: "in", value: ids };
+    this.segment({ name: segmentName, description, attribute: attr, ids });
+    return { attr: "user_id", op: "in_segment", value: segmentName };
   }
 
   /** The gate's rules on one env (the gate made on first use). */

@@ -8,8 +8,6 @@ import { type Condition, type ConfigRule, type GateRule, type ImportOptions, typ
 // and `identity_overrides` (`identifier`, `identity_features`). Features without a value become gates, those
 // with one configs. The identity's identifier is svc's `user_id`.
 
-const LIST_MAX = 1000;
-
 const attrOf = (property: unknown) => (property === "$.identity.identifier" || property === "$.identity.key" ? "user_id" : String(property));
 
 /** One condition (`{operator, property_, value}`); values like `1.2.0:semver` compare as versions. */
@@ -112,8 +110,8 @@ export function fromFlagsmith(raw: unknown, options: ImportOptions = {}): Import
       const rules: GateRule[] = [];
       for (const enabled of [true, false]) {
         const ids = identityStates.filter((s) => (s.fs.enabled === true) === enabled).map((s) => s.id);
-        if (ids.length > LIST_MAX) imp.skip(`feature ${name} identity overrides`, "identity overrides", `${ids.length} identities: more than an svc list holds (${LIST_MAX})`);
-        else if (ids.length) rules.push({ name: `identity overrides (${enabled ? "on" : "off"})`, conditions: [{ attr: "user_id", op: "in", value: ids }], passPercentage: enabled ? 100 : 0 });
+        const which = enabled ? "on" : "off";
+        if (ids.length) rules.push({ name: `identity overrides (${which})`, conditions: [imp.idsCondition("user_id", ids, `${name}-identities-${which}`, `Flagsmith identity overrides of ${name} (${which})`)], passPercentage: enabled ? 100 : 0 });
       }
       for (const s of segmentOk) rules.push({ name: `segment ${s.segment}`, conditions: [{ attr: "user_id", op: "in_segment", value: s.segment }], passPercentage: s.fs.enabled === true ? 100 : 0 });
       if (fs.enabled === true) rules.push({ conditions: [], passPercentage: 100 });
@@ -126,9 +124,9 @@ export function fromFlagsmith(raw: unknown, options: ImportOptions = {}): Import
     const rules: ConfigRule[] = [];
     const byValue = new Map<string, string[]>();
     for (const s of identityStates) byValue.set(JSON.stringify(valueOf(s.fs) ?? null), [...(byValue.get(JSON.stringify(valueOf(s.fs) ?? null)) ?? []), s.id]);
-    for (const [v, ids] of byValue)
-      if (ids.length > LIST_MAX) imp.skip(`feature ${name} identity overrides`, "identity overrides", `${ids.length} identities with one value: more than an svc list holds (${LIST_MAX})`);
-      else rules.push({ name: "identity overrides", conditions: [{ attr: "user_id", op: "in", value: ids }], value: JSON.parse(v) });
+    [...byValue].forEach(([v, ids], i) =>
+      rules.push({ name: "identity overrides", conditions: [imp.idsCondition("user_id", ids, `${name}-identities-${i + 1}`, `Flagsmith identity overrides of ${name} (value ${i + 1})`)], value: JSON.parse(v) }),
+    );
     for (const s of [...segmentOk.map((x) => ({ at: `segment ${x.segment}`, fs: x.fs })), ...identityStates.map((x) => ({ at: `identity ${x.id}`, fs: x.fs }))])
       if (arrayOf(s.fs.multivariate_feature_state_values).length) imp.skip(`feature ${name} override for ${s.at}`, "multivariate override", "an override's own allocations are not mapped; it serves its value");
     for (const s of segmentOk) rules.push({ name: `segment ${s.segment}`, conditions: [{ attr: "user_id", op: "in_segment", value: s.segment }], value: valueOf(s.fs) ?? null });

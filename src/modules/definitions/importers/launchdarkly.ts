@@ -131,7 +131,8 @@ function flag(f: Record<string, any>, ctx: Ctx): void {
     if (state.on === true) {
       for (const t of [...arrayOf(state.targets), ...arrayOf(state.contextTargets).filter((t) => t?.contextKind && t.contextKind !== "user")].filter(isObject)) {
         const ids = arrayOf(t.values).map(String);
-        if (ids.length) steps.push({ conditions: [...prereqs, { attr: attrOf("key", t.contextKind), op: "in", value: ids }], serve: { value: variations[t.variation] }, source: `${at} targets` });
+        const segment = `${key}-${env}-targets-${t.contextKind && t.contextKind !== "user" ? `${t.contextKind}-` : ""}${t.variation}`;
+        if (ids.length) steps.push({ conditions: [...prereqs, imp.idsCondition(attrOf("key", t.contextKind), ids, segment, `LaunchDarkly targets of ${key} (${envKey}, variation ${t.variation})`)], serve: { value: variations[t.variation] }, source: `${at} targets` });
       }
       for (const [i, r] of arrayOf(state.rules).filter(isObject).entries()) {
         const source = `${at} rule ${i + 1}`;

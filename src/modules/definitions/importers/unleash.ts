@@ -147,7 +147,7 @@ function strategy(s: Record<string, any>, source: string, flag: string, env: Env
   else if (s.name === "userWithId") {
     const ids = String(p.userIds ?? "").split(",").map((x) => x.trim()).filter(Boolean);
     if (ids.length === 0) return undefined;
-    conditions = [...conditions, { attr: "user_id", op: "in", value: ids }];
+    conditions = [...conditions, imp.idsCondition("user_id", ids, `${flag}-${env}-user-ids-${s.sortOrder ?? 0}`, `Unleash userWithId of ${flag} (${env})`)];
   } else {
     imp.skip(source, "strategy", `strategy ${s.name} has no svc equivalent (svc maps default, flexibleRollout, gradualRollout* and userWithId)`);
     return undefined;
