@@ -13,7 +13,7 @@ declare module "../../lib/module" {
 
 /**
  * Flags as code (issue 31): `GET /api/admin/export` and `POST /api/admin/apply` over the other modules'
- * services, and the `svc export`, `svc plan` and `svc apply` commands. It owns no tables.
+ * services, and the `svc export`, `svc plan`, `svc apply` and `svc import` commands. It owns no tables.
  */
 export const definitionsModule: ModuleManifest<"definitions"> = {
   name: "definitions",
@@ -27,5 +27,6 @@ export const definitionsModule: ModuleManifest<"definitions"> = {
     { name: "export", order: 40, load: async () => (await import("./cli")).exportCommand },
     { name: "plan", order: 41, load: async () => (await import("./cli")).planCommand },
     { name: "apply", order: 42, load: async () => (await import("./cli")).applyCommand },
+    { name: "import", order: 43, load: async () => (await import("./import-cli")).importCommand },
   ],
 };
