@@ -57,3 +57,9 @@ export const UpdateSegmentBody = BodyObject(
   { name: t.Optional(Name), description: t.Optional(Description), conditions: t.Optional(Conditions), attribute: t.Optional(Attribute), ids: t.Optional(Ids) },
   { examples: [{ ids: ["u-1001", "u-1002", "u-1004"] }, { description: "Beta programme, second wave" }] },
 );
+
+/** The `segment.update` change (src/lib/changes.ts: scheduled changes, change requests): this patch to a segment (every env that names it). */
+export const SegmentUpdateChange = BodyObject(
+  { name: t.String({ minLength: 1, maxLength: NAME_MAX, description: "The segment's name (or id)" }), patch: UpdateSegmentBody },
+  { examples: [{ name: "beta-testers", patch: { ids: ["u-1001", "u-1002", "u-1004"] } }] },
+);
