@@ -26,6 +26,7 @@ import { opsModule } from "./ops/manifest";
 import { operationsModule } from "./operations/manifest";
 import { projectsModule } from "./projects/manifest";
 import { rolloutsModule } from "./rollouts/manifest";
+import { schedulesModule } from "./schedules/manifest";
 import { segmentsModule } from "./segments/manifest";
 import { sdkPackageModule } from "./sdk-package/manifest";
 import { tokensModule } from "./tokens/manifest";
@@ -52,6 +53,7 @@ export const MODULES: ModuleManifest[] = [
   universesModule,
   experimentsModule,
   rolloutsModule,
+  schedulesModule,
   connectorsModule,
   i18nModule,
   opsModule,

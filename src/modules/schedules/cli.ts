@@ -1,0 +1,1 @@
+export const schedulesCommand = undefined as never;
