@@ -111,7 +111,7 @@ describe("POST /api/admin/schedules", () => {
     now += 3 * HOUR;
     expect((await runDue()).map((o) => [o.step, o.outcome])).toEqual([[2, "done"], [3, "done"]]);
     const history = (await ts.api(`/api/admin/gates/${gate}/history?env=prod`)).body as { version: number; rules: { passPercentage: number }[] }[];
-    expect(history.map((h) => [h.version, h.rules[0]?.passPercentage ?? null])).toEqual([[4, 100], [3, 25], [2, 5], [1, null]]);
+    expect(history.map((h): (number | null)[] => [h.version, h.rules[0]?.passPercentage ?? null])).toEqual([[4, 100], [3, 25], [2, 5], [1, null]]);
     expect((await stepRows(id)).map((r) => r.state)).toEqual(["done", "done", "done"]);
     expect((await auditOf(id)).map((r) => [r.action, r.detail ? JSON.parse(r.detail).step ?? null : null])).toEqual([["schedule.create", null], ["schedule.run", 1], ["schedule.run", 2], ["schedule.run", 3]]);
     expect((await api(`/${id}`)).body.state).toBe("done");
