@@ -85,7 +85,7 @@ test("a scheduled ramp runs each step once across three servers with one SIGKILL
 
   // Each step published once, in order: versions 2, 3, 4 at 5 %, 25 %, 100 %.
   const history = (await call(servers[1]!.url, "/api/admin/gates/ramped/history?env=prod")).body as { version: number; action: string; actorType: string; rules: { passPercentage: number }[] }[];
-  expect(history.map((h) => [h.version, h.rules[0]?.passPercentage ?? null])).toEqual([
+  expect(history.map((h): (number | null)[] => [h.version, h.rules[0]?.passPercentage ?? null])).toEqual([
     [4, 100],
     [3, 25],
     [2, 5],
