@@ -48,9 +48,9 @@ describe("POST /api/admin/schedules", () => {
     expect(res.status).toBe(201);
     const s = res.body;
     expect(s.id).toMatch(/^sch_/);
-    expect(s).toMatchObject({ state: "pending", nextRunAt: at(now + HOUR), summary: `${ks} on on prod` });
+    expect(s).toMatchObject({ state: "pending", nextRunAt: at(now + HOUR), summary: `${ks} → on (prod)` });
     expect(s.steps).toEqual([
-      { step: 1, change: { kind: "killswitch.set", name: ks, env: "prod", value: true }, kind: "killswitch.set", target: { type: "killswitch", name: ks }, env: "prod", summary: `${ks} on on prod`, runAt: at(now + HOUR), state: "pending", ranAt: null, lateByMs: null, late: false, error: null },
+      { step: 1, change: { kind: "killswitch.set", name: ks, env: "prod", value: true }, kind: "killswitch.set", target: { type: "killswitch", name: ks }, env: "prod", summary: `${ks} → on (prod)`, runAt: at(now + HOUR), state: "pending", ranAt: null, lateByMs: null, late: false, error: null },
     ]);
     // Scheduling checked the change in a rolled-back transaction: nothing was published.
     expect((await ts.api(`/api/admin/killswitches/${ks}`)).body.envs.prod).toMatchObject({ value: false, version: 1 });

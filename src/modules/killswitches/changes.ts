@@ -17,7 +17,7 @@ export function killswitchChanges(service: KillswitchesService, ctx: Pick<Servic
       describe: (_projectId, body) => ({
         target: { type: "killswitch", name: body.name },
         env: body.env,
-        summary: `${body.switchKey === undefined ? body.name : `${body.name}/${body.switchKey}`} ${body.value ? "on" : "off"} on ${body.env}`,
+        summary: `${body.switchKey === undefined ? body.name : `${body.name}/${body.switchKey}`} → ${body.value ? "on" : "off"} (${body.env})`,
       }),
       check: (projectId, body) => dryRun(ctx.store, async () => void (await apply(projectId, body, { email: "check@svc.local", type: "system" }))),
       fingerprint: async (q, projectId, body) => `version ${await service.publishedVersion(q, projectId, body.name, body.env)}`,
