@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { ApiError } from "../../src/lib/errors";
 import { type TestServer, dropStore, expectErrorShape, freshStoreUrl, startTestServer, tempDir } from "../helpers";
 
 // Scheduled changes (issue 30): the API, the runner's rounds by hand on an injected clock (schedulesEveryMs 0), a
@@ -162,6 +163,46 @@ describe("validation", () => {
     expect(await count()).toBe(before);
     // The gate was never published by the checks.
     expect((await gateRulesOn(gate)).version).toBe(1);
+  });
+});
+
+describe("the approval hook", () => {
+  test("an env that requires approval refuses the change when scheduled, and a step whose approval is missing at its time fails", async () => {
+    const gate = await newGate();
+    const { changes } = ts.server.ctx;
+    const asked: { phase: string; env: string | null; holder: string }[] = [];
+    // What change requests will install: here prod requires an approval nobody gave.
+    changes!.setApprovalCheck(async ({ description, phase, holder }) => {
+      asked.push({ phase, env: description.env, holder: holder.type });
+      if (description.env === "prod") throw new ApiError("FORBIDDEN", "prod requires an approved change request", "change.env: prod");
+    });
+    try {
+      const refused = await api("", { body: { change: { kind: "gate.rules", name: gate, env: "prod", rules: rules(5) }, runAt: at(now + HOUR) } });
+      expect([refused.status, refused.body.code]).toEqual([403, "FORBIDDEN"]);
+      const staging = await api("", { body: { change: { kind: "gate.rules", name: gate, env: "staging", rules: rules(5) }, runAt: at(now + HOUR) } });
+      expect(staging.status).toBe(201);
+      expect(asked).toEqual([
+        { phase: "schedule", env: "prod", holder: "schedule" },
+        { phase: "schedule", env: "staging", holder: "schedule" },
+      ]);
+      // Approval turned on for staging after it was scheduled: at its time the step fails, and nothing is published.
+      changes!.setApprovalCheck(async ({ phase }) => {
+        if (phase === "apply") throw new ApiError("FORBIDDEN", "staging now requires an approved change request");
+      });
+      now += HOUR;
+      expect(await runDue()).toMatchObject([{ scheduleId: staging.body.id, outcome: "failed", error: "staging now requires an approved change request" }]);
+      expect((await ts.api(`/api/admin/gates/${gate}`)).body.envs.staging.version).toBe(1);
+    } finally {
+      changes!.setApprovalCheck(async () => {});
+    }
+  });
+
+  test("a read-only API token cannot schedule or cancel", async () => {
+    const token = (await ts.api("/api/admin/tokens", { body: { name: "sched-ro", access: "read-only" } })).body.token as string;
+    const gate = await newGate();
+    const res = await api("", { body: { change: { kind: "gate.rules", name: gate, env: "prod", rules: rules(5) }, runAt: at(now + HOUR) }, key: token });
+    expect([res.status, res.body.code]).toEqual([403, "FORBIDDEN"]);
+    expect((await api("", { key: token })).status).toBe(200);
   });
 });
 
