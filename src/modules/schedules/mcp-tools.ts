@@ -36,7 +36,7 @@ export const scheduleTools = [
     name: "create_schedule",
     title: "Schedule a change or a ramp",
     description:
-      "Schedules one change at runAt, or a ramp of steps (each {change, runAt}, in time order). The change is checked now, exactly as its module would check it; it runs once across all servers at its time, as you.",
+      "Schedules one change at runAt, or a ramp of steps (each {change, run_at}, in time order). The change is checked now, exactly as its module would check it; it runs once across all servers at its time, as you.",
     input: {
       change: change.optional(),
       run_at: runAt.optional(),
