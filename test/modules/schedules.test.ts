@@ -142,6 +142,9 @@ describe("validation", () => {
     const before = await count();
     const cases: [unknown, number, string, string][] = [
       [{ change: { kind: "gate.nope", name: gate }, runAt: at(now + HOUR) }, 400, "VALIDATION", "change.kind"],
+      [{ change: { kind: "__proto__", name: gate }, runAt: at(now + HOUR) }, 400, "VALIDATION", "change.kind"],
+      [{ change: { kind: "toString", name: gate }, runAt: at(now + HOUR) }, 400, "VALIDATION", "change.kind"],
+      [{ change: [], runAt: at(now + HOUR) }, 400, "VALIDATION", "change"],
       [{ change: { kind: "gate.rules", name: gate, env: "prod", rules: [{ conditions: [], passPercentage: 150 }] }, runAt: at(now + HOUR) }, 400, "VALIDATION", "change.rules[0].passPercentage"],
       [{ change: { kind: "gate.rules", name: gate, env: "prod", rules: rules(5), extra: 1 }, runAt: at(now + HOUR) }, 400, "VALIDATION", "change"],
       [{ change: { kind: "gate.rules", name: "no-such-gate", env: "prod", rules: rules(5) }, runAt: at(now + HOUR) }, 404, "NOT_FOUND", ""],
