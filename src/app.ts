@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { Authenticator, authPlugin } from "./lib/auth";
+import { ChangeRegistry } from "./lib/changes";
 import { ApiError } from "./lib/errors";
 import { randomBase62 } from "./lib/ids";
 import { requestIdFor } from "./lib/http";
@@ -41,14 +42,16 @@ export function createServices(
   options: AppOptions = { maxBodyBytes: 1 << 20 },
   log: Logger = createLogger({ requests: false }),
   shutdown: AbortSignal = new AbortController().signal,
+  changes: ChangeRegistry = new ChangeRegistry(),
 ): Services {
   const services = {} as Services;
-  const ctx: ServiceContext = { store, log, options, services, shutdown };
+  const ctx: ServiceContext = { store, log, options, services, shutdown, changes };
   store.setListenerErrorHandler((err, channel) => log.error("store listener failed", { channel, error: String(err) }));
   for (const m of MODULES) (services as unknown as Record<string, unknown>)[m.name] = m.createService(ctx);
   const sections: SnapshotSection[] = [];
   for (const m of MODULES) if (m.snapshot) sections.push(m.snapshot(services[m.name] as never));
   services.snapshots.setSections(sections);
+  for (const m of MODULES) for (const kind of m.changes?.(services[m.name] as never, ctx) ?? []) changes.register(kind);
   return services;
 }
 
@@ -60,7 +63,8 @@ export async function closeServices(services: Services): Promise<void> {
 }
 
 export function createContext(store: Store, log: Logger, options: AppOptions, shutdown: AbortSignal = new AbortController().signal): AppContext {
-  const services = createServices(store, options, log, shutdown);
+  const changes = new ChangeRegistry();
+  const services = createServices(store, options, log, shutdown, changes);
   const authenticator = new Authenticator(services.keys);
   const network = new Network(options.network);
   for (const m of MODULES) {
@@ -71,7 +75,7 @@ export function createContext(store: Store, log: Logger, options: AppOptions, sh
     services.keys.admitBrowserIngest({ keyId: principal.credentialId, projectId: principal.projectId, address: network.clientAddress(request), bodyBytes: bodySizeOf(request) }),
   );
   const id = randomBase62(12);
-  return { store, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, network, toJSON: () => id };
+  return { store, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, changes, network, toJSON: () => id };
 }
 
 /**

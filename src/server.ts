@@ -66,6 +66,8 @@ export type ServerOptions = {
   experimentsEveryMs?: number;
   /** How often guarded rollouts are checked (default every minute). */
   rolloutsEveryMs?: number;
+  /** How often each server runs due scheduled changes (default 5 s; SERVICE_SCHEDULES_EVERY_MS). */
+  schedulesEveryMs?: number;
   /** The public intake's rate and body limits (SERVICE_INTAKE_*; src/modules/ops/intake.ts). */
   intake?: AppOptions["intake"];
   /** The limits on request bodies still arriving: deadline, bodies at once server-wide and per client (src/lib/pipeline.ts). */
@@ -206,6 +208,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       staleDigestCheckMs: options.staleDigestCheckMs,
       experimentsEveryMs: options.experimentsEveryMs,
       rolloutsEveryMs: options.rolloutsEveryMs,
+      schedulesEveryMs: options.schedulesEveryMs,
       intake: options.intake,
       connectors: { dataDir: options.dataDir, ...options.connectors },
       dataDir: options.dataDir,

@@ -245,6 +245,8 @@ function plausibleBodies(): string[] {
     { gate: "probe-id", env: "staging", rules: [], stages: [{ percent: 50, minutes: 1 }, { percent: 20, minutes: 1 }], metrics: [{ metric: "errors", direction: "lower" }] },
     { onRegression: "rollback", notify: true, description: null },
     { reason: "fuzz" },
+    // Schedules (issue 30): one change, tomorrow (at most a year ahead); its own tests walk the rest.
+    { change: { kind: "gate.rules", name: "probe-id", env: "dev", rules: [{ conditions: [], passPercentage: 5 }] }, runAt: new Date(Date.now() + 86_400_000).toISOString() },
     // i18n: profiles (and a locale that is no tag), insert-only pushes (with keys that are not keys), the single-key update and delete.
     { name: "fuzz-profile", locale: "de-CH" },
     { locale: "en_US" },

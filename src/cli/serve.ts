@@ -72,6 +72,12 @@ export const serveCommand: Command = {
       throw new UsageError(`SERVICE_MAX_STREAMS_PER_KEY: must be a whole number of at least 1 (was "${streams}")`);
     }
 
+    const schedulesEvery = process.env.SERVICE_SCHEDULES_EVERY_MS;
+    const schedulesEveryMs = schedulesEvery === undefined || schedulesEvery === "" ? undefined : Number(schedulesEvery);
+    if (schedulesEveryMs !== undefined && (!Number.isInteger(schedulesEveryMs) || schedulesEveryMs < 50)) {
+      throw new UsageError(`SERVICE_SCHEDULES_EVERY_MS: must be a whole number of milliseconds, at least 50 (was "${schedulesEvery}")`);
+    }
+
     const analyticsUrl = process.env.SERVICE_ANALYTICS_URL || undefined;
     if (analyticsUrl && !/^postgres(ql)?:\/\/./i.test(analyticsUrl)) {
       throw new UsageError("SERVICE_ANALYTICS_URL: must be a PostgreSQL URL, postgres://USER:PASSWORD@HOST:PORT/DATABASE");
@@ -110,6 +116,7 @@ export const serveCommand: Command = {
       browserKeys: browserKeyLimitsFromEnv(process.env),
       maxStreamsPerKey,
       usageFlushMs,
+      schedulesEveryMs,
       analyticsUrl,
       edgeOnly: values["edge-only"] === true,
       logRequests: values["no-request-log"] !== true,

@@ -1,5 +1,6 @@
 import type { Elysia } from "elysia";
 import type { CliNoun } from "../cli/command";
+import type { ChangeKind, ChangeRegistry } from "./changes";
 import type { Authenticator, BearerResolver, SessionResolver, authPlugin } from "./auth";
 import type { Env } from "./envs";
 import type { Logger } from "./log";
@@ -38,6 +39,11 @@ export type ServiceContext = {
   services: Services;
   /** Aborted when the server begins to shut down. */
   shutdown: AbortSignal;
+  /**
+   * Every module's publishable change kinds (src/lib/changes.ts), filled once all services exist. Always set by
+   * createServices; optional only so that tests which build a bare context for one service need not make one.
+   */
+  changes?: ChangeRegistry;
 };
 
 /** What routes get: the services plus the HTTP pieces. */
@@ -76,6 +82,8 @@ export type ModuleManifest<K extends keyof Services = keyof Services> = {
   routes?(ctx: AppContext): Elysia<any, any, any, any, any, any, any>;
   /** Its part of the SDK snapshot. */
   snapshot?(service: Services[K]): SnapshotSection;
+  /** The publishable changes it offers (scheduled changes, change requests): see src/lib/changes.ts. */
+  changes?(service: Services[K], ctx: ServiceContext): ChangeKind[];
   /** Its nouns in the `svc` CLI (`svc gates …`), loaded when one is run. */
   cli?: readonly CliNoun[];
   /** Its tools in `svc mcp` (the tool server calls the HTTP API as the signed-in user). */

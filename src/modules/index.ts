@@ -27,6 +27,7 @@ import { opsModule } from "./ops/manifest";
 import { operationsModule } from "./operations/manifest";
 import { projectsModule } from "./projects/manifest";
 import { rolloutsModule } from "./rollouts/manifest";
+import { schedulesModule } from "./schedules/manifest";
 import { segmentsModule } from "./segments/manifest";
 import { sdkPackageModule } from "./sdk-package/manifest";
 import { tokensModule } from "./tokens/manifest";
@@ -55,6 +56,7 @@ export const MODULES: ModuleManifest[] = [
   experimentsModule,
   rolloutsModule,
   definitionsModule,
+  schedulesModule,
   connectorsModule,
   i18nModule,
   opsModule,

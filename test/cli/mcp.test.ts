@@ -138,9 +138,13 @@ describe("svc mcp", () => {
           "apply_definitions",
           // Issue 30: stale flags.
           "list_stale_flags",
+          // Issue 30: scheduled changes.
+          "list_schedules",
+          "create_schedule",
+          "cancel_schedule",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions", "list_stale_flags"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions", "list_stale_flags", "list_schedules"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
@@ -186,6 +190,25 @@ describe("svc mcp", () => {
         expect(listed).toEqual((await ts.api(`/api/admin/flags/stale${env ? `?env=${env}` : ""}`)).body);
         expect(listed.staleAfterDays).toBe(30);
       }
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("schedule tools create a ramp, list it and cancel it on the real server", async () => {
+    expect((await ts.api("/api/admin/gates", { body: { name: "mcp-ramp" } })).status).toBe(201);
+    const at = (h: number) => new Date(Date.now() + h * 3_600_000).toISOString();
+    const step = (pct: number, h: number) => ({ change: { kind: "gate.rules", name: "mcp-ramp", env: "prod", rules: [{ conditions: [], passPercentage: pct }] }, run_at: at(h) });
+    const s = await connect(signedIn());
+    try {
+      const created = json(await s.client.callTool({ name: "create_schedule", arguments: { steps: [step(5, 1), step(100, 2)] } }));
+      expect(created).toMatchObject({ state: "pending", steps: [{ step: 1, state: "pending" }, { step: 2, state: "pending" }] });
+      const listed = json(await s.client.callTool({ name: "list_schedules", arguments: { state: "pending", q: "mcp-ramp" } }));
+      expect(listed.map((r: { id: string }) => r.id)).toEqual([created.id]);
+      expect(errorText(await s.client.callTool({ name: "create_schedule", arguments: { change: { kind: "gate.rules", name: "no-such-gate", env: "prod", rules: [] }, run_at: at(1) } }))).toContain("no-such-gate");
+      expect(json(await s.client.callTool({ name: "cancel_schedule", arguments: { schedule: created.id } }))).toMatchObject({ state: "cancelled" });
+      const stored = await ts.store.all<{ state: string }>("SELECT state FROM schedule_steps WHERE schedule_id = ? ORDER BY step", created.id);
+      expect(stored.map((r) => r.state)).toEqual(["cancelled", "cancelled"]);
     } finally {
       await s.close();
     }

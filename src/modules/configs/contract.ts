@@ -248,3 +248,14 @@ export const HistoryEntrySchema = t.Object(
   },
   { title: "ConfigVersion" },
 );
+
+/** The `config.publish` change (src/lib/changes.ts: scheduled changes, change requests): save this value (and rules) as the env's draft and publish it. */
+export const ConfigPublishChange = BodyObject(
+  {
+    name: t.String({ minLength: 1, maxLength: NAME_MAX, description: "The config's name (or id)" }),
+    env: EnvSchema,
+    value: JsonValue("The default value to publish; validated against the config's schema"),
+    rules: t.Optional(ConfigRules),
+  },
+  { examples: [{ name: "shipping", env: "prod", value: { enabled: true, message: "Free shipping on orders over €40" } }] },
+);

@@ -22,6 +22,8 @@ export const configsModule: ModuleManifest<"configs"> = {
   get migrations() {
     return migrationsCode().CONFIGS_MIGRATIONS;
   },
+  // Its publishable changes (src/lib/changes.ts), loaded with the server's services.
+  changes: (service, ctx) => (require("./changes") as typeof import("./changes")).configChanges(service, ctx),
   createService: (ctx) => new (serviceCode().ConfigsService)(ctx),
   routes: (ctx) => routesCode().configRoutes(ctx),
   close: (service) => service.close(),

@@ -279,6 +279,12 @@ export class ConfigsService {
     return matching.filter((row) => values.has(row.id)).map((row) => toConfig(row, values.get(row.id)!, drafts.get(row.id) ?? []));
   }
 
+  /** The env's published version, read through `q` (a transaction's, to read inside it): a pending change's staleness check (src/lib/changes.ts). */
+  async publishedVersion(q: Queryable, projectId: string, idOrName: string, env: Env): Promise<number> {
+    const row = await versioned.resolve(q, projectId, idOrName);
+    return Number((await versioned.current(q, row.id, env)).version);
+  }
+
   /** By id, else by name, within the project only. */
   async get(projectId: string, idOrName: string): Promise<Config> {
     const { store } = this.ctx;

@@ -163,3 +163,9 @@ export const ExplanationSchema = t.Object(
   },
   { title: "GateExplanation" },
 );
+
+/** The `gate.rules` change (src/lib/changes.ts: scheduled changes, change requests): publish this rule list on one env. */
+export const GateRulesChange = BodyObject(
+  { name: t.String({ minLength: 1, maxLength: 128, description: "The gate's name (or id)" }), env: EnvSchema, rules: Rules },
+  { examples: [{ name: "new-checkout", env: "prod", rules: [{ conditions: [], passPercentage: 25 }] }] },
+);

@@ -22,6 +22,8 @@ export const gatesModule: ModuleManifest<"gates"> = {
   get migrations() {
     return migrationsCode().GATES_MIGRATIONS;
   },
+  // Its publishable changes (src/lib/changes.ts), loaded with the server's services.
+  changes: (service, ctx) => (require("./changes") as typeof import("./changes")).gateChanges(service, ctx),
   createService: (ctx) => new (serviceCode().GatesService)(ctx),
   routes: (ctx) => routesCode().gateRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.

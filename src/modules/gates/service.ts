@@ -121,6 +121,12 @@ export class GatesService {
       .map((g) => toGate(g, envs.get(g.id) as Record<Env, GateEnvState>));
   }
 
+  /** The env's published version, read through `q` (a transaction's, to read inside it): a pending change's staleness check (src/lib/changes.ts). */
+  async publishedVersion(q: Queryable, projectId: string, idOrName: string, env: Env): Promise<number> {
+    const row = await versioned.resolve(q, projectId, idOrName);
+    return Number((await versioned.current(q, row.id, env)).version);
+  }
+
   async get(projectId: string, idOrName: string): Promise<Gate> {
     const { store } = this.ctx;
     const gate = await this.load(store, await versioned.resolve(store, projectId, idOrName));

@@ -104,3 +104,9 @@ export const HistoryEntrySchema = t.Object(
   },
   { title: "KillswitchVersion" },
 );
+
+/** The `killswitch.set` change (src/lib/changes.ts: scheduled changes, change requests): publish this value, flat or of one sub-switch. */
+export const KillswitchSetChange = BodyObject(
+  { name: t.String({ minLength: 1, maxLength: NAME_MAX, description: "The killswitch's name (or id)" }), env: EnvSchema, value: t.Boolean(), switchKey: t.Optional(SwitchKey) },
+  { examples: [{ name: "checkout", env: "prod", value: false }, { name: "checkout", env: "prod", switchKey: "eu", value: true }] },
+);

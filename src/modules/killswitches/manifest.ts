@@ -21,6 +21,8 @@ export const killswitchesModule: ModuleManifest<"killswitches"> = {
   get migrations() {
     return migrationsCode().KILLSWITCHES_MIGRATIONS;
   },
+  // Its publishable changes (src/lib/changes.ts), loaded with the server's services.
+  changes: (service, ctx) => (require("./changes") as typeof import("./changes")).killswitchChanges(service, ctx),
   createService: (ctx) => new (serviceCode().KillswitchesService)(ctx),
   routes: (ctx) => routesCode().killswitchRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.

@@ -199,6 +199,12 @@ export class KillswitchesService {
     return matching.filter((row) => envs.has(row.id)).map((row) => toKillswitch(row, envs.get(row.id) as Record<Env, KillswitchEnvState>));
   }
 
+  /** The env's published version, read through `q` (a transaction's, to read inside it): a pending change's staleness check (src/lib/changes.ts). */
+  async publishedVersion(q: Queryable, projectId: string, idOrName: string, env: Env): Promise<number> {
+    const row = await versioned.resolve(q, projectId, idOrName);
+    return Number((await versioned.current(q, row.id, env)).version);
+  }
+
   /** By id, else by name, within the project only. */
   async get(projectId: string, idOrName: string): Promise<Killswitch> {
     const { store } = this.ctx;

@@ -1,3 +1,4 @@
+import { ChangeRegistry } from "../../lib/changes";
 import type { Server } from "bun";
 import type { Elysia } from "elysia";
 import { buildPipeline } from "../../app";
@@ -107,6 +108,8 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
       network: options.network,
     },
     shutdown: shutdown.signal,
+    // The relay publishes nothing: no change kinds.
+    changes: new ChangeRegistry(),
     network,
     toJSON: () => id,
   };

@@ -82,3 +82,9 @@ export const UpdateSegmentBody = BodyObject(
     ],
   },
 );
+
+/** The `segment.update` change (src/lib/changes.ts: scheduled changes, change requests): this patch to a segment (every env that names it). */
+export const SegmentUpdateChange = BodyObject(
+  { name: t.String({ minLength: 1, maxLength: NAME_MAX, description: "The segment's name (or id)" }), patch: UpdateSegmentBody },
+  { examples: [{ name: "beta-testers", patch: { ids: ["u-1001", "u-1002", "u-1004"] } }] },
+);

@@ -22,6 +22,8 @@ export const segmentsModule: ModuleManifest<"segments"> = {
   get migrations() {
     return migrationsCode().SEGMENTS_MIGRATIONS;
   },
+  // Its publishable changes (src/lib/changes.ts), loaded with the server's services.
+  changes: (service, ctx) => (require("./changes") as typeof import("./changes")).segmentChanges(service, ctx),
   createService: (ctx) => new (serviceCode().SegmentsService)(ctx),
   routes: (ctx) => routesCode().segmentRoutes(ctx),
   // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.

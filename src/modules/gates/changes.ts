@@ -1,0 +1,29 @@
+import { type ChangeKind, dryRun } from "../../lib/changes";
+import type { Env } from "../../lib/envs";
+import type { ServiceContext } from "../../lib/module";
+import { GateRulesChange } from "./contract";
+import type { GateRule } from "../../sdk/gates";
+import type { GatesService } from "./service";
+
+type RulesBody = { name: string; env: Env; rules: GateRule[] };
+
+/** How a rule list reads in a list of changes: its rules' pass percentages (`2 rules: 100 %, 25 %`). */
+function rulesSummary(rules: { passPercentage: number }[]): string {
+  if (rules.length === 0) return "no rules (off)";
+  return `${rules.length} rule${rules.length === 1 ? "" : "s"}: ${rules.map((r) => `${r.passPercentage} %`).join(", ")}`;
+}
+
+/** `gate.rules`: publish a whole rule list on one env (a percentage ramp is a schedule of these). */
+export function gateChanges(service: GatesService, ctx: Pick<ServiceContext, "store">): ChangeKind<RulesBody>[] {
+  const apply = (projectId: string, body: RulesBody, actor: { email: string; type: string }) => service.setRules(projectId, body.name, body.env, body.rules, actor);
+  return [
+    {
+      kind: "gate.rules",
+      schema: GateRulesChange,
+      describe: (_projectId, body) => ({ target: { type: "gate", name: body.name }, env: body.env, summary: `${body.name} on ${body.env}: ${rulesSummary(body.rules)}` }),
+      check: (projectId, body) => dryRun(ctx.store, async () => void (await apply(projectId, body, { email: "check@svc.local", type: "system" }))),
+      fingerprint: async (q, projectId, body) => `version ${await service.publishedVersion(q, projectId, body.name, body.env)}`,
+      apply,
+    },
+  ];
+}

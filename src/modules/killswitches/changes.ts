@@ -1,0 +1,27 @@
+import { type ChangeKind, dryRun } from "../../lib/changes";
+import type { Env } from "../../lib/envs";
+import type { ServiceContext } from "../../lib/module";
+import { KillswitchSetChange } from "./contract";
+import type { KillswitchesService } from "./service";
+
+type SetBody = { name: string; env: Env; value: boolean; switchKey?: string };
+
+/** `killswitch.set`: publish a value, flat or of one sub-switch (a toggle with an explicit value). */
+export function killswitchChanges(service: KillswitchesService, ctx: Pick<ServiceContext, "store">): ChangeKind<SetBody>[] {
+  const apply = (projectId: string, body: SetBody, actor: { email: string; type: string }) =>
+    service.toggle(projectId, body.name, { env: body.env, switchKey: body.switchKey, value: body.value }, actor);
+  return [
+    {
+      kind: "killswitch.set",
+      schema: KillswitchSetChange,
+      describe: (_projectId, body) => ({
+        target: { type: "killswitch", name: body.name },
+        env: body.env,
+        summary: `${body.switchKey === undefined ? body.name : `${body.name}/${body.switchKey}`} → ${body.value ? "on" : "off"} (${body.env})`,
+      }),
+      check: (projectId, body) => dryRun(ctx.store, async () => void (await apply(projectId, body, { email: "check@svc.local", type: "system" }))),
+      fingerprint: async (q, projectId, body) => `version ${await service.publishedVersion(q, projectId, body.name, body.env)}`,
+      apply,
+    },
+  ];
+}
