@@ -247,6 +247,10 @@ function plausibleBodies(): string[] {
     { reason: "fuzz" },
     // Schedules (issue 30): one change, tomorrow (at most a year ahead); its own tests walk the rest.
     { change: { kind: "gate.rules", name: "probe-id", env: "dev", rules: [{ conditions: [], passPercentage: 5 }] }, runAt: new Date(Date.now() + 86_400_000).toISOString() },
+    // Flags as code (issue 31): an empty document (no change), one entry, and one whose entry is refused.
+    { version: 1 },
+    { version: 1, gates: [{ name: "fuzz-doc-gate", description: "fuzz", envs: { dev: { rules: [] } } }] },
+    { version: 1, configs: [{ name: "fuzz-doc-config", schema: { type: "string" }, envs: { dev: { value: 1 } } }] },
     // i18n: profiles (and a locale that is no tag), insert-only pushes (with keys that are not keys), the single-key update and delete.
     { name: "fuzz-profile", locale: "de-CH" },
     { locale: "en_US" },
