@@ -25,6 +25,7 @@ import { metricsModule } from "./metrics/manifest";
 import { opsModule } from "./ops/manifest";
 import { operationsModule } from "./operations/manifest";
 import { projectsModule } from "./projects/manifest";
+import { refsModule } from "./refs/manifest";
 import { rolloutsModule } from "./rollouts/manifest";
 import { segmentsModule } from "./segments/manifest";
 import { sdkPackageModule } from "./sdk-package/manifest";
@@ -52,6 +53,7 @@ export const MODULES: ModuleManifest[] = [
   universesModule,
   experimentsModule,
   rolloutsModule,
+  refsModule,
   connectorsModule,
   i18nModule,
   opsModule,
