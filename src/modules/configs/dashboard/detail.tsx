@@ -8,6 +8,7 @@ import { Actor, ConfirmDialog, ErrorMessage, Status, When, useLoad } from "../..
 import { ENVS, type Env, configApi } from "./client";
 import { ConfigHistory } from "./history";
 import { SchemaEditor } from "./schema-editor";
+import { CodeReferences } from "../../refs/dashboard/references";
 
 type Check = { state: "checking" } | { state: "valid" } | { state: "invalid"; problems: string[] };
 
@@ -211,6 +212,7 @@ export function ConfigDetail({ name }: { name: string }) {
         onConfirm={publish}
         onClose={() => setPublishing(false)}
       />
+      <CodeReferences name={config.name} />
     </DetailFrame>
   );
 }

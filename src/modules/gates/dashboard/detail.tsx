@@ -7,6 +7,7 @@ import { ConfirmDialog, ErrorMessage, Loading, Status, useLiveReload, useLoad, W
 import { type DraftRule, ENVS, type Env, type FieldRef, type GateRule, describeField, fieldOfDetail, fromDraft, gateApi, ruleSummary, rulesCount, toDraft } from "./client";
 import { ExplainPanel } from "./explain";
 import { RulesEditor } from "./rules-editor";
+import { CodeReferences } from "../../refs/dashboard/references";
 
 const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
@@ -195,6 +196,7 @@ export function GateDetail({ name }: { name: string }) {
         onConfirm={() => rollBack(rollback!)}
         onClose={() => setRollback(null)}
       />
+      <CodeReferences name={gate.name} />
     </DetailFrame>
   );
 }

@@ -4,6 +4,7 @@ import { DetailFrame, VersionHistory, deleteZone, notLoaded } from "../../../web
 import { can, useSession } from "../../../web/dashboard/registry";
 import { ConfirmDialog, Field, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { ENVS, type Env, KillSwitch, killswitchApi, stateWord, toggleLabel, useToggle } from "./client";
+import { CodeReferences } from "../../refs/dashboard/references";
 
 const BACK = { href: "/killswitches", label: "Killswitches" };
 
@@ -152,6 +153,7 @@ export function KillswitchDetail({ name }: { name: string }) {
         }}
         onClose={() => setRemoval(null)}
       />
+      <CodeReferences name={k.name} />
     </DetailFrame>
   );
 }
