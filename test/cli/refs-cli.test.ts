@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { removeSandboxes, sandbox, startClientTestServer, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
+import { mcpSession, removeSandboxes, sandbox, startClientTestServer, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
 
 // Each test spawns the CLI several times.
 setDefaultTimeout(60_000);
@@ -131,6 +131,17 @@ describe("svc refs", () => {
     expect(table.stdout).toMatch(/^REPO\s+FILE\s+LINE\s+KIND\s+COMMIT$/m);
     expect(table.stdout).toMatch(/^github\.com\/acme\/shop\s+web\/flags\.ts\s+5\s+sdk\s+[0-9a-f]{12}$/m);
     expect((await run(["list", "unused-gate"])).stdout.trim()).toBe("No references to unused-gate in 1 pushed repository.");
+    // The MCP tool reads the same answer, wrapped as untrusted (file names come from the code).
+    const mcp = await mcpSession(box, env);
+    try {
+      const tool = (await mcp.client.listTools()).tools.find((t) => t.name === "find_flag_references")!;
+      expect(tool.annotations?.readOnlyHint).toBe(true);
+      const found = await mcp.body("find_flag_references", { flag: "checkout" });
+      expect(found.untrusted).toBe(true);
+      expect(found.untrustedData).toEqual(await runJson(["list", "checkout"]));
+    } finally {
+      await mcp.close();
+    }
 
     // Outside git: --repo and --commit are required.
     const plain = plainCopy();
