@@ -61,11 +61,19 @@ describe("code references API", () => {
     const second = await push({ repo: "github.com/acme/shop", commit: SHA2, refs: [{ flag: "new-search", file: "web/search.ts", line: 9, kind: "sdk" }] });
     expect(second.status).toBe(200);
     expect((await refsOf("checkout")).refs.map((r: any) => r.repo)).toEqual(["github.com/acme/admin"]);
-    expect((await refsOf("new-search")).refs).toEqual([{ repo: "github.com/acme/shop", branch: null, commit: SHA2, file: "web/search.ts", line: 9, kind: "sdk", pushedAt: second.body.pushedAt }]);
+    expect((await refsOf("new-search")).refs).toEqual([{ flag: "new-search", repo: "github.com/acme/shop", branch: null, commit: SHA2, file: "web/search.ts", line: 9, kind: "sdk", pushedAt: second.body.pushedAt }]);
     const repos = await ts.api("/api/admin/refs/repos");
     expect(repos.body.map((r: any) => [r.repo, r.commit, r.refs, r.flags])).toEqual([
       ["github.com/acme/admin", "abc1234", 1, 1],
       ["github.com/acme/shop", SHA2, 1, 1],
+    ]);
+
+    // Without a flag: every reference of the project, with the flag named.
+    const every = (await ts.api("/api/admin/refs")).body;
+    expect(every).toMatchObject({ flag: null, total: 2, reposPushed: 2 });
+    expect(every.refs.map((r: any) => [r.flag, r.repo, r.file])).toEqual([
+      ["checkout", "github.com/acme/admin", "src/Admin.kt"],
+      ["new-search", "github.com/acme/shop", "web/search.ts"],
     ]);
 
     // Slashes in the name travel encoded.
@@ -137,8 +145,7 @@ describe("code references API", () => {
     expect((await refsOf("odd")).refs.map((r: any) => [r.repo, r.file])).toEqual(odd.map((f) => ["../../other", f]));
     expect((await ts.api(`/api/admin/refs/repos/${encodeURIComponent("../../other")}`, { method: "DELETE" })).status).toBe(204);
 
-    // A query without a flag, or one too long: 400.
-    expect((await ts.api("/api/admin/refs")).status).toBe(400);
+    // A flag too long: 400.
     expect((await ts.api(`/api/admin/refs?flag=${"x".repeat(200)}`)).status).toBe(400);
   });
 

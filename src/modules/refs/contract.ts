@@ -54,12 +54,12 @@ export const RepoSchema = t.Object(
 
 export const FlagRefsSchema = t.Object(
   {
-    flag: t.String(),
+    flag: t.Union([t.String(), t.Null()], { description: "The flag asked for; null: every flag" }),
     total: t.Integer({ description: "References in every pushed repository" }),
     truncated: t.Boolean({ description: "true when refs lists only the first 1,000" }),
     reposPushed: t.Integer({ description: "Repositories of the project with references pushed (0: nothing is known about the code)" }),
     repos: t.Array(t.Object({ repo: t.String(), commit: t.String(), branch: t.Union([t.String(), t.Null()]), pushedAt: t.String(), count: t.Integer() })),
-    refs: t.Array(t.Object({ repo: t.String(), branch: t.Union([t.String(), t.Null()]), commit: t.String(), file: t.String(), line: t.Integer(), kind: Kind, pushedAt: t.String() })),
+    refs: t.Array(t.Object({ flag: t.String(), repo: t.String(), branch: t.Union([t.String(), t.Null()]), commit: t.String(), file: t.String(), line: t.Integer(), kind: Kind, pushedAt: t.String() })),
   },
   {
     title: "FlagRefs",
@@ -71,13 +71,13 @@ export const FlagRefsSchema = t.Object(
         reposPushed: 1,
         repos: [{ repo: "github.com/acme/shop", commit: "3f9c2a1e8b7d4c6f0a5e9d2b1c8f7e6a5d4c3b2a", branch: "main", pushedAt: "2026-11-28T09:12:44.120Z", count: 2 }],
         refs: [
-          { repo: "github.com/acme/shop", branch: "main", commit: "3f9c2a1e8b7d4c6f0a5e9d2b1c8f7e6a5d4c3b2a", file: "api/handlers/pay.go", line: 118, kind: "sdk", pushedAt: "2026-11-28T09:12:44.120Z" },
-          { repo: "github.com/acme/shop", branch: "main", commit: "3f9c2a1e8b7d4c6f0a5e9d2b1c8f7e6a5d4c3b2a", file: "web/src/cart.tsx", line: 42, kind: "sdk", pushedAt: "2026-11-28T09:12:44.120Z" },
+          { flag: "checkout", repo: "github.com/acme/shop", branch: "main", commit: "3f9c2a1e8b7d4c6f0a5e9d2b1c8f7e6a5d4c3b2a", file: "api/handlers/pay.go", line: 118, kind: "sdk", pushedAt: "2026-11-28T09:12:44.120Z" },
+          { flag: "checkout", repo: "github.com/acme/shop", branch: "main", commit: "3f9c2a1e8b7d4c6f0a5e9d2b1c8f7e6a5d4c3b2a", file: "web/src/cart.tsx", line: 42, kind: "sdk", pushedAt: "2026-11-28T09:12:44.120Z" },
         ],
       },
     ],
   },
 );
 
-export const FlagRefsQuery = QueryObject({ flag: t.String({ minLength: 1, maxLength: FLAG_MAX, description: "A killswitch, gate, config or experiment name" }) });
+export const FlagRefsQuery = QueryObject({ flag: t.Optional(t.String({ minLength: 1, maxLength: FLAG_MAX, description: "A killswitch, gate, config or experiment name; without it, every reference of the project" })) });
 export const RepoParam = t.Object({ repo: t.String({ minLength: 1, maxLength: REPO_MAX, description: "The repository's name, URL-encoded (github.com%2Facme%2Fshop)" }) });

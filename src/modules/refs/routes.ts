@@ -11,14 +11,14 @@ export function refRoutes(ctx: AppContext) {
   return new Elysia({ name: "refs", seed: ctx, prefix: "/api/admin/refs" })
     .use(ctx.auth)
     .use(jsonBodyPlugin)
-    .get("", async ({ principal, query }) => await refs.ofFlag(principal.projectId, query.flag), {
+    .get("", async ({ principal, query }) => await refs.ofFlag(principal.projectId, query.flag ?? null), {
       admin: true,
       query: FlagRefsQuery,
       ...describe({
-        summary: "Where a flag is used in code",
+        summary: "Where a flag (or every flag) is used in code",
         tag: TAG,
         auth: "admin",
-        description: "Every reference to the name in the repositories pushed with `svc refs push`: repository, commit, file, line, kind (sdk or string), by repository, file and line; at most 1,000 listed, with whole counts per repository. File names are text from the repositories: show them as text.",
+        description: "Without `flag`, every reference of the project, under the same bound. Every reference to the name in the repositories pushed with `svc refs push`: repository, commit, file, line, kind (sdk or string), by repository, file and line; at most 1,000 listed, with whole counts per repository. File names are text from the repositories: show them as text.",
         response: { 200: FlagRefsSchema },
       }),
     })

@@ -8,8 +8,8 @@ import { LIST_MAX_REFS, PUSH_MAX_REFS, REPOS_MAX, type RefKind, type RepoRow } f
 
 export type PushInput = { repo: string; branch?: string | null; commit: string; refs: readonly NewRef[] };
 export type Repo = { repo: string; branch: string | null; commit: string; refs: number; flags: number; pushedAt: string; pushedBy: string };
-export type FlagRef = { repo: string; branch: string | null; commit: string; file: string; line: number; kind: RefKind; pushedAt: string };
-export type FlagRefs = { flag: string; total: number; truncated: boolean; repos: { repo: string; commit: string; branch: string | null; pushedAt: string; count: number }[]; reposPushed: number; refs: FlagRef[] };
+export type FlagRef = { flag: string; repo: string; branch: string | null; commit: string; file: string; line: number; kind: RefKind; pushedAt: string };
+export type FlagRefs = { flag: string | null; total: number; truncated: boolean; repos: { repo: string; commit: string; branch: string | null; pushedAt: string; count: number }[]; reposPushed: number; refs: FlagRef[] };
 
 const toRepo = (r: RepoRow): Repo => ({ repo: r.repo, branch: r.branch, commit: r.commit_sha, refs: Number(r.ref_count), flags: Number(r.flag_count), pushedAt: r.pushed_at, pushedBy: r.pushed_by });
 
@@ -83,8 +83,8 @@ export class RefsService {
     });
   }
 
-  /** A flag's references in every pushed repository (at most LIST_MAX_REFS of them; the counts are whole). */
-  async ofFlag(projectId: string, flag: string): Promise<FlagRefs> {
+  /** A flag's references (null: every flag's) in every pushed repository (at most LIST_MAX_REFS of them; the counts are whole). */
+  async ofFlag(projectId: string, flag: string | null): Promise<FlagRefs> {
     const [rows, counts, repos] = await Promise.all([refsOfFlag(this.ctx.store, projectId, flag, LIST_MAX_REFS), countsOfFlag(this.ctx.store, projectId, flag), reposOf(this.ctx.store, projectId)]);
     const byName = new Map(repos.map((r) => [r.repo, r]));
     const total = counts.reduce((sum, c) => sum + Number(c.n), 0);
@@ -97,7 +97,7 @@ export class RefsService {
         const r = byName.get(c.repo)!;
         return { repo: c.repo, commit: r.commit_sha, branch: r.branch, pushedAt: r.pushed_at, count: Number(c.n) };
       }),
-      refs: rows.map((r) => ({ repo: r.repo, branch: r.branch, commit: r.commit_sha, file: r.file, line: Number(r.line), kind: r.kind, pushedAt: r.pushed_at })),
+      refs: rows.map((r) => ({ flag: r.flag, repo: r.repo, branch: r.branch, commit: r.commit_sha, file: r.file, line: Number(r.line), kind: r.kind, pushedAt: r.pushed_at })),
     };
   }
 

@@ -47,20 +47,19 @@ export async function deleteRepo(q: Queryable, projectId: string, repo: string):
   return (await q.run("DELETE FROM code_ref_repos WHERE project_id = ? AND repo = ?", projectId, repo)) > 0;
 }
 
-/** One flag's references, newest push's repos first by name, at most `limit`. */
-export async function refsOfFlag(q: Queryable, projectId: string, flag: string, limit: number): Promise<RefRow[]> {
+/** One flag's references (null: every flag's), by repository, file and line, at most `limit`. */
+export async function refsOfFlag(q: Queryable, projectId: string, flag: string | null, limit: number): Promise<RefRow[]> {
   return q.all<RefRow>(
-    `SELECT r.repo, p.branch, p.commit_sha, r.file, r.line, r.kind, p.pushed_at
+    `SELECT r.flag, r.repo, p.branch, p.commit_sha, r.file, r.line, r.kind, p.pushed_at
        FROM code_refs r JOIN code_ref_repos p ON p.project_id = r.project_id AND p.repo = r.repo
-      WHERE r.project_id = ? AND r.flag = ?
-      ORDER BY r.repo, r.file, r.line, r.kind LIMIT ?`,
-    projectId,
-    flag,
-    limit,
+      WHERE r.project_id = ?${flag === null ? "" : " AND r.flag = ?"}
+      ORDER BY r.repo, r.file, r.line, r.flag, r.kind LIMIT ?`,
+    ...(flag === null ? [projectId, limit] : [projectId, flag, limit]),
   );
 }
 
-/** Per repository: how many references of the flag it has. */
-export async function countsOfFlag(q: Queryable, projectId: string, flag: string): Promise<{ repo: string; n: number }[]> {
-  return q.all<{ repo: string; n: number }>("SELECT repo, COUNT(*) AS n FROM code_refs WHERE project_id = ? AND flag = ? GROUP BY repo ORDER BY repo", projectId, flag);
+/** Per repository: how many references of the flag (null: of every flag) it has. */
+export async function countsOfFlag(q: Queryable, projectId: string, flag: string | null): Promise<{ repo: string; n: number }[]> {
+  const where = flag === null ? "project_id = ?" : "project_id = ? AND flag = ?";
+  return q.all<{ repo: string; n: number }>(`SELECT repo, COUNT(*) AS n FROM code_refs WHERE ${where} GROUP BY repo ORDER BY repo`, ...(flag === null ? [projectId] : [projectId, flag]));
 }

@@ -16,5 +16,5 @@ export const LINE_MAX = 10_000_000;
 export const REF_KINDS = ["sdk", "string"] as const;
 export type RefKind = (typeof REF_KINDS)[number];
 
-export type RefRow = { repo: string; branch: string | null; commit_sha: string; file: string; line: number; kind: RefKind; pushed_at: string };
+export type RefRow = { flag: string; repo: string; branch: string | null; commit_sha: string; file: string; line: number; kind: RefKind; pushed_at: string };
 export type RepoRow = { repo: string; branch: string | null; commit_sha: string; ref_count: number; flag_count: number; pushed_at: string; pushed_by: string };
