@@ -94,6 +94,12 @@ describe("svc refs", () => {
     expect(shape(offline.refs)).toEqual(EXPECTED.filter(([flag]) => flag === "checkout" || flag === "new-search"));
     const given = await runJson(["scan", dir, "--names", "pricing"]);
     expect(shape(given.refs)).toEqual(EXPECTED.filter(([flag]) => flag === "pricing"));
+    // The root .gitignore holds in a walk too: a folder, a glob, an anchored path, a ** path.
+    const ignoring = plainCopy();
+    writeFileSync(join(ignoring, ".gitignore"), "# generated\nruby/\n*.php\n/web/flags.ts\n**/App.kt\n");
+    const walked = await runJson(["scan", ignoring, "--names", "checkout,new-search,dark_mode,pricing"]);
+    const gone = (r: (string | number)[]) => ["ruby/app.rb", "php/index.php", "web/flags.ts", "kotlin/App.kt"].includes(r[1] as string);
+    expect(shape(walked.refs)).toEqual(EXPECTED.filter((r) => !gone(r)));
     // --offline without names is a usage mistake; so is a missing directory.
     const bad = await run(["scan", dir, "--offline"]);
     expect(bad.code).toBe(2);

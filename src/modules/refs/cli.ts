@@ -110,7 +110,7 @@ export const refsCommand: Command = {
   name: "refs",
   summary: "Code references: scan a directory for flag names, push them, list where a flag is used",
   details: [
-    "`svc refs scan` reads the files on this machine (git ls-files in a git work tree, else a walk that skips node_modules, .git, vendor, dist and build; binary files and files over 1 MiB are skipped) and finds the project's killswitch, gate, config and experiment names: in SDK calls of the GrowthBook and OpenFeature SDKs' languages and svc's own (sdk), and as exact quoted strings elsewhere (string).",
+    "`svc refs scan` reads the files on this machine (git ls-files in a git work tree, else a walk that skips node_modules, .git, vendor, dist, build and what the root .gitignore names; binary files and files over 1 MiB are skipped) and finds the project's killswitch, gate, config and experiment names: in SDK calls of the GrowthBook and OpenFeature SDKs' languages and svc's own (sdk), and as exact quoted strings elsewhere (string).",
     "`svc refs push` sends the scan of one commit; it replaces what that repository pushed before. Each flag's page in the dashboard shows where it is used.",
   ],
   examples: ["svc refs scan", "svc refs scan ./services/api --json", "svc refs scan . --names checkout,new-search", "svc refs push --repo github.com/acme/shop", "svc refs list checkout"],

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, readdirSync, statSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, readdirSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import type { RefKind } from "./types";
 
@@ -100,8 +100,42 @@ function gitFiles(dir: string): string[] | null {
   }
 }
 
-/** A walk that skips SKIP_DIRS and symbolic links, stopping after `max` files. */
+/**
+ * The root .gitignore of a folder outside git, for the walk: names, `dir/`, anchored paths and
+ * `*`, `?`, `**` globs (negations are not undone). In a work tree git itself applies every rule.
+ */
+function gitignoreOf(dir: string): (path: string, isDir: boolean) => boolean {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, ".gitignore"), "utf8");
+  } catch {
+    return () => false;
+  }
+  const rules = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#") && !l.startsWith("!"))
+    .slice(0, 1000)
+    .map((line) => {
+      const dirOnly = line.endsWith("/");
+      let p = dirOnly ? line.slice(0, -1) : line;
+      const anchored = p.includes("/");
+      if (p.startsWith("/")) p = p.slice(1);
+      const body = p
+        .split("/")
+        .map((seg) => (seg === "**" ? "\u0000" : seg.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]")))
+        .join("/")
+        .replace(/\u0000\//g, "(?:.*/)?")
+        .replace(/\/\u0000/g, "(?:/.*)?")
+        .replace(/\u0000/g, ".*");
+      return { dirOnly, re: new RegExp(anchored ? `^${body}$` : `(?:^|/)${body}$`) };
+    });
+  return (path, isDir) => rules.some((r) => (!r.dirOnly || isDir) && r.re.test(path));
+}
+
+/** A walk that skips SKIP_DIRS, what the root .gitignore names, and symbolic links, stopping after `max` files. */
 function walkFiles(dir: string, max: number): string[] {
+  const ignored = gitignoreOf(dir);
   const out: string[] = [];
   const stack = [dir];
   while (stack.length && out.length < max) {
@@ -114,10 +148,11 @@ function walkFiles(dir: string, max: number): string[] {
     }
     entries.sort((a, b) => (a.name < b.name ? 1 : -1));
     for (const e of entries) {
+      const path = relative(dir, join(current, e.name)).split(sep).join("/");
       if (e.isDirectory()) {
-        if (!SKIP_DIRS.has(e.name)) stack.push(join(current, e.name));
-      } else if (e.isFile()) {
-        out.push(relative(dir, join(current, e.name)).split(sep).join("/"));
+        if (!SKIP_DIRS.has(e.name) && !ignored(path, true)) stack.push(join(current, e.name));
+      } else if (e.isFile() && !ignored(path, false)) {
+        out.push(path);
         if (out.length >= max) break;
       }
     }
