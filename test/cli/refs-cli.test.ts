@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { scanText } from "../../src/modules/refs/scan";
 import { mcpSession, removeSandboxes, sandbox, startClientTestServer, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
 
 // Each test spawns the CLI several times.
@@ -83,6 +84,24 @@ describe("svc refs", () => {
     expect(human.code).toBe(0);
     expect(human.stdout).toContain("checkout (6 references)\n  csharp/Program.cs:3  sdk  var on = await client.GetBooleanValueAsync(\"checkout\", false);\n");
     expect(human.stdout).toContain("22 references to 4 flags in 12 files.");
+  });
+
+  test("the matched text is printable (no terminal escapes), cut at 200; SDK calls of Rust, Elixir and Dart; near misses are no reference", () => {
+    const names = new Set(["checkout", "new-search"]);
+    const [hostile] = scanText(`x = "checkout"\t\u001b[31m${"y".repeat(300)}`, "a.js", names);
+    expect(hostile!.text).toBe(`x = "checkout" \ufffd[31m${"y".repeat(300)}`.slice(0, 200));
+    const code = [
+      'let on = client.get_bool_value("checkout", None, None).await;', // Rust (OpenFeature)
+      'GrowthBook.feature_on?(context, "new-search")', // Elixir
+      "final v = await client.getBooleanFlag('checkout', defaultValue: false);", // Dart
+      'const a = "checkout-beta", b = checkout, c = "my checkout";', // longer strings, an identifier
+      "# isOn checkout", // a comment without quotes
+    ].join("\n");
+    expect(scanText(code, "m.txt", names).map((r) => [r.flag, r.line, r.kind])).toEqual([
+      ["checkout", 1, "sdk"],
+      ["new-search", 2, "sdk"],
+      ["checkout", 3, "sdk"],
+    ]);
   });
 
   test("outside git: a walk that skips node_modules, dist and binary files; --offline with names from a file; --names", async () => {

@@ -71,6 +71,9 @@ function dirOf(positionals: string[]): string {
   return dir;
 }
 
+/** A file name for the terminal: control characters (escape sequences) as U+FFFD. */
+const printable = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "\ufffd");
+
 function scanText(result: ScanResult): string {
   if (result.refs.length === 0) return `No references in ${result.files} files.`;
   const lines: string[] = [];
@@ -81,7 +84,7 @@ function scanText(result: ScanResult): string {
       const n = result.refs.filter((x) => x.flag === flag).length;
       lines.push(`${flag} (${n} reference${n === 1 ? "" : "s"})`);
     }
-    lines.push(`  ${r.file}:${r.line}  ${r.kind}  ${r.text}`);
+    lines.push(`  ${printable(r.file)}:${r.line}  ${r.kind}  ${r.text}`);
   }
   const flags = new Set(result.refs.map((r) => r.flag)).size;
   lines.push(`${result.refs.length} references to ${flags} flags in ${result.files} files${result.truncated ? ` (stopped at ${MAX_FILES} files or ${MAX_REFS} references)` : ""}.`);
@@ -173,7 +176,7 @@ export const refsCommand: Command = {
         emit(values.json, found, () => {
           if (found.reposPushed === 0) return "No repository has pushed references yet: run `svc refs push` in one.";
           if (found.total === 0) return `No references to ${found.flag} in ${found.reposPushed} pushed repositor${found.reposPushed === 1 ? "y" : "ies"}.`;
-          const rows = table(["REPO", "FILE", "LINE", "KIND", "COMMIT"], found.refs.map((r) => [r.repo, r.file, String(r.line), r.kind, r.commit.slice(0, 12)]));
+          const rows = table(["REPO", "FILE", "LINE", "KIND", "COMMIT"], found.refs.map((r) => [r.repo, printable(r.file), String(r.line), r.kind, r.commit.slice(0, 12)]));
           return `${rows}${found.truncated ? `\n(first ${found.refs.length} of ${found.total})` : ""}`;
         });
         return 0;

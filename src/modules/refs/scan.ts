@@ -76,7 +76,8 @@ export function scanText(text: string, file: string, names: ReadonlySet<string>,
       if (names.has(name) && !found.has(name)) found.set(name, "string");
     }
     if (found.size === 0) continue;
-    const shown = line.trim().slice(0, TEXT_MAX);
+    // Text from someone's file goes to a terminal: tabs become spaces, other control characters U+FFFD (no escape sequences).
+    const shown = line.trim().slice(0, TEXT_MAX).replace(/\t/g, " ").replace(/[\u0000-\u001f\u007f-\u009f]/g, "\ufffd");
     for (const [flag, kind] of found) {
       out.push({ flag, file, line: i + 1, kind, text: shown });
       if (out.length >= max) break;
