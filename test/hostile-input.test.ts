@@ -206,6 +206,8 @@ function plausibleBodies(): string[] {
     // Attributes.
     { name: "fuzz-attr", type: "string" },
     { deprecated: true },
+    // Code references (issue 30).
+    { repo: "fuzz-repo", commit: "abc1234", refs: [{ flag: "fuzz", file: "../a/b.ts", line: 1, kind: "sdk" }] },
     // Event catalog and ingest.
     { name: "fuzz-event", folder: "fuzz", properties: [{ name: "amount", type: "number", required: true }] },
     { properties: [{ name: "amount", type: "number" }] },

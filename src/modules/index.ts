@@ -26,6 +26,7 @@ import { metricsModule } from "./metrics/manifest";
 import { opsModule } from "./ops/manifest";
 import { operationsModule } from "./operations/manifest";
 import { projectsModule } from "./projects/manifest";
+import { refsModule } from "./refs/manifest";
 import { rolloutsModule } from "./rollouts/manifest";
 import { schedulesModule } from "./schedules/manifest";
 import { segmentsModule } from "./segments/manifest";
@@ -57,6 +58,7 @@ export const MODULES: ModuleManifest[] = [
   rolloutsModule,
   definitionsModule,
   schedulesModule,
+  refsModule,
   connectorsModule,
   i18nModule,
   opsModule,

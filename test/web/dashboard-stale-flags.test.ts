@@ -66,7 +66,8 @@ describe.skipIf(!chromiumAvailable)("stale flags in the dashboard", () => {
     expect(label).toContain("(40)");
     expect(await usage.innerText()).toContain("Last evaluated on prod");
     expect(await usage.innerText()).toMatch(/Last evaluated on dev\s*never/);
-    await usage.getByRole("heading", { name: "Code references" }).waitFor();
+    // Beside it, the flag's code references (src/modules/refs).
+    await page.getByRole("heading", { name: "Code references" }).waitFor();
     await axeClean("flag-usage");
     await page.setViewportSize({ width: 390, height: 844 });
     await axeClean("flag-usage-phone");

@@ -11,6 +11,7 @@ import { ConfigRules } from "./rules-editor";
 import { SchemaEditor } from "./schema-editor";
 import { useValueCheck } from "./value-check";
 import { FlagUsagePanel } from "../../usage/dashboard/usage-panel";
+import { CodeReferences } from "../../refs/dashboard/references";
 
 /** One config: per env its published value and draft, an editor that validates as you type, diff, publish, and the activity. */
 export function ConfigDetail({ name }: { name: string }) {
@@ -186,6 +187,7 @@ export function ConfigDetail({ name }: { name: string }) {
         onClose={() => setPublishing(false)}
       />
       <FlagUsagePanel name={name} />
+      <CodeReferences name={config.name} />
     </DetailFrame>
   );
 }

@@ -8,6 +8,7 @@ import { type DraftRule, ENVS, type Env, type FieldRef, type GateRule, describeF
 import { ExplainPanel } from "./explain";
 import { RulesEditor } from "./rules-editor";
 import { FlagUsagePanel } from "../../usage/dashboard/usage-panel";
+import { CodeReferences } from "../../refs/dashboard/references";
 
 const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
@@ -197,6 +198,7 @@ export function GateDetail({ name }: { name: string }) {
         onClose={() => setRollback(null)}
       />
       <FlagUsagePanel name={name} />
+      <CodeReferences name={gate.name} />
     </DetailFrame>
   );
 }

@@ -5,6 +5,7 @@ import { can, useSession } from "../../../web/dashboard/registry";
 import { ConfirmDialog, Field, When, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import { ENVS, type Env, KillSwitch, killswitchApi, stateWord, toggleLabel, useToggle } from "./client";
 import { FlagUsagePanel } from "../../usage/dashboard/usage-panel";
+import { CodeReferences } from "../../refs/dashboard/references";
 
 const BACK = { href: "/killswitches", label: "Killswitches" };
 
@@ -154,6 +155,7 @@ export function KillswitchDetail({ name }: { name: string }) {
         onClose={() => setRemoval(null)}
       />
       <FlagUsagePanel name={name} />
+      <CodeReferences name={k.name} />
     </DetailFrame>
   );
 }

@@ -33,7 +33,7 @@ export function Sparkline({ days, label }: { days: readonly { day: string; count
 
 /**
  * A flag's usage on its page (killswitch, gate, config): when each env last evaluated it, the last 30 days
- * as a sparkline, and the place where its code references go once `svc refs push` has sent them.
+ * as a sparkline (its code references are the refs module's section beside it).
  */
 export function FlagUsagePanel({ name }: { name: string }) {
   const session = useSession();
@@ -56,10 +56,6 @@ export function FlagUsagePanel({ name }: { name: string }) {
           </dl>
         </>
       )}
-      <h3>Code references</h3>
-      <p class="muted small" data-slot="references">
-        Where the code uses {name} shows here once a repository sends its references (<code>svc refs push</code>).
-      </p>
     </section>
   );
 }
