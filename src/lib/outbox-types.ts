@@ -17,5 +17,9 @@ export const OUTBOX_EVENT_TYPES = [
   "rollout.completed",
   "rollout.paused",
   "rollout.rolled_back",
+  "request.opened",
+  "request.approved",
+  "request.rejected",
+  "request.applied",
 ] as const;
 export type OutboxEventType = (typeof OUTBOX_EVENT_TYPES)[number];

@@ -26,6 +26,7 @@ import { opsModule } from "./ops/manifest";
 import { operationsModule } from "./operations/manifest";
 import { projectsModule } from "./projects/manifest";
 import { rolloutsModule } from "./rollouts/manifest";
+import { requestsModule } from "./requests/manifest";
 import { schedulesModule } from "./schedules/manifest";
 import { segmentsModule } from "./segments/manifest";
 import { sdkPackageModule } from "./sdk-package/manifest";
@@ -54,6 +55,7 @@ export const MODULES: ModuleManifest[] = [
   experimentsModule,
   rolloutsModule,
   schedulesModule,
+  requestsModule,
   connectorsModule,
   i18nModule,
   opsModule,

@@ -95,6 +95,26 @@ export const EVENT_PAYLOADS: Record<OutboxEventType, { when: string; fields: str
     fields: ROLLOUT_FIELDS,
     example: { rolloutId: "rol_4Kd8", kind: "gate", name: "new-checkout", env: "prod", status: "rolled_back", stage: 1, percent: 5, reason: "errors got higher with the change: 0.0412 against 0.0301 per unit, …", metric: "errors", estimate: 0.0111, interval: [0.0042, 0.018], actor: "system@svc.local" },
   },
+  "request.opened": {
+    when: "A change request was opened (issue 30: four eyes). Emitted by the requests module.",
+    fields: "requestId, title, reason, state (open), changes (one summary each), approvalsRequired, actor (email of the author)",
+    example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", reason: "Black Friday traffic", state: "open", changes: ["checkout-limits on prod: value"], approvalsRequired: 1, actor: "ana@example.com" },
+  },
+  "request.approved": {
+    when: "A change request got the approvals it needs (state approved).",
+    fields: "requestId, title, state (approved), approvers (emails), actor (email of the last approver)",
+    example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", state: "approved", approvers: ["ben@example.com"], actor: "ben@example.com" },
+  },
+  "request.rejected": {
+    when: "A person rejected a change request.",
+    fields: "requestId, title, state (rejected), note, actor (email)",
+    example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", state: "rejected", note: "Wait until Monday", actor: "ben@example.com" },
+  },
+  "request.applied": {
+    when: "An approved change request was applied: its changes are published exactly as approved.",
+    fields: "requestId, title, state (applied), changes (one summary each), actor (email)",
+    example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", state: "applied", changes: ["checkout-limits on prod: value"], actor: "ana@example.com" },
+  },
 };
 
 /** One Markdown list of every event type with its payload (OpenAPI descriptions). */
@@ -155,6 +175,12 @@ export function describeEvent(e: DeliveryEnvelope): { title: string; text: strin
       title = `Rollout of ${str(d.kind)} ${str(d.name)} on ${str(d.env)} ${what}${d.metric ? ` (${str(d.metric)} regressed)` : ""}`;
       break;
     }
+    case "request.opened":
+    case "request.approved":
+    case "request.rejected":
+    case "request.applied":
+      title = `Change request ${str(d.title)} ${str(d.state)}`;
+      break;
     default:
       title = e.type;
   }

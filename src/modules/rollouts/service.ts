@@ -1,4 +1,5 @@
 // One piece: the guarded rollout's state machine (create, stages, pause, rollback, complete), whose moves share one lock scope and audit shape.
+import { guardPublish } from "../../lib/approvals";
 import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";
@@ -206,6 +207,8 @@ export class RolloutsService implements RolloutMoves {
     checkOnRegression(row.on_regression);
     return this.ctx.store.write(async (tx) => {
       await tx.lock(lockScope(projectId));
+      // Starting a rollout publishes a percentage on its env: not directly where the env requires approval.
+      await guardPublish(tx, { projectId, env, resource: "rollouts", subject: subject.id, actor });
       await this.lockReferences(tx, projectId, kind, subject, watch);
       const busy = await activeOn(tx, projectId, kind, subject.id, env);
       if (busy) throw alreadyExists(`${kind === "gate" ? "Gate" : "Config"} ${subject.name} already has a rollout on ${env}`, `${kind}: ${busy.id} is ${busy.status}; finish or roll it back first`);

@@ -1,3 +1,4 @@
+import { guardPublish } from "../../lib/approvals";
 import { recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";
@@ -213,6 +214,8 @@ export class SegmentsService {
       return await this.ctx.store.write(async (tx) => {
         await this.lock(tx, projectId);
         const row = await this.find(tx, projectId, idOrName);
+        // A segment is used on every env: any env requiring approval makes a change to it go through a request.
+        await guardPublish(tx, { projectId, env: null, resource: "segments", subject: row.id, actor });
         const next: SegmentRowWithIds = {
           ...row,
           name: patch.name ?? row.name,
