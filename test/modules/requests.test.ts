@@ -142,6 +142,19 @@ describe("change requests", () => {
     expect(seg.body.code).toBe("APPROVAL_REQUIRED");
   });
 
+  test("a config schema change (every env) is refused directly and goes through a request as config.schema", async () => {
+    const cfg = await newConfig();
+    const schema = { type: "object", properties: { max: { type: "integer" } } };
+    const direct = await ts.api(`/api/admin/configs/${cfg}`, { method: "PATCH", body: { schema } });
+    expect(direct.status).toBe(409);
+    expect(direct.body.code).toBe("APPROVAL_REQUIRED");
+    const id = await approvedRequest([{ kind: "config.schema", name: cfg, schema }], "typed limits");
+    const r = await req(`/${id}`);
+    expect(r.body.changes[0]).toMatchObject({ kind: "config.schema", env: null, summary: `${cfg}: new schema`, fingerprint: expect.stringMatching(/^schema /) });
+    expect((await req(`/${id}/apply`, { method: "POST", key: ben })).status).toBe(200);
+    expect((await ts.api(`/api/admin/configs/${cfg}`)).body.schema).toEqual(schema);
+  });
+
   test("a killswitch toggle bypasses approval with a reason when the project allows it, recorded as a bypass", async () => {
     const ks = name("ks");
     expect((await ts.api("/api/admin/killswitches", { body: { name: ks } })).status).toBe(201);
