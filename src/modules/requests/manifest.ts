@@ -20,4 +20,9 @@ export const requestsModule: ModuleManifest<"requests"> = {
   },
   createService: (ctx) => new (serviceCode().RequestsService)(ctx),
   routes: (ctx) => routesCode().requestRoutes(ctx),
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).requestTools;
+  },
+  cli: [{ name: "requests", order: 22.6, load: async () => (await import("./cli")).requestsCommand }],
 };
