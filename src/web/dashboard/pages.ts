@@ -17,6 +17,7 @@ import { tokensDashboard } from "../../modules/tokens/dashboard/pages";
 import { universesDashboard } from "../../modules/universes/dashboard/pages";
 import { experimentsDashboard } from "../../modules/experiments/dashboard/pages";
 import { rolloutsDashboard } from "../../modules/rollouts/dashboard/pages";
+import { requestsDashboard } from "../../modules/requests/dashboard/pages";
 import { schedulesDashboard } from "../../modules/schedules/dashboard/pages";
 import { opsDashboard } from "../../modules/ops/dashboard/pages";
 import { i18nDashboard } from "../../modules/i18n/dashboard/pages";
@@ -26,4 +27,4 @@ import { i18nDashboard } from "../../modules/i18n/dashboard/pages";
  * section to sections.ts) in the change that adds it; the navigation
  * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModuleOf(() => DASHBOARD_MODULES), killswitchesDashboard, gatesDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, rolloutsDashboard, schedulesDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModuleOf(() => DASHBOARD_MODULES), killswitchesDashboard, gatesDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, rolloutsDashboard, schedulesDashboard, requestsDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
