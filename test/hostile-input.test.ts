@@ -247,6 +247,10 @@ function plausibleBodies(): string[] {
     { change: { kind: "gate.rules", name: "probe-id", env: "dev", rules: [{ conditions: [], passPercentage: 5 }] }, runAt: new Date(Date.now() + 86_400_000).toISOString() },
     { steps: [{ change: { kind: "killswitch.set", name: "probe-id", env: "dev", value: true }, runAt: new Date(Date.now() + 86_400_000).toISOString() }, { change: { kind: "segment.update", name: "probe-id", patch: { description: "fuzz" } }, runAt: new Date(Date.now() + 2 * 86_400_000).toISOString() }] },
     { change: { kind: "__proto__", name: "probe-id" }, runAt: new Date(Date.now() + 86_400_000).toISOString() },
+    // Change requests (issue 30): one opened, the policy (every env, two approvals, bypass), a rejection's note.
+    { title: "fuzz", reason: "fuzz", changes: [{ kind: "killswitch.set", name: "probe-id", env: "dev", value: true }] },
+    { envs: { prod: { required: true, approvals: 2 }, dev: { required: false } }, killswitchBypass: true },
+    { note: "fuzz" },
     // i18n: profiles (and a locale that is no tag), insert-only pushes (with keys that are not keys), the single-key update and delete.
     { name: "fuzz-profile", locale: "de-CH" },
     { locale: "en_US" },

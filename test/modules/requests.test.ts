@@ -134,6 +134,10 @@ describe("change requests", () => {
     const rules = [{ conditions: [], passPercentage: 50 }];
     expect((await ts.api(`/api/admin/gates/${gate}/rules`, { method: "PUT", body: { env: "prod", rules } })).status).toBe(409);
     expect((await ts.api(`/api/admin/gates/${gate}/rules`, { method: "PUT", body: { env: "staging", rules } })).status).toBe(200);
+    const rollout = await ts.api("/api/admin/rollouts", { body: { gate, env: "prod", rules: [{ conditions: [], passPercentage: 100 }] } });
+    expect(rollout.status).toBe(409);
+    expect(rollout.body.code).toBe("APPROVAL_REQUIRED");
+    expect((await ts.api("/api/admin/rollouts", { body: { gate, env: "dev", rules: [{ conditions: [], passPercentage: 100 }] } })).status).toBe(201);
 
     const segment = name("seg");
     expect((await ts.api("/api/admin/segments", { body: { name: segment, attribute: "country", conditions: [] } })).status).toBeLessThan(300);

@@ -1,5 +1,5 @@
 // One piece: the guarded rollout's state machine (create, stages, pause, rollback, complete), whose moves share one lock scope and audit shape.
-import { guardPublish } from "../../lib/approvals";
+import { guardPublish, runApproved } from "../../lib/approvals";
 import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";
@@ -373,13 +373,16 @@ export class RolloutsService implements RolloutMoves {
     const change = JSON.parse(row.change) as { rules?: GateRule[]; value?: unknown };
     const env = row.env as Env;
     const by = { email: actor.email, type: actor.type };
-    if (row.kind === "gate") {
-      const gate = await this.ctx.services.gates.get(projectId, row.subject_id);
-      if (JSON.stringify(gate.envs[env].rules) !== JSON.stringify(change.rules)) await this.ctx.services.gates.setRules(projectId, row.subject_id, env, change.rules, by);
-    } else {
-      const config = await this.ctx.services.configs.get(projectId, row.subject_id);
-      if (JSON.stringify(config.envs[env].value) !== JSON.stringify(change.value)) await this.ctx.services.configs.patch(projectId, row.subject_id, { [env]: change.value }, by);
-    }
+    // Finishing what was started when it was allowed (creating a rollout is guarded): not a new direct publish.
+    await runApproved(async () => {
+      if (row.kind === "gate") {
+        const gate = await this.ctx.services.gates.get(projectId, row.subject_id);
+        if (JSON.stringify(gate.envs[env].rules) !== JSON.stringify(change.rules)) await this.ctx.services.gates.setRules(projectId, row.subject_id, env, change.rules, by);
+      } else {
+        const config = await this.ctx.services.configs.get(projectId, row.subject_id);
+        if (JSON.stringify(config.envs[env].value) !== JSON.stringify(change.value)) await this.ctx.services.configs.patch(projectId, row.subject_id, { [env]: change.value }, by);
+      }
+    });
     return this.change(
       projectId,
       id,
