@@ -95,7 +95,8 @@ export class SchedulesService {
         }),
       );
     } catch (err) {
-      if (err instanceof ApiError && steps.length > 1) throw new ApiError(err.code, `Step ${steps.indexOf(checking) + 1}: ${err.message}`, `${checking.field}change: ${err.detail ?? err.message}`, err.status);
+      // Unavailable keeps its exact shape ({error: "Unavailable"} with Retry-After): only refusals name their step.
+      if (err instanceof ApiError && err.code !== "UNAVAILABLE" && steps.length > 1) throw new ApiError(err.code, `Step ${steps.indexOf(checking) + 1}: ${err.message}`, `${checking.field}change: ${err.detail ?? err.message}`, err.status);
       throw err;
     }
     const summary = steps.length === 1 ? steps[0]!.description.summary : `${steps.length} steps: ${steps.map((s) => s.description.summary).join(" → ")}`;
