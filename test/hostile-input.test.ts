@@ -253,6 +253,12 @@ function plausibleBodies(): string[] {
     { version: 1 },
     { version: 1, gates: [{ name: "fuzz-doc-gate", description: "fuzz", envs: { dev: { rules: [] } } }] },
     { version: 1, configs: [{ name: "fuzz-doc-config", schema: { type: "string" }, envs: { dev: { value: 1 } } }] },
+    { steps: [{ change: { kind: "killswitch.set", name: "probe-id", env: "dev", value: true }, runAt: new Date(Date.now() + 86_400_000).toISOString() }, { change: { kind: "segment.update", name: "probe-id", patch: { description: "fuzz" } }, runAt: new Date(Date.now() + 2 * 86_400_000).toISOString() }] },
+    { change: { kind: "__proto__", name: "probe-id" }, runAt: new Date(Date.now() + 86_400_000).toISOString() },
+    // Change requests (issue 30): one opened, the policy (every env, two approvals, bypass), a rejection's note.
+    { title: "fuzz", reason: "fuzz", changes: [{ kind: "killswitch.set", name: "probe-id", env: "dev", value: true }] },
+    { envs: { prod: { required: true, approvals: 2 }, dev: { required: false } }, killswitchBypass: true },
+    { note: "fuzz" },
     // i18n: profiles (and a locale that is no tag), insert-only pushes (with keys that are not keys), the single-key update and delete.
     { name: "fuzz-profile", locale: "de-CH" },
     { locale: "en_US" },

@@ -9,6 +9,8 @@ export type ErrorCode =
   | "ALREADY_EXISTS"
   | "IMMUTABLE_FIELD"
   | "VALIDATION"
+  | "APPROVAL_REQUIRED"
+  | "CONFLICT"
   | "UNAVAILABLE"
   | "UPSTREAM"
   | "INTERNAL";
@@ -21,6 +23,10 @@ const STATUS: Record<ErrorCode, number> = {
   ALREADY_EXISTS: 409,
   IMMUTABLE_FIELD: 409,
   VALIDATION: 400,
+  /** A direct publish on an env that requires approval (change requests, issue 30): open a change request instead. */
+  APPROVAL_REQUIRED: 409,
+  /** What a held change was made against moved since (a stale change request). */
+  CONFLICT: 409,
   UNAVAILABLE: 503,
   /** The analytics upstream answered with an error or timed out (SPEC "Time series": 502). */
   UPSTREAM: 502,
@@ -75,7 +81,7 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
 export const ErrorBodySchema = t.Object(
   {
     error: t.String({ description: "Human-readable message" }),
-    code: t.String({ description: "BAD_REQUEST | UNAUTHORIZED | FORBIDDEN | NOT_FOUND | ALREADY_EXISTS | IMMUTABLE_FIELD | VALIDATION" }),
+    code: t.String({ description: "BAD_REQUEST | UNAUTHORIZED | FORBIDDEN | NOT_FOUND | ALREADY_EXISTS | IMMUTABLE_FIELD | VALIDATION | APPROVAL_REQUIRED | CONFLICT" }),
     detail: t.Optional(t.String({ description: "Failing fields or JSON paths, when known" })),
   },
   { $id: "#/components/schemas/Error", title: "Error" },

@@ -18,5 +18,9 @@ export const OUTBOX_EVENT_TYPES = [
   "rollout.paused",
   "rollout.rolled_back",
   "flags.stale_digest",
+  "request.opened",
+  "request.approved",
+  "request.rejected",
+  "request.applied",
 ] as const;
 export type OutboxEventType = (typeof OUTBOX_EVENT_TYPES)[number];

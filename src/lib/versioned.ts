@@ -1,4 +1,5 @@
 import type { AuditActor } from "./audit";
+import { guardPublish } from "./approvals";
 import { ENVS, type Env } from "./envs";
 import { bumpEveryEnv, bumpRevision } from "./revisions";
 import type { Param, Queryable, Tx } from "./store";
@@ -230,6 +231,8 @@ export class Versioned<E extends { id: string; name: string }> {
    * announced once the transaction commits). Call it under `lock`.
    */
   async publish(tx: Tx, input: PublishInput): Promise<number> {
+    // Every per-env publish of killswitches, configs and gates passes here: the one place approval is enforced for them.
+    await guardPublish(tx, { projectId: input.projectId, env: input.env, resource: this.tables.scope, subject: input.id, actor: input.actor });
     const content = pick(this.content, input.content, "content");
     const liveExtra = pick(this.liveExtra, input.liveExtra, "liveExtra");
     const versionExtra = pick(this.versionExtra, input.versionExtra, "versionExtra");

@@ -28,6 +28,7 @@ import { operationsModule } from "./operations/manifest";
 import { projectsModule } from "./projects/manifest";
 import { refsModule } from "./refs/manifest";
 import { rolloutsModule } from "./rollouts/manifest";
+import { requestsModule } from "./requests/manifest";
 import { schedulesModule } from "./schedules/manifest";
 import { segmentsModule } from "./segments/manifest";
 import { sdkPackageModule } from "./sdk-package/manifest";
@@ -59,6 +60,7 @@ export const MODULES: ModuleManifest[] = [
   definitionsModule,
   schedulesModule,
   refsModule,
+  requestsModule,
   connectorsModule,
   i18nModule,
   opsModule,

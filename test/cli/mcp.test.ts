@@ -144,9 +144,13 @@ describe("svc mcp", () => {
           "cancel_schedule",
           // Issue 30: code references.
           "find_flag_references",
+          // Issue 30: change requests (an agent may open one; only people approve: no approve tool).
+          "list_change_requests",
+          "get_change_request",
+          "open_change_request",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions", "list_stale_flags", "list_schedules", "find_flag_references"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions", "list_stale_flags", "list_schedules", "find_flag_references", "list_change_requests", "get_change_request"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
@@ -211,6 +215,24 @@ describe("svc mcp", () => {
       expect(json(await s.client.callTool({ name: "cancel_schedule", arguments: { schedule: created.id } }))).toMatchObject({ state: "cancelled" });
       const stored = await ts.store.all<{ state: string }>("SELECT state FROM schedule_steps WHERE schedule_id = ? ORDER BY step", created.id);
       expect(stored.map((r) => r.state)).toEqual(["cancelled", "cancelled"]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("an agent opens a change request and reads it back; no tool approves one", async () => {
+    expect((await ts.api("/api/admin/killswitches", { body: { name: "mcp-cr-switch" } })).status).toBe(201);
+    const s = await connect(signedIn());
+    try {
+      const tools = (await s.client.listTools()).tools.map((t: { name: string }) => t.name);
+      expect(tools.filter((n: string) => /approve|reject|apply/.test(n) && /request/.test(n))).toEqual([]);
+      const opened = json(await s.client.callTool({ name: "open_change_request", arguments: { title: "mcp kill", changes: [{ kind: "killswitch.set", name: "mcp-cr-switch", env: "prod", value: true }] } }));
+      expect(opened).toMatchObject({ state: "open", title: "mcp kill", changes: [{ kind: "killswitch.set", fingerprint: "version 1" }] });
+      expect(json(await s.client.callTool({ name: "get_change_request", arguments: { request: opened.id } })).id).toBe(opened.id);
+      const listed = json(await s.client.callTool({ name: "list_change_requests", arguments: { state: "open", q: "mcp kill" } }));
+      expect(listed.map((r: { id: string }) => r.id)).toEqual([opened.id]);
+      const stored = await ts.store.one<{ state: string }>("SELECT state FROM change_requests WHERE id = ?", opened.id);
+      expect(stored!.state).toBe("open");
     } finally {
       await s.close();
     }

@@ -1,21 +1,23 @@
 import { type ChangeKind, dryRun } from "../../lib/changes";
 import type { Env } from "../../lib/envs";
 import type { ServiceContext } from "../../lib/module";
-import { ConfigPublishChange } from "./contract";
+import { ConfigPublishChange, ConfigSchemaChange } from "./contract";
 import type { ConfigsService } from "./service";
 
 type PublishBody = { name: string; env: Env; value: unknown; rules?: unknown[] };
+type SchemaBody = { name: string; schema: unknown };
 
 /**
  * `config.publish`: the value (and rules, when given) saved as the env's draft and published, in one transaction.
  * A draft someone kept on that env is replaced by it (the published history keeps every version).
  */
-export function configChanges(service: ConfigsService, ctx: Pick<ServiceContext, "store">): ChangeKind<PublishBody>[] {
+export function configChanges(service: ConfigsService, ctx: Pick<ServiceContext, "store">): ChangeKind[] {
   const apply = (projectId: string, body: PublishBody, actor: { email: string; type: string }) =>
     ctx.store.write(async () => {
       await service.saveDraft(projectId, body.name, body.env, body.value, actor, body.rules);
       return service.publishDraft(projectId, body.name, body.env, actor);
     });
+  const applySchema = (projectId: string, body: SchemaBody, actor: { email: string; type: string }) => service.patch(projectId, body.name, { schema: body.schema as never }, actor);
   return [
     {
       kind: "config.publish",
@@ -29,6 +31,15 @@ export function configChanges(service: ConfigsService, ctx: Pick<ServiceContext,
       check: (projectId, body) => dryRun(ctx.store, async () => void (await apply(projectId, body, { email: "check@svc.local", type: "system" }))),
       fingerprint: async (q, projectId, body) => `version ${await service.publishedVersion(q, projectId, body.name, body.env)}`,
       apply,
-    },
+    } satisfies ChangeKind<PublishBody>,
+    {
+      // A schema holds on every env (env null): a change request or a schedule carries it like any other change.
+      kind: "config.schema",
+      schema: ConfigSchemaChange,
+      describe: (_projectId, body) => ({ target: { type: "config", name: body.name }, env: null, summary: `${body.name}: new schema` }),
+      check: (projectId, body) => dryRun(ctx.store, async () => void (await applySchema(projectId, body, { email: "check@svc.local", type: "system" }))),
+      fingerprint: async (q, projectId, body) => `schema ${(await service.schemaHash(q, projectId, body.name)).slice(0, 12)}`,
+      apply: applySchema,
+    } satisfies ChangeKind<SchemaBody>,
   ];
 }

@@ -259,3 +259,12 @@ export const ConfigPublishChange = BodyObject(
   },
   { examples: [{ name: "shipping", env: "prod", value: { enabled: true, message: "Free shipping on orders over €40" } }] },
 );
+
+/** `config.schema`: a new schema for the config (every env's values and drafts must fit it, as on PATCH). */
+export const ConfigSchemaChange = BodyObject(
+  {
+    name: t.String({ minLength: 1, maxLength: NAME_MAX, description: "The config's name (or id)" }),
+    schema: UserSchema,
+  },
+  { examples: [{ name: "shipping", schema: { type: "object", properties: { enabled: { type: "boolean" } } } }] },
+);

@@ -1,4 +1,5 @@
 // One piece: configs with their drafts, history and rollback, which share versioned writes and the JSON Schema checks of values.
+import { guardPublish } from "../../lib/approvals";
 import { recordAudit } from "../../lib/audit";
 import { emitEvent } from "../../lib/outbox";
 import { ENVS, type Env } from "../../lib/envs";
@@ -285,6 +286,11 @@ export class ConfigsService {
     return Number((await versioned.current(q, row.id, env)).version);
   }
 
+  /** The schema's hash, read through `q`: a pending `config.schema` change's staleness check. */
+  async schemaHash(q: Queryable, projectId: string, idOrName: string): Promise<string> {
+    return (await versioned.resolve(q, projectId, idOrName)).schema_hash;
+  }
+
   /** By id, else by name, within the project only. */
   async get(projectId: string, idOrName: string): Promise<Config> {
     const { store } = this.ctx;
@@ -358,6 +364,8 @@ export class ConfigsService {
         const now = nowIso();
         const schemaChanged = newSchema !== null && newSchema.hash !== row.schema_hash;
         if (schemaChanged) {
+          // The schema holds on every env: any env requiring approval makes a schema change go through a request.
+          await guardPublish(tx, { projectId, env: null, resource: "configs", subject: row.id, actor });
           await setConfigSchema(tx, row.id, newSchema.json, newSchema.hash);
         }
         if (input.description !== undefined) await setConfigDescription(tx, row.id, input.description);

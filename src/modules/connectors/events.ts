@@ -100,6 +100,26 @@ export const EVENT_PAYLOADS: Record<OutboxEventType, { when: string; fields: str
     fields: "staleAfterDays, count (stale entries), flags (the first 100: {name, kind, env, reasons (one_value, not_evaluated), lastEvaluatedAt, lastChangedAt}), truncated",
     example: { staleAfterDays: 30, count: 1, flags: [{ name: "old-banner", kind: "killswitch", env: "prod", reasons: ["one_value", "not_evaluated"], lastEvaluatedAt: null, lastChangedAt: "2026-09-01T10:00:00.000Z" }], truncated: false },
   },
+  "request.opened": {
+    when: "A change request was opened (issue 30: four eyes). Emitted by the requests module.",
+    fields: "requestId, title, reason, state (open), changes (one summary each), approvalsRequired, actor (email of the author)",
+    example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", reason: "Black Friday traffic", state: "open", changes: ["checkout-limits on prod: value"], approvalsRequired: 1, actor: "ana@example.com" },
+  },
+  "request.approved": {
+    when: "A change request got the approvals it needs (state approved).",
+    fields: "requestId, title, state (approved), approvers (emails), actor (email of the last approver)",
+    example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", state: "approved", approvers: ["ben@example.com"], actor: "ben@example.com" },
+  },
+  "request.rejected": {
+    when: "A person rejected a change request.",
+    fields: "requestId, title, state (rejected), note, actor (email)",
+    example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", state: "rejected", note: "Wait until Monday", actor: "ben@example.com" },
+  },
+  "request.applied": {
+    when: "An approved change request was applied: its changes are published exactly as approved.",
+    fields: "requestId, title, state (applied), changes (one summary each), actor (email)",
+    example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", state: "applied", changes: ["checkout-limits on prod: value"], actor: "ana@example.com" },
+  },
 };
 
 /** One Markdown list of every event type with its payload (OpenAPI descriptions). */
@@ -162,6 +182,12 @@ export function describeEvent(e: DeliveryEnvelope): { title: string; text: strin
     }
     case "flags.stale_digest":
       title = `${str(d.count)} stale flag${d.count === 1 ? "" : "s"} (unchanged or unused for ${str(d.staleAfterDays)} days)`;
+      break;
+    case "request.opened":
+    case "request.approved":
+    case "request.rejected":
+    case "request.applied":
+      title = `Change request ${str(d.title)} ${str(d.state)}`;
       break;
     default:
       title = e.type;

@@ -25,7 +25,8 @@ export const ToggleBody = BodyObject({
   env: t.Optional(EnvSchema),
   switchKey: t.Optional(SwitchKey),
   value: t.Optional(t.Union([t.Boolean(), t.Null()], { description: "Publish exactly this value; absent or null flips" })),
-}, { examples: [{ env: "prod" }] });
+  reason: t.Optional(t.String({ minLength: 1, maxLength: 500, description: "Why, when this toggle bypasses approval on an env that requires it (the project allows killswitch bypass): recorded as a request.bypass audit row" })),
+}, { examples: [{ env: "prod" }, { env: "prod", value: true, reason: "checkout is down, killing the new path" }] });
 
 export const SetSwitchBody = BodyObject(
   { env: EnvSchema, switchKey: SwitchKey, value: t.Boolean() },

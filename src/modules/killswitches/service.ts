@@ -1,3 +1,4 @@
+import { runBypass } from "../../lib/approvals";
 import { recordAudit } from "../../lib/audit";
 import { emitEvent } from "../../lib/outbox";
 import { ENVS, type Env } from "../../lib/envs";
@@ -21,7 +22,7 @@ export const HISTORY_DEFAULT_LIMIT = 100;
 export const HISTORY_MAX_LIMIT = 1000;
 
 export type CreateInput = { name: string; value?: boolean; switches?: Switches; description?: string | null };
-export type ToggleInput = { env?: Env; switchKey?: string; value?: boolean | null };
+export type ToggleInput = { env?: Env; switchKey?: string; value?: boolean | null; reason?: string };
 
 export type ToggleResult = {
   id: string;
@@ -243,7 +244,9 @@ export class KillswitchesService {
     const switchKey = input.switchKey ?? null;
     if (switchKey !== null) checkSwitchKey(switchKey);
     const explicit = input.value ?? null;
-    const r = await this.publish(projectId, idOrName, env, ACTIONS.toggle, actor, async (current) => {
+    // A reason makes it an emergency bypass of approval where the project allows one (src/lib/approvals.ts).
+    const run = <T>(fn: () => Promise<T>) => (input.reason ? runBypass(input.reason, fn) : fn());
+    const r = await run(() => this.publish(projectId, idOrName, env, ACTIONS.toggle, actor, async (current) => {
       if (switchKey === null) {
         const value = explicit ?? !current.value;
         return { next: { value, switches: current.switches }, previous: current.value, value, detail: { switchKey, previous: current.value, value } };
@@ -253,7 +256,7 @@ export class KillswitchesService {
       const switches = withSwitch(current.switches, switchKey, value);
       checkSwitchCount(Object.keys(switches).length, "switchKey");
       return { next: { value: current.value, switches }, previous, value, detail: { switchKey, previous, value } };
-    });
+    }));
     return { id: r.id, env, switchKey, previous: r.previous!, value: r.value!, version: r.version, published: r.published };
   }
 

@@ -1,4 +1,5 @@
 // One piece: the guarded rollout's state machine (create, stages, pause, rollback, complete), whose moves share one lock scope and audit shape.
+import { guardPublish, runApproved } from "../../lib/approvals";
 import { type AuditActor, SYSTEM_ACTOR, recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";
@@ -214,6 +215,8 @@ export class RolloutsService implements RolloutMoves {
     checkOnRegression(row.on_regression);
     return this.ctx.store.write(async (tx) => {
       await tx.lock(lockScope(projectId));
+      // Starting a rollout publishes a percentage on its env: not directly where the env requires approval.
+      await guardPublish(tx, { projectId, env, resource: "rollouts", subject: subject.id, actor });
       await this.lockReferences(tx, projectId, kind, subject, watch);
       const busy = await activeOn(tx, projectId, kind, subject.id, env);
       if (busy) throw alreadyExists(`${kind === "gate" ? "Gate" : "Config"} ${subject.name} already has a rollout on ${env}`, `${kind}: ${busy.id} is ${busy.status}; finish or roll it back first`);
@@ -406,18 +409,21 @@ export class RolloutsService implements RolloutMoves {
     const change = JSON.parse(row.change) as { rules?: GateRule[]; value?: unknown; configRules?: ConfigRule[] };
     const env = row.env as Env;
     const by = { email: actor.email, type: actor.type };
-    if (row.kind === "gate") {
-      const gate = await this.ctx.services.gates.get(projectId, row.subject_id);
-      if (JSON.stringify(gate.envs[env].rules) !== JSON.stringify(change.rules)) await this.ctx.services.gates.setRules(projectId, row.subject_id, env, change.rules, by);
-    } else {
-      const config = await this.ctx.services.configs.get(projectId, row.subject_id);
-      if (change.configRules) {
-        // Value and rules go out together as one version; the buckets the stage used are kept.
-        if (JSON.stringify(config.envs[env].value) !== JSON.stringify(change.value) || JSON.stringify(config.envs[env].rules) !== JSON.stringify(publicRules(change.configRules))) {
-          await this.ctx.services.configs.publishState(projectId, row.subject_id, env, change.value, change.configRules, by);
-        }
-      } else if (JSON.stringify(config.envs[env].value) !== JSON.stringify(change.value)) await this.ctx.services.configs.patch(projectId, row.subject_id, { [env]: change.value }, by);
-    }
+    // Finishing what was started when it was allowed (creating a rollout is guarded): not a new direct publish.
+    await runApproved(async () => {
+      if (row.kind === "gate") {
+        const gate = await this.ctx.services.gates.get(projectId, row.subject_id);
+        if (JSON.stringify(gate.envs[env].rules) !== JSON.stringify(change.rules)) await this.ctx.services.gates.setRules(projectId, row.subject_id, env, change.rules, by);
+      } else {
+        const config = await this.ctx.services.configs.get(projectId, row.subject_id);
+        if (change.configRules) {
+          // Value and rules go out together as one version; the buckets the stage used are kept.
+          if (JSON.stringify(config.envs[env].value) !== JSON.stringify(change.value) || JSON.stringify(config.envs[env].rules) !== JSON.stringify(publicRules(change.configRules))) {
+            await this.ctx.services.configs.publishState(projectId, row.subject_id, env, change.value, change.configRules, by);
+          }
+        } else if (JSON.stringify(config.envs[env].value) !== JSON.stringify(change.value)) await this.ctx.services.configs.patch(projectId, row.subject_id, { [env]: change.value }, by);
+      }
+    });
     return this.change(
       projectId,
       id,

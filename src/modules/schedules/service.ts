@@ -1,3 +1,4 @@
+import { runApproved } from "../../lib/approvals";
 import { type AuditActor, recordAudit } from "../../lib/audit";
 import { type ChangeRegistry, type ParsedChange, type StoredChange, dryRun } from "../../lib/changes";
 import { ApiError, notFound, validation } from "../../lib/errors";
@@ -84,14 +85,18 @@ export class SchedulesService {
     // Checked now rather than failing at its time: every step applied in order in one rolled-back transaction.
     let checking = steps[0]!;
     try {
-      await dryRun(this.ctx.store, async () => {
-        for (const s of steps) {
-          checking = s;
-          await s.parsed.kind.apply(projectId, s.parsed.body, actor);
-        }
-      });
+      // As the approved path: requireApproval above is this change's approval check, not the direct-publish guard.
+      await dryRun(this.ctx.store, () =>
+        runApproved(async () => {
+          for (const s of steps) {
+            checking = s;
+            await s.parsed.kind.apply(projectId, s.parsed.body, actor);
+          }
+        }),
+      );
     } catch (err) {
-      if (err instanceof ApiError && steps.length > 1) throw new ApiError(err.code, `Step ${steps.indexOf(checking) + 1}: ${err.message}`, `${checking.field}change: ${err.detail ?? err.message}`, err.status);
+      // Unavailable keeps its exact shape ({error: "Unavailable"} with Retry-After): only refusals name their step.
+      if (err instanceof ApiError && err.code !== "UNAVAILABLE" && steps.length > 1) throw new ApiError(err.code, `Step ${steps.indexOf(checking) + 1}: ${err.message}`, `${checking.field}change: ${err.detail ?? err.message}`, err.status);
       throw err;
     }
     const summary = steps.length === 1 ? steps[0]!.description.summary : `${steps.length} steps: ${steps.map((s) => s.description.summary).join(" → ")}`;
@@ -198,7 +203,8 @@ export class SchedulesService {
         const actor = this.actorOf(schedule);
         await this.changes.requireApproval({ projectId, change: parsed.change, description, actor, phase: "apply", holder: { type: "schedule", id: scheduleId } });
         const before = await parsed.kind.fingerprint(tx, projectId, parsed.body);
-        await parsed.kind.apply(projectId, parsed.body, actor);
+        // Approved ahead (requireApproval when it was scheduled): the scheduler passes the direct-publish guard.
+        await runApproved(() => parsed.kind.apply(projectId, parsed.body, actor));
         const after = await parsed.kind.fingerprint(tx, projectId, parsed.body);
         await this.settle(tx, scheduleId);
         const detail: Record<string, unknown> = { step, of: rows.length, kind: parsed.change.kind, summary: description.summary, runAt: row.run_at, lateByMs: timing.lateByMs, before, after };

@@ -1,3 +1,4 @@
+import { guardPublish } from "../../lib/approvals";
 import { recordAudit } from "../../lib/audit";
 import type { Env } from "../../lib/envs";
 import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";
@@ -250,6 +251,8 @@ export class SegmentsService {
       return await this.ctx.store.write(async (tx) => {
         await this.lock(tx, projectId);
         const row = await this.find(tx, projectId, idOrName);
+        // A segment is used on every env: any env requiring approval makes a change to it go through a request.
+        await guardPublish(tx, { projectId, env: null, resource: "segments", subject: row.id, actor });
         // addIds / removeIds apply to the list as read under the lock, so concurrent imports all land.
         const ids = change === undefined ? undefined : "replace" in change ? change.replace : applyIdsChange(JSON.parse(row.ids) as string[], change);
         const next: SegmentRowWithIds = {

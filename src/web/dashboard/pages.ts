@@ -18,6 +18,7 @@ import { universesDashboard } from "../../modules/universes/dashboard/pages";
 import { experimentsDashboard } from "../../modules/experiments/dashboard/pages";
 import { rolloutsDashboard } from "../../modules/rollouts/dashboard/pages";
 import { segmentsDashboard } from "../../modules/segments/dashboard/pages";
+import { requestsDashboard } from "../../modules/requests/dashboard/pages";
 import { schedulesDashboard } from "../../modules/schedules/dashboard/pages";
 import { opsDashboard } from "../../modules/ops/dashboard/pages";
 import { i18nDashboard } from "../../modules/i18n/dashboard/pages";
@@ -28,4 +29,4 @@ import { usageDashboard } from "../../modules/usage/dashboard/pages";
  * section to sections.ts) in the change that adds it; the navigation
  * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModuleOf(() => DASHBOARD_MODULES), killswitchesDashboard, gatesDashboard, segmentsDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, rolloutsDashboard, schedulesDashboard, usageDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModuleOf(() => DASHBOARD_MODULES), killswitchesDashboard, gatesDashboard, segmentsDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, rolloutsDashboard, schedulesDashboard, requestsDashboard, usageDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, tokensDashboard, identityDashboard, projectsDashboard, auditDashboard];

@@ -1,0 +1,100 @@
+import { Elysia, t } from "elysia";
+import { IdParam, describe, jsonBodyPlugin } from "../../lib/http";
+import type { AppContext } from "../../lib/module";
+import { ChangeRequestSchema, OpenRequestBody, PolicyBody, PolicySchema, RejectBody, RequestListQuery } from "./contract";
+
+const TAG = "Change requests";
+
+export function requestRoutes(ctx: AppContext) {
+  const { requests } = ctx.services;
+  return new Elysia({ name: "requests", seed: ctx, prefix: "/api/admin/requests" })
+    .use(ctx.auth)
+    .use(jsonBodyPlugin)
+    .get("/policy", async ({ principal }) => await requests.policy(principal.projectId), {
+      admin: true,
+      ...describe({ summary: "The project's approval policy: which envs need an approved change request", tag: TAG, auth: "admin", response: { 200: PolicySchema } }),
+    })
+    .put("/policy", async ({ principal, body }) => await requests.setPolicy(principal.projectId, body, principal.actor), {
+      admin: "manage",
+      jsonObjectBody: true,
+      body: PolicyBody,
+      ...describe({
+        summary: "Set the approval policy (off until turned on; prod is the usual env)",
+        tag: TAG,
+        auth: "admin",
+        description:
+          "While an env requires approval, direct publishes of killswitches, configs, gates, segments (every env) and rollouts on it answer 409 APPROVAL_REQUIRED: open a change request instead. " +
+          "With `killswitchBypass`, a killswitch toggle that sends a `reason` goes through and is recorded as a `request.bypass` audit row. Audited as request.policy.",
+        response: { 200: PolicySchema },
+      }),
+    })
+    .get("", async ({ principal, query }) => await requests.list(principal.projectId, query), {
+      admin: true,
+      query: RequestListQuery,
+      ...describe({ summary: "Change requests of the project, newest first (q over id, title, reason and author; state filters)", tag: TAG, auth: "admin", response: { 200: t.Array(ChangeRequestSchema) } }),
+    })
+    .get("/:id", async ({ principal, params }) => await requests.get(principal.projectId, params.id), {
+      admin: true,
+      params: IdParam,
+      ...describe({ summary: "Get a change request by id or unique id prefix", tag: TAG, auth: "admin", errors: [404], response: { 200: ChangeRequestSchema } }),
+    })
+    .post(
+      "",
+      async ({ principal, body, set }) => {
+        const created = await requests.open(principal.projectId, body, principal.actor);
+        set.status = 201;
+        return created;
+      },
+      {
+        admin: true,
+        jsonObjectBody: true,
+        body: OpenRequestBody,
+        ...describe({
+          summary: "Open a change request",
+          tag: TAG,
+          auth: "admin",
+          errors: [404],
+          description:
+            "People, API tokens and admin keys may open one. Each change is checked now as its module would check it and stored with the fingerprint of what is published for its target; " +
+            "approvalsRequired comes from the policy of the envs it touches (1 when none requires approval). Announced to connectors as request.opened.",
+          response: { 201: ChangeRequestSchema },
+        }),
+      },
+    )
+    .post("/:id/approve", async ({ principal, params }) => await requests.approve(principal.projectId, params.id, principal), {
+      admin: true,
+      params: IdParam,
+      ...describe({
+        summary: "Approve a change request (people only, not its author)",
+        tag: TAG,
+        auth: "admin",
+        errors: [404],
+        description: "FORBIDDEN for an API token or admin key, for the author, and for a role that cannot write. It becomes approved once approvalsRequired people did (request.approved).",
+        response: { 200: ChangeRequestSchema },
+      }),
+    })
+    .post("/:id/reject", async ({ principal, params, body }) => await requests.reject(principal.projectId, params.id, principal, body?.note), {
+      admin: true,
+      params: IdParam,
+      body: t.Optional(RejectBody),
+      ...describe({ summary: "Reject a change request (people only)", tag: TAG, auth: "admin", errors: [404], response: { 200: ChangeRequestSchema } }),
+    })
+    .post("/:id/withdraw", async ({ principal, params }) => await requests.withdraw(principal.projectId, params.id, principal.actor), {
+      admin: true,
+      params: IdParam,
+      ...describe({ summary: "Withdraw your own change request", tag: TAG, auth: "admin", errors: [404], response: { 200: ChangeRequestSchema } }),
+    })
+    .post("/:id/apply", async ({ principal, params }) => await requests.apply(principal.projectId, params.id, principal.actor), {
+      admin: true,
+      params: IdParam,
+      ...describe({
+        summary: "Apply an approved change request",
+        tag: TAG,
+        auth: "admin",
+        errors: [404, 409],
+        description:
+          "Publishes exactly the stored changes, in order, in one transaction with its request.apply audit row. When what a change targets moved since the request was opened, the request becomes stale and the answer is 409 CONFLICT naming it.",
+        response: { 200: ChangeRequestSchema },
+      }),
+    });
+}

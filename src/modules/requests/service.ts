@@ -1,0 +1,292 @@
+import { type PublishAttempt, runApproved, setPublishGuard } from "../../lib/approvals";
+import { type AuditActor, recordAudit } from "../../lib/audit";
+import type { Principal } from "../../lib/auth";
+import type { ApprovalCheck, ChangeRegistry, ParsedChange, StoredChange } from "../../lib/changes";
+import { ENVS, type Env } from "../../lib/envs";
+import { ApiError, forbidden, notFound, validation } from "../../lib/errors";
+import { filterByQuery } from "../../lib/http";
+import { newId, nowIso } from "../../lib/ids";
+import type { ServiceContext } from "../../lib/module";
+import { emitEvent } from "../../lib/outbox";
+import type { Queryable, Tx } from "../../lib/store";
+import { type RequestRow, approvalsOf, approvedChanges, changesOf, findRequest, insertApproval, insertChange, insertRequest, policyOf, requestsOf, savePolicy, setState } from "./store";
+import { ACTIONS, APPROVALS_MAX, CHANGES_MAX, type ChangeRequest, DEFAULT_POLICY, LIST_MAX, type OpenInput, type Policy, type RequestChange, type RequestState, STATES } from "./types";
+
+export { type ChangeRequest, type Policy, STATES };
+
+/** Only a person approves: a signed-in session or a person's CLI token, never an admin key or a project API token. */
+const PEOPLE: readonly Principal["kind"][] = ["session", "user_token"];
+
+/** Key order does not change a change: compared as canonical JSON. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    return `{${Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Change requests (four eyes): publishable changes (src/lib/changes.ts) proposed with a title and a reason, approved
+ * by people other than the author who may make them, applied exactly as approved in one transaction with the audit
+ * row, stale when what they change moved since. It also owns the project's approval policy and installs both hooks:
+ * the direct-publish guard (src/lib/approvals.ts) and the schedules' approval check (ChangeRegistry.setApprovalCheck).
+ */
+export class RequestsService {
+  constructor(private readonly ctx: ServiceContext) {
+    setPublishGuard((tx, attempt) => this.guard(tx, attempt));
+    ctx.changes?.setApprovalCheck((input) => this.scheduleCheck(input));
+  }
+
+  private get changes(): ChangeRegistry {
+    if (!this.ctx.changes) throw new Error("no change registry: services built without createServices");
+    return this.ctx.changes;
+  }
+
+  // ---- policy
+
+  async policy(projectId: string, q: Queryable = this.ctx.store): Promise<Policy> {
+    const text = await policyOf(q, projectId);
+    return text === undefined ? structuredClone(DEFAULT_POLICY) : (JSON.parse(text) as Policy);
+  }
+
+  async setPolicy(projectId: string, input: { envs?: Record<string, { required: boolean; approvals?: number }>; killswitchBypass?: boolean }, actor: AuditActor): Promise<Policy> {
+    const envs: Policy["envs"] = {};
+    for (const [env, p] of Object.entries(input.envs ?? {})) {
+      if (!(ENVS as readonly string[]).includes(env)) throw validation(`Unknown env ${env}`, `envs.${env}: expected one of ${ENVS.join(", ")}`);
+      const approvals = p.approvals ?? 1;
+      if (!Number.isInteger(approvals) || approvals < 1 || approvals > APPROVALS_MAX) throw validation("approvals is 1 to 5", `envs.${env}.approvals: an integer from 1 to ${APPROVALS_MAX}`);
+      envs[env as Env] = { required: p.required, approvals };
+    }
+    return this.ctx.store.write(async (tx) => {
+      await tx.lock(`approval-policy:${projectId}`);
+      const before = await this.policy(projectId, tx);
+      const policy: Policy = { envs: input.envs === undefined ? before.envs : envs, killswitchBypass: input.killswitchBypass ?? before.killswitchBypass };
+      await savePolicy(tx, projectId, JSON.stringify(policy), actor.email, nowIso());
+      await recordAudit(tx, { projectId, action: ACTIONS.policy, actor, detail: { before, after: policy } });
+      return policy;
+    });
+  }
+
+  /** The envs a change on `env` needs approval on (null: a segment, every env). */
+  private requiredFor(policy: Policy, env: Env | null): { required: boolean; approvals: number } {
+    const envs = env === null ? ENVS : [env];
+    let approvals = 0;
+    for (const e of envs) {
+      const p = policy.envs[e];
+      if (p?.required) approvals = Math.max(approvals, p.approvals);
+    }
+    return { required: approvals > 0, approvals: Math.max(1, approvals) };
+  }
+
+  // ---- the hooks
+
+  /** The direct-publish guard: refuses a publish on an env that requires approval, unless a killswitch bypasses (audited). */
+  private async guard(tx: Tx, attempt: PublishAttempt): Promise<void> {
+    const policy = await this.policy(attempt.projectId, tx);
+    if (!this.requiredFor(policy, attempt.env).required) return;
+    const where = attempt.env === null ? "every env (a segment is used on all of them)" : attempt.env;
+    if (attempt.resource === "killswitches" && policy.killswitchBypass) {
+      if (attempt.bypassReason) {
+        await recordAudit(tx, { projectId: attempt.projectId, action: ACTIONS.bypass, subjectId: attempt.subject, env: attempt.env ?? undefined, actor: attempt.actor, detail: { resource: attempt.resource, reason: attempt.bypassReason } });
+        return;
+      }
+      throw new ApiError("APPROVAL_REQUIRED", `Publishing on ${where} requires an approved change request`, "reason: send a reason to toggle this killswitch as an emergency bypass (it is recorded), or open a change request (POST /api/admin/requests)");
+    }
+    throw new ApiError("APPROVAL_REQUIRED", `Publishing on ${where} requires an approved change request`, `open a change request (POST /api/admin/requests, svc requests open) and apply it once approved`);
+  }
+
+  /** Schedules: a change on an env requiring approval is scheduled only when an approved request holds the same change. */
+  private async scheduleCheck(input: Parameters<ApprovalCheck>[0]): Promise<void> {
+    if (input.phase === "apply") return; // approved ahead, when it was scheduled
+    const policy = await this.policy(input.projectId);
+    if (!this.requiredFor(policy, input.description.env).required) return;
+    const wanted = canonical(input.change);
+    const covering = (await approvedChanges(this.ctx.store, input.projectId)).find((r) => canonical(JSON.parse(r.change)) === wanted);
+    if (covering) return;
+    throw new ApiError("APPROVAL_REQUIRED", `Scheduling ${input.description.summary} requires an approved change request holding this change`, "open a change request with the same change and schedule it once approved");
+  }
+
+  // ---- requests
+
+  async open(projectId: string, input: OpenInput, actor: AuditActor): Promise<ChangeRequest> {
+    if (!Array.isArray(input.changes) || input.changes.length === 0) throw validation("A change request holds at least one change", "changes: at least one");
+    if (input.changes.length > CHANGES_MAX) throw validation(`At most ${CHANGES_MAX} changes`, `changes: at most ${CHANGES_MAX}`);
+    const parsed = input.changes.map((c, i) => ({ parsed: this.changes.parse(c, `changes[${i}]`), field: `changes[${i}]` }));
+    for (const p of parsed) {
+      try {
+        // Checked as the approved path would apply it: the module's own checks, not the guard this request answers.
+        await runApproved(() => p.parsed.kind.check(projectId, p.parsed.body));
+      } catch (err) {
+        if (err instanceof ApiError) throw new ApiError(err.code, `${p.field}: ${err.message}`, err.detail ? `${p.field}: ${err.detail}` : undefined, err.status);
+        throw err;
+      }
+    }
+    const id = newId("cr");
+    const now = nowIso();
+    return this.ctx.store.write(async (tx) => {
+      const policy = await this.policy(projectId, tx);
+      let approvals = 1;
+      const rows: { p: ParsedChange; summary: string; fingerprint: string }[] = [];
+      for (const { parsed: p } of parsed) {
+        const d = p.kind.describe(projectId, p.body);
+        approvals = Math.max(approvals, this.requiredFor(policy, d.env).approvals);
+        rows.push({ p, summary: d.summary, fingerprint: await p.kind.fingerprint(tx, projectId, p.body) });
+      }
+      await insertRequest(tx, { id, project_id: projectId, title: input.title, reason: input.reason ?? null, state: "open", author: actor.email, approvals_required: approvals, decided_by: null, note: null, created_at: now, updated_at: now });
+      for (const [i, r] of rows.entries()) await insertChange(tx, { request_id: id, position: i + 1, change: JSON.stringify(r.p.change), summary: r.summary.slice(0, 2000), fingerprint: r.fingerprint });
+      const detail = { title: input.title, changes: rows.map((r) => ({ kind: r.p.change.kind, summary: r.summary, fingerprint: r.fingerprint })), approvalsRequired: approvals };
+      await recordAudit(tx, { projectId, action: ACTIONS.open, subjectId: id, subjectName: input.title, actor, detail });
+      await emitEvent(tx, { projectId, type: "request.opened", payload: { requestId: id, title: input.title, reason: input.reason ?? null, state: "open", changes: rows.map((r) => r.summary), approvalsRequired: approvals, actor: actor.email } });
+      return (await this.load(tx, [(await findRequest(tx, projectId, id))!]))[0]!;
+    });
+  }
+
+  async list(projectId: string, query: { q?: string; state?: string } = {}): Promise<ChangeRequest[]> {
+    const state = query.state;
+    if (state !== undefined && !(STATES as readonly string[]).includes(state)) throw validation("Unknown state", `state: expected one of ${STATES.join(", ")}`);
+    const rows = await requestsOf(this.ctx.store, projectId, state as RequestState | undefined, LIST_MAX);
+    return this.load(this.ctx.store, filterByQuery(rows, query.q, (r) => [r.id, r.title, r.author, r.reason ?? ""]));
+  }
+
+  async get(projectId: string, idOrPrefix: string, q: Queryable = this.ctx.store): Promise<ChangeRequest> {
+    const row = await findRequest(q, projectId, idOrPrefix);
+    if (!row) throw notFound(`Change request ${idOrPrefix} not found`);
+    return (await this.load(q, [row]))[0]!;
+  }
+
+  /** A person other than the author, with the role to make the change; approved once enough people did. */
+  async approve(projectId: string, idOrPrefix: string, principal: Principal): Promise<ChangeRequest> {
+    this.mustBePerson(principal, "approve");
+    return this.transition(projectId, idOrPrefix, ["open"], principal.actor, async (tx, row) => {
+      if (row.author === principal.actor.email) throw forbidden("The author cannot approve their own change request", "approver: another person must approve it");
+      const approvals = await approvalsOf(tx, [row.id]);
+      if (approvals.some((a) => a.approver === principal.actor.email)) throw validation("You already approved this change request", `id: approved by ${principal.actor.email}`);
+      const now = nowIso();
+      await insertApproval(tx, row.id, principal.actor.email, now);
+      const count = approvals.length + 1;
+      const approved = count >= Number(row.approvals_required);
+      if (approved) await setState(tx, row.id, "open", "approved", null, null, now);
+      await recordAudit(tx, { projectId, action: ACTIONS.approve, subjectId: row.id, subjectName: row.title, actor: principal.actor, detail: { approvals: count, required: Number(row.approvals_required), state: approved ? "approved" : "open" } });
+      if (approved) await emitEvent(tx, { projectId, type: "request.approved", payload: { requestId: row.id, title: row.title, state: "approved", approvers: [...approvals.map((a) => a.approver), principal.actor.email], actor: principal.actor.email } });
+    });
+  }
+
+  async reject(projectId: string, idOrPrefix: string, principal: Principal, note?: string): Promise<ChangeRequest> {
+    this.mustBePerson(principal, "reject");
+    return this.transition(projectId, idOrPrefix, ["open", "approved"], principal.actor, async (tx, row) => {
+      await setState(tx, row.id, row.state, "rejected", principal.actor.email, note ?? null, nowIso());
+      await recordAudit(tx, { projectId, action: ACTIONS.reject, subjectId: row.id, subjectName: row.title, actor: principal.actor, detail: { note: note ?? null } });
+      await emitEvent(tx, { projectId, type: "request.rejected", payload: { requestId: row.id, title: row.title, state: "rejected", note: note ?? null, actor: principal.actor.email } });
+    });
+  }
+
+  async withdraw(projectId: string, idOrPrefix: string, actor: AuditActor): Promise<ChangeRequest> {
+    return this.transition(projectId, idOrPrefix, ["open", "approved"], actor, async (tx, row) => {
+      if (row.author !== actor.email) throw forbidden("Only the author withdraws a change request", `author: ${row.author}`);
+      await setState(tx, row.id, row.state, "withdrawn", actor.email, null, nowIso());
+      await recordAudit(tx, { projectId, action: ACTIONS.withdraw, subjectId: row.id, subjectName: row.title, actor });
+    });
+  }
+
+  /**
+   * Publishes exactly the stored changes, in order, in ONE transaction with the audit row (each kind's apply joins
+   * it, as the approved path past the direct-publish guard). A change whose target moved since the request was
+   * opened makes it stale (committed, audited) and answers 409: it must be opened again against what is published.
+   */
+  async apply(projectId: string, idOrPrefix: string, actor: AuditActor): Promise<ChangeRequest> {
+    const outcome = await this.ctx.store.write(async (tx) => {
+      const row = await this.lockRow(tx, projectId, idOrPrefix);
+      if (row.state !== "approved") throw validation(`Change request ${row.id} is ${row.state}`, `state: ${row.state}; only an approved request is applied`);
+      const stored = await changesOf(tx, [row.id]);
+      const parsed = stored.map((c) => ({ row: c, p: this.changes.of(JSON.parse(c.change) as StoredChange) }));
+      for (const { row: c, p } of parsed) {
+        const now = await p.kind.fingerprint(tx, projectId, p.body);
+        if (now !== c.fingerprint) {
+          const note = `change ${Number(c.position)} (${c.summary}) moved: ${c.fingerprint} when opened, ${now} now`;
+          await setState(tx, row.id, "approved", "stale", null, note, nowIso());
+          await recordAudit(tx, { projectId, action: ACTIONS.stale, subjectId: row.id, subjectName: row.title, actor, detail: { position: Number(c.position), was: c.fingerprint, now } });
+          return { id: row.id, stale: note };
+        }
+      }
+      const results: { summary: string; before: string; after: string }[] = [];
+      await runApproved(async () => {
+        for (const { row: c, p } of parsed) {
+          await p.kind.apply(projectId, p.body, actor);
+          results.push({ summary: c.summary, before: c.fingerprint, after: await p.kind.fingerprint(tx, projectId, p.body) });
+        }
+      });
+      await setState(tx, row.id, "approved", "applied", actor.email, null, nowIso());
+      await recordAudit(tx, { projectId, action: ACTIONS.apply, subjectId: row.id, subjectName: row.title, actor, detail: { changes: results } });
+      await emitEvent(tx, { projectId, type: "request.applied", payload: { requestId: row.id, title: row.title, state: "applied", changes: results.map((r) => r.summary), actor: actor.email } });
+      return { id: row.id, stale: null };
+    });
+    if (outcome.stale) throw new ApiError("CONFLICT", `Change request ${outcome.id} is stale: what it changes moved since it was opened`, `${outcome.stale}; open it again against what is published`);
+    return this.get(projectId, outcome.id);
+  }
+
+  private mustBePerson(principal: Principal, verb: string): void {
+    if (!PEOPLE.includes(principal.kind)) throw forbidden(`Only people ${verb} change requests`, `credential: ${principal.kind} cannot ${verb}; sign in (svc login or the dashboard)`);
+    if (!principal.permissions.includes("write")) throw forbidden(`Your role cannot ${verb} change requests`, `role: ${principal.role ?? "none"}; an editor or owner may`);
+  }
+
+  private async lockRow(tx: Tx, projectId: string, idOrPrefix: string): Promise<RequestRow> {
+    const found = await findRequest(tx, projectId, idOrPrefix);
+    if (!found) throw notFound(`Change request ${idOrPrefix} not found`);
+    // Decisions and applies of one request take turns: of two concurrent applies exactly one publishes.
+    await tx.lock(`change-request:${found.id}`);
+    return (await findRequest(tx, projectId, found.id))!;
+  }
+
+  private async transition(projectId: string, idOrPrefix: string, from: RequestState[], _actor: AuditActor, fn: (tx: Tx, row: RequestRow) => Promise<void>): Promise<ChangeRequest> {
+    return this.ctx.store.write(async (tx) => {
+      const row = await this.lockRow(tx, projectId, idOrPrefix);
+      if (!from.includes(row.state)) throw validation(`Change request ${row.id} is ${row.state}`, `state: ${row.state}; expected ${from.join(" or ")}`);
+      await fn(tx, row);
+      return this.get(projectId, row.id, tx);
+    });
+  }
+
+  private async load(q: Queryable, rows: RequestRow[]): Promise<ChangeRequest[]> {
+    const ids = rows.map((r) => r.id);
+    const changes = await changesOf(q, ids);
+    const approvals = await approvalsOf(q, ids);
+    return rows.map((r) => ({
+      id: r.id,
+      title: r.title,
+      reason: r.reason,
+      state: r.state,
+      author: r.author,
+      approvalsRequired: Number(r.approvals_required),
+      approvals: approvals.filter((a) => a.request_id === r.id).map((a) => ({ by: a.approver, at: a.created_at })),
+      decidedBy: r.decided_by,
+      note: r.note,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      changes: changes.filter((c) => c.request_id === r.id).map((c) => this.toChange(r.project_id, c)),
+    }));
+  }
+
+  private toChange(projectId: string, c: { position: number | string; change: string; summary: string; fingerprint: string }): RequestChange {
+    const change = JSON.parse(c.change) as StoredChange;
+    let description;
+    try {
+      const p = this.changes.of(change);
+      description = p.kind.describe(projectId, p.body);
+    } catch {
+      description = undefined;
+    }
+    return {
+      position: Number(c.position),
+      change,
+      kind: change.kind,
+      target: description?.target ?? { type: change.kind.split(".")[0]!, name: String(change.name ?? "") },
+      env: description?.env ?? null,
+      summary: c.summary,
+      fingerprint: c.fingerprint,
+    };
+  }
+}

@@ -1,0 +1,58 @@
+/** The change requests feature's own types and limits, shared by its service and store (the store imports no service). */
+import type { ChangeTarget, StoredChange } from "../../lib/changes";
+import type { Env } from "../../lib/envs";
+
+/** open → approved → applied | rejected | withdrawn | stale (what it changes moved since it was opened). */
+export const STATES = ["open", "approved", "applied", "rejected", "withdrawn", "stale"] as const;
+export type RequestState = (typeof STATES)[number];
+
+export const CHANGES_MAX = 20;
+export const LIST_MAX = 500;
+export const APPROVALS_MAX = 5;
+
+export const ACTIONS = {
+  open: "request.open",
+  approve: "request.approve",
+  reject: "request.reject",
+  withdraw: "request.withdraw",
+  apply: "request.apply",
+  stale: "request.stale",
+  policy: "request.policy",
+  bypass: "request.bypass",
+} as const;
+
+/** Per env: whether a publish there needs an approved request, and how many people must approve. */
+export type EnvPolicy = { required: boolean; approvals: number };
+export type Policy = { envs: Partial<Record<Env, EnvPolicy>>; killswitchBypass: boolean };
+/** Off until turned on: no env requires approval; turned on, prod is the usual one. */
+export const DEFAULT_POLICY: Policy = { envs: {}, killswitchBypass: false };
+
+export type RequestChange = {
+  /** 1-based, in apply order. */
+  position: number;
+  change: StoredChange;
+  kind: string;
+  target: ChangeTarget;
+  env: Env | null;
+  summary: string;
+  /** What was published for its target when the request was opened (`version 7`); apply refuses when it moved. */
+  fingerprint: string;
+};
+
+export type ChangeRequest = {
+  id: string;
+  title: string;
+  reason: string | null;
+  state: RequestState;
+  author: string;
+  approvalsRequired: number;
+  approvals: { by: string; at: string }[];
+  /** Who rejected, withdrew or applied it, and why it went stale. */
+  decidedBy: string | null;
+  note: string | null;
+  createdAt: string;
+  updatedAt: string;
+  changes: RequestChange[];
+};
+
+export type OpenInput = { title: string; reason?: string; changes: unknown[] };
