@@ -134,7 +134,7 @@ describe.skipIf(!chromiumAvailable)("the first hour, in a real browser", () => {
       named[name] = await group.getByRole("link").allInnerTexts();
     }
     expect(named).toEqual({
-      Release: ["Killswitches", "Gates", "Gate templates", "Segments", "Configs", "Attributes", "Stale flags", "Rollouts", "Schedules"],
+      Release: ["Killswitches", "Gates", "Gate templates", "Segments", "Configs", "Attributes", "Stale flags", "Rollouts", "Schedules", "Requests"],
       Experiment: ["Universes", "Experiments", "Metrics"],
       Observe: ["Events", "Errors", "Alert rules"],
       Work: ["Queue", "Connectors", "Translations"],
