@@ -63,7 +63,8 @@ const SNAPSHOT: Snapshot = {
   translations: {},
 };
 
-type Sent = { events: { name: string; unitId?: string; properties?: Record<string, unknown> }[] };
+// Event batches carry `events`; evaluation-count batches (`{env, counts}`, issue 30) do not.
+type Sent = { events?: { name: string; unitId?: string; properties?: Record<string, unknown> }[] };
 
 /** A client over a fixed snapshot, recording what it sends. */
 function offlineClient(snapshot: Snapshot = SNAPSHOT, extra: Partial<Parameters<typeof createClient>[0]> = {}) {
@@ -83,7 +84,7 @@ function offlineClient(snapshot: Snapshot = SNAPSHOT, extra: Partial<Parameters<
     },
     ...extra,
   });
-  const exposures = () => sent.flatMap((b) => b.events).filter((e) => e.name.startsWith("$exposure:"));
+  const exposures = () => sent.flatMap((b) => b.events ?? []).filter((e) => e.name.startsWith("$exposure:"));
   return Object.assign(client, { sent, exposures });
 }
 
