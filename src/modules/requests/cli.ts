@@ -28,7 +28,7 @@ const decision = (name: "approve" | "reject" | "withdraw" | "apply", summary: st
   summary,
   args: ["<id>"],
   examples: [`svc requests ${name} cr_…`, `svc requests ${name} cr_… --json`],
-  flags: { ...(name === "reject" ? { note: { type: "string" as const, value: "TEXT", help: "Why it is rejected" } } : {}), ...CLIENT_FLAGS },
+  flags: { ...(name === "reject" ? { note: { type: "string" as const, value: "TEXT", help: "Why it is rejected (shown to the author)" } } : {}), ...CLIENT_FLAGS },
   async run({ values, positionals }) {
     const one = requests(openClient(values))({ id: seg(positionals[0]!) });
     const r = await dataOf(name === "reject" ? one.reject.post(str(values, "note") === undefined ? {} : { note: str(values, "note") }) : one[name].post());
@@ -93,7 +93,7 @@ export const requestsCommand: Command = {
       examples: ["svc requests open --title 'Raise checkout limits' --reason 'Black Friday' --file changes.json", "svc requests open --title 'Kill the new path' --file changes.json --json"],
       flags: {
         title: { type: "string", value: "TEXT", help: "What it does, in a line" },
-        reason: { type: "string", value: "TEXT", help: "Why" },
+        reason: { type: "string", value: "TEXT", help: "Why the change is needed (shown to approvers)" },
         file: { type: "string", value: "FILE", help: "The changes as JSON: [{kind, ...}, ...]" },
         ...CLIENT_FLAGS,
       },
