@@ -79,10 +79,20 @@ export function splitRanges(split: readonly SplitEntry[]): BucketRange[][] {
 
 const isUnit = (v: unknown): v is string | number | boolean => (typeof v === "string" && v !== "") || typeof v === "number" || typeof v === "boolean";
 
-/** The split value (index) whose ranges hold `bucket` (an integer in [0, BUCKETS)), or -1. */
+/**
+ * The split value (index) whose ranges hold `bucket` (an integer in [0, BUCKETS)), or -1. Published ranges
+ * are read in place (not through splitRanges' new arrays): this runs on every evaluation of a split.
+ */
 function entryAt(split: readonly SplitEntry[], bucket: number): number {
-  const ranges = splitRanges(split);
-  for (let j = 0; j < ranges.length; j++) for (const [start, end] of ranges[j]!) if (bucket >= start && bucket < end) return j;
+  let published = true;
+  for (let j = 0; j < split.length; j++) if (!Array.isArray(split[j]!.ranges)) published = false;
+  if (published) {
+    for (let j = 0; j < split.length; j++) for (const [start, end] of split[j]!.ranges!) if (bucket >= start && bucket < end) return j;
+    return -1;
+  }
+  // Rules the server never published (built by hand): the weights in order.
+  const laid = contiguousRanges(split);
+  for (let j = 0; j < laid.length; j++) for (const [start, end] of laid[j]!) if (bucket >= start && bucket < end) return j;
   return -1;
 }
 

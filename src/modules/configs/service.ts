@@ -163,15 +163,9 @@ export class ConfigsService {
     const configs: string[] = [];
     const envs: Env[] = [];
     for (const env of ENVS) {
-      let used = false;
-      for (const r of await versioned.published<{ rules: string }>(q, projectId, env)) {
-        if (r.rules === "[]") continue;
-        if (referencedSegments(asGateRules(parseRules(r.rules))).some((ref) => ref.name === segment)) {
-          configs.push(`config ${r.name} (${env})`);
-          used = true;
-        }
-      }
-      if (used) envs.push(env);
+      const naming = await this.rulesNaming(q, projectId, env, segment);
+      for (const { name } of naming) configs.push(`config ${name} (${env})`);
+      if (naming.length > 0) envs.push(env);
     }
     return { configs, envs };
   }

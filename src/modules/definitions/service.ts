@@ -87,7 +87,10 @@ export class DefinitionsService {
 
   /** What applying `raw` would change; sections the document leaves out are left alone (prune included). */
   async plan(projectId: string, raw: unknown, options: ApplyOptions = {}): Promise<Plan> {
-    const wanted = this.parse(raw, options.envs);
+    return this.planOf(projectId, this.parse(raw, options.envs), options);
+  }
+
+  private async planOf(projectId: string, wanted: Map<Section, Map<string, Entry>>, options: ApplyOptions): Promise<Plan> {
     const changes: PlannedChange[] = [];
     const deletes: PlannedChange[] = [];
     for (const section of SECTIONS) {
@@ -117,8 +120,8 @@ export class DefinitionsService {
    * one may name another), then deletes in reverse order. `dryRun` runs all of it and rolls it back.
    */
   async apply(projectId: string, raw: unknown, actor: Actor, options: ApplyOptions = {}): Promise<Plan & { applied: boolean }> {
-    const plan = await this.plan(projectId, raw, options);
     const wanted = this.parse(raw, options.envs);
+    const plan = await this.planOf(projectId, wanted, options);
     if (plan.changes.length === 0) return { ...plan, applied: false };
     const by: Actor = { email: actor.email, type: actor.type };
     try {

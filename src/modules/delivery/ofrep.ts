@@ -260,13 +260,20 @@ export function evaluateAll(snapshot: Snapshot, context: EvaluationContext = {},
   return flags;
 }
 
-/** Whether a bulk answer depends on the context (gates and experiments do), so it is neither shared nor tagged by revision alone. */
+/** Per snapshot: whether any config has rules (read by every bulk request, found once). */
+const targetedConfigs = new WeakMap<Snapshot, boolean>();
+
+/** Whether a bulk answer depends on the context (gates, experiments, rollouts and configs with rules do), so it is neither shared nor tagged by revision alone. */
 export function answersPerContext(snapshot: Snapshot): boolean {
   for (const _ in snapshot.gates) return true;
   for (const _ in snapshot.experiments ?? {}) return true;
   for (const _ in snapshot.rollouts ?? {}) return true;
-  for (const name in snapshot.configs) if (snapshot.configs[name]!.rules) return true;
-  return false;
+  let targeted = targetedConfigs.get(snapshot);
+  if (targeted === undefined) {
+    targeted = Object.values(snapshot.configs).some((c) => c.rules !== undefined);
+    targetedConfigs.set(snapshot, targeted);
+  }
+  return targeted;
 }
 
 /** (project, experiment, unit) triples remembered as logged, per server. */

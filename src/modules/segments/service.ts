@@ -9,8 +9,10 @@ import { bumpRevision } from "../../lib/revisions";
 import type { Queryable, Tx } from "../../lib/store";
 import { CONTROL_CHARS, checkResourceName } from "../../lib/validate";
 import type { GateCondition, PublishedSegment } from "../../sdk/gates";
-import { conditionCost } from "../gates/cost";
-import { SEGMENT_REF_OPS, checkConditions } from "../gates/rules";
+import type { ConfigRule } from "../../sdk/configs";
+import { asGateRules } from "../configs/rules";
+import { conditionCost, withSegmentCosts } from "../gates/cost";
+import { SEGMENT_REF_OPS, checkConditions, referencedSegments } from "../gates/rules";
 import { EVALUATION_COST_MAX } from "../gates/types";
 import { type SegmentRow, type SegmentRowWithIds, deleteSegment, findSegment, insertSegment, segmentByName, segmentsOfProject, updateSegment } from "./store";
 
@@ -114,11 +116,9 @@ function applyIdsChange(stored: string[], change: { remove: string[]; add: strin
   return next;
 }
 
-/** The segments a config's rules name. */
-function namedSegments(rules: { conditions: GateCondition[] }[]): Set<string> {
-  const names = new Set<string>();
-  for (const r of rules) for (const c of r.conditions) if (c.op === "in_segment" || c.op === "not_in_segment") names.add(String(c.value));
-  return names;
+/** The segments a config's rules name (the gates' own reading of rules). */
+function namedSegments(rules: ConfigRule[]): Set<string> {
+  return new Set(referencedSegments(asGateRules(rules)).map((ref) => ref.name));
 }
 
 function costOf(conditions: GateCondition[]): number {
@@ -325,13 +325,12 @@ export class SegmentsService {
     return { users, envs: (["dev", "staging", "prod"] as Env[]).filter((e) => envs.has(e)) };
   }
 
-
   /** A segment change (its conditions now costing `cost`) must keep every config rule naming it on the env within the bound. */
   private async checkConfigsWith(tx: Tx, projectId: string, env: Env, segment: string, cost: number): Promise<void> {
     const costs = new Map([[segment, cost]]);
     for (const { name, rules } of await this.ctx.services.configs.rulesNaming(tx, projectId, env, segment)) {
-      let total = 0;
-      for (const r of rules) for (const c of r.conditions) total += c.op === "in_segment" || c.op === "not_in_segment" ? 1 + (costs.get(String(c.value)) ?? 0) : conditionCost(c);
+      // The gates' cost of a condition, with this segment at its new cost (other segments count as their condition's 1).
+      const total = withSegmentCosts(costs, () => rules.reduce((sum, r) => sum + r.conditions.reduce((n, c) => n + conditionCost(c), 0), 0));
       if (total > EVALUATION_COST_MAX) throw validation(`Config ${name} names this segment and would cost too much to evaluate`, `conditions: config ${name} (${env}) would go over the evaluation bound with these conditions (${total} units; at most ${EVALUATION_COST_MAX})`);
     }
   }
