@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -72,7 +72,7 @@ describe.skipIf(!chromiumAvailable)("the audit trail's filters in the dashboard"
 
     await page.getByRole("button", { name: "Reset" }).click();
     await page.getByRole("cell", { name: "config.create" }).waitFor();
-    expect(await form.getByLabel("Resource").inputValue()).toBe("");
+    await valueBecomes(form.getByLabel("Resource"), "");
     expect(await actions()).toContain("session.signin");
   });
 

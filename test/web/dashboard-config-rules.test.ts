@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 // The rules editor of a config and its "who gets what" preview (issue 29, everywhere a feature lives).
 setDefaultTimeout(120_000);
@@ -72,7 +72,7 @@ describe.skipIf(!chromiumAvailable)("a config's rules in the dashboard", () => {
     expect(await page.getByRole("spinbutton", { name: "Weight of value 1 of rule 2 (%)" }).getAttribute("aria-invalid")).toBe("true");
     await page.getByRole("button", { name: "Add value to the split of rule 2" }).click();
     // The new value takes what is left of 100.
-    expect(await page.getByRole("spinbutton", { name: "Weight of value 3 of rule 2 (%)" }).inputValue()).toBe("20");
+    await valueBecomes(page.getByRole("spinbutton", { name: "Weight of value 3 of rule 2 (%)" }), "20");
     await page.getByRole("textbox", { name: "Value 3 of the split of rule 2 (JSON)" }).fill('"c"');
     await page.getByText('Shares: "a" 50% · "b" 30% · "c" 20% (total 100%)').waitFor();
     expect(await page.getByText("The weights sum to").count()).toBe(0);

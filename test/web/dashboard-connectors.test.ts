@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import type { Page } from "playwright-core";
 import { verify } from "../../src/modules/connectors/signing";
 import { VendorStandIn, standInEnv, withEnv } from "../support/vendor-standin";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -39,7 +39,7 @@ describe.skipIf(!chromiumAvailable)("connectors in the dashboard", () => {
     await page.getByText("No connectors yet.").waitFor();
     await page.getByRole("button", { name: "New connector" }).click();
     const dialog = page.getByRole("dialog", { name: "New connector" });
-    expect(await dialog.getByLabel("Provider").inputValue()).toBe("webhook");
+    await valueBecomes(dialog.getByLabel("Provider"), "webhook");
     await dialog.getByLabel("Name").fill("intake");
     await dialog.getByRole("checkbox", { name: "alert.firing" }).check();
     await dialog.getByLabel("URL").fill("ftp://nowhere.example");

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -271,7 +271,7 @@ describe.skipIf(!chromiumAvailable)("experiments in the dashboard", () => {
     await open("/experiments/checkout-button");
     await page.getByRole("button", { name: "Stop experiment" }).click();
     const dialog = page.getByRole("dialog", { name: "Stop checkout-button?" });
-    expect(await dialog.getByLabel("Variant to ship").inputValue()).toBe("green");
+    await valueBecomes(dialog.getByLabel("Variant to ship"), "green");
     await dialog.getByLabel("Reason").fill("+66.7 % purchases");
     await noSeriousViolations("experiment-stop");
     await dialog.getByRole("button", { name: "Stop and ship green" }).click();
@@ -410,7 +410,7 @@ describe.skipIf(!chromiumAvailable)("experiments in the dashboard", () => {
     await dialog.getByLabel("First segment").fill("500");
     await dialog.getByLabel("Universe").selectOption({ label: "web (user_id)" });
     await dialog.getByLabel("Universe").selectOption({ label: "app (user_id)" });
-    expect(await dialog.getByLabel("First segment").inputValue()).toBe("500");
+    await valueBecomes(dialog.getByLabel("First segment"), "500");
     await dialog.getByText("It overlaps the holdout, segments 0–999 (10 % of units): those units go to no experiment.").waitFor();
     await dialog.getByRole("button", { name: "Cancel" }).click();
   });

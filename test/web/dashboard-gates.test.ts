@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -67,7 +67,7 @@ describe.skipIf(!chromiumAvailable)("gates in the dashboard", () => {
   test("edit a rule on staging and publish it: the API has the new version and rules, other envs unchanged", async () => {
     await page.getByRole("tab", { name: /^staging/ }).click();
     expect(await page.getByRole("tab", { name: /^staging/ }).getAttribute("aria-selected")).toBe("true");
-    expect(await page.getByLabel("Attribute of rule 1, condition 1").inputValue()).toBe("email");
+    await valueBecomes(page.getByLabel("Attribute of rule 1, condition 1"), "email");
     await noSeriousViolations("gate-detail");
 
     await page.getByLabel("Attribute of rule 1, condition 1").fill("country");
@@ -114,8 +114,8 @@ describe.skipIf(!chromiumAvailable)("gates in the dashboard", () => {
     expect((await gate()).envs.staging.version).toBe(2);
 
     await page.getByRole("button", { name: "Undo changes" }).click();
-    expect(await page.getByLabel("Operator of rule 1, condition 1").inputValue()).toBe("in");
-    expect(await page.getByLabel("Value of rule 1, condition 1").inputValue()).toBe("de, at");
+    await valueBecomes(page.getByLabel("Operator of rule 1, condition 1"), "in");
+    await valueBecomes(page.getByLabel("Value of rule 1, condition 1"), "de, at");
     expect(await page.getByRole("alert").filter({ hasText: "rules[0]" }).count()).toBe(0);
   });
 
@@ -133,7 +133,7 @@ describe.skipIf(!chromiumAvailable)("gates in the dashboard", () => {
     await page.getByLabel("Operator of rule 2, condition 1").selectOption("exists");
     expect(await page.getByLabel("Value of rule 2, condition 1").count()).toBe(0);
     await page.getByRole("button", { name: "Move rule 2 up" }).click();
-    expect(await page.getByLabel("Name of rule 1").inputValue()).toBe("everyone else, 10%");
+    await valueBecomes(page.getByLabel("Name of rule 1"), "everyone else, 10%");
     await page.getByRole("status").filter({ hasText: "Moved rule 2 up: it is now rule 1" }).waitFor();
     await page.getByRole("button", { name: "Remove condition 1 of rule 1" }).click();
     await page.getByRole("button", { name: "Move rule 1 down" }).click();
@@ -159,7 +159,7 @@ describe.skipIf(!chromiumAvailable)("gates in the dashboard", () => {
     await page.getByRole("tab", { name: /^staging/ }).click();
     const context = page.getByLabel("Context (JSON)");
     await context.fill(JSON.stringify({ user_id: "user-7", country: "de" }));
-    expect(await page.getByLabel("Env to explain on").inputValue()).toBe("staging");
+    await valueBecomes(page.getByLabel("Env to explain on"), "staging");
     await page.getByRole("button", { name: "Explain", exact: true }).click();
     const expected = (await f.ts.api("/api/admin/gates/new-checkout/explain", { body: { env: "staging", context: { user_id: "user-7", country: "de" } } })).body;
     await page.getByRole("status").filter({ hasText: `new-checkout is ${expected.value ? "on" : "off"} for this context on staging (version 2)` }).waitFor();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -99,7 +99,7 @@ describe.skipIf(!chromiumAvailable)("translations in the dashboard", () => {
   test("edit a key's value, search over keys and values, delete a key after asking", async () => {
     await page.getByRole("button", { name: "Edit key checkout.pay" }).click();
     const dialog = page.getByRole("dialog", { name: "Edit key checkout.pay" });
-    expect(await dialog.getByLabel("Value").inputValue()).toBe("Jetzt bezahlen");
+    await valueBecomes(dialog.getByLabel("Value"), "Jetzt bezahlen");
     expect(await dialog.getByLabel("Key").count()).toBe(0);
     await dialog.getByLabel("Value").fill("Bezahlen");
     await noSeriousViolations("i18n-key-edit");

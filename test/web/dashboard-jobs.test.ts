@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 // Issue 27, items 10 and 11: the settings other pages point at, and jobs that needed the API, done from the
 // dashboard (a config's schema and rollback, a gate's percentage rollout, what events arrived).
@@ -103,7 +103,7 @@ describe.skipIf(!chromiumAvailable)("jobs that needed the API (item 11)", () => 
     await page.getByRole("tab", { name: /^staging/ }).click();
     await page.getByRole("spinbutton", { name: "Percentage rollout on staging" }).fill("30");
     await page.getByRole("tab", { name: /^staging.*unpublished changes/ }).waitFor();
-    expect(await page.getByLabel("Pass percentage of rule 2").inputValue()).toBe("30");
+    await valueBecomes(page.getByLabel("Pass percentage of rule 2"), "30");
     await noSeriousViolations("gate-percentage-rollout");
     await page.getByRole("button", { name: "Publish rules to staging" }).click();
     await page.getByRole("status").filter({ hasText: "Published 2 rules to staging" }).waitFor();
@@ -112,7 +112,7 @@ describe.skipIf(!chromiumAvailable)("jobs that needed the API (item 11)", () => 
     expect(stored.prod.rules).toHaveLength(1);
     // The slider moves the same rule, not another one.
     await page.getByRole("slider", { name: "Percentage rollout on staging (slider)" }).fill("60");
-    expect(await page.getByLabel("Pass percentage of rule 2").inputValue()).toBe("60");
+    await valueBecomes(page.getByLabel("Pass percentage of rule 2"), "60");
   });
 
   test("the events page counts arrivals per name and shows a name's raw events, paged, as text", async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { lineOf, sentryClient } from "../support/sentry-client";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -105,9 +105,9 @@ describe.skipIf(!chromiumAvailable)("event catalog in the dashboard", () => {
     await page.getByRole("button", { name: "Edit event search.performed" }).click();
     const edit = page.getByRole("dialog", { name: "Edit event search.performed" });
     expect(await edit.getByLabel("Name", { exact: true }).count()).toBe(0);
-    expect(await edit.getByLabel("Name of property 2").inputValue()).toBe("results");
+    await valueBecomes(edit.getByLabel("Name of property 2"), "results");
     await edit.getByRole("button", { name: "Remove property 1 (query)" }).click();
-    expect(await edit.getByLabel("Name of property 1").inputValue()).toBe("results");
+    await valueBecomes(edit.getByLabel("Name of property 1"), "results");
     await edit.getByLabel("Description", { exact: true }).fill("A search ran, results counted");
     await noSeriousViolations("event-edit");
     await edit.getByRole("button", { name: "Save event" }).click();
@@ -199,7 +199,7 @@ describe.skipIf(!chromiumAvailable)("metrics in the dashboard", () => {
 
     await page.getByRole("button", { name: "Edit metric" }).click();
     const edit = page.getByRole("dialog", { name: "Edit metric buyers-per-signup" });
-    expect(await edit.getByLabel("Event of the denominator").inputValue()).toBe("signup");
+    await valueBecomes(edit.getByLabel("Event of the denominator"), "signup");
     await edit.getByLabel("Kind of the numerator").selectOption("count");
     await edit.getByRole("button", { name: "Save metric" }).click();
     await page.getByRole("status").filter({ hasText: "Saved metric buyers-per-signup" }).waitFor();
@@ -219,7 +219,7 @@ describe.skipIf(!chromiumAvailable)("metrics in the dashboard", () => {
 
     await page.getByRole("button", { name: "Edit carts" }).click();
     const edit = page.getByRole("dialog", { name: "Edit metric carts" });
-    expect(await edit.getByLabel("Event", { exact: true }).inputValue()).toBe("cart.viewed");
+    await valueBecomes(edit.getByLabel("Event", { exact: true }), "cart.viewed");
     await edit.getByLabel("Event", { exact: true }).selectOption("signup");
     await edit.getByRole("button", { name: "Save metric" }).click();
     await page.getByRole("img", { name: /^carts, 24 h, hourly: 24 buckets.*Total 2/ }).waitFor();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -121,8 +121,8 @@ describe.skipIf(!chromiumAvailable)("the approval queue in the dashboard", () =>
 
     await page.getByRole("button", { name: "Edit item" }).click();
     const dialog = page.getByRole("dialog", { name: "Edit #5" });
-    expect(await dialog.getByLabel("Title").inputValue()).toBe("Avatar upload fails");
-    expect(await dialog.getByLabel("Actual result").inputValue()).toBe("Error 413");
+    await valueBecomes(dialog.getByLabel("Title"), "Avatar upload fails");
+    await valueBecomes(dialog.getByLabel("Actual result"), "Error 413");
     await dialog.getByLabel("Title").fill("Avatar upload fails for PNG files");
     await dialog.getByLabel("Priority").selectOption("high");
     await dialog.getByLabel("Actual result").fill("");

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -70,11 +70,12 @@ describe.skipIf(!chromiumAvailable)("rollouts in the dashboard", () => {
     await page.getByRole("button", { name: "New rollout" }).click();
     const dialog = page.getByRole("dialog", { name: "New rollout" });
     expect(await dialog.getByLabel("A gate's new rules").isChecked()).toBe(true);
-    expect(await dialog.getByLabel("Gate", { exact: true }).inputValue()).toBe("new-checkout");
-    expect(await dialog.getByLabel("Env", { exact: true }).inputValue()).toBe("prod");
+    // The gates and configs load once the dialog opens; the first gate is then chosen and its rules prefilled.
+    await valueBecomes(dialog.getByLabel("Gate", { exact: true }), "new-checkout");
+    await valueBecomes(dialog.getByLabel("Env", { exact: true }), "prod");
     // The rules start as what prod publishes (none); the default plan is there.
     const rules = dialog.getByLabel("New rules (JSON)");
-    expect(JSON.parse(await rules.inputValue())).toEqual([]);
+    await valueBecomes(rules, "[]");
     const stage = (n: number) => dialog.getByRole("group", { name: `Stage ${n}`, exact: true });
     const plan = [];
     for (let n = 1; n <= 5; n++) plan.push([await stage(n).getByLabel("Percent of units").inputValue(), await stage(n).getByLabel("Minimum minutes").inputValue()]);
@@ -241,16 +242,18 @@ describe.skipIf(!chromiumAvailable)("rollouts in the dashboard", () => {
     await page.getByRole("button", { name: "New rollout" }).click();
     const dialog = page.getByRole("dialog", { name: "New rollout" });
     await dialog.getByLabel("A config's new value").check();
-    expect(await dialog.getByLabel("Config", { exact: true }).inputValue()).toBe("limits");
+    await valueBecomes(dialog.getByLabel("Config", { exact: true }), "limits");
     // prod has a draft: it is the default, shown as it will be sent.
+    const draft = dialog.getByRole("figure", { name: "The draft on prod" });
+    await draft.waitFor();
     expect(await dialog.getByLabel("Use the env's draft").isChecked()).toBe(true);
-    expect(JSON.parse(await dialog.getByRole("figure", { name: "The draft on prod" }).locator("pre").innerText())).toEqual({ perMinute: 120 });
+    expect(JSON.parse(await draft.locator("pre").innerText())).toEqual({ perMinute: 120 });
     // On dev there is none: the value starts as what dev publishes.
     await dialog.getByLabel("Env", { exact: true }).selectOption("dev");
     await dialog.getByText("no draft on dev").waitFor();
     await dialog.getByLabel("Value (JSON)").waitFor();
     expect(await dialog.getByLabel("This value").isChecked()).toBe(true);
-    expect(JSON.parse(await dialog.getByLabel("Value (JSON)").inputValue())).toEqual({ perMinute: 60 });
+    await valueBecomes(dialog.getByLabel("Value (JSON)"), JSON.stringify({ perMinute: 60 }, null, 2));
     await dialog.getByLabel("Env", { exact: true }).selectOption("prod");
     await dialog.getByLabel("Use the env's draft").check();
     await dialog.getByRole("button", { name: "Create rollout" }).click();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 // The Schedules page (issue 30): a gate percentage ramp and a killswitch toggle made in the form, a refusal shown
 // in the dialog, a late run's note, cancel; axe-clean in light and dark at desktop size and at 390 px.
@@ -42,13 +42,13 @@ describe.skipIf(!chromiumAvailable)("schedules in the dashboard", () => {
     // A gate ramp: 5 %, 25 %, 100 %, a day apart.
     await page.getByRole("button", { name: "New schedule" }).click();
     const dialog = page.getByRole("dialog", { name: "New schedule" });
-    expect(await dialog.getByLabel("What").inputValue()).toBe("ramp");
+    await valueBecomes(dialog.getByLabel("What"), "ramp");
     await dialog.getByLabel("Gate", { exact: true }).fill("no-such-gate");
     await dialog.getByRole("button", { name: "Schedule" }).click();
     await dialog.getByText(/no-such-gate/).first().waitFor();
     expect(await schedules()).toEqual([]);
     await dialog.getByLabel("Gate", { exact: true }).fill("web-ramp");
-    expect(await dialog.getByLabel("Percentages").inputValue()).toBe("5, 25, 100");
+    await valueBecomes(dialog.getByLabel("Percentages"), "5, 25, 100");
     await dialog.getByLabel("Hours between steps").fill("24");
     await noSeriousViolations("schedules-new-ramp");
     await dialog.getByRole("button", { name: "Schedule" }).click();

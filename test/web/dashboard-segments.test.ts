@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 // Issue 29 (segments UI, item 4): the segments pages, with the editor's CSV import sent in parts under the body limit.
 
@@ -44,7 +44,7 @@ describe.skipIf(!chromiumAvailable)("segments in the dashboard", () => {
     const dialog = page.getByRole("dialog", { name: "New segment" });
     await dialog.getByLabel("Name").fill("beta-testers");
     await dialog.getByLabel("Description").fill("Beta programme");
-    expect(await dialog.getByLabel("Attribute").inputValue()).toBe("user_id");
+    await valueBecomes(dialog.getByLabel("Attribute"), "user_id");
     const ids = Array.from({ length: 30_000 }, (_, i) => uuid(i));
     await dialog.getByLabel("Import ids from a CSV file").setInputFiles(csv("beta.csv", ["user_id,email", ...ids.map((id, i) => `${id},u${i}@example.com`), `${ids[0]},dup@example.com`]));
     await dialog.getByText("30,000 ids in beta.csv (header user_id skipped)").waitFor();
@@ -80,7 +80,7 @@ describe.skipIf(!chromiumAvailable)("segments in the dashboard", () => {
     expect(await dialog.getByLabel("What the file's ids do").count()).toBe(0);
     await dialog.getByLabel("Import ids from a CSV file").setInputFiles(csv("wave2.csv", ["user_id", "w-1", "w-2", uuid(0)]));
     await dialog.getByText("3 ids in wave2.csv (header user_id skipped)").waitFor();
-    expect(await dialog.getByLabel("What the file's ids do").inputValue()).toBe("add");
+    await valueBecomes(dialog.getByLabel("What the file's ids do"), "add");
     await dialog.getByLabel("Conditions (JSON)").fill('[{"attr": "email", "op": "ends_with", "value": "@acme.com"}]');
     await noSeriousViolations("segment-edit");
     await dialog.getByRole("button", { name: "Save segment" }).click();

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { type BrowserContext, type Page, chromium } from "playwright-core";
+import { type BrowserContext, type Locator, type Page, chromium } from "playwright-core";
 import { MailCapture } from "../browser";
 import { ROOT } from "../cli/process";
 import { type TestServer, startTestServer, tempDir } from "../helpers";
@@ -56,6 +56,20 @@ export async function signIn(f: DashboardFixture, page: Page, email = "owner@exa
   await page.goto(mail.url);
   await page.getByRole("button", { name: /sign in/i }).click();
   await page.waitForURL((url) => url.pathname === path);
+}
+
+/**
+ * Waits until a form control holds `value`: controls filled from data the page loads after it opens (a dialog's
+ * selects and prefilled JSON) get their value a render later, so reading it at once races the load.
+ */
+export async function valueBecomes(control: Locator, value: string, timeout = 30_000): Promise<void> {
+  const deadline = Date.now() + timeout;
+  let now = await control.inputValue({ timeout });
+  while (now !== value) {
+    if (Date.now() > deadline) throw new Error(`the control's value stayed ${JSON.stringify(now)}, not ${JSON.stringify(value)}`);
+    await Bun.sleep(25);
+    now = await control.inputValue({ timeout });
+  }
 }
 
 const AXE_SOURCE = join(ROOT, "node_modules", "axe-core", "axe.min.js");

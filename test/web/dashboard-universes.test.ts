@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -33,7 +33,7 @@ describe.skipIf(!chromiumAvailable)("universes in the dashboard", () => {
     await page.getByRole("button", { name: "New universe" }).click();
     const dialog = page.getByRole("dialog", { name: "New universe" });
     await dialog.getByLabel("Name").fill("web-users");
-    expect(await dialog.getByLabel("Unit type").inputValue()).toBe("user_id");
+    await valueBecomes(dialog.getByLabel("Unit type"), "user_id");
     // No holdout yet: the bar says so.
     await dialog.getByRole("img", { name: "Preview: 10,000 segments, no holdout" }).waitFor();
     await dialog.getByRole("checkbox", { name: /Hold out a range of segments/ }).check();
@@ -84,7 +84,7 @@ describe.skipIf(!chromiumAvailable)("universes in the dashboard", () => {
     expect(await dialog.getByLabel("Unit type").count()).toBe(0);
     await dialog.getByText("Unit type: user_id").waitFor();
     await dialog.getByText(`Salt ${(await universe("web-users")).body.salt}`).waitFor();
-    expect(await dialog.getByLabel("First held-out segment").inputValue()).toBe("0");
+    await valueBecomes(dialog.getByLabel("First held-out segment"), "0");
     await dialog.getByLabel("First held-out segment").fill("9500");
     await dialog.getByLabel("End of the holdout (excluded)").fill("10000");
     await noSeriousViolations("universe-edit");
