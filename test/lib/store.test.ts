@@ -10,7 +10,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type Migration, type ModuleMigrations, NewerSchemaError, type Store, type StoreTarget, migrate, openStore, parseStoreTarget, withStoreMigrations } from "../../src/lib/store";
-import { WalCheckpointer } from "../../src/lib/store/checkpointer";
+import { WalCheckpointer, checkpointThreads } from "../../src/lib/store/checkpointer";
 import { SqliteStore } from "../../src/lib/store/sqlite";
 import { storeMigrations } from "../../src/modules";
 import { TEST_ENGINE, dropStore, freshStoreUrl, tempDir } from "../helpers";
@@ -350,6 +350,29 @@ describe("background WAL checkpoints (SQLite)", () => {
     } finally {
       reopened.close();
     }
+  });
+
+  test("the server's two files share one checkpoint thread, ended with the last (issue 32: a thread is a whole VM)", async () => {
+    const dir = tempDir("svc-checkpoint-");
+    const a = (await open(parseStoreTarget(`sqlite:${join(dir, "a.db")}`, dir))) as SqliteStore;
+    const b = (await open(parseStoreTarget(`sqlite:${join(dir, "b.db")}`, dir))) as SqliteStore;
+    expect(checkpointThreads()).toEqual({ threads: 0, files: 0 });
+    await a.checkpointInBackground();
+    await b.checkpointInBackground();
+    expect(checkpointThreads()).toEqual({ threads: 1, files: 2 });
+    // Both are checkpointed by it.
+    for (const s of [a, b]) {
+      await s.exec("CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
+      for (let i = 0; i < 300; i++) await s.write((tx) => tx.run("INSERT INTO filler (body) VALUES (?)", "x".repeat(500)));
+    }
+    for (const s of [a, b]) expect(await waitFor(() => (s.checkpointer?.lastTurn?.log ?? 0) > 0, 5000)).toBe(true);
+    await a.close();
+    opened.splice(opened.indexOf(a), 1);
+    expect(checkpointThreads()).toEqual({ threads: 1, files: 1 });
+    await b.close();
+    opened.splice(opened.indexOf(b), 1);
+    expect(checkpointThreads()).toEqual({ threads: 0, files: 0 });
+    expect(existsSync(join(dir, "a.db-wal")) || existsSync(join(dir, "b.db-wal"))).toBe(false);
   });
 
   test("a worker that cannot open the file gives the writer its automatic checkpoint back and says why", async () => {

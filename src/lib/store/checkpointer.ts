@@ -20,30 +20,38 @@ import type { Database } from "bun:sqlite";
  */
 const CHECKPOINT_WORKER = `
 const { Database } = require("bun:sqlite");
-let db, timer;
-function checkpoint() {
+// One thread for every database file of the process (service.db, events.db): a connection and a timer each.
+const files = new Map();
+function checkpoint(id) {
+  const f = files.get(id);
+  if (!f) return;
   try {
-    const r = db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
-    if (r.log > 0) postMessage({ log: r.log, checkpointed: r.checkpointed, busy: r.busy });
+    const r = f.db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
+    if (r.log > 0) postMessage({ id, log: r.log, checkpointed: r.checkpointed, busy: r.busy });
   } catch (err) {
     // Another connection mid-checkpoint (SQLITE_BUSY) is a normal turn: the next one catches up.
-    if (!String(err && err.code).startsWith("SQLITE_BUSY")) postMessage({ error: err instanceof Error ? err.message : String(err) });
+    if (!String(err && err.code).startsWith("SQLITE_BUSY")) postMessage({ id, error: err instanceof Error ? err.message : String(err) });
   }
 }
 self.onmessage = ({ data }) => {
+  const id = data.id;
   if (data.start) {
     try {
-      db = new Database(data.path, { create: false });
+      const db = new Database(data.path, { create: false });
       db.run("PRAGMA busy_timeout = 0");
-      timer = setInterval(checkpoint, data.everyMs);
-      postMessage({ ready: true });
+      files.set(id, { db, timer: setInterval(() => checkpoint(id), data.everyMs) });
+      postMessage({ id, ready: true });
     } catch (err) {
-      postMessage({ error: err instanceof Error ? err.message : String(err) });
+      postMessage({ id, error: err instanceof Error ? err.message : String(err) });
     }
   } else if (data.close) {
-    clearInterval(timer);
-    try { db && db.close(); } catch {}
-    postMessage({ closed: true });
+    const f = files.get(id);
+    files.delete(id);
+    if (f) {
+      clearInterval(f.timer);
+      try { f.db.close(); } catch {}
+    }
+    postMessage({ id, closed: true });
   }
 };
 `;
@@ -53,11 +61,53 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
 
 export type CheckpointTurn = { log: number; checkpointed: number; busy: number };
 
-let workerUrl: string | undefined;
+type Reply = { id: number; ready?: true; closed?: true; error?: string } & Partial<CheckpointTurn>;
+
+/**
+ * The one checkpoint thread of the process, shared by every WalCheckpointer: a worker thread is a whole
+ * JavaScript VM (about 7 MB resident for the first, measured on the compiled binary), and the server has two
+ * SQLite files. Started with the first checkpointer, ended with the last.
+ */
+const thread = {
+  worker: undefined as Worker | undefined,
+  url: undefined as string | undefined,
+  nextId: 1,
+  users: new Map<number, (reply: Reply) => void>(),
+
+  join(onReply: (reply: Reply) => void): { id: number; worker: Worker } {
+    if (!this.worker) {
+      this.url ??= URL.createObjectURL(new Blob([CHECKPOINT_WORKER], { type: "application/javascript" }));
+      const worker = new Worker(this.url);
+      (worker as Worker & { unref?: () => void }).unref?.();
+      worker.onmessage = ({ data }: MessageEvent<Reply>) => this.users.get(data.id)?.(data);
+      // The thread itself failed: every file it served falls back to its writer's own checkpoint.
+      worker.onerror = (event) => {
+        for (const [id, reply] of [...this.users]) reply({ id, error: event.message });
+      };
+      this.worker = worker;
+    }
+    const id = this.nextId++;
+    this.users.set(id, onReply);
+    return { id, worker: this.worker };
+  },
+
+  leave(id: number): void {
+    if (!this.users.delete(id) || this.users.size > 0) return;
+    this.worker?.terminate();
+    this.worker = undefined;
+  },
+};
+
+/** How many checkpoint threads run and how many files they serve (tests and diagnostics). */
+export function checkpointThreads(): { threads: number; files: number } {
+  return { threads: thread.worker ? 1 : 0, files: thread.users.size };
+}
 
 export class WalCheckpointer {
+  private id: number | undefined;
   private worker: Worker | undefined;
   private closing: Promise<void> | undefined;
+  private onClosed: (() => void) | undefined;
   /** The latest turn that found frames in the WAL (tests and diagnostics). */
   lastTurn: CheckpointTurn | undefined;
   /** Turns that found frames to copy. */
@@ -73,17 +123,15 @@ export class WalCheckpointer {
     private readonly options: { everyMs?: number; restoredPages?: number; onError?: (message: string) => void } = {},
   ) {}
 
-  /** Starts the worker; resolves once it runs (the writer's own checkpoint stays on until then). */
+  /** Starts checkpointing on the shared thread; resolves once it runs (the writer's own checkpoint stays on until then). */
   start(): Promise<void> {
-    workerUrl ??= URL.createObjectURL(new Blob([CHECKPOINT_WORKER], { type: "application/javascript" }));
-    const worker = new Worker(workerUrl);
-    (worker as Worker & { unref?: () => void }).unref?.();
-    this.worker = worker;
     return new Promise<void>((ready) => {
-      worker.onmessage = ({ data }: MessageEvent<{ ready?: true; closed?: true; error?: string } & Partial<CheckpointTurn>>) => {
+      const { id, worker } = thread.join((data) => {
         if (data.ready) {
           this.writer.run("PRAGMA wal_autocheckpoint = 0");
           ready();
+        } else if (data.closed) {
+          this.onClosed?.();
         } else if (data.error !== undefined) {
           this.fallBack(data.error);
           ready();
@@ -91,12 +139,10 @@ export class WalCheckpointer {
           this.turns++;
           this.lastTurn = { log: data.log, checkpointed: data.checkpointed ?? 0, busy: data.busy ?? 0 };
         }
-      };
-      worker.onerror = (event) => {
-        this.fallBack(event.message);
-        ready();
-      };
-      worker.postMessage({ start: true, path: this.path, everyMs: this.options.everyMs ?? 1000 });
+      });
+      this.id = id;
+      this.worker = worker;
+      worker.postMessage({ id, start: true, path: this.path, everyMs: this.options.everyMs ?? 1000 });
     });
   }
 
@@ -108,26 +154,28 @@ export class WalCheckpointer {
     } catch {
       // The writer is closed: nothing left to checkpoint for.
     }
-    this.worker?.terminate();
+    this.worker?.postMessage({ id: this.id, close: true });
+    this.release();
+  }
+
+  private release(): void {
+    if (this.id !== undefined) thread.leave(this.id);
+    this.id = undefined;
     this.worker = undefined;
   }
 
-  /** Closes the worker's connection before the writer's (the last connection to close folds the WAL in). */
+  /** Closes this file's connection on the thread before the writer's (the last connection to close folds the WAL in). */
   stop(): Promise<void> {
     const worker = this.worker;
     if (!worker) return Promise.resolve();
     this.closing ??= new Promise<void>((done) => {
       const timer = setTimeout(done, 2000);
-      worker.onmessage = ({ data }: MessageEvent<{ closed?: true }>) => {
-        if (!data.closed) return;
+      this.onClosed = () => {
         clearTimeout(timer);
         done();
       };
-      worker.postMessage({ close: true });
-    }).finally(() => {
-      worker.terminate();
-      this.worker = undefined;
-    });
+      worker.postMessage({ id: this.id, close: true });
+    }).finally(() => this.release());
     return this.closing;
   }
 }
