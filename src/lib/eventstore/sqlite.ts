@@ -413,7 +413,8 @@ export class SqliteEventStore implements EventStore {
   async checkpointInBackground(onError?: (message: string) => void): Promise<void> {
     if (this.analysis === undefined || this.checkpointer || this.closed) return;
     this.checkpointer = new WalCheckpointer(this.path, this.db, { onError, restoredPages: AUTOCHECKPOINT_PAGES });
-    await this.checkpointer.start();
+    // The thread starts once there is a WAL worth its memory (see startWhenWritten).
+    this.checkpointer.startWhenWritten();
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { statSync } from "node:fs";
 
 /**
  * WAL checkpoints off the server's thread.
@@ -103,8 +104,15 @@ export function checkpointThreads(): { threads: number; files: number } {
   return { threads: thread.worker ? 1 : 0, files: thread.users.size };
 }
 
+/**
+ * A WAL this big (after the reset at arming) starts the thread: an idle server, or one that writes a few rows a
+ * minute, never pays for it, while the writer's own checkpoint (SQLite's, 1,000 pages) covers the little it writes.
+ */
+const LAZY_START_BYTES = 256 * 1024;
+
 export class WalCheckpointer {
   private id: number | undefined;
+  private watch: ReturnType<typeof setInterval> | undefined;
   private worker: Worker | undefined;
   private closing: Promise<void> | undefined;
   private onClosed: (() => void) | undefined;
@@ -122,6 +130,37 @@ export class WalCheckpointer {
     private readonly writer: Database,
     private readonly options: { everyMs?: number; restoredPages?: number; onError?: (message: string) => void } = {},
   ) {}
+
+  /**
+   * The server's way in: the WAL is reset now (a TRUNCATE checkpoint on the writer, once, while it is small), and
+   * the shared thread starts only once the WAL grows past LAZY_START_BYTES, looked at every `everyMs` (a stat).
+   */
+  startWhenWritten(): void {
+    if (this.worker || this.watch) return;
+    try {
+      this.writer.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch {
+      // A reader mid-transaction: the WAL keeps its size, and the thread starts at the first look.
+    }
+    this.watch = setInterval(() => {
+      let size = 0;
+      try {
+        size = statSync(`${this.path}-wal`).size;
+      } catch {
+        return; // no WAL yet
+      }
+      if (size < LAZY_START_BYTES) return;
+      clearInterval(this.watch);
+      this.watch = undefined;
+      void this.start();
+    }, this.options.everyMs ?? 1000);
+    this.watch.unref?.();
+  }
+
+  /** Whether the thread checkpoints this file now (tests and diagnostics). */
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
 
   /** Starts checkpointing on the shared thread; resolves once it runs (the writer's own checkpoint stays on until then). */
   start(): Promise<void> {
@@ -166,6 +205,8 @@ export class WalCheckpointer {
 
   /** Closes this file's connection on the thread before the writer's (the last connection to close folds the WAL in). */
   stop(): Promise<void> {
+    clearInterval(this.watch);
+    this.watch = undefined;
     const worker = this.worker;
     if (!worker) return Promise.resolve();
     this.closing ??= new Promise<void>((done) => {

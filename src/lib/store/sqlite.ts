@@ -149,7 +149,8 @@ export class SqliteStore extends BaseStore {
   async checkpointInBackground(onError?: (message: string) => void): Promise<void> {
     if (this.path === ":memory:" || this.checkpointer || this.closed) return;
     this.checkpointer = new WalCheckpointer(this.path, this.writer.db, { onError });
-    await this.checkpointer.start();
+    // The thread starts once there is a WAL worth its memory (see startWhenWritten).
+    this.checkpointer.startWhenWritten();
   }
 
   /** Starts following other processes' announcements (after migrations created store_changes). */
