@@ -239,17 +239,17 @@ describe("svc mcp", () => {
   });
 
   test("apply_definitions on an env requiring approval opens one change request instead of publishing", async () => {
-    expect((await ts.api("/api/admin/configs", { body: { name: "mcp-apply-limit", schema: { type: "integer" }, value: 5 } })).status).toBe(201);
+    const limits = (await ts.api("/api/admin/configs/limits")).body;
     expect((await ts.api("/api/admin/requests/policy", { method: "PUT", body: { envs: { prod: { required: true } } } })).status).toBe(200);
     const s = await connect(signedIn());
     try {
-      const document = { version: 1, configs: [{ name: "mcp-apply-limit", schema: { type: "integer" }, envs: { prod: { value: 6 } } }] };
+      const document = { version: 1, configs: [{ name: "limits", description: limits.description, schema: limits.schema, envs: { prod: { value: { max: limits.envs.prod.value.max + 1 } } } }] };
       const planned = json(await s.client.callTool({ name: "plan_definitions", arguments: { document, env: "prod" } }));
       expect(planned).toMatchObject({ summary: { create: 0, update: 1, delete: 0 }, applied: false, approvalRequired: true });
       const opened = json(await s.client.callTool({ name: "apply_definitions", arguments: { document, env: "prod", title: "mcp apply", reason: "agent" } }));
       expect(opened.request).toMatchObject({ state: "open", title: "mcp apply", reason: "agent", changes: [{ kind: "definitions.apply", env: "prod" }] });
       expect(opened.plan.summary).toEqual({ create: 0, update: 1, delete: 0 });
-      expect((await ts.api("/api/admin/configs/mcp-apply-limit")).body.envs.prod.value).toBe(5);
+      expect((await ts.api("/api/admin/configs/limits")).body.envs.prod.value).toEqual(limits.envs.prod.value);
     } finally {
       await s.close();
       expect((await ts.api("/api/admin/requests/policy", { method: "PUT", body: { envs: {} } })).status).toBe(200);
