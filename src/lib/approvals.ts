@@ -26,7 +26,10 @@ export type PublishAttempt = {
 
 export type PublishGuard = (tx: Tx, attempt: PublishAttempt) => Promise<void>;
 
-type Context = { approved: true } | { approved: false; bypassReason: string };
+/** Who holds an approved change (`{type: "request", id: "cr_…"}`), for the audit rows of what it publishes. */
+export type ApprovalHolder = { type: string; id: string };
+
+type Context = { approved: true; holder?: ApprovalHolder } | { approved: false; bypassReason: string };
 const context = new AsyncLocalStorage<Context>();
 let guard: PublishGuard | null = null;
 
@@ -36,8 +39,14 @@ export function setPublishGuard(g: PublishGuard): void {
 }
 
 /** Runs `fn` as the approved path: publishes in it pass the guard (an approved request's apply, a scheduled step). */
-export function runApproved<T>(fn: () => Promise<T>): Promise<T> {
-  return context.run({ approved: true }, fn);
+export function runApproved<T>(fn: () => Promise<T>, holder?: ApprovalHolder): Promise<T> {
+  return context.run({ approved: true, holder }, fn);
+}
+
+/** The holder `runApproved` was given, when `fn` runs inside it (an audit row may name the request it applies). */
+export function approvalHolder(): ApprovalHolder | undefined {
+  const ctx = context.getStore();
+  return ctx?.approved ? ctx.holder : undefined;
 }
 
 /** Runs `fn` as an emergency bypass with its reason: the guard lets a killswitch through when the project allows it, and audits the bypass. */

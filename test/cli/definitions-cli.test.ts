@@ -62,4 +62,35 @@ describe("svc export / plan / apply", () => {
     const json = await svc(box, ["plan", join(box.cwd, "missing.yaml"), "--json"], { env });
     expect(json.code).toBe(1);
   });
+
+  test("with prod requiring approval, svc plan says so and svc apply opens a change request: printed, exit 0, nothing published", async () => {
+    expect((await ts.api("/api/admin/requests/policy", { method: "PUT", body: { envs: { prod: { required: true } } } })).status).toBe(200);
+    try {
+      const file = join(box.cwd, "prod.yaml");
+      expect((await svc(box, ["export", "--only", "configs", "--out", file], { env })).code).toBe(0);
+      const doc = Bun.YAML.parse(readFileSync(file, "utf8")) as any;
+      const before = doc.configs[0].envs.prod.value;
+      doc.configs[0].envs.prod.value = before + 1;
+      writeFileSync(file, Bun.YAML.stringify(doc, null, 2));
+
+      const plan = await svc(box, ["plan", file], { env });
+      expect(plan.code).toBe(2);
+      expect(plan.stdout).toContain("requires approval: svc apply opens a change request");
+
+      const opened = await svc(box, ["apply", file, "--yes", "--reason", "Holiday traffic"], { env });
+      expect(opened.code).toBe(0);
+      expect(opened.stdout).toMatch(/^Opened change request cr_\w+ \(needs 1 approval\): svc apply: 0 created, 1 changed, 0 deleted$/m);
+      const id = /cr_\w+/.exec(opened.stdout)![0];
+      expect((await ts.api(`/api/admin/requests/${id}`)).body).toMatchObject({ state: "open", reason: "Holiday traffic", changes: [{ kind: "definitions.apply" }] });
+      expect((await ts.api("/api/admin/configs/limits")).body.envs.prod.value).toBe(before);
+
+      const json = await svc(box, ["apply", file, "--yes", "--json", "--title", "From CI"], { env });
+      expect(json.code).toBe(0);
+      const body = JSON.parse(json.stdout);
+      expect(body.request).toMatchObject({ id: expect.stringMatching(/^cr_/), state: "open", approvalsRequired: 1, title: "From CI" });
+      expect(body.plan.summary).toEqual({ create: 0, update: 1, delete: 0 });
+    } finally {
+      expect((await ts.api("/api/admin/requests/policy", { method: "PUT", body: { envs: {} } })).status).toBe(200);
+    }
+  });
 });

@@ -238,6 +238,24 @@ describe("svc mcp", () => {
     }
   });
 
+  test("apply_definitions on an env requiring approval opens one change request instead of publishing", async () => {
+    const limits = (await ts.api("/api/admin/configs/limits")).body;
+    expect((await ts.api("/api/admin/requests/policy", { method: "PUT", body: { envs: { prod: { required: true } } } })).status).toBe(200);
+    const s = await connect(signedIn());
+    try {
+      const document = { version: 1, configs: [{ name: "limits", description: limits.description, schema: limits.schema, envs: { prod: { value: { max: limits.envs.prod.value.max + 1 } } } }] };
+      const planned = json(await s.client.callTool({ name: "plan_definitions", arguments: { document, env: "prod" } }));
+      expect(planned).toMatchObject({ summary: { create: 0, update: 1, delete: 0 }, applied: false, approvalRequired: true });
+      const opened = json(await s.client.callTool({ name: "apply_definitions", arguments: { document, env: "prod", title: "mcp apply", reason: "agent" } }));
+      expect(opened.request).toMatchObject({ state: "open", title: "mcp apply", reason: "agent", changes: [{ kind: "definitions.apply", env: "prod" }] });
+      expect(opened.plan.summary).toEqual({ create: 0, update: 1, delete: 0 });
+      expect((await ts.api("/api/admin/configs/limits")).body.envs.prod.value).toEqual(limits.envs.prod.value);
+    } finally {
+      await s.close();
+      expect((await ts.api("/api/admin/requests/policy", { method: "PUT", body: { envs: {} } })).status).toBe(200);
+    }
+  });
+
   test("whoami, toggle_killswitch, configs and list_sdk_keys act on the real server", async () => {
     const s = await connect(signedIn());
     try {

@@ -4,11 +4,27 @@ import type { Static } from "elysia";
 import { type SvcClient, dataOf } from "../../cli/client";
 import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, str } from "../../cli/client-command";
 import type { ArgValues, Command, Flag } from "../../cli/command";
-import type { ApplyResultSchema } from "./contract";
+import type { ApplyProposedSchema, ApplyResultSchema } from "./contract";
 import type { definitionsRoutes } from "./routes";
 import { SECTIONS } from "./types";
 
 type ApplyResult = Static<typeof ApplyResultSchema>;
+/** What the apply route answers: the result (200), or the change request it opened instead (202). */
+export type ApplyAnswer = ApplyResult | Static<typeof ApplyProposedSchema>;
+
+/** The plan in an answer: a dry run's (which never opens a request), or the plan of the request opened. */
+export const planOf = (answer: ApplyAnswer): ApplyResult => ("request" in answer ? { ...answer.plan, applied: false, approvalRequired: true } : answer);
+
+/** After a real apply: what was applied, or the change request opened instead (an env requires approval). */
+export function appliedText(answer: ApplyAnswer): string {
+  if (!("request" in answer)) return `Applied: ${answer.summary.create} created, ${answer.summary.update} changed, ${answer.summary.delete} deleted.`;
+  const r = answer.request;
+  const n = r.approvalsRequired;
+  return [
+    `Opened change request ${r.id} (needs ${n} approval${n === 1 ? "" : "s"}): ${r.title}`,
+    `Nothing is published until another person approves it (svc requests approve ${r.id}) and it is applied (svc requests apply ${r.id}).`,
+  ].join("\n");
+}
 
 /** The definitions routes, typed from their own schemas. */
 const admin = (client: SvcClient) => client.api<ReturnType<typeof definitionsRoutes>>().api.admin;
@@ -50,6 +66,7 @@ export function planText(result: ApplyResult): string {
   }
   const { create, update, delete: del } = result.summary;
   lines.push("", `Plan: ${create} to create, ${update} to change, ${del} to delete.`);
+  if (result.approvalRequired) lines.push("An env this plan publishes on requires approval: svc apply opens a change request instead of publishing.");
   return lines.join("\n");
 }
 
@@ -57,7 +74,7 @@ async function run(values: ArgValues, file: string, dryRun: boolean) {
   const doc = readDocument(file);
   const client = openClient(values);
   const query = { dryRun: dryRun ? "true" : undefined, prune: values.prune ? "true" : undefined, env: str(values, "env") };
-  return { client, doc, result: await dataOf(admin(client).apply.post(doc as never, { query })) };
+  return { client, doc, result: planOf(await dataOf(admin(client).apply.post(doc as never, { query }))) };
 }
 
 export const exportCommand: Command = {
@@ -103,9 +120,17 @@ export const applyCommand: Command = {
   args: ["<file>"],
   details: [
     "Creates, changes and (with --prune) deletes through the same checks, versions and audit rows as every other change, in dependency order; the first refusal changes nothing. Applying the same file twice changes nothing. In a terminal it shows the plan and asks first.",
+    "When an env the plan publishes on requires approval (svc requests), nothing is published: it opens one change request holding the whole file, for another person to approve and apply.",
   ],
-  examples: ["svc apply svc.yaml", "svc apply svc.yaml --prune --yes"],
-  flags: { env: ENV_FLAG, prune: PRUNE_FLAG, yes: YES_FLAG, ...CLIENT_FLAGS },
+  examples: ["svc apply svc.yaml", "svc apply svc.yaml --prune --yes", "svc apply svc.yaml --yes --title 'Raise prod limits' --reason 'Holiday traffic'"],
+  flags: {
+    env: ENV_FLAG,
+    prune: PRUNE_FLAG,
+    yes: YES_FLAG,
+    title: { type: "string", value: "TEXT", help: "The change request's title, when an env requires approval (default: svc apply: <counts>)" },
+    reason: { type: "string", value: "TEXT", help: "Why, for the change request's approvers" },
+    ...CLIENT_FLAGS,
+  },
   async run({ values, positionals }) {
     const file = positionals[0]!;
     const planned = await run(values, file, true);
@@ -116,9 +141,9 @@ export const applyCommand: Command = {
     if (!values.json) process.stderr.write(`${planText(planned.result)}\n\n`);
     // Asks in a terminal (a "no" throws: exit 1, nothing changed); --yes, scripts and CI go ahead.
     await confirmChange(values, planned.client, "Apply these changes?");
-    const query = { prune: values.prune ? "true" : undefined, env: str(values, "env") };
+    const query = { prune: values.prune ? "true" : undefined, env: str(values, "env"), title: str(values, "title"), reason: str(values, "reason") };
     const result = await dataOf(admin(planned.client).apply.post(planned.doc as never, { query }));
-    emit(values.json, result, () => `Applied: ${result.summary.create} created, ${result.summary.update} changed, ${result.summary.delete} deleted.`);
+    emit(values.json, result, () => appliedText(result));
     return 0;
   },
 };

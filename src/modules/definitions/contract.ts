@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { BodyObject, QueryObject } from "../../lib/http";
+import { ChangeRequestSchema } from "../requests/contract";
 import { ENTRIES_MAX, SECTIONS } from "./types";
 
 const EXAMPLE = {
@@ -46,22 +47,48 @@ export const ApplyQuery = QueryObject({
   dryRun: t.Optional(t.String({ description: "true: check everything apply would do, then change nothing (the plan)" })),
   prune: t.Optional(t.String({ description: "true: delete what a section of the document lists no longer (sections it leaves out are kept)" })),
   env: EnvsParam,
+  title: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "When an env requires approval: the change request's title (default `svc apply: <summary>`)" })),
+  reason: t.Optional(t.String({ maxLength: 2000, description: "When an env requires approval: why (the change request's reason)" })),
 });
+
+const EnvsText = t.String({ maxLength: 40, pattern: "^(dev|staging|prod)(,(dev|staging|prod))*$", description: "Comma-separated envs (dev, staging, prod), as apply's `env`; default all three" });
+const SummaryFields = { create: t.Integer({ minimum: 0 }), update: t.Integer({ minimum: 0 }), delete: t.Integer({ minimum: 0 }) };
+
+/** `definitions.apply`: a whole definitions document applied as one change (what apply opens when an env requires approval). */
+export const DefinitionsApplyChange = BodyObject(
+  {
+    document: ApplyBody,
+    prune: t.Optional(t.Boolean({ description: "Also delete what a section lists no longer" })),
+    env: t.Optional(EnvsText),
+    summary: t.Optional(BodyObject(SummaryFields, { description: "The plan's counts when it was opened (checked against the plan then)" })),
+  },
+  { examples: [{ document: { version: 1, configs: EXAMPLE.configs }, env: "prod" }] },
+);
 
 const FieldChange = t.Object({ field: t.String({ description: "e.g. description, envs.prod.rules" }), before: t.Unknown(), after: t.Unknown() });
 
+const PlanFields = {
+  changes: t.Array(
+    t.Object({
+      section: t.String(),
+      name: t.String(),
+      action: t.Union([t.Literal("create"), t.Literal("update"), t.Literal("delete")]),
+      changes: t.Array(FieldChange),
+    }),
+  ),
+  summary: t.Object({ create: t.Integer(), update: t.Integer(), delete: t.Integer() }),
+};
+
+const EXAMPLE_PLAN = {
+  changes: [{ section: "configs", name: "search-limits", action: "update", changes: [{ field: "envs.prod.value", before: 60, after: 90 }] }],
+  summary: { create: 0, update: 1, delete: 0 },
+};
+
 export const ApplyResultSchema = t.Object(
   {
-    changes: t.Array(
-      t.Object({
-        section: t.String(),
-        name: t.String(),
-        action: t.Union([t.Literal("create"), t.Literal("update"), t.Literal("delete")]),
-        changes: t.Array(FieldChange),
-      }),
-    ),
-    summary: t.Object({ create: t.Integer(), update: t.Integer(), delete: t.Integer() }),
+    ...PlanFields,
     applied: t.Boolean({ description: "false for a dry run, or when nothing changes" }),
+    approvalRequired: t.Optional(t.Boolean({ description: "Dry run only, present when true: an env the plan publishes on requires approval, so applying opens a change request (202)" })),
   },
   {
     title: "ApplyResult",
@@ -73,6 +100,45 @@ export const ApplyResultSchema = t.Object(
         ],
         summary: { create: 1, update: 1, delete: 0 },
         applied: true,
+      },
+    ],
+  },
+);
+
+export const ApplyProposedSchema = t.Object(
+  {
+    request: ChangeRequestSchema,
+    plan: t.Object(PlanFields, { description: "What applying the request will change (as a dry run shows it now)" }),
+  },
+  {
+    title: "ApplyProposed",
+    examples: [
+      {
+        request: {
+          id: "cr_4Vb9Qe2LmT7xKc1nR8sD",
+          title: "svc apply: 0 created, 1 changed, 0 deleted",
+          reason: "Holiday traffic",
+          state: "open",
+          author: "ana@example.com",
+          approvalsRequired: 1,
+          approvals: [],
+          decidedBy: null,
+          note: null,
+          createdAt: "2026-11-28T20:00:00.000Z",
+          updatedAt: "2026-11-28T20:00:00.000Z",
+          changes: [
+            {
+              position: 1,
+              change: { kind: "definitions.apply", document: { version: 1, configs: [{ name: "search-limits", description: "", schema: { type: "integer", minimum: 1 }, envs: { prod: { value: 90, rules: [] } } }] }, summary: { create: 0, update: 1, delete: 0 } },
+              kind: "definitions.apply",
+              target: { type: "project", name: "definitions" },
+              env: null,
+              summary: "apply definitions: 0 created, 1 changed, 0 deleted",
+              fingerprint: "definitions 3f9a1c07be42",
+            },
+          ],
+        },
+        plan: EXAMPLE_PLAN,
       },
     ],
   },

@@ -5,7 +5,7 @@ import { ENVS, type Env } from "../../lib/envs";
 import { type SvcClient, dataOf } from "../../cli/client";
 import { CLIENT_FLAGS, YES_FLAG, confirmChange, envFlag, oneOf, openClient, str } from "../../cli/client-command";
 import type { ArgValues, Command } from "../../cli/command";
-import { planText, readDocument } from "./cli";
+import { appliedText, planOf, planText, readDocument } from "./cli";
 import { IMPORTERS, type ImportResult, type Rebucketed, TOOLS, type Tool } from "./importers";
 import type { definitionsRoutes } from "./routes";
 
@@ -64,7 +64,7 @@ async function run(values: ArgValues, tool: Tool, file: string): Promise<number>
   }
   const client = openClient(values);
   const apply = admin(client).apply;
-  const plan = await dataOf(apply.post(result.document as never, { query: { dryRun: "true" } }));
+  const plan = planOf(await dataOf(apply.post(result.document as never, { query: { dryRun: "true" } })));
   const shown = () => [planText(plan), rebucketText(name, result.rebucketed), result.unmapped.length ? `${result.unmapped.length} part(s) of the export not mapped (listed above).` : ""].filter(Boolean).join("\n\n");
   if (!values.apply || plan.changes.length === 0) {
     if (values.json) console.log(JSON.stringify({ plan, ...result }, null, 2));
@@ -75,7 +75,7 @@ async function run(values: ArgValues, tool: Tool, file: string): Promise<number>
   await confirmChange(values, client, "Apply these changes?");
   const applied = await dataOf(apply.post(result.document as never, { query: {} }));
   if (values.json) console.log(JSON.stringify({ plan: applied, ...result }, null, 2));
-  else console.log(`Applied: ${applied.summary.create} created, ${applied.summary.update} changed, ${applied.summary.delete} deleted.`);
+  else console.log(appliedText(applied));
   return 0;
 }
 

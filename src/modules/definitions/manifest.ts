@@ -20,6 +20,8 @@ export const definitionsModule: ModuleManifest<"definitions"> = {
   migrations: [],
   createService: (ctx) => new (serviceCode().DefinitionsService)(ctx),
   routes: (ctx) => routesCode().definitionsRoutes(ctx),
+  // `definitions.apply`: a whole document as one change (apply opens a change request with it on an env requiring approval).
+  changes: (service) => (require("./changes") as typeof import("./changes")).definitionChanges(service),
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).definitionTools;
   },

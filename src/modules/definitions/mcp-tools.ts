@@ -37,11 +37,20 @@ export const definitionTools = [
   defineTool({
     name: "apply_definitions",
     title: "Apply definitions",
-    description: "Applies a definitions document in one transaction: creates, changes and (with prune) deletes through the owning modules, audited; the first refusal changes nothing. Run plan_definitions first and show the plan.",
-    input: { project_id: projectIdArg, document: documentArg, prune: z.boolean().optional().describe("Delete what a section lists no longer"), env: envArg },
+    description:
+      "Applies a definitions document in one transaction: creates, changes and (with prune) deletes through the owning modules, audited; the first refusal changes nothing. Run plan_definitions first and show the plan. " +
+      "When an env it publishes on requires approval, nothing is published: it opens one change request holding the document ({request, plan}); a person other than you must approve it (an agent never approves) before it is applied.",
+    input: {
+      project_id: projectIdArg,
+      document: documentArg,
+      prune: z.boolean().optional().describe("Delete what a section lists no longer"),
+      env: envArg,
+      title: z.string().min(1).max(200).optional().describe("The change request's title, when an env requires approval (default: svc apply: <counts>)"),
+      reason: z.string().max(2000).optional().describe("Why, for the change request's approvers"),
+    },
     annotations: DESTRUCTIVE,
-    async run({ project_id, document, prune, env }, open) {
-      return dataOf(admin(open, project_id).apply.post(document as never, { query: { prune: prune ? "true" : undefined, env: env || undefined } }));
+    async run({ project_id, document, prune, env, title, reason }, open) {
+      return dataOf(admin(open, project_id).apply.post(document as never, { query: { prune: prune ? "true" : undefined, env: env || undefined, title: title || undefined, reason: reason || undefined } }));
     },
   }),
 ];

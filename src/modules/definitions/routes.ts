@@ -3,7 +3,7 @@ import { ENVS, type Env } from "../../lib/envs";
 import { validation } from "../../lib/errors";
 import { describe, jsonBodyPlugin } from "../../lib/http";
 import type { AppContext } from "../../lib/module";
-import { ApplyBody, ApplyQuery, ApplyResultSchema, DefinitionsDocumentSchema, ExportQuery } from "./contract";
+import { ApplyBody, ApplyProposedSchema, ApplyQuery, ApplyResultSchema, DefinitionsDocumentSchema, ExportQuery } from "./contract";
 import { SECTIONS, type Section } from "./types";
 
 const TAG = "Definitions";
@@ -40,21 +40,26 @@ export function definitionsRoutes(ctx: AppContext) {
     })
     .post(
       "/apply",
-      async ({ principal, query, body }) =>
-        await definitions.apply(principal.projectId, body, principal.actor, { dryRun: flag(query.dryRun, "dryRun"), prune: flag(query.prune, "prune"), envs: csv<Env>(query.env, ENVS, "env") }),
+      async ({ principal, query, body, set }) => {
+        const options = { dryRun: flag(query.dryRun, "dryRun"), prune: flag(query.prune, "prune"), envs: csv<Env>(query.env, ENVS, "env"), title: query.title, reason: query.reason };
+        const result = await definitions.applyOrPropose(principal.projectId, body, principal.actor, options);
+        if ("request" in result) set.status = 202;
+        return result;
+      },
       {
         admin: true,
         jsonObjectBody: true,
         query: ApplyQuery,
         body: ApplyBody,
         ...describe({
-          summary: "Apply a definitions document (plan with dryRun=true)",
+          summary: "Apply a definitions document (plan with dryRun=true); on an env requiring approval, open a change request",
           tag: TAG,
           auth: "admin",
           errors: [404, 409],
           description:
-            "Creates what the document adds, changes what differs (one line per field; per env for envs) and, with `prune=true`, deletes what a section lists no longer. Everything goes through the owning modules (their checks, versions and audit rows) in one transaction, in dependency order (attributes and segments before the gates and configs that name them): the first refusal changes nothing at all, and its error names the field. `dryRun=true` runs the whole apply and rolls it back: a plan whose every change was checked. Applying the same document twice changes nothing. A section the document leaves out is not touched.",
-          response: { 200: ApplyResultSchema },
+            "Creates what the document adds, changes what differs (one line per field; per env for envs) and, with `prune=true`, deletes what a section lists no longer. Everything goes through the owning modules (their checks, versions and audit rows) in one transaction, in dependency order (attributes and segments before the gates and configs that name them): the first refusal changes nothing at all, and its error names the field. `dryRun=true` runs the whole apply and rolls it back: a plan whose every change was checked. Applying the same document twice changes nothing. A section the document leaves out is not touched.\n\n" +
+            "When the approval policy (PUT /api/admin/requests/policy) requires approval on an env the apply would publish on (a segment counts for every env), nothing is published: the answer is 202 with ONE change request (`definitions.apply`, the whole document, titled `title` or `svc apply: <counts>`, with `reason`) and its plan. Another person approves it and it is applied with POST /api/admin/requests/{id}/apply, which publishes exactly the document (a `definitions.apply` audit row naming the request); it goes stale (409) when what the document touches moved in between. A dry run on such a project answers 200 with `approvalRequired: true`. A document touching only envs that need no approval applies directly (200).",
+          response: { 200: ApplyResultSchema, 202: ApplyProposedSchema },
         }),
       },
     );

@@ -1,7 +1,9 @@
+import { approvalHolder, runApproved } from "../../lib/approvals";
 import { recordAudit } from "../../lib/audit";
 import { ENVS, type Env } from "../../lib/envs";
-import { validation } from "../../lib/errors";
+import { ApiError, validation } from "../../lib/errors";
 import type { ServiceContext } from "../../lib/module";
+import type { ChangeRequest } from "../requests/types";
 import { type Actor, KINDS } from "./kinds";
 import { DOCUMENT_VERSION, type DefinitionsDocument, ENTRIES_MAX, type Entry, type FieldChange, type Plan, type PlannedChange, SECTIONS, type Section } from "./types";
 
@@ -10,11 +12,25 @@ export * from "./types";
 /** Audit action of one apply: its plan, besides the owning modules' own rows for each change. */
 export const APPLY_ACTION = "definitions.apply";
 
+/** The change kind (src/lib/changes.ts) of a whole document applied as one change: what apply opens a change request with. */
+export const APPLY_CHANGE = "definitions.apply";
+
 /** Thrown inside a dry run's transaction so that nothing it wrote is kept. */
 class DryRunDone extends Error {}
 
 export type ExportOptions = { envs?: readonly Env[]; only?: readonly Section[] };
 export type ApplyOptions = { prune?: boolean; dryRun?: boolean; envs?: readonly Env[] };
+/** Apply's answer: the plan, whether it was made, and (dry run) whether applying would open a change request. */
+export type ApplyResult = Plan & { applied: boolean; approvalRequired?: true };
+/** What apply answers instead when an env it publishes on requires approval: the request it opened, and its plan. */
+export type Proposed = { request: ChangeRequest; plan: Plan };
+
+/** `0 created, 1 changed, 0 deleted`: a plan's counts, for titles and summaries. */
+export function countsText(summary: Plan["summary"]): string {
+  return `${summary.create} created, ${summary.update} changed, ${summary.delete} deleted`;
+}
+
+const approvalRequired = (err: unknown) => err instanceof ApiError && err.code === "APPROVAL_REQUIRED";
 
 function fail(at: string, message: string): never {
   throw validation(`Invalid definitions document: ${message}`, `${at}: ${message}`);
@@ -117,13 +133,51 @@ export class DefinitionsService {
   /**
    * Makes the plan's changes in one transaction: creates and updates in section order (attributes and
    * segments before the gates and configs that name them; gates first made, then given their rules, so
-   * one may name another), then deletes in reverse order. `dryRun` runs all of it and rolls it back.
+   * one may name another), then deletes in reverse order. `dryRun` runs all of it and rolls it back; when
+   * the direct-publish guard refuses part of it (an env requiring approval), the dry run goes on as the
+   * approved path would run it and says `approvalRequired`, so a plan checks what the request would apply.
    */
-  async apply(projectId: string, raw: unknown, actor: Actor, options: ApplyOptions = {}): Promise<Plan & { applied: boolean }> {
+  async apply(projectId: string, raw: unknown, actor: Actor, options: ApplyOptions = {}): Promise<ApplyResult> {
     const wanted = this.parse(raw, options.envs);
     const plan = await this.planOf(projectId, wanted, options);
     if (plan.changes.length === 0) return { ...plan, applied: false };
-    const by: Actor = { email: actor.email, type: actor.type };
+    const attempt = () => this.make(projectId, wanted, plan, { email: actor.email, type: actor.type }, options.dryRun === true);
+    if (!options.dryRun) {
+      await attempt();
+      return { ...plan, applied: true };
+    }
+    try {
+      await attempt();
+    } catch (err) {
+      if (!approvalRequired(err)) throw err;
+      await runApproved(attempt);
+      return { ...plan, applied: false, approvalRequired: true };
+    }
+    return { ...plan, applied: false };
+  }
+
+  /**
+   * Apply as `POST /api/admin/apply` does it (issue 31, "with change requests on for an env, apply opens them
+   * instead of publishing"): when the guard refuses the apply (rolled back, nothing kept), the whole document
+   * becomes ONE change request holding a `definitions.apply` change, opened by the caller; nothing is published
+   * until another person approves it and it is applied. The guard itself decides, so exactly the publishes it
+   * would refuse (a change on an env requiring approval; a segment's, on every env) open a request.
+   */
+  async applyOrPropose(projectId: string, raw: unknown, actor: Actor, options: ApplyOptions & { title?: string; reason?: string } = {}): Promise<ApplyResult | Proposed> {
+    if (options.dryRun) return this.apply(projectId, raw, actor, options);
+    try {
+      return await this.apply(projectId, raw, actor, options);
+    } catch (err) {
+      if (!approvalRequired(err)) throw err;
+    }
+    const plan = await this.plan(projectId, raw, options);
+    const change = { kind: APPLY_CHANGE, document: raw, ...(options.prune ? { prune: true } : {}), ...(options.envs ? { env: options.envs.join(",") } : {}), summary: plan.summary };
+    const request = await this.ctx.services.requests.open(projectId, { title: options.title ?? `svc apply: ${countsText(plan.summary)}`, reason: options.reason, changes: [change] }, actor);
+    return { request, plan };
+  }
+
+  /** One transaction making the plan's changes (rolled back when `dryRun`); inside an outer write it joins that one. */
+  private async make(projectId: string, wanted: Map<Section, Map<string, Entry>>, plan: Plan, by: Actor, dryRun: boolean): Promise<void> {
     try {
       await this.ctx.store.write(async (tx) => {
         const current = new Map<Section, Map<string, Entry>>();
@@ -141,13 +195,14 @@ export class DefinitionsService {
           await KINDS[c.section].apply(this.ctx, projectId, current.get(c.section)!.get(c.name), entry, by);
         }
         for (const c of plan.changes) if (c.action === "delete") await KINDS[c.section].remove!(this.ctx, projectId, c.name, by);
-        await recordAudit(tx, { projectId, action: APPLY_ACTION, subjectId: projectId, subjectName: "definitions", actor: by, detail: { ...plan.summary, changes: plan.changes.slice(0, 100).map((c) => `${c.action} ${c.section} ${c.name}`) } });
-        if (options.dryRun) throw new DryRunDone();
+        // Applied as an approved change request's change: the row names the request (`request: cr_…`).
+        const holder = approvalHolder();
+        const detail = { ...plan.summary, changes: plan.changes.slice(0, 100).map((c) => `${c.action} ${c.section} ${c.name}`), ...(holder ? { [holder.type]: holder.id } : {}) };
+        await recordAudit(tx, { projectId, action: APPLY_ACTION, subjectId: projectId, subjectName: "definitions", actor: by, detail });
+        if (dryRun) throw new DryRunDone();
       });
     } catch (err) {
-      if (err instanceof DryRunDone) return { ...plan, applied: false };
-      throw err;
+      if (!(err instanceof DryRunDone)) throw err;
     }
-    return { ...plan, applied: true };
   }
 }

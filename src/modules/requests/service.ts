@@ -218,7 +218,7 @@ export class RequestsService {
           await p.kind.apply(projectId, p.body, actor);
           results.push({ summary: c.summary, before: c.fingerprint, after: await p.kind.fingerprint(tx, projectId, p.body) });
         }
-      });
+      }, { type: "request", id: row.id });
       await setState(tx, row.id, "approved", "applied", actor.email, null, nowIso());
       await recordAudit(tx, { projectId, action: ACTIONS.apply, subjectId: row.id, subjectName: row.title, actor, detail: { changes: results } });
       await emitEvent(tx, { projectId, type: "request.applied", payload: { requestId: row.id, title: row.title, state: "applied", changes: results.map((r) => r.summary), actor: actor.email } });
