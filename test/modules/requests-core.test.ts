@@ -217,6 +217,19 @@ describe("a schedule holds the approved request it needs", () => {
     expect((await req(`/${r50}`)).body.state).toBe("applied");
   });
 
+  test("a step that fails gives its request back (plain approved)", async () => {
+    const gate = await newGate();
+    const change = { kind: "gate.rules", name: gate, env: "prod", rules: [{ conditions: [], passPercentage: 15 }] };
+    const id = await approvedRequest([change], "fails later");
+    const scheduled = await ts.api("/api/admin/schedules", { body: { change, runAt: inAnHour() } });
+    expect(scheduled.status).toBe(201);
+    expect((await ts.api(`/api/admin/gates/${gate}`, { method: "DELETE" })).status).toBe(204);
+    const outcomes = await ts.server.ctx.services.schedules.runDue(Date.now() + 2 * 3_600_000);
+    expect(outcomes).toEqual([expect.objectContaining({ scheduleId: scheduled.body.id, outcome: "failed" })]);
+    expect((await req(`/${id}`)).body).toMatchObject({ state: "approved", heldBy: null });
+    expect((await auditOf(id)).map((r) => r.action)).toEqual(["request.open", "request.approve", "request.hold", "request.release"]);
+  });
+
   test("two schedules racing for the same approved request: exactly one gets it", async () => {
     const gate = await newGate();
     const change = { kind: "gate.rules", name: gate, env: "prod", rules: [{ conditions: [], passPercentage: 5 }] };
