@@ -146,7 +146,7 @@ export class RequestsService {
       "APPROVAL_REQUIRED",
       `Scheduling ${input.description.summary} requires an approved change request holding this change`,
       held
-        ? `${held.id} holds it but schedule ${held.held_by} holds that request (one approved request per scheduled step): open another, or cancel that schedule`
+        ? `${held.id} holds it but ${held.held_by === input.holder.id ? "an earlier step of this schedule takes" : `schedule ${held.held_by} holds`} that request (one approved request per scheduled step): open another${held.held_by === input.holder.id ? "" : ", or cancel that schedule"}`
         : "open a change request holding exactly this change (one per step of a ramp) and schedule it once approved",
     );
   }
