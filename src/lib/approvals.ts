@@ -22,6 +22,8 @@ export type PublishAttempt = {
   actor: AuditActor;
   /** The reason a killswitch toggle gave to bypass approval (see `runBypass`). */
   bypassReason?: string;
+  /** The change kind a request would carry instead (`killswitch.create`), named in the refusal; a creation never bypasses. */
+  kind?: string;
 };
 
 export type PublishGuard = (tx: Tx, attempt: PublishAttempt) => Promise<void>;

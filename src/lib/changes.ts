@@ -2,8 +2,8 @@ import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import type { AuditActor } from "./audit";
 import type { Env } from "./envs";
-import { notFound, validation } from "./errors";
-import type { Queryable, Store } from "./store";
+import { ApiError, notFound, validation } from "./errors";
+import type { Queryable, Store, Tx } from "./store";
 
 /**
  * Publishable changes as data: a change is `{kind, ...body}`, stored as JSON,
@@ -49,11 +49,20 @@ export type ApprovalCheck = (input: {
   change: StoredChange;
   description: ChangeDescription;
   actor: AuditActor;
-  /** `schedule`: the change is being scheduled (approval must exist ahead); `apply`: it is about to be published. */
-  phase: "schedule" | "apply";
+  /**
+   * `schedule`: the change is being scheduled (approval must exist ahead; a check, nothing taken);
+   * `hold`: in the holder's transaction, the approval is taken for this holder (one approval, one holder);
+   * `apply`: in the transaction publishing it, the approval the holder took is used up.
+   */
+  phase: "schedule" | "hold" | "apply";
   /** Who holds the change and its id there (`schedule`, `sch_…`), for the check to find an approval made for it. */
   holder: { type: string; id: string };
+  /** The holder's transaction (`hold` and `apply`): what the check takes or uses up commits with it, or not at all. */
+  tx?: Tx;
 }) => Promise<void>;
+
+/** Gives back, in the holder's transaction, the approvals a holder took and will not publish (a schedule cancelled or failed). */
+export type ApprovalRelease = (input: { tx: Tx; projectId: string; holder: { type: string; id: string }; actor: AuditActor }) => Promise<void>;
 
 /** A change whose body was checked against its kind's schema. */
 export type ParsedChange = { kind: ChangeKind; body: Record<string, unknown>; change: StoredChange };
@@ -63,6 +72,7 @@ const MAX_ERRORS = 5;
 export class ChangeRegistry {
   private readonly kinds = new Map<string, { kind: ChangeKind; checker: TypeCheck<TSchema> | undefined }>();
   private approvalCheck: ApprovalCheck = async () => {};
+  private approvalRelease: ApprovalRelease = async () => {};
 
   register(kind: ChangeKind): void {
     if (this.kinds.has(kind.kind)) throw new Error(`change kind ${kind.kind} registered twice`);
@@ -118,6 +128,16 @@ export class ChangeRegistry {
   requireApproval(input: Parameters<ApprovalCheck>[0]): Promise<void> {
     return this.approvalCheck(input);
   }
+
+  /** Installed with the approval check: how a holder gives back what it held. */
+  setApprovalRelease(release: ApprovalRelease): void {
+    this.approvalRelease = release;
+  }
+
+  /** Gives back the approvals `holder` took (phase `hold`) and did not use up; nothing when it took none. */
+  releaseApprovals(input: Parameters<ApprovalRelease>[0]): Promise<void> {
+    return this.approvalRelease(input);
+  }
 }
 
 /** Thrown to roll a dry run back; never leaves dryRun. */
@@ -136,5 +156,19 @@ export async function dryRun(store: Pick<Store, "write">, fn: () => Promise<void
     });
   } catch (err) {
     if (err !== DRY_RUN) throw err;
+  }
+}
+
+/**
+ * A creation's fingerprint (`killswitch.create`, …): `absent` while `find` answers NOT_FOUND, `exists` once it finds
+ * one, so that a request to create a name someone took meanwhile goes stale.
+ */
+export async function absence(find: () => Promise<unknown>): Promise<string> {
+  try {
+    await find();
+    return "exists";
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return "absent";
+    throw err;
   }
 }

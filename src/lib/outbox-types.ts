@@ -22,5 +22,7 @@ export const OUTBOX_EVENT_TYPES = [
   "request.approved",
   "request.rejected",
   "request.applied",
+  "request.withdrawn",
+  "request.stale",
 ] as const;
 export type OutboxEventType = (typeof OUTBOX_EVENT_TYPES)[number];

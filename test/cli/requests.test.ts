@@ -64,4 +64,15 @@ describe("svc requests", () => {
     expect(noTitle.stderr).toContain("--title");
     expect((await run(["list", "--state", "bogus"])).code).toBe(2);
   });
+
+  test("get shows the schedule holding an approved request", async () => {
+    const change = { kind: "killswitch.set", name: "cli-cr", env: "prod", value: false };
+    writeFileSync(join(box.cwd, "off.json"), JSON.stringify([change]));
+    const r = await json(["open", "--title", "off later", "--file", "off.json"]);
+    await json(["approve", r.id], asBen);
+    const scheduled = await ts.api("/api/admin/schedules", { body: { change, runAt: new Date(Date.now() + 3_600_000).toISOString() } });
+    expect(scheduled.status).toBe(201);
+    expect((await run(["get", r.id])).stdout).toContain(`held by schedule: ${scheduled.body.id}`);
+    expect(await json(["get", r.id])).toMatchObject({ state: "approved", heldBy: scheduled.body.id });
+  });
 });

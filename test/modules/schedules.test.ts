@@ -187,6 +187,8 @@ describe("the approval hook", () => {
       expect(asked).toEqual([
         { phase: "schedule", env: "prod", holder: "schedule" },
         { phase: "schedule", env: "staging", holder: "schedule" },
+        // Then, in the schedule's own transaction, the approval is taken for it (one approval, one schedule).
+        { phase: "hold", env: "staging", holder: "schedule" },
       ]);
       // Approval turned on for staging after it was scheduled: at its time the step fails, and nothing is published.
       changes!.setApprovalCheck(async ({ phase }) => {

@@ -1,8 +1,9 @@
-import { type ChangeKind, dryRun } from "../../lib/changes";
+import { type ChangeKind, absence, dryRun } from "../../lib/changes";
 import type { Env } from "../../lib/envs";
 import type { ServiceContext } from "../../lib/module";
-import { ConfigPublishChange, ConfigSchemaChange } from "./contract";
+import { ConfigPublishChange, ConfigSchemaChange, CreateConfigBody } from "./contract";
 import type { ConfigsService } from "./service";
+import type { CreateInput } from "./types";
 
 type PublishBody = { name: string; env: Env; value: unknown; rules?: unknown[] };
 type SchemaBody = { name: string; schema: unknown };
@@ -41,5 +42,18 @@ export function configChanges(service: ConfigsService, ctx: Pick<ServiceContext,
       fingerprint: async (q, projectId, body) => `schema ${(await service.schemaHash(q, projectId, body.name)).slice(0, 12)}`,
       apply: applySchema,
     } satisfies ChangeKind<SchemaBody>,
+    {
+      // A new config's value is served on every env at once (it has no inert state): env null, like a schema.
+      kind: "config.create",
+      schema: CreateConfigBody,
+      describe: (_projectId, body) => {
+        const text = body.value === undefined ? "its schema's default" : (JSON.stringify(body.value) ?? "null");
+        return { target: { type: "config", name: body.name }, env: null, summary: `new config ${body.name} = ${text.length > 60 ? `${text.slice(0, 57)}…` : text}` };
+      },
+      check: (projectId, body) => dryRun(ctx.store, async () => void (await service.create(projectId, body, { email: "check@svc.local", type: "system" }))),
+      // `absent` while no config has its name: a request goes stale when someone creates one meanwhile.
+      fingerprint: (q, projectId, body) => absence(() => service.publishedVersion(q, projectId, body.name, "prod")),
+      apply: (projectId, body, actor) => service.create(projectId, body, actor),
+    } satisfies ChangeKind<CreateInput>,
   ];
 }

@@ -248,6 +248,9 @@ export class ConfigsService {
         // Name uniqueness is a decision over the whole project.
         await versioned.lockProject(tx, projectId);
         if (await versioned.findByName(tx, projectId, input.name)) throw duplicateName(input.name);
+        // A config has no inert state: its value is served on every env at once, replacing the default in the code
+        // that reads it. Refused where an env requires approval (a config.create request instead).
+        for (const env of ENVS) await guardPublish(tx, { projectId, env, resource: "configs", subject: input.name, actor, kind: "config.create" });
         const id = newId("cfg");
         const now = nowIso();
         await insertConfig(tx, { id, projectId, name: input.name, description, schema: compiled.json, schemaHash: compiled.hash, now });

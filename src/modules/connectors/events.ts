@@ -117,8 +117,18 @@ export const EVENT_PAYLOADS: Record<OutboxEventType, { when: string; fields: str
   },
   "request.applied": {
     when: "An approved change request was applied: its changes are published exactly as approved.",
-    fields: "requestId, title, state (applied), changes (one summary each), actor (email)",
+    fields: "requestId, title, state (applied), changes (one summary each), actor (email; a schedule's author when its step published it), scheduleId (only then)",
     example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", state: "applied", changes: ["checkout-limits on prod: value"], actor: "ana@example.com" },
+  },
+  "request.withdrawn": {
+    when: "The author withdrew a change request (open or approved, not held by a schedule).",
+    fields: "requestId, title, state (withdrawn), actor (email of the author)",
+    example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", state: "withdrawn", actor: "ana@example.com" },
+  },
+  "request.stale": {
+    when: "Applying an approved change request found that what a change targets moved since it was opened: nothing was published; it must be opened again.",
+    fields: "requestId, title, state (stale), note (which change moved, from what to what), actor (email of who tried to apply it)",
+    example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", state: "stale", note: "change 1 (checkout-limits on prod = 50) moved: version 7 when opened, version 8 now", actor: "ana@example.com" },
   },
 };
 
@@ -187,6 +197,8 @@ export function describeEvent(e: DeliveryEnvelope): { title: string; text: strin
     case "request.approved":
     case "request.rejected":
     case "request.applied":
+    case "request.withdrawn":
+    case "request.stale":
       title = `Change request ${str(d.title)} ${str(d.state)}`;
       break;
     default:

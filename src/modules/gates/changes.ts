@@ -1,9 +1,10 @@
-import { type ChangeKind, dryRun } from "../../lib/changes";
+import { type ChangeKind, absence, dryRun } from "../../lib/changes";
 import type { Env } from "../../lib/envs";
 import type { ServiceContext } from "../../lib/module";
-import { GateRulesChange } from "./contract";
+import { CreateGateBody, GateRulesChange } from "./contract";
 import type { GateRule } from "../../sdk/gates";
 import type { GatesService } from "./service";
+import type { CreateGateInput } from "./types";
 
 type RulesBody = { name: string; env: Env; rules: GateRule[] };
 
@@ -13,8 +14,11 @@ function rulesSummary(rules: { passPercentage: number }[]): string {
   return `${rules.length} rule${rules.length === 1 ? "" : "s"}: ${rules.map((r) => `${r.passPercentage} %`).join(", ")}`;
 }
 
-/** `gate.rules`: publish a whole rule list on one env (a percentage ramp is a schedule of these). */
-export function gateChanges(service: GatesService, ctx: Pick<ServiceContext, "store">): ChangeKind<RulesBody>[] {
+/**
+ * `gate.rules`: publish a whole rule list on one env (a percentage ramp is a schedule of these).
+ * `gate.create`: create one (POST /gates' body): with rules (or a template) it passes units on every env at once.
+ */
+export function gateChanges(service: GatesService, ctx: Pick<ServiceContext, "store">): ChangeKind[] {
   const apply = (projectId: string, body: RulesBody, actor: { email: string; type: string }) => service.setRules(projectId, body.name, body.env, body.rules, actor);
   return [
     {
@@ -24,6 +28,19 @@ export function gateChanges(service: GatesService, ctx: Pick<ServiceContext, "st
       check: (projectId, body) => dryRun(ctx.store, async () => void (await apply(projectId, body, { email: "check@svc.local", type: "system" }))),
       fingerprint: async (q, projectId, body) => `version ${await service.publishedVersion(q, projectId, body.name, body.env)}`,
       apply,
-    },
+    } satisfies ChangeKind<RulesBody>,
+    {
+      kind: "gate.create",
+      schema: CreateGateBody,
+      describe: (_projectId, body) => ({
+        target: { type: "gate", name: body.name },
+        env: null,
+        summary: `new gate ${body.name}: ${body.template !== undefined ? `template ${body.template} at ${body.passPercentage ?? 100} %` : rulesSummary(body.rules ?? [])}`,
+      }),
+      check: (projectId, body) => dryRun(ctx.store, async () => void (await service.create(projectId, body, { email: "check@svc.local", type: "system" }))),
+      // `absent` while no gate has its name: a request goes stale when someone creates one meanwhile.
+      fingerprint: (q, projectId, body) => absence(() => service.publishedVersion(q, projectId, body.name, "prod")),
+      apply: (projectId, body, actor) => service.create(projectId, body, actor),
+    } satisfies ChangeKind<CreateGateInput>,
   ];
 }

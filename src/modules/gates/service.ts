@@ -1,3 +1,4 @@
+import { guardPublish } from "../../lib/approvals";
 import { recordAudit } from "../../lib/audit";
 import { ENVS, type Env } from "../../lib/envs";
 import { ApiError, alreadyExists, notFound, validation } from "../../lib/errors";
@@ -92,6 +93,8 @@ export class GatesService {
         await versioned.lockProject(tx, projectId);
         if (await versioned.findByName(tx, projectId, input.name)) throw duplicateName(input.name);
         for (const env of ENVS) await this.checkPublishable(tx, projectId, env, input.name, rules);
+        // Without rules it is false for everyone, as if absent; with rules it serves at once (a gate.create request where approval is required).
+        for (const env of rules.length > 0 ? ENVS : []) await guardPublish(tx, { projectId, env, resource: "gates", subject: input.name, actor, kind: "gate.create" });
         const id = newId("gate");
         const now = nowIso();
         await insertGate(tx, { id, projectId, name: input.name, description, salt: randomBase62(16), now });

@@ -1,13 +1,16 @@
-import { type ChangeKind, dryRun } from "../../lib/changes";
+import { type ChangeKind, absence, dryRun } from "../../lib/changes";
 import type { Env } from "../../lib/envs";
 import type { ServiceContext } from "../../lib/module";
-import { KillswitchSetChange } from "./contract";
-import type { KillswitchesService } from "./service";
+import { CreateKillswitchBody, KillswitchSetChange } from "./contract";
+import type { CreateInput, KillswitchesService } from "./service";
 
 type SetBody = { name: string; env: Env; value: boolean; switchKey?: string };
 
-/** `killswitch.set`: publish a value, flat or of one sub-switch (a toggle with an explicit value). */
-export function killswitchChanges(service: KillswitchesService, ctx: Pick<ServiceContext, "store">): ChangeKind<SetBody>[] {
+/**
+ * `killswitch.set`: publish a value, flat or of one sub-switch (a toggle with an explicit value).
+ * `killswitch.create`: create one (POST /killswitches' body): created on, it publishes a kill on every env at once.
+ */
+export function killswitchChanges(service: KillswitchesService, ctx: Pick<ServiceContext, "store">): ChangeKind[] {
   const apply = (projectId: string, body: SetBody, actor: { email: string; type: string }) =>
     service.toggle(projectId, body.name, { env: body.env, switchKey: body.switchKey, value: body.value }, actor);
   return [
@@ -22,6 +25,19 @@ export function killswitchChanges(service: KillswitchesService, ctx: Pick<Servic
       check: (projectId, body) => dryRun(ctx.store, async () => void (await apply(projectId, body, { email: "check@svc.local", type: "system" }))),
       fingerprint: async (q, projectId, body) => `version ${await service.publishedVersion(q, projectId, body.name, body.env)}`,
       apply,
-    },
+    } satisfies ChangeKind<SetBody>,
+    {
+      kind: "killswitch.create",
+      schema: CreateKillswitchBody,
+      describe: (_projectId, body) => {
+        const on = Object.entries(body.switches ?? {}).filter(([, v]) => v).map(([k]) => k);
+        const state = body.value ? "on" : on.length > 0 ? `off, ${on.join(", ")} on` : "off";
+        return { target: { type: "killswitch", name: body.name }, env: null, summary: `new killswitch ${body.name} (${state})` };
+      },
+      check: (projectId, body) => dryRun(ctx.store, async () => void (await service.create(projectId, body, { email: "check@svc.local", type: "system" }))),
+      // `absent` while no killswitch has its name: a request goes stale when someone creates one meanwhile.
+      fingerprint: (q, projectId, body) => absence(() => service.publishedVersion(q, projectId, body.name, "prod")),
+      apply: (projectId, body, actor) => service.create(projectId, body, actor),
+    } satisfies ChangeKind<CreateInput>,
   ];
 }

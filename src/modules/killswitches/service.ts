@@ -1,4 +1,4 @@
-import { runBypass } from "../../lib/approvals";
+import { guardPublish, runBypass } from "../../lib/approvals";
 import { recordAudit } from "../../lib/audit";
 import { emitEvent } from "../../lib/outbox";
 import { ENVS, type Env } from "../../lib/envs";
@@ -156,6 +156,11 @@ export class KillswitchesService {
         // Name uniqueness is a decision over the whole project.
         await versioned.lockProject(tx, projectId);
         if (await versioned.findByName(tx, projectId, input.name)) throw duplicateName(input.name);
+        // Created off (every sub-switch off too) it kills nothing: allowed as is. Created on, it publishes a kill on
+        // every env at once: refused where an env requires approval (a killswitch.create request instead).
+        if (value || Object.values(switches).some(Boolean)) {
+          for (const env of ENVS) await guardPublish(tx, { projectId, env, resource: "killswitches", subject: input.name, actor, kind: "killswitch.create" });
+        }
         const id = newId("ksw");
         const now = nowIso();
         await insertKillswitch(tx, { id, projectId, name: input.name, description, now });

@@ -19,6 +19,7 @@ function detailText(r: ChangeRequest): string {
   lines.push(`  approvals: ${r.approvals.length}/${r.approvalsRequired}${r.approvals.length ? ` (${r.approvals.map((a) => a.by).join(", ")})` : ""}`);
   if (r.decidedBy) lines.push(`  decided by: ${r.decidedBy}`);
   if (r.note) lines.push(`  note: ${r.note}`);
+  if (r.heldBy) lines.push(`  held by schedule: ${r.heldBy}${r.state === "approved" ? " (it applies it at its time; cancel the schedule to release it)" : ""}`);
   for (const c of r.changes) lines.push(`  ${c.position}. ${c.summary}  (against ${c.fingerprint})`);
   return lines.join("\n");
 }

@@ -58,6 +58,9 @@ export const ChangeRequestSchema = t.Object(
     approvals: t.Array(t.Object({ by: t.String(), at: t.String() })),
     decidedBy: t.Union([t.String(), t.Null()], { description: "Who rejected, withdrew or applied it" }),
     note: t.Union([t.String(), t.Null()], { description: "A rejection's note, or what moved (stale)" }),
+    heldBy: t.Union([t.String(), t.Null()], {
+      description: "The schedule (sch_…) holding this approved request: it publishes it at its step's time (then applied); not applied, withdrawn or rejected by hand meanwhile; cancelling the schedule releases it",
+    }),
     createdAt: t.String(),
     updatedAt: t.String(),
     changes: t.Array(
@@ -85,6 +88,7 @@ export const ChangeRequestSchema = t.Object(
         approvals: [{ by: "ben@example.com", at: "2026-11-28T20:10:00.000Z" }],
         decidedBy: null,
         note: null,
+        heldBy: null,
         createdAt: "2026-11-28T20:00:00.000Z",
         updatedAt: "2026-11-28T20:10:00.000Z",
         changes: [{ position: 1, change: EXAMPLE_CHANGE, kind: "config.publish", target: { type: "config", name: "checkout-limits" }, env: "prod", summary: "checkout-limits on prod: value", fingerprint: "version 7" }],

@@ -20,7 +20,7 @@ export const requestTools = [
   defineTool({
     name: "list_change_requests",
     title: "List change requests",
-    description: "The project's change requests, newest first: title, state (open, approved, applied, rejected, withdrawn, stale), author, approvals so far of those required, and each change with its summary.",
+    description: "The project's change requests, newest first: title, state (open, approved, applied, rejected, withdrawn, stale), author, approvals so far of those required, heldBy (the schedule that applies it at its time, if any), and each change with its summary.",
     input: { project_id: projectIdArg, q: z.string().max(100).optional().describe("Substring of the id, title, reason or author"), state: z.enum(STATES).optional() },
     annotations: READ_ONLY,
     async run({ project_id, q, state }, open) {

@@ -81,4 +81,10 @@ CREATE TABLE approval_policies (
 );
 `,
   },
+  {
+    // A schedule holds the approved request it publishes (one approval, one schedule): its id, kept once applied.
+    name: "change_requests_held_by",
+    sqlite: `ALTER TABLE change_requests ADD COLUMN held_by TEXT;`,
+    postgres: `ALTER TABLE change_requests ADD COLUMN held_by text;`,
+  },
 ];

@@ -1,7 +1,7 @@
 import { type PublishAttempt, runApproved, setPublishGuard } from "../../lib/approvals";
 import { type AuditActor, recordAudit } from "../../lib/audit";
 import type { Principal } from "../../lib/auth";
-import type { ApprovalCheck, ChangeRegistry, ParsedChange, StoredChange } from "../../lib/changes";
+import type { ApprovalCheck, ApprovalRelease, ChangeRegistry, ParsedChange, StoredChange } from "../../lib/changes";
 import { ENVS, type Env } from "../../lib/envs";
 import { ApiError, forbidden, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
@@ -9,7 +9,23 @@ import { newId, nowIso } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import { emitEvent } from "../../lib/outbox";
 import type { Queryable, Tx } from "../../lib/store";
-import { type RequestRow, approvalsOf, approvedChanges, changesOf, findRequest, insertApproval, insertChange, insertRequest, policyOf, requestsOf, savePolicy, setState } from "./store";
+import {
+  type RequestRow,
+  approvalsOf,
+  approvedSingleChanges,
+  changesOf,
+  findRequest,
+  heldRequests,
+  holdRequest,
+  insertApproval,
+  insertChange,
+  insertRequest,
+  policyOf,
+  releaseRequest,
+  requestsOf,
+  savePolicy,
+  setState,
+} from "./store";
 import { ACTIONS, APPROVALS_MAX, CHANGES_MAX, type ChangeRequest, DEFAULT_POLICY, LIST_MAX, type OpenInput, type Policy, type RequestChange, type RequestState, STATES } from "./types";
 
 export { type ChangeRequest, type Policy, STATES };
@@ -39,6 +55,7 @@ export class RequestsService {
   constructor(private readonly ctx: ServiceContext) {
     setPublishGuard((tx, attempt) => this.guard(tx, attempt));
     ctx.changes?.setApprovalCheck((input) => this.scheduleCheck(input));
+    ctx.changes?.setApprovalRelease((input) => this.release(input));
   }
 
   private get changes(): ChangeRegistry {
@@ -89,25 +106,81 @@ export class RequestsService {
     const policy = await this.policy(attempt.projectId, tx);
     if (!this.requiredFor(policy, attempt.env).required) return;
     const where = attempt.env === null ? "every env (a segment is used on all of them)" : attempt.env;
-    if (attempt.resource === "killswitches" && policy.killswitchBypass) {
+    // The bypass is for toggling in an emergency: a creation (attempt.kind) goes through a request.
+    if (attempt.resource === "killswitches" && policy.killswitchBypass && attempt.kind === undefined) {
       if (attempt.bypassReason) {
         await recordAudit(tx, { projectId: attempt.projectId, action: ACTIONS.bypass, subjectId: attempt.subject, env: attempt.env ?? undefined, actor: attempt.actor, detail: { resource: attempt.resource, reason: attempt.bypassReason } });
         return;
       }
       throw new ApiError("APPROVAL_REQUIRED", `Publishing on ${where} requires an approved change request`, "reason: send a reason to toggle this killswitch as an emergency bypass (it is recorded), or open a change request (POST /api/admin/requests)");
     }
-    throw new ApiError("APPROVAL_REQUIRED", `Publishing on ${where} requires an approved change request`, `open a change request (POST /api/admin/requests, svc requests open) and apply it once approved`);
+    const holding = attempt.kind === undefined ? "a change request" : `a change request holding a ${attempt.kind} change`;
+    throw new ApiError("APPROVAL_REQUIRED", `Publishing on ${where} requires an approved change request`, `open ${holding} (POST /api/admin/requests, svc requests open) and apply it once approved`);
   }
 
-  /** Schedules: a change on an env requiring approval is scheduled only when an approved request holds the same change. */
+  /**
+   * Schedules: a change on an env requiring approval is scheduled only against an approved request holding exactly
+   * that change, which the schedule then holds (`held_by`, taken in the schedule's transaction: of two schedules
+   * racing for it, one gets it), one request per step; the step's publish uses it up (applied, audited, announced).
+   */
   private async scheduleCheck(input: Parameters<ApprovalCheck>[0]): Promise<void> {
-    if (input.phase === "apply") return; // approved ahead, when it was scheduled
-    const policy = await this.policy(input.projectId);
+    if (input.phase === "apply") return this.useHeld(input);
+    const q = input.tx ?? this.ctx.store;
+    const policy = await this.policy(input.projectId, q);
     if (!this.requiredFor(policy, input.description.env).required) return;
     const wanted = canonical(input.change);
-    const covering = (await approvedChanges(this.ctx.store, input.projectId)).find((r) => canonical(JSON.parse(r.change)) === wanted);
-    if (covering) return;
-    throw new ApiError("APPROVAL_REQUIRED", `Scheduling ${input.description.summary} requires an approved change request holding this change`, "open a change request with the same change and schedule it once approved");
+    const covering = (await approvedSingleChanges(q, input.projectId)).filter((r) => canonical(JSON.parse(r.change)) === wanted);
+    if (input.phase === "hold") {
+      if (!input.tx) throw new Error("an approval is held in the holder's transaction");
+      for (const c of covering) {
+        if (c.held_by !== null) continue;
+        // The lock a decision or an apply of this request takes: it is held or decided, never both.
+        await input.tx.lock(`change-request:${c.id}`);
+        if ((await holdRequest(input.tx, c.id, input.holder.id, nowIso())) === 0) continue;
+        await recordAudit(input.tx, { projectId: input.projectId, action: ACTIONS.hold, subjectId: c.id, actor: input.actor, detail: { holder: input.holder } });
+        return;
+      }
+    } else if (covering.some((c) => c.held_by === null)) return;
+    const held = covering.find((c) => c.held_by !== null);
+    throw new ApiError(
+      "APPROVAL_REQUIRED",
+      `Scheduling ${input.description.summary} requires an approved change request holding this change`,
+      held
+        ? `${held.id} holds it but ${held.held_by === input.holder.id ? "an earlier step of this schedule takes" : `schedule ${held.held_by} holds`} that request (one approved request per scheduled step): open another${held.held_by === input.holder.id ? "" : ", or cancel that schedule"}`
+        : "open a change request holding exactly this change (one per step of a ramp) and schedule it once approved",
+    );
+  }
+
+  /** A step of the holder publishes its change: the request it held for it is applied, in the step's transaction. */
+  private async useHeld(input: Parameters<ApprovalCheck>[0]): Promise<void> {
+    const tx = input.tx;
+    if (!tx) return;
+    const wanted = canonical(input.change);
+    const held = (await heldRequests(tx, input.projectId, input.holder.id)).find((r) => canonical(JSON.parse(r.change)) === wanted);
+    // None: scheduled while no approval was required there.
+    if (!held) return;
+    await tx.lock(`change-request:${held.id}`);
+    if ((await setState(tx, held.id, "approved", "applied", input.actor.email, null, nowIso())) === 0) return;
+    const { projectId, actor, holder } = input;
+    await recordAudit(tx, { projectId, action: ACTIONS.apply, subjectId: held.id, subjectName: held.title, actor, detail: { changes: [{ summary: held.summary }], holder } });
+    await emitEvent(tx, { projectId, type: "request.applied", payload: { requestId: held.id, title: held.title, state: "applied", changes: [held.summary], actor: actor.email, [`${holder.type}Id`]: holder.id } });
+  }
+
+  /** A schedule cancelled or failed: the requests it held and did not apply are plain approved again. */
+  private async release(input: Parameters<ApprovalRelease>[0]): Promise<void> {
+    const { tx, projectId, holder, actor } = input;
+    const ids = new Set((await heldRequests(tx, projectId, holder.id)).map((r) => r.id));
+    for (const id of ids) {
+      await tx.lock(`change-request:${id}`);
+      if ((await releaseRequest(tx, id, holder.id, nowIso())) === 0) continue;
+      await recordAudit(tx, { projectId, action: ACTIONS.release, subjectId: id, actor, detail: { holder } });
+    }
+  }
+
+  /** A request a schedule holds is published by it: not applied, withdrawn or rejected by hand meanwhile. */
+  private refuseIfHeld(row: RequestRow, verb: string): void {
+    if (row.state !== "approved" || row.held_by === null) return;
+    throw new ApiError("CONFLICT", `Change request ${row.id} is held by schedule ${row.held_by}`, `heldBy: ${row.held_by} publishes it at its time; cancel that schedule (DELETE /api/admin/schedules/${row.held_by}) to ${verb} it`);
   }
 
   // ---- requests
@@ -136,7 +209,7 @@ export class RequestsService {
         approvals = Math.max(approvals, this.requiredFor(policy, d.env).approvals);
         rows.push({ p, summary: d.summary, fingerprint: await p.kind.fingerprint(tx, projectId, p.body) });
       }
-      await insertRequest(tx, { id, project_id: projectId, title: input.title, reason: input.reason ?? null, state: "open", author: actor.email, approvals_required: approvals, decided_by: null, note: null, created_at: now, updated_at: now });
+      await insertRequest(tx, { id, project_id: projectId, title: input.title, reason: input.reason ?? null, state: "open", author: actor.email, approvals_required: approvals, decided_by: null, note: null, created_at: now, updated_at: now, held_by: null });
       for (const [i, r] of rows.entries()) await insertChange(tx, { request_id: id, position: i + 1, change: JSON.stringify(r.p.change), summary: r.summary.slice(0, 2000), fingerprint: r.fingerprint });
       const detail = { title: input.title, changes: rows.map((r) => ({ kind: r.p.change.kind, summary: r.summary, fingerprint: r.fingerprint })), approvalsRequired: approvals };
       await recordAudit(tx, { projectId, action: ACTIONS.open, subjectId: id, subjectName: input.title, actor, detail });
@@ -178,6 +251,7 @@ export class RequestsService {
   async reject(projectId: string, idOrPrefix: string, principal: Principal, note?: string): Promise<ChangeRequest> {
     this.mustBePerson(principal, "reject");
     return this.transition(projectId, idOrPrefix, ["open", "approved"], principal.actor, async (tx, row) => {
+      this.refuseIfHeld(row, "reject");
       await setState(tx, row.id, row.state, "rejected", principal.actor.email, note ?? null, nowIso());
       await recordAudit(tx, { projectId, action: ACTIONS.reject, subjectId: row.id, subjectName: row.title, actor: principal.actor, detail: { note: note ?? null } });
       await emitEvent(tx, { projectId, type: "request.rejected", payload: { requestId: row.id, title: row.title, state: "rejected", note: note ?? null, actor: principal.actor.email } });
@@ -187,8 +261,10 @@ export class RequestsService {
   async withdraw(projectId: string, idOrPrefix: string, actor: AuditActor): Promise<ChangeRequest> {
     return this.transition(projectId, idOrPrefix, ["open", "approved"], actor, async (tx, row) => {
       if (row.author !== actor.email) throw forbidden("Only the author withdraws a change request", `author: ${row.author}`);
+      this.refuseIfHeld(row, "withdraw");
       await setState(tx, row.id, row.state, "withdrawn", actor.email, null, nowIso());
       await recordAudit(tx, { projectId, action: ACTIONS.withdraw, subjectId: row.id, subjectName: row.title, actor });
+      await emitEvent(tx, { projectId, type: "request.withdrawn", payload: { requestId: row.id, title: row.title, state: "withdrawn", actor: actor.email } });
     });
   }
 
@@ -201,6 +277,7 @@ export class RequestsService {
     const outcome = await this.ctx.store.write(async (tx) => {
       const row = await this.lockRow(tx, projectId, idOrPrefix);
       if (row.state !== "approved") throw validation(`Change request ${row.id} is ${row.state}`, `state: ${row.state}; only an approved request is applied`);
+      this.refuseIfHeld(row, "apply");
       const stored = await changesOf(tx, [row.id]);
       const parsed = stored.map((c) => ({ row: c, p: this.changes.of(JSON.parse(c.change) as StoredChange) }));
       for (const { row: c, p } of parsed) {
@@ -209,6 +286,7 @@ export class RequestsService {
           const note = `change ${Number(c.position)} (${c.summary}) moved: ${c.fingerprint} when opened, ${now} now`;
           await setState(tx, row.id, "approved", "stale", null, note, nowIso());
           await recordAudit(tx, { projectId, action: ACTIONS.stale, subjectId: row.id, subjectName: row.title, actor, detail: { position: Number(c.position), was: c.fingerprint, now } });
+          await emitEvent(tx, { projectId, type: "request.stale", payload: { requestId: row.id, title: row.title, state: "stale", note, actor: actor.email } });
           return { id: row.id, stale: note };
         }
       }
@@ -264,6 +342,7 @@ export class RequestsService {
       approvals: approvals.filter((a) => a.request_id === r.id).map((a) => ({ by: a.approver, at: a.created_at })),
       decidedBy: r.decided_by,
       note: r.note,
+      heldBy: r.held_by,
       createdAt: r.created_at,
       updatedAt: r.updated_at,
       changes: changes.filter((c) => c.request_id === r.id).map((c) => this.toChange(r.project_id, c)),

@@ -15,15 +15,17 @@ export type RequestRow = {
   note: string | null;
   created_at: string;
   updated_at: string;
+  /** The schedule holding it (sch_…). */
+  held_by: string | null;
 };
 export type ChangeRow = { request_id: string; position: number | string; change: string; summary: string; fingerprint: string };
 export type ApprovalRow = { request_id: string; approver: string; created_at: string };
 
-const COLUMNS = "id, project_id, title, reason, state, author, approvals_required, decided_by, note, created_at, updated_at";
+const COLUMNS = "id, project_id, title, reason, state, author, approvals_required, decided_by, note, created_at, updated_at, held_by";
 
 export async function insertRequest(q: Queryable, r: RequestRow): Promise<void> {
   await q.run(
-    `INSERT INTO change_requests (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO change_requests (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     r.id,
     r.project_id,
     r.title,
@@ -35,6 +37,7 @@ export async function insertRequest(q: Queryable, r: RequestRow): Promise<void> 
     r.note,
     r.created_at,
     r.updated_at,
+    r.held_by,
   );
 }
 
@@ -76,9 +79,37 @@ export function setState(q: Queryable, id: string, from: RequestState, to: Reque
   return q.run(`UPDATE change_requests SET state = ?, decided_by = COALESCE(?, decided_by), note = COALESCE(?, note), updated_at = ? WHERE id = ? AND state = ?`, to, decidedBy, note, at, id, from);
 }
 
-/** The approved requests of a project with their changes (the schedules' approval check looks for one covering a change). */
-export function approvedChanges(q: Queryable, projectId: string): Promise<{ id: string; change: string }[]> {
-  return q.all(`SELECT r.id, c.change FROM change_requests r JOIN change_request_changes c ON c.request_id = r.id WHERE r.project_id = ? AND r.state = 'approved'`, projectId);
+/**
+ * The approved requests of a project holding exactly one change, with it and who holds them (the schedules' approval
+ * check looks for one covering a step: a request is applied whole, so one that holds more covers no single step).
+ */
+export function approvedSingleChanges(q: Queryable, projectId: string): Promise<{ id: string; change: string; held_by: string | null }[]> {
+  return q.all(
+    `SELECT r.id, c.change, r.held_by FROM change_requests r JOIN change_request_changes c ON c.request_id = r.id
+     WHERE r.project_id = ? AND r.state = 'approved' AND (SELECT COUNT(*) FROM change_request_changes n WHERE n.request_id = r.id) = 1
+     ORDER BY r.created_at, r.id`,
+    projectId,
+  );
+}
+
+/** The approved requests a holder (a schedule) holds, with their one change. */
+export function heldRequests(q: Queryable, projectId: string, holderId: string): Promise<{ id: string; change: string; summary: string; title: string }[]> {
+  return q.all(
+    `SELECT r.id, c.change, c.summary, r.title FROM change_requests r JOIN change_request_changes c ON c.request_id = r.id
+     WHERE r.project_id = ? AND r.held_by = ? AND r.state = 'approved' ORDER BY r.created_at, r.id, c.position`,
+    projectId,
+    holderId,
+  );
+}
+
+/** Takes an approved, unheld request for a holder (0 when it was taken or decided meanwhile). */
+export function holdRequest(q: Queryable, id: string, holderId: string, at: string): Promise<number> {
+  return q.run(`UPDATE change_requests SET held_by = ?, updated_at = ? WHERE id = ? AND state = 'approved' AND held_by IS NULL`, holderId, at, id);
+}
+
+/** Gives an approved request back (held by nothing). */
+export function releaseRequest(q: Queryable, id: string, holderId: string, at: string): Promise<number> {
+  return q.run(`UPDATE change_requests SET held_by = NULL, updated_at = ? WHERE id = ? AND state = 'approved' AND held_by = ?`, at, id, holderId);
 }
 
 export async function policyOf(q: Queryable, projectId: string): Promise<string | undefined> {

@@ -17,6 +17,8 @@ export const ACTIONS = {
   withdraw: "request.withdraw",
   apply: "request.apply",
   stale: "request.stale",
+  hold: "request.hold",
+  release: "request.release",
   policy: "request.policy",
   bypass: "request.bypass",
 } as const;
@@ -50,6 +52,8 @@ export type ChangeRequest = {
   /** Who rejected, withdrew or applied it, and why it went stale. */
   decidedBy: string | null;
   note: string | null;
+  /** The schedule holding it (sch_…): it publishes it at its time; null when none does. */
+  heldBy: string | null;
   createdAt: string;
   updatedAt: string;
   changes: RequestChange[];

@@ -32,6 +32,8 @@ export const rolloutsModule: ModuleManifest<"rollouts"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).rolloutTools;
   },
+  // Its publishable change (src/lib/changes.ts), loaded with the server's services.
+  changes: (service, ctx) => (require("./changes") as typeof import("./changes")).rolloutChanges(service, ctx),
   snapshot: (service) => ({ field: "rollouts", published: (projectId, env) => service.published(projectId, env) }),
   close: (service) => service.close(),
   cli: [{ name: "rollouts", order: 22, load: async () => (await import("./cli")).rolloutsCommand }],

@@ -16,7 +16,8 @@ export const ChangeSchema = t.Object(
     additionalProperties: t.Unknown(),
     description:
       "`killswitch.set` {name, env, value, switchKey?} publishes a value (flat or of one sub-switch); `config.publish` {name, env, value, rules?} saves the value (and rules) as the env's draft and publishes it; " +
-      "`gate.rules` {name, env, rules} publishes a rule list; `segment.update` {name, patch} patches a segment (the fields of PATCH /segments/{id}).",
+      "`gate.rules` {name, env, rules} publishes a rule list; `segment.update` {name, patch} patches a segment (the fields of PATCH /segments/{id}). " +
+      "Change requests also carry `config.schema` {name, schema}, `rollout.start` (the body of POST /rollouts) and `killswitch.create`, `gate.create`, `config.create` (the bodies of their POSTs); an unknown kind's VALIDATION detail lists every kind.",
     examples: [EXAMPLE_GATE_CHANGE, { kind: "killswitch.set", name: "checkout", env: "prod", value: true }],
   },
 );

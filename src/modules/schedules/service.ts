@@ -106,6 +106,10 @@ export class SchedulesService {
       for (const [i, s] of steps.entries()) {
         await insertStep(tx, { schedule_id: id, step: i + 1, project_id: projectId, change: JSON.stringify(s.parsed.change), summary: s.description.summary, run_at: s.runAt });
       }
+      // Each step takes the approved request it needs (checked above) in this transaction: one approval, one schedule.
+      for (const s of steps) {
+        await this.changes.requireApproval({ projectId, change: s.parsed.change, description: s.description, actor, phase: "hold", holder: { type: "schedule", id }, tx });
+      }
       const first = steps[0]!.description;
       await recordAudit(tx, {
         projectId,
@@ -153,6 +157,7 @@ export class SchedulesService {
       await tx.lock(`schedule:${found.id}`);
       const cancelled = await cancelPending(tx, found.id, null);
       if (cancelled.length === 0) throw validation(`Schedule ${found.id} has no pending steps`, `id: ${found.state}; only pending steps can be cancelled`);
+      await this.changes.releaseApprovals({ tx, projectId, holder: { type: "schedule", id: found.id }, actor });
       await this.settle(tx, found.id);
       await recordAudit(tx, { projectId, action: ACTIONS.cancel, subjectId: found.id, actor, detail: { steps: cancelled } });
       return found.id;
@@ -201,7 +206,7 @@ export class SchedulesService {
         const parsed = this.changes.of(JSON.parse(row.change) as StoredChange);
         const description = parsed.kind.describe(projectId, parsed.body);
         const actor = this.actorOf(schedule);
-        await this.changes.requireApproval({ projectId, change: parsed.change, description, actor, phase: "apply", holder: { type: "schedule", id: scheduleId } });
+        await this.changes.requireApproval({ projectId, change: parsed.change, description, actor, phase: "apply", holder: { type: "schedule", id: scheduleId }, tx });
         const before = await parsed.kind.fingerprint(tx, projectId, parsed.body);
         // Approved ahead (requireApproval when it was scheduled): the scheduler passes the direct-publish guard.
         await runApproved(() => parsed.kind.apply(projectId, parsed.body, actor));
@@ -241,6 +246,8 @@ export class SchedulesService {
       const cancelled = await cancelPending(tx, scheduleId, `not run: step ${step} failed`, step);
       await this.settle(tx, scheduleId);
       const schedule = (await findSchedule(tx, projectId, scheduleId))!;
+      // The failed step's request and those of the steps cancelled after it are plain approved again.
+      await this.changes.releaseApprovals({ tx, projectId, holder: { type: "schedule", id: scheduleId }, actor: this.actorOf(schedule) });
       await recordAudit(tx, { projectId, action: ACTIONS.fail, subjectId: scheduleId, actor: this.actorOf(schedule), detail: { step, error, lateByMs: timing.lateByMs, cancelled } });
       this.ctx.log.warn("scheduled step failed", { projectId, scheduleId, step, error });
       return true;
