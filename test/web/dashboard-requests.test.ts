@@ -82,11 +82,15 @@ describe.skipIf(!chromiumAvailable)("change requests in the dashboard", () => {
     await dialog.getByLabel("Title").fill("Half of prod on the new checkout");
     await dialog.getByLabel("Reason").fill("The 10 % looked fine for a week");
     await noSeriousViolations("requests-open-dialog");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await noSeriousViolations("requests-open-dialog-phone");
+    await page.setViewportSize({ width: 1280, height: 860 });
 
     // A refusal lands on the rules field.
     await rules.fill(JSON.stringify([{ conditions: [], passPercentage: 150 }], null, 2));
     await dialog.getByRole("button", { name: "Open request" }).click();
     await expectInvalid(rules);
+    expect(await dialog.locator(".field").filter({ has: page.getByLabel("Rules (JSON)") }).locator(".error").innerText()).toContain("passPercentage");
     expect((await f.ts.api("/api/admin/requests?q=Half%20of%20prod")).body).toEqual([]);
 
     await rules.fill(JSON.stringify([{ conditions: [], passPercentage: 50 }], null, 2));
