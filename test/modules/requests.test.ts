@@ -64,7 +64,9 @@ describe("change requests", () => {
     const id = opened.body.id;
     expect(id).toMatch(/^cr_/);
     expect(opened.body).toMatchObject({ state: "open", title: "Raise the limit", reason: "Black Friday", author: "ana@example.com", approvalsRequired: 1, approvals: [] });
-    expect(opened.body.changes).toEqual([{ position: 1, change, kind: "config.publish", target: { type: "config", name: cfg }, env: "prod", summary: expect.any(String), fingerprint: "version 1" }]);
+    expect(opened.body.changes).toEqual([
+      { position: 1, change, kind: "config.publish", target: { type: "config", name: cfg }, env: "prod", summary: expect.any(String), fingerprint: "version 1", current: { value: { max: 10 }, rules: [] }, proposed: { value: { max: 50 }, rules: [] } },
+    ]);
 
     // The author cannot approve their own, nor apply it unapproved.
     const self = await req(`/${id}/approve`, { method: "POST", key: ana });

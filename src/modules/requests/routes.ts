@@ -68,7 +68,8 @@ export function requestRoutes(ctx: AppContext) {
       async ({ principal, body, set }) => {
         const created = await requests.open(principal.projectId, body, principal.actor);
         set.status = 201;
-        return created;
+        // Answered as GET of it is, with each change's diff: the author sees what they proposed against what is published.
+        return await requests.detail(principal.projectId, created.id);
       },
       {
         admin: true,
@@ -81,7 +82,8 @@ export function requestRoutes(ctx: AppContext) {
           errors: [404],
           description:
             "People, API tokens and admin keys may open one. Each change is checked now as its module would check it and stored with the fingerprint of what is published for its target; " +
-            "approvalsRequired comes from the policy of the envs it touches (1 when none requires approval). Announced to connectors as request.opened.",
+            "approvalsRequired comes from the policy of the envs it touches (1 when none requires approval). Announced to connectors as request.opened. " +
+            "The answer is GET of the new request's: each change with `proposed` and `current` (what is published now).",
           response: { 201: ChangeRequestSchema },
         }),
       },
