@@ -69,7 +69,7 @@ describe.skipIf(!chromiumAvailable)("change requests in the dashboard", () => {
     await page.setViewportSize({ width: 1280, height: 860 });
   });
 
-  test("open a request through the dialog, read its diff, and a second person approves and applies it", async () => {
+  test("open a request through the dialog, read its diff, and a second person approves and applies it, and rejects another with a note", async () => {
     await page.goto(`${f.ts.url}/requests`);
     await page.getByRole("button", { name: "Open change request" }).click();
     const dialog = page.getByRole("dialog", { name: "Open change request" });
@@ -126,6 +126,18 @@ describe.skipIf(!chromiumAvailable)("change requests in the dashboard", () => {
     expect((await f.ts.api("/api/admin/gates/web-checkout")).body.envs.prod).toMatchObject({ rules: [{ conditions: [], passPercentage: 50 }], version: 3 });
     expect((await f.ts.api(`/api/admin/requests/${id}`)).body).toMatchObject({ state: "applied", author: "owner@example.com", approvals: [{ by: "ana@example.com" }], decidedBy: "ana@example.com" });
     await page.getByText(/What the changes replaced is in the audit trail/).waitFor();
+
+    // Reject with a note, from the request's page.
+    const other = await f.ts.api("/api/admin/requests", { key: owner, body: { title: "All of prod at once", changes: [{ kind: "gate.rules", name: "web-checkout", env: "prod", rules: [{ conditions: [], passPercentage: 100 }] }] } });
+    ok(other);
+    await page.goto(`${f.ts.url}/requests/${other.body.id}`);
+    await page.getByRole("button", { name: "Reject…" }).click();
+    const reject = page.getByRole("dialog", { name: "Reject All of prod at once?" });
+    await reject.getByLabel("Note").fill("Wait for the 50 % week");
+    await reject.getByRole("button", { name: "Reject request" }).click();
+    await page.getByText("Rejected.", { exact: true }).waitFor();
+    expect((await f.ts.api(`/api/admin/requests/${other.body.id}`)).body).toMatchObject({ state: "rejected", decidedBy: "ana@example.com", note: "Wait for the 50 % week" });
+    await page.getByText("Wait for the 50 % week").waitFor();
   });
 });
 

@@ -245,7 +245,7 @@ export function OpenRequestDialog({ open, onClose, onCreated }: { open: boolean;
               <div class="form-grid">
                 <Field label="Sub-switch" error={errors.switchKey} hint="The whole killswitch, or one of its sub-switches on this env.">
                   {(attrs) => (
-                    <select {...attrs} value={form.switchKey} onChange={(e) => set("switchKey", e.currentTarget.value)}>
+                    <select {...attrs} value={form.switchKey} onChange={(e) => setForm((f) => ({ ...f, switchKey: e.currentTarget.value, touched: false }))}>
                       <option value="">The whole killswitch</option>
                       <Options options={Object.keys(killswitch?.envs[form.env]?.switches ?? {}).map((k) => ({ value: k, text: k }))} />
                     </select>
