@@ -41,6 +41,16 @@ export type ChangeKind<B = any> = {
   fingerprint(q: Queryable, projectId: string, body: B): Promise<string>;
   /** Publishes it through the module's own service method (inside an outer `store.write` it joins that transaction). */
   apply(projectId: string, body: B, actor: AuditActor): Promise<unknown>;
+  /** What it does, in a line, for the people choosing a kind (a change request's dialog). */
+  description?: string;
+  /**
+   * What is published now for its target, in the shape of `proposed` (a gate's rules array, a config's
+   * `{value, rules}`…), read through `q`: a change request shows the two side by side. Absent: no diff for this
+   * kind. Bounded: a big list is shown as counts and a bounded sample, never whole.
+   */
+  current?(q: Queryable, projectId: string, body: B): Promise<unknown>;
+  /** The change's payload in the shape `current` answers (default: the body as it is). */
+  proposed?(q: Queryable, projectId: string, body: B): Promise<unknown>;
 };
 
 /** Where an env that requires approval is asked (see ChangeRegistry.setApprovalCheck). */
@@ -82,6 +92,11 @@ export class ChangeRegistry {
   /** Every registered kind's name, sorted. */
   names(): string[] {
     return [...this.kinds.keys()].sort();
+  }
+
+  /** Every registered kind, sorted by name. */
+  all(): ChangeKind[] {
+    return this.names().map((name) => this.kinds.get(name)!.kind);
   }
 
   /**

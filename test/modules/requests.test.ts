@@ -66,7 +66,9 @@ describe("change requests", () => {
     const id = opened.body.id;
     expect(id).toMatch(/^cr_/);
     expect(opened.body).toMatchObject({ state: "open", title: "Raise the limit", reason: "Black Friday", author: "ana@example.com", approvalsRequired: 1, approvals: [] });
-    expect(opened.body.changes).toEqual([{ position: 1, change, kind: "config.publish", target: { type: "config", name: cfg }, env: "prod", summary: expect.any(String), fingerprint: "version 1" }]);
+    expect(opened.body.changes).toEqual([
+      { position: 1, change, kind: "config.publish", target: { type: "config", name: cfg }, env: "prod", summary: expect.any(String), fingerprint: "version 1", current: { value: { max: 10 }, rules: [] }, proposed: { value: { max: 50 }, rules: [] } },
+    ]);
 
     // The author cannot approve their own, nor apply it unapproved.
     const self = await req(`/${id}/approve`, { method: "POST", key: ana });
@@ -190,6 +192,76 @@ describe("change requests", () => {
     expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400]);
     expect(await configOn(cfg)).toMatchObject({ value: { max: 5 }, version: 2 });
     expect((await auditOf(id)).filter((r) => r.action === "request.apply").length).toBe(1);
+  });
+
+  test("one request shows each change's current (published now) and proposed in the same shape; current follows a later publish; the list leaves both out", async () => {
+    const gate = name("gate");
+    expect((await ts.api("/api/admin/gates", { body: { name: gate } })).status).toBe(201);
+    const proposed = [{ conditions: [], passPercentage: 50 }];
+    const opened = await req("", { key: ana, body: { title: "half of prod", changes: [{ kind: "gate.rules", name: gate, env: "prod", rules: proposed }] } });
+    expect(opened.status).toBe(201);
+    const one = await req(`/${opened.body.id}`);
+    expect(one.status).toBe(200);
+    expect(one.body.changes[0]).toMatchObject({ kind: "gate.rules", current: [], proposed });
+    // Another request publishes on the same gate and env: what the first one shows as published now follows.
+    const other = [{ conditions: [], passPercentage: 10 }];
+    const otherId = await approvedRequest([{ kind: "gate.rules", name: gate, env: "prod", rules: other }], "a tenth");
+    expect((await req(`/${otherId}/apply`, { method: "POST", key: ben })).status).toBe(200);
+    expect((await req(`/${opened.body.id}`)).body.changes[0]).toMatchObject({ current: other, proposed });
+    // Applied: what it replaced is in the audit trail, not computed again.
+    const applied = (await req(`/${otherId}`)).body.changes[0];
+    expect(applied.current).toBeUndefined();
+    expect(applied.proposed).toEqual(other);
+    expect(applied.currentNote).toContain("audit");
+    // The list stays cheap: neither is read there.
+    const listed = (await req(`?q=${encodeURIComponent("half of prod")}`)).body;
+    expect(listed.length).toBeGreaterThan(0);
+    for (const r of listed) for (const c of r.changes) expect([c.current, c.proposed]).toEqual([undefined, undefined]);
+  });
+
+  test("current and proposed for configs (value and rules, schema), killswitches (flat and sub-switch) and segments (small lists in full, big ones as counts and bounded ids added and removed)", async () => {
+    const cfg = await newConfig();
+    const ks = name("ks");
+    expect((await ts.api("/api/admin/killswitches", { body: { name: ks } })).status).toBe(201);
+    const small = name("seg");
+    expect((await ts.api("/api/admin/segments", { body: { name: small, ids: ["u-1", "u-2"] } })).status).toBe(201);
+    const big = name("seg");
+    const many = Array.from({ length: 300 }, (_, i) => `b-${i}`);
+    expect((await ts.api("/api/admin/segments", { body: { name: big, ids: many } })).status).toBe(201);
+    const schema = { type: "object", properties: { max: { type: "integer" } } };
+    const opened = await req("", {
+      key: ana,
+      body: {
+        title: "five kinds",
+        changes: [
+          { kind: "config.publish", name: cfg, env: "prod", value: { max: 20 } },
+          { kind: "config.schema", name: cfg, schema },
+          { kind: "killswitch.set", name: ks, env: "prod", value: true },
+          { kind: "killswitch.set", name: ks, env: "prod", switchKey: "eu", value: true },
+          { kind: "segment.update", name: small, patch: { description: "beta", addIds: ["u-3"] } },
+          { kind: "segment.update", name: big, patch: { addIds: ["n-1"], removeIds: ["b-0"] } },
+        ],
+      },
+    });
+    expect(opened.status).toBe(201);
+    const changes = (await req(`/${opened.body.id}`)).body.changes.map((c: { current: unknown; proposed: unknown }) => ({ current: c.current, proposed: c.proposed }));
+    expect(changes).toEqual([
+      { current: { value: { max: 10 }, rules: [] }, proposed: { value: { max: 20 }, rules: [] } },
+      { current: true, proposed: schema },
+      { current: { value: false }, proposed: { value: true } },
+      { current: { switchKey: "eu", value: null }, proposed: { switchKey: "eu", value: true } },
+      { current: { description: "", ids: ["u-1", "u-2"] }, proposed: { description: "beta", ids: ["u-1", "u-2", "u-3"] } },
+      { current: { ids: { count: 300 } }, proposed: { ids: { count: 300, added: ["n-1"], removed: ["b-0"] } } },
+    ]);
+  });
+
+  test("the kinds of change a request can hold, with a description and their fields", async () => {
+    const kinds = await req("/kinds");
+    expect(kinds.status).toBe(200);
+    const byName = new Map(kinds.body.map((k: { kind: string }) => [k.kind, k]));
+    for (const k of ["config.publish", "config.schema", "gate.rules", "killswitch.set", "segment.update"]) expect(byName.has(k)).toBe(true);
+    expect(byName.get("gate.rules")).toEqual({ kind: "gate.rules", target: "gate", description: expect.any(String), fields: ["name", "env", "rules"], required: ["name", "env", "rules"], diff: true });
+    expect(byName.get("config.schema")).toMatchObject({ target: "config", fields: ["name", "schema"] });
   });
 
   test("scheduling a change on an env that requires approval needs an approved request holding it; the scheduler then applies it", async () => {

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
 
 // The Change requests page (issue 30): a request opened by another person approved and applied from the list, the
-// author's own refused with the server's words; axe-clean in light and dark at desktop size and at 390 px.
+// author's own refused with the server's words; a request opened through the dialog (a gate's rules prefilled with
+// what prod publishes, a refusal on the rules field), its page showing "Published now" beside "Proposed" with the line
+// diff, approved and applied by a second person; axe-clean in light and dark at desktop size and at 390 px.
 
 setDefaultTimeout(90_000);
 
@@ -21,6 +23,8 @@ beforeAll(async () => {
   ana = await f.ts.accessTokenFor("ana@example.com");
   owner = await f.ts.accessTokenFor("owner@example.com");
   ok(await f.ts.api("/api/admin/configs", { body: { name: "web-limits", schema: true, value: { max: 10 } } }));
+  ok(await f.ts.api("/api/admin/gates", { body: { name: "web-checkout" } }));
+  ok(await f.ts.api("/api/admin/gates/web-checkout/rules", { method: "PUT", body: { env: "prod", rules: [{ conditions: [], passPercentage: 10 }] } }), 200);
   ok(await f.ts.api("/api/admin/requests/policy", { method: "PUT", body: { envs: { prod: { required: true } } } }), 200);
   page = await f.context.newPage();
   await signIn(f, page, "owner@example.com", "/requests");
@@ -64,4 +68,83 @@ describe.skipIf(!chromiumAvailable)("change requests in the dashboard", () => {
     await noSeriousViolations("requests-list-phone");
     await page.setViewportSize({ width: 1280, height: 860 });
   });
+
+  test("open a request through the dialog, read its diff, and a second person approves and applies it, and rejects another with a note", async () => {
+    await page.goto(`${f.ts.url}/requests`);
+    await page.getByRole("button", { name: "Open change request" }).click();
+    const dialog = page.getByRole("dialog", { name: "Open change request" });
+    const rules = dialog.getByLabel("Rules (JSON)");
+    await valueBecomes(dialog.getByLabel("Kind of change"), "gate.rules");
+    await dialog.getByLabel("Gate").selectOption("web-checkout");
+    await valueBecomes(dialog.getByLabel("Env"), "prod");
+    // What prod publishes now is the copy the person edits.
+    await valueBecomes(rules, JSON.stringify([{ conditions: [], passPercentage: 10 }], null, 2));
+    await dialog.getByLabel("Title").fill("Half of prod on the new checkout");
+    await dialog.getByLabel("Reason").fill("The 10 % looked fine for a week");
+    await noSeriousViolations("requests-open-dialog");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await noSeriousViolations("requests-open-dialog-phone");
+    await page.setViewportSize({ width: 1280, height: 860 });
+
+    // A refusal lands on the rules field.
+    await rules.fill(JSON.stringify([{ conditions: [], passPercentage: 150 }], null, 2));
+    await dialog.getByRole("button", { name: "Open request" }).click();
+    await expectInvalid(rules);
+    expect(await dialog.locator(".field").filter({ has: page.getByLabel("Rules (JSON)") }).locator(".error").innerText()).toContain("passPercentage");
+    expect((await f.ts.api("/api/admin/requests?q=Half%20of%20prod")).body).toEqual([]);
+
+    await rules.fill(JSON.stringify([{ conditions: [], passPercentage: 50 }], null, 2));
+    await dialog.getByRole("button", { name: "Open request" }).click();
+    await page.waitForURL((url) => /^\/requests\/cr_/.test(url.pathname));
+    const id = decodeURIComponent(new URL(page.url()).pathname.split("/")[2]!);
+    await page.getByRole("heading", { level: 1, name: /Half of prod on the new checkout/ }).waitFor();
+    const change = page.getByRole("region", { name: /Change 1:/ });
+    await change.getByText("Published now", { exact: true }).waitFor();
+    expect(await change.locator("figure", { hasText: "Published now" }).locator("pre").innerText()).toContain('"passPercentage": 10');
+    expect(await change.locator("figure", { hasText: "Proposed" }).first().locator("pre").innerText()).toContain('"passPercentage": 50');
+    const diff = change.locator("figure", { hasText: "line by line" });
+    expect(await diff.locator(".diff-removed").innerText()).toContain('"passPercentage": 10');
+    expect(await diff.locator(".diff-added").innerText()).toContain('"passPercentage": 50');
+    // The author cannot approve their own: no Approve button, a Withdraw one.
+    expect(await page.getByRole("button", { name: "Approve" }).count()).toBe(0);
+    await page.getByRole("button", { name: "Withdraw" }).waitFor();
+    await noSeriousViolations("request-detail");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole("button", { name: "Menu" }).waitFor();
+    await noSeriousViolations("request-detail-phone");
+    await page.setViewportSize({ width: 1280, height: 860 });
+
+    // A second person signs in, approves and applies it.
+    await f.context.clearCookies();
+    await signIn(f, page, "ana@example.com", `/requests/${id}`);
+    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByText("Approved.").waitFor();
+    await page.getByRole("region", { name: "Approvals (1 of 1)" }).getByText("ana@example.com").waitFor();
+    await noSeriousViolations("request-detail-approved");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await page.getByText("Applied: the changes are published.").waitFor();
+    expect((await f.ts.api("/api/admin/gates/web-checkout")).body.envs.prod).toMatchObject({ rules: [{ conditions: [], passPercentage: 50 }], version: 3 });
+    expect((await f.ts.api(`/api/admin/requests/${id}`)).body).toMatchObject({ state: "applied", author: "owner@example.com", approvals: [{ by: "ana@example.com" }], decidedBy: "ana@example.com" });
+    await page.getByText(/What the changes replaced is in the audit trail/).waitFor();
+
+    // Reject with a note, from the request's page.
+    const other = await f.ts.api("/api/admin/requests", { key: owner, body: { title: "All of prod at once", changes: [{ kind: "gate.rules", name: "web-checkout", env: "prod", rules: [{ conditions: [], passPercentage: 100 }] }] } });
+    ok(other);
+    await page.goto(`${f.ts.url}/requests/${other.body.id}`);
+    await page.getByRole("button", { name: "Reject…" }).click();
+    const reject = page.getByRole("dialog", { name: "Reject All of prod at once?" });
+    await reject.getByLabel("Note").fill("Wait for the 50 % week");
+    await reject.getByRole("button", { name: "Reject request" }).click();
+    await page.getByText("Rejected.", { exact: true }).waitFor();
+    expect((await f.ts.api(`/api/admin/requests/${other.body.id}`)).body).toMatchObject({ state: "rejected", decidedBy: "ana@example.com", note: "Wait for the 50 % week" });
+    await page.getByText("Wait for the 50 % week").waitFor();
+  });
 });
+
+async function expectInvalid(control: import("playwright-core").Locator): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await control.getAttribute("aria-invalid")) !== "true") {
+    if (Date.now() > deadline) throw new Error("the control was never marked invalid");
+    await Bun.sleep(25);
+  }
+}

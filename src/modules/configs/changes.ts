@@ -32,6 +32,13 @@ export function configChanges(service: ConfigsService, ctx: Pick<ServiceContext,
       check: (projectId, body) => dryRun(ctx.store, async () => void (await apply(projectId, body, { email: "check@svc.local", type: "system" }))),
       fingerprint: async (q, projectId, body) => `version ${await service.publishedVersion(q, projectId, body.name, body.env)}`,
       apply,
+      description: "A config's value (and rules, when given) published on one env",
+      current: async (q, projectId, body) => {
+        const state = await service.publishedState(q, projectId, body.name, body.env);
+        return { value: state.value, rules: state.rules };
+      },
+      // Without rules the env keeps the ones it publishes.
+      proposed: async (q, projectId, body) => ({ value: body.value, rules: body.rules ?? (await service.publishedState(q, projectId, body.name, body.env)).rules }),
     } satisfies ChangeKind<PublishBody>,
     {
       // A schema holds on every env (env null): a change request or a schedule carries it like any other change.
@@ -41,6 +48,9 @@ export function configChanges(service: ConfigsService, ctx: Pick<ServiceContext,
       check: (projectId, body) => dryRun(ctx.store, async () => void (await applySchema(projectId, body, { email: "check@svc.local", type: "system" }))),
       fingerprint: async (q, projectId, body) => `schema ${(await service.schemaHash(q, projectId, body.name)).slice(0, 12)}`,
       apply: applySchema,
+      description: "A config's JSON Schema (every env's values must fit it)",
+      current: async (q, projectId, body) => (await service.publishedState(q, projectId, body.name, "prod")).schema,
+      proposed: async (_q, _projectId, body) => body.schema,
     } satisfies ChangeKind<SchemaBody>,
     {
       // A new config's value is served on every env at once (it has no inert state): env null, like a schema.

@@ -288,6 +288,13 @@ export class ConfigsService {
     return (await versioned.resolve(q, projectId, idOrName)).schema_hash;
   }
 
+  /** The env's published value and rules and the schema, read through `q`: a change request's "published now" (src/lib/changes.ts). */
+  async publishedState(q: Queryable, projectId: string, idOrName: string, env: Env): Promise<{ value: unknown; rules: ConfigRule[]; schema: unknown }> {
+    const row = await versioned.resolve(q, projectId, idOrName);
+    const live = await versioned.current<ValueRow>(q, row.id, env);
+    return { value: JSON.parse(live.value) as unknown, rules: publicRules(parseRules(live.rules)), schema: JSON.parse(row.schema) as unknown };
+  }
+
   /** By id, else by name, within the project only. */
   async get(projectId: string, idOrName: string): Promise<Config> {
     const { store } = this.ctx;

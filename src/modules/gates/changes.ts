@@ -28,6 +28,9 @@ export function gateChanges(service: GatesService, ctx: Pick<ServiceContext, "st
       check: (projectId, body) => dryRun(ctx.store, async () => void (await apply(projectId, body, { email: "check@svc.local", type: "system" }))),
       fingerprint: async (q, projectId, body) => `version ${await service.publishedVersion(q, projectId, body.name, body.env)}`,
       apply,
+      description: "A gate's whole rule list on one env (who gets the feature)",
+      current: async (q, projectId, body) => (await service.publishedState(q, projectId, body.name, body.env)).rules,
+      proposed: async (_q, _projectId, body) => body.rules,
     } satisfies ChangeKind<RulesBody>,
     {
       kind: "gate.create",

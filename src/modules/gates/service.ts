@@ -130,6 +130,12 @@ export class GatesService {
     return Number((await versioned.current(q, row.id, env)).version);
   }
 
+  /** The env's published rules and version, read through `q`: a change request's "published now" (src/lib/changes.ts). */
+  async publishedState(q: Queryable, projectId: string, idOrName: string, env: Env): Promise<GateEnvState> {
+    const row = await versioned.resolve(q, projectId, idOrName);
+    return toEnvState(await versioned.current<EnvRow>(q, row.id, env));
+  }
+
   async get(projectId: string, idOrName: string): Promise<Gate> {
     const { store } = this.ctx;
     const gate = await this.load(store, await versioned.resolve(store, projectId, idOrName));

@@ -25,6 +25,14 @@ export function killswitchChanges(service: KillswitchesService, ctx: Pick<Servic
       check: (projectId, body) => dryRun(ctx.store, async () => void (await apply(projectId, body, { email: "check@svc.local", type: "system" }))),
       fingerprint: async (q, projectId, body) => `version ${await service.publishedVersion(q, projectId, body.name, body.env)}`,
       apply,
+      description: "A killswitch on or off on one env, flat or one sub-switch",
+      // A sub-switch not set yet on the env is null.
+      current: async (q, projectId, body) => {
+        const state = await service.publishedState(q, projectId, body.name, body.env);
+        if (body.switchKey === undefined) return { value: state.value };
+        return { switchKey: body.switchKey, value: Object.hasOwn(state.switches, body.switchKey) ? state.switches[body.switchKey] : null };
+      },
+      proposed: async (_q, _projectId, body) => (body.switchKey === undefined ? { value: body.value } : { switchKey: body.switchKey, value: body.value }),
     } satisfies ChangeKind<SetBody>,
     {
       kind: "killswitch.create",

@@ -211,6 +211,12 @@ export class KillswitchesService {
     return Number((await versioned.current(q, row.id, env)).version);
   }
 
+  /** The env's published value and sub-switches, read through `q`: a change request's "published now" (src/lib/changes.ts). */
+  async publishedState(q: Queryable, projectId: string, idOrName: string, env: Env): Promise<KillswitchEnvState> {
+    const row = await versioned.resolve(q, projectId, idOrName);
+    return toEnvState(await versioned.current<EnvRow>(q, row.id, env));
+  }
+
   /** By id, else by name, within the project only. */
   async get(projectId: string, idOrName: string): Promise<Killswitch> {
     const { store } = this.ctx;

@@ -19,6 +19,21 @@ export const OpenRequestBody = BodyObject(
   { examples: [{ title: "Raise checkout limits", reason: "Black Friday traffic", changes: [EXAMPLE_CHANGE] }] },
 );
 
+export const ChangeKindSchema = t.Object(
+  {
+    kind: t.String({ description: "`<resource>.<what>`, the `kind` of a change" }),
+    target: t.String({ description: "What it changes: gate, config, killswitch, segment, …" }),
+    description: t.String({ description: "What it does, in a line" }),
+    fields: t.Array(t.String(), { description: "The change's fields besides `kind`" }),
+    required: t.Array(t.String(), { description: "Those it must have" }),
+    diff: t.Boolean({ description: "GET of one request shows what is published now beside it (`current`)" }),
+  },
+  {
+    title: "ChangeKind",
+    examples: [{ kind: "gate.rules", target: "gate", description: "A gate's whole rule list on one env (who gets the feature)", fields: ["name", "env", "rules"], required: ["name", "env", "rules"], diff: true }],
+  },
+);
+
 export const RejectBody = BodyObject({ note: t.Optional(t.String({ maxLength: 2000, description: "Why it was rejected" })) }, { examples: [{ note: "Wait until Monday" }] });
 
 export const RequestListQuery = QueryObject({
@@ -72,6 +87,16 @@ export const ChangeRequestSchema = t.Object(
         env: t.Union([t.String(), t.Null()]),
         summary: t.String(),
         fingerprint: t.String({ description: "What was published for its target when opened (`version 7`): apply refuses when it moved" }),
+        current: t.Optional(
+          t.Unknown({
+            description:
+              "GET of one request only, while it is open, approved or stale: what is published now for the change's target, read at this call, in the shape of `proposed` " +
+              "(gate.rules: the env's rules array; config.publish: {value, rules}; config.schema: the schema; killswitch.set: {value} or {switchKey, value}, null when the sub-switch is not set; " +
+              "segment.update: each field the patch sets, the ids as the resulting list, or as {count} beside {count, added, removed} (100 of each at most) when a list is over 100 ids). Absent with `currentNote`.",
+          }),
+        ),
+        proposed: t.Optional(t.Unknown({ description: "GET of one request only: the change's payload in the shape of `current`, for a side-by-side diff" })),
+        currentNote: t.Optional(t.String({ description: "Why `current` is absent: the kind shows no diff, the request is applied (what it replaced is in its request.apply audit row), rejected or withdrawn, or its target is gone" })),
       }),
     ),
   },
@@ -91,7 +116,19 @@ export const ChangeRequestSchema = t.Object(
         heldBy: null,
         createdAt: "2026-11-28T20:00:00.000Z",
         updatedAt: "2026-11-28T20:10:00.000Z",
-        changes: [{ position: 1, change: EXAMPLE_CHANGE, kind: "config.publish", target: { type: "config", name: "checkout-limits" }, env: "prod", summary: "checkout-limits on prod: value", fingerprint: "version 7" }],
+        changes: [
+          {
+            position: 1,
+            change: EXAMPLE_CHANGE,
+            kind: "config.publish",
+            target: { type: "config", name: "checkout-limits" },
+            env: "prod",
+            summary: "checkout-limits on prod = {\"maxItems\":50}",
+            fingerprint: "version 7",
+            current: { value: { maxItems: 20 }, rules: [] },
+            proposed: { value: { maxItems: 50 }, rules: [] },
+          },
+        ],
       },
     ],
   },

@@ -30,7 +30,8 @@ export const requestTools = [
   defineTool({
     name: "get_change_request",
     title: "Get a change request",
-    description: "One change request with its changes (each with the fingerprint of what was published when it was opened), approvals and decision.",
+    description:
+      "One change request with its changes (each with the fingerprint of what was published when it was opened, `proposed`, and while it is open, approved or stale `current`: what is published now in the same shape, for a diff), approvals and decision.",
     input: { request: z.string().min(1).max(128).describe("Request id (cr_…) or a unique prefix"), project_id: projectIdArg },
     annotations: READ_ONLY,
     async run({ request, project_id }, open) {

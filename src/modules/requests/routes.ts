@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { IdParam, describe, jsonBodyPlugin } from "../../lib/http";
 import type { AppContext } from "../../lib/module";
-import { ChangeRequestSchema, OpenRequestBody, PolicyBody, PolicySchema, RejectBody, RequestListQuery } from "./contract";
+import { ChangeKindSchema, ChangeRequestSchema, OpenRequestBody, PolicyBody, PolicySchema, RejectBody, RequestListQuery } from "./contract";
 
 const TAG = "Change requests";
 
@@ -28,22 +28,48 @@ export function requestRoutes(ctx: AppContext) {
         response: { 200: PolicySchema },
       }),
     })
+    .get("/kinds", () => requests.kinds(), {
+      admin: true,
+      ...describe({
+        summary: "The kinds of change a request can hold",
+        tag: TAG,
+        auth: "admin",
+        description: "Each registered kind (every module's, so new kinds appear here by themselves): its name, what it targets, a line about it, its fields, and whether GET of one request shows what is published now beside it.",
+        response: { 200: t.Array(ChangeKindSchema) },
+      }),
+    })
     .get("", async ({ principal, query }) => await requests.list(principal.projectId, query), {
       admin: true,
       query: RequestListQuery,
-      ...describe({ summary: "Change requests of the project, newest first (q over id, title, reason and author; state filters)", tag: TAG, auth: "admin", response: { 200: t.Array(ChangeRequestSchema) } }),
+      ...describe({
+        summary: "Change requests of the project, newest first (q over id, title, reason and author; state filters)",
+        tag: TAG,
+        auth: "admin",
+        description: "The list stays cheap: its changes carry neither `current` nor `proposed` (they read what is published for every change); GET one request for its diff.",
+        response: { 200: t.Array(ChangeRequestSchema) },
+      }),
     })
-    .get("/:id", async ({ principal, params }) => await requests.get(principal.projectId, params.id), {
+    .get("/:id", async ({ principal, params }) => await requests.detail(principal.projectId, params.id), {
       admin: true,
       params: IdParam,
-      ...describe({ summary: "Get a change request by id or unique id prefix", tag: TAG, auth: "admin", errors: [404], response: { 200: ChangeRequestSchema } }),
+      ...describe({
+        summary: "Get a change request by id or unique id prefix, with each change's diff",
+        tag: TAG,
+        auth: "admin",
+        errors: [404],
+        description:
+          "Each change carries `proposed` (its payload as its kind shows it) and, while the request is open, approved or stale, `current`: what is published now for its target, read at this call, in the same shape. " +
+          "For an applied request what it replaced is in its request.apply audit row; a kind that shows no diff has `currentNote` instead.",
+        response: { 200: ChangeRequestSchema },
+      }),
     })
     .post(
       "",
       async ({ principal, body, set }) => {
         const created = await requests.open(principal.projectId, body, principal.actor);
         set.status = 201;
-        return created;
+        // Answered as GET of it is, with each change's diff: the author sees what they proposed against what is published.
+        return await requests.detail(principal.projectId, created.id);
       },
       {
         admin: true,
@@ -56,7 +82,8 @@ export function requestRoutes(ctx: AppContext) {
           errors: [404],
           description:
             "People, API tokens and admin keys may open one. Each change is checked now as its module would check it and stored with the fingerprint of what is published for its target; " +
-            "approvalsRequired comes from the policy of the envs it touches (1 when none requires approval). Announced to connectors as request.opened.",
+            "approvalsRequired comes from the policy of the envs it touches (1 when none requires approval). Announced to connectors as request.opened. " +
+            "The answer is GET of the new request's: each change with `proposed` and `current` (what is published now).",
           response: { 201: ChangeRequestSchema },
         }),
       },

@@ -26,7 +26,7 @@ import {
   savePolicy,
   setState,
 } from "./store";
-import { ACTIONS, APPROVALS_MAX, CHANGES_MAX, type ChangeRequest, DEFAULT_POLICY, LIST_MAX, type OpenInput, type Policy, type RequestChange, type RequestState, STATES } from "./types";
+import { ACTIONS, APPROVALS_MAX, CHANGES_MAX, type ChangeRequest, DEFAULT_POLICY, type KindInfo, LIST_MAX, type OpenInput, PENDING, type Policy, type RequestChange, type RequestState, STATES } from "./types";
 
 export { type ChangeRequest, type Policy, STATES };
 
@@ -229,6 +229,52 @@ export class RequestsService {
     const row = await findRequest(q, projectId, idOrPrefix);
     if (!row) throw notFound(`Change request ${idOrPrefix} not found`);
     return (await this.load(q, [row]))[0]!;
+  }
+
+  /**
+   * One request with each change's diff: `proposed` (its payload as its kind shows it) and, while the request is
+   * pending (open, approved, stale), `current`, what is published now, read at each call. An applied request's
+   * "before" is its request.apply audit row; a kind without `current` shows none (`currentNote` says why).
+   */
+  async detail(projectId: string, idOrPrefix: string): Promise<ChangeRequest> {
+    const request = await this.get(projectId, idOrPrefix);
+    const q = this.ctx.store;
+    for (const c of request.changes) {
+      let parsed: ParsedChange;
+      try {
+        parsed = this.changes.of(c.change);
+      } catch {
+        c.currentNote = `not shown: ${c.kind} is not a known kind of change`;
+        continue;
+      }
+      const { kind, body } = parsed;
+      try {
+        c.proposed = kind.proposed ? await kind.proposed(q, projectId, body) : body;
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        c.proposed = body;
+      }
+      if (!kind.current) c.currentNote = "not shown for this kind";
+      else if (!PENDING.includes(request.state)) c.currentNote = `not read: the request is ${request.state}; what an applied request replaced is in its request.apply audit row`;
+      else {
+        try {
+          c.current = await kind.current(q, projectId, body);
+        } catch (err) {
+          // Its target was deleted since (NOT_FOUND): said, never a 500.
+          if (!(err instanceof ApiError)) throw err;
+          c.currentNote = `not read: ${err.message}`;
+        }
+      }
+    }
+    return request;
+  }
+
+  /** The kinds of change a request can hold: name, what it targets, a line about it, its body's fields, whether it shows a diff. */
+  kinds(): KindInfo[] {
+    return this.changes.all().map((k) => {
+      const schema = k.schema as { properties?: Record<string, unknown>; required?: string[] };
+      return { kind: k.kind, target: k.kind.split(".")[0]!, description: k.description ?? "", fields: Object.keys(schema.properties ?? {}), required: schema.required ?? [], diff: k.current !== undefined };
+    });
   }
 
   /** A person other than the author, with the role to make the change; approved once enough people did. */

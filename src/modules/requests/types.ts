@@ -39,7 +39,18 @@ export type RequestChange = {
   summary: string;
   /** What was published for its target when the request was opened (`version 7`); apply refuses when it moved. */
   fingerprint: string;
+  /** One request only (GET by id): what is published now, in the shape of `proposed`; absent with `currentNote` saying why. */
+  current?: unknown;
+  /** One request only: the change's payload in the shape of `current`. */
+  proposed?: unknown;
+  currentNote?: string;
 };
+
+/** A kind of change a request can hold (GET /api/admin/requests/kinds). */
+export type KindInfo = { kind: string; target: string; description: string; fields: string[]; required: string[]; diff: boolean };
+
+/** The states whose changes are still to be published: their "published now" is read at each GET. */
+export const PENDING: readonly RequestState[] = ["open", "approved", "stale"];
 
 export type ChangeRequest = {
   id: string;

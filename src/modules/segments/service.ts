@@ -116,6 +116,13 @@ function applyIdsChange(stored: string[], change: { remove: string[]; add: strin
   return next;
 }
 
+/** The id list `patch` leaves from `stored` (undefined: it does not touch the ids), as update computes it. */
+export function idsAfter(stored: string[], patch: SegmentPatch): string[] | undefined {
+  const change = idsChangeOf(patch);
+  if (change === undefined) return undefined;
+  return "replace" in change ? change.replace : applyIdsChange(stored, change);
+}
+
 /** The segments a config's rules name (the gates' own reading of rules). */
 function namedSegments(rules: ConfigRule[]): Set<string> {
   return new Set(referencedSegments(asGateRules(rules)).map((ref) => ref.name));
