@@ -262,3 +262,26 @@ describe("connector events for every decision", () => {
     expect(JSON.parse(event!.payload)).toMatchObject({ requestId: stale, title: "stale one", state: "stale", actor: "ben@example.com", note: expect.stringContaining("version 1 when opened") });
   });
 });
+
+describe("what the later kinds show beside their change", () => {
+  test("rollout.start shows the gate's rules published now; a creation shows nothing published; the kinds list names them all", async () => {
+    const gate = await newGate();
+    const rules = [{ conditions: [], passPercentage: 100 }];
+    const rollout = await req("", { key: ana, body: { title: "roll out", changes: [{ kind: "rollout.start", gate, env: "prod", rules }] } });
+    expect(rollout.status, JSON.stringify(rollout.body)).toBe(201);
+    const one = await req(`/${rollout.body.id}`, { key: ana });
+    expect(one.body.changes[0].current).toEqual({ rules: [] });
+    expect(one.body.changes[0].proposed).toMatchObject({ gate, env: "prod", rules });
+
+    const config = name("config");
+    const created = await req("", { key: ana, body: { title: "new config", changes: [{ kind: "config.create", name: config, schema: { type: "object" }, value: { max: 5 } }] } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const got = await req(`/${created.body.id}`, { key: ana });
+    expect(got.body.changes[0]).toMatchObject({ current: null, proposed: { name: config, value: { max: 5 } } });
+
+    const kinds = (await req("/kinds", { key: ana })).body as { kind: string; description: string; diff: boolean }[];
+    for (const kind of ["rollout.start", "killswitch.create", "gate.create", "config.create", "definitions.apply"]) {
+      expect(kinds.find((k) => k.kind === kind), kind).toMatchObject({ description: expect.stringMatching(/\w/), diff: true });
+    }
+  });
+});

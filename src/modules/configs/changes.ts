@@ -64,6 +64,8 @@ export function configChanges(service: ConfigsService, ctx: Pick<ServiceContext,
       // `absent` while no config has its name: a request goes stale when someone creates one meanwhile.
       fingerprint: (q, projectId, body) => absence(() => service.publishedVersion(q, projectId, body.name, "prod")),
       apply: (projectId, body, actor) => service.create(projectId, body, actor),
+      description: "A new config: its value is served on every env at once",
+      current: async () => null,
     } satisfies ChangeKind<CreateInput>,
   ];
 }

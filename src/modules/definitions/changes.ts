@@ -43,6 +43,10 @@ export function definitionChanges(service: DefinitionsService): ChangeKind<Apply
         return `definitions ${createHash("sha256").update(JSON.stringify(now)).digest("hex").slice(0, 12)}`;
       },
       apply: (projectId, body, actor) => service.apply(projectId, body.document, actor, options(body)),
+      description: "A whole definitions document (svc apply), applied as one change",
+      // The document's sections as exported now (on its envs), beside the document itself.
+      current: (_q, projectId, body) => service.export(projectId, { envs: envsOf(body) ?? ENVS, only: sectionsOf(body) }),
+      proposed: async (_q, _projectId, body) => body.document,
     },
   ];
 }

@@ -44,6 +44,8 @@ export function gateChanges(service: GatesService, ctx: Pick<ServiceContext, "st
       // `absent` while no gate has its name: a request goes stale when someone creates one meanwhile.
       fingerprint: (q, projectId, body) => absence(() => service.publishedVersion(q, projectId, body.name, "prod")),
       apply: (projectId, body, actor) => service.create(projectId, body, actor),
+      description: "A new gate with rules or a template (one without rules needs no request)",
+      current: async () => null,
     } satisfies ChangeKind<CreateGateInput>,
   ];
 }

@@ -46,6 +46,9 @@ export function killswitchChanges(service: KillswitchesService, ctx: Pick<Servic
       // `absent` while no killswitch has its name: a request goes stale when someone creates one meanwhile.
       fingerprint: (q, projectId, body) => absence(() => service.publishedVersion(q, projectId, body.name, "prod")),
       apply: (projectId, body, actor) => service.create(projectId, body, actor),
+      description: "A new killswitch that starts on (or with a sub-switch on): off and empty needs no request",
+      // Nothing is published under its name yet.
+      current: async () => null,
     } satisfies ChangeKind<CreateInput>,
   ];
 }

@@ -31,6 +31,10 @@ export function rolloutChanges(service: RolloutsService, ctx: Pick<ServiceContex
         return `version ${version}`;
       },
       apply,
+      description: "A guarded rollout of a gate's new rules or a config's new value on one env, in stages",
+      // What the subject publishes now on the env, beside the rollout's body (its change and plan).
+      current: async (q, projectId, body) =>
+        body.gate !== undefined ? { rules: (await ctx.services.gates.publishedState(q, projectId, body.gate, body.env)).rules } : await ctx.services.configs.publishedState(q, projectId, body.config ?? "", body.env).then(({ value, rules }) => ({ value, rules })),
     },
   ];
 }
