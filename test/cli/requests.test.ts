@@ -46,7 +46,11 @@ describe("svc requests", () => {
     const human = await run(["list"]);
     expect(human.stdout).toMatch(/^ID\s+STATE\s+APPROVALS\s+AUTHOR\s+TITLE/);
     expect(human.stdout).toContain("0/1");
-    expect((await run(["get", opened.id])).stdout).toContain("cli-cr → on (prod)");
+    const shown = (await run(["get", opened.id])).stdout;
+    expect(shown).toContain("cli-cr → on (prod)");
+    // The diff, a line each: off published now, on proposed.
+    expect(shown).toContain('published now: {"value":false}');
+    expect(shown).toContain('proposed:      {"value":true}');
 
     expect(await json(["approve", opened.id], asBen)).toMatchObject({ state: "approved", approvals: [{ by: "ben@example.com" }] });
     expect(await json(["apply", opened.id])).toMatchObject({ state: "applied" });

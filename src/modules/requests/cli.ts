@@ -20,8 +20,20 @@ function detailText(r: ChangeRequest): string {
   if (r.decidedBy) lines.push(`  decided by: ${r.decidedBy}`);
   if (r.note) lines.push(`  note: ${r.note}`);
   if (r.heldBy) lines.push(`  held by schedule: ${r.heldBy}${r.state === "approved" ? " (it applies it at its time; cancel the schedule to release it)" : ""}`);
-  for (const c of r.changes) lines.push(`  ${c.position}. ${c.summary}  (against ${c.fingerprint})`);
+  for (const c of r.changes) {
+    lines.push(`  ${c.position}. ${c.summary}  (against ${c.fingerprint})`);
+    // The diff as one line each (the dashboard shows it side by side): what is published now, then what it proposes.
+    if (c.current !== undefined) lines.push(`     published now: ${oneLine(c.current)}`);
+    else if (c.currentNote) lines.push(`     published now: (${c.currentNote})`);
+    if (c.proposed !== undefined) lines.push(`     proposed:      ${oneLine(c.proposed)}`);
+  }
   return lines.join("\n");
+}
+
+/** Compact JSON, cut at 300 characters: a terminal line, not the whole value (`--json` has it whole). */
+function oneLine(value: unknown): string {
+  const text = JSON.stringify(value) ?? "null";
+  return text.length > 300 ? `${text.slice(0, 299)}… (--json for all of it)` : text;
 }
 
 const decision = (name: "approve" | "reject" | "withdraw" | "apply", summary: string, done: string): Command => ({
@@ -42,7 +54,8 @@ export const requestsCommand: Command = {
   name: "requests",
   summary: "Change requests (four eyes): propose changes, have another person approve them, apply them as approved",
   details: [
-    "Kinds: killswitch.set, config.publish, config.schema, gate.rules, segment.update (the fields are those of `svc schedules`).",
+    "Kinds: killswitch.set, config.publish, config.schema, gate.rules, segment.update (the fields are those of `svc schedules`), rollout.start (the body of POST /api/admin/rollouts), killswitch.create, gate.create, config.create (the create bodies) and definitions.apply (what `svc apply` opens).",
+    "`svc requests get` shows each change's published-now value beside the proposed one; the Requests page of the dashboard diffs them line by line.",
     "Only people approve or reject (svc login), never an API token or admin key; the author cannot approve their own.",
     "Apply publishes exactly what was approved; when what it changes moved since it was opened, the request becomes stale.",
   ],
