@@ -24,5 +24,6 @@ export const OUTBOX_EVENT_TYPES = [
   "request.applied",
   "request.withdrawn",
   "request.stale",
+  "request.rebased",
 ] as const;
 export type OutboxEventType = (typeof OUTBOX_EVENT_TYPES)[number];

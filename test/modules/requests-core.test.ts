@@ -285,3 +285,32 @@ describe("what the later kinds show beside their change", () => {
     }
   });
 });
+
+describe("rebasing a stale request", () => {
+  test("its author rebases it onto what is published now: the same changes, new fingerprints, approvals cleared, open again; then approved and applied", async () => {
+    const gate = await newGate();
+    const mine = await approvedRequest([{ kind: "gate.rules", name: gate, env: "prod", rules: [{ conditions: [], passPercentage: 10 }] }], "ten percent");
+    const other = await approvedRequest([{ kind: "gate.rules", name: gate, env: "prod", rules: [{ conditions: [], passPercentage: 5 }] }], "five percent");
+    expect((await req(`/${other}/apply`, { method: "POST", key: ben })).status).toBe(200);
+    expect((await req(`/${mine}/apply`, { method: "POST", key: ana })).status).toBe(409);
+    expect((await req(`/${mine}`, { key: ana })).body).toMatchObject({ state: "stale", approvals: [{ by: "ben@example.com" }] });
+
+    // Not its author: refused; not stale: refused; neither changes it.
+    const notAuthor = await req(`/${mine}/rebase`, { method: "POST", key: ben });
+    expect(notAuthor.status).toBe(403);
+    expect(expectErrorShape(notAuthor.body).code).toBe("FORBIDDEN");
+    expect((await req(`/${other}/rebase`, { method: "POST", key: ben })).status).toBe(400);
+
+    const rebased = await req(`/${mine}/rebase`, { method: "POST", key: ana });
+    expect(rebased.status).toBe(200);
+    expect(rebased.body).toMatchObject({ state: "open", approvals: [], note: null, changes: [{ kind: "gate.rules", fingerprint: "version 2" }] });
+    expect(rebased.body.changes[0].change.rules).toEqual([{ conditions: [], passPercentage: 10 }]);
+    expect((await auditOf(mine)).map((a) => a.action)).toContain("request.rebase");
+    expect((await eventsOf(mine)).map((e) => e.type)).toContain("request.rebased");
+    // The old approval does not count: the author still cannot approve; another person does, and it applies.
+    expect((await req(`/${mine}/apply`, { method: "POST", key: ana })).status).toBe(400);
+    expect((await req(`/${mine}/approve`, { method: "POST", key: ben })).status).toBe(200);
+    expect((await req(`/${mine}/apply`, { method: "POST", key: ana })).body).toMatchObject({ state: "applied" });
+    expect((await ts.api(`/api/admin/gates/${gate}`)).body.envs.prod).toMatchObject({ rules: [expect.objectContaining({ passPercentage: 10 })], version: 3 });
+  });
+});

@@ -126,9 +126,14 @@ export const EVENT_PAYLOADS: Record<OutboxEventType, { when: string; fields: str
     example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", state: "withdrawn", actor: "ana@example.com" },
   },
   "request.stale": {
-    when: "Applying an approved change request found that what a change targets moved since it was opened: nothing was published; it must be opened again.",
+    when: "Applying an approved change request found that what a change targets moved since it was opened: nothing was published; its author rebases it (request.rebased) to have it approved again.",
     fields: "requestId, title, state (stale), note (which change moved, from what to what), actor (email of who tried to apply it)",
     example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", state: "stale", note: "change 1 (checkout-limits on prod = 50) moved: version 7 when opened, version 8 now", actor: "ana@example.com" },
+  },
+  "request.rebased": {
+    when: "The author rebased a stale change request onto what is published now: its changes are the same, its approvals were cleared, it is open again.",
+    fields: "requestId, title, state (open), changes (each change's fingerprint, was → now), actor (email of the author)",
+    example: { requestId: "cr_8Hq2Lm4TzX1cNp8aB3kQ", title: "Raise checkout limits", state: "open", changes: ["version 7 → version 8"], actor: "ana@example.com" },
   },
 };
 
@@ -199,6 +204,7 @@ export function describeEvent(e: DeliveryEnvelope): { title: string; text: strin
     case "request.applied":
     case "request.withdrawn":
     case "request.stale":
+    case "request.rebased":
       title = `Change request ${str(d.title)} ${str(d.state)}`;
       break;
     default:

@@ -36,7 +36,7 @@ function oneLine(value: unknown): string {
   return text.length > 300 ? `${text.slice(0, 299)}… (--json for all of it)` : text;
 }
 
-const decision = (name: "approve" | "reject" | "withdraw" | "apply", summary: string, done: string): Command => ({
+const decision = (name: "approve" | "reject" | "withdraw" | "rebase" | "apply", summary: string, done: string): Command => ({
   name,
   summary,
   args: ["<id>"],
@@ -135,6 +135,7 @@ export const requestsCommand: Command = {
     decision("approve", "Approve a change request (people only; not your own)", "Approved"),
     decision("reject", "Reject a change request (people only)", "Rejected"),
     decision("withdraw", "Withdraw your own change request", "Withdrew"),
+    decision("rebase", "Rebase your stale change request onto what is published now (approved anew)", "Rebased"),
     decision("apply", "Apply an approved change request exactly as approved", "Applied"),
   ],
 };

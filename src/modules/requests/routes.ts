@@ -111,6 +111,19 @@ export function requestRoutes(ctx: AppContext) {
       params: IdParam,
       ...describe({ summary: "Withdraw your own change request", tag: TAG, auth: "admin", errors: [404], response: { 200: ChangeRequestSchema } }),
     })
+    .post("/:id/rebase", async ({ principal, params }) => await requests.rebase(principal.projectId, params.id, principal.actor), {
+      admin: true,
+      params: IdParam,
+      ...describe({
+        summary: "Rebase your stale change request onto what is published now",
+        tag: TAG,
+        auth: "admin",
+        errors: [404],
+        description:
+          "Only a stale request, by its author. Its changes stay as they were; each is checked again against what is published now and takes its fingerprint. The approvals given before no longer count: it is open again and is approved anew. Audited as request.rebase, announced as request.rebased.",
+        response: { 200: ChangeRequestSchema },
+      }),
+    })
     .post("/:id/apply", async ({ principal, params }) => await requests.apply(principal.projectId, params.id, principal.actor), {
       admin: true,
       params: IdParam,

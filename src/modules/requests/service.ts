@@ -15,13 +15,16 @@ import {
   approvedSingleChanges,
   changesOf,
   findRequest,
+  clearApprovals,
   heldRequests,
   holdRequest,
   insertApproval,
   insertChange,
   insertRequest,
   policyOf,
+  refingerprint,
   releaseRequest,
+  reopenStale,
   requestsOf,
   savePolicy,
   setState,
@@ -311,6 +314,40 @@ export class RequestsService {
       await setState(tx, row.id, row.state, "withdrawn", actor.email, null, nowIso());
       await recordAudit(tx, { projectId, action: ACTIONS.withdraw, subjectId: row.id, subjectName: row.title, actor });
       await emitEvent(tx, { projectId, type: "request.withdrawn", payload: { requestId: row.id, title: row.title, state: "withdrawn", actor: actor.email } });
+    });
+  }
+
+  /**
+   * Rebases a stale request (issue 30: "stale … it must be rebased"): its changes, unchanged, are checked again
+   * against what is published now and take its fingerprints; the approvals given to the old base no longer count,
+   * so it is open again and must be approved anew. Its author does it, as a withdrawal is theirs.
+   */
+  async rebase(projectId: string, idOrPrefix: string, actor: AuditActor): Promise<ChangeRequest> {
+    const found = await findRequest(this.ctx.store, projectId, idOrPrefix);
+    if (!found) throw notFound(`Change request ${idOrPrefix} not found`);
+    const parsed = (await changesOf(this.ctx.store, [found.id])).map((c) => ({ row: c, p: this.changes.of(JSON.parse(c.change) as StoredChange), field: `changes[${Number(c.position) - 1}]` }));
+    // Checked as on opening (outside the transaction: a check may dry-run a publish in its own).
+    for (const { p, field } of parsed) {
+      try {
+        await runApproved(() => p.kind.check(projectId, p.body));
+      } catch (err) {
+        if (err instanceof ApiError) throw new ApiError(err.code, `${field}: ${err.message}`, err.detail ? `${field}: ${err.detail}` : undefined, err.status);
+        throw err;
+      }
+    }
+    return this.transition(projectId, found.id, ["stale"], actor, async (tx, row) => {
+      if (row.author !== actor.email) throw forbidden("Only the author rebases a change request", `author: ${row.author}`);
+      const moved: { position: number; was: string; now: string }[] = [];
+      for (const { row: c, p } of parsed) {
+        const now = await p.kind.fingerprint(tx, projectId, p.body);
+        const summary = p.kind.describe(projectId, p.body).summary.slice(0, 2000);
+        await refingerprint(tx, row.id, Number(c.position), now, summary);
+        moved.push({ position: Number(c.position), was: c.fingerprint, now });
+      }
+      await clearApprovals(tx, row.id);
+      await reopenStale(tx, row.id, nowIso());
+      await recordAudit(tx, { projectId, action: ACTIONS.rebase, subjectId: row.id, subjectName: row.title, actor, detail: { changes: moved } });
+      await emitEvent(tx, { projectId, type: "request.rebased", payload: { requestId: row.id, title: row.title, state: "open", changes: moved.map((m) => `${m.was} → ${m.now}`), actor: actor.email } });
     });
   }
 

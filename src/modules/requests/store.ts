@@ -79,6 +79,21 @@ export function setState(q: Queryable, id: string, from: RequestState, to: Reque
   return q.run(`UPDATE change_requests SET state = ?, decided_by = COALESCE(?, decided_by), note = COALESCE(?, note), updated_at = ? WHERE id = ? AND state = ?`, to, decidedBy, note, at, id, from);
 }
 
+/** A stale request opened again (rebase): its note and decider cleared (0 when it was not stale any more). */
+export function reopenStale(q: Queryable, id: string, at: string): Promise<number> {
+  return q.run(`UPDATE change_requests SET state = 'open', note = NULL, decided_by = NULL, updated_at = ? WHERE id = ? AND state = 'stale'`, at, id);
+}
+
+/** A change's new fingerprint and summary, taken against what is published now (rebase). */
+export async function refingerprint(q: Queryable, requestId: string, position: number, fingerprint: string, summary: string): Promise<void> {
+  await q.run(`UPDATE change_request_changes SET fingerprint = ?, summary = ? WHERE request_id = ? AND position = ?`, fingerprint, summary, requestId, position);
+}
+
+/** Approvals given to what the request was before a rebase no longer count. */
+export async function clearApprovals(q: Queryable, requestId: string): Promise<void> {
+  await q.run(`DELETE FROM change_request_approvals WHERE request_id = ?`, requestId);
+}
+
 /**
  * The approved requests of a project holding exactly one change, with it and who holds them (the schedules' approval
  * check looks for one covering a step: a request is applied whole, so one that holds more covers no single step).

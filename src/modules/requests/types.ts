@@ -17,6 +17,7 @@ export const ACTIONS = {
   withdraw: "request.withdraw",
   apply: "request.apply",
   stale: "request.stale",
+  rebase: "request.rebase",
   hold: "request.hold",
   release: "request.release",
   policy: "request.policy",

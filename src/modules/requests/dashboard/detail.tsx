@@ -60,14 +60,14 @@ function ChangeDiff({ c }: { c: RequestChange }) {
 /**
  * A change request: its state, reason, author, the approvals so far, the stale or rejection note, each change as a
  * diff against what is published now, and the decisions the person's role and the state allow: approve (not their
- * own), reject with a note, withdraw (their own), apply (approved). The server decides; a refusal shows in its words.
+ * own), reject with a note, withdraw (their own), rebase (their own, stale), apply (approved). The server decides; a refusal shows in its words.
  */
 export function RequestDetail({ id }: { id: string }) {
   const session = useSession();
   const writable = can(session, "write");
   const load = useLoad(() => loadRequest(id), [id, session.project.id]);
   useLiveReload(load.reload, 5000);
-  const actions = useActions<"approve" | "reject" | "withdraw" | "apply">(load.reload);
+  const actions = useActions<"approve" | "reject" | "withdraw" | "rebase" | "apply">(load.reload);
   const [rejecting, setRejecting] = useState(false);
   const [note, setNote] = useState("");
   const pending = notLoaded(load);
@@ -75,7 +75,7 @@ export function RequestDetail({ id }: { id: string }) {
   const r = load.data!;
   const one = requestApi.api.admin.requests({ id: r.id });
   const mine = r.author === session.email;
-  const decide = (verb: "approve" | "withdraw" | "apply", said: string) => actions.run(verb, () => call(one[verb].post()), said).catch(() => undefined);
+  const decide = (verb: "approve" | "withdraw" | "rebase" | "apply", said: string) => actions.run(verb, () => call(one[verb].post()), said).catch(() => undefined);
   const open = r.state === "open";
   const undecided = open || r.state === "approved";
   return (
@@ -104,6 +104,11 @@ export function RequestDetail({ id }: { id: string }) {
           {r.state === "approved" && (
             <button type="button" disabled={actions.busy !== null} onClick={() => decide("apply", "Applied: the changes are published.")}>
               Apply
+            </button>
+          )}
+          {r.state === "stale" && mine && (
+            <button type="button" disabled={actions.busy !== null} onClick={() => decide("rebase", "Rebased onto what is published now: open again, to be approved anew.")}>
+              Rebase
             </button>
           )}
           {undecided && mine && (
