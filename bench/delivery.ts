@@ -1,7 +1,8 @@
 /**
  * SDK delivery figures (issue targets in brackets), with 50 killswitches and 20 configs, svc at default
  * settings (request log on: SDK polls counted in /metrics, not logged):
- * - the snapshot 304 path (If-None-Match) against a bare Bun.serve answering the same 304 on the same core [>= 0.8];
+ * - the snapshot 304 path (If-None-Match) against a bare Bun.serve answering the same 304 on the same core [>= 0.8;
+ *   issue 32: >= 0.9, and >= 1.2x svc's own full identity answer];
  * - the full snapshot against the bare server answering the same bytes on the same core [>= 0.7];
  *   both with the server under test pinned to core 0 and the load generator (wrk when installed) to core 1,
  *   bare and svc alternating, ROUNDS runs each; the ratio is svc's requests over bare's;
@@ -37,6 +38,9 @@ import {
 
 /** The issue states its throughput targets for 2 load-generator threads (as wrk -t2 would run). */
 const LOAD_THREADS = 2;
+/** Issue 32's targets for the matching poll: its rate against the full identity answer's, and against a bare Bun.serve 304's. */
+const NOT_MODIFIED_VS_FULL = 1.2;
+const NOT_MODIFIED_VS_BARE = 0.9;
 /** Bare and svc alternate this many times per comparison: a slow spell on the machine hits both. */
 const ROUNDS = 2;
 
@@ -154,6 +158,14 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
     for (const [label, c, target] of [["snapshot 304", notModified, 0.8], ["full snapshot", full, 0.7]] as const) {
       console.log(`  ${label} vs bare: ${c.ratio.toFixed(2)} by req/s (target >= ${target}) ${c.ratio >= target ? "ok" : "MISS"}; ${c.cpuRatio.toFixed(2)} by requests per CPU-second`);
     }
+    // Issue 32: a poll whose tag matches touches the key check and the revision only, so it beats the full answer
+    // and comes near the bare 304. By req/s the generator may set both rates (its core saturated): the per
+    // CPU-second ratios are the server's own cost, and hold when other work shares the machine.
+    const vsFull = notModified.svcPerSec / full.svcPerSec;
+    const vsFullPerCpu = notModified.svcPerCpuSecond / full.svcPerCpuSecond;
+    const verdict = (value: number, target: number) => `${value.toFixed(2)} ${value >= target ? "ok" : "MISS"}`;
+    console.log(`  issue 32: snapshot 304 vs full identity answer (target >= ${NOT_MODIFIED_VS_FULL}): by req/s ${verdict(vsFull, NOT_MODIFIED_VS_FULL)}; by requests per CPU-second ${verdict(vsFullPerCpu, NOT_MODIFIED_VS_FULL)}`);
+    console.log(`  issue 32: snapshot 304 vs bare Bun.serve 304 (target >= ${NOT_MODIFIED_VS_BARE}): by req/s ${verdict(notModified.ratio, NOT_MODIFIED_VS_BARE)}; by requests per CPU-second ${verdict(notModified.cpuRatio, NOT_MODIFIED_VS_BARE)}`);
     const growthbook = await growthbook304(settings, svc.url, keys.serverKey, snapshotUrl, conditional, svc.proc.pid);
     rows.push(...growthbook.rows);
     const rssPeakMb = peakRss();
@@ -211,6 +223,8 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
         snapshot304VsBarePerCpu: notModified.cpuRatio,
         snapshotFullVsBarePerCpu: full.cpuRatio,
         snapshot304ReqPerSec: notModified.svcPerSec,
+        snapshot304VsFull: vsFull,
+        snapshot304VsFullPerCpu: vsFullPerCpu,
         growthbook304VsSnapshot304: growthbook.ratio,
         growthbook304ReqPerSec: growthbook.perSec,
         snapshotFullReqPerSec: full.svcPerSec,

@@ -2,9 +2,11 @@
  * The gate evaluator (issue 12), in process: local evaluation of a one-rule
  * and a ten-rule gate (targets: under 1 µs and under 5 µs on Bun; GrowthBook
  * publishes 4.1 µs for one rule), against an empty function call measured in
- * the same loop as the baseline; and the bucketing's uniformity, a χ² test of
- * 1,000,000 ids over 100 buckets (target p > 0.001).
+ * the same loop as the baseline; svc's evaluator against GrowthBook's own
+ * (issue 32: at most 0.33× its time), side by side; and the bucketing's
+ * uniformity, a χ² test of 1,000,000 ids over 100 buckets (target p > 0.001).
  */
+import { GrowthBookClient } from "@growthbook/growthbook";
 import jStat from "jstat";
 import { compileRegex } from "../src/lib/re2";
 import { type ConfigRule, type PublishedConfig, decideConfig } from "../src/sdk/configs";
@@ -41,17 +43,92 @@ async function ofrepLoad(settings: Settings): Promise<Row[]> {
   }
 }
 
-/** Nanoseconds per call: the best of five rounds of `n` calls (the least disturbed by the machine). */
-function nsPerCall(n: number, run: (i: number) => unknown): number {
+/** Nanoseconds per call: the best of `rounds` rounds (five unless said) of `n` calls (the least disturbed by the machine). */
+function nsPerCall(n: number, run: (i: number) => unknown, rounds = 5): number {
   let best = Number.POSITIVE_INFINITY;
   let sink = 0;
-  for (let round = 0; round < 5; round++) {
+  for (let round = 0; round < rounds; round++) {
     const start = Bun.nanoseconds();
     for (let i = 0; i < n; i++) if (run(i)) sink++;
     best = Math.min(best, (Bun.nanoseconds() - start) / n);
   }
   if (sink < 0) console.log(sink);
   return best;
+}
+
+/** Issue 32's target: svc's evaluation at most this share of GrowthBook's on the same rules. */
+const VS_GROWTHBOOK_TARGET = 0.33;
+
+type VersusCase = { name: string; gate: Gate; feature: Record<string, unknown> };
+
+/**
+ * svc's evaluate() against GrowthBook 1.8's `evalFeature` (GrowthBookClient, its server-side API: one
+ * payload, a user context per call) on the same rules, in this one process, in interleaved rounds (svc,
+ * GrowthBook, svc, ...; the best round of each), on 1,024 contexts in turn. The GrowthBook rules are
+ * written as a GrowthBook user would (plain `$in`, `$gte`, a `range` on hash v2 with the gate's salt),
+ * not svc's own mapping (src/modules/growthbook/mapping.ts guards each operator, which would slow
+ * GrowthBook down); every context gets the same answer from both, checked before timing. GrowthBook runs as
+ * in production (NODE_ENV=production: it skips its debug logging checks).
+ */
+function versusGrowthbook(contexts: EvaluationContext[]): { rows: Row[]; figures: Record<string, number> } {
+  const evaluator = createGateEvaluator({ compileRegex });
+  const percent = (seed: string) => ({ force: true, range: [0, 0.2], seed, hashAttribute: "user_id", hashVersion: 2 });
+  const three = [
+    { attr: "country", op: "in" as const, value: ["de", "fr", "nl"] },
+    { attr: "plan", op: "eq" as const, value: "free" },
+    { attr: "age_days", op: "gte" as const, value: 30 },
+  ];
+  const threeGb = { country: { $in: ["de", "fr", "nl"] }, plan: "free", age_days: { $gte: 30 } };
+  // 19 rules that do not hold (every one is tried), then 20 % of the phones.
+  const miss = (i: number) =>
+    i % 3 === 0 ? { attr: "plan", op: "eq" as const, value: `plan-${i}` } : i % 3 === 1 ? { attr: "country", op: "in" as const, value: ["us", "ca", `x${i}`] } : { attr: "age_days", op: "lt" as const, value: i };
+  const missGb = (i: number) => (i % 3 === 0 ? { plan: `plan-${i}` } : i % 3 === 1 ? { country: { $in: ["us", "ca", `x${i}`] } } : { age_days: { $lt: i } });
+  const cases: VersusCase[] = [
+    { name: "rollout (20 %, no condition)", gate: { salt: "vs-rollout", rules: [{ conditions: [], passPercentage: 20 }] }, feature: { defaultValue: false, rules: [percent("vs-rollout")] } },
+    {
+      name: "3 conditions + 20 %",
+      gate: { salt: "vs-three", rules: [{ conditions: three, passPercentage: 20 }] },
+      // A unit outside the 20 % whose conditions hold stops at this rule, as in svc.
+      feature: { defaultValue: false, rules: [{ ...percent("vs-three"), condition: threeGb }, { condition: threeGb, force: false }] },
+    },
+    {
+      name: "20 rules (all tried, the last 20 %)",
+      gate: { salt: "vs-twenty", rules: [...Array.from({ length: 19 }, (_, i) => ({ conditions: [miss(i)], passPercentage: 100 })), { conditions: [{ attr: "device", op: "eq", value: "phone" }], passPercentage: 20 }] },
+      feature: { defaultValue: false, rules: [...Array.from({ length: 19 }, (_, i) => ({ condition: missGb(i), force: true })), { ...percent("vs-twenty"), condition: { device: "phone" } }] },
+    },
+  ];
+  const features = Object.fromEntries(cases.map((c, i) => [`case-${i}`, c.feature]));
+  const gb = new GrowthBookClient({}).initSync({ payload: { features } as never });
+  const users = contexts.map((attributes) => ({ attributes: attributes as Record<string, never> }));
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = "production";
+  const rows: Row[] = [];
+  const figures: Record<string, number> = {};
+  try {
+    cases.forEach((c, k) => {
+      const key = `case-${k}`;
+      for (let i = 0; i < contexts.length; i++) {
+        const ours = evaluator.evaluate(c.gate, contexts[i]!).value;
+        const theirs = gb.evalFeature(key, users[i]!).value === true;
+        if (ours !== theirs) throw new Error(`${c.name}: svc says ${ours}, GrowthBook ${theirs} for ${JSON.stringify(contexts[i])}`);
+      }
+      const n = 100_000;
+      let svc = Number.POSITIVE_INFINITY;
+      let growthbook = Number.POSITIVE_INFINITY;
+      for (let round = 0; round < 8; round++) {
+        svc = Math.min(svc, nsPerCall(n, (i) => evaluator.evaluate(c.gate, contexts[i & 1023]!).value, 1));
+        growthbook = Math.min(growthbook, nsPerCall(n, (i) => gb.evalFeature(key, users[i & 1023]!).value, 1));
+      }
+      const ratio = svc / growthbook;
+      console.log(`  svc vs GrowthBook, ${c.name}: ${svc.toFixed(0)} ns vs ${growthbook.toFixed(0)} ns = ${ratio.toFixed(3)}× (target ≤ ${VS_GROWTHBOOK_TARGET}×) ${ratio <= VS_GROWTHBOOK_TARGET ? "ok" : "MISS"}`);
+      rows.push({ name: `svc, ${c.name}, per evaluation`, p50Ms: Math.round(svc) / 1e6, p99Ms: Number.NaN }, { name: `GrowthBook evalFeature, ${c.name}, per evaluation`, p50Ms: Math.round(growthbook) / 1e6, p99Ms: Number.NaN });
+      figures[`svc / GrowthBook, ${c.name} (target ≤ ${VS_GROWTHBOOK_TARGET})`] = ratio;
+    });
+  } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = nodeEnv;
+  }
+  return { rows, figures };
 }
 
 export async function runGates(settings: Settings): Promise<{ rows: Row[]; figures: Record<string, number> }> {
@@ -83,6 +160,7 @@ export async function runGates(settings: Settings): Promise<{ rows: Row[]; figur
     age_days: 100,
     device: "phone",
   }));
+  const versus = versusGrowthbook(contexts);
   const n = 1_000_000;
   const noop = (gate: Gate, context: EvaluationContext) => gate.salt.length + (context.user_id ? 1 : 0) > 0;
   const baseline = nsPerCall(n, (i) => noop(oneRule, contexts[i & 1023]!));
@@ -118,8 +196,9 @@ export async function runGates(settings: Settings): Promise<{ rows: Row[]; figur
   const row = (name: string, ns: number): Row => ({ name, p50Ms: Math.round(ns) / 1e6, p99Ms: Number.NaN });
   const ofrep = await ofrepLoad(settings);
   return {
-    rows: [row("empty call (baseline), per call", baseline), row("gate, 1 rule, per evaluation", one), row("gate, 10 rules (all tried), per evaluation", ten), row("experiment assignment (holdout, allocation, 2 variants), per unit", assignment), row("gate, 20 rules (all tried), per evaluation", targeted.gate), row("config, 20 rules, the last in a 100,000-id segment with a 3-way split, per evaluation", targeted.config), ...ofrep],
+    rows: [row("empty call (baseline), per call", baseline), row("gate, 1 rule, per evaluation", one), row("gate, 10 rules (all tried), per evaluation", ten), row("experiment assignment (holdout, allocation, 2 variants), per unit", assignment), row("gate, 20 rules (all tried), per evaluation", targeted.gate), row("config, 20 rules, the last in a 100,000-id segment with a 3-way split, per evaluation", targeted.config), ...versus.rows, ...ofrep],
     figures: {
+      ...versus.figures,
       "OFREP single gate req/s": ofrep[1]!.requestsPerSec ?? 0,
       "OFREP vs bare": (ofrep[1]!.requestsPerSec ?? 0) / (ofrep[0]!.requestsPerSec ?? 1),
       "gate 1 rule ns": one,

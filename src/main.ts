@@ -16,8 +16,9 @@ const findEntry = (name: string) => COMMANDS.find((c) => namesOf(c).includes(nam
 /** `unknown command "killswich". Did you mean "killswitch"?` */
 const unknownCommand = (name: string) => withSuggestion(`unknown command "${name}"`, name, [...COMMANDS.flatMap(namesOf), "help"]);
 
-async function helpText(): Promise<string> {
-  const commands = await Promise.all(COMMANDS.map((c) => c.load()));
+/** `svc help`: from the nouns' declared summaries and examples, loading no command. */
+function helpText(): string {
+  const commands = COMMANDS;
   const width = Math.max(...commands.map((c) => c.name.length), 4) + 2;
   const lines = [
     "svc: feature flags, dynamic configs and experimentation in one binary",
@@ -32,7 +33,7 @@ async function helpText(): Promise<string> {
   for (const c of commands) lines.push(`  ${c.name.padEnd(width)}${c.summary}`);
   lines.push(`  ${"help".padEnd(width)}Show this help, or \`svc help <command> [subcommand]\` for one command and every flag it takes`);
   lines.push("", "Examples:");
-  for (const c of commands) lines.push(`  ${c.examples[0]}`);
+  for (const c of commands) lines.push(`  ${c.example}`);
   return lines.join("\n");
 }
 
@@ -57,7 +58,7 @@ export async function main(argv: string[]): Promise<number> {
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
     const topic = name === "help" ? rest.filter((a) => a !== "--json") : [];
     if (topic.length === 0) {
-      console.log(await helpText());
+      console.log(helpText());
       return 0;
     }
     return helpFor(topic, json);

@@ -166,7 +166,10 @@ export function parseCommandArgs(path: string, command: Command, argv: string[])
 
 /**
  * A feature's noun as its manifest declares it (`cli` in src/lib/module.ts):
- * the command loads only when it is run or its help is read. `order` places
- * it in `svc help` among the shared commands of src/cli/commands.ts.
+ * the command loads only when it is run or its own help is read. `order` places
+ * it in `svc help` among the shared commands of src/cli/commands.ts; `summary`
+ * and `example` are its line and first example there, declared here so that
+ * `svc help` loads no command (issue 32: each loaded one's imports cost start-up
+ * time). They equal the command's own `summary` and `examples[0]` (test/cli/cli-nouns.test.ts).
  */
-export type CliNoun = { name: string; aliases?: readonly string[]; order: number; load(): Promise<Command> };
+export type CliNoun = { name: string; aliases?: readonly string[]; order: number; summary: string; example: string; load(): Promise<Command> };

@@ -8,7 +8,6 @@ import { EmailText, parseOrThrow } from "./parse";
 import { DATA_FLAG, STORE_FLAG, dataDirOf, openCommandStore, storeTargetOf } from "./store-option";
 import { portSetting } from "./port";
 import { closeServices, createServices } from "../app";
-import { VERSION } from "../version";
 import type { Command } from "./command";
 import { keyToBackUp, writeKeyBackup } from "./backup-key";
 import { CliError } from "./errors";
@@ -84,17 +83,6 @@ export const initCommand: Command = {
       await closeServices(services);
       await store.close();
     }
-  },
-};
-
-export const versionCommand: Command = {
-  name: "version",
-  summary: "Print the version",
-  examples: ["svc version", "svc version --json"],
-  flags: { json: { type: "boolean", help: "Print {version, bun} as JSON" } },
-  run({ values }) {
-    console.log(values.json ? JSON.stringify({ version: VERSION, bun: Bun.version }) : `svc ${VERSION} (bun ${Bun.version})`);
-    return 0;
   },
 };
 

@@ -134,22 +134,46 @@ const VERSION_TEXT_MAX = 256;
 /** An evaluation context whose JSON is over this many bytes is refused where one arrives over the network (OFREP, explain). */
 export const CONTEXT_BYTES_MAX = 64 * 1024;
 
-/** FNV-1a 32 over UTF-16 code units. */
-function fnv1a32(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 16777619) >>> 0;
-  }
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 16777619;
+
+/**
+ * FNV-1a 32 over UTF-16 code units, continuing from `h`. The state stays an int32 between steps (xor and
+ * Math.imul keep the low 32 bits, all FNV-1a reads); the caller takes `>>> 0` at the end.
+ */
+function fnvText(h: number, text: string): number {
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), FNV_PRIME);
+  return h;
+}
+
+/** FNV-1a 32 continued over the decimal digits of `x` (an int32 ≥ 0), zero-padded to `width` digits when given. */
+function fnvDigitsOf(h: number, x: number, width: number): number {
+  let div = 1;
+  if (width > 0) for (let i = 1; i < width; i++) div *= 10;
+  else while (div * 10 <= x) div *= 10;
+  for (; div > 0; div = (div / 10) | 0) h = Math.imul(h ^ (48 + (((x / div) | 0) % 10)), FNV_PRIME);
+  return h;
+}
+
+/**
+ * FNV-1a 32 of `String(n)` for a uint32 `n`, without building the string: bucketOf runs on every
+ * evaluation of a percentage, and the string (and the double arithmetic of a uint32 over 2^31) cost more
+ * than the hashing. `n` is split at 10^5 so each half is an int32.
+ */
+function fnvOfDecimal(n: number): number {
+  const high = Math.floor(n / 100000);
+  const low = n - high * 100000;
+  const h = high > 0 ? fnvDigitsOf(fnvDigitsOf(FNV_OFFSET, high, 0), low, 5) : fnvDigitsOf(FNV_OFFSET, low, 0);
   return h >>> 0;
 }
 
 /**
  * The unit's bucket in [0, 1), in steps of 1/10000: GrowthBook's hash v2,
- * `fnv(String(fnv(seed + id))) % 10000 / 10000` (vectors in NOTES.md).
+ * `fnv(String(fnv(seed + id))) % 10000 / 10000` (vectors in NOTES.md), computed
+ * without the concatenation or the inner number's string (the same value: test/sdk/gates.test.ts).
  */
 export function bucketOf(seed: string, id: string): number {
-  return (fnv1a32(String(fnv1a32(seed + id))) % 10000) / 10000;
+  return (fnvOfDecimal(fnvText(fnvText(FNV_OFFSET, seed), id) >>> 0) % 10000) / 10000;
 }
 
 type Semver = { parts: [number, number, number]; pre: string[] };
@@ -187,7 +211,10 @@ const NUMBER = /^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$/;
 /** A number from a number or a numeric string (of at most NUMBER_TEXT_MAX characters); null otherwise. */
 function numberOf(value: unknown): number | null {
   if (typeof value === "number") return Number.isFinite(value) ? value : null;
-  if (typeof value !== "string" || value.length > NUMBER_TEXT_MAX) return null;
+  if (typeof value !== "string" || value.length > NUMBER_TEXT_MAX || value.length === 0) return null;
+  // Most text is no number: its first character says so without the regex (a number starts with a digit, a sign or a dot; trim drops whitespace first).
+  const first = value.charCodeAt(0);
+  if (!((first >= 48 && first <= 57) || first === 43 || first === 45 || first === 46 || first <= 32 || first === 160 || first >= 0x1680)) return null;
   const text = value.trim();
   return text !== "" && NUMBER.test(text) ? Number(text) : null;
 }
@@ -256,17 +283,50 @@ const PENDING = 2;
  * after it, allocated once per evaluator), so a prerequisite reached along many paths costs once:
  * an evaluation is linear in the rules of the gates it can reach, never rules^depth.
  */
-type Evaluation = {
+type Evaluation = Compiled & {
   options: EvaluatorOptions;
-  regexes: Map<string, CompiledRegex>;
-  /** Segments by name with their ids as a Set, built once per evaluator (a snapshot's), so membership is O(1). */
-  segments: Map<string, CompiledSegment | null>;
   memo: Map<string, number>;
   depth: number;
   busy: boolean;
   /** Set while a segment's conditions are evaluated: a segment reference inside one (refused when saved) is not followed. */
   inSegment: boolean;
 };
+
+/**
+ * What an evaluator compiles once and keeps for its life (a snapshot's rules): the hot path never compiles
+ * a pattern or parses a rule's version or date twice. Keyed by the rule's text, so bounded by the rules.
+ */
+type Compiled = {
+  regexes: Map<string, CompiledRegex>;
+  /** Segments by name with their ids as a Set, built once per evaluator (a snapshot's), so membership is O(1). */
+  segments: Map<string, CompiledSegment | null>;
+  /** A rule's version (semver_*) parsed. */
+  versions: Map<string, Semver | null>;
+  /** A rule's date (before / after) in epoch milliseconds. */
+  times: Map<string, number | null>;
+};
+
+/** A rule's version, parsed once per evaluator (parseSemver's answer). */
+function ruleVersion(value: unknown, ev: Evaluation): Semver | null {
+  if (typeof value !== "string") return null;
+  let version = ev.versions.get(value);
+  if (version === undefined) {
+    version = parseSemver(value);
+    ev.versions.set(value, version);
+  }
+  return version;
+}
+
+/** A rule's date, parsed once per evaluator (timeOf's answer). */
+function ruleTime(value: unknown, ev: Evaluation): number | null {
+  if (typeof value !== "string") return timeOf(value);
+  let time = ev.times.get(value);
+  if (time === undefined) {
+    time = timeOf(value);
+    ev.times.set(value, time);
+  }
+  return time;
+}
 
 type CompiledSegment = { attribute: string; ids: Set<string> | null; conditions: GateCondition[] };
 
@@ -323,7 +383,7 @@ function gatePasses(name: string, context: EvaluationContext, ev: Evaluation): b
   if (other === undefined || ev.depth >= MAX_GATE_DEPTH) return false;
   ev.memo.set(name, PENDING);
   ev.depth++;
-  const index = decidingRule(other, context, ev);
+  const index = decidingRule(other.rules, context, ev, 0);
   const passes = index >= 0 && rulePasses(other, other.rules[index]!, context);
   ev.depth--;
   ev.memo.set(name, passes ? ON : OFF);
@@ -377,7 +437,7 @@ function holds(c: GateCondition, context: EvaluationContext, ev: Evaluation): bo
     case "semver_lte": {
       if (!has) return false;
       const x = parseSemver(actual);
-      const y = parseSemver(c.value);
+      const y = ruleVersion(c.value, ev);
       if (!x || !y) return false;
       const order = compareSemver(x, y);
       return c.op === "semver_eq" ? order === 0 : c.op === "semver_gt" ? order > 0 : c.op === "semver_gte" ? order >= 0 : c.op === "semver_lt" ? order < 0 : order <= 0;
@@ -386,7 +446,7 @@ function holds(c: GateCondition, context: EvaluationContext, ev: Evaluation): bo
     case "after": {
       if (!has) return false;
       const x = timeOf(actual);
-      const y = timeOf(c.value);
+      const y = ruleTime(c.value, ev);
       if (x === null || y === null) return false;
       return c.op === "before" ? x < y : x > y;
     }
@@ -489,8 +549,7 @@ function ruleDecision(gate: Gate, rule: GateRule, index: number, context: Evalua
 export type ConditionedRule = { name?: string; conditions: GateCondition[] };
 
 /** The index of the first rule whose conditions all hold, or -1. */
-function decidingRule(gate: { rules: readonly ConditionedRule[] }, context: EvaluationContext, ev: Evaluation, from = 0): number {
-  const rules = gate.rules;
+function decidingRule(rules: readonly ConditionedRule[], context: EvaluationContext, ev: Evaluation, from: number): number {
   next: for (let i = from; i < rules.length; i++) {
     const conditions = rules[i]!.conditions;
     for (let j = 0; j < conditions.length; j++) if (!holds(conditions[j]!, context, ev)) continue next;
@@ -500,12 +559,12 @@ function decidingRule(gate: { rules: readonly ConditionedRule[] }, context: Eval
 }
 
 function decide(gate: Gate, context: EvaluationContext, ev: Evaluation): GateDecision {
-  const index = decidingRule(gate, context, ev);
+  const index = decidingRule(gate.rules, context, ev, 0);
   return index < 0 ? { value: false, ruleIndex: null, bucket: null, reason: "DEFAULT" } : ruleDecision(gate, gate.rules[index]!, index, context);
 }
 
-function evaluation(options: EvaluatorOptions, regexes: Map<string, CompiledRegex> = new Map(), segments: Map<string, CompiledSegment | null> = new Map()): Evaluation {
-  return { options, regexes, segments, memo: new Map(), depth: 0, busy: false, inSegment: false };
+function evaluation(options: EvaluatorOptions, compiled: Compiled = { regexes: new Map(), segments: new Map(), versions: new Map(), times: new Map() }): Evaluation {
+  return { options, regexes: compiled.regexes, segments: compiled.segments, versions: compiled.versions, times: compiled.times, memo: new Map(), depth: 0, busy: false, inSegment: false };
 }
 
 /** After a call: the evaluator's state is ready for the next one. */
@@ -538,7 +597,7 @@ export function createGateEvaluator(options: EvaluatorOptions) {
   };
   /** Runs `fn` with this evaluator's state, or a fresh one when called re-entrantly. */
   const within = <T>(fn: (ev: Evaluation) => T): T => {
-    if (ev.busy) return fn(evaluation(options, ev.regexes, ev.segments));
+    if (ev.busy) return fn(evaluation(options, ev));
     ev.busy = true;
     try {
       return fn(ev);
@@ -560,7 +619,14 @@ export function createGateEvaluator(options: EvaluatorOptions) {
   return {
     /** The index of the first rule whose conditions all hold, or -1 (a config's rules: src/sdk/configs.ts decides what it serves). */
     firstHolding(rules: readonly ConditionedRule[], context: EvaluationContext, from = 0): number {
-      return within((ev) => decidingRule({ rules }, context, ev, from));
+      // Every config evaluation comes through here: as evaluate, no closure or object per call.
+      if (ev.busy) return decidingRule(rules, context, evaluation(options, ev), from);
+      ev.busy = true;
+      try {
+        return decidingRule(rules, context, ev, from);
+      } finally {
+        reset(ev);
+      }
     },
     /** Every rule up to the first that holds, with each condition's outcome and why (explain of a config). */
     ruleOutcomes(rules: readonly ConditionedRule[], context: EvaluationContext): RuleOutcome[] {
@@ -568,7 +634,7 @@ export function createGateEvaluator(options: EvaluatorOptions) {
     },
     evaluate(gate: Gate, context: EvaluationContext): GateDecision {
       // A call made during another (re-entrant, from a caller's regex engine or gate lookup) gets its own state.
-      if (ev.busy) return decide(gate, context, evaluation(options, ev.regexes, ev.segments));
+      if (ev.busy) return decide(gate, context, evaluation(options, ev));
       ev.busy = true;
       try {
         return decide(gate, context, ev);
@@ -578,7 +644,7 @@ export function createGateEvaluator(options: EvaluatorOptions) {
     },
     /** The decision, plus every rule up to the deciding one with each condition's outcome and why. */
     explain(gate: Gate, context: EvaluationContext): GateExplanation {
-      if (ev.busy) return explain(gate, context, evaluation(options, ev.regexes, ev.segments));
+      if (ev.busy) return explain(gate, context, evaluation(options, ev));
       ev.busy = true;
       try {
         return explain(gate, context, ev);

@@ -95,3 +95,109 @@ describe("prerequisite gates and explanations", () => {
     expect(out.rules[1]!.conditions[1]!.why).toBe('country is "fr", not in the list');
   });
 });
+
+describe("explain's texts and the evaluator's fast paths (issue 32)", () => {
+  const others: Record<string, Gate> = { on: { salt: "x", rules: [{ conditions: [], passPercentage: 100 }] }, off: { salt: "x", rules: [] } };
+  const evaluator = createGateEvaluator({ compileRegex, gate: (name) => others[name], segment: (name) => (name === "vip" ? { ids: ["u1"] } : undefined) });
+  const LONG = "x".repeat(5000);
+
+  test("every text path of explain is pinned (evaluate computes none of them)", () => {
+    // [attr, op, value, context, holds, why]: one row per text explain can give.
+    const table: [string, string, unknown, Record<string, unknown>, boolean, string][] = [
+      ["plan", "eq", "pro", {}, false, "plan is not in the context"],
+      ["plan", "eq", "pro", { plan: null }, false, "plan is not in the context"],
+      ["plan", "eq", "pro", { plan: LONG }, false, "plan is text of 5000 characters, over the 4096 an operator reads (matches nothing)"],
+      ["plan", "exists", undefined, { plan: LONG }, true, "plan is set"],
+      ["plan", "not_exists", undefined, { plan: "a" }, false, "plan is set"],
+      ["plan", "eq", "pro", { plan: "pro" }, true, "plan is \"pro\""],
+      ["plan", "eq", "pro", { plan: "free" }, false, "plan is \"free\", not \"pro\""],
+      ["plan", "neq", "pro", { plan: "free" }, true, "plan is \"free\", not \"pro\""],
+      ["plan", "neq", "pro", { plan: "pro" }, false, "plan is \"pro\""],
+      ["n", "eq", 42, { n: "42" }, true, "n is \"42\""],
+      ["country", "in", ["de"], { country: "de" }, true, "country is \"de\", in the list"],
+      ["country", "not_in", ["de"], { country: "de" }, false, "country is \"de\", in the list"],
+      ["country", "in", ["de"], { country: "fr" }, false, "country is \"fr\", not in the list"],
+      ["email", "ends_with", "@acme.com", { email: "a@acme.com" }, true, "email is \"a@acme.com\""],
+      ["email", "contains", "acme", { email: 42 }, false, "email is 42, not text"],
+      ["email", "starts_with", "a", { email: "bob" }, false, "email is \"bob\""],
+      ["email", "regex", "^a", { email: "abc" }, true, "email is \"abc\", matching /^a/"],
+      ["email", "regex", "^a", { email: "bcd" }, false, "email is \"bcd\", not matching /^a/"],
+      ["email", "regex", "^a", { email: true }, false, "email is true, not text"],
+      ["age", "gt", 3, { age: 5 }, true, "age is 5"],
+      ["age", "lte", 3, { age: "x" }, false, "age is \"x\", not a number"],
+      ["age", "gte", "x", { age: 5 }, false, "age is 5, not a number"],
+      ["v", "semver_gte", "1.0.0", { v: "1.2.0" }, true, "v is version \"1.2.0\""],
+      ["v", "semver_lt", "1.0.0", { v: "nope" }, false, "v is \"nope\", not a version"],
+      ["d", "after", "2026-01-01", { d: "2026-02-01" }, true, "d is \"2026-02-01\""],
+      ["d", "before", "2026-01-01", { d: "soon" }, false, "d is \"soon\", not a date"],
+      ["x", "passes_gate", "on", { x: 1 }, true, "gate on is on"],
+      ["x", "passes_gate", "off", {}, false, "gate off is off"],
+      ["x", "fails_gate", "off", {}, true, "gate off is off"],
+      ["x", "passes_gate", "ghost", {}, false, "gate ghost does not exist (off)"],
+      ["user_id", "in_segment", "vip", { user_id: "u1" }, true, "in segment vip"],
+      ["user_id", "not_in_segment", "vip", { user_id: "u1" }, false, "in segment vip"],
+      ["user_id", "in_segment", "ghost", { user_id: "u1" }, false, "segment ghost does not exist (not in it)"],
+      ["plan", "bogus", 1, { plan: "a" }, false, "unknown operator \"bogus\""],
+      ["plan", "eq", "pro", { plan: "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy" }, false, "plan is \"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy...\" (80 characters), not \"pro\""],
+      ["plan", "eq", "pro", { plan: [1, 2, 3] }, false, "plan is a list of 3, not \"pro\""],
+      ["plan", "eq", "pro", { plan: {"a": 1} }, false, "plan is an object, not \"pro\""],
+      ["plan", "eq", ["a"], { plan: "a" }, false, "plan is \"a\", not a list of 1"],
+      ["plan", "eq", "a\"b", { plan: "aé\n" }, false, "plan is \"aé\\n\", not \"a\\\"b\""],
+      ["n", "eq", 1, { n: 2.5 }, false, "n is 2.5, not 1"],
+      ["n", "eq", 1, { n: false }, false, "n is false, not 1"],
+    ];
+    for (const [attr, op, value, context, holds, why] of table) {
+      const gate = { salt: "s", rules: [{ conditions: [{ attr, op, value }], passPercentage: 100 }] } as Gate;
+      const out = evaluator.explain(gate, context);
+      expect([attr, op, out.rules[0]!.conditions[0]]).toEqual([attr, op, { attr, op, holds, why }] as never);
+      // evaluate decides as explain does.
+      expect([attr, op, evaluator.evaluate(gate, context).value]).toEqual([attr, op, holds]);
+    }
+  });
+
+  test("evaluate builds no explanation: no JSON.stringify, no rules in its answer", () => {
+    const gate: Gate = {
+      salt: "quiet",
+      rules: [
+        { conditions: [{ attr: "plan", op: "eq", value: "pro" }, { attr: "country", op: "in", value: ["de", "fr"] }], passPercentage: 100 },
+        { conditions: [{ attr: "age", op: "gte", value: 30 }, { attr: "v", op: "semver_gte", value: "2.0.0" }], passPercentage: 20 },
+      ],
+    };
+    const original = JSON.stringify;
+    let calls = 0;
+    JSON.stringify = ((...args: Parameters<typeof JSON.stringify>) => {
+      calls++;
+      return original(...args);
+    }) as typeof JSON.stringify;
+    let out: ReturnType<typeof evaluator.evaluate>;
+    try {
+      out = evaluator.evaluate(gate, { plan: "free", country: "it", age: 40, v: "2.1.0", user_id: "user-3" });
+    } finally {
+      JSON.stringify = original;
+    }
+    expect(calls).toBe(0);
+    expect(Object.keys(out).sort()).toEqual(["bucket", "reason", "ruleIndex", "value"]);
+    expect(out).toMatchObject({ ruleIndex: 1, reason: "SPLIT", bucket: bucketOf("quiet", "user-3") });
+  });
+
+  test("bucketOf is fnv(String(fnv(seed + id))) % 10000 / 10000 for every kind of id (it no longer builds either string)", () => {
+    const fnv = (text: string) => {
+      let h = 0x811c9dc5;
+      for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
+      return h >>> 0;
+    };
+    const ids = ["", "0", "a", "user-1", "ünïcödé", "😀", "x".repeat(300), ...Array.from({ length: 20_000 }, (_, i) => `${i}-${(i * 2654435761) >>> 0}`)];
+    for (const seed of ["", "seed", "checkout-v2", "ß"]) {
+      for (const id of ids) expect([seed, id, bucketOf(seed, id)]).toEqual([seed, id, (fnv(String(fnv(seed + id))) % 10000) / 10000]);
+    }
+  });
+
+  test("numbers in text are read as before: leading whitespace of any kind, signs, dots; other text is not a number", () => {
+    const eq = (actual: unknown, value: unknown) => evaluator.evaluate({ salt: "n", rules: [{ conditions: [{ attr: "a", op: "eq", value }], passPercentage: 100 }] } as Gate, { a: actual }).value;
+    for (const text of [" 42", "\t42", "\u00a042", "\ufeff42", "\u200042", "\u300042 ", "+42", "42.0", "4.2e1"]) expect([text, eq(text, 42)]).toEqual([text, true]);
+    expect(eq(".5", 0.5)).toBe(true);
+    expect(eq("-1", -1)).toBe(true);
+    for (const text of ["x42", "forty-two", "", "٤٢"]) expect([text, eq(text, 42)]).toEqual([text, false]);
+    expect(eq("abc", "abc")).toBe(true);
+  });
+});

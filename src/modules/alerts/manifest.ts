@@ -29,5 +29,5 @@ export const alertsModule: ModuleManifest<"alerts"> = {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).alertTools;
   },
   close: (service) => service.close(),
-  cli: [{ name: "alerts", order: 19, load: async () => (await import("./cli")).alertsCommand }],
+  cli: [{ name: "alerts", order: 19, summary: "Alert rules on metrics: list, get, create, update (deleting is done in the dashboard)", example: "svc alerts list", load: async () => (await import("./cli")).alertsCommand }],
 };

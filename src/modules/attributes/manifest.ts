@@ -29,5 +29,5 @@ export const attributesModule: ModuleManifest<"attributes"> = {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).attributeTools;
   },
   close: (service) => service.close(),
-  cli: [{ name: "attributes", order: 15, load: async () => (await import("./cli")).attributesCommand }],
+  cli: [{ name: "attributes", order: 15, summary: "Context attributes that gates target: list, get, create, update, deprecate", example: "svc attributes list", load: async () => (await import("./cli")).attributesCommand }],
 };

@@ -25,5 +25,5 @@ export const auditModule: ModuleManifest<"audit"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).auditTools;
   },
-  cli: [{ name: "audit", order: 30, load: async () => (await import("./cli")).auditCommand }],
+  cli: [{ name: "audit", order: 30, summary: "The project's audit trail: who changed what, newest first", example: "svc audit list", load: async () => (await import("./cli")).auditCommand }],
 };

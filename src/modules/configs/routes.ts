@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../lib/module";
-import { IdParam, ListQuery, describe, jsonBodyPlugin, numberParam } from "../../lib/http";
+import { IdParam, ListQuery, describe, groupDigits, jsonBodyPlugin, numberParam } from "../../lib/http";
 import { MAX_ARRAY_ITEMS, MAX_DEPTH, SCHEMA_MAX_BYTES } from "./json-schema";
 import { CHECK_BUDGET_MS, COMPILE_BUDGET_MS } from "./schema-checker";
 import { SCHEMA_COST_BUDGET } from "./schema-cost";
@@ -31,7 +31,7 @@ import {
 const TAG = "Configs";
 const PROJECT_REQUIRED = { projectHeader: "required" } as const;
 /** What one value may cost: said on every route that takes one. */
-const VALUE_LIMITS = `Limits of one value: at most ${VALUE_MAX_BYTES} bytes of JSON, ${MAX_DEPTH} levels of nesting and ${MAX_ARRAY_ITEMS} items in any array; a schema at most ${SCHEMA_MAX_BYTES} bytes, and refused (VALIDATION naming the schema path) when checking one value location against it could take more than ${SCHEMA_COST_BUDGET.toLocaleString("en-US")} schema evaluations (anyOf/oneOf/allOf and $ref branches multiply). Values are validated off the request loop, before the write lock is taken, for at most ${CHECK_BUDGET_MS} ms (after at most ${COMPILE_BUDGET_MS} ms to compile a schema not compiled yet): a check that would take longer is VALIDATION.`;
+const VALUE_LIMITS = `Limits of one value: at most ${VALUE_MAX_BYTES} bytes of JSON, ${MAX_DEPTH} levels of nesting and ${MAX_ARRAY_ITEMS} items in any array; a schema at most ${SCHEMA_MAX_BYTES} bytes, and refused (VALIDATION naming the schema path) when checking one value location against it could take more than ${groupDigits(SCHEMA_COST_BUDGET)} schema evaluations (anyOf/oneOf/allOf and $ref branches multiply). Values are validated off the request loop, before the write lock is taken, for at most ${CHECK_BUDGET_MS} ms (after at most ${COMPILE_BUDGET_MS} ms to compile a schema not compiled yet): a check that would take longer is VALIDATION.`;
 
 export function configRoutes(ctx: AppContext) {
   const { configs } = ctx.services;

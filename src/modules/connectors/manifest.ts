@@ -39,5 +39,5 @@ export const connectorsModule: ModuleManifest<"connectors"> = {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).connectorTools;
   },
   close: (service) => service.close(),
-  cli: [{ name: "connectors", order: 23, load: async () => (await import("./cli")).connectorsCommand }],
+  cli: [{ name: "connectors", order: 23, summary: "Where events go (Slack, Linear, Sheets, agent triggers, webhooks): list, get, create, update, enable, disable, delete, deliveries, test", example: "svc connectors create webhook --name intake --event bug.created --set url=https://hooks.example.com/svc", load: async () => (await import("./cli")).connectorsCommand }],
 };

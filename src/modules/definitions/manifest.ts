@@ -26,9 +26,9 @@ export const definitionsModule: ModuleManifest<"definitions"> = {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).definitionTools;
   },
   cli: [
-    { name: "export", order: 40, load: async () => (await import("./cli")).exportCommand },
-    { name: "plan", order: 41, load: async () => (await import("./cli")).planCommand },
-    { name: "apply", order: 42, load: async () => (await import("./cli")).applyCommand },
-    { name: "import", order: 43, load: async () => (await import("./import-cli")).importCommand },
+    { name: "export", order: 40, summary: "Write the project's definitions as one YAML (or JSON) document: flags as code", example: "svc export > svc.yaml", load: async () => (await import("./cli")).exportCommand },
+    { name: "plan", order: 41, summary: "Show what `svc apply FILE` would change; exit 0: nothing, 2: changes, 1: error (for CI)", example: "svc plan svc.yaml", load: async () => (await import("./cli")).planCommand },
+    { name: "apply", order: 42, summary: "Make the project match a definitions file: one transaction, all or nothing", example: "svc apply svc.yaml", load: async () => (await import("./cli")).applyCommand },
+    { name: "import", order: 43, summary: "Move in from Unleash, GrowthBook, LaunchDarkly or Flagsmith: their export mapped onto gates, configs and segments", example: "svc import unleash export.json --out svc.yaml", load: async () => (await import("./import-cli")).importCommand },
   ],
 };

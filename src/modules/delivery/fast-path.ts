@@ -5,7 +5,7 @@ import type { Principal } from "../../lib/auth";
 import type { AppContext } from "../../lib/module";
 import { KEYS_CHANNEL } from "../keys/service";
 import { type EvaluationContext, answersPerContext, isFailure, parseEvaluationRequest } from "./ofrep";
-import { bulkNotModified, bulkTag, snapshotResponse } from "./routes";
+import { bulkNotModified, bulkTag, notModifiedReply, snapshotResponse } from "./routes";
 import type { SnapshotEntry } from "./snapshot";
 
 const SNAPSHOT_PATH = "/api/sdk/v1/snapshot";
@@ -69,9 +69,40 @@ export function snapshotFastRoutes(ctx: AppContext, fallback: Fallback) {
     known.set(sdkKey, { projectId, until: now + KNOWN_MS, keys });
   };
   ctx.store.listen(KEYS_CHANNEL, () => known.clear());
+  /** The last entry this path answered 304 for and its prepared 304 (one poller's revision: no WeakMap lookup per poll). */
+  let lastEntry: SnapshotEntry | undefined;
+  let last304: Response | undefined;
+  /**
+   * The poll this path exists for, answered before anything else is read (issue 32: a matching poll touches
+   * the key check and the revision, nothing more): a key accepted within KNOWN_MS, `?env=` in the URL, and
+   * If-None-Match naming that env's current tag exactly, with none of the headers that change the answer
+   * (Origin, a body, X-Project-Id) or add to it (X-Request-Id, echoed; a log line with --log-sdk-requests).
+   * The 304 is the prepared one, cloned; it is counted in /metrics as every poll is. Anything else, or
+   * undefined here, goes the general way below, which answers the same.
+   */
+  const matchingPoll = (request: Request, h: Headers, start: number): Response | undefined => {
+    const sdkKey = h.get("x-sdk-key");
+    if (sdkKey === null) return undefined;
+    const seen = known.get(sdkKey);
+    if (seen === undefined || !(seen.until > start)) return undefined;
+    const ifNoneMatch = h.get("if-none-match");
+    if (ifNoneMatch === null || h.has("origin") || h.has("content-length") || h.has("x-project-id") || h.has("x-request-id") || log.sdkRequests) return undefined;
+    const env = envParam(request.url);
+    if (!env) return undefined;
+    const entry = services.snapshots.cachedByKey(seen.keys[env]);
+    if (entry === undefined || ifNoneMatch !== entry.etag) return undefined;
+    if (entry !== lastEntry) {
+      last304 = notModifiedReply(entry);
+      lastEntry = entry;
+    }
+    notModified.observe((performance.now() - start) / 1000);
+    return last304!.clone();
+  };
   const handle = (request: Request): Response | Promise<Response> => {
     const start = performance.now();
     const h = request.headers;
+    const fast = matchingPoll(request, h, start);
+    if (fast !== undefined) return fast;
     if (h.has("origin") || h.has("content-length")) return fallback(request);
     const env = envParam(request.url);
     if (env === null) return fallback(request);

@@ -63,6 +63,11 @@ export function snapshotResponse(entry: SnapshotEntry, headers: Headers, request
   return response;
 }
 
+/** The entry's prepared 304 (clone it to answer): for the poll fast path, which has already matched the tag. */
+export function notModifiedReply(entry: SnapshotEntry): Response {
+  return (prepared.get(entry) ?? prepare(entry)).notModified;
+}
+
 /**
  * The bulk OFREP answer's tag: the snapshot's, and when gates or experiments answer per context (their
  * answers are part of the tag, and of no shared body) a hash of the context too. Shared by the route and

@@ -29,5 +29,5 @@ export const errorsModule: ModuleManifest<"errors"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).errorTools;
   },
-  cli: [{ name: "errors", order: 18, load: async () => (await import("./cli")).trackedErrorsCommand }],
+  cli: [{ name: "errors", order: 18, summary: "Tracked production errors: list, get, resolve, ignore, reopen, series", example: "svc errors list --status unresolved", load: async () => (await import("./cli")).trackedErrorsCommand }],
 };

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../lib/module";
 import { ApiError, notFound } from "../../lib/errors";
-import { IdParam, describe, jsonBodyPlugin } from "../../lib/http";
+import { IdParam, describe, groupDigits, jsonBodyPlugin } from "../../lib/http";
 import { pathOf } from "../../lib/pipeline";
 import { deliverOnce, deliveryIdOf } from "../../lib/deliveries";
 import { ErrorListQuery, IngestErrorsBody, IngestErrorsReply, SentryReply, SeriesBody, SeriesReply, SetStatusBody, TrackedErrorDetailSchema, TrackedErrorSchema } from "./contract";
@@ -18,7 +18,7 @@ const SentryProjectParam = t.Object({ projectNumber: t.String({ description: "An
 const heldBack = (o: IngestOutcome) => (o.limited.length > 0 ? { dropped: o.dropped, limited: o.limited } : {});
 
 const LIMITS =
-  `Limits per project and minute (per server): at most ${NEW_ERRORS_PER_MINUTE.toLocaleString("en")} new errors (fingerprints not tracked yet) start being tracked; ` +
+  `Limits per project and minute (per server): at most ${groupDigits(NEW_ERRORS_PER_MINUTE)} new errors (fingerprints not tracked yet) start being tracked; ` +
   "occurrences of further new fingerprints that minute are dropped, while errors already tracked keep counting. " +
   `At most ${ERROR_ITEMS_PER_MINUTE} queue items are opened for new or regressed errors; further errors are tracked without one. ` +
   "The answer says what was held back: `dropped` (occurrences not stored) and `limited` (`reason` new_errors_per_minute or error_items_per_minute, `limit`, `count`, `retryAfter` seconds); " +

@@ -25,5 +25,5 @@ export const eventsModule: ModuleManifest<"events"> = {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).eventCatalogTools;
   },
   close: (service) => service.close(),
-  cli: [{ name: "events", order: 16, load: async () => (await import("./cli")).eventsCommand }],
+  cli: [{ name: "events", order: 16, summary: "The event catalog (the analytics events metrics count): list, get, create, approve, update, delete; counts and recent (what arrived)", example: "svc events list", load: async () => (await import("./cli")).eventsCommand }],
 };

@@ -38,5 +38,5 @@ export const experimentsModule: ModuleManifest<"experiments"> = {
   },
   snapshot: (service) => ({ field: "experiments", published: (projectId, env) => service.published(projectId, env) }),
   close: (service) => service.close(),
-  cli: [{ name: "experiments", order: 21, load: async () => (await import("./cli")).experimentsCommand }],
+  cli: [{ name: "experiments", order: 21, summary: "Experiments over a universe's units: list, get, create, update, delete, start, stop, results", example: "svc experiments create checkout-button --universe web-users --variant control=50 --variant green=50 --allocation 0-5000 --primary-metric purchases", load: async () => (await import("./cli")).experimentsCommand }],
 };

@@ -37,5 +37,5 @@ export const identityModule: ModuleManifest<"identity"> = {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).identityTools;
   },
   sessionResolver: (service, network) => sessionCredentialCode().sessionResolver(service, network),
-  cli: [{ name: "members", order: 28, load: async () => (await import("./cli")).membersCommand }],
+  cli: [{ name: "members", order: 28, summary: "People of the project's organisation: list, invite, set-role, remove", example: "svc members list", load: async () => (await import("./cli")).membersCommand }],
 };

@@ -36,5 +36,5 @@ export const keysModule: ModuleManifest<"keys"> = {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).keyTools;
   },
   close: (service) => service.close(),
-  cli: [{ name: "sdk", order: 29, load: async () => (await import("./cli")).sdkCommand }],
+  cli: [{ name: "sdk", order: 29, summary: "SDK keys: sdk keys list | create | revoke", example: "svc sdk keys list", load: async () => (await import("./cli")).sdkCommand }],
 };

@@ -24,5 +24,5 @@ export const metricsModule: ModuleManifest<"metrics"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).metricTools;
   },
-  cli: [{ name: "metrics", order: 17, load: async () => (await import("./cli")).metricsCommand }],
+  cli: [{ name: "metrics", order: 17, summary: "Metrics over the project's events: list, get, create, update, delete, series", example: "svc metrics create checkouts --kind count --event checkout.completed", load: async () => (await import("./cli")).metricsCommand }],
 };

@@ -35,5 +35,5 @@ export const opsModule: ModuleManifest<"ops"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).opsTools;
   },
-  cli: [{ name: "ops", order: 24, load: async () => (await import("./cli")).opsCommand }],
+  cli: [{ name: "ops", order: 24, summary: "The queue of bug reports and feature requests: list, get, create, update, approve, reject", example: "svc ops list --status pending_approval", load: async () => (await import("./cli")).opsCommand }],
 };

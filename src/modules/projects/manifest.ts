@@ -20,5 +20,5 @@ export const projectsModule: ModuleManifest<"projects"> = {
   },
   createService: (ctx) => new (serviceCode().ProjectsService)(ctx),
   routes: (ctx) => routesCode().projectRoutes(ctx),
-  cli: [{ name: "projects", order: 11, load: async () => (await import("./cli")).projectsCommand }],
+  cli: [{ name: "projects", order: 11, summary: "Projects you can reach: list, create", example: "svc projects list", load: async () => (await import("./cli")).projectsCommand }],
 };

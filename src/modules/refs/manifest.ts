@@ -24,5 +24,5 @@ export const refsModule: ModuleManifest<"refs"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).refTools;
   },
-  cli: [{ name: "refs", order: 26.5, load: async () => (await import("./cli")).refsCommand }],
+  cli: [{ name: "refs", order: 26.5, summary: "Code references: scan a directory for flag names, push them, list where a flag is used", example: "svc refs scan", load: async () => (await import("./cli")).refsCommand }],
 };

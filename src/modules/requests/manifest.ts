@@ -24,5 +24,5 @@ export const requestsModule: ModuleManifest<"requests"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).requestTools;
   },
-  cli: [{ name: "requests", order: 22.6, load: async () => (await import("./cli")).requestsCommand }],
+  cli: [{ name: "requests", order: 22.6, summary: "Change requests (four eyes): propose changes, have another person approve them, apply them as approved", example: "svc requests open --title 'Raise checkout limits' --file changes.json", load: async () => (await import("./cli")).requestsCommand }],
 };

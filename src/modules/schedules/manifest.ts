@@ -32,5 +32,5 @@ export const schedulesModule: ModuleManifest<"schedules"> = {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).scheduleTools;
   },
   close: (service) => service.close(),
-  cli: [{ name: "schedules", order: 22.5, load: async () => (await import("./cli")).schedulesCommand }],
+  cli: [{ name: "schedules", order: 22.5, summary: "Scheduled changes: a toggle, a config value, gate rules or a segment patch at a time, or a ramp of them", example: "svc schedules create --at 2026-12-01T09:00:00Z --kind killswitch.set --body '{\"name\":\"checkout\",\"env\":\"prod\",\"value\":true}'", load: async () => (await import("./cli")).schedulesCommand }],
 };

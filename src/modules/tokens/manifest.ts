@@ -25,5 +25,5 @@ export const tokensModule: ModuleManifest<"tokens"> = {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).tokenTools;
   },
   bearerResolvers: (service) => [service.bearerResolver()],
-  cli: [{ name: "tokens", order: 27, load: async () => (await import("./cli")).tokensCommand }],
+  cli: [{ name: "tokens", order: 27, summary: "Project API tokens for CI (SERVICE_CLI_TOKEN): list, create, revoke", example: "svc tokens list", load: async () => (await import("./cli")).tokensCommand }],
 };

@@ -30,5 +30,5 @@ export const universesModule: ModuleManifest<"universes"> = {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).universeTools;
   },
   snapshot: (service) => ({ field: "universes", published: (projectId) => service.published(projectId) }),
-  cli: [{ name: "universes", order: 20, load: async () => (await import("./cli")).universesCommand }],
+  cli: [{ name: "universes", order: 20, summary: "Universes experiments share (unit type, holdout): list, get, create, update, delete", example: "svc universes create web-users", load: async () => (await import("./cli")).universesCommand }],
 };

@@ -29,6 +29,6 @@ export const usageModule: ModuleManifest<"usage"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).usageTools;
   },
-  cli: [{ name: "flags", order: 14.5, load: async () => (await import("./cli")).flagsCommand }],
+  cli: [{ name: "flags", order: 14.5, summary: "Flags of every kind: stale ones, and a flag's evaluation counts", example: "svc flags stale", load: async () => (await import("./cli")).flagsCommand }],
   close: (service) => service.close(),
 };
