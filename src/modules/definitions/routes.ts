@@ -3,7 +3,7 @@ import { ENVS, type Env } from "../../lib/envs";
 import { validation } from "../../lib/errors";
 import { describe, jsonBodyPlugin } from "../../lib/http";
 import type { AppContext } from "../../lib/module";
-import { ApplyBody, ApplyProposedSchema, ApplyQuery, ApplyResultSchema, DefinitionsDocumentSchema, ExportQuery } from "./contract";
+import { ApplyBody, ApplyProposedSchema, ApplyQuery, ApplyResultSchema, DefinitionsDocumentSchema, ExportQuery, ImportBody, ImportParams, ImportQuery, ImportResultSchema } from "./contract";
 import { SECTIONS, type Section } from "./types";
 
 const TAG = "Definitions";
@@ -14,6 +14,10 @@ function csv<T extends string>(text: string | undefined, allowed: readonly T[], 
   for (const p of parts) if (!(allowed as readonly string[]).includes(p)) throw validation(`Unknown ${param} ${p}`, `${param}: comma-separated, each one of ${allowed.join(", ")}`);
   return parts as T[];
 }
+
+/** `qa=staging,live=prod` (the query's pattern has checked its shape). */
+const envMapOf = (text: string | undefined): Record<string, Env> | undefined =>
+  text ? Object.fromEntries(text.split(",").map((pair) => pair.split("=").map((s) => s.trim()) as [string, Env])) : undefined;
 
 const flag = (text: string | undefined, param: string): boolean => {
   if (text === undefined || text === "false") return false;
@@ -62,5 +66,22 @@ export function definitionsRoutes(ctx: AppContext) {
           response: { 200: ApplyResultSchema, 202: ApplyProposedSchema },
         }),
       },
-    );
+    )
+    .post("/import/:tool", ({ params, query, body }) => definitions.importFrom(params.tool, body, { env: query.env, envMap: envMapOf(query.envMap), keepExact: query.keepExact === "true" }), {
+      // Conversion only (nothing is read or written, so no audit row): a read-only token may convert.
+      admin: "read",
+      jsonObjectBody: true,
+      params: ImportParams,
+      query: ImportQuery,
+      body: ImportBody,
+      ...describe({
+        summary: "Convert another tool's export (Unleash, GrowthBook, LaunchDarkly, Flagsmith) into a definitions document",
+        tag: TAG,
+        auth: "admin",
+        description:
+          "The body is the tool's export as it wrote it: Unleash's feature export (`features`, `featureStrategies`, `featureEnvironments`, `segments`), GrowthBook's features payload or REST API feature list, LaunchDarkly's flags list with its segments, Flagsmith's environment document. The same importers as `svc import` map it onto gates, configs, killswitches and segments, and the answer lists every part they could not map and why (`unmapped`: a constraint operator svc lacks, a custom strategy) and the percentage rollouts whose units re-bucket (`rebucketed`: svc hashes units differently; `keepExact=true` keeps only 0 % and 100 % rules). " +
+          "Nothing changes: send `document` to POST /api/admin/apply?dryRun=true for the plan, then to POST /api/admin/apply. An export of which nothing maps is VALIDATION saying what the body is not.",
+        response: { 200: ImportResultSchema },
+      }),
+    });
 }
