@@ -79,3 +79,33 @@ describe("POST /api/admin/import/{tool}", () => {
     expect(plan.body.applied).toBe(false);
   });
 });
+
+// The dashboard shows and takes the YAML `svc export` writes: the server writes and reads it (no YAML library in the browser).
+describe("YAML over the API", () => {
+  test("export?format=yaml is svc export's text; apply reads it back as application/yaml", async () => {
+    expect((await ts.api("/api/admin/killswitches", { body: { name: "yaml-switch", description: "Read from YAML" } })).status).toBe(201);
+    const yaml = await ts.api("/api/admin/export?format=yaml&only=killswitches");
+    expect(yaml.status).toBe(200);
+    expect(yaml.headers.get("content-type")).toContain("application/yaml");
+    expect(yaml.text.startsWith("# svc definitions: svc plan FILE")).toBe(true);
+    expect(Bun.YAML.parse(yaml.text)).toEqual((await ts.api("/api/admin/export?only=killswitches")).body);
+    const edited = yaml.text.replace("Read from YAML", "Edited in YAML");
+    const plan = await ts.api("/api/admin/apply?dryRun=true", { rawBody: edited, headers: { "content-type": "application/yaml" } });
+    expect(plan.status).toBe(200);
+    expect(plan.body.changes).toEqual([{ section: "killswitches", name: "yaml-switch", action: "update", changes: [{ field: "description", before: "Read from YAML", after: "Edited in YAML" }] }]);
+    const applied = await ts.api("/api/admin/apply", { rawBody: edited, headers: { "content-type": "application/yaml" } });
+    expect(applied.body).toMatchObject({ applied: true, summary: { create: 0, update: 1, delete: 0 } });
+    expect((await ts.api("/api/admin/killswitches/yaml-switch")).body.description).toBe("Edited in YAML");
+  });
+
+  test("YAML that is not a document, or nests deeper than a JSON body may, is refused and changes nothing", async () => {
+    const before = await state();
+    const send = (rawBody: string) => ts.api("/api/admin/apply", { rawBody, headers: { "content-type": "application/yaml" } });
+    expect(await send("version: [1")).toMatchObject({ status: 400, body: { code: "BAD_REQUEST", error: "Malformed request body" } });
+    expect(await send("- version: 1")).toMatchObject({ status: 400, body: { code: "VALIDATION", detail: "(body): expected an object, got an array" } });
+    const deep = `version: 1\nsegments:\n${Array.from({ length: 80 }, (_, i) => `${" ".repeat(2 * i + 2)}a${i}:`).join("\n")} 1\n`;
+    expect(await send(deep)).toMatchObject({ status: 400, body: { code: "BAD_REQUEST", detail: expect.stringContaining("levels") } });
+    expect(await send("version: 1\nkillswitches: [{name: 'x', description: 3}]")).toMatchObject({ status: 400, body: { code: "VALIDATION" } });
+    expect(await state()).toEqual(before);
+  });
+});

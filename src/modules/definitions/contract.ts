@@ -60,6 +60,7 @@ const EnvsParam = t.Optional(t.String({ maxLength: 40, description: "Comma-separ
 export const ExportQuery = QueryObject({
   env: EnvsParam,
   only: t.Optional(t.String({ maxLength: 200, description: `Comma-separated sections: ${SECTIONS.join(", ")}` })),
+  format: t.Optional(t.Union([t.Literal("json"), t.Literal("yaml")], { description: "json (default) or yaml: the text `svc export` writes" })),
 });
 
 export const ApplyQuery = QueryObject({

@@ -3,8 +3,9 @@ import { ENVS, type Env } from "../../lib/envs";
 import { validation } from "../../lib/errors";
 import { describe, jsonBodyPlugin } from "../../lib/http";
 import type { AppContext } from "../../lib/module";
+import { documentBodyPlugin } from "./body";
 import { ApplyBody, ApplyProposedSchema, ApplyQuery, ApplyResultSchema, DefinitionsDocumentSchema, ExportQuery, ImportBody, ImportParams, ImportQuery, ImportResultSchema } from "./contract";
-import { SECTIONS, type Section } from "./types";
+import { SECTIONS, type Section, exportYaml } from "./types";
 
 const TAG = "Definitions";
 
@@ -30,7 +31,16 @@ export function definitionsRoutes(ctx: AppContext) {
   return new Elysia({ name: "definitions", seed: ctx, prefix: "/api/admin" })
     .use(ctx.auth)
     .use(jsonBodyPlugin)
-    .get("/export", async ({ principal, query }) => await definitions.export(principal.projectId, { envs: csv<Env>(query.env, ENVS, "env"), only: csv<Section>(query.only, SECTIONS, "only") }), {
+    .use(documentBodyPlugin)
+    .get(
+      "/export",
+      async ({ principal, query }) => {
+        const doc = await definitions.export(principal.projectId, { envs: csv<Env>(query.env, ENVS, "env"), only: csv<Section>(query.only, SECTIONS, "only") });
+        // The YAML `svc export` writes, byte for byte (the dashboard shows and downloads it).
+        if (query.format === "yaml") return new Response(exportYaml(doc), { headers: { "content-type": "application/yaml; charset=utf-8" } }) as unknown as typeof doc;
+        return doc;
+      },
+      {
       admin: "read",
       query: ExportQuery,
       ...describe({
@@ -38,10 +48,11 @@ export function definitionsRoutes(ctx: AppContext) {
         tag: TAG,
         auth: "admin",
         description:
-          "Attributes, the event catalog, segments, gate templates, killswitches, gates, configs, universes, metrics, alert rules and experiments (their design), each sorted by name, references by name, no ids, salts or secrets: what `svc export` writes (as YAML) and `svc apply` reads back. Two exports of the same definitions are the same bytes.",
+          "Attributes, the event catalog, segments, gate templates, killswitches, gates, configs, universes, metrics, alert rules and experiments (their design), each sorted by name, references by name, no ids, salts or secrets: what `svc export` writes (as YAML) and `svc apply` reads back. Two exports of the same definitions are the same bytes. `format=yaml` answers the YAML text `svc export` writes (`application/yaml`) instead of JSON.",
         response: { 200: DefinitionsDocumentSchema },
       }),
-    })
+    },
+    )
     .post(
       "/apply",
       async ({ principal, query, body, set }) => {
@@ -52,7 +63,7 @@ export function definitionsRoutes(ctx: AppContext) {
       },
       {
         admin: true,
-        jsonObjectBody: true,
+        documentBody: true,
         query: ApplyQuery,
         body: ApplyBody,
         ...describe({
@@ -61,7 +72,7 @@ export function definitionsRoutes(ctx: AppContext) {
           auth: "admin",
           errors: [404, 409],
           description:
-            "Creates what the document adds, changes what differs (one line per field; per env for envs) and, with `prune=true`, deletes what a section lists no longer. Everything goes through the owning modules (their checks, versions and audit rows) in one transaction, in dependency order (attributes and segments before the gates and configs that name them): the first refusal changes nothing at all, and its error names the field. `dryRun=true` runs the whole apply and rolls it back: a plan whose every change was checked. Applying the same document twice changes nothing. A section the document leaves out is not touched.\n\n" +
+            "Creates what the document adds, changes what differs (one line per field; per env for envs) and, with `prune=true`, deletes what a section lists no longer. Everything goes through the owning modules (their checks, versions and audit rows) in one transaction, in dependency order (attributes and segments before the gates and configs that name them): the first refusal changes nothing at all, and its error names the field. `dryRun=true` runs the whole apply and rolls it back: a plan whose every change was checked. Applying the same document twice changes nothing. A section the document leaves out is not touched. The body is JSON, or with `Content-Type: application/yaml` the YAML `svc export` writes.\n\n" +
             "When the approval policy (PUT /api/admin/requests/policy) requires approval on an env the apply would publish on (a segment counts for every env), nothing is published: the answer is 202 with ONE change request (`definitions.apply`, the whole document, titled `title` or `svc apply: <counts>`, with `reason`) and its plan. Another person approves it and it is applied with POST /api/admin/requests/{id}/apply, which publishes exactly the document (a `definitions.apply` audit row naming the request); it goes stale (409) when what the document touches moved in between. A dry run on such a project answers 200 with `approvalRequired: true`. A document touching only envs that need no approval applies directly (200).",
           response: { 200: ApplyResultSchema, 202: ApplyProposedSchema },
         }),
