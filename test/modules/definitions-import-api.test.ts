@@ -93,6 +93,9 @@ describe("YAML over the API", () => {
     const plan = await ts.api("/api/admin/apply?dryRun=true", { rawBody: edited, headers: { "content-type": "application/yaml" } });
     expect(plan.status).toBe(200);
     expect(plan.body.changes).toEqual([{ section: "killswitches", name: "yaml-switch", action: "update", changes: [{ field: "description", before: "Read from YAML", after: "Edited in YAML" }] }]);
+    // text/plain (what a browser's typed client sends a string as) reads as YAML too, unless it opens as JSON does.
+    expect((await ts.api("/api/admin/apply?dryRun=true", { rawBody: edited, headers: { "content-type": "text/plain" } })).body.changes).toEqual(plan.body.changes);
+    expect(await ts.api("/api/admin/apply?dryRun=true", { rawBody: "{version: 1", headers: { "content-type": "text/plain" } })).toMatchObject({ status: 400, body: { code: "BAD_REQUEST", detail: "body: expected valid JSON" } });
     const applied = await ts.api("/api/admin/apply", { rawBody: edited, headers: { "content-type": "application/yaml" } });
     expect(applied.body).toMatchObject({ applied: true, summary: { create: 0, update: 1, delete: 0 } });
     expect((await ts.api("/api/admin/killswitches/yaml-switch")).body.description).toBe("Edited in YAML");

@@ -3,7 +3,7 @@ import { ApiError, badRequest } from "../../lib/errors";
 import { jsonObjectOf } from "../../lib/http";
 import { MAX_BODY_DEPTH } from "../../lib/pipeline";
 
-// The apply route reads a document as JSON or, sent as `Content-Type: application/yaml`, as the YAML
+// The apply route reads a document as JSON or, sent as `Content-Type: application/yaml` (or text/plain), as the YAML
 // `svc export` writes: the dashboard's paste box and `curl --data-binary @svc.yaml` send the file as it is,
 // and a browser has no YAML parser without a new dependency. Otherwise it is jsonObjectBody (lib/http).
 // The byte-level depth check in front of every route sees brackets only, not YAML's indentation, so the
@@ -12,7 +12,12 @@ import { MAX_BODY_DEPTH } from "../../lib/pipeline";
 const BODY_ERROR = Symbol("document body error");
 type Parsed = Record<string, unknown> & { [BODY_ERROR]?: ApiError };
 
-const isYaml = (contentType: string | null) => contentType !== null && /\b(?:application|text)\/(?:x-)?yaml\b/i.test(contentType);
+/**
+ * YAML when the type says so, or text/plain not opening as JSON does (a browser's typed client sends any text
+ * as text/plain, whatever type it was asked for); JSON otherwise, with JSON's words for its mistakes.
+ */
+const isYaml = (contentType: string | null, text: string) =>
+  contentType !== null && (/\b(?:application|text)\/(?:x-)?yaml\b/i.test(contentType) || (/^text\/plain\b/i.test(contentType) && !/^\s*[{[]/.test(text)));
 
 /** Whether `value` nests deeper than MAX_BODY_DEPTH or holds more nodes than `budget` (aliases repeat nodes). */
 function tooLarge(value: unknown, budget: number): string | null {
@@ -47,7 +52,7 @@ export function yamlObjectOf(text: string): Record<string, unknown> | ApiError {
 async function parseDocument({ request }: { request: Request }): Promise<Parsed> {
   const text = await request.text();
   if (text.trim() === "") return {};
-  const body = isYaml(request.headers.get("content-type")) ? yamlObjectOf(text) : jsonObjectOf(text);
+  const body = isYaml(request.headers.get("content-type"), text) ? yamlObjectOf(text) : jsonObjectOf(text);
   return body instanceof ApiError ? { [BODY_ERROR]: body } : body;
 }
 
