@@ -137,6 +137,9 @@ function realValues(param: string, path = ""): string[] {
       return [encodeURIComponent(MEMBER)];
     case "projectNumber":
       return ["1", "12345678901234567890"];
+    // POST /api/admin/import/:tool (issue 31): the tools whose exports it converts.
+    case "tool":
+      return ["unleash", "flagsmith"];
     case "*":
       return ["probe-id", "probe-id/sub", "probe-id/a/b", "probe-id%2Fsub"];
     default:
@@ -195,6 +198,8 @@ function plausibleBodies(): string[] {
     { value: { a: 2 }, schema: { type: "object" } },
     // An SDK's evaluation counts (issue 30): a known name, an unknown one.
     { env: "dev", counts: { "fuzz-plausible": 3, nope: 1 } },
+    // An Unleash export that maps (POST /api/admin/import/unleash, issue 31).
+    { features: [{ name: "fuzz-import" }], featureEnvironments: [{ featureName: "fuzz-import", environment: "production", enabled: true }] },
     // Gates: description, rules (valid and not), explain.
     { description: "fuzz" },
     { env: "dev", rules: [{ conditions: [{ attr: "country", op: "in", value: ["de"] }], passPercentage: 50 }] },

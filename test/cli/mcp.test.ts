@@ -136,6 +136,7 @@ describe("svc mcp", () => {
           "export_definitions",
           "plan_definitions",
           "apply_definitions",
+          "import_definitions",
           // Issue 30: stale flags.
           "list_stale_flags",
           // Issue 30: scheduled changes.
@@ -150,7 +151,7 @@ describe("svc mcp", () => {
           "open_change_request",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions", "list_stale_flags", "list_schedules", "find_flag_references", "list_change_requests", "get_change_request"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions", "import_definitions", "list_stale_flags", "list_schedules", "find_flag_references", "list_change_requests", "get_change_request"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
@@ -253,6 +254,22 @@ describe("svc mcp", () => {
     } finally {
       await s.close();
       expect((await ts.api("/api/admin/requests/policy", { method: "PUT", body: { envs: {} } })).status).toBe(200);
+    }
+  });
+
+  test("import_definitions converts another tool's export and plans it, changing nothing", async () => {
+    const raw = JSON.parse(await Bun.file(`${ROOT}/test/fixtures/imports/unleash.json`).text());
+    const before = (await ts.api("/api/admin/export")).body;
+    const s = await connect(signedIn());
+    try {
+      const out = json(await s.client.callTool({ name: "import_definitions", arguments: { tool: "unleash", export: raw } }));
+      expect(out.document.gates.map((g: { name: string }) => g.name)).toContain("new-checkout");
+      expect(out.unmapped.map((u: { construct: string }) => u.construct)).toEqual(["segment", "strategy", "constraint", "environment"]);
+      expect(out.plan).toMatchObject({ applied: false });
+      expect(out.plan.changes.some((c: { name: string; action: string }) => c.name === "new-checkout" && c.action === "create")).toBe(true);
+      expect((await ts.api("/api/admin/export")).body).toEqual(before);
+    } finally {
+      await s.close();
     }
   });
 

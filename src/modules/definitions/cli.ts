@@ -6,7 +6,7 @@ import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, openClient, str } from "..
 import type { ArgValues, Command, Flag } from "../../cli/command";
 import type { ApplyProposedSchema, ApplyResultSchema } from "./contract";
 import type { definitionsRoutes } from "./routes";
-import { SECTIONS } from "./types";
+import { SECTIONS, exportYaml } from "./types";
 
 type ApplyResult = Static<typeof ApplyResultSchema>;
 /** What the apply route answers: the result (200), or the change request it opened instead (202). */
@@ -92,7 +92,7 @@ export const exportCommand: Command = {
   },
   async run({ values }) {
     const doc = await dataOf(admin(openClient(values)).export.get({ query: { env: str(values, "env"), only: str(values, "only") } }));
-    const text = values.json ? `${JSON.stringify(doc, null, 2)}\n` : `# svc definitions: svc plan FILE shows what svc apply FILE would change.\n${Bun.YAML.stringify(doc, null, 2)}`;
+    const text = values.json ? `${JSON.stringify(doc, null, 2)}\n` : exportYaml(doc);
     const out = str(values, "out");
     if (out) writeFileSync(out, text);
     else process.stdout.write(text);

@@ -1,6 +1,8 @@
 import { t } from "elysia";
 import { BodyObject, QueryObject } from "../../lib/http";
 import { ChangeRequestSchema } from "../requests/contract";
+import { ENVS } from "../../lib/envs";
+import { TOOLS } from "./importers/common";
 import { ENTRIES_MAX, SECTIONS } from "./types";
 
 const EXAMPLE = {
@@ -9,6 +11,23 @@ const EXAMPLE = {
   killswitches: [{ name: "payments", description: "Turns card payments off", envs: { prod: { value: true, switches: { eu: true } } } }],
   gates: [{ name: "new-checkout", description: "The redesigned checkout", envs: { prod: { rules: [{ name: "beta", conditions: [{ attr: "user_id", op: "in_segment", value: "beta-testers" }], passPercentage: 100 }] } } }],
   configs: [{ name: "search-limits", description: "", schema: { type: "integer", minimum: 1 }, envs: { prod: { value: 60, rules: [{ name: "pro", conditions: [{ attr: "plan", op: "eq", value: "pro" }], value: 600 }] } } }],
+};
+
+/** A trimmed Unleash feature export (POST /api/admin/features-batch/export), as the import route takes it. */
+const UNLEASH_EXAMPLE = {
+  features: [{ name: "new-checkout", description: "The redesigned checkout", type: "release", project: "default" }],
+  featureStrategies: [
+    {
+      featureName: "new-checkout",
+      environment: "production",
+      name: "flexibleRollout",
+      parameters: { rollout: "25", stickiness: "default", groupId: "new-checkout" },
+      constraints: [{ contextName: "country", operator: "IN", values: ["DE", "FR"] }],
+    },
+    { featureName: "new-checkout", environment: "production", name: "remoteAddress", parameters: { IPs: "10.0.0.1" }, constraints: [] },
+  ],
+  featureEnvironments: [{ featureName: "new-checkout", environment: "production", enabled: true }],
+  segments: [],
 };
 
 const section = (name: string) =>
@@ -41,6 +60,7 @@ const EnvsParam = t.Optional(t.String({ maxLength: 40, description: "Comma-separ
 export const ExportQuery = QueryObject({
   env: EnvsParam,
   only: t.Optional(t.String({ maxLength: 200, description: `Comma-separated sections: ${SECTIONS.join(", ")}` })),
+  format: t.Optional(t.Union([t.Literal("json"), t.Literal("yaml")], { description: "json (default) or yaml: the text `svc export` writes" })),
 });
 
 export const ApplyQuery = QueryObject({
@@ -139,6 +159,54 @@ export const ApplyProposedSchema = t.Object(
           ],
         },
         plan: EXAMPLE_PLAN,
+      },
+    ],
+  },
+);
+
+export const ImportParams = t.Object({
+  tool: t.Union(
+    TOOLS.map((tool) => t.Literal(tool)),
+    { description: `The tool whose export the body is: ${TOOLS.join(", ")}` },
+  ),
+});
+
+export const ImportQuery = QueryObject({
+  env: t.Optional(t.Union(ENVS.map((env) => t.Literal(env)), { description: "The svc env an export of one environment goes to (GrowthBook's payload, Flagsmith's document); default prod" })),
+  envMap: t.Optional(t.String({ maxLength: 400, pattern: "^[^=,]+=(dev|staging|prod)(,[^=,]+=(dev|staging|prod))*$", description: "Source environments to svc envs, e.g. qa=staging,live=prod (development, staging and production map by name)" })),
+  keepExact: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "true: keep only 0 % and 100 % rules; partial percentages and splits are listed in `unmapped`" })),
+});
+
+/** Another tool's export: any JSON object (its importer says what of it maps). */
+export const ImportBody = t.Record(t.String(), t.Unknown(), { description: "The tool's export, as it wrote it (JSON)", examples: [UNLEASH_EXAMPLE] });
+
+export const ImportResultSchema = t.Object(
+  {
+    document: DefinitionsDocumentSchema,
+    unmapped: t.Array(t.Object({ source: t.String({ description: "Where in the export" }), construct: t.String({ description: "What it is (strategy, constraint, environment…)" }), reason: t.String() }), {
+      description: "What the document leaves out, and why",
+    }),
+    rebucketed: t.Array(
+      t.Object({ flag: t.String(), env: t.String(), percentage: t.Number(), split: t.Optional(t.Array(t.Number())) }),
+      { description: "Percentages kept in the document whose units land in other buckets than in the tool (svc hashes differently); keepExact=true leaves them out" },
+    ),
+  },
+  {
+    title: "ImportResult",
+    examples: [
+      {
+        document: {
+          version: 1,
+          gates: [{ name: "new-checkout", description: "The redesigned checkout", envs: { prod: { rules: [{ conditions: [{ attr: "country", op: "in", value: ["DE", "FR"] }], passPercentage: 25 }] } } }],
+        },
+        unmapped: [
+          {
+            source: "feature new-checkout (production) strategy 2 remoteAddress",
+            construct: "strategy",
+            reason: "strategy remoteAddress has no svc equivalent (svc maps default, flexibleRollout, gradualRollout* and userWithId)",
+          },
+        ],
+        rebucketed: [{ flag: "new-checkout", env: "prod", percentage: 25 }],
       },
     ],
   },

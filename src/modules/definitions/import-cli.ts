@@ -6,7 +6,7 @@ import { type SvcClient, dataOf } from "../../cli/client";
 import { CLIENT_FLAGS, YES_FLAG, confirmChange, envFlag, oneOf, openClient, str } from "../../cli/client-command";
 import type { ArgValues, Command } from "../../cli/command";
 import { appliedText, planOf, planText, readDocument } from "./cli";
-import { IMPORTERS, type ImportResult, type Rebucketed, TOOLS, type Tool } from "./importers";
+import { IMPORTERS, type ImportResult, type Rebucketed, TOOLS, TOOL_NAMES, type Tool } from "./importers";
 import type { definitionsRoutes } from "./routes";
 
 // `svc import <tool> FILE` (issue 31): another tool's export mapped by a pure importer (./importers), what it
@@ -14,8 +14,6 @@ import type { definitionsRoutes } from "./routes";
 // (and with --apply the apply itself). Nothing here maps: the importers do, so the mapping is tested alone.
 
 const admin = (client: SvcClient) => client.api<ReturnType<typeof definitionsRoutes>>().api.admin;
-
-const TOOL_NAMES: Record<Tool, string> = { unleash: "Unleash", growthbook: "GrowthBook", launchdarkly: "LaunchDarkly", flagsmith: "Flagsmith" };
 
 function envMap(text: string | undefined): Record<string, Env> | undefined {
   if (!text) return undefined;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { dataOf } from "../../cli/client";
 import type { OpenSession } from "../../lib/mcp-tool";
 import { DESTRUCTIVE, READ_ONLY, defineTool, projectIdArg } from "../../mcp/tool";
+import { TOOLS } from "./importers/common";
 import type { definitionsRoutes } from "./routes";
 
 /** The definitions routes, typed from their own schemas. */
@@ -32,6 +33,28 @@ export const definitionTools = [
     annotations: READ_ONLY,
     async run({ project_id, document, prune, env }, open) {
       return dataOf(admin(open, project_id).apply.post(document as never, { query: { dryRun: "true", prune: prune ? "true" : undefined, env: env || undefined } }));
+    },
+  }),
+  defineTool({
+    name: "import_definitions",
+    title: "Import from another tool",
+    description:
+      "Converts another tool's export (Unleash feature export, GrowthBook features payload or API export, LaunchDarkly flags list, Flagsmith environment document) into a definitions document, as `svc import` does, and plans it: returns {document, unmapped (what could not be mapped and why), rebucketed (percentages whose units land in other buckets), plan}. Changes nothing; show the unmapped parts and the plan, then call apply_definitions with the document.",
+    input: {
+      project_id: projectIdArg,
+      tool: z.enum(TOOLS).describe("The tool the export comes from"),
+      export: z.record(z.string(), z.unknown()).describe("The tool's export, as JSON"),
+      env: z.enum(["dev", "staging", "prod"]).optional().describe("The svc env an export of one environment goes to (GrowthBook payload, Flagsmith document); default prod"),
+      env_map: z.string().max(400).optional().describe("Source environments to svc envs, e.g. qa=staging,live=prod"),
+      keep_exact: z.boolean().optional().describe("Keep only 0% and 100% rules (no re-bucketing); partial percentages are listed as unmapped"),
+      prune: z.boolean().optional().describe("Also plan deleting what a section lists no longer"),
+    },
+    annotations: READ_ONLY,
+    async run({ project_id, tool, export: raw, env, env_map, keep_exact, prune }, open) {
+      const api = admin(open, project_id);
+      const converted = await dataOf(api.import({ tool }).post(raw, { query: { env, envMap: env_map || undefined, keepExact: keep_exact ? "true" : undefined } }));
+      const plan = await dataOf(api.apply.post(converted.document as never, { query: { dryRun: "true", prune: prune ? "true" : undefined } }));
+      return { ...converted, plan };
     },
   }),
   defineTool({

@@ -4,6 +4,7 @@ import { ENVS, type Env } from "../../lib/envs";
 import { ApiError, validation } from "../../lib/errors";
 import type { ServiceContext } from "../../lib/module";
 import type { ChangeRequest } from "../requests/types";
+import { IMPORTERS, type ImportOptions, type ImportResult, TOOL_NAMES, type Tool } from "./importers";
 import { type Actor, KINDS } from "./kinds";
 import { DOCUMENT_VERSION, type DefinitionsDocument, ENTRIES_MAX, type Entry, type FieldChange, type Plan, type PlannedChange, SECTIONS, type Section } from "./types";
 
@@ -71,6 +72,28 @@ export class DefinitionsService {
       doc[section] = await KINDS[section].export(this.ctx, projectId, envs);
     }
     return doc;
+  }
+
+  /**
+   * Another tool's export as a definitions document, by the importer `svc import` runs (conversion only:
+   * nothing is read or written). An export of which nothing maps, or one whose document could never be
+   * applied (more than ENTRIES_MAX entries), is VALIDATION, as the CLI refuses it.
+   */
+  importFrom(tool: Tool, raw: Record<string, unknown>, options: ImportOptions = {}): ImportResult {
+    const name = TOOL_NAMES[tool];
+    let result: ImportResult;
+    try {
+      result = IMPORTERS[tool](raw, options);
+    } catch (err) {
+      // The importers read any JSON; should one still trip on a shape, the caller hears why, never a 500.
+      throw validation(`The body is not ${name}'s export`, `(body): ${(err as Error).message}`);
+    }
+    if (Object.keys(result.document).length === 1) {
+      throw validation(`Nothing in the body maps onto svc: is it ${name}'s export?`, `(body): ${result.unmapped.map((u) => u.reason).join("; ") || "no flags in it"}`);
+    }
+    const entries = SECTIONS.reduce((n, s) => n + (result.document[s]?.length ?? 0), 0);
+    if (entries > ENTRIES_MAX) throw validation("Too many entries", `(body): it maps onto ${entries} entries; one document holds at most ${ENTRIES_MAX}`);
+    return result;
   }
 
   /** The document checked for shape and normalised, by section and name. */

@@ -45,3 +45,8 @@ export type Kind = {
   /** Deletes it (`--prune`); absent: this kind is never deleted by apply. */
   remove?(ctx: ServiceContext, projectId: string, name: string, actor: Actor): Promise<void>;
 };
+
+/** The YAML `svc export` writes (and `GET /api/admin/export?format=yaml` answers): one header line, then the document. */
+export function exportYaml(doc: object): string {
+  return `# svc definitions: svc plan FILE shows what svc apply FILE would change.\n${Bun.YAML.stringify(doc, null, 2)}`;
+}

@@ -28,6 +28,8 @@ export type ImportOptions = {
 
 export const TOOLS = ["unleash", "growthbook", "launchdarkly", "flagsmith"] as const;
 export type Tool = (typeof TOOLS)[number];
+/** Each tool's name as people write it. */
+export const TOOL_NAMES: Record<Tool, string> = { unleash: "Unleash", growthbook: "GrowthBook", launchdarkly: "LaunchDarkly", flagsmith: "Flagsmith" };
 
 /** Entries of one `in` condition's list (the gates module's LIST_VALUES_MAX). */
 export const LIST_MAX = 1000;

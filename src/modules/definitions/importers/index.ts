@@ -4,7 +4,7 @@ import { fromGrowthBook } from "./growthbook";
 import { fromLaunchDarkly } from "./launchdarkly";
 import { fromUnleash } from "./unleash";
 
-export { TOOLS, type ImportOptions, type ImportResult, type Rebucketed, type Tool, type Unmapped } from "./common";
+export { TOOLS, TOOL_NAMES, type ImportOptions, type ImportResult, type Rebucketed, type Tool, type Unmapped } from "./common";
 export { fromFlagsmith, fromGrowthBook, fromLaunchDarkly, fromUnleash };
 
 /** Each tool's mapper: a parsed export in, a definitions document with what it left out and what re-buckets. */
