@@ -64,7 +64,24 @@ describe.skipIf(!chromiumAvailable)("flags as code in the dashboard", () => {
     // A refusal lands on the document box.
     await doc.fill("version: 1\nkillswitches:\n  - name: payments\n    description: 3\n");
     await page.getByRole("button", { name: "Plan", exact: true }).click();
-    await expect(doc.getAttribute("aria-invalid")).resolves.toBe("true");
+    await doc.and(page.locator('[aria-invalid="true"]')).waitFor();
+
+    // On an env requiring approval, apply opens a change request instead, and links to it.
+    expect((await f.ts.api("/api/admin/requests/policy", { method: "PUT", body: { envs: { prod: { required: true } } } })).status).toBe(200);
+    const onProd = { version: 1, killswitches: [{ name: "payments", description: "Card payments, edited", envs: { prod: { value: true, switches: {} } } }] };
+    await doc.fill(JSON.stringify(onProd, null, 2));
+    await page.getByRole("button", { name: "Plan", exact: true }).click();
+    await planned.getByText("killswitches/payments").waitFor();
+    await page.getByRole("button", { name: "Apply", exact: true }).click();
+    await page.getByRole("dialog", { name: "Apply these changes?" }).getByRole("button", { name: "Apply" }).click();
+    await page.getByText(/Opened change request cr_\w+ \(needs 1 approval\)/).waitFor();
+    expect((await f.ts.api("/api/admin/killswitches/payments")).body.envs.prod.value).toBe(false);
+    await page.getByRole("link", { name: /See change request cr_/ }).click();
+    await page.waitForURL((url) => url.pathname.startsWith("/requests/cr_"));
+    await page.getByRole("heading", { level: 1, name: /svc apply/ }).waitFor();
+    expect((await f.ts.api("/api/admin/requests/policy", { method: "PUT", body: { envs: {} } })).status).toBe(200);
+    await page.goto(`${f.ts.url}/definitions`);
+    await page.getByRole("heading", { level: 1, name: "Flags as code" }).waitFor();
 
     // Import: Unleash's export converted, what it left out listed, the document ready to plan.
     await page.getByRole("combobox", { name: "Tool" }).selectOption("unleash");

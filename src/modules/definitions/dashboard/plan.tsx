@@ -3,6 +3,7 @@ import { ApiFailure, apiOf, call, describeError } from "../../../web/dashboard/a
 import { CheckField } from "../../../web/dashboard/form-kit";
 import { ConfirmDialog, ErrorMessage, Field, Link, Status } from "../../../web/dashboard/ui";
 import type { definitionsRoutes } from "../routes";
+import { requestHref } from "../../requests/dashboard/client";
 
 export const definitionsApi = apiOf<ReturnType<typeof definitionsRoutes>>();
 
@@ -145,7 +146,7 @@ export function PlanApply({ text, onText, writable }: { text: string; onText: (t
       <Status message={message} />
       {opened && (
         <p>
-          <Link href="/requests">See change request {opened.id}</Link>
+          <Link href={requestHref(opened)}>See change request {opened.id}</Link>
         </p>
       )}
       <ConfirmDialog
