@@ -7,6 +7,16 @@ import { can, useSession } from "../../../web/dashboard/registry";
 import { Badge, Dialog, FormActions, When, useLoad, useLiveReload } from "../../../web/dashboard/ui";
 import { type RequestChange, TONE, loadRequest, requestApi } from "./client";
 
+/** One side of a change: its caption and the value as pretty JSON (scrollable, so reachable by keyboard). */
+const Pane = ({ caption, text }: { caption: string; text: string }) => (
+  <figure class="diff-view">
+    <figcaption>{caption}</figcaption>
+    <pre class="mono small" tabIndex={0}>
+      {text}
+    </pre>
+  </figure>
+);
+
 /**
  * One change of a request: "Published now" and "Proposed" side by side (stacked on a phone, the kit's `.diff`), then
  * their line diff; a kind that shows no diff, or a request no longer pending, shows the proposal alone and says why.
@@ -27,30 +37,15 @@ function ChangeDiff({ c }: { c: RequestChange }) {
       {hasCurrent ? (
         <>
           <div class="diff">
-            <figure class="diff-view">
-              <figcaption>Published now</figcaption>
-              <pre class="mono small" tabIndex={0}>
-                {prettyJson(c.current)}
-              </pre>
-            </figure>
-            <figure class="diff-view">
-              <figcaption>Proposed</figcaption>
-              <pre class="mono small" tabIndex={0}>
-                {proposed}
-              </pre>
-            </figure>
+            <Pane caption="Published now" text={prettyJson(c.current)} />
+            <Pane caption="Proposed" text={proposed} />
           </div>
           <DiffView before={prettyJson(c.current)} after={proposed} label={`What change ${c.position} changes, line by line`} />
         </>
       ) : (
         <>
           <p class="muted">Published now: {c.currentNote}.</p>
-          <figure class="diff-view">
-            <figcaption>Proposed</figcaption>
-            <pre class="mono small" tabIndex={0}>
-              {proposed}
-            </pre>
-          </figure>
+          <Pane caption="Proposed" text={proposed} />
         </>
       )}
     </section>
