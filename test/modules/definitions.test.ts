@@ -163,3 +163,18 @@ describe("export → apply to an empty project → export", () => {
     }
   });
 });
+
+describe("applies at once", () => {
+  test("five applies of one document at the same moment: one makes the changes, the others plan against it and change nothing", async () => {
+    const doc = { version: 1, killswitches: [{ name: "race-switch", description: "made once", envs: {} }], configs: [{ name: "race-config", description: "", schema: { type: "integer" }, envs: { dev: { value: 1 } } }] };
+    const answers = await Promise.all(Array.from({ length: 5 }, () => apply(target, doc)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    const made = answers.filter((a) => a.body.applied);
+    expect(made.length).toBe(1);
+    expect(made[0]!.body.summary).toEqual({ create: 2, update: 0, delete: 0 });
+    for (const a of answers.filter((x) => !x.body.applied)) expect(a.body.summary).toEqual({ create: 0, update: 0, delete: 0 });
+    const audit = (await auditOf(target.store, target.projectId, 1000)).filter((r) => r.action === "definitions.apply" && JSON.stringify(r.detail).includes("race-switch"));
+    expect(audit.length).toBe(1);
+    expect((await exported(target)).killswitches.filter((k: any) => k.name === "race-switch").length).toBe(1);
+  });
+});

@@ -130,27 +130,16 @@ export class DefinitionsService {
   }
 
   private async planOf(projectId: string, wanted: Map<Section, Map<string, Entry>>, options: ApplyOptions): Promise<Plan> {
-    const changes: PlannedChange[] = [];
-    const deletes: PlannedChange[] = [];
+    return planFrom(await this.currentOf(projectId, wanted), wanted, options);
+  }
+
+  /** What the project holds now of the sections `wanted` names (read through the transaction when inside one). */
+  private async currentOf(projectId: string, wanted: Map<Section, Map<string, Entry>>): Promise<Map<Section, Map<string, Entry>>> {
+    const current = new Map<Section, Map<string, Entry>>();
     for (const section of SECTIONS) {
-      const next = wanted.get(section);
-      if (!next) continue;
-      const current = new Map((await KINDS[section].export(this.ctx, projectId, ENVS)).map((e) => [e.name, e]));
-      for (const [name, entry] of next) {
-        const have = current.get(name);
-        const fields = diff(have, entry);
-        if (!have) changes.push({ section, name, action: "create", changes: fields });
-        else if (fields.length > 0) changes.push({ section, name, action: "update", changes: fields });
-      }
-      if (options.prune && KINDS[section].remove) {
-        for (const name of current.keys()) if (!next.has(name)) deletes.push({ section, name, action: "delete", changes: [] });
-      }
+      if (wanted.has(section)) current.set(section, new Map((await KINDS[section].export(this.ctx, projectId, ENVS)).map((e) => [e.name, e])));
     }
-    // In the order apply makes them: creates and updates by section, then deletes in reverse (configs before the gates they name).
-    changes.push(...deletes.reverse());
-    const summary = { create: 0, update: 0, delete: 0 };
-    for (const c of changes) summary[c.action]++;
-    return { changes, summary };
+    return current;
   }
 
   /**
@@ -162,21 +151,17 @@ export class DefinitionsService {
    */
   async apply(projectId: string, raw: unknown, actor: Actor, options: ApplyOptions = {}): Promise<ApplyResult> {
     const wanted = this.parse(raw, options.envs);
-    const plan = await this.planOf(projectId, wanted, options);
-    if (plan.changes.length === 0) return { ...plan, applied: false };
-    const attempt = () => this.make(projectId, wanted, plan, { email: actor.email, type: actor.type }, options.dryRun === true);
+    const attempt = () => this.make(projectId, wanted, { email: actor.email, type: actor.type }, options);
     if (!options.dryRun) {
-      await attempt();
-      return { ...plan, applied: true };
+      const plan = await attempt();
+      return { ...plan, applied: plan.changes.length > 0 };
     }
     try {
-      await attempt();
+      return { ...(await attempt()), applied: false };
     } catch (err) {
       if (!approvalRequired(err)) throw err;
-      await runApproved(attempt);
-      return { ...plan, applied: false, approvalRequired: true };
+      return { ...(await runApproved(attempt)), applied: false, approvalRequired: true };
     }
-    return { ...plan, applied: false };
   }
 
   /**
@@ -199,12 +184,20 @@ export class DefinitionsService {
     return { request, plan };
   }
 
-  /** One transaction making the plan's changes (rolled back when `dryRun`); inside an outer write it joins that one. */
-  private async make(projectId: string, wanted: Map<Section, Map<string, Entry>>, plan: Plan, by: Actor, dryRun: boolean): Promise<void> {
+  /**
+   * One transaction that plans against what it reads and makes that plan's changes (rolled back when `dryRun`):
+   * the plan and its changes come from the same reading, so nothing can move between them. Inside an outer write
+   * (an approved request's apply) it joins that one. Nothing to change: nothing written, not even the audit row.
+   */
+  private async make(projectId: string, wanted: Map<Section, Map<string, Entry>>, by: Actor, options: ApplyOptions): Promise<Plan> {
+    let plan: Plan = { changes: [], summary: { create: 0, update: 0, delete: 0 } };
     try {
       await this.ctx.store.write(async (tx) => {
-        const current = new Map<Section, Map<string, Entry>>();
-        for (const section of SECTIONS) current.set(section, new Map((await KINDS[section].export(this.ctx, projectId, ENVS)).map((e) => [e.name, e])));
+        // Applies of one project take turns: a second one plans against what the first made (on PostgreSQL too).
+        await tx.lock(`definitions-apply:${projectId}`);
+        const current = await this.currentOf(projectId, wanted);
+        plan = planFrom(current, wanted, options);
+        if (plan.changes.length === 0) return;
         const upserts = plan.changes.filter((c) => c.action !== "delete");
         // Gates are created rule-less first, so rules may name gates later in the document.
         for (const c of upserts) {
@@ -222,10 +215,36 @@ export class DefinitionsService {
         const holder = approvalHolder();
         const detail = { ...plan.summary, changes: plan.changes.slice(0, 100).map((c) => `${c.action} ${c.section} ${c.name}`), ...(holder ? { [holder.type]: holder.id } : {}) };
         await recordAudit(tx, { projectId, action: APPLY_ACTION, subjectId: projectId, subjectName: "definitions", actor: by, detail });
-        if (dryRun) throw new DryRunDone();
+        if (options.dryRun) throw new DryRunDone();
       });
     } catch (err) {
       if (!(err instanceof DryRunDone)) throw err;
     }
+    return plan;
   }
+}
+
+/** The plan that turns `current` into `wanted`: creates and updates by section, then deletes (with `prune`) in reverse. */
+function planFrom(current: Map<Section, Map<string, Entry>>, wanted: Map<Section, Map<string, Entry>>, options: ApplyOptions): Plan {
+  const changes: PlannedChange[] = [];
+  const deletes: PlannedChange[] = [];
+  for (const section of SECTIONS) {
+    const next = wanted.get(section);
+    if (!next) continue;
+    const have = current.get(section) ?? new Map<string, Entry>();
+    for (const [name, entry] of next) {
+      const before = have.get(name);
+      const fields = diff(before, entry);
+      if (!before) changes.push({ section, name, action: "create", changes: fields });
+      else if (fields.length > 0) changes.push({ section, name, action: "update", changes: fields });
+    }
+    if (options.prune && KINDS[section].remove) {
+      for (const name of have.keys()) if (!next.has(name)) deletes.push({ section, name, action: "delete", changes: [] });
+    }
+  }
+  // In the order apply makes them: creates and updates by section, then deletes in reverse (configs before the gates they name).
+  changes.push(...deletes.reverse());
+  const summary = { create: 0, update: 0, delete: 0 };
+  for (const c of changes) summary[c.action]++;
+  return { changes, summary };
 }
