@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -52,7 +52,7 @@ describe.skipIf(!chromiumAvailable)("attributes in the dashboard", () => {
     await page.getByRole("status").filter({ hasText: "Declared attribute plan" }).waitFor();
     expect(await attribute("plan")).toMatchObject({ name: "plan", type: "enum", enumValues: ["free", "pro"], required: 1, description: "Billing plan", sdkPath: "account.plan", source: "manual", deprecated: 0 });
     const row = page.getByRole("row").filter({ has: page.getByRole("rowheader", { name: /plan/ }) });
-    expect(await row.getByRole("cell").allInnerTexts()).toEqual(["enum", "free, pro", "manual", "never", "no", expect.any(String)]);
+    expect(await cellTexts(row)).toEqual(["enum", "free, pro", "manual", "never", "no", expect.any(String)]);
 
     // Declared twice: the name field says so.
     await page.getByRole("button", { name: "Declare attribute" }).click();
@@ -99,7 +99,7 @@ describe.skipIf(!chromiumAvailable)("attributes in the dashboard", () => {
     await page.reload();
     const row = page.getByRole("row").filter({ has: page.getByRole("rowheader", { name: "country" }) });
     await row.waitFor();
-    const cells = await row.getByRole("cell").allInnerTexts();
+    const cells = await cellTexts(row);
     expect(cells.slice(0, 5)).toEqual(["string", "none", "auto", expect.stringMatching(/now|second/), "no"]);
     expect((await attribute("country")).source).toBe("auto");
     await noSeriousViolations("attributes");

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, cellTexts } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -78,7 +78,7 @@ describe.skipIf(!chromiumAvailable)("browser keys in the dashboard", () => {
     expect(await page.content()).not.toContain(secret);
     const row = page.getByRole("row").filter({ has: page.getByRole("rowheader", { name: /web app/ }) });
     await row.waitFor();
-    const cells = await row.getByRole("cell").allInnerTexts();
+    const cells = await cellTexts(row);
     expect(cells.slice(0, 2)).toEqual(["browser", "staging"]);
     // Another type shows no snippets.
     await page.getByRole("button", { name: "New SDK key" }).click();

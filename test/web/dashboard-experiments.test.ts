@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -229,7 +229,7 @@ describe.skipIf(!chromiumAvailable)("experiments in the dashboard", () => {
       await table.waitFor();
       expect(await table.getByRole("columnheader", { name: /p-value/ }).innerText()).toMatch(/p-value\s*decides/);
       for (const t of m.treatments) {
-        const cells = await table.getByRole("row").filter({ has: page.getByRole("rowheader", { name: t.variant, exact: true }) }).getByRole("cell").allInnerTexts();
+        const cells = await cellTexts(table.getByRole("row").filter({ has: page.getByRole("rowheader", { name: t.variant, exact: true }) }));
         const rel = t.frequentist.relative;
         expect(cells.slice(2, 7)).toEqual([
           percent(rel?.estimate),
@@ -308,7 +308,7 @@ describe.skipIf(!chromiumAvailable)("experiments in the dashboard", () => {
       expect(await table.getByRole("columnheader", { name: /Chance to beat control/ }).innerText()).toMatch(/Chance to beat control\s*decides/);
       const t = r.metrics[0].treatments[0];
       const ci = t.bayesian.relative.credibleInterval;
-      const cells = await table.getByRole("row").filter({ has: page.getByRole("rowheader", { name: "green", exact: true }) }).getByRole("cell").allInnerTexts();
+      const cells = await cellTexts(table.getByRole("row").filter({ has: page.getByRole("rowheader", { name: "green", exact: true }) }));
       expect(cells.slice(2, 4)).toEqual([percent(t.bayesian.relative.estimate), `[${percent(ci[0])}, ${percent(ci[1])}]`]);
       const words = await page.getByRole("img", { name: /^Relative lift of purchases/ }).evaluate((svg) => svg.querySelector("title")?.textContent ?? "");
       expect(words).toContain(`green: ${percent(t.bayesian.relative.estimate)}, 95 % credible interval ${percent(ci[0])} to ${percent(ci[1])}`);
@@ -330,10 +330,10 @@ describe.skipIf(!chromiumAvailable)("experiments in the dashboard", () => {
     await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Experiments" }).click();
     await page.waitForURL((url) => url.pathname === "/experiments");
     await listRow("checkout-button").waitFor();
-    const cells = await listRow("checkout-button").getByRole("cell").allInnerTexts();
+    const cells = await cellTexts(listRow("checkout-button"));
     expect(cells.slice(0, 4)).toEqual(["web", "stopped: shipped green", "30 % of units\nsegments 0–2,999", "purchases"]);
     expect(cells[4]).toMatch(/ago|now/);
-    expect((await listRow("pricing-page").getByRole("cell").allInnerTexts()).slice(0, 5)).toEqual(["web", "draft", "5 % of units\nsegments 0–499", "none", "never"]);
+    expect((await cellTexts(listRow("pricing-page"))).slice(0, 5)).toEqual(["web", "draft", "5 % of units\nsegments 0–499", "none", "never"]);
     expect(await listRow("skewed").getByRole("cell").nth(1).innerText()).toBe("stopped: rolled back automatically");
     await noSeriousViolations("experiments");
 

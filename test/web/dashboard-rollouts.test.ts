@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -176,7 +176,7 @@ describe.skipIf(!chromiumAvailable)("rollouts in the dashboard", () => {
     const table = page.getByRole("table", { name: /^Each watched metric at the last check/ });
     for (const m of check.metrics) {
       const name = m.metric === "errors" ? "error rate (tracked errors per unit)" : m.metric;
-      const cells = await table.getByRole("row").filter({ has: page.getByRole("rowheader", { name: new RegExp(`^${name.replace(/[()]/g, "\\$&")}`) }) }).getByRole("cell").allInnerTexts();
+      const cells = await cellTexts(table.getByRole("row").filter({ has: page.getByRole("rowheader", { name: new RegExp(`^${name.replace(/[()]/g, "\\$&")}`) }) }));
       expect(cells[0]).toBe("400 / 400");
       expect(cells[1]).toBe(`${num(m.old.mean)} / ${num(m.new.mean)}`);
       expect(cells[2]).toStartWith(signed(m.estimate));

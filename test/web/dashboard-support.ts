@@ -72,6 +72,15 @@ export async function valueBecomes(control: Locator, value: string, timeout = 30
   }
 }
 
+/**
+ * A table row's cell texts once the row is there: `allInnerTexts` does not wait, and a list that is still loading
+ * (a loaded machine) reads as no cells at all.
+ */
+export async function cellTexts(row: Locator, timeout = 30_000): Promise<string[]> {
+  await row.waitFor({ timeout });
+  return row.getByRole("cell").allInnerTexts();
+}
+
 const AXE_SOURCE = join(ROOT, "node_modules", "axe-core", "axe.min.js");
 
 export type AxeViolation = { id: string; impact: string; help: string; nodes: { target: string[] }[] };
