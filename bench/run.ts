@@ -1,5 +1,5 @@
 /**
- * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts|relay] [--store postgres://…]`
+ * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts|relay|memory] [--store postgres://…]`
  *
  * Loads svc and a bare Bun.serve answering the same bytes, in the same run, on
  * loopback with autocannon; prints one table per suite and the headline
@@ -17,6 +17,7 @@ import { runExperiments } from "./experiments";
 import { runFoundation } from "./foundation";
 import { runGates } from "./gates";
 import { runIntake } from "./intake";
+import { runMemory } from "./memory";
 import { runObservability } from "./observability";
 import { runOutbox } from "./outbox";
 import { runRelay } from "./relay";
@@ -36,6 +37,7 @@ const SUITES: Record<string, (s: Settings) => Promise<{ rows: Row[]; figures: Re
   outbox: runOutbox,
   rollouts: runRollouts,
   relay: runRelay,
+  memory: runMemory,
 };
 
 const { values: flags } = parseArgs({
@@ -62,7 +64,7 @@ const settings: Settings = {
 if (flags.store) process.env.SVC_BENCH_PG = flags.store;
 const chosen = flags.only ? [flags.only] : Object.keys(SUITES);
 if (!(settings.duration > 0) || !Number.isInteger(settings.connections) || settings.connections < 1 || !Number.isInteger(settings.samples) || settings.samples < 1 || chosen.some((n) => !SUITES[n])) {
-  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts|relay] [--store postgres://…]");
+  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts|relay|memory] [--store postgres://…]");
   process.exit(2);
 }
 

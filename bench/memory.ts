@@ -1,0 +1,71 @@
+/**
+ * Memory of the server it starts (issue 32), beside the issue's targets, with the GC hint OFF whatever
+ * `--no-ram-hint` says (the targets are stated without it):
+ * - RSS at the first /healthz 200 [< 55 MB];
+ * - RSS idle, 30 s after start [< 55 MB] (`--duration` under 30 shortens the wait, and says so);
+ * - RSS peak under a `--connections` load of snapshot polls, full answers and 304s alternating [< 80 MB];
+ * - RSS at the end of the run, a second after the load [< 65 MB].
+ * The project holds 50 killswitches and 20 configs, as the delivery suite's. The bare Bun.serve of the other
+ * suites (bench/bare-server.ts, run by bun from source) is measured at its first 200 for scale. Figures come from /proc (VmRSS), Linux only.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Check, type Row, type Settings, type Target, initProject, load, printChecks, rssMb, startBare, startSvc, stop, watchPeakRss } from "./lib";
+
+const IDLE_SECONDS = 30;
+const TARGETS = { firstMb: 55, idleMb: 55, peakMb: 80, endMb: 65 } as const;
+
+export async function runMemory(settings: Settings): Promise<{ rows: Row[]; figures: Record<string, number> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-memory-"));
+  const targets: Target[] = [];
+  const unhinted: Settings = { ...settings, ramHint: false };
+  try {
+    const keys = initProject(unhinted, dataDir);
+    const startedAt = performance.now();
+    const svc = await startSvc(unhinted, dataDir);
+    targets.push(svc);
+    const firstMb = rssMb(svc.proc.pid);
+
+    const admin = { authorization: `Bearer ${keys.adminKey}`, "content-type": "application/json" };
+    const post = async (path: string, body: unknown) => {
+      const r = await fetch(svc.url + path, { method: "POST", headers: admin, body: JSON.stringify(body) });
+      if (!r.ok) throw new Error(`POST ${path}: ${r.status} ${await r.text()}`);
+    };
+    for (let i = 0; i < 50; i++) await post("/api/admin/killswitches", { name: `killswitch-${i}`, value: i % 7 === 0, switches: { eu: i % 2 === 0, us: false } });
+    for (let i = 0; i < 20; i++) await post("/api/admin/configs", { name: `config-${i}`, schema: { type: "object" }, value: { limit: 100 + i, label: `Config number ${i}` } });
+
+    const idleSeconds = Math.min(IDLE_SECONDS, Math.max(settings.duration, 5));
+    const waitMs = idleSeconds * 1000 - (performance.now() - startedAt);
+    if (waitMs > 0) await Bun.sleep(waitMs);
+    const idleMb = rssMb(svc.proc.pid);
+
+    const sdk = { "x-sdk-key": keys.serverKey, "accept-encoding": "identity" };
+    const url = `${svc.url}/api/sdk/v1/snapshot?env=prod`;
+    const first = await fetch(url, { headers: sdk });
+    await first.arrayBuffer();
+    const etag = first.headers.get("etag") ?? "";
+    const peak = watchPeakRss(svc.proc.pid);
+    const rows = [await load(settings, "snapshot, full answers", { url, headers: sdk }), await load(settings, "snapshot, 304s", { url, headers: { ...sdk, "if-none-match": etag } }, "3xx")];
+    const peakMb = peak();
+    await Bun.sleep(1000);
+    const endMb = rssMb(svc.proc.pid);
+    await stop(targets.splice(0));
+
+    const bare = await startBare("ok");
+    targets.push(bare);
+    const bareMb = rssMb(bare.proc.pid);
+
+    const check = (figure: string, value: number, target: number): Check => ({ figure, value, unit: "MB", target: `< ${target} MB`, met: value < target, baseline: `bare Bun.serve (bun, from source) ${bareMb} MB` });
+    printChecks([
+      check("RSS at the first 200", firstMb, TARGETS.firstMb),
+      check(`RSS idle, ${idleSeconds} s after start${idleSeconds < IDLE_SECONDS ? ` (--duration shortened the issue's ${IDLE_SECONDS} s)` : ""}`, idleMb, TARGETS.idleMb),
+      check(`RSS peak under ${settings.connections} connections`, peakMb, TARGETS.peakMb),
+      check("RSS at the end of the run", endMb, TARGETS.endMb),
+    ]);
+    return { rows, figures: { rssFirstMb: firstMb, rssIdleMb: idleMb, rssPeakMb: peakMb, rssEndMb: endMb, bareRssMb: bareMb, idleSeconds } };
+  } finally {
+    await stop(targets);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
