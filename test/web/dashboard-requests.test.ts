@@ -138,6 +138,21 @@ describe.skipIf(!chromiumAvailable)("change requests in the dashboard", () => {
     await page.getByText("Rejected.", { exact: true }).waitFor();
     expect((await f.ts.api(`/api/admin/requests/${other.body.id}`)).body).toMatchObject({ state: "rejected", decidedBy: "ana@example.com", note: "Wait for the 50 % week" });
     await page.getByText("Wait for the 50 % week").waitFor();
+
+    // Stale: another request moved the gate first; its author rebases it from its page.
+    const gateRules = (passPercentage: number) => [{ kind: "gate.rules", name: "web-checkout", env: "prod", rules: [{ conditions: [], passPercentage }] }];
+    const mine = await f.ts.api("/api/admin/requests", { key: ana, body: { title: "Sixty percent", changes: gateRules(60) } });
+    ok(mine);
+    const first = await f.ts.api("/api/admin/requests", { key: owner, body: { title: "Seventy percent", changes: gateRules(70) } });
+    ok(first);
+    ok(await f.ts.api(`/api/admin/requests/${first.body.id}/approve`, { method: "POST", key: ana }), 200);
+    ok(await f.ts.api(`/api/admin/requests/${first.body.id}/apply`, { method: "POST", key: owner }), 200);
+    ok(await f.ts.api(`/api/admin/requests/${mine.body.id}/approve`, { method: "POST", key: owner }), 200);
+    ok(await f.ts.api(`/api/admin/requests/${mine.body.id}/apply`, { method: "POST", key: ana }), 409);
+    await page.goto(`${f.ts.url}/requests/${mine.body.id}`);
+    await page.getByRole("button", { name: "Rebase" }).click();
+    await page.getByText(/Rebased onto what is published now/).waitFor();
+    expect((await f.ts.api(`/api/admin/requests/${mine.body.id}`)).body).toMatchObject({ state: "open", approvals: [], changes: [{ fingerprint: "version 4" }] });
   });
 });
 
