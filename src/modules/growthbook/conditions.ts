@@ -8,10 +8,12 @@
  * differences are listed in docs/sdk.md ("GrowthBook SDKs").
  *
  * Pure: imports only the SDK's evaluator helpers, so the edge relay maps its
- * copy of the snapshot the same way.
+ * copy of the snapshot the same way. RE2 is the server's lazily loaded one
+ * (lib/re2, the same re2js): the SDK's helper imports re2js (263 KB of source,
+ * ~0.4 MB of heap) at every server start, for the first regex condition mapped.
  */
+import { compileRegex } from "../../lib/re2";
 import { type GateCondition, parseSemver } from "../../sdk/gates";
-import { re2Regex } from "../../sdk/util";
 
 export type GbCondition = Record<string, unknown>;
 /** A prerequisite: the feature `id`'s value must satisfy `condition` (evaluated on `{value}`). */
@@ -90,7 +92,7 @@ const RE2_ONLY = /\\[AzpPQECx]|\[:|\(\?/;
 
 function regexCondition(attr: string, pattern: string): MappedCondition {
   try {
-    re2Regex(pattern);
+    compileRegex(pattern);
   } catch {
     // svc's evaluator never matches a pattern RE2 refuses (the server refuses it when saved).
     return { condition: NEVER };

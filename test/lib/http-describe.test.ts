@@ -1,0 +1,49 @@
+import { describe as group, expect, test } from "bun:test";
+import { heapStats } from "bun:jsc";
+import { t } from "elysia";
+import { ErrorBodySchema, describe } from "../../src/lib/http";
+
+/**
+ * Issue 32 (memory): every route's `response` record (status → schema) is kept by Elysia for the life of the
+ * server. Keyed by status numbers up to 503, a plain object is a dense indexed store in JSC (5–8 KB each, ~1.5 MB
+ * for the app's routes); the records are shared between routes with the same statuses and schemas, and built
+ * sparse, with the same keys, order and schemas as `{ ...errors, ...response }` gave.
+ */
+group("describe() response records", () => {
+  const Thing = t.Object({ id: t.String() });
+
+  test("the statuses and schemas are those of the error statuses overlaid with the route's own", () => {
+    const admin = describe({ summary: "s", tag: "T", auth: "admin", errors: [404, 409], response: { 200: Thing } });
+    expect(Object.keys(admin.response)).toEqual(["200", "400", "401", "403", "404", "409", "503"]);
+    expect(admin.response[200]).toBe(Thing);
+    for (const code of [400, 401, 403, 404, 409, 503] as const) expect(admin.response[code]).toBe(ErrorBodySchema);
+    const open = describe({ summary: "s", tag: "T", auth: "none", response: { 503: Thing, 201: Thing } });
+    expect(Object.keys(open.response)).toEqual(["201", "503"]);
+    expect(open.response[503]).toBe(Thing);
+    expect(JSON.stringify(open.response)).toBe(JSON.stringify({ 201: Thing, 503: Thing }));
+  });
+
+  test("routes with the same statuses and schemas share one record; another schema gets its own", () => {
+    const a = describe({ summary: "a", tag: "T", auth: "admin", errors: [404], response: { 200: Thing } });
+    const b = describe({ summary: "b", tag: "U", auth: "admin+project", errors: [404], response: { 200: Thing } });
+    const c = describe({ summary: "c", tag: "T", auth: "admin", errors: [404], response: { 200: t.Array(Thing) } });
+    expect(b.response).toBe(a.response);
+    expect(c.response).not.toBe(a.response);
+    expect(b.detail.summary).toBe("b");
+  });
+
+  test("a route's record holds well under a kilobyte or two of heap, not a dense store up to index 503", () => {
+    const keep: unknown[] = [];
+    const heap = () => {
+      Bun.gc(true);
+      Bun.gc(true);
+      return heapStats().heapSize;
+    };
+    const schemas = Array.from({ length: 300 }, () => t.Object({ id: t.String() }));
+    const before = heap();
+    for (const schema of schemas) keep.push(describe({ summary: "s", tag: "T", auth: "admin", errors: [404, 409], response: { 200: schema } }).response);
+    const perRecord = (heap() - before) / schemas.length;
+    expect(keep.length).toBe(300);
+    expect(perRecord).toBeLessThan(2000);
+  });
+});
