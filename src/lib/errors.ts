@@ -1,5 +1,3 @@
-import { t } from "elysia";
-
 /** Every error code of the contract (SPEC "Errors"), plus INTERNAL for our own bugs. */
 export type ErrorCode =
   | "BAD_REQUEST"
@@ -76,13 +74,3 @@ export const unavailable = (retryAfterSeconds: number) =>
   new ApiError("UNAVAILABLE", "Unavailable", undefined, 503, { "Retry-After": String(retryAfterSeconds) });
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new ApiError("BAD_REQUEST", "Too many requests", undefined, 429, { "Retry-After": String(retryAfterSeconds) });
-
-/** The error body schema, referenced by every route's documented error responses. */
-export const ErrorBodySchema = t.Object(
-  {
-    error: t.String({ description: "Human-readable message" }),
-    code: t.String({ description: "BAD_REQUEST | UNAUTHORIZED | FORBIDDEN | NOT_FOUND | ALREADY_EXISTS | IMMUTABLE_FIELD | VALIDATION | APPROVAL_REQUIRED | CONFLICT" }),
-    detail: t.Optional(t.String({ description: "Failing fields or JSON paths, when known" })),
-  },
-  { $id: "#/components/schemas/Error", title: "Error" },
-);

@@ -1,7 +1,7 @@
 import { Elysia, t, type TSchema } from "elysia";
 import { compile } from "elysia/type-system/utils";
 import { Type, type IntegerOptions, type ObjectOptions, type TInteger, type TProperties } from "@sinclair/typebox";
-import { ApiError, ErrorBodySchema, badRequest, validation } from "./errors";
+import { ApiError, badRequest, validation } from "./errors";
 import { randomBase62 } from "./ids";
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -191,7 +191,18 @@ function responsesOf(errorCodes: number[], success: Record<number, TSchema> | un
   return record;
 }
 
-export { ErrorBodySchema };
+/**
+ * The error body schema, referenced by every route's documented error responses. Here, not in errors.ts: errors.ts is
+ * imported by the config schema worker, a VM of its own that must not load Elysia (issue 32, memory).
+ */
+export const ErrorBodySchema = t.Object(
+  {
+    error: t.String({ description: "Human-readable message" }),
+    code: t.String({ description: "BAD_REQUEST | UNAUTHORIZED | FORBIDDEN | NOT_FOUND | ALREADY_EXISTS | IMMUTABLE_FIELD | VALIDATION | APPROVAL_REQUIRED | CONFLICT" }),
+    detail: t.Optional(t.String({ description: "Failing fields or JSON paths, when known" })),
+  },
+  { $id: "#/components/schemas/Error", title: "Error" },
+);
 
 const BODY_ERROR = Symbol("body error");
 type ParsedBody = Record<string, unknown> & { [BODY_ERROR]?: ApiError };

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../lib/module";
-import { ErrorBodySchema } from "../../lib/errors";
+import { ErrorBodySchema } from "../../lib/http";
 import { BODY_READ_TIMEOUT_MS, MAX_BODY_READS, MAX_BODY_READS_PER_CLIENT } from "../../lib/pipeline";
 import { VERSION } from "../../version";
 // The Scalar API reference bundle is embedded in the binary: the /openapi UI never loads a CDN.
