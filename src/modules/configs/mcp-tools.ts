@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ENVS } from "../../lib/envs";
-import { GATE_OPS } from "../../sdk/gates";
+import { ruleCondition } from "../gates/mcp-tools";
 import { CONDITIONS_MAX } from "../gates/types";
 import { CONFIG_RULES_MAX, SPLIT_VALUES_MAX } from "./rules";
 import { dataOf, seg } from "../../cli/client";
@@ -12,24 +12,10 @@ import type { configRoutes } from "./routes";
 const configs = (open: OpenSession, projectId?: string, options: { requireProject?: boolean } = {}) => open(projectId).api<ReturnType<typeof configRoutes>>(options).api.admin.configs;
 const configName = z.string().min(1).max(128).describe("Config name or id");
 
-// Strict: a misspelt field is refused, never silently dropped. The server checks each value against its operator and the schema.
-const condition = z
-  .strictObject({
-    attr: z.string().min(1).max(128).describe("Context attribute, e.g. email, country, app_version"),
-    op: z.enum(GATE_OPS),
-    value: z
-      .unknown()
-      .optional()
-      .describe(
-        "eq/neq: text, number or boolean; in/not_in: a non-empty list; contains/starts_with/ends_with/regex (RE2): text; gt/gte/lt/lte: a number; semver_*: a version such as 2.4.0; before/after: an ISO date; passes_gate/fails_gate: a gate's name; in_segment/not_in_segment: a segment's name; exists/not_exists: none",
-      ),
-  })
-  .describe("One condition; a rule holds when all of its conditions hold");
-
 const configRule = z
   .strictObject({
     name: z.string().max(100).optional().describe("Shown in explanations and as the variant (OFREP); no '/'"),
-    conditions: z.array(condition).max(CONDITIONS_MAX).describe("All must hold; an empty list holds for everyone"),
+    conditions: z.array(ruleCondition).max(CONDITIONS_MAX).describe("All must hold; an empty list holds for everyone"),
     value: z.unknown().optional().describe("Served when the conditions hold; give `value` or `split`, not both"),
     split: z
       .array(z.strictObject({ value: z.unknown().describe("A value, checked against the schema"), weight: z.number().int().min(0).max(100).describe("Share of 100") }))

@@ -11,7 +11,8 @@ const gates = (open: OpenSession, projectId?: string) => open(projectId).api<Ret
 const gateName = z.string().min(1).max(NAME_MAX).describe("Gate name or id");
 
 // Strict: a misspelt field is refused, never silently dropped. The server checks each value against its operator.
-const condition = z
+// A gate rule's condition, and a config rule's (configs' tools use this one: the same conditions, evaluated alike).
+export const ruleCondition = z
   .strictObject({
     attr: z.string().min(1).max(128).describe("Context attribute, e.g. email, country, app_version"),
     op: z.enum(GATE_OPS),
@@ -19,14 +20,14 @@ const condition = z
       .unknown()
       .optional()
       .describe(
-        "eq/neq: text, number or boolean; in/not_in: a non-empty list; contains/starts_with/ends_with/regex (RE2): text; gt/gte/lt/lte: a number; semver_*: a version such as 2.4.0; before/after: an ISO date; passes_gate/fails_gate: another gate's name; exists/not_exists: none",
+        "eq/neq: text, number or boolean; in/not_in: a non-empty list; contains/starts_with/ends_with/regex (RE2): text; gt/gte/lt/lte: a number; semver_*: a version such as 2.4.0; before/after: an ISO date; passes_gate/fails_gate: a gate's name; in_segment/not_in_segment: a segment's name; exists/not_exists: none",
       ),
   })
   .describe("One condition; a rule holds when all of its conditions hold");
 
 const rule = z.strictObject({
   name: z.string().max(100).optional().describe("Shown in explanations"),
-  conditions: z.array(condition).max(CONDITIONS_MAX).describe("All must hold; an empty list holds for everyone"),
+  conditions: z.array(ruleCondition).max(CONDITIONS_MAX).describe("All must hold; an empty list holds for everyone"),
   passPercentage: z.number().min(0).max(100).describe("Share (0-100) of the units whose conditions hold that pass, by a stable hash of the unit"),
   unit: z.string().min(1).max(128).optional().describe("Context attribute identifying the unit to bucket; default user_id"),
 });
