@@ -20,5 +20,9 @@ export const projectsModule: ModuleManifest<"projects"> = {
   },
   createService: (ctx) => new (serviceCode().ProjectsService)(ctx),
   routes: (ctx) => routesCode().projectRoutes(ctx),
-  cli: [{ name: "projects", order: 11, summary: "Projects you can reach: list, create", example: "svc projects list", load: async () => (await import("./cli")).projectsCommand }],
+  // Read by `svc mcp` only: loaded then, so that the server does not build the tools' zod schemas at start.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).projectTools;
+  },
+  cli: [{ name: "projects", order: 11, summary: "Projects you can reach: list, create, get and update their settings", example: "svc projects list", load: async () => (await import("./cli")).projectsCommand }],
 };
