@@ -121,8 +121,11 @@ const AUTH_NOTES: Record<AuthKind, string> = {
  * OpenAPI description of a route, spread into its options: summary, tag, the
  * credential it takes, its success schemas and every error status it can
  * give (each the one Error schema). Error bodies are produced by the root
- * onError as ready Responses, so listing them here documents without
- * validating them.
+ * onError as ready Responses, never validated: the record Elysia gets holds
+ * the success schemas only (Elysia compiles a validator for every status of
+ * it on the route's first request, ~2.3 MB of heap for the error statuses of
+ * all routes; issue 32, memory), while its type, which typed clients read,
+ * and the OpenAPI document (`documentedResponses`) keep the error statuses.
  */
 /** Every status an error body may come with (DECISIONS.md). */
 type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 502 | 503;
@@ -156,17 +159,34 @@ let nextSchemaId = 0;
 /** Bounded: a server builds its app once (~260 routes), a test process builds many; inline schemas are new each time. */
 const responseRecords = new Map<string, Record<number, TSchema>>();
 const MAX_RESPONSE_RECORDS = 2000;
+/** The record Elysia validates with (success statuses) → the one the document lists (errors overlaid with those). */
+const documented = new WeakMap<object, Record<number, TSchema>>();
 
 /**
- * A route's status → schema record, one object shared by every route with the same statuses and schemas (Elysia
- * and the OpenAPI generator only read it). Keyed by status numbers, a plain object costs JSC 5–8 KB (a dense
- * indexed store up to the highest status, 503) against ~0.4 KB in its sparse mode: 258 routes carried ~1.5 MB of
- * heap for these records. The placeholder index puts the object in sparse mode before the statuses are added;
- * deleting it leaves the same own keys in the same (ascending) order.
+ * A status → schema record built sparse: keyed by status numbers, a plain object costs JSC 5–8 KB (a dense indexed
+ * store up to the highest status, 503) against ~0.4 KB in its sparse mode: 258 routes carried ~1.5 MB of heap for
+ * these records. The placeholder index puts the object in sparse mode before the statuses are added; deleting it
+ * leaves the same own keys in the same (ascending) order.
+ */
+function sparseRecord(entries: [number, TSchema][]): Record<number, TSchema> {
+  const record: Record<number, TSchema> = {};
+  const placeholder = 1 << 24;
+  (record as Record<number, unknown>)[placeholder] = undefined;
+  for (const [code, schema] of entries) record[code] = schema;
+  delete (record as Record<number, unknown>)[placeholder];
+  return record;
+}
+
+/**
+ * A route's success status → schema record for Elysia, one object shared by every route with the same statuses and
+ * schemas, errors included (Elysia and the OpenAPI generator only read it): routes that differ only in their error
+ * statuses get distinct objects, each mapped to its documented record (`documentedResponses`).
  */
 function responsesOf(errorCodes: number[], success: Record<number, TSchema> | undefined): Record<number, TSchema> {
   const entries: [number, TSchema][] = errorCodes.map((code) => [code, ErrorBodySchema]);
+  const own: [number, TSchema][] = [];
   for (const [code, schema] of Object.entries(success ?? {})) {
+    own.push([Number(code), schema]);
     const at = entries.findIndex(([c]) => c === Number(code));
     if (at >= 0) entries[at] = [Number(code), schema];
     else entries.push([Number(code), schema]);
@@ -180,15 +200,22 @@ function responsesOf(errorCodes: number[], success: Record<number, TSchema> | un
     .join(",");
   let record = responseRecords.get(key);
   if (!record) {
-    record = {};
-    const placeholder = 1 << 24;
-    (record as Record<number, unknown>)[placeholder] = undefined;
-    for (const [code, schema] of entries) record[code] = schema;
-    delete (record as Record<number, unknown>)[placeholder];
+    // Never undefined, even without success schemas: Elysia then still compiles the route as one with a schema (the
+    // error path that tells its own validation errors apart), as it did when the error statuses were in the record.
+    record = sparseRecord(own);
+    documented.set(record, sparseRecord(entries));
     if (responseRecords.size >= MAX_RESPONSE_RECORDS) responseRecords.clear();
     responseRecords.set(key, record);
   }
   return record;
+}
+
+/**
+ * The record the OpenAPI document lists for a route's `response` record from describe(): every error status with
+ * the Error schema, overlaid with the success schemas. Undefined for a record describe() did not make.
+ */
+export function documentedResponses(response: unknown): Record<number, TSchema> | undefined {
+  return response && typeof response === "object" ? documented.get(response) : undefined;
 }
 
 /**
@@ -203,6 +230,10 @@ export const ErrorBodySchema = t.Object(
   },
   { $id: "#/components/schemas/Error", title: "Error" },
 );
+// Error bodies have no other field. Elysia set this on the schema (after the properties, where it is set here) when it
+// compiled the first route's validators, so the document said so once any route had answered; stated here, as no
+// validator of it is compiled any more (issue 32, memory), the document keeps it and no longer depends on that.
+ErrorBodySchema.additionalProperties = false;
 
 const BODY_ERROR = Symbol("body error");
 type ParsedBody = Record<string, unknown> & { [BODY_ERROR]?: ApiError };

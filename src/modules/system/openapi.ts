@@ -1,6 +1,6 @@
-import { Elysia } from "elysia";
+import { Elysia, type AnyElysia } from "elysia";
 import type { AppContext } from "../../lib/module";
-import { ErrorBodySchema } from "../../lib/http";
+import { ErrorBodySchema, documentedResponses } from "../../lib/http";
 import { BODY_READ_TIMEOUT_MS, MAX_BODY_READS, MAX_BODY_READS_PER_CLIENT } from "../../lib/pipeline";
 import { VERSION } from "../../version";
 // The Scalar API reference bundle is embedded in the binary: the /openapi UI never loads a CDN.
@@ -118,7 +118,7 @@ export function openapiRoutes(ctx: AppContext) {
     const { toOpenAPISchema } = await import("@elysiajs/openapi");
     // Dotted paths are not dropped as "static files": /sdk/svc-sdk.tgz and /sdk/svc.js are documented routes; the
     // other dotted ones (this viewer's scripts, dashboard assets) are hidden by their own `detail.hide`.
-    const { paths, components } = toOpenAPISchema(plugin, { staticFile: false });
+    const { paths, components } = toOpenAPISchema(documentedApp(plugin), { staticFile: false });
     const head = JSON.stringify({
       openapi: "3.1.2",
       info: {
@@ -182,6 +182,24 @@ export function openapiRoutes(ctx: AppContext) {
         }),
       { detail: { hide: true } },
     );
+}
+
+/**
+ * The app as the generator reads it (its routes and models), each route's `response` the record its documentation
+ * lists: Elysia's own holds the success statuses only (describe(), lib/http.ts). Copies: the routes Elysia serves
+ * are left as they are.
+ */
+function documentedApp(app: AnyElysia): AnyElysia {
+  // Both are protected in Elysia's types; the generator calls them the same way.
+  const source = app as unknown as { getGlobalDefinitions(): unknown; getGlobalRoutes(): { hooks?: { response?: unknown } }[] };
+  return {
+    getGlobalDefinitions: () => source.getGlobalDefinitions(),
+    getGlobalRoutes: () =>
+      source.getGlobalRoutes().map((route) => {
+        const response = documentedResponses(route.hooks?.response);
+        return response ? { ...route, hooks: { ...route.hooks, response } } : route;
+      }),
+  } as unknown as AnyElysia;
 }
 
 /**
