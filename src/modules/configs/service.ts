@@ -10,8 +10,8 @@ import type { ServiceContext } from "../../lib/module";
 import type { Queryable, Tx } from "../../lib/store";
 import { compileRegex } from "../../lib/re2";
 import { type ConfigExplanation, type ConfigRule, type PublishedConfig, explainConfig } from "../../sdk/configs";
-import { CONTEXT_BYTES_MAX, type EvaluationContext, type PublishedSegment, contextBytes, createGateEvaluator } from "../../sdk/gates";
-import { referencedSegments } from "../gates/rules";
+import { CONTEXT_BYTES_MAX, type EvaluationContext, type GateRule, type PublishedSegment, contextBytes, createGateEvaluator } from "../../sdk/gates";
+import { referencedGates, referencedSegments } from "../gates/rules";
 import { asGateRules, checkConfigRules, publicRules, ruleValues, withRanges } from "./rules";
 import { checkLimit, checkResourceName } from "../../lib/validate";
 import { Versioned } from "../../lib/versioned";
@@ -168,6 +168,20 @@ export class ConfigsService {
       if (naming.length > 0) envs.push(env);
     }
     return { configs, envs };
+  }
+
+  /**
+   * Each published config of the env whose rules name a gate (passes_gate / fails_gate), its rules as gate rules: a
+   * publish of a gate re-prices them, and a gate they name is not deleted.
+   */
+  async rulesNamingGates(q: Queryable, projectId: string, env: Env): Promise<{ name: string; rules: GateRule[] }[]> {
+    const out: { name: string; rules: GateRule[] }[] = [];
+    for (const r of await versioned.published<{ rules: string }>(q, projectId, env)) {
+      if (r.rules === "[]") continue;
+      const rules = asGateRules(parseRules(r.rules));
+      if (referencedGates(rules).length > 0) out.push({ name: r.name, rules });
+    }
+    return out;
   }
 
   /** Each env's published rules of the project's configs that name `segment` (a segment edit re-prices them). */

@@ -213,6 +213,37 @@ function reaches(p: Pricing, from: string, to: string): boolean {
   return false;
 }
 
+/**
+ * Refuses a change of `gate` (its env's rule graphs `before` and `after`) that would take the evaluation of a config's
+ * rules naming it, directly or through other gates, over the bound (further than it was, for rules already over it),
+ * naming the config. Config rules cost what their conditions cost as gate rules (configs/rules.ts asGateRules).
+ */
+export function checkConfigsReaching(gate: string, configs: { name: string; rules: GateRule[] }[], before: RuleGraph, after: RuleGraph, field = "rules"): void {
+  if (configs.length === 0) return;
+  const next = pricing(after);
+  const previous = pricing(before);
+  const reached = (rules: GateRule[]) =>
+    rules.some((r) => r.conditions.some((c) => isReference(c) && (String(c.value) === gate || reaches(next, String(c.value), gate))));
+  for (const config of configs) {
+    if (!reached(config.rules)) continue;
+    const now = price(next, config.rules);
+    if (now.cost <= EVALUATION_COST_MAX && now.depth <= MAX_GATE_DEPTH) continue;
+    const then = price(previous, config.rules);
+    if (now.cost > Math.max(EVALUATION_COST_MAX, then.cost)) {
+      throw validation(
+        `Config ${config.name}, whose rules name gate ${gate}, would cost ${now.cost} units to evaluate, over the limit of ${EVALUATION_COST_MAX}`,
+        `${field}: config ${config.name}'s rules[${now.over!.rule}] reach gate ${gate} through passes_gate/fails_gate and would then cost ${now.cost} units for one evaluation, over the limit of ${EVALUATION_COST_MAX} (${HOW}); simplify these rules or the config's`,
+      );
+    }
+    if (now.depth > Math.max(MAX_GATE_DEPTH, then.depth)) {
+      throw validation(
+        `Config ${config.name}, whose rules name gate ${gate}, would nest prerequisites ${now.depth} deep, at most ${MAX_GATE_DEPTH}`,
+        `${field}: config ${config.name}'s rules[${now.deepest!.rule}] reach gate ${gate} and their prerequisite chain would be ${now.depth} gates deep; at most ${MAX_GATE_DEPTH}`,
+      );
+    }
+  }
+}
+
 /** A rollout's new rules of a gate: evaluated in place of the published ones, over the published graph. */
 export function checkRolloutCost(gate: string, rules: GateRule[], published: RuleGraph, field = "rules"): void {
   const priced = price(pricing(published), rules);

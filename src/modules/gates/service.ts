@@ -10,7 +10,7 @@ import { checkResourceName } from "../../lib/validate";
 import { Versioned } from "../../lib/versioned";
 import { CONTEXT_BYTES_MAX, type EvaluationContext, type GateExplanation, type GateRule, type Gate as EvaluatedGate, contextBytes, createGateEvaluator } from "../../sdk/gates";
 import { compileRegex } from "../../lib/re2";
-import { type RuleGraph, checkEvaluationCost, checkRolloutCost, withSegmentCosts } from "./cost";
+import { type RuleGraph, checkConfigsReaching, checkEvaluationCost, checkRolloutCost, withSegmentCosts } from "./cost";
 import { checkPrerequisites, checkRules, referencedGates, referencedSegments } from "./rules";
 import { type Content, type EnvRow, type GateRow, insertGate, parseRules, setGateDescription, toEnvState, toGate, touchGate } from "./store";
 import { GateTemplatesService } from "./templates";
@@ -169,7 +169,7 @@ export class GatesService {
     }
   }
 
-  /** Deletes a gate nothing uses: no other gate's rules (on any env), no unfinished experiment or rollout (VALIDATION naming them). */
+  /** Deletes a gate nothing uses: no other gate's or config's rules (on any env), no unfinished experiment or rollout (VALIDATION naming them). */
   async remove(projectId: string, idOrName: string, actor: Actor): Promise<void> {
     await this.ctx.store.write(async (tx) => {
       // The project's lock first, as every publish takes it: no rule can start naming this gate meanwhile.
@@ -179,6 +179,10 @@ export class GatesService {
       for (const env of ENVS) {
         for (const g of await versioned.published<Content>(tx, projectId, env)) {
           if (g.name !== row.name && referencedGates(parseRules(g.rules)).some((r) => r.name === row.name)) dependents.add(`${g.name} (${env})`);
+        }
+        // A config's rules naming it would be left naming a gate that is gone.
+        for (const c of await this.ctx.services.configs.rulesNamingGates(tx, projectId, env)) {
+          if (referencedGates(c.rules).some((r) => r.name === row.name)) dependents.add(`config ${c.name} (${env})`);
         }
       }
       if (dependents.size > 0) {
@@ -271,13 +275,19 @@ export class GatesService {
     for (const [gate, its] of after) prerequisites.set(gate, referencedGates(its).map((x) => x.name));
     checkPrerequisites(name, rules, prerequisites);
     // A segment named by this list must exist (VALIDATION naming the field); every segment the env's rules name is priced.
+    // Config rules naming gates cost what the gates they reach cost: priced again with this change (issue 29's rules).
+    const configs = await this.ctx.services.configs.rulesNamingGates(q, projectId, env);
     const names = new Set<string>();
     for (const its of after.values()) for (const ref of referencedSegments(its)) names.add(ref.name);
+    for (const config of configs) for (const ref of referencedSegments(config.rules)) names.add(ref.name);
     const costs = await this.ctx.services.segments.costs(q, projectId, [...names]);
     for (const ref of referencedSegments(rules)) {
       if (!costs.has(ref.name)) throw validation(`Segment ${ref.name} not found`, `${ref.field}: no segment named ${ref.name} in this project`);
     }
-    withSegmentCosts(costs, () => checkEvaluationCost(name, rules, before, after));
+    withSegmentCosts(costs, () => {
+      checkEvaluationCost(name, rules, before, after);
+      checkConfigsReaching(name, configs, before, after);
+    });
   }
 
   /**
