@@ -153,9 +153,11 @@ describe("svc mcp", () => {
           "get_project",
           "update_project",
           "create_project",
+          // GrowthBook's finished surfaces: what its SDKs get, what does not map.
+          "growthbook_status",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions", "import_definitions", "list_stale_flags", "list_schedules", "find_flag_references", "list_change_requests", "get_change_request", "get_project"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions", "import_definitions", "list_stale_flags", "list_schedules", "find_flag_references", "list_change_requests", "get_change_request", "get_project", "growthbook_status"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });

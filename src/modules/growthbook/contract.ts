@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject } from "../../lib/http";
 
 export const KeyParam = t.Object({ key: t.String({ minLength: 1, maxLength: 256, description: "A server SDK key (`sdk_server_…`): what GrowthBook SDKs send as their clientKey" }) });
 
@@ -104,6 +104,51 @@ export const RemoteEvalSchema = t.Object(
         },
         experiments: [],
         dateUpdated: "1970-01-01T00:00:42.317Z",
+      },
+    ],
+  },
+);
+
+export const GrowthbookStatusQuery = QueryObject({
+  env: t.Optional(t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")], { description: "Defaults to the project's `defaultEnv`" })),
+});
+
+export const GrowthbookStatusSchema = t.Object(
+  {
+    env: t.Union([t.Literal("dev"), t.Literal("staging"), t.Literal("prod")]),
+    revision: Integer({ description: "The env's published revision the payload was mapped from (0 before the first publish)" }),
+    etag: t.String({ description: "The payload's strong ETag, as `GET /api/features/{key}` sends it" }),
+    features: Integer({ description: "Features in the payload: killswitches (and each sub-switch as `name/switchKey`), configs, gates and running experiments" }),
+    savedGroups: Integer({ description: "Saved groups in the payload: segments with an id list that the rules name" }),
+    payloadBytes: Integer({ description: "The payload's size in bytes, uncompressed" }),
+    unmapped: t.Array(
+      t.Object({
+        feature: t.String({ description: "The feature's key in the payload" }),
+        construct: t.String({ description: "What GrowthBook's SDKs cannot evaluate as svc does" }),
+        served: t.String({ description: "What the payload serves instead" }),
+      }),
+      { description: "Constructs the mapping could not express, each with what GrowthBook's SDKs get instead; empty when everything maps" },
+    ),
+    paths: t.Object({
+      features: t.Literal("/api/features/{key}", { description: "What GrowthBook's SDKs load (`apiHost` = this server, `clientKey` = a server SDK key)" }),
+      stream: t.Literal("/sub/{key}", { description: "The Server-Sent Events stream they follow" }),
+    }),
+  },
+  {
+    title: "GrowthbookStatus",
+    examples: [
+      {
+        env: "prod",
+        revision: 42,
+        etag: '"m1x9-prj_8Hq2-prod-42-gb"',
+        features: 14,
+        savedGroups: 1,
+        payloadBytes: 6210,
+        unmapped: [
+          { feature: "unicode-names", construct: "regex /^\\pL+$/ uses RE2-only syntax", served: "false to every unit (the gate is off)" },
+          { feature: "price", construct: "experiment annual-push overriding it from a second universe", served: "price without annual-push's override" },
+        ],
+        paths: { features: "/api/features/{key}", stream: "/sub/{key}" },
       },
     ],
   },

@@ -14,6 +14,8 @@ export type GrowthbookEntry = {
   etag: string;
   json: string;
   unmapped: Unmapped[];
+  /** What the payload holds (features, saved groups) and its bytes uncompressed: the admin's status page shows them. */
+  counts: { features: number; savedGroups: number; bytes: number };
   /** `event: features` with the payload, as GrowthBook's SDKs listen for on `/sub/{key}`. */
   event: Uint8Array;
   notModified: Response;
@@ -37,6 +39,7 @@ export function growthbookEntry(entry: SnapshotEntry): GrowthbookEntry {
     etag,
     json,
     unmapped,
+    counts: { features: Object.keys(payload.features).length, savedGroups: Object.keys(payload.savedGroups ?? {}).length, bytes: body.byteLength },
     event: encoder.encode(`id: ${entry.eventId}\nevent: features\ndata: ${json}\n\n`),
     notModified: new Response(null, { status: 304, headers: base }),
     plain: new Response(new Blob([body]), { headers: { ...base, "content-type": "application/json" } }),
