@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { type RunningRelay, startRelay } from "../../src/modules/relay/relay";
 import { VERSION } from "../../src/version";
+import { SVC_SOURCE, run, startServe } from "../cli/process";
 import { type TestServer, startTestServer, tempDir } from "../helpers";
 
 /**
@@ -149,6 +150,38 @@ describe("edge relays seen from the upstream", () => {
     expect(await listed(p.adminKey)).toEqual([]);
     expect(await s.store.one("SELECT action, subject_id, subject_name FROM audit_log WHERE project_id = ? AND action = 'relay.forget'", p.projectId)).toEqual({ action: "relay.forget", subject_id: "rly_gone", subject_name: "old-box" });
     expect(await s.store.one<{ n: number }>("SELECT COUNT(*) AS n FROM relay_sightings WHERE project_id = ?", p.projectId)).toEqual({ n: 0 });
+  });
+
+  test("svc relays list|forget (--json) against a relay process started with svc serve --relay --relay-name", async () => {
+    const dir = tempDir("svc-relays-proc-");
+    const proc = await startServe([...SVC_SOURCE, "serve", "--relay", s.url, "--port", "0", "--host", "127.0.0.1", "--data", dir, "--no-request-log", "--relay-name", "edge-proc-1"], { env: { SERVICE_RELAY_KEY: s.serverKey } });
+    const token = await s.api("/api/admin/tokens", { body: { name: "relays-cli", access: "read-write" } });
+    expect(token.status).toBe(201);
+    const env = { SERVICE_CLI_TOKEN: token.body.token, SERVICE_URL: s.url };
+    try {
+      const seen = await until("svc relays list to show the relay process connected", async () => {
+        const r = await run([...SVC_SOURCE, "relays", "list", "--q", "edge-proc", "--json"], { env });
+        expect(r.code, r.stderr).toBe(0);
+        const [one] = JSON.parse(r.stdout) as Relay[];
+        return one?.connected && one.streams.length === 3 ? one : undefined;
+      });
+      expect(seen).toMatchObject({ name: "edge-proc-1", version: VERSION, stale: false });
+      const text = await run([...SVC_SOURCE, "relays", "list"], { env });
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout).toMatch(/edge-proc-1\s+connected\s+/);
+      // Forgetting needs the manage permission: a read-write API token is refused (403).
+      const refused = await run([...SVC_SOURCE, "relays", "forget", seen.id, "--json"], { env });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain("cannot manage");
+    } finally {
+      expect(await proc.stop()).toBe(0);
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const owner = await s.accessTokenFor("owner@example.com");
+    const forgot = await run([...SVC_SOURCE, "relays", "forget", (await listed()).find((r) => r.name === "edge-proc-1")!.id, "--json"], { env: { SERVICE_CLI_TOKEN: owner, SERVICE_URL: s.url } });
+    expect(forgot.code, forgot.stderr).toBe(0);
+    expect(JSON.parse(forgot.stdout)).toMatchObject({ deleted: true });
+    expect((await listed()).map((r) => r.name)).not.toContain("edge-proc-1");
   });
 
   test("a relay that stops is stale once its streams have been closed for the window", async () => {
