@@ -95,7 +95,7 @@ describe("edge relays seen from the upstream", () => {
       expect({ header, status: res.status }).toEqual({ header, status: 200 });
     }
     await s.server.ctx.services.relays.flushed();
-    expect(await s.store.one<{ n: number }>("SELECT COUNT(*) AS n FROM relay_sightings WHERE project_id = ?", p.projectId)).toEqual({ n: 0 });
+    expect(await s.store.one<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM relay_sightings WHERE project_id = ?", p.projectId)).toEqual({ n: 0 });
     expect(await listed(p.adminKey)).toEqual([]);
   });
 
@@ -149,7 +149,7 @@ describe("edge relays seen from the upstream", () => {
     expect(gone.status).toBe(204);
     expect(await listed(p.adminKey)).toEqual([]);
     expect(await s.store.one("SELECT action, subject_id, subject_name FROM audit_log WHERE project_id = ? AND action = 'relay.forget'", p.projectId)).toEqual({ action: "relay.forget", subject_id: "rly_gone", subject_name: "old-box" });
-    expect(await s.store.one<{ n: number }>("SELECT COUNT(*) AS n FROM relay_sightings WHERE project_id = ?", p.projectId)).toEqual({ n: 0 });
+    expect(await s.store.one<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM relay_sightings WHERE project_id = ?", p.projectId)).toEqual({ n: 0 });
   });
 
   test("svc relays list|forget (--json) against a relay process started with svc serve --relay --relay-name", async () => {
