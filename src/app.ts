@@ -76,7 +76,10 @@ export function createContext(store: Store, log: Logger, options: AppOptions, sh
     services.keys.admitBrowserIngest({ keyId: principal.credentialId, projectId: principal.projectId, address: network.clientAddress(request), bodyBytes: bodySizeOf(request) }),
   );
   // Edge relays name themselves on the calls they make here (X-Svc-Relay): a sighting, throttled, fire-and-forget.
+  // Server keys' calls only (a relay streams and asks about keys with its own): a browser key is public, and
+  // anyone holding one could otherwise fill the project's list with made-up relays.
   authenticator.registerSdkObserver((principal, request) => {
+    if (principal.kind !== "server_key") return;
     const header = request.headers.get(RELAY_HEADER);
     if (header) services.relays.sawRequest(principal.projectId, header, network.clientAddress(request));
   });

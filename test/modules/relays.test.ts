@@ -74,7 +74,7 @@ describe("edge relays seen from the upstream", () => {
     expect((await listed(viewer)).map((r) => r.id)).toEqual([id]);
   });
 
-  test("a bad X-Svc-Relay header is ignored: the request is answered, nothing is recorded", async () => {
+  test("a bad X-Svc-Relay header, or one on a browser key's call, is ignored: the request is answered, nothing is recorded", async () => {
     const p = await s.newProject("Bad headers");
     const bad = [
       "id=; name=x; version=1.0.0",
@@ -94,6 +94,11 @@ describe("edge relays seen from the upstream", () => {
       const res = await keyLookup(p.serverKey, header);
       expect({ header, status: res.status }).toEqual({ header, status: 200 });
     }
+    // A well-formed header on a browser key's call (a public key: anyone could send it) is not a sighting either: only server keys' calls are.
+    const minted = await s.api("/api/admin/keys", { key: p.adminKey, body: { type: "browser", env: "prod" } });
+    expect(minted.status).toBe(201);
+    const ofrep = await fetch(`${s.url}/ofrep/v1/evaluate/flags`, { method: "POST", headers: { "x-sdk-key": minted.body.key, "content-type": "application/json", "x-svc-relay": "id=rly_public; name=anyone; version=1.0.0" }, body: JSON.stringify({ context: {} }) });
+    expect(ofrep.status).toBe(200);
     await s.server.ctx.services.relays.flushed();
     expect(await s.store.one<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM relay_sightings WHERE project_id = ?", p.projectId)).toEqual({ n: 0 });
     expect(await listed(p.adminKey)).toEqual([]);

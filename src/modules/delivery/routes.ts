@@ -194,7 +194,7 @@ export function deliveryRoutes(ctx: AppContext) {
         if (open >= maxStreamsPerKey) throw tooManyRequests(STREAM_RETRY_AFTER_S);
         openStreams.set(keyId, open + 1);
         // An edge relay's stream (X-Svc-Relay): listed as connected while it is open. No relays service on a relay itself.
-        const relayHeader = request.headers.get(RELAY_HEADER);
+        const relayHeader = principal.kind === "server_key" ? request.headers.get(RELAY_HEADER) : null;
         const relayClosed = relayHeader ? (ctx.services as Partial<Services>).relays?.streamOpened(principal.projectId, relayHeader, ctx.network.clientAddress(request), env) : undefined;
         // The heartbeat keeps the connection alive; Bun's idle timer must not cut a quiet stream.
         server?.timeout(request, 0);

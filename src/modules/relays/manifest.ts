@@ -11,7 +11,7 @@ declare module "../../lib/module" {
     relays: RelaysService;
   }
   interface AppOptions {
-    /** How recently a relay's stream must have been seen open for it to count as connected (default 90 s; SERVICE_RELAY_WINDOW_MS). */
+    /** How recently a relay's stream must have been seen open for it to count as connected (default 90 s; tests shorten it). */
     relayWindowMs?: number;
   }
 }

@@ -5,7 +5,7 @@ import type { ServiceContext } from "../../lib/module";
 import { type RelayHello, parseRelayHeader } from "./header";
 import { type SightingRow, deleteSighting, sightingOf, sightingsOf, sweepSightings, upsertSighting } from "./store";
 
-/** A relay with a stream seen open this recently (or open now on this server) is connected (SERVICE_RELAY_WINDOW_MS). */
+/** A relay with a stream seen open this recently (or open now on this server) is connected. */
 export const DEFAULT_WINDOW_MS = 90_000;
 /** At most one request-path sighting per relay this often, per server. */
 export const REQUEST_THROTTLE_MS = 30_000;
