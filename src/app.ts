@@ -31,6 +31,7 @@ import type { AppContext, AppOptions, ServiceContext, Services, SnapshotSection 
 import { Network } from "./lib/network";
 import { type Store, isBusyError, isPostgresUnavailable } from "./lib/store";
 import { MODULES } from "./modules";
+import { RELAY_HEADER } from "./modules/relays/header";
 import { systemRoutes } from "./modules/system/routes";
 import { openapiRoutes } from "./modules/system/openapi";
 
@@ -74,6 +75,14 @@ export function createContext(store: Store, log: Logger, options: AppOptions, sh
   authenticator.registerBrowserIngestGuard((principal, request) =>
     services.keys.admitBrowserIngest({ keyId: principal.credentialId, projectId: principal.projectId, address: network.clientAddress(request), bodyBytes: bodySizeOf(request) }),
   );
+  // Edge relays name themselves on the calls they make here (X-Svc-Relay): a sighting, throttled, fire-and-forget.
+  // Server keys' calls only (a relay streams and asks about keys with its own): a browser key is public, and
+  // anyone holding one could otherwise fill the project's list with made-up relays.
+  authenticator.registerSdkObserver((principal, request) => {
+    if (principal.kind !== "server_key") return;
+    const header = request.headers.get(RELAY_HEADER);
+    if (header) services.relays.sawRequest(principal.projectId, header, network.clientAddress(request));
+  });
   const id = randomBase62(12);
   return { store, services, authenticator, auth: authPlugin(authenticator), log, options, shutdown, changes, network, toJSON: () => id };
 }

@@ -45,6 +45,8 @@ export type ServerOptions = {
   edgeOnly?: boolean;
   /** Keep-alive interval of SDK streams (tests shorten it). */
   streamHeartbeatMs?: number;
+  /** How recently an edge relay's stream must have been seen open for it to be listed as connected (default 90 s; tests shorten it). */
+  relayWindowMs?: number;
   /** Browser sign-in: SMTP, OIDC (`signInOptionsFromEnv`); tests add a mailer and a clock. */
   signIn?: SignInOptions;
   /** SERVICE_PUBLIC_URL, SERVICE_ALLOWED_HOSTS, SERVICE_TRUSTED_PROXIES (`networkOptionsFromEnv`). */
@@ -197,6 +199,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       lastUsedFlushMs: options.lastUsedFlushMs,
       edgeOnly: options.edgeOnly,
       streamHeartbeatMs: options.streamHeartbeatMs,
+      relayWindowMs: options.relayWindowMs,
       maxStreamsPerKey: options.maxStreamsPerKey,
       signIn: options.signIn,
       network: options.network,

@@ -44,6 +44,7 @@ export const serveCommand: Command = {
       help: "Run as an edge relay in front of this upstream (a svc serve, or another relay): serve the SDK paths and OFREP of one project from its followed snapshots, forward events, errors and the intake; needs --key; state in <data>/relay.db",
     },
     key: { type: "string", value: "KEY", help: "With --relay: a server key of the project to relay (env SERVICE_RELAY_KEY, which keeps it out of the process list)" },
+    "relay-name": { type: "string", value: "NAME", help: "With --relay: the name the upstream lists this relay under in svc relays list (env SERVICE_RELAY_NAME; default the host name)" },
     "backup-dir": { type: "string", value: "DIR", help: "Write scheduled backups of service.db here, as service-20261124T101500Z.db (SQLite only; env SERVICE_BACKUP_DIR)" },
     "backup-every": { type: "string", value: "DURATION", help: "Time between scheduled backups: 6h, 30m, 1h30m, 1d (default 24h; env SERVICE_BACKUP_EVERY)" },
     "backup-keep": { type: "string", value: "N", help: "Scheduled backups kept, the newest N (default 7; env SERVICE_BACKUP_KEEP)" },
@@ -87,6 +88,7 @@ export const serveCommand: Command = {
     const relayKey = (values.key as string | undefined) ?? process.env.SERVICE_RELAY_KEY;
     if (values.relay !== undefined) return runRelay({ upstream: values.relay as string, key: relayKey, port, host, dataDir, logLevel, values });
     if (values.key !== undefined) throw new UsageError("--key goes with --relay <upstream url> (the relay's server key)");
+    if (values["relay-name"] !== undefined) throw new UsageError("--relay-name goes with --relay <upstream url>");
     const logSdkEnv = process.env.SERVICE_LOG_SDK_REQUESTS ?? "";
     if (!["", "0", "1", "true", "false"].includes(logSdkEnv)) {
       throw new UsageError(`SERVICE_LOG_SDK_REQUESTS: must be 1 (or true) to log successful SDK polls, 0 (or false) not to (was "${logSdkEnv}")`);
@@ -179,6 +181,8 @@ async function runRelay(input: { upstream: string; key: string | undefined; port
   const queue = process.env.SERVICE_RELAY_QUEUE_MAX;
   const queueMax = queue === undefined || queue === "" ? undefined : Number(queue);
   if (queueMax !== undefined && (!Number.isInteger(queueMax) || queueMax < 1)) throw new UsageError(`SERVICE_RELAY_QUEUE_MAX: must be a whole number of at least 1 (was "${queue}")`);
+  const name = (input.values["relay-name"] as string | undefined) ?? (process.env.SERVICE_RELAY_NAME || undefined);
+  if (name !== undefined && !/^[\x21-\x7e]{1,64}$/.test(name)) throw new UsageError("--relay-name: 1 to 64 printable characters, no spaces (SERVICE_RELAY_NAME alike)");
   const { startRelay } = await import("../modules/relay/relay");
   const relay = await startRelay({
     port: input.port,
@@ -186,6 +190,7 @@ async function runRelay(input: { upstream: string; key: string | undefined; port
     dataDir: input.dataDir,
     upstream: upstream.origin + upstream.pathname.replace(/\/+$/, ""),
     key: input.key,
+    name,
     logRequests: input.values["no-request-log"] !== true,
     logSdkRequests: input.values["log-sdk-requests"] === true,
     logLevel: input.logLevel,

@@ -17,6 +17,9 @@ export type SdkKeyInfo = {
   env?: Env | null;
 };
 
+/** Sees every accepted SDK request (must not throw, must not wait); see Authenticator.registerSdkObserver. */
+export type SdkObserver = (principal: Principal, request: Request) => void;
+
 /** Checks a browser key's ingest call (throws 429 or 413); see Authenticator.registerBrowserIngestGuard. */
 export type BrowserIngestGuard = (principal: Principal, request: Request) => void;
 
@@ -265,6 +268,13 @@ export class Authenticator {
     this.browserIngestGuard = guard;
   }
 
+  private sdkObserver: SdkObserver | null = null;
+
+  /** What notes the SDK requests it accepts (the relays module: edge relays name themselves in X-Svc-Relay). */
+  registerSdkObserver(observer: SdkObserver): void {
+    this.sdkObserver = observer;
+  }
+
   private async resolveBearer(secret: string): Promise<Credential | null> {
     for (const r of this.resolvers) if (secret.startsWith(r.prefix)) return r.resolve(secret);
     return null;
@@ -335,6 +345,13 @@ export class Authenticator {
     const principal = this.sdkPrincipal(key, headers, rule);
     // A browser key's events and errors: rate and body limits before anything reads the body further.
     if (request && principal.kind === "browser_key" && (rule === "events" || rule === "errors")) this.browserIngestGuard?.(principal, request);
+    if (request && this.sdkObserver) {
+      try {
+        this.sdkObserver(principal, request);
+      } catch {
+        // An observer only notes; the request goes on whatever it does.
+      }
+    }
     return principal;
   }
 

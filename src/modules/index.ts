@@ -27,6 +27,7 @@ import { opsModule } from "./ops/manifest";
 import { operationsModule } from "./operations/manifest";
 import { projectsModule } from "./projects/manifest";
 import { refsModule } from "./refs/manifest";
+import { relaysModule } from "./relays/manifest";
 import { rolloutsModule } from "./rollouts/manifest";
 import { requestsModule } from "./requests/manifest";
 import { schedulesModule } from "./schedules/manifest";
@@ -66,6 +67,8 @@ export const MODULES: ModuleManifest[] = [
   opsModule,
   deliveryModule,
   growthbookModule,
+  // After delivery: its stream and key routes record the relays that call them.
+  relaysModule,
   // After delivery and the flags' modules: it reads their snapshots and lists; closed before them, it writes its last counts.
   usageModule,
   identityModule,

@@ -155,9 +155,11 @@ describe("svc mcp", () => {
           "create_project",
           // GrowthBook's finished surfaces: what its SDKs get, what does not map.
           "growthbook_status",
+          // Edge relays seen from the upstream (finished surfaces).
+          "list_relays",
         ].sort(),
       );
-      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions", "import_definitions", "list_stale_flags", "list_schedules", "find_flag_references", "list_change_requests", "get_change_request", "get_project", "growthbook_status"]) {
+      for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions", "import_definitions", "list_stale_flags", "list_schedules", "find_flag_references", "list_change_requests", "get_change_request", "get_project", "growthbook_status", "list_relays"]) {
         expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true });
       }
       expect(byName.toggle_killswitch!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
@@ -171,6 +173,22 @@ describe("svc mcp", () => {
       expect(byName.toggle_killswitch!.inputSchema.required).toEqual(["name"]);
       expect(Object.keys(byName.toggle_killswitch!.inputSchema.properties!).sort()).toEqual(["env", "name", "project_id", "switch_key", "value"]);
       expect(s.stderr()).toContain("serving on stdio");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("list_relays answers the edge relays the server has seen, as GET /api/admin/relays does", async () => {
+    const lookup = await fetch(`${ts.url}/api/sdk/v1/key`, { headers: { "x-sdk-key": ts.serverKey, "x-svc-relay": "id=rly_mcp; name=edge-mcp; version=1.2.3" } });
+    expect(lookup.status).toBe(200);
+    await ts.server.ctx.services.relays.flushed();
+    const s = await connect(signedIn());
+    try {
+      // Relay names come from the relays: wrapped as untrusted data.
+      const listed = json(await s.client.callTool({ name: "list_relays", arguments: { q: "edge-mcp" } }));
+      expect(listed.untrusted).toBe(true);
+      expect(listed.untrustedData).toEqual([expect.objectContaining({ id: "rly_mcp", name: "edge-mcp", version: "1.2.3", connected: false, stale: true })]);
+      expect(json(await s.client.callTool({ name: "list_relays", arguments: { q: "nowhere" } })).untrustedData).toEqual([]);
     } finally {
       await s.close();
     }

@@ -1,11 +1,12 @@
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../lib/module";
+import type { AppContext, Services } from "../../lib/module";
 import type { Principal } from "../../lib/auth";
 import type { Env } from "../../lib/envs";
 import { forbidden, notFound, tooManyRequests } from "../../lib/errors";
 import { acceptsGzip, describe, etagMatches } from "../../lib/http";
 import { EnvQuery, OfrepBulkSchema, OfrepFailureSchema, OfrepRequestSchema, OfrepSuccessSchema, SdkKeyInfoSchema, SnapshotSchema } from "./contract";
 import { type Exposure, answersPerContext, createExposureLogger, evaluateAll, evaluateFlag, isFailure, parseEvaluationRequest } from "./ofrep";
+import { RELAY_HEADER } from "../relays/header";
 import type { SnapshotEntry } from "./snapshot";
 import { DEFAULT_HEARTBEAT_MS, snapshotStream } from "./stream";
 
@@ -192,6 +193,9 @@ export function deliveryRoutes(ctx: AppContext) {
         const open = openStreams.get(keyId) ?? 0;
         if (open >= maxStreamsPerKey) throw tooManyRequests(STREAM_RETRY_AFTER_S);
         openStreams.set(keyId, open + 1);
+        // An edge relay's stream (X-Svc-Relay): listed as connected while it is open. No relays service on a relay itself.
+        const relayHeader = principal.kind === "server_key" ? request.headers.get(RELAY_HEADER) : null;
+        const relayClosed = relayHeader ? (ctx.services as Partial<Services>).relays?.streamOpened(principal.projectId, relayHeader, ctx.network.clientAddress(request), env) : undefined;
         // The heartbeat keeps the connection alive; Bun's idle timer must not cut a quiet stream.
         server?.timeout(request, 0);
         return snapshotStream(snapshots, {
@@ -205,6 +209,7 @@ export function deliveryRoutes(ctx: AppContext) {
             const left = (openStreams.get(keyId) ?? 1) - 1;
             if (left <= 0) openStreams.delete(keyId);
             else openStreams.set(keyId, left);
+            relayClosed?.();
           },
         });
       },

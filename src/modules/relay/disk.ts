@@ -2,6 +2,7 @@ import { Database, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { SdkKeyInfo } from "../../lib/auth";
+import { randomBase62 } from "../../lib/ids";
 
 /** One forwarded request waiting for the upstream: sent as it came, with its delivery id. */
 export type QueuedDelivery = { seq: number; id: string; path: string; headers: Record<string, string>; body: Uint8Array; queuedAt: number; attempts: number };
@@ -67,6 +68,15 @@ CREATE TABLE IF NOT EXISTS outbox (
       depth: this.db.prepare("SELECT count(*) AS n FROM outbox"),
       oldest: this.db.prepare("SELECT min(queued_at) AS at FROM outbox"),
     };
+  }
+
+  /** This relay's own id, made on its first start and kept: how its upstream tells it apart (X-Svc-Relay). */
+  relayId(): string {
+    const row = this.q.getMeta.get("relay_id") as { value: string } | null;
+    if (row) return row.value;
+    const id = `rly_${randomBase62(20)}`;
+    this.q.putMeta.run("relay_id", id);
+    return id;
   }
 
   identity(): RelayIdentity | undefined {

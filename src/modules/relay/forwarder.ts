@@ -31,7 +31,7 @@ export class Forwarder {
   readonly counts = { delivered: 0, rejected: 0, retried: 0 };
 
   constructor(
-    private readonly deps: { disk: RelayDisk; upstream: string; log: Logger; queueMax?: number; now?: () => number },
+    private readonly deps: { disk: RelayDisk; upstream: string; log: Logger; queueMax?: number; now?: () => number; hello?: Record<string, string> },
   ) {
     this.depth = deps.disk.depth();
   }
@@ -110,7 +110,8 @@ export class Forwarder {
       try {
         const res = await fetch(`${this.deps.upstream}${item.path}`, {
           method: "POST",
-          headers: { ...item.headers, [DELIVERY_HEADER]: item.id },
+          // The relay's own X-Svc-Relay, never a downstream relay's (FORWARDED_HEADERS does not keep it): each upstream sees its direct relays.
+          headers: { ...item.headers, ...this.deps.hello, [DELIVERY_HEADER]: item.id },
           body: item.body as Uint8Array<ArrayBuffer>,
           signal: attempt.signal,
         });

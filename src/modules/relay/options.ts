@@ -8,6 +8,8 @@ export type RelayOptions = {
   dataDir: string;
   /** The upstream: a `svc serve`, or another relay. */
   upstream: string;
+  /** How the upstream lists this relay (`--relay-name`, SERVICE_RELAY_NAME; default the host name). */
+  name?: string;
   /** A server key of the project the relay serves. */
   key: string;
   logRequests?: boolean;

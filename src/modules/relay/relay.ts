@@ -151,7 +151,7 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
   // say whether the key is still good); the queue is tried again whenever a stream opens.
   const startFollowing = () => {
     for (const env of ENVS) {
-      void followEnv({ upstream, key: options.key, env, snapshots: relay.snapshots, signal: shutdown.signal, log, idleMs: options.streamIdleMs, onChange: () => relay.forwarder.kick() });
+      void followEnv({ upstream, key: options.key, env, snapshots: relay.snapshots, signal: shutdown.signal, log, idleMs: options.streamIdleMs, onChange: () => relay.forwarder.kick(), hello: relay.hello });
     }
   };
   const following = (async () => {

@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import type { Registry } from "prom-client";
 import type { SdkKeyInfo } from "../../lib/auth";
 import { ENVS } from "../../lib/envs";
@@ -8,6 +9,8 @@ import { KEY_LOOKUP_HEADER } from "../delivery/routes";
 import { EvaluationRecorder } from "../usage/recorder";
 import { DEFAULT_USAGE_FLUSH_MS } from "../usage/types";
 import { family, httpFamilies } from "../operations/service";
+import { RELAY_HEADER, formatRelayHeader } from "../relays/header";
+import { VERSION } from "../../version";
 import { RelayDisk } from "./disk";
 import { DEFAULT_QUEUE_MAX, Forwarder } from "./forwarder";
 import { KEY_TTL_MS, RelayKeyDirectory } from "./keys";
@@ -26,6 +29,8 @@ export class Relay {
   readonly telemetry = new Telemetry();
   /** The relay's own OFREP and remote evaluations, counted as the server counts its own (sent upstream by flushEvaluations). */
   readonly evaluations = new EvaluationRecorder();
+  /** What the relay says of itself on every call upstream (X-Svc-Relay): its kept id, its name and version. */
+  readonly hello: Record<string, string>;
 
   constructor(
     readonly options: RelayOptions,
@@ -33,6 +38,7 @@ export class Relay {
   ) {
     this.disk = new RelayDisk(options.dataDir);
     this.snapshots = new RelaySnapshots(this.disk, log);
+    this.hello = { [RELAY_HEADER]: formatRelayHeader({ id: this.disk.relayId(), name: options.name || hostname(), version: VERSION }) };
     this.keys = new RelayKeyDirectory({
       disk: this.disk,
       ask: (secret) => this.askUpstream(secret),
@@ -41,7 +47,7 @@ export class Relay {
       log,
       ttlMs: options.keyTtlMs ?? KEY_TTL_MS,
     });
-    this.forwarder = new Forwarder({ disk: this.disk, upstream: options.upstream, log, queueMax: options.queueMax ?? DEFAULT_QUEUE_MAX });
+    this.forwarder = new Forwarder({ disk: this.disk, upstream: options.upstream, log, queueMax: options.queueMax ?? DEFAULT_QUEUE_MAX, hello: this.hello });
   }
 
   /**
@@ -52,7 +58,7 @@ export class Relay {
     let res: Response;
     try {
       res = await fetch(`${this.options.upstream}/api/sdk/v1/key`, {
-        headers: { "x-sdk-key": this.options.key, ...(secret !== undefined ? { [KEY_LOOKUP_HEADER]: secret } : {}) },
+        headers: { ...this.hello, "x-sdk-key": this.options.key, ...(secret !== undefined ? { [KEY_LOOKUP_HEADER]: secret } : {}) },
         signal: AbortSignal.timeout(UPSTREAM_KEY_TIMEOUT_MS),
       });
     } catch {

@@ -181,6 +181,8 @@ export async function followEnv(input: {
   log: Logger;
   idleMs?: number;
   onChange?: () => void;
+  /** The relay's X-Svc-Relay header (the upstream lists the relay while its streams are open). */
+  hello?: Record<string, string>;
 }): Promise<void> {
   const { upstream, key, env, snapshots, signal, log } = input;
   const idleMs = input.idleMs ?? STREAM_IDLE_MS;
@@ -200,7 +202,7 @@ export async function followEnv(input: {
       // No Last-Event-ID: the upstream then opens with its current snapshot, which is also what tells the relay
       // the stream is live (a stream that skips it says nothing until its first heartbeat, 15 s later).
       const res = await fetch(`${upstream}/api/sdk/v1/stream?env=${env}`, {
-        headers: { "x-sdk-key": key, accept: "text/event-stream" },
+        headers: { ...input.hello, "x-sdk-key": key, accept: "text/event-stream" },
         signal: attempt.signal,
         // A stream gets a connection of its own: a pooled one may be a dead upstream's, and hang.
         keepalive: false,
