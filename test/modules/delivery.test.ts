@@ -423,6 +423,30 @@ describe("GET /api/sdk/v1/stream", () => {
     await stream.close();
   });
 
+  test("a publish in a project without segments reads the configs section once: the segments section has nothing to look up (issue 32)", async () => {
+    const other = await s.newProject("Without segments");
+    const name = unique("ks");
+    expect((await s.api("/api/admin/killswitches", { key: other.adminKey, body: { name } })).status).toBe(201);
+    expect((await s.api("/api/admin/configs", { key: other.adminKey, body: { name: unique("cfg"), schema: { type: "object" }, value: { limit: 1 } } })).status).toBe(201);
+    const store = s.store as typeof s.store & { all: typeof s.store.all };
+    const realAll = store.all.bind(store);
+    let configReads = 0;
+    store.all = (async (sql: string, ...params: unknown[]) => {
+      if (sql.includes("FROM configs e JOIN config_values l") && params[0] === other.projectId && params[1] === "prod") configReads++;
+      return realAll(sql, ...(params as never[]));
+    }) as typeof store.all;
+    try {
+      const r = await s.api(`/api/admin/killswitches/${name}/toggle`, { key: other.adminKey, body: {} });
+      expect(r.status).toBe(200);
+    } finally {
+      delete (store as { all?: unknown }).all;
+    }
+    expect(configReads).toBe(1);
+    const snapshot = await sdk("/api/sdk/v1/snapshot?env=prod", { key: other.serverKey });
+    expect(snapshot.body.killswitches[name].value).toBe(true);
+    expect(snapshot.body.segments).toBeUndefined();
+  });
+
   test("publish-to-delivery p99 under 50 ms", async () => {
     const ks = await createKillswitch();
     const stream = await openStream("/api/sdk/v1/stream?env=prod");
