@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { currentRevision } from "../../src/lib/revisions";
-import { TEST_ENGINE, expectErrorShape, startTestServer, type ProjectKeys, type TestServer } from "../helpers";
+import { TEST_ENGINE, expectErrorShape, startTestServer, type ApiResponse, type ProjectKeys, type TestServer } from "../helpers";
 
 let s: TestServer;
 let foreign: ProjectKeys;
@@ -202,9 +202,10 @@ describe("GET /api/sdk/v1/snapshot", () => {
   test("a publish that commits while a build's last read is in flight is never hidden by that build: the writer reads its own write", async () => {
     // On PostgreSQL a build's closing revision read can be answered before another write commits and reach the
     // server after that write's announcement; the build then holds the older revision. Here the store's read is
-    // wrapped to publish at exactly that moment (the read itself stays real).
+    // wrapped to publish at exactly that moment (the read itself stays real). The toggle comes from another
+    // process on the same store: this server's own publishes keep what their transaction read, and build nothing.
     const ks = await createKillswitch();
-    // An entry for prod is kept, so the toggle below makes the server rebuild it at once.
+    // An entry for prod is kept, so the toggle below makes the server rebuild it once it hears of it.
     expect((await sdk("/api/sdk/v1/snapshot?env=prod")).body.killswitches[ks].value).toBe(false);
     const store = s.store as typeof s.store & { one: typeof s.store.one };
     const realOne = store.one.bind(store);
@@ -220,8 +221,14 @@ describe("GET /api/sdk/v1/snapshot", () => {
     }) as typeof store.one;
     try {
       // The entry goes stale, and the build started for it reads the revision twice; the second time, another publish lands.
-      await toggle(ks, { env: "prod" });
-      for (let i = 0; i < 100 && !published; i++) await Bun.sleep(5);
+      const child = Bun.spawn([process.execPath, join(import.meta.dir, "../fixtures/delivery-publisher.ts"), s.dataDir, s.projectId, ks, "prod"], {
+        env: { ...process.env, SERVICE_STORE_URL: s.storeUrl ?? "" },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      expect(await child.exited, await new Response(child.stderr).text()).toBe(0);
+      // This server hears of it within its poll (SQLite) or at once (PostgreSQL's NOTIFY).
+      for (let i = 0; i < 400 && !published; i++) await Bun.sleep(5);
       expect(published).toBeDefined();
       expect(((await published) as { status: number }).status).toBe(200);
     } finally {
@@ -382,6 +389,62 @@ describe("GET /api/sdk/v1/stream", () => {
     expect(snapshots.listenerCount()).toBe(2);
     for (const st of streams) await st.close();
     expect(await settled(0)).toBe(0);
+  });
+
+  test("a publish reads its env's snapshot once: the read its size check made is the entry served and streamed (issue 32)", async () => {
+    const ks = await createKillswitch();
+    const stream = await openStream("/api/sdk/v1/stream?env=prod");
+    await stream.until(() => stream.events.length === 1);
+    // Reads stay real; the killswitches section's query of prod is counted (the size check inside the toggle's
+    // transaction reads every section once; a second read would be the snapshot built again after the commit).
+    const store = s.store as typeof s.store & { all: typeof s.store.all };
+    const realAll = store.all.bind(store);
+    let sectionReads = 0;
+    store.all = (async (sql: string, ...params: unknown[]) => {
+      if (sql.includes("FROM killswitches e JOIN killswitch_envs l") && params[0] === s.projectId && params[1] === "prod") sectionReads++;
+      return realAll(sql, ...(params as never[]));
+    }) as typeof store.all;
+    let served: ApiResponse;
+    let toggled: any;
+    try {
+      toggled = await toggle(ks);
+      await stream.until(() => stream.events.length === 2);
+      served = await sdk("/api/sdk/v1/snapshot?env=prod");
+    } finally {
+      delete (store as { all?: unknown }).all;
+    }
+    expect(sectionReads).toBe(1);
+    const stored = await currentRevision(s.store, s.projectId, "prod");
+    expect(served.status).toBe(200);
+    expect(served.body.revision).toBe(stored);
+    expect(served.body.killswitches[ks]).toEqual({ ...toggled.published, version: toggled.version });
+    expect(stream.events[1]!.id).toBe(`${epoch()}-${stored}`);
+    expect(stream.events[1]!.data).toBe(served.text);
+    await stream.close();
+  });
+
+  test("a publish in a project without segments reads the configs section once: the segments section has nothing to look up (issue 32)", async () => {
+    const other = await s.newProject("Without segments");
+    const name = unique("ks");
+    expect((await s.api("/api/admin/killswitches", { key: other.adminKey, body: { name } })).status).toBe(201);
+    expect((await s.api("/api/admin/configs", { key: other.adminKey, body: { name: unique("cfg"), schema: { type: "object" }, value: { limit: 1 } } })).status).toBe(201);
+    const store = s.store as typeof s.store & { all: typeof s.store.all };
+    const realAll = store.all.bind(store);
+    let configReads = 0;
+    store.all = (async (sql: string, ...params: unknown[]) => {
+      if (sql.includes("FROM configs e JOIN config_values l") && params[0] === other.projectId && params[1] === "prod") configReads++;
+      return realAll(sql, ...(params as never[]));
+    }) as typeof store.all;
+    try {
+      const r = await s.api(`/api/admin/killswitches/${name}/toggle`, { key: other.adminKey, body: {} });
+      expect(r.status).toBe(200);
+    } finally {
+      delete (store as { all?: unknown }).all;
+    }
+    expect(configReads).toBe(1);
+    const snapshot = await sdk("/api/sdk/v1/snapshot?env=prod", { key: other.serverKey });
+    expect(snapshot.body.killswitches[name].value).toBe(true);
+    expect(snapshot.body.segments).toBeUndefined();
   });
 
   test("publish-to-delivery p99 under 50 ms", async () => {

@@ -59,15 +59,26 @@ export abstract class BaseStore implements Store {
     const joined = this.scope.getStore();
     if (joined) return fn(joined);
     let said: Announcement[] = [];
+    let afterCommit: (() => void)[] = [];
     const result = await this.transaction(async (tx) => {
+      // Per attempt: a PostgreSQL retry runs everything again.
+      const after: (() => void)[] = [];
       const value = await this.scope.run(tx, async () => {
         const out = await fn(tx);
-        if (this.commitChecks.size > 0 && tx.announcements.length > 0) await this.runCommitChecks(tx.announcements);
+        if (this.commitChecks.size > 0 && tx.announcements.length > 0) await this.runCommitChecks(tx.announcements, after);
         return out;
       });
       said = tx.announcements;
+      afterCommit = after;
       return value;
     });
+    for (const fn of afterCommit) {
+      try {
+        fn();
+      } catch (err) {
+        this.onListenerError(err, "after commit");
+      }
+    }
     for (const { channel, payload } of said) this.deliver(channel, payload);
     return result;
   }
@@ -87,11 +98,14 @@ export abstract class BaseStore implements Store {
   }
 
   /** The checks of each channel this transaction announced on, with that channel's payloads (still inside it). */
-  private async runCommitChecks(announcements: Announcement[]): Promise<void> {
+  private async runCommitChecks(announcements: Announcement[], after: (() => void)[]): Promise<void> {
     for (const [channel, checks] of this.commitChecks) {
       const payloads = announcements.filter((a) => a.channel === channel).map((a) => a.payload);
       if (payloads.length === 0) continue;
-      for (const check of [...checks]) await check(payloads);
+      for (const check of [...checks]) {
+        const then = await check(payloads);
+        if (then) after.push(then);
+      }
     }
   }
 

@@ -37,7 +37,8 @@ export interface Tx extends Queryable {
 }
 
 export type ChangeListener = (payload: string) => void;
-export type CommitCheck = (payloads: string[]) => Promise<void>;
+/** A check may answer what to run once its transaction has committed (before the announcements are heard): nothing runs after a rollback. */
+export type CommitCheck = (payloads: string[]) => Promise<void | (() => void)>;
 
 export interface Store extends Queryable {
   readonly engine: Engine;
@@ -63,7 +64,8 @@ export interface Store extends Queryable {
    * Runs `check` at the end of every write transaction that announced on
    * `channel` (its payloads, in order), inside that transaction: reads see
    * its writes, and a throw rolls it back (the caller gets the error).
-   * Returns the removal.
+   * What a check answers runs after the commit, before this server's
+   * listeners hear the payloads. Returns the removal.
    */
   checkBeforeCommit(channel: string, check: CommitCheck): () => void;
   /** Runs `fn` outside any transaction of the current async flow: its reads see committed data only. */

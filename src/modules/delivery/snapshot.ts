@@ -54,17 +54,21 @@ const entryEncoder = new TextEncoder();
 /**
  * One prepared entry from a snapshot and its JSON text (`JSON.stringify(snapshot)`). The relay builds its
  * entries from the upstream stream's JSON with this same function, so its bodies, ETags and event ids are
- * the upstream's, byte for byte.
+ * the upstream's, byte for byte. The gzip bytes are made when first asked for: a publish reaches the
+ * stream without waiting for them, and a revision no client takes gzip for never makes them (issue 32).
  */
 export function prepareEntry(snapshot: Snapshot, json: string): SnapshotEntry {
   const body = entryEncoder.encode(json);
+  let gzip: Uint8Array<ArrayBuffer> | undefined;
   return {
     snapshot,
     etag: `"${snapshot.epoch}-${snapshot.projectId}-${snapshot.env}-${snapshot.revision}"`,
     eventId: `${snapshot.epoch}-${snapshot.revision}`,
     json,
     body,
-    gzip: Bun.gzipSync(body),
+    get gzip() {
+      return (gzip ??= Bun.gzipSync(body));
+    },
   };
 }
 
@@ -88,6 +92,12 @@ export class SnapshotService {
   /** The newest revision announced per key: an entry older than it is never kept. */
   private readonly announced = new Map<string, number>();
   private readonly listeners = new Map<string, Set<SnapshotListener>>();
+  /**
+   * What this server's own publish read of its env inside the transaction (the size check), kept once it
+   * has committed, until its announcement is heard a moment later: that read is the committed revision's
+   * snapshot, so it becomes the entry instead of a second read of every section (issue 32).
+   */
+  private readonly checked = new Map<string, { snapshot: Snapshot; json: string }>();
   private readonly defaultEnvs = new Map<string, { env: Env; until: number }>();
   private readonly unlisten: () => void;
   private readonly uncheck: () => void;
@@ -166,6 +176,7 @@ export class SnapshotService {
     this.unlisten();
     this.uncheck();
     this.entries.clear();
+    this.checked.clear();
     this.announced.clear();
     this.listeners.clear();
   }
@@ -187,6 +198,10 @@ export class SnapshotService {
     // only when an entry existed, a publish landing while no entry was kept left that build's older one in place
     // until the next publish: a writer read its own write stale.
     if ((this.announced.get(key) ?? 0) < revision) this.announced.set(key, revision);
+    // Kept by this server's own commit just before its announcements are heard (synchronously, in order):
+    // taken by the first of them; later ones of the same transaction find the entry current.
+    const checked = this.checked.get(key);
+    this.checked.delete(key);
     const cached = this.entries.get(key);
     // Nobody asked for this env yet and nobody listens: build it when someone does.
     if (!cached && !this.listeners.has(key)) return;
@@ -196,7 +211,11 @@ export class SnapshotService {
     this.entries.delete(key);
     let entry: SnapshotEntry;
     try {
-      entry = await this.rebuild(key, projectId, env);
+      // A revision the store no longer has (the project deleted: 0) is not this one: read the store.
+      entry =
+        checked && checked.snapshot.revision >= revision
+          ? this.keep(key, prepareEntry(checked.snapshot, checked.json))
+          : await this.rebuild(key, projectId, env);
     } catch (err) {
       // Drop the stale entry so the next request rebuilds (and reports) rather than serving old content.
       this.entries.delete(key);
@@ -250,13 +269,17 @@ export class SnapshotService {
    * limit existed) takes publishes that do not grow it, so it can be brought
    * under.
    */
-  private async checkSizes(payloads: string[]): Promise<void> {
+  private async checkSizes(payloads: string[]): Promise<() => void> {
     const envs = new Set<string>();
+    const reads = new Map<string, { snapshot: Snapshot; json: string }>();
     for (const payload of payloads) {
       const change = decodeRevisionChange(payload);
       if (!change || envs.has(`${change.projectId}/${change.env}`)) continue;
       envs.add(`${change.projectId}/${change.env}`);
-      const bytes = Buffer.byteLength(JSON.stringify(await this.read(change.projectId, change.env, 1)), "utf8");
+      const snapshot = await this.read(change.projectId, change.env, 1);
+      const json = JSON.stringify(snapshot);
+      reads.set(`${change.projectId}/${change.env}`, { snapshot, json });
+      const bytes = Buffer.byteLength(json, "utf8");
       if (bytes <= SNAPSHOT_BYTES_MAX) continue;
       const cached = this.entries.get(`${change.projectId}/${change.env}`);
       const before = cached ? cached.body.byteLength : Buffer.byteLength(JSON.stringify(await this.ctx.store.committed(() => this.read(change.projectId, change.env, 1))), "utf8");
@@ -266,6 +289,11 @@ export class SnapshotService {
         `snapshot: publishing this would make the ${change.env} snapshot every SDK downloads ${bytes} bytes of JSON, ${bytes - SNAPSHOT_BYTES_MAX} bytes over the limit of ${SNAPSHOT_BYTES_MAX} (5 MiB); publish less or remove something from ${change.env} first`,
       );
     }
+    // Read under the transaction's write lock (SQLite) or its hold on each env's revision row (PostgreSQL):
+    // once it commits, each read is exactly what its revision names. Kept only then (never after a rollback).
+    return () => {
+      for (const [key, read] of reads) this.checked.set(key, read);
+    };
   }
 
   /**

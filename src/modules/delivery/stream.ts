@@ -6,14 +6,22 @@ export const DEFAULT_HEARTBEAT_MS = 15_000;
 const encoder = new TextEncoder();
 const HEARTBEAT = encoder.encode(": ping\n\n");
 
+/** Each entry's event bytes, made once however many streams send them (an entry never changes). */
+const events = new WeakMap<SnapshotEntry, Uint8Array>();
+
 /**
  * One SSE event; its id is `<epoch>-<revision>`, so a reconnecting client says
  * exactly what it has (a revision number alone could name other content after
  * a restore).
  */
 export function snapshotEvent(entry: SnapshotEntry): Uint8Array {
-  // The snapshot JSON is one line (JSON.stringify escapes newlines), so one `data:` field carries it.
-  return encoder.encode(`id: ${entry.eventId}\nevent: snapshot\ndata: ${entry.json}\n\n`);
+  let bytes = events.get(entry);
+  if (!bytes) {
+    // The snapshot JSON is one line (JSON.stringify escapes newlines), so one `data:` field carries it.
+    bytes = encoder.encode(`id: ${entry.eventId}\nevent: snapshot\ndata: ${entry.json}\n\n`);
+    events.set(entry, bytes);
+  }
+  return bytes;
 }
 
 /** How long a client may leave events unread before its stream is closed (it reconnects with Last-Event-ID). */

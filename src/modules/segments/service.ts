@@ -14,7 +14,7 @@ import { asGateRules } from "../configs/rules";
 import { conditionCost, withSegmentCosts } from "../gates/cost";
 import { SEGMENT_REF_OPS, checkConditions, referencedSegments } from "../gates/rules";
 import { EVALUATION_COST_MAX } from "../gates/types";
-import { type SegmentRow, type SegmentRowWithIds, deleteSegment, findSegment, insertSegment, segmentByName, segmentsOfProject, updateSegment } from "./store";
+import { type SegmentRow, type SegmentRowWithIds, deleteSegment, findSegment, hasSegments, insertSegment, segmentByName, segmentsOfProject, updateSegment } from "./store";
 
 export const NAME_MAX = 128;
 export const DESCRIPTION_MAX = 1000;
@@ -194,6 +194,9 @@ export class SegmentsService {
   /** The snapshot's `segments` section: each segment the env's published rules name, once, by name (no prototype). */
   async publishedForEnv(projectId: string, env: Env): Promise<Record<string, PublishedSegment>> {
     const out: Record<string, PublishedSegment> = Object.create(null);
+    // Only names with a segment row go in: a project without segments (most) skips reading every gate's,
+    // config's and rollout's rules again, which each publish's snapshot read did (issue 32).
+    if (!(await hasSegments(this.ctx.store, projectId))) return out;
     const used = await this.ctx.services.gates.segmentsUsed(this.ctx.store, projectId, env);
     for (const name of await this.ctx.services.configs.segmentsUsed(this.ctx.store, projectId, env)) used.add(name);
     for (const r of await this.ctx.services.rollouts.configRules(this.ctx.store, projectId)) if (r.env === env && r.serving) for (const name of namedSegments(r.rules)) used.add(name);

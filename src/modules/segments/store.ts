@@ -22,6 +22,11 @@ export async function segmentsOfProject(q: Queryable, projectId: string): Promis
   return q.all<SegmentRow>(`SELECT ${COLUMNS} FROM segments WHERE project_id = ? ORDER BY name`, projectId);
 }
 
+/** Whether the project has any segment (one index probe). */
+export async function hasSegments(q: Queryable, projectId: string): Promise<boolean> {
+  return (await q.one(`SELECT 1 AS x FROM segments WHERE project_id = ? LIMIT 1`, projectId)) !== undefined;
+}
+
 /** By id, else by name, within the project only. */
 export async function findSegment(q: Queryable, projectId: string, idOrName: string): Promise<SegmentRowWithIds | undefined> {
   return (
