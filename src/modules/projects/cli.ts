@@ -113,7 +113,7 @@ export const projectsCommand: Command = {
         "stale-after-days": { type: "string", value: "DAYS", help: "Days after which an unchanged or unevaluated flag is listed stale (1-365)" },
         "analysis-method": { type: "string", value: "METHOD", help: "How experiments are analysed: frequentist or bayesian" },
         significance: { type: "string", value: "P", help: "Significance threshold of experiment results, above 0 and below 1 (e.g. 0.05)" },
-        "auto-rollback": { type: "string", value: "on|off", help: "Roll back guarded rollouts automatically when a guardrail fails" },
+        "auto-rollback": { type: "string", value: "STATE", help: "on or off: roll back guarded rollouts automatically when a guardrail fails" },
         "min-sample-days": { type: "string", value: "DAYS", help: "Days an experiment runs before its results are called (0-365)" },
         enable: { type: "string", value: "PART", multiple: true, help: `Turn a part on: ${PARTS.join(", ")}` },
         disable: { type: "string", value: "PART", multiple: true, help: `Turn a part off: ${PARTS.join(", ")}` },
