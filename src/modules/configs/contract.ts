@@ -63,7 +63,7 @@ export const PatchConfigBody = BodyObject(
 const SplitEntrySchema = t.Object(
   {
     value: JsonValue("Served to this share of the units; checked against the schema"),
-    weight: t.Integer({ minimum: 0, maximum: 100, description: "Share of 100; a split's weights sum to 100" }),
+    weight: Integer({ minimum: 0, maximum: 100, description: "Share of 100; a split's weights sum to 100" }),
   },
   { additionalProperties: false },
 );

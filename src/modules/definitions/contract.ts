@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject } from "../../lib/http";
 import { ChangeRequestSchema } from "../requests/contract";
 import { ENVS } from "../../lib/envs";
 import { TOOLS } from "./importers/common";
@@ -72,7 +72,7 @@ export const ApplyQuery = QueryObject({
 });
 
 const EnvsText = t.String({ maxLength: 40, pattern: "^(dev|staging|prod)(,(dev|staging|prod))*$", description: "Comma-separated envs (dev, staging, prod), as apply's `env`; default all three" });
-const SummaryFields = { create: t.Integer({ minimum: 0 }), update: t.Integer({ minimum: 0 }), delete: t.Integer({ minimum: 0 }) };
+const SummaryFields = { create: Integer({ minimum: 0 }), update: Integer({ minimum: 0 }), delete: Integer({ minimum: 0 }) };
 
 /** `definitions.apply`: a whole definitions document applied as one change (what apply opens when an env requires approval). */
 export const DefinitionsApplyChange = BodyObject(
@@ -96,7 +96,7 @@ const PlanFields = {
       changes: t.Array(FieldChange),
     }),
   ),
-  summary: t.Object({ create: t.Integer(), update: t.Integer(), delete: t.Integer() }),
+  summary: t.Object({ create: Integer(), update: Integer(), delete: Integer() }),
 };
 
 const EXAMPLE_PLAN = {

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject } from "../../lib/http";
 import { BRANCH_MAX, COMMIT_MAX, FILE_MAX, FLAG_MAX, LINE_MAX, PUSH_MAX_REFS, REPO_MAX } from "./types";
 
 const Kind = t.Union([t.Literal("sdk"), t.Literal("string")], { description: "sdk: an SDK call names the flag; string: the name as a quoted string literal elsewhere" });
@@ -14,7 +14,7 @@ export const PushRefsBody = BodyObject(
       BodyObject({
         flag: t.String({ minLength: 1, maxLength: FLAG_MAX }),
         file: t.String({ minLength: 1, maxLength: FILE_MAX, description: "Path from the repository's root, stored and shown as text" }),
-        line: t.Integer({ minimum: 1, maximum: LINE_MAX }),
+        line: Integer({ minimum: 1, maximum: LINE_MAX }),
         kind: Kind,
       }),
       { maxItems: PUSH_MAX_REFS },
@@ -41,8 +41,8 @@ export const RepoSchema = t.Object(
     repo: t.String(),
     branch: t.Union([t.String(), t.Null()]),
     commit: t.String(),
-    refs: t.Integer({ description: "References in the last push" }),
-    flags: t.Integer({ description: "Distinct flag names among them" }),
+    refs: Integer({ description: "References in the last push" }),
+    flags: Integer({ description: "Distinct flag names among them" }),
     pushedAt: t.String(),
     pushedBy: t.String(),
   },
@@ -55,11 +55,11 @@ export const RepoSchema = t.Object(
 export const FlagRefsSchema = t.Object(
   {
     flag: t.Union([t.String(), t.Null()], { description: "The flag asked for; null: every flag" }),
-    total: t.Integer({ description: "References in every pushed repository" }),
+    total: Integer({ description: "References in every pushed repository" }),
     truncated: t.Boolean({ description: "true when refs lists only the first 1,000" }),
-    reposPushed: t.Integer({ description: "Repositories of the project with references pushed (0: nothing is known about the code)" }),
-    repos: t.Array(t.Object({ repo: t.String(), commit: t.String(), branch: t.Union([t.String(), t.Null()]), pushedAt: t.String(), count: t.Integer() })),
-    refs: t.Array(t.Object({ flag: t.String(), repo: t.String(), branch: t.Union([t.String(), t.Null()]), commit: t.String(), file: t.String(), line: t.Integer(), kind: Kind, pushedAt: t.String() })),
+    reposPushed: Integer({ description: "Repositories of the project with references pushed (0: nothing is known about the code)" }),
+    repos: t.Array(t.Object({ repo: t.String(), commit: t.String(), branch: t.Union([t.String(), t.Null()]), pushedAt: t.String(), count: Integer() })),
+    refs: t.Array(t.Object({ flag: t.String(), repo: t.String(), branch: t.Union([t.String(), t.Null()]), commit: t.String(), file: t.String(), line: Integer(), kind: Kind, pushedAt: t.String() })),
   },
   {
     title: "FlagRefs",

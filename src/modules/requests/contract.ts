@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { BodyObject, QueryObject } from "../../lib/http";
+import { BodyObject, Integer, QueryObject } from "../../lib/http";
 import { ChangeSchema } from "../schedules/contract";
 import { APPROVALS_MAX, CHANGES_MAX, STATES } from "./types";
 
@@ -43,7 +43,7 @@ export const RequestListQuery = QueryObject({
 
 const EnvPolicySchema = BodyObject({
   required: t.Boolean({ description: "Publishes on this env need an approved change request" }),
-  approvals: t.Optional(t.Integer({ minimum: 1, maximum: APPROVALS_MAX, description: "How many people other than the author must approve (default 1)" })),
+  approvals: t.Optional(Integer({ minimum: 1, maximum: APPROVALS_MAX, description: "How many people other than the author must approve (default 1)" })),
 });
 
 export const PolicyBody = BodyObject(
