@@ -1,6 +1,15 @@
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
-import zlib from "node:zlib";
+import type * as Dns from "node:dns/promises";
+import type * as Net from "node:net";
+import type * as Zlib from "node:zlib";
+
+/*
+ * node:dns/promises, node:net and node:zlib load on first use: the compiled binary loads every built-in a static
+ * import names before anything runs, and these three cost about 6 ms of every start (issue 32, start-up) while only
+ * an outgoing call or a target check needs them.
+ */
+const lookup: typeof Dns.lookup = ((...args: Parameters<typeof Dns.lookup>) => (require("node:dns/promises") as typeof Dns).lookup(...args)) as typeof Dns.lookup;
+const isIP = (input: string): number => (require("node:net") as typeof Net).isIP(input);
+const zlibModule = () => require("node:zlib") as typeof Zlib;
 
 /**
  * Every request svc sends to another server (connector deliveries, OAuth
@@ -193,7 +202,8 @@ export type OutgoingOptions = {
 
 /** Inflates at most `limit` bytes of a compressed answer (whatever the ratio, memory stays about `limit`). */
 async function inflateCapped(raw: Uint8Array, encoding: string, limit: number): Promise<Uint8Array | null> {
-  let stream: zlib.Gunzip | zlib.Unzip | zlib.BrotliDecompress;
+  const zlib = zlibModule();
+  let stream: Zlib.Gunzip | Zlib.Unzip | Zlib.BrotliDecompress;
   if (encoding === "gzip" || encoding === "x-gzip" || encoding === "deflate") stream = zlib.createUnzip({ chunkSize: 16 * 1024, finishFlush: zlib.constants.Z_SYNC_FLUSH });
   else if (encoding === "br") stream = zlib.createBrotliDecompress({ chunkSize: 16 * 1024, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
   else return null;

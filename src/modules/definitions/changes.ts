@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { ChangeKind } from "../../lib/changes";
 import { ENVS, type Env } from "../../lib/envs";
 import { validation } from "../../lib/errors";
@@ -40,7 +39,7 @@ export function definitionChanges(service: DefinitionsService): ChangeKind<Apply
       fingerprint: async (_q, projectId, body) => {
         // Read through the store, which inside the request's transaction reads through that transaction.
         const now = await service.export(projectId, { envs: envsOf(body) ?? ENVS, only: sectionsOf(body) });
-        return `definitions ${createHash("sha256").update(JSON.stringify(now)).digest("hex").slice(0, 12)}`;
+        return `definitions ${Bun.SHA256.hash(JSON.stringify(now), "hex").slice(0, 12)}`;
       },
       apply: (projectId, body, actor) => service.apply(projectId, body.document, actor, options(body)),
       description: "A whole definitions document (svc apply), applied as one change",
