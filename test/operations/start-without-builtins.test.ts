@@ -23,3 +23,16 @@ test("no file under src/ imports node:crypto, node:net, node:dns, node:zlib (or 
   }
   expect(found).toEqual([]);
 });
+
+/**
+ * Elysia bundles file-type (for `t.File()` checks), whose tokenizer imports node:fs/promises statically: another
+ * 2-3 ms of every start. The build leaves it out (`--external=file-type`), which is safe only while no schema uses
+ * `t.File`/`t.Files` (Elysia would then check uploads without it, and warn).
+ */
+test("the build leaves file-type out of the binary, and no schema under src/ needs it", () => {
+  const build = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts.build!;
+  expect(build.split(/\s+/)).toContain("--external=file-type");
+  const files: string[] = [];
+  for (const path of new Glob("src/**/*.{ts,tsx}").scanSync(ROOT)) if (/\bt\.Files?\(/.test(readFileSync(join(ROOT, path), "utf8"))) files.push(path);
+  expect(files).toEqual([]);
+});
