@@ -160,6 +160,20 @@ function refuseDepth(gate: string, field: string, priced: Priced): never {
 }
 
 /**
+ * Whether `rules`, which reach the gate being changed, go over the bound with the change (`next`) further than they
+ * were before it (`previous`, with `beforeRules`, absent for rules the change adds): rules already over it from
+ * before the bound existed may stay so, never grow. The priced rules with the bound they pass, or undefined.
+ */
+function worsened(rules: GateRule[], beforeRules: GateRule[] | undefined, previous: Pricing, next: Pricing): (Priced & { bound: "cost" | "depth" }) | undefined {
+  const now = price(next, rules);
+  if (now.cost <= EVALUATION_COST_MAX && now.depth <= MAX_GATE_DEPTH) return undefined;
+  const then = beforeRules ? price(previous, beforeRules) : { cost: 0, depth: 0 };
+  if (now.cost > Math.max(EVALUATION_COST_MAX, then.cost)) return { ...now, bound: "cost" };
+  if (now.depth > Math.max(MAX_GATE_DEPTH, then.depth)) return { ...now, bound: "depth" };
+  return undefined;
+}
+
+/**
  * Refuses rules whose evaluation could cost more than EVALUATION_COST_MAX
  * or nest prerequisites deeper than MAX_GATE_DEPTH. `gate` is the gate being
  * saved; `before` and `after` are the env's published rule graphs without
@@ -176,16 +190,14 @@ export function checkEvaluationCost(gate: string, rules: GateRule[], before: Rul
   const previous = pricing(before);
   for (const [name, theirs] of after) {
     if (name === gate || !reaches(next, name, gate)) continue;
-    const now = price(next, theirs);
-    if (now.cost <= EVALUATION_COST_MAX && now.depth <= MAX_GATE_DEPTH) continue;
-    const then = before.has(name) ? price(previous, before.get(name)!) : { cost: 0, depth: 0 };
-    if (now.cost > Math.max(EVALUATION_COST_MAX, then.cost)) {
+    const now = worsened(theirs, before.get(name), previous, next);
+    if (now?.bound === "cost") {
       throw validation(
         `Gate ${name}, which depends on ${gate}, would cost ${now.cost} units to evaluate, over the limit of ${EVALUATION_COST_MAX}`,
         `${field}: gate ${name} reaches gate ${gate} through passes_gate/fails_gate (its rules[${now.over!.rule}]) and would then cost ${now.cost} units for one evaluation, over the limit of ${EVALUATION_COST_MAX} (${HOW})`,
       );
     }
-    if (now.depth > Math.max(MAX_GATE_DEPTH, then.depth)) {
+    if (now?.bound === "depth") {
       throw validation(
         `Gate ${name}, which depends on ${gate}, would nest prerequisites ${now.depth} deep, at most ${MAX_GATE_DEPTH}`,
         `${field}: gate ${name} reaches gate ${gate} through passes_gate/fails_gate (its rules[${now.deepest!.rule}]) and its prerequisite chain would be ${now.depth} gates deep; at most ${MAX_GATE_DEPTH}`,
@@ -226,16 +238,14 @@ export function checkConfigsReaching(gate: string, configs: { name: string; rule
     rules.some((r) => r.conditions.some((c) => isReference(c) && (String(c.value) === gate || reaches(next, String(c.value), gate))));
   for (const config of configs) {
     if (!reached(config.rules)) continue;
-    const now = price(next, config.rules);
-    if (now.cost <= EVALUATION_COST_MAX && now.depth <= MAX_GATE_DEPTH) continue;
-    const then = price(previous, config.rules);
-    if (now.cost > Math.max(EVALUATION_COST_MAX, then.cost)) {
+    const now = worsened(config.rules, config.rules, previous, next);
+    if (now?.bound === "cost") {
       throw validation(
         `Config ${config.name}, whose rules name gate ${gate}, would cost ${now.cost} units to evaluate, over the limit of ${EVALUATION_COST_MAX}`,
         `${field}: config ${config.name}'s rules[${now.over!.rule}] reach gate ${gate} through passes_gate/fails_gate and would then cost ${now.cost} units for one evaluation, over the limit of ${EVALUATION_COST_MAX} (${HOW}); simplify these rules or the config's`,
       );
     }
-    if (now.depth > Math.max(MAX_GATE_DEPTH, then.depth)) {
+    if (now?.bound === "depth") {
       throw validation(
         `Config ${config.name}, whose rules name gate ${gate}, would nest prerequisites ${now.depth} deep, at most ${MAX_GATE_DEPTH}`,
         `${field}: config ${config.name}'s rules[${now.deepest!.rule}] reach gate ${gate} and their prerequisite chain would be ${now.depth} gates deep; at most ${MAX_GATE_DEPTH}`,
