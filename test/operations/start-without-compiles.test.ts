@@ -5,11 +5,10 @@
  * What the first /healthz itself compiles (its own response schemas, when Elysia composes its handler) is left out.
  */
 import { expect, test } from "bun:test";
-import { join } from "node:path";
-import { BUN, ROOT } from "../cli/process";
-import { tempDir } from "../helpers";
+import { firstHealthzInChild } from "./first-healthz";
 
-const TRAPPED_START = `
+/** Every TypeBox compile until the first /healthz answer is noted, with what called it. */
+const TRAP = `
 const calls = [];
 let started = false;
 const { TypeCompiler } = await import("@sinclair/typebox/compiler");
@@ -19,19 +18,11 @@ TypeCompiler.Compile = function (...args) {
   if (!started && !stack.includes("composeHandler")) calls.push(stack.split("\\n").slice(2, 6).join(" | "));
   return original.apply(this, args);
 };
-const { startServer } = await import(${JSON.stringify(join(ROOT, "src/server.ts"))});
-const server = await startServer({ port: 0, host: "127.0.0.1", dataDir: process.argv[1], quiet: true, logRequests: false });
-const healthz = await fetch(server.url + "/healthz");
-started = true;
-console.log(JSON.stringify({ status: healthz.status, calls }));
-await server.stop();
-process.exit(0);
 `;
 
 test("svc serve answers its first /healthz without compiling a TypeBox checker at start", () => {
-  const run = Bun.spawnSync([BUN, "-e", TRAPPED_START, tempDir("svc-compiles-")], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-  expect(run.exitCode, run.stderr.toString()).toBe(0);
-  const out = JSON.parse(run.stdout.toString().trim().split("\n").at(-1)!) as { status: number; calls: string[] };
+  const out = firstHealthzInChild<string[]>(TRAP, "(started = true, calls)", "svc-compiles-");
+  expect(out.exitCode, out.stderr).toBe(0);
   expect(out.status).toBe(200);
-  expect(out.calls).toEqual([]);
+  expect(out.report).toEqual([]);
 });
