@@ -1,5 +1,6 @@
 import type { ComponentChildren, JSX } from "preact";
 import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
+import { ENVS, type Env } from "../../lib/envs";
 import { ApiFailure, describeError } from "./api";
 import { followLink } from "./router";
 
@@ -344,6 +345,23 @@ export function errorsByField<F extends string>(err: unknown, fields: readonly F
     else rest.push(part);
   }
   return { fields: out, general: rest.length > 0 ? `${err.message}: ${rest.join("; ")}` : null };
+}
+
+/** A page's env filter: a labelled select of each env, after one choice (`empty`) for none, i.e. the page's default. */
+export function EnvSelect({ id, value, empty, onChange }: { id: string; value: Env | ""; empty: string; onChange: (env: Env | "") => void }) {
+  return (
+    <div class="row">
+      <label for={id}>Env</label>
+      <select id={id} value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value as Env | "")}>
+        <option value="">{empty}</option>
+        {ENVS.map((e) => (
+          <option key={e} value={e}>
+            {e}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
 }
 
 /**

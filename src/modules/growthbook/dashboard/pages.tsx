@@ -1,10 +1,10 @@
 import { useState } from "preact/hooks";
-import { ENVS, type Env } from "../../../lib/envs";
+import type { Env } from "../../../lib/envs";
 import { apiOf, call } from "../../../web/dashboard/api";
 import { DataTable, FactsTable } from "../../../web/dashboard/data-table";
 import { notLoaded } from "../../../web/dashboard/detail-frame";
 import { type DashboardModule, useSession } from "../../../web/dashboard/registry";
-import { CopyButton, Link, useLiveReload, useLoad } from "../../../web/dashboard/ui";
+import { CopyButton, EnvSelect, Link, useLiveReload, useLoad } from "../../../web/dashboard/ui";
 import type { growthbookAdminRoutes } from "../admin-routes";
 
 const growthbookApi = apiOf<ReturnType<typeof growthbookAdminRoutes>>();
@@ -30,17 +30,7 @@ function GrowthbookPage() {
         GrowthBook's SDKs (JavaScript, React, Node, Python, Go, Java, Kotlin, Swift, Ruby, PHP, C#, Elixir, Flutter) evaluate this project's flags locally, with svc's buckets. A construct they cannot
         evaluate as svc does is served differently: this page lists each, and what they get instead.
       </p>
-      <div class="row">
-        <label for="growthbook-env">Env</label>
-        <select id="growthbook-env" value={env} onChange={(e) => setEnv((e.target as HTMLSelectElement).value as Env | "")}>
-          <option value="">Project default</option>
-          {ENVS.map((e) => (
-            <option key={e} value={e}>
-              {e}
-            </option>
-          ))}
-        </select>
-      </div>
+      <EnvSelect id="growthbook-env" value={env} empty="Project default" onChange={setEnv} />
       {notLoaded(load) ?? (
         <>
           <section class="panel" aria-labelledby="growthbook-payload">

@@ -3,8 +3,8 @@ import { call } from "../../../web/dashboard/api";
 import { DataTable } from "../../../web/dashboard/data-table";
 import { notLoaded } from "../../../web/dashboard/detail-frame";
 import { type DashboardModule, useSession } from "../../../web/dashboard/registry";
-import { Link, When, useLoad } from "../../../web/dashboard/ui";
-import { ENVS, type Env, REASON_WORDS, usageApi } from "./client";
+import { EnvSelect, Link, When, useLoad } from "../../../web/dashboard/ui";
+import { type Env, REASON_WORDS, usageApi } from "./client";
 
 const PAGE_OF = { killswitch: "/killswitches", gate: "/gates", config: "/configs" } as const;
 
@@ -21,17 +21,7 @@ function StaleFlagsPage() {
         Killswitches, gates and configs that have served one value to everyone, or have not been evaluated, for {data ? data.staleAfterDays : "the project's"} days (set in Project settings, or{" "}
         <code>PATCH /api/admin/projects/{"{id}"}</code> <code>staleAfterDays</code>): candidates to remove from the code, then from svc.
       </p>
-      <div class="row">
-        <label for="stale-env">Env</label>
-        <select id="stale-env" value={env} onChange={(e) => setEnv((e.target as HTMLSelectElement).value as Env | "")}>
-          <option value="">Every env</option>
-          {ENVS.map((e) => (
-            <option key={e} value={e}>
-              {e}
-            </option>
-          ))}
-        </select>
-      </div>
+      <EnvSelect id="stale-env" value={env} empty="Every env" onChange={setEnv} />
       {notLoaded(load) ??
         (data!.flags.length === 0 ? (
           <p>No stale flags.</p>
