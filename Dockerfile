@@ -12,8 +12,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json bunfig.toml ./
 COPY src ./src
-# npm run build first packs the SDK (scripts/build-sdk.ts) into dist/svc-sdk.tgz, which the binary serves.
-COPY scripts/build-sdk.ts ./scripts/
+# npm run build first packs the SDK (scripts/build-sdk.ts) into dist/svc-sdk.tgz, which the binary serves,
+# then compiles in two passes (scripts/build.ts: the second lays the bytecode out in the order a run executed it).
+COPY scripts/build-sdk.ts scripts/build.ts ./scripts/
 RUN npm run build \
  && ./dist/svc version \
  && mkdir -p /data-empty

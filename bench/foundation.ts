@@ -7,6 +7,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { COMPILE_FLAGS } from "../scripts/build";
 import { BUN, ROOT, type Row, SERVER_CPU, type Settings, type Target, canPin, initProject, latencyRow, load, loadAverage, pinned, rssMb, startBare, startSvc, stop } from "./lib";
 
 const COLD_STARTS = 15;
@@ -21,34 +22,24 @@ function freePort(): number {
   return port;
 }
 
-/** `entry` compiled into `out` with package.json's `build` flags (its entry points, --root and --outfile left out). */
+/** `entry` compiled into `out` with svc's own compile flags (scripts/build.ts). */
 function compile(entry: string, out: string): void {
-  const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
-  const words = scripts.build!.replace(/^bun build /, "").split(/\s+/);
-  const flags: string[] = [];
-  for (let i = 0; i < words.length; i++) {
-    // The two flags whose value is the next word; every other flag is one word (`--format=esm`), every other word an entry.
-    if (words[i] === "--root" || words[i] === "--outfile") i++;
-    else if (words[i]!.startsWith("--")) flags.push(words[i]!);
-  }
-  const built = Bun.spawnSync([BUN, "build", ...flags, entry, "--outfile", out], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const built = Bun.spawnSync([BUN, "build", ...COMPILE_FLAGS, entry, "--outfile", out], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   if (built.exitCode !== 0) throw new Error(`bun build ${entry} failed: ${built.stderr.toString()}`);
 }
 
 /**
- * The compiled binary to time: dist/svc with `--binary` (as built), otherwise a fresh build of the sources with
- * package.json's own `build` flags into a temp dir (so the figure is of the code as it is now).
+ * The compiled binary to time: dist/svc with `--binary` (as built), otherwise a fresh build of the sources by
+ * `npm run build`'s own script into a temp dir (so the figure is of the code as it is now).
  */
 function binaryFor(settings: Settings, dir: string): string {
   if (settings.binary) return join(ROOT, "dist/svc");
   const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
-  const script = scripts.build!;
   // The build embeds dist/svc-sdk.tgz, which its prebuild step packs (npm and bun run it before build; here by hand).
   const packed = Bun.spawnSync([BUN, ...scripts.prebuild!.replace(/^bun /, "").split(/\s+/)], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   if (packed.exitCode !== 0) throw new Error(`prebuild failed: ${packed.stderr.toString()}`);
   const out = join(dir, "svc");
-  const args = script.replace(/^bun build /, "").replace("--outfile dist/svc", `--outfile ${out}`).split(/\s+/);
-  const built = Bun.spawnSync([BUN, "build", ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const built = Bun.spawnSync([BUN, join(ROOT, "scripts/build.ts"), "--outfile", out], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   if (built.exitCode !== 0) throw new Error(`bun run build failed: ${built.stderr.toString()}`);
   return out;
 }

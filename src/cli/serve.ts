@@ -133,7 +133,7 @@ export const serveCommand: Command = {
     console.log(`listening on ${server.url}`);
     // The first-run setup link (only on an empty database) comes last: it is what a newcomer must act on.
     server.announceSetup();
-    // The compiled binary starts with a raised JIT tier-up threshold (package.json's build, --compile-jit-policy):
+    // The compiled binary starts with a raised JIT tier-up threshold (scripts/build.ts, --compile-jit-policy):
     // the start's run-once code stays in the interpreter instead of keeping JIT threads busy on the server's core.
     // The normal policy is back once the first request has been answered (outside a compiled binary this changes
     // nothing): restored before it, the JIT threads compiled during that first answer (1-2 ms of a cold start, measured).

@@ -385,6 +385,42 @@ describe("background WAL checkpoints (SQLite)", () => {
     expect(existsSync(join(dir, "a.db-wal")) || existsSync(join(dir, "b.db-wal"))).toBe(false);
   });
 
+  test("quiet for its idle turns, a file goes back to its writer with its WAL emptied, the thread ends, and the next burst starts it again", async () => {
+    const dir = tempDir("svc-checkpoint-");
+    const path = join(dir, "quiet.db");
+    const db = new Database(path, { create: true });
+    db.run("PRAGMA journal_mode = WAL");
+    db.run("CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
+    const threshold = () => (db.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+    const burst = () => {
+      for (let i = 0; i < 1000; i++) db.run("INSERT INTO filler (body) VALUES (?)", ["x".repeat(500)]);
+    };
+    const checkpointer = new WalCheckpointer(path, db, { everyMs: 50, idleTurns: 4 });
+    try {
+      checkpointer.startWhenWritten();
+      burst();
+      expect(await waitFor(() => checkpointer.running && threshold() === 0, 5000)).toBe(true);
+      expect(checkpointThreads()).toEqual({ threads: 1, files: 1 });
+
+      // Nothing more is written: after four quiet turns the file is handed back, the WAL emptied, the thread ended.
+      expect(await waitFor(() => checkpointer.idleStops === 1, 5000)).toBe(true);
+      expect(checkpointer.running).toBe(false);
+      expect(checkpointThreads()).toEqual({ threads: 0, files: 0 });
+      expect(threshold()).toBe(1000);
+      expect(statSync(`${path}-wal`).size).toBe(0);
+
+      // The next burst grows the WAL past the lazy start and the thread takes the file again.
+      burst();
+      expect(await waitFor(() => checkpointer.running && threshold() === 0, 5000)).toBe(true);
+      expect(checkpointThreads()).toEqual({ threads: 1, files: 1 });
+      expect((db.query("SELECT COUNT(*) AS n FROM filler").get() as { n: number }).n).toBe(2000);
+    } finally {
+      await checkpointer.stop();
+      db.close();
+    }
+    expect(checkpointThreads()).toEqual({ threads: 0, files: 0 });
+  });
+
   test("a worker that cannot open the file gives the writer its automatic checkpoint back and says why", async () => {
     const dir = tempDir("svc-checkpoint-");
     const path = join(dir, "service.db");

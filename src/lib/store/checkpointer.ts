@@ -29,6 +29,18 @@ function checkpoint(id) {
   try {
     const r = f.db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
     if (r.log > 0) postMessage({ id, log: r.log, checkpointed: r.checkpointed, busy: r.busy });
+    // Nothing written since the last turn and everything folded in: one quiet turn more.
+    f.quiet = r.busy === 0 && r.checkpointed === r.log && r.log === f.lastLog ? f.quiet + 1 : 0;
+    f.lastLog = r.log;
+    if (f.quiet >= f.idleTurns) {
+      // Quiet long enough: the WAL is emptied (without waiting: busy means someone writes, and the next turn sees it)
+      // and this file is handed back to its writer, which stops the thread when it served no other file.
+      const t = f.db.query("PRAGMA wal_checkpoint(TRUNCATE)").get();
+      if (t.busy === 0) {
+        clearInterval(f.timer);
+        postMessage({ id, idle: true });
+      }
+    }
   } catch (err) {
     // Another connection mid-checkpoint (SQLITE_BUSY) is a normal turn: the next one catches up.
     if (!String(err && err.code).startsWith("SQLITE_BUSY")) postMessage({ id, error: err instanceof Error ? err.message : String(err) });
@@ -40,7 +52,7 @@ self.onmessage = ({ data }) => {
     try {
       const db = new Database(data.path, { create: false });
       db.run("PRAGMA busy_timeout = 0");
-      files.set(id, { db, timer: setInterval(() => checkpoint(id), data.everyMs) });
+      files.set(id, { db, timer: setInterval(() => checkpoint(id), data.everyMs), idleTurns: data.idleTurns, quiet: 0, lastLog: -1 });
       postMessage({ id, ready: true });
     } catch (err) {
       postMessage({ id, error: err instanceof Error ? err.message : String(err) });
@@ -62,7 +74,7 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
 
 export type CheckpointTurn = { log: number; checkpointed: number; busy: number };
 
-type Reply = { id: number; ready?: true; closed?: true; error?: string } & Partial<CheckpointTurn>;
+type Reply = { id: number; ready?: true; closed?: true; idle?: true; error?: string } & Partial<CheckpointTurn>;
 
 /**
  * The one checkpoint thread of the process, shared by every WalCheckpointer: a worker thread is a whole
@@ -110,16 +122,28 @@ export function checkpointThreads(): { threads: number; files: number } {
  */
 const LAZY_START_BYTES = 256 * 1024;
 
+/**
+ * Quiet turns (nothing written, everything folded in) after which a file goes back to its writer's own checkpoint
+ * and the thread ends when it served no other: a server written to in bursts should not hold a whole VM (about 6 MB
+ * resident, measured) between them. The WAL is truncated first, so the next burst starts the thread again only
+ * once it has written LAZY_START_BYTES.
+ */
+const IDLE_TURNS = 10;
+
 export class WalCheckpointer {
   private id: number | undefined;
   private watch: ReturnType<typeof setInterval> | undefined;
   private worker: Worker | undefined;
   private closing: Promise<void> | undefined;
+  private handingBack: Promise<void> | undefined;
+  private stopped = false;
   private onClosed: (() => void) | undefined;
   /** The latest turn that found frames in the WAL (tests and diagnostics). */
   lastTurn: CheckpointTurn | undefined;
   /** Turns that found frames to copy. */
   turns = 0;
+  /** Times the thread handed this file back after IDLE_TURNS quiet turns (tests and diagnostics). */
+  idleStops = 0;
 
   /**
    * `writer` is the connection whose automatic checkpoint this replaces; `restoredPages` is its threshold should
@@ -128,7 +152,7 @@ export class WalCheckpointer {
   constructor(
     private readonly path: string,
     private readonly writer: Database,
-    private readonly options: { everyMs?: number; restoredPages?: number; onError?: (message: string) => void } = {},
+    private readonly options: { everyMs?: number; idleTurns?: number; restoredPages?: number; onError?: (message: string) => void } = {},
   ) {}
 
   /**
@@ -142,6 +166,12 @@ export class WalCheckpointer {
     } catch {
       // A reader mid-transaction: the WAL keeps its size, and the thread starts at the first look.
     }
+    this.watchWal();
+  }
+
+  /** Starts the thread once the WAL has grown past LAZY_START_BYTES, looked at every `everyMs` (a stat). */
+  private watchWal(): void {
+    if (this.stopped) return;
     this.watch = setInterval(() => {
       let size = 0;
       try {
@@ -171,6 +201,8 @@ export class WalCheckpointer {
           ready();
         } else if (data.closed) {
           this.onClosed?.();
+        } else if (data.idle) {
+          this.handBack();
         } else if (data.error !== undefined) {
           this.fallBack(data.error);
           ready();
@@ -181,7 +213,7 @@ export class WalCheckpointer {
       });
       this.id = id;
       this.worker = worker;
-      worker.postMessage({ id, start: true, path: this.path, everyMs: this.options.everyMs ?? 1000 });
+      worker.postMessage({ id, start: true, path: this.path, everyMs: this.options.everyMs ?? 1000, idleTurns: this.options.idleTurns ?? IDLE_TURNS });
     });
   }
 
@@ -197,26 +229,50 @@ export class WalCheckpointer {
     this.release();
   }
 
+  /** Quiet for IDLE_TURNS with its WAL emptied: the writer checkpoints for itself again, and the thread starts anew once the WAL grows. */
+  private handBack(): void {
+    if (this.stopped || this.handingBack || !this.worker) return;
+    try {
+      this.writer.run(`PRAGMA wal_autocheckpoint = ${this.options.restoredPages ?? DEFAULT_AUTOCHECKPOINT_PAGES}`);
+    } catch {
+      return; // the writer is closed: stop() ends the rest
+    }
+    this.handingBack = this.closeOnThread().then(() => {
+      this.handingBack = undefined;
+      this.idleStops++;
+      this.watchWal();
+    });
+  }
+
   private release(): void {
     if (this.id !== undefined) thread.leave(this.id);
     this.id = undefined;
     this.worker = undefined;
   }
 
-  /** Closes this file's connection on the thread before the writer's (the last connection to close folds the WAL in). */
-  stop(): Promise<void> {
-    clearInterval(this.watch);
-    this.watch = undefined;
+  /** Closes this file's connection on the thread (waiting for it, at most 2 s), then leaves the thread. */
+  private closeOnThread(): Promise<void> {
     const worker = this.worker;
     if (!worker) return Promise.resolve();
-    this.closing ??= new Promise<void>((done) => {
+    return new Promise<void>((done) => {
       const timer = setTimeout(done, 2000);
       this.onClosed = () => {
         clearTimeout(timer);
         done();
       };
       worker.postMessage({ id: this.id, close: true });
-    }).finally(() => this.release());
+    }).finally(() => {
+      this.onClosed = undefined;
+      this.release();
+    });
+  }
+
+  /** Closes this file's connection on the thread before the writer's (the last connection to close folds the WAL in). */
+  stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.watch);
+    this.watch = undefined;
+    this.closing ??= this.handingBack ?? this.closeOnThread();
     return this.closing;
   }
 }

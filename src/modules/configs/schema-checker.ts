@@ -15,6 +15,14 @@ export const CHECK_BUDGET_MS = 1500;
  */
 export const COMPILE_BUDGET_MS = 5000;
 
+/**
+ * How long the worker stays up after its last check. A worker is a whole JavaScript VM with ajv in it (about
+ * 16 MB resident on the compiled binary, measured, and given back when it ends), and configs are written a few
+ * times a day: an idle server should not hold it. The next check starts a fresh worker (ajv loads in tens of
+ * milliseconds, outside the check's budget) and compiles its schema again.
+ */
+export const WORKER_IDLE_MS = 10_000;
+
 /** Checks waiting for the worker beyond which a new one is refused (503, retry): a flood waits in no unbounded queue. */
 const MAX_WAITING = 64;
 
@@ -46,9 +54,9 @@ function workerUrl(): string {
  *
  * The worker starts on the first check, not with the server (ajv and its
  * formats are costly to load); it keeps its compiled validators until it is
- * ended. A check past its budget ends the worker (the only way to stop
- * synchronous ajv code) and the next check starts a fresh one. Idle, the
- * worker never keeps the process up.
+ * ended, WORKER_IDLE_MS after its last check. A check past its budget ends
+ * the worker (the only way to stop synchronous ajv code) and the next check
+ * starts a fresh one. Idle, the worker never keeps the process up.
  */
 export class SchemaChecker {
   #worker: RefWorker | undefined;
@@ -57,8 +65,15 @@ export class SchemaChecker {
   readonly #waiting: Pending[] = [];
   #running: Pending | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #idle: ReturnType<typeof setTimeout> | undefined;
   #nextId = 0;
   #closed = false;
+  readonly #idleMs: number;
+
+  /** `idleMs`: how long the worker outlives its last check (WORKER_IDLE_MS; tests shorten it). */
+  constructor(options: { idleMs?: number } = {}) {
+    this.#idleMs = options.idleMs ?? WORKER_IDLE_MS;
+  }
 
   /** The problems of the values (each starting with its label), or [] when all fit; VALIDATION when the schema cannot be used or the check runs over budget. */
   check(check: SchemaCheck): Promise<string[]> {
@@ -78,13 +93,29 @@ export class SchemaChecker {
   close(): void {
     this.#closed = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#idle);
     this.#stopWorker();
     for (const pending of [...(this.#running ? [this.#running] : []), ...this.#waiting.splice(0)]) pending.reject(unavailable(1));
     this.#running = undefined;
   }
 
+  /** Whether a worker is up (tests and diagnostics). */
+  get workerRunning(): boolean {
+    return this.#worker !== undefined;
+  }
+
   #pump(): void {
-    if (this.#running || this.#waiting.length === 0) return;
+    if (this.#running) return;
+    clearTimeout(this.#idle);
+    if (this.#waiting.length === 0) {
+      if (this.#worker) {
+        this.#idle = setTimeout(() => {
+          if (!this.#running && this.#waiting.length === 0) this.#stopWorker();
+        }, this.#idleMs);
+        this.#idle.unref?.();
+      }
+      return;
+    }
     const worker = this.#start();
     // While a check waits or runs the worker holds the event loop (a test or a one-shot command waits for it); idle it does not.
     worker.ref?.();
