@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { type RunningRelay, startRelay } from "../../src/modules/relay/relay";
+import { MAX_QUEUED_WRITES } from "../../src/modules/relays/service";
+import { MAX_RELAYS_PER_PROJECT } from "../../src/modules/relays/store";
 import { VERSION } from "../../src/version";
 import { SVC_SOURCE, run, startServe } from "../cli/process";
 import { type TestServer, startTestServer, tempDir } from "../helpers";
@@ -118,6 +120,30 @@ describe("edge relays seen from the upstream", () => {
     const [seen] = await listed(p.adminKey);
     // Seen by a key lookup only: never streamed, so not connected.
     expect(seen).toMatchObject({ id: "rly_throttled", name: "ci-box", streams: [], lastStreamAt: null, connected: false, stale: true });
+  });
+
+  test("made-up relay ids cannot grow the table: a project keeps its 1,000 most recently seen, and at most 200 sightings wait", async () => {
+    const p = await s.newProject("Made-up relays");
+    const relays = s.server.ctx.services.relays;
+    const header = (i: number) => `id=rly_fake${String(i).padStart(4, "0")}; name=flood; version=1.0.0`;
+    for (let i = 0; i < MAX_RELAYS_PER_PROJECT + 10; i++) {
+      expect((await keyLookup(p.serverKey, header(i))).status).toBe(200);
+      if (i % 100 === 99) await relays.flushed();
+    }
+    await relays.flushed();
+    const count = async () => (await s.store.one<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM relay_sightings WHERE project_id = ?", p.projectId))?.n;
+    expect(await count()).toBe(MAX_RELAYS_PER_PROJECT);
+    // The least recently seen went first; the newest is kept and listed.
+    expect(await s.store.one("SELECT relay_id FROM relay_sightings WHERE project_id = ? AND relay_id = ?", p.projectId, "rly_fake0000")).toBeUndefined();
+    expect(await s.store.one("SELECT relay_id FROM relay_sightings WHERE project_id = ? AND relay_id = ?", p.projectId, `rly_fake${MAX_RELAYS_PER_PROJECT + 9}`)).toEqual({ relay_id: `rly_fake${MAX_RELAYS_PER_PROJECT + 9}` });
+    expect((await listed(p.adminKey)).length).toBe(MAX_RELAYS_PER_PROJECT);
+
+    // All at once: every call is answered, and no more than MAX_QUEUED_WRITES sightings ever wait in memory.
+    const answers = await Promise.all(Array.from({ length: 600 }, (_, i) => keyLookup(p.serverKey, header(5000 + i)).then((r) => r.status)));
+    expect(answers.every((status) => status === 200)).toBe(true);
+    await relays.flushed();
+    expect(relays.peakQueued).toBeLessThanOrEqual(MAX_QUEUED_WRITES);
+    expect(await count()).toBe(MAX_RELAYS_PER_PROJECT);
   });
 
   test("a relay of a relay is not listed upstream: each upstream sees its direct relays", async () => {

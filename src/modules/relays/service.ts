@@ -3,7 +3,7 @@ import { notFound } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import type { ServiceContext } from "../../lib/module";
 import { type RelayHello, parseRelayHeader } from "./header";
-import { type SightingRow, deleteSighting, sightingOf, sightingsOf, sweepSightings, upsertSighting } from "./store";
+import { MAX_RELAYS_PER_PROJECT, type SightingRow, deleteSighting, sightingOf, sightingsOf, sweepSightings, trimSightings, upsertSighting } from "./store";
 
 /** A relay with a stream seen open this recently (or open now on this server) is connected. */
 export const DEFAULT_WINDOW_MS = 90_000;
@@ -14,6 +14,11 @@ export const KEEP_MS = 30 * 86_400_000;
 const SWEEP_EVERY_MS = 3_600_000;
 /** Relays remembered by the in-memory throttle at most (older entries are dropped first). */
 const THROTTLE_ENTRIES = 10_000;
+/**
+ * Sightings waiting to be written beyond which request-path ones are dropped (a stream's open and close are
+ * bounded by the streams a key may hold): a flood of made-up relay ids queues no unbounded work in memory.
+ */
+export const MAX_QUEUED_WRITES = 200;
 
 export type RelayView = {
   id: string;
@@ -35,7 +40,8 @@ type Open = { projectId: string; hello: RelayHello; address: string; envs: Map<s
  * (./header.ts) on its streams, key lookups and forwards, and the server keeps a sighting. Writes are bounded
  * and never fail a request: one per relay per REQUEST_THROTTLE_MS from the request path, one on each stream's
  * open and close, and one per relay with open streams every refresh (so that other servers see it connected),
- * each fire-and-forget, one at a time, failures logged. Sightings are not user writes: no audit row for them
+ * each fire-and-forget, one at a time, failures logged; request-path ones are dropped while MAX_QUEUED_WRITES
+ * wait, and a project keeps its MAX_RELAYS_PER_PROJECT most recently seen. Sightings are not user writes: no audit row for them
  * (forgetting one is, and is audited).
  */
 export class RelaysService {
@@ -44,6 +50,9 @@ export class RelaysService {
   private readonly lastWrite = new Map<string, number>();
   private readonly open = new Map<string, Open>();
   private chain: Promise<void> = Promise.resolve();
+  private queued = 0;
+  /** The most sightings that ever waited at once (tests and diagnostics). */
+  peakQueued = 0;
   private lastSweep = 0;
   private readonly timer: Timer;
 
@@ -62,8 +71,9 @@ export class RelaysService {
     const now = Date.now();
     const last = this.lastWrite.get(key);
     if (last !== undefined && now - last < REQUEST_THROTTLE_MS) return;
+    if (this.queued >= MAX_QUEUED_WRITES) return;
     this.noteWrite(key, now);
-    this.write(projectId, hello, address, now);
+    this.write(projectId, hello, address, now, undefined, last === undefined);
   }
 
   /** A stream opened for a relay: a sighting now, and one when it closes (the returned function, called once). */
@@ -76,8 +86,9 @@ export class RelaysService {
     Object.assign(open, { hello, address });
     open.envs.set(env, (open.envs.get(env) ?? 0) + 1);
     const now = Date.now();
+    const fresh = !this.lastWrite.has(key);
     this.noteWrite(key, now);
-    this.write(projectId, hello, address, now, [...open.envs.keys()]);
+    this.write(projectId, hello, address, now, [...open.envs.keys()], fresh);
     let closed = false;
     return () => {
       if (closed) return;
@@ -102,18 +113,24 @@ export class RelaysService {
     for (const open of this.open.values()) this.write(open.projectId, open.hello, open.address, now, [...open.envs.keys()]);
   }
 
-  private write(projectId: string, hello: RelayHello, address: string, at: number, envs?: string[]): void {
+  /** `fresh`: a relay this process has not written lately, so perhaps a new row: the project's cap is enforced with it. */
+  private write(projectId: string, hello: RelayHello, address: string, at: number, envs?: string[], fresh = false): void {
     const { store, log } = this.ctx;
     const sighting = { projectId, relayId: hello.id, name: hello.name, version: hello.version, address: address.slice(0, 100), at: new Date(at).toISOString(), ...(envs ? { stream: { envs: envs.sort() } } : {}) };
+    this.peakQueued = Math.max(this.peakQueued, ++this.queued);
     this.chain = this.chain
       .then(async () => {
-        await store.write((tx) => upsertSighting(tx, store.engine, sighting));
+        await store.write(async (tx) => {
+          await upsertSighting(tx, store.engine, sighting);
+          if (fresh) await trimSightings(tx, projectId, MAX_RELAYS_PER_PROJECT);
+        });
         if (at - this.lastSweep >= SWEEP_EVERY_MS) {
           this.lastSweep = at;
           await store.write((tx) => sweepSightings(tx, new Date(at - KEEP_MS).toISOString()));
         }
       })
-      .catch((err) => log.warn("relays: a relay sighting was not recorded", { relayId: hello.id, error: String(err) }));
+      .catch((err) => log.warn("relays: a relay sighting was not recorded", { relayId: hello.id, error: String(err) }))
+      .finally(() => this.queued--);
   }
 
   /** Waits for the sightings queued so far (tests, and close). */

@@ -22,6 +22,9 @@ export type Sighting = {
   stream?: { envs: string[] };
 };
 
+/** Relays kept per project: the least recently seen beyond this are deleted when a new one is recorded. */
+export const MAX_RELAYS_PER_PROJECT = 1000;
+
 const COLUMNS = "relay_id, name, version, address, first_seen_at, last_seen_at, streams_open, last_stream_at";
 
 /**
@@ -51,7 +54,7 @@ export async function upsertSighting(q: Queryable, engine: Engine, s: Sighting):
 }
 
 export async function sightingsOf(q: Queryable, projectId: string, since: string): Promise<SightingRow[]> {
-  return q.all<SightingRow>(`SELECT ${COLUMNS} FROM relay_sightings WHERE project_id = ? AND last_seen_at >= ? ORDER BY last_seen_at DESC, relay_id LIMIT 1000`, projectId, since);
+  return q.all<SightingRow>(`SELECT ${COLUMNS} FROM relay_sightings WHERE project_id = ? AND last_seen_at >= ? ORDER BY last_seen_at DESC, relay_id LIMIT ?`, projectId, since, MAX_RELAYS_PER_PROJECT);
 }
 
 export async function sightingOf(q: Queryable, projectId: string, relayId: string): Promise<SightingRow | undefined> {
@@ -65,4 +68,23 @@ export async function deleteSighting(q: Queryable, projectId: string, relayId: s
 /** Sightings not renewed since `before`, every project's. */
 export async function sweepSightings(q: Queryable, before: string): Promise<number> {
   return q.run("DELETE FROM relay_sightings WHERE last_seen_at < ?", before);
+}
+
+/**
+ * Deletes the project's sightings beyond the `keep` most recently seen: a key holder making up a new relay id on
+ * every call cannot grow the table without bound. Counted first (the primary key's prefix), so a project under
+ * the cap pays one indexed count.
+ */
+export async function trimSightings(q: Queryable, projectId: string, keep: number): Promise<number> {
+  const row = await q.one<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM relay_sightings WHERE project_id = ?", projectId);
+  const n = Number(row?.n ?? 0);
+  if (n <= keep) return 0;
+  return q.run(
+    `DELETE FROM relay_sightings WHERE project_id = ? AND relay_id IN
+       (SELECT relay_id FROM relay_sightings WHERE project_id = ? ORDER BY last_seen_at DESC, relay_id LIMIT ? OFFSET ?)`,
+    projectId,
+    projectId,
+    n - keep,
+    keep,
+  );
 }
