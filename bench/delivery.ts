@@ -9,7 +9,8 @@
  * - GrowthBook's `GET /api/features/{key}` 304 against the snapshot 304 in the same run, alternating [>= 0.8];
  * - the gzip snapshot; toggle latency, sequential HTTP toggles [p50 < 2 ms];
  * - OFREP bulk 304 with a browser key (POST /ofrep/v1/evaluate/flags, `{"context":{…}}`, If-None-Match: what
- *   browser apps poll) against the snapshot 304 runs of the same svc in the same run [>= 0.8];
+ *   browser apps poll) against the snapshot 304 runs of the same svc in the same run [>= 0.8]; for scale, a bare
+ *   Bun.serve reading the same POST's body before its 304 (BENCH_READ_BODY), against the bare GET 304 and the bulk 304;
  * - publish-to-SSE-delivery: toggle, then time until the stream event arrives [p99 < 50 ms];
  * - issue 32's two toggle figures, from a Node client on keep-alive connections (bench/node-toggle.mjs): toggle p50
  *   [<= 3.5 ms] and toggle ack -> SSE event p50 / p90 [<= 0.3 / 0.5 ms];
@@ -149,12 +150,27 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
       bulkRuns.push(r);
     }
     rows.push(...bulkRuns);
+    // For scale: reading a POST's body costs any Bun server, so a bare one answers the same POST (body read, then 304).
+    const barePost = await startBare(body, { etag, cpu: SERVER_CPU, readBody: true });
+    targets.push(barePost);
+    const barePostRuns: PinnedRow[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const r = await loadPinned(settings, `bare Bun.serve, POST 304 reading the body (run ${round})`, { url: `${barePost.url}/ofrep/v1/evaluate/flags`, method: "POST", headers: { "x-sdk-key": browserKey, "content-type": "application/json", "if-none-match": etag }, body: bulkBody }, "3xx", LOAD_THREADS, barePost.proc.pid);
+      console.log(describeRun(r));
+      barePostRuns.push(r);
+    }
+    rows.push(...barePostRuns);
+    const barePostPerSec = barePostRuns.reduce((n, r) => n + r.requestsPerSec!, 0) / ROUNDS;
     const bulkPerSec = bulkRuns.reduce((n, r) => n + r.requestsPerSec!, 0) / ROUNDS;
     const bulkVsSnapshot = bulkPerSec / notModified.svcPerSec;
     // A POST with a body costs the generator more than a GET: when its core saturates, the per CPU-second figure is the fairer one.
     const bulkVsSnapshotPerCpu = bulkRuns.reduce((n, r) => n + (r.perCpuSecond ?? Number.NaN), 0) / ROUNDS / notModified.svcPerCpuSecond;
     console.log(
       `  OFREP bulk 304 (browser key) vs snapshot 304: ${bulkVsSnapshot.toFixed(2)} by req/s (target >= 0.8) ${bulkVsSnapshot >= 0.8 ? "ok" : "MISS"}; ${bulkVsSnapshotPerCpu.toFixed(2)} by requests per CPU-second`,
+    );
+    const bareGetPerSec = notModified.svcPerSec / notModified.ratio;
+    console.log(
+      `  for scale: bare POST 304 reading the body vs bare GET 304: ${(barePostPerSec / bareGetPerSec).toFixed(2)}; OFREP bulk 304 vs bare POST 304: ${(bulkPerSec / barePostPerSec).toFixed(2)}`,
     );
     const gzipRun = await loadPinned(settings, "svc snapshot, full body gzip", { url: snapshotUrl, headers: { ...sdk, "accept-encoding": "gzip" } }, "2xx", LOAD_THREADS);
     console.log(describeRun(gzipRun));
@@ -237,6 +253,8 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
         ofrepBulk304ReqPerSec: bulkPerSec,
         ofrepBulk304VsSnapshot304: bulkVsSnapshot,
         ofrepBulk304VsSnapshot304PerCpu: bulkVsSnapshotPerCpu,
+        barePost304VsBareGet304: barePostPerSec / bareGetPerSec,
+        ofrepBulk304VsBarePost304: bulkPerSec / barePostPerSec,
         bareRunsGeneratorCpuPct: Math.max(notModified.bareGeneratorCpu, full.bareGeneratorCpu),
         loadAverageBefore: loadBefore,
         loadAverageAfter: loadAverage(),

@@ -94,8 +94,9 @@ export function startSvc(settings: Settings, dataDir: string, options: { request
 }
 
 /** The bare Bun.serve baseline answering `body` (and its gzip form and 304 for `etag`, when given). */
-export function startBare(body: string, options: { gzip?: Uint8Array; etag?: string; type?: string; cpu?: number } = {}): Promise<Target> {
+export function startBare(body: string, options: { gzip?: Uint8Array; etag?: string; type?: string; cpu?: number; readBody?: boolean } = {}): Promise<Target> {
   const env: Record<string, string> = { BENCH_BODY: body };
+  if (options.readBody) env.BENCH_READ_BODY = "1";
   if (options.type) env.BENCH_TYPE = options.type;
   if (options.gzip) env.BENCH_GZIP_B64 = Buffer.from(options.gzip).toString("base64");
   if (options.etag) env.BENCH_ETAG = options.etag;
