@@ -3,7 +3,8 @@ import type { AppContext, Services } from "../../lib/module";
 import type { Principal } from "../../lib/auth";
 import type { Env } from "../../lib/envs";
 import { forbidden, notFound, tooManyRequests } from "../../lib/errors";
-import { acceptsGzip, describe, etagMatches } from "../../lib/http";
+import { describe, etagMatches } from "../../lib/http";
+import { type PreparedReply, prepareNotModified, prepareReply, sendPrepared, takesGzip } from "../../lib/prepared-reply";
 import { EnvQuery, OfrepBulkSchema, OfrepFailureSchema, OfrepRequestSchema, OfrepSuccessSchema, SdkKeyInfoSchema, SnapshotSchema } from "./contract";
 import { type Exposure, answersPerContext, createExposureLogger, evaluateAll, evaluateFlag, isFailure, parseEvaluationRequest } from "./ofrep";
 import { RELAY_HEADER } from "../relays/header";
@@ -21,32 +22,19 @@ const STREAM_RETRY_AFTER_S = 30;
 const VARY = "Accept-Encoding, Origin";
 
 
-/**
- * One entry's three replies, made once (an entry never changes) and cloned
- * per request: a clone copies the prepared headers natively and shares the
- * body (a Blob), where building a Response converts a header object and
- * takes the bytes over each time (measured: the clone is the cheapest way
- * to answer that Bun offers, cheaper than a bare Bun.serve's own literal).
- */
-type PreparedReplies = { notModified: Response; plain: Response; gzip: Response };
+/** One entry's replies, made once (an entry never changes) and sent per request (lib/prepared-reply.ts). */
+type PreparedReplies = { notModified: { clone: Response }; plain: PreparedReply; gzip: PreparedReply };
 const prepared = new WeakMap<SnapshotEntry, PreparedReplies>();
 
 function prepare(entry: SnapshotEntry): PreparedReplies {
   const base = { etag: entry.etag, "cache-control": "no-cache", vary: VARY };
   const replies = {
-    notModified: new Response(null, { status: 304, headers: base }),
-    plain: new Response(new Blob([entry.body]), { headers: { ...base, "content-type": "application/json" } }),
-    gzip: new Response(new Blob([entry.gzip]), { headers: { ...base, "content-type": "application/json", "content-encoding": "gzip" } }),
+    notModified: prepareNotModified(base),
+    plain: prepareReply(entry.body, { ...base, "content-type": "application/json" }),
+    gzip: prepareReply(entry.gzip, { ...base, "content-type": "application/json", "content-encoding": "gzip" }),
   };
   prepared.set(entry, replies);
   return replies;
-}
-
-/** `Accept-Encoding` as SDKs send it (`gzip`, `gzip, deflate, br`) without allocating; q-values go the careful way. */
-const PLAIN_GZIP = /(?:^|,)\s*(?:gzip|\*)\s*(?:,|$)/i;
-function takesGzip(acceptEncoding: string | null): boolean {
-  if (!acceptEncoding) return false;
-  return acceptEncoding.includes(";") ? acceptsGzip(acceptEncoding) : PLAIN_GZIP.test(acceptEncoding);
 }
 
 /**
@@ -54,19 +42,18 @@ function takesGzip(acceptEncoding: string | null): boolean {
  * else the prepared bytes, gzip ones when the client takes gzip. Shared by
  * the Elysia route and the native fast path so both answer identically.
  * SDKs poll it thousands of times a second: per reply it clones a prepared
- * Response and sets the request id, nothing else.
+ * Response or wraps the prepared bytes and headers (PreparedReplies), and
+ * adds the request id, nothing else.
  */
 export function snapshotResponse(entry: SnapshotEntry, headers: Headers, requestId?: string): Response {
   const p = prepared.get(entry) ?? prepare(entry);
   // Accept-Encoding is read only when a body goes out.
-  const response = (etagMatches(headers.get("if-none-match"), entry.etag) ? p.notModified : takesGzip(headers.get("accept-encoding")) ? p.gzip : p.plain).clone();
-  if (requestId) response.headers.set("x-request-id", requestId);
-  return response;
+  return sendPrepared(etagMatches(headers.get("if-none-match"), entry.etag) ? p.notModified : takesGzip(headers.get("accept-encoding")) ? p.gzip : p.plain, requestId);
 }
 
 /** The entry's prepared 304 (clone it to answer): for the poll fast path, which has already matched the tag. */
 export function notModifiedReply(entry: SnapshotEntry): Response {
-  return (prepared.get(entry) ?? prepare(entry)).notModified;
+  return (prepared.get(entry) ?? prepare(entry)).notModified.clone;
 }
 
 /**

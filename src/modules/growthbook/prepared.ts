@@ -1,4 +1,5 @@
-import { acceptsGzip, etagMatches } from "../../lib/http";
+import { etagMatches } from "../../lib/http";
+import { type PreparedReply, prepareNotModified, prepareReply, sendPrepared, takesGzip } from "../../lib/prepared-reply";
 import type { SnapshotEntry } from "../delivery/snapshot";
 import { mapSnapshot, type Unmapped } from "./mapping";
 
@@ -7,7 +8,8 @@ const VARY = "Accept-Encoding, Origin";
 
 /**
  * One snapshot entry's GrowthBook payload, mapped once (an entry never changes) with its replies prepared,
- * so a poll, a 304 included, clones a Response and touches neither the store nor the mapping.
+ * so a poll, a 304 included, sends a prepared reply (lib/prepared-reply.ts) and touches neither the store nor
+ * the mapping.
  */
 export type GrowthbookEntry = {
   /** The snapshot's tag with `-gb` inside the quotes: the two bodies differ, so their tags must. */
@@ -18,9 +20,9 @@ export type GrowthbookEntry = {
   counts: { features: number; savedGroups: number; bytes: number };
   /** `event: features` with the payload, as GrowthBook's SDKs listen for on `/sub/{key}`. */
   event: Uint8Array;
-  notModified: Response;
-  plain: Response;
-  gzip: Response;
+  notModified: { clone: Response };
+  plain: PreparedReply;
+  gzip: PreparedReply;
 };
 
 const entries = new WeakMap<SnapshotEntry, GrowthbookEntry>();
@@ -41,24 +43,16 @@ export function growthbookEntry(entry: SnapshotEntry): GrowthbookEntry {
     unmapped,
     counts: { features: Object.keys(payload.features).length, savedGroups: Object.keys(payload.savedGroups ?? {}).length, bytes: body.byteLength },
     event: encoder.encode(`id: ${entry.eventId}\nevent: features\ndata: ${json}\n\n`),
-    notModified: new Response(null, { status: 304, headers: base }),
-    plain: new Response(new Blob([body]), { headers: { ...base, "content-type": "application/json" } }),
-    gzip: new Response(new Blob([Bun.gzipSync(body)]), { headers: { ...base, "content-type": "application/json", "content-encoding": "gzip" } }),
+    notModified: prepareNotModified(base),
+    plain: prepareReply(body, { ...base, "content-type": "application/json" }),
+    gzip: prepareReply(Bun.gzipSync(body), { ...base, "content-type": "application/json", "content-encoding": "gzip" }),
   };
   entries.set(entry, gb);
   return gb;
 }
 
-const PLAIN_GZIP = /(?:^|,)\s*(?:gzip|\*)\s*(?:,|$)/i;
-function takesGzip(acceptEncoding: string | null): boolean {
-  if (!acceptEncoding) return false;
-  return acceptEncoding.includes(";") ? acceptsGzip(acceptEncoding) : PLAIN_GZIP.test(acceptEncoding);
-}
-
 /** The features reply: 304 when If-None-Match names the current payload, else its bytes (gzip when taken). Shared by the route and the fast path. */
 export function featuresResponse(entry: SnapshotEntry, headers: Headers, requestId?: string): Response {
   const gb = growthbookEntry(entry);
-  const response = (etagMatches(headers.get("if-none-match"), gb.etag) ? gb.notModified : takesGzip(headers.get("accept-encoding")) ? gb.gzip : gb.plain).clone();
-  if (requestId) response.headers.set("x-request-id", requestId);
-  return response;
+  return sendPrepared(etagMatches(headers.get("if-none-match"), gb.etag) ? gb.notModified : takesGzip(headers.get("accept-encoding")) ? gb.gzip : gb.plain, requestId);
 }
