@@ -253,11 +253,28 @@ export function jsonObjectOf(text: string): Record<string, unknown> | ApiError {
   return parsed as Record<string, unknown>;
 }
 
-async function parseJsonObject({ request }: { request: Request }): Promise<ParsedBody> {
-  const text = await request.text();
-  if (text.trim() === "") return {};
-  const body = jsonObjectOf(text);
-  return body instanceof ApiError ? { [BODY_ERROR]: body } : body;
+/**
+ * The hooks of a macro that reads every body as an object whatever its content type: empty is `{}`, and what
+ * `read` refuses is raised in `transform` (so authentication, also a transform, comes first when the macro is
+ * listed after it). jsonObjectBody below reads JSON; the definitions module's documentBody reads YAML too.
+ */
+export function objectBodyHooks(read: (text: string, request: Request) => Record<string, unknown> | ApiError) {
+  const parse = async ({ request }: { request: Request }): Promise<ParsedBody> => {
+    const text = await request.text();
+    if (text.trim() === "") return {};
+    const body = read(text, request);
+    return body instanceof ApiError ? { [BODY_ERROR]: body } : body;
+  };
+  return {
+    // Parsers run in order until one returns a body, and ours always does: the named "json" parser is never
+    // reached. It is listed because the OpenAPI plugin documents only named parsers (a lone function leaves the
+    // request body without a content type). The macro's type admits functions only.
+    parse: [parse, "json" as unknown as typeof parse],
+    transform({ body }: { body: unknown }) {
+      const error = (body as ParsedBody | undefined)?.[BODY_ERROR];
+      if (error) throw error;
+    },
+  };
 }
 
 /**
@@ -273,17 +290,7 @@ async function parseJsonObject({ request }: { request: Request }): Promise<Parse
  * caller without a credential learns nothing about the body.
  */
 export const jsonBodyPlugin = new Elysia({ name: "json-object-body" }).macro({
-  jsonObjectBody: (_enabled: true) => ({
-    // Parsers run in order until one returns a body, and ours always does: the
-    // named "json" parser is never reached. It is listed because the OpenAPI
-    // plugin documents only named parsers (a lone function leaves the request
-    // body without a content type). The macro's type admits functions only.
-    parse: [parseJsonObject, "json" as unknown as typeof parseJsonObject],
-    transform({ body }) {
-      const error = (body as ParsedBody | undefined)?.[BODY_ERROR];
-      if (error) throw error;
-    },
-  }),
+  jsonObjectBody: (_enabled: true) => objectBodyHooks((text) => jsonObjectOf(text)),
 });
 
 /**

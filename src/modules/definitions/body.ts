@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { ApiError, badRequest } from "../../lib/errors";
-import { jsonObjectOf } from "../../lib/http";
+import { jsonObjectOf, objectBodyHooks } from "../../lib/http";
 import { MAX_BODY_DEPTH } from "../../lib/pipeline";
 
 // The apply route reads a document as JSON or, sent as `Content-Type: application/yaml` (or text/plain), as the YAML
@@ -8,9 +8,6 @@ import { MAX_BODY_DEPTH } from "../../lib/pipeline";
 // and a browser has no YAML parser without a new dependency. Otherwise it is jsonObjectBody (lib/http).
 // The byte-level depth check in front of every route sees brackets only, not YAML's indentation, so the
 // parsed value is walked here: as deep and as large as a JSON body may be, never more.
-
-const BODY_ERROR = Symbol("document body error");
-type Parsed = Record<string, unknown> & { [BODY_ERROR]?: ApiError };
 
 /**
  * YAML when the type says so, or text/plain not opening as JSON does (a browser's typed client sends any text
@@ -49,21 +46,7 @@ export function yamlObjectOf(text: string): Record<string, unknown> | ApiError {
   return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : jsonObjectOf(JSON.stringify(parsed ?? null));
 }
 
-async function parseDocument({ request }: { request: Request }): Promise<Parsed> {
-  const text = await request.text();
-  if (text.trim() === "") return {};
-  const body = isYaml(request.headers.get("content-type"), text) ? yamlObjectOf(text) : jsonObjectOf(text);
-  return body instanceof ApiError ? { [BODY_ERROR]: body } : body;
-}
-
 /** `documentBody: true`: jsonObjectBody that also reads `application/yaml` (list it after `admin`, as jsonObjectBody). */
 export const documentBodyPlugin = new Elysia({ name: "definitions-document-body" }).macro({
-  documentBody: (_enabled: true) => ({
-    // "json" is listed for the OpenAPI plugin's sake only (see jsonBodyPlugin): ours always returns a body.
-    parse: [parseDocument, "json" as unknown as typeof parseDocument],
-    transform({ body }) {
-      const error = (body as Parsed | undefined)?.[BODY_ERROR];
-      if (error) throw error;
-    },
-  }),
+  documentBody: (_enabled: true) => objectBodyHooks((text, request) => (isYaml(request.headers.get("content-type"), text) ? yamlObjectOf(text) : jsonObjectOf(text))),
 });
