@@ -43,6 +43,14 @@ export function oneOf<T extends string>(value: unknown, choices: readonly T[], w
   return value as T;
 }
 
+/** A list's `--q TEXT` and `--state STATE` as its query (STATE checked against `states`; a flag not given is left out). */
+export function qAndStateQuery(values: ArgValues, states: readonly string[]): { q?: string; state?: string } {
+  const q = str(values, "q");
+  const state = str(values, "state");
+  if (state !== undefined) oneOf(state, states, "--state");
+  return { ...(q !== undefined ? { q } : {}), ...(state !== undefined ? { state } : {}) };
+}
+
 export function envFlag(value: unknown, flag = "--env"): Env | undefined {
   return value === undefined ? undefined : oneOf(value, ENVS, flag);
 }

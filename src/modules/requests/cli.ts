@@ -1,7 +1,7 @@
 /** `svc requests`: change requests (four eyes): open, approve or reject (people only), withdraw, apply. */
 import type { Static } from "@sinclair/typebox";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, emit, flagFile, oneOf, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, emit, flagFile, oneOf, openClient, qAndStateQuery, str, table, when } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
 import { UsageError } from "../../lib/config";
 import type { ChangeRequestSchema } from "./contract";
@@ -71,12 +71,7 @@ export const requestsCommand: Command = {
         ...CLIENT_FLAGS,
       },
       async run({ values }) {
-        const state = str(values, "state");
-        if (state !== undefined) oneOf(state, STATES, "--state");
-        const query: { q?: string; state?: string } = {};
-        if (str(values, "q") !== undefined) query.q = str(values, "q");
-        if (state !== undefined) query.state = state;
-        const rows = await dataOf(requests(openClient(values)).get({ query }));
+        const rows = await dataOf(requests(openClient(values)).get({ query: qAndStateQuery(values, STATES) }));
         emit(values.json, rows, () =>
           rows.length === 0
             ? "No change requests; open one with `svc requests open --title TEXT --file changes.json`."

@@ -2,7 +2,7 @@
 import { UsageError } from "../../lib/config";
 import { parseDuration } from "../../lib/backups";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, flagFile, jsonFlag, oneOf, openClient, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, flagFile, jsonFlag, oneOf, openClient, qAndStateQuery, str, table, when } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
 import type { Static } from "@sinclair/typebox";
 import type { ScheduleSchema } from "./contract";
@@ -69,12 +69,7 @@ export const schedulesCommand: Command = {
         ...CLIENT_FLAGS,
       },
       async run({ values }) {
-        const state = str(values, "state");
-        if (state !== undefined) oneOf(state, STATES, "--state");
-        const query: { q?: string; state?: string } = {};
-        if (str(values, "q") !== undefined) query.q = str(values, "q");
-        if (state !== undefined) query.state = state;
-        const rows = await dataOf(schedules(openClient(values)).get({ query }));
+        const rows = await dataOf(schedules(openClient(values)).get({ query: qAndStateQuery(values, STATES) }));
         emit(values.json, rows, () =>
           rows.length === 0
             ? "No schedules; create one with `svc schedules create --at TIME --kind KIND --body JSON`."
