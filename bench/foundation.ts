@@ -7,20 +7,12 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { COMPILE_FLAGS } from "../scripts/build";
+import { COMPILE_FLAGS, freePort } from "../scripts/build";
 import { BUN, ROOT, type Row, SERVER_CPU, type Settings, type Target, canPin, initProject, latencyRow, load, loadAverage, pinned, rssMb, startBare, startSvc, stop } from "./lib";
 
 const COLD_STARTS = 15;
 /** Issue 32: svc's median cold start against the compiled bare server's, started the same way in the same run. */
 const COLD_START_VS_BARE_TARGET = 3;
-
-/** A port nobody listens on now (the kernel's pick, released at once). */
-function freePort(): number {
-  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null) });
-  const port = probe.port!;
-  probe.stop(true);
-  return port;
-}
 
 /** `entry` compiled into `out` with svc's own compile flags (scripts/build.ts). */
 function compile(entry: string, out: string): void {
@@ -46,7 +38,7 @@ function binaryFor(settings: Settings, dir: string): string {
 
 /** Exec of `binary serve …` to its first /healthz 200, the binary pinned to the server core (milliseconds). */
 async function coldStart(binary: string, dataDir: string): Promise<number> {
-  const port = freePort();
+  const port = await freePort();
   const start = performance.now();
   const proc = Bun.spawn(pinned([binary, "serve", "--port", String(port), "--host", "127.0.0.1", "--data", dataDir], SERVER_CPU), { stdout: "ignore", stderr: "pipe" });
   let exited = false;

@@ -78,7 +78,8 @@ async function record(binary: string, dataDir: string, orderFile: string, work: 
   }
 }
 
-async function freePort(): Promise<number> {
+/** A port nobody listens on now (the kernel's pick, released at once): also bench/foundation.ts's cold starts. */
+export async function freePort(): Promise<number> {
   const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null) });
   const port = probe.port!;
   await probe.stop(true);
