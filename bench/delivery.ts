@@ -127,6 +127,7 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
         // The same comparison per CPU-second each server used: steady when other work shares the core.
         cpuRatio: perCpu(svcRuns) / perCpu(bareRuns),
         svcPerSec: sum(svcRuns) / ROUNDS,
+        barePerSec: sum(bareRuns) / ROUNDS,
         svcPerCpuSecond: perCpu(svcRuns) / ROUNDS,
         bareGeneratorCpu: Math.max(...bareRuns.map((r) => r.generatorCpuPct ?? 0)),
       };
@@ -168,7 +169,7 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
     console.log(
       `  OFREP bulk 304 (browser key) vs snapshot 304: ${bulkVsSnapshot.toFixed(2)} by req/s (target >= 0.8) ${bulkVsSnapshot >= 0.8 ? "ok" : "MISS"}; ${bulkVsSnapshotPerCpu.toFixed(2)} by requests per CPU-second`,
     );
-    const bareGetPerSec = notModified.svcPerSec / notModified.ratio;
+    const bareGetPerSec = notModified.barePerSec;
     console.log(
       `  for scale: bare POST 304 reading the body vs bare GET 304: ${(barePostPerSec / bareGetPerSec).toFixed(2)}; OFREP bulk 304 vs bare POST 304: ${(bulkPerSec / barePostPerSec).toFixed(2)}`,
     );
