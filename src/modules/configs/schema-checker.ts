@@ -109,9 +109,8 @@ export class SchemaChecker {
     clearTimeout(this.#idle);
     if (this.#waiting.length === 0) {
       if (this.#worker) {
-        this.#idle = setTimeout(() => {
-          if (!this.#running && this.#waiting.length === 0) this.#stopWorker();
-        }, this.#idleMs);
+        // A new check clears this timer (check() pumps at once), so when it fires nothing waits or runs.
+        this.#idle = setTimeout(() => this.#stopWorker(), this.#idleMs);
         this.#idle.unref?.();
       }
       return;
