@@ -138,11 +138,13 @@ describe("edge relays seen from the upstream", () => {
     expect(await s.store.one("SELECT relay_id FROM relay_sightings WHERE project_id = ? AND relay_id = ?", p.projectId, `rly_fake${MAX_RELAYS_PER_PROJECT + 9}`)).toEqual({ relay_id: `rly_fake${MAX_RELAYS_PER_PROJECT + 9}` });
     expect((await listed(p.adminKey)).length).toBe(MAX_RELAYS_PER_PROJECT);
 
-    // All at once: every call is answered, and no more than MAX_QUEUED_WRITES sightings ever wait in memory.
+    // All at once: every call is answered, and no more than MAX_QUEUED_WRITES request-path sightings ever wait in
+    // memory (stream sightings and renewals of other relays in this file may wait beside them: not counted).
     const answers = await Promise.all(Array.from({ length: 600 }, (_, i) => keyLookup(p.serverKey, header(5000 + i)).then((r) => r.status)));
     expect(answers.every((status) => status === 200)).toBe(true);
     await relays.flushed();
-    expect(relays.peakQueued).toBeLessThanOrEqual(MAX_QUEUED_WRITES);
+    expect(relays.peakQueuedFromRequests).toBeLessThanOrEqual(MAX_QUEUED_WRITES);
+    expect(relays.peakQueuedFromRequests).toBeGreaterThan(0);
     expect(await count()).toBe(MAX_RELAYS_PER_PROJECT);
   });
 

@@ -40,8 +40,8 @@ type Open = { projectId: string; hello: RelayHello; address: string; envs: Map<s
  * (./header.ts) on its streams, key lookups and forwards, and the server keeps a sighting. Writes are bounded
  * and never fail a request: one per relay per REQUEST_THROTTLE_MS from the request path, one on each stream's
  * open and close, and one per relay with open streams every refresh (so that other servers see it connected),
- * each fire-and-forget, one at a time, failures logged; request-path ones are dropped while MAX_QUEUED_WRITES
- * wait, and a project keeps its MAX_RELAYS_PER_PROJECT most recently seen. Sightings are not user writes: no audit row for them
+ * each fire-and-forget, one at a time, failures logged; request-path ones are dropped while MAX_QUEUED_WRITES of
+ * them wait (stream ones are bounded by the open streams, and renewals wait while the queue is that long), and a project keeps its MAX_RELAYS_PER_PROJECT most recently seen. Sightings are not user writes: no audit row for them
  * (forgetting one is, and is audited).
  */
 export class RelaysService {
@@ -51,8 +51,10 @@ export class RelaysService {
   private readonly open = new Map<string, Open>();
   private chain: Promise<void> = Promise.resolve();
   private queued = 0;
-  /** The most sightings that ever waited at once (tests and diagnostics). */
-  peakQueued = 0;
+  /** Of `queued`, those from the request path: the ones anyone can cause, so the ones MAX_QUEUED_WRITES caps. */
+  private queuedFromRequests = 0;
+  /** The most request-path sightings that ever waited at once (tests and diagnostics). */
+  peakQueuedFromRequests = 0;
   private lastSweep = 0;
   private readonly timer: Timer;
 
@@ -71,9 +73,9 @@ export class RelaysService {
     const now = Date.now();
     const last = this.lastWrite.get(key);
     if (last !== undefined && now - last < REQUEST_THROTTLE_MS) return;
-    if (this.queued >= MAX_QUEUED_WRITES) return;
+    if (this.queuedFromRequests >= MAX_QUEUED_WRITES) return;
     this.noteWrite(key, now);
-    this.write(projectId, hello, address, now, undefined, last === undefined);
+    this.write(projectId, hello, address, now, undefined, last === undefined, true);
   }
 
   /** A stream opened for a relay: a sighting now, and one when it closes (the returned function, called once). */
@@ -109,15 +111,18 @@ export class RelaysService {
 
   /** Relays with streams open here: their last_stream_at renewed, so that every server sees them connected. */
   private refresh(): void {
+    // A renewal is only worth writing when the queue drains; a skipped one is caught up a turn later.
+    if (this.queued >= MAX_QUEUED_WRITES) return;
     const now = Date.now();
     for (const open of this.open.values()) this.write(open.projectId, open.hello, open.address, now, [...open.envs.keys()]);
   }
 
   /** `fresh`: a relay this process has not written lately, so perhaps a new row: the project's cap is enforced with it. */
-  private write(projectId: string, hello: RelayHello, address: string, at: number, envs?: string[], fresh = false): void {
+  private write(projectId: string, hello: RelayHello, address: string, at: number, envs?: string[], fresh = false, fromRequest = false): void {
     const { store, log } = this.ctx;
     const sighting = { projectId, relayId: hello.id, name: hello.name, version: hello.version, address: address.slice(0, 100), at: new Date(at).toISOString(), ...(envs ? { stream: { envs: envs.sort() } } : {}) };
-    this.peakQueued = Math.max(this.peakQueued, ++this.queued);
+    this.queued++;
+    if (fromRequest) this.peakQueuedFromRequests = Math.max(this.peakQueuedFromRequests, ++this.queuedFromRequests);
     this.chain = this.chain
       .then(async () => {
         await store.write(async (tx) => {
@@ -130,7 +135,10 @@ export class RelaysService {
         }
       })
       .catch((err) => log.warn("relays: a relay sighting was not recorded", { relayId: hello.id, error: String(err) }))
-      .finally(() => this.queued--);
+      .finally(() => {
+        this.queued--;
+        if (fromRequest) this.queuedFromRequests--;
+      });
   }
 
   /** Waits for the sightings queued so far (tests, and close). */
