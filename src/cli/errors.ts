@@ -1,6 +1,6 @@
 import { dirname } from "node:path";
 import { UsageError } from "../lib/usage-error";
-import { ApiRequestError, NetworkError, NotSignedInError, type RequestContext } from "./client";
+import { ApiRequestError, NetworkError, NotSignedInError, type RequestContext } from "./client-errors";
 
 /**
  * How every failure of a command reaches the user: one exit status, one
