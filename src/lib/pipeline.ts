@@ -147,7 +147,8 @@ export const CLOSE = { connection: "close" } as const;
 
 type OpenRead = {
   deadline: number;
-  reader: ReadableStreamDefaultReader<Uint8Array>;
+  /** Ends the read at its deadline (it then ends, marked timed out). */
+  cancel: () => void;
   timedOut: boolean;
   /** The client's address, looked up when first needed (see BodyReads.read). */
   client: string | undefined;
@@ -174,7 +175,7 @@ export class BodyReads {
    * Addresses are looked up only once `perClient` bodies are open (fewer cannot be too many from one client):
    * the lookup (Bun's requestIP) costs a few microseconds, a tenth of an OFREP call's whole time.
    */
-  async read(request: Request, clientOf: () => string, read: (reader: ReadableStreamDefaultReader<Uint8Array>) => Promise<Request>): Promise<Request> {
+  async read(request: Request, clientOf: () => string, read: (open: OpenRead) => Promise<Request>): Promise<Request> {
     const { max, perClient } = this.limits;
     if (this.counts.reading >= max) return this.refuse(request, "server", 503, { error: "Unavailable" });
     let client: string | undefined;
@@ -187,11 +188,11 @@ export class BodyReads {
       }
     }
     this.counts.reading++;
-    const entry: OpenRead = { deadline: performance.now() + this.limits.timeoutMs, reader: request.body!.getReader(), timedOut: false, client, clientOf };
+    const entry: OpenRead = { deadline: performance.now() + this.limits.timeoutMs, cancel: () => undefined, timedOut: false, client, clientOf };
     this.open.add(entry);
     this.sweep ??= this.startSweep();
     try {
-      const next = await read(entry.reader);
+      const next = await read(entry);
       if (!entry.timedOut) return next;
       return this.refuse(request, "timeout", 408, { error: "Request body timed out", code: "BAD_REQUEST", detail: `the whole body must arrive within ${this.limits.timeoutMs / 1000} s` });
     } catch {
@@ -227,7 +228,7 @@ export class BodyReads {
         for (const entry of this.open) {
           if (entry.timedOut || entry.deadline > now) continue;
           entry.timedOut = true;
-          void entry.reader.cancel().catch(() => undefined);
+          entry.cancel();
         }
       },
       Math.max(10, Math.min(1000, this.limits.timeoutMs / 5)),
@@ -300,8 +301,11 @@ export function rebuilt(request: Request, body: Uint8Array | null): Request {
 export async function bufferBody(request: Request, maxBytes: number, reads?: BodyReads, clientOf: () => string = () => "unknown"): Promise<Request> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) return request;
-  if (!reads) return readBody(request, request.body!.getReader(), maxBytes);
-  return reads.read(request, clientOf, (reader) => readBody(request, reader, maxBytes));
+  // A declared length (and no chunked framing beside it) bounds the body: Bun reads it whole, natively, about 5 µs
+  // a request cheaper than pulling it through a stream reader here (issue 32). Chunked bodies are counted as they come.
+  const whole = declared !== null && !request.headers.has("transfer-encoding");
+  const read = (open?: OpenRead) => (whole ? readDeclared(request, maxBytes, open) : readBody(request, maxBytes, open));
+  return reads ? reads.read(request, clientOf, read) : read();
 }
 
 /** The size in bytes of each body read (chunked ones too), for limits smaller than the server's (browser keys). */
@@ -312,7 +316,24 @@ export function bodySizeOf(request: Request): number {
   return bodySizes.get(request) ?? (Number(request.headers.get("content-length")) || 0);
 }
 
-async function readBody(request: Request, reader: ReadableStreamDefaultReader<Uint8Array>, maxBytes: number): Promise<Request> {
+/** A body of declared length, read whole; at its deadline the wait ends (the rest is never taken: the 408 closes the connection). */
+async function readDeclared(request: Request, maxBytes: number, open?: OpenRead): Promise<Request> {
+  const reading = request.bytes();
+  let bytes: Uint8Array | null;
+  if (open) {
+    const { promise: stopped, resolve: stop } = Promise.withResolvers<null>();
+    open.cancel = () => stop(null);
+    // Past the deadline the read is left behind: it ends, or fails, when the connection closes.
+    reading.catch(() => undefined);
+    bytes = await Promise.race([reading, stopped]);
+  } else bytes = await reading;
+  if (bytes === null) return rebuilt(request, null);
+  return buffered(request, bytes, maxBytes);
+}
+
+async function readBody(request: Request, maxBytes: number, open?: OpenRead): Promise<Request> {
+  const reader = request.body!.getReader();
+  if (open) open.cancel = () => void reader.cancel().catch(() => undefined);
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -321,13 +342,23 @@ async function readBody(request: Request, reader: ReadableStreamDefaultReader<Ui
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel().catch(() => undefined);
-      const refused = rebuilt(request, null);
-      oversized.add(refused);
-      return refused;
+      return tooLarge(request);
     }
     chunks.push(value);
   }
-  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  return buffered(request, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), maxBytes);
+}
+
+function tooLarge(request: Request): Request {
+  const refused = rebuilt(request, null);
+  oversized.add(refused);
+  return refused;
+}
+
+/** The request again over its whole body, its size noted and its nesting checked. */
+function buffered(request: Request, bytes: Uint8Array, maxBytes: number): Request {
+  const size = bytes.byteLength;
+  if (size > maxBytes) return tooLarge(request);
   const next = rebuilt(request, bytes);
   bodySizes.set(next, size);
   // Sentry envelopes are no JSON document (gzip, binary attachments): their routes check each JSON item, decompressed.
