@@ -301,8 +301,9 @@ export function rebuilt(request: Request, body: Uint8Array | null): Request {
 export async function bufferBody(request: Request, maxBytes: number, reads?: BodyReads, clientOf: () => string = () => "unknown"): Promise<Request> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) return request;
-  // A declared length (and no chunked framing beside it) bounds the body: Bun reads it whole, natively, about 5 µs
-  // a request cheaper than pulling it through a stream reader here (issue 32). Chunked bodies are counted as they come.
+  // A declared length (and no chunked framing beside it) bounds the body: Bun reads it whole, natively. Pulled through
+  // a stream reader here instead, an OFREP evaluation took 61 µs of the server's core against 41 µs (issue 32:
+  // 16.3k -> 24.2k req/s). Chunked bodies are counted as they come.
   const whole = declared !== null && !request.headers.has("transfer-encoding");
   const read = (open?: OpenRead) => (whole ? readDeclared(request, maxBytes, open) : readBody(request, maxBytes, open));
   return reads ? reads.read(request, clientOf, read) : read();

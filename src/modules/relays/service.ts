@@ -40,9 +40,10 @@ type Open = { projectId: string; hello: RelayHello; address: string; envs: Map<s
  * (./header.ts) on its streams, key lookups and forwards, and the server keeps a sighting. Writes are bounded
  * and never fail a request: one per relay per REQUEST_THROTTLE_MS from the request path, one on each stream's
  * open and close, and one per relay with open streams every refresh (so that other servers see it connected),
- * each fire-and-forget, one at a time, failures logged; request-path ones are dropped while MAX_QUEUED_WRITES of
- * them wait (stream ones are bounded by the open streams, and renewals wait while the queue is that long), and a project keeps its MAX_RELAYS_PER_PROJECT most recently seen. Sightings are not user writes: no audit row for them
- * (forgetting one is, and is audited).
+ * each fire-and-forget, one at a time, failures logged. Request-path ones are dropped while MAX_QUEUED_WRITES of
+ * them wait (stream ones are bounded by the open streams, and renewals wait while the queue is that long), and a
+ * project keeps its MAX_RELAYS_PER_PROJECT most recently seen. Sightings are not user writes: no audit row for
+ * them (forgetting one is, and is audited).
  */
 export class RelaysService {
   readonly windowMs: number;
