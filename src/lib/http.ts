@@ -226,6 +226,27 @@ function sparseRecord(entries: [number, TSchema][]): Record<number, TSchema> {
 }
 
 /**
+ * The record Elysia validates answers with: each schema as answerSchema() gives it, made when Elysia first reads it
+ * (when it compiles the route's validators, on the route's first request). Made for every route at start, the
+ * schemas' walk took 3.5 ms of the server's start.
+ */
+function answerRecord(entries: [number, TSchema][]): Record<number, TSchema> {
+  const record = sparseRecord(entries);
+  for (const [code, schema] of entries) {
+    Object.defineProperty(record, code, {
+      configurable: true,
+      enumerable: true,
+      get: () => {
+        const answer = answerSchema(schema);
+        Object.defineProperty(record, code, { value: answer, configurable: true, enumerable: true, writable: true });
+        return answer;
+      },
+    });
+  }
+  return record;
+}
+
+/**
  * A route's success status → schema record for Elysia, one object shared by every route with the same statuses and
  * schemas, errors included (Elysia and the OpenAPI generator only read it): routes that differ only in their error
  * statuses get distinct objects, each mapped to its documented record (`documentedResponses`).
@@ -234,7 +255,7 @@ function responsesOf(errorCodes: number[], success: Record<number, TSchema> | un
   const entries: [number, TSchema][] = errorCodes.map((code) => [code, ErrorBodySchema]);
   const own: [number, TSchema][] = [];
   for (const [code, schema] of Object.entries(success ?? {})) {
-    own.push([Number(code), answerSchema(schema)]);
+    own.push([Number(code), schema]);
     const at = entries.findIndex(([c]) => c === Number(code));
     if (at >= 0) entries[at] = [Number(code), schema];
     else entries.push([Number(code), schema]);
@@ -250,7 +271,7 @@ function responsesOf(errorCodes: number[], success: Record<number, TSchema> | un
   if (!record) {
     // Never undefined, even without success schemas: Elysia then still compiles the route as one with a schema (the
     // error path that tells its own validation errors apart), as it did when the error statuses were in the record.
-    record = sparseRecord(own);
+    record = answerRecord(own);
     documented.set(record, sparseRecord(entries));
     if (responseRecords.size >= MAX_RESPONSE_RECORDS) responseRecords.clear();
     responseRecords.set(key, record);
