@@ -18,8 +18,8 @@ import { join } from "node:path";
 import { type Check, type Row, type Settings, type Target, initProject, load, printChecks, rssMb, startBare, startSvc, stop, watchPeakRss } from "./lib";
 
 const IDLE_SECONDS = 30;
-/** After the writes: past the config schema worker's 10 s idle end (WORKER_IDLE_MS), with a margin. */
-const SETTLE_SECONDS = 12;
+/** After the writes: past the config schema worker's 10 s idle end (WORKER_IDLE_MS) and the return of its memory (about 15 s, measured). */
+const SETTLE_SECONDS = 20;
 const TARGETS = { firstMb: 55, idleMb: 55, peakMb: 80, endMb: 65 } as const;
 
 export async function runMemory(settings: Settings): Promise<{ rows: Row[]; figures: Record<string, number> }> {
