@@ -1,7 +1,7 @@
 /** `svc requests`: change requests (four eyes): open, approve or reject (people only), withdraw, apply. */
 import type { Static } from "@sinclair/typebox";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, emit, flagFile, oneOf, openClient, qAndStateQuery, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, emit, flagFile, openClient, qAndStateQuery, str, table, when } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
 import { UsageError } from "../../lib/config";
 import type { ChangeRequestSchema } from "./contract";

@@ -2,7 +2,7 @@
 import { UsageError } from "../../lib/config";
 import { parseDuration } from "../../lib/backups";
 import { type SvcClient, dataOf, seg } from "../../cli/client";
-import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, flagFile, jsonFlag, oneOf, openClient, qAndStateQuery, str, table, when } from "../../cli/client-command";
+import { CLIENT_FLAGS, YES_FLAG, confirmChange, emit, flagFile, jsonFlag, openClient, qAndStateQuery, str, table, when } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
 import type { Static } from "@sinclair/typebox";
 import type { ScheduleSchema } from "./contract";
