@@ -34,6 +34,7 @@ const shape = (value: unknown): unknown =>
 
 const s = await startTestServer({});
 try {
+  s.server.ctx.addAllRoutes!();
   const routes = ((s.server as any).app.routes as { method: string; path: string }[])
     .filter((r) => r.method === "GET" && r.path.startsWith("/api/admin/") && !r.path.includes("*"))
     .map((r) => r.path.replace(/:[^/]+/g, "no-such-id"));

@@ -33,6 +33,7 @@ import { type Store, isBusyError, isPostgresUnavailable } from "./lib/store";
 import { MODULES } from "./modules";
 import { RELAY_HEADER } from "./modules/relays/header";
 import { systemRoutes } from "./modules/system/routes";
+import { ModuleRouteLoader } from "./route-loading";
 import { openapiRoutes } from "./modules/system/openapi";
 
 export type { AppContext, AppOptions, Services } from "./lib/module";
@@ -89,16 +90,27 @@ export function createContext(store: Store, log: Logger, options: AppOptions, sh
 
 /**
  * The app on `ctx`. `onFirstAnswer` is called once, when the first answer is counted (startServer holds back
- * until then the work that answer need not wait for).
+ * until then the work that answer need not wait for). The modules' routes are added on demand (src/route-loading.ts):
+ * `routeLoaderOf(app)` gives the stand-ins a server puts in Bun's native table; `routes: "all"` adds them at once.
  */
-export function buildApp(ctx: AppContext, onFirstAnswer?: () => void) {
-  return (
-    buildPipeline(ctx, onFirstAnswer)
-      // The API reference (/openapi), its bundle and the OpenAPI document (/openapi/json, `servers` per request).
-      .use(openapiRoutes(ctx))
-      .use(systemRoutes(ctx))
-      .use(moduleRoutes(ctx))
-  );
+export function buildApp(ctx: AppContext, onFirstAnswer?: () => void, routes: "on-demand" | "all" = "on-demand") {
+  const app = buildPipeline(ctx, onFirstAnswer)
+    // The API reference (/openapi), its bundle and the OpenAPI document (/openapi/json, `servers` per request).
+    .use(openapiRoutes(ctx))
+    .use(systemRoutes(ctx));
+  const loader = new ModuleRouteLoader(app, ctx);
+  loaders.set(app, loader);
+  ctx.addAllRoutes = () => loader.addAll();
+  ctx.addRoutesFor = (method, path) => loader.addFor(method, path);
+  if (routes === "all") loader.addAll();
+  return app;
+}
+
+const loaders = new WeakMap<object, ModuleRouteLoader>();
+
+/** What adds `app`'s module routes (buildApp). */
+export function routeLoaderOf(app: App): ModuleRouteLoader {
+  return loaders.get(app)!;
 }
 
 /**
@@ -138,7 +150,9 @@ export function buildPipeline(ctx: AppContext, onFirstAnswer?: () => void) {
     return response;
   };
 
-  return (
+  // The app being built, for the onRequest hook that hands a request back to it (set once built, before any request).
+  let self: { fetch(request: Request): Response | Promise<Response> } | undefined;
+  const app =
     // No normalisation: a body field no schema declares is refused by name (every body is a BodyObject), a
     // wrong type is refused, and nothing is silently dropped or turned into `{}` (Elysia's default,
     // "exactMirror", made `5`, `[]` or `null` sent for an object field into `{}`).
@@ -152,8 +166,12 @@ export function buildPipeline(ctx: AppContext, onFirstAnswer?: () => void) {
             : handle) as ReturnType<typeof handle>,
       )
       .onRequest(({ request, set }) => {
+        const path = pathOf(request.url);
+        // A module's route this request needs, not added yet, that Bun's table could not stand in for: added now,
+        // and the request handed to the app again, which answers it as a full start would (src/route-loading.ts).
+        if (ctx.addRoutesFor?.(request.method, path)) return self!.fetch(request);
         const id = requestIdFor(request.headers.get("x-request-id"));
-        const m: RequestMeta = { start: performance.now(), id, path: pathOf(request.url) };
+        const m: RequestMeta = { start: performance.now(), id, path };
         meta.set(request, m);
         set.headers["x-request-id"] = id;
         if (options.edgeOnly && !isEdgePath(m.path)) {
@@ -251,22 +269,9 @@ export function buildPipeline(ctx: AppContext, onFirstAnswer?: () => void) {
         // A handler's own Response (the snapshot's 304, OFREP) carries its status; `set.status` would still say 200.
         const status = m.status ?? (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : Number(set.status) || 200);
         finish(request, m, status, route);
-      })
-  );
-}
-
-/**
- * Every module's routes, in manifest order, used straight on the app: Elysia copies a plugin's routes into the
- * instance that uses it, so a plugin gathering the modules' plugins would add every route once more at start.
- */
-function moduleRoutes(ctx: AppContext) {
-  return <A extends Elysia<any, any, any, any, any, any, any>>(app: A): A => {
-    for (const m of MODULES) {
-      const routes = m.routes?.(ctx);
-      if (routes) app.use(routes);
-    }
-    return app;
-  };
+      });
+  self = app;
+  return app;
 }
 
 export type App = ReturnType<typeof buildApp>;

@@ -1,6 +1,7 @@
 import type { Server } from "bun";
 import { join } from "node:path";
-import { type App, type AppOptions, buildApp, closeServices, createContext, type AppContext } from "./app";
+import { type App, type AppOptions, buildApp, closeServices, createContext, routeLoaderOf, type AppContext } from "./app";
+import { mergeNativeRoutes } from "./route-loading";
 import { type LogLevel, type LoggerOptions, createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES } from "./lib/config";
 import { type Store, openStore, parseStoreTarget } from "./lib/store";
@@ -229,10 +230,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const app = buildApp(ctx, answered);
   // Elysia merges `serve.routes` into Bun's native router: the snapshot's current-tag 304 is answered there, ahead of the pipeline.
   // The bulk OFREP 304 of browser apps' polls likewise (fast-path.ts), and GrowthBook's payload poll (growthbook/fast-path.ts).
-  if (!options.edgeOnly) {
-    const fallback = (request: Request) => app.fetch(request);
-    app.config.serve = { ...app.config.serve, routes: { ...snapshotFastRoutes(ctx, fallback), ...ofrepBulkFastRoutes(ctx, fallback), ...growthbookFastRoutes(ctx, fallback) } };
-  }
+  // Ahead of them in the table, the stand-ins of the module routes not added yet (src/route-loading.ts); a fast
+  // route hands what it does not answer to its module's routes, which it adds first if need be.
+  const loader = routeLoaderOf(app);
+  const fastRoutes = options.edgeOnly
+    ? {}
+    : {
+        ...snapshotFastRoutes(ctx, loader.fetchVia("snapshots")),
+        ...ofrepBulkFastRoutes(ctx, loader.fetchVia("snapshots")),
+        ...growthbookFastRoutes(ctx, loader.fetchVia("growthbook")),
+      };
+  app.config.serve = { ...app.config.serve, routes: mergeNativeRoutes(loader.standIns(), fastRoutes) };
   // Elysia compiles the app again and reloads the server once its lazily loaded plugins have settled, at once after
   // listen when there are none (about 3 ms, then a full collection: ahead of the first request). We have none and that
   // pass changes nothing for us, so one plugin that settles with the first answer moves it behind that answer.

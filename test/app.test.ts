@@ -159,6 +159,7 @@ describe("OpenAPI", () => {
     for (const path of Object.keys(spec.paths)) expect(path === "/" || !path.endsWith("/") || /^\/api\/\{[A-Za-z]+\}\/(envelope|store)\/$/.test(path), path).toBe(true);
     expect(spec.info.description).toContain("over 4096 bytes is refused with 413 `Body too large`");
     // CORS preflight routes (OPTIONS, the intake's) are plumbing the document leaves out.
+    s.server.ctx.addAllRoutes!();
     const routes = ((s.server as any).app.routes as any[]).filter(
       (x) => x.method !== "OPTIONS" && (x.path.startsWith("/api/") || x.path.startsWith("/ofrep/") || x.path.startsWith("/auth/device/") || x.path.startsWith("/ops/")),
     );
@@ -182,6 +183,7 @@ describe("OpenAPI", () => {
   // schemas only, while the document still lists every error status with the Error schema.
   test("routes give Elysia their success schemas only; the document still lists every error status", async () => {
     const spec = (await s.api("/openapi/json", { key: null })).body;
+    s.server.ctx.addAllRoutes!();
     const routes = (s.server as any).app.routes as { method: string; path: string; hooks?: { response?: Record<string, unknown> } }[];
     for (const route of routes) {
       for (const schema of Object.values(route.hooks?.response ?? {})) {
@@ -229,6 +231,7 @@ test("--edge-only: /healthz answers 200; every admin, SDK, OFREP, sign-in and pa
     expect(health.body).toEqual({ ok: true });
 
     // Every path the full server registers, plus pages and docs, with the credential each would take.
+    edge.server.ctx.addAllRoutes!();
     const registered = ((edge.server.app as any).routes as { method: string; path: string }[])
       .filter((r) => r.path !== "/healthz" && r.path !== "/metrics" && !r.path.startsWith("/ops/"))
       .map((r) => ({ method: r.method, path: r.path.replace(/:[A-Za-z_]+/g, "probe-id").replace(/\*$/, "probe-flag") }));

@@ -88,6 +88,7 @@ describe("request body examples", () => {
   test("every documented request body carries at least one example, and each validates against the documented schema and the live route's validator", () => {
     const ops = operationsWithBodies(doc);
     expect(ops.length).toBeGreaterThanOrEqual(28);
+    s.server.ctx.addAllRoutes!();
     const routes = (s.server.app as any).routes as { method: string; path: string; hooks: { body?: any } }[];
     let checked = 0;
     for (const { method, path, op } of ops) {
@@ -120,6 +121,7 @@ describe("request body examples", () => {
     const documented = validatorFor(schema);
     expect(documented({ name: "", value: true, switches: {}, description: null })).toBe(false);
     expect(documented({ name: "checkout", enabled: true })).toBe(false);
+    s.server.ctx.addAllRoutes!();
     const route = ((s.server.app as any).routes as any[]).find((r) => r.method === "POST" && r.path === "/api/admin/killswitches");
     expect((getSchemaValidator(route.hooks.body) as any).Check({ name: "" })).toBe(false);
   });

@@ -58,6 +58,13 @@ export type AppContext = ServiceContext & {
    * id instead of walking every service.
    */
   toJSON(): string;
+  /**
+   * Adds the routes of every module not added yet (modules' routes are added on demand: src/route-loading.ts).
+   * Set by buildApp; the OpenAPI document calls it before it lists the routes.
+   */
+  addAllRoutes?(): void;
+  /** Adds the modules with a route for a request Bun's table had none for; true when it added any (src/route-loading.ts). */
+  addRoutesFor?(method: string, path: string): boolean;
 };
 
 /** One part of the published snapshot SDKs poll (killswitches, configs, ...). */

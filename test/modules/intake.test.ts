@@ -218,6 +218,7 @@ describe("who may file", () => {
   });
 
   test("a client key reaches nothing but the intake: every admin, SDK and OFREP route refuses it", async () => {
+    ts.server.ctx.addAllRoutes!();
     const routes = ((ts.server.app as any).routes as { method: string; path: string }[]).filter((r) => /^\/(api|ofrep)\//.test(r.path));
     expect(routes.length).toBeGreaterThan(50);
     const answered: string[] = [];

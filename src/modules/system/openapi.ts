@@ -3,6 +3,7 @@ import type { AppContext } from "../../lib/module";
 import { ErrorBodySchema, documentedResponses } from "../../lib/http";
 import { BODY_READ_TIMEOUT_MS, MAX_BODY_READS, MAX_BODY_READS_PER_CLIENT } from "../../lib/pipeline";
 import { VERSION } from "../../version";
+import { MODULE_ROUTES } from "../route-table";
 // The Scalar API reference bundle is embedded in the binary: the /openapi UI never loads a CDN.
 import scalarBundlePath from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 
@@ -116,6 +117,8 @@ export function openapiRoutes(ctx: AppContext) {
   const parts = async () => {
     if (documentParts) return documentParts;
     const { toOpenAPISchema } = await import("@elysiajs/openapi");
+    // The document lists every route, also those of modules no request has needed yet.
+    ctx.addAllRoutes?.();
     // Dotted paths are not dropped as "static files": /sdk/svc-sdk.tgz and /sdk/svc.js are documented routes; the
     // other dotted ones (this viewer's scripts, dashboard assets) are hidden by their own `detail.hide`.
     const { paths, components } = toOpenAPISchema(documentedApp(plugin), { staticFile: false });
@@ -191,15 +194,28 @@ export function openapiRoutes(ctx: AppContext) {
  */
 function documentedApp(app: AnyElysia): AnyElysia {
   // Both are protected in Elysia's types; the generator calls them the same way.
-  const source = app as unknown as { getGlobalDefinitions(): unknown; getGlobalRoutes(): { hooks?: { response?: unknown } }[] };
+  const source = app as unknown as { getGlobalDefinitions(): unknown; getGlobalRoutes(): { method: string; path: string; hooks?: { response?: unknown } }[] };
   return {
     getGlobalDefinitions: () => source.getGlobalDefinitions(),
     getGlobalRoutes: () =>
-      source.getGlobalRoutes().map((route) => {
+      inDeclaredOrder(source.getGlobalRoutes()).map((route) => {
         const response = documentedResponses(route.hooks?.response);
         return response ? { ...route, hooks: { ...route.hooks, response } } : route;
       }),
   } as unknown as AnyElysia;
+}
+
+/**
+ * The routes as a full start adds them: this server's own first, then each module's in manifest order (the
+ * route table's). Modules are added as requests need them (src/route-loading.ts), so the app holds them in the
+ * order they were first asked for; the document's order does not depend on that.
+ */
+function inDeclaredOrder<R extends { method: string; path: string }>(routes: R[]): R[] {
+  const rank = new Map<string, number>();
+  for (const list of Object.values(MODULE_ROUTES)) for (const [method, path] of list) if (!rank.has(`${method} ${path}`)) rank.set(`${method} ${path}`, rank.size);
+  const rankOf = (route: R) => rank.get(`${route.method} ${route.path}`) ?? -1;
+  // Stable: routes outside the table (the server's own) keep their order, ahead of the modules'.
+  return [...routes].sort((a, b) => rankOf(a) - rankOf(b));
 }
 
 /**
