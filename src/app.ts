@@ -91,9 +91,10 @@ export function createContext(store: Store, log: Logger, options: AppOptions, sh
 /**
  * The app on `ctx`. `onFirstAnswer` is called once, when the first answer is counted (startServer holds back
  * until then the work that answer need not wait for). The modules' routes are added on demand (src/route-loading.ts):
- * `routeLoaderOf(app)` gives the stand-ins a server puts in Bun's native table; `routes: "all"` adds them at once.
+ * `routeLoaderOf(app)` gives the stand-ins a server puts in Bun's native table; without a server (`app.handle`),
+ * `ctx.addAllRoutes()` adds them all.
  */
-export function buildApp(ctx: AppContext, onFirstAnswer?: () => void, routes: "on-demand" | "all" = "on-demand") {
+export function buildApp(ctx: AppContext, onFirstAnswer?: () => void) {
   const app = buildPipeline(ctx, onFirstAnswer)
     // The API reference (/openapi), its bundle and the OpenAPI document (/openapi/json, `servers` per request).
     .use(openapiRoutes(ctx))
@@ -102,7 +103,6 @@ export function buildApp(ctx: AppContext, onFirstAnswer?: () => void, routes: "o
   loaders.set(app, loader);
   ctx.addAllRoutes = () => loader.addAll();
   ctx.addRoutesFor = (method, path) => loader.addFor(method, path);
-  if (routes === "all") loader.addAll();
   return app;
 }
 

@@ -11,15 +11,16 @@ export type NativeRoutes = Record<string, Record<string, NativeHandler>>;
 
 /**
  * A module's routes are added to the app on the first request that needs them, not at start (issue 32): adding
- * the 260 routes of 34 modules (Elysia instances, schemas, macros) was a third of the binary's cold start and
- * 5.6 MB of its resident memory, for routes most servers answer few of, and some never.
+ * the 261 routes of 33 modules (their code, Elysia instances, schemas, macros) was a third of the binary's cold
+ * start and 6 MB of its resident memory at its first answer, for routes most servers answer few of, some never.
  *
  * Bun's native router holds, from the start, a stand-in for every route of every module not yet added, under the
  * route's own method and path (MODULE_ROUTES, generated from the modules and checked by test/route-table.test.ts).
  * So Bun picks among all routes exactly as it would with every module added: a stand-in is only ever chosen for a
  * request one of its module's routes is the best match for. The stand-in adds its module (with any module that
  * declares the same method and path: the route added last answers such a path, as at a full start), compiles the
- * app again, and hands the request to the app; every later request to that module goes the same way.
+ * app again, and calls the handler Elysia would have put in Bun's table for that route; it stays in the table and
+ * calls that handler from then on.
  */
 export class ModuleRouteLoader {
   private readonly added = new Set<string>();

@@ -5,6 +5,7 @@ import { SQL } from "bun";
 import { startServer, type RunningServer, type ServerOptions } from "../src/server";
 import { pkceChallenge, randomBase62 } from "../src/lib/ids";
 import type { Store } from "../src/lib/store";
+import { MODULE_ROUTES } from "../src/modules/route-table";
 
 /**
  * The engine this run tests: `npm test` runs the suite twice (scripts/test.ts),
@@ -149,4 +150,16 @@ export function expectErrorShape(body: any): { error: string; code: string; deta
     throw new Error(`not an error body: ${JSON.stringify(body)}`);
   }
   return body;
+}
+
+/**
+ * Every route the server answers, as `{method, path}`: its own (added at start) and every module's from the route
+ * table. Modules are added on demand (src/route-loading.ts): this does not add them, so that a test walking the
+ * routes reaches each module through its stand-ins, as a request to a fresh server does.
+ */
+export function everyRoute(s: TestServer): { method: string; path: string }[] {
+  const own = ((s.server.app as any).routes as { method: string; path: string }[]).map((r) => ({ method: String(r.method), path: String(r.path) }));
+  const modules = Object.values(MODULE_ROUTES).flatMap((list) => list.map(([method, path]) => ({ method, path })));
+  const seen = new Set<string>();
+  return [...own, ...modules].filter((r) => !seen.has(`${r.method} ${r.path}`) && seen.add(`${r.method} ${r.path}`));
 }

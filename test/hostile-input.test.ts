@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Browser, MailCapture } from "./browser";
-import { startTestServer, type TestServer } from "./helpers";
-import { MODULE_ROUTES } from "../src/modules/route-table";
+import { everyRoute, startTestServer, type TestServer } from "./helpers";
 
 /**
  * No request can make a 500, and every error keeps its documented shape.
@@ -448,11 +447,8 @@ beforeAll(async () => {
   await browser.get("/signin");
   csrf = browser.csrf;
   ownerToken = await s.accessTokenFor("owner@example.com");
-  // The server's own routes, and every module's from the route table: modules not asked for yet are added by
-  // the hostile requests themselves, through their stand-ins (src/route-loading.ts).
-  const own = ((s.server.app as any).routes as any[]).map((r) => ({ method: String(r.method), path: String(r.path) }));
-  const modules = Object.values(MODULE_ROUTES).flatMap((list) => list.map(([method, path]) => ({ method, path })));
-  routes = [...own, ...modules].filter((r, i, all) => all.findIndex((o) => o.method === r.method && o.path === r.path) === i);
+  // Modules not asked for yet are added by the hostile requests themselves, through their stand-ins.
+  routes = everyRoute(s);
 });
 afterAll(() => s.stop());
 
