@@ -81,9 +81,11 @@ export class ModuleRouteLoader {
    */
   addFor(method: string, path: string): boolean {
     if (this.allAdded || path.length < 2 || !path.endsWith("/")) return false;
+    // Elysia's router answers a HEAD with the GET route of its path.
+    const wanted = method === "HEAD" ? ["HEAD", "GET"] : [method];
     const owners: string[] = [];
     for (const [name, list] of Object.entries(this.table)) {
-      if (!this.added.has(name) && list.some(([m, pattern]) => m === method && routeMatches(pattern, path))) owners.push(name);
+      if (!this.added.has(name) && list.some(([m, pattern]) => wanted.includes(m) && routeMatches(pattern, path))) owners.push(name);
     }
     if (owners.length === 0) return false;
     this.add(owners);

@@ -56,6 +56,11 @@ describe("module routes are added on demand (src/route-loading.ts)", () => {
     expect(r.status).toBe(401);
     expect(((await r.json()) as { code: string }).code).toBe("UNAUTHORIZED");
     expect(loader.isAdded("errors")).toBe(true);
+    // A HEAD with a trailing slash is a GET to Elysia's router: the module is added for it too.
+    expect(loader.isAdded("i18n")).toBe(false);
+    const head = await fetch(`${s.url}/api/admin/i18n/profiles/`, { method: "HEAD", headers: { authorization: `Bearer ${s.adminKey}`, "x-project-id": s.projectId } });
+    expect(head.status).toBe(200);
+    expect(loader.isAdded("i18n")).toBe(true);
     // A path no module has stays a 404, and adds nothing.
     const unknown = await fetch(`${s.url}/api/no-such-thing/`, { headers: { authorization: `Bearer ${s.adminKey}` } });
     expect(unknown.status).toBe(404);
