@@ -89,6 +89,8 @@ export type RunningServer = {
   store: Store;
   /** Settles once the first request has been answered, or FIRST_ANSWER_WAIT_MS after listening without one. */
   firstAnswer: Promise<void>;
+  /** Settles once the server has answered BUSY_ANSWERS requests within one second (never, on a server that sees no traffic). */
+  busy: Promise<void>;
   /** Prints the first-run setup link (when the database has no organisation yet; nothing otherwise): called after `listening on`. */
   announceSetup(): void;
   /** Stops accepting, lets in-flight requests finish, then closes the store. */
@@ -113,6 +115,28 @@ async function bootstrapHeadless(ctx: AppContext, adminKey: string, ownerEmail: 
 }
 
 const CLEANUP_EVERY_MS = 3600_000;
+
+/**
+ * Requests answered within one second that make a server busy (RunningServer.busy): a hundred SDK clients polling
+ * every second, or one person's burst of admin calls. `svc serve` then gives the JIT its normal policy.
+ */
+export const BUSY_ANSWERS = 100;
+
+/** Settles once `answered()` grew by BUSY_ANSWERS within one of its one-second looks; the looks end then, or with `signal`. */
+export function whenBusy(answered: () => number, signal: AbortSignal, everyMs = 1000): Promise<void> {
+  return new Promise((busy) => {
+    let last = answered();
+    const look = setInterval(() => {
+      const now = answered();
+      if (now - last >= BUSY_ANSWERS || signal.aborted) {
+        clearInterval(look);
+        if (!signal.aborted) busy();
+      }
+      last = now;
+    }, everyMs);
+    look.unref?.();
+  });
+}
 
 /** How long work held back for the first answer (RunningServer.firstAnswer) waits when no request comes. */
 const FIRST_ANSWER_WAIT_MS = 1000;
@@ -289,6 +313,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     app,
     store,
     firstAnswer,
+    busy: whenBusy(() => ctx.services.operations.telemetry.answered(), shutdown.signal),
     announceSetup: () => announceSetup(),
     async stop() {
       if (stopped) return;

@@ -135,9 +135,11 @@ export const serveCommand: Command = {
     server.announceSetup();
     // The compiled binary starts with a raised JIT tier-up threshold (scripts/build.ts, --compile-jit-policy):
     // the start's run-once code stays in the interpreter instead of keeping JIT threads busy on the server's core.
-    // The normal policy is back once the first request has been answered (outside a compiled binary this changes
-    // nothing): restored before it, the JIT threads compiled during that first answer (1-2 ms of a cold start, measured).
-    void server.firstAnswer.then(() => Bun.unsafe.setJITPolicy(1));
+    // The normal policy is back once the server is busy (a hundred answers within a second; outside a compiled
+    // binary this changes nothing). Restored at the first answer instead, a server nobody asked anything optimised
+    // its own timers (the SQLite store's look for other processes' changes, four times a second): the optimising
+    // compiler's code, 2.3 MB of the binary, was paged in 16 s after start (issue 32, idle memory).
+    void server.busy.then(() => Bun.unsafe.setJITPolicy(1));
     const scheduled = backups ? startScheduledBackups(server.store as SqliteStore, { ...backups, keyFile: process.env.SERVICE_SECRET_KEY ? undefined : join(dataDir, "secret.key") }, server.ctx.log) : undefined;
 
     await new Promise<void>((done) => {

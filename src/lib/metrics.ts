@@ -118,6 +118,13 @@ export class Telemetry {
     return series;
   }
 
+  /** Requests answered so far, every route and status (the fast paths' included: they observe the same series). */
+  answered(): number {
+    let total = 0;
+    for (const byMethod of this.routes.values()) for (const series of byMethod.values()) for (const h of series.byStatus.values()) total += h.count;
+    return total;
+  }
+
   /** One answered request; `route` is the template (`/api/admin/killswitches/:id`), never the raw path. */
   request(method: string, route: string, status: number, seconds: number): void {
     this.series(methodLabel(method), route).observe(status, seconds);
