@@ -5,7 +5,7 @@ import { signInOptionsFromEnv } from "../modules/identity/options";
 import { networkOptionsFromEnv } from "../lib/network";
 import { intakeOptionsFromEnv } from "../modules/ops/intake";
 import { browserKeyLimitsFromEnv } from "../modules/keys/options";
-import { startServer } from "../server";
+import { startServer, whenBusy } from "../server";
 import type { Command } from "./command";
 import { portSetting } from "./port";
 import { STORE_FLAG, storeOpenFailure, storeTargetOf } from "./store-option";
@@ -201,10 +201,15 @@ async function runRelay(input: { upstream: string; key: string | undefined; port
     queueMax,
   });
   console.log(`listening on ${relay.url}`);
+  // As `svc serve` does: the normal JIT policy once the relay is busy (it had kept the compiled binary's raised
+  // threshold for good, its SDK answers included).
+  const stopLooking = new AbortController();
+  void whenBusy(() => relay.relay.telemetry.answered(), stopLooking.signal).then(() => Bun.unsafe.setJITPolicy(1));
   await new Promise<void>((done) => {
     const shutdown = async (signal: string) => {
       process.off("SIGTERM", onTerm);
       process.off("SIGINT", onInt);
+      stopLooking.abort();
       await relay.stop();
       console.log(JSON.stringify({ ts: new Date().toISOString(), level: "info", msg: "stopped", signal }));
       done();
