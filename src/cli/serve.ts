@@ -133,13 +133,7 @@ export const serveCommand: Command = {
     console.log(`listening on ${server.url}`);
     // The first-run setup link (only on an empty database) comes last: it is what a newcomer must act on.
     server.announceSetup();
-    // The compiled binary starts with a raised JIT tier-up threshold (scripts/build.ts, --compile-jit-policy):
-    // the start's run-once code stays in the interpreter instead of keeping JIT threads busy on the server's core.
-    // The normal policy is back once the server is busy (a hundred answers within a second; outside a compiled
-    // binary this changes nothing). Restored at the first answer instead, a server nobody asked anything optimised
-    // its own timers (the SQLite store's look for other processes' changes, four times a second): the optimising
-    // compiler's code, 2.3 MB of the binary, was paged in 16 s after start (issue 32, idle memory).
-    void server.busy.then(() => Bun.unsafe.setJITPolicy(1));
+    normalJitOnceBusy(server.busy);
     const scheduled = backups ? startScheduledBackups(server.store as SqliteStore, { ...backups, keyFile: process.env.SERVICE_SECRET_KEY ? undefined : join(dataDir, "secret.key") }, server.ctx.log) : undefined;
 
     await new Promise<void>((done) => {
@@ -163,6 +157,18 @@ export const serveCommand: Command = {
   },
 };
 
+
+/**
+ * The compiled binary starts with a raised JIT tier-up threshold (scripts/build.ts, --compile-jit-policy): the
+ * start's run-once code stays in the interpreter instead of keeping JIT threads busy on the server's core. The
+ * normal policy is back once the server (or relay) is busy, a hundred answers within a second (outside a compiled
+ * binary this changes nothing). Restored at the first answer instead, a server nobody asked anything optimised its
+ * own timers (the SQLite store's look for other processes' changes, four times a second): the optimising
+ * compiler's code, 2.3 MB of the binary, was paged in 16 s after start (issue 32, idle memory).
+ */
+function normalJitOnceBusy(busy: Promise<void>): void {
+  void busy.then(() => Bun.unsafe.setJITPolicy(1));
+}
 
 /** `svc serve --relay URL --key KEY`: the edge relay (src/modules/relay) instead of the server. */
 async function runRelay(input: { upstream: string; key: string | undefined; port: number; host: string; dataDir: string; logLevel: ReturnType<typeof parseLogLevel>; values: Record<string, unknown> }): Promise<number> {
@@ -201,10 +207,8 @@ async function runRelay(input: { upstream: string; key: string | undefined; port
     queueMax,
   });
   console.log(`listening on ${relay.url}`);
-  // As `svc serve` does: the normal JIT policy once the relay is busy (it had kept the compiled binary's raised
-  // threshold for good, its SDK answers included).
   const stopLooking = new AbortController();
-  void whenBusy(() => relay.relay.telemetry.answered(), stopLooking.signal).then(() => Bun.unsafe.setJITPolicy(1));
+  normalJitOnceBusy(whenBusy(() => relay.relay.telemetry.answered(), stopLooking.signal));
   await new Promise<void>((done) => {
     const shutdown = async (signal: string) => {
       process.off("SIGTERM", onTerm);
