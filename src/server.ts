@@ -9,6 +9,7 @@ import { openEventStore } from "./lib/eventstore";
 import { storeMigrations } from "./modules";
 import { ofrepBulkFastRoutes, snapshotFastRoutes } from "./modules/delivery/fast-path";
 import { growthbookFastRoutes } from "./modules/growthbook/fast-path";
+import { healthzFastRoute } from "./modules/system/healthz";
 import { ORGANISATIONS_LOCK } from "./modules/projects/service";
 import type { SignInOptions } from "./modules/identity/options";
 import { type NetworkOptions, displayHost } from "./lib/network";
@@ -256,14 +257,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // The bulk OFREP 304 of browser apps' polls likewise (fast-path.ts), and GrowthBook's payload poll (growthbook/fast-path.ts).
   // Ahead of them in the table, the stand-ins of the module routes not added yet (src/route-loading.ts); a fast
   // route hands what it does not answer to its module's routes, which it adds first if need be.
+  // /healthz too, on every role (src/modules/system/healthz.ts).
   const loader = routeLoaderOf(app);
-  const fastRoutes = options.edgeOnly
-    ? {}
-    : {
-        ...snapshotFastRoutes(ctx, loader.fetchVia("snapshots")),
-        ...ofrepBulkFastRoutes(ctx, loader.fetchVia("snapshots")),
-        ...growthbookFastRoutes(ctx, loader.fetchVia("growthbook")),
-      };
+  const fastRoutes = {
+    ...healthzFastRoute(ctx, (request) => app.fetch(request), answered),
+    ...(options.edgeOnly
+      ? {}
+      : {
+          ...snapshotFastRoutes(ctx, loader.fetchVia("snapshots")),
+          ...ofrepBulkFastRoutes(ctx, loader.fetchVia("snapshots")),
+          ...growthbookFastRoutes(ctx, loader.fetchVia("growthbook")),
+        }),
+  };
   app.config.serve = { ...app.config.serve, routes: mergeNativeRoutes(loader.standIns(), fastRoutes) };
   // Elysia compiles the app again and reloads the server once its lazily loaded plugins have settled, at once after
   // listen when there are none (about 3 ms, then a full collection: ahead of the first request). We have none and that

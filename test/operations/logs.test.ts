@@ -127,6 +127,50 @@ describe("request logs", () => {
   });
 });
 
+  test("/healthz from Bun's native table answers, counts and logs as the Elysia route does (which a request with a body reaches)", async () => {
+    const { s, requests } = await loggedServer();
+    const native = await fetch(`${s.url}/healthz`, { headers: { "x-request-id": "probe-native" } });
+    const head = await fetch(`${s.url}/healthz`, { method: "HEAD" });
+    // The pipeline's route: the app's own handler, and a GET that declares a body (Bun's table hands it on).
+    const routed = await s.server.app.handle(new Request(`${s.url}/healthz`, { headers: { "x-request-id": "probe-routed" } }));
+    const withBody = await new Promise<string>((done, fail) => {
+      let text = "";
+      void Bun.connect({
+        hostname: "127.0.0.1",
+        port: s.server.port,
+        socket: {
+          open: (socket) => void socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nX-Request-Id: probe-body\r\nConnection: close\r\n\r\n{}"),
+          data: (_socket, chunk) => void (text += chunk.toString()),
+          close: () => done(text),
+          error: (_socket, err) => fail(err),
+        },
+      });
+    });
+    for (const [r, id] of [[native, "probe-native"], [routed, "probe-routed"]] as const) {
+      expect(r.status).toBe(200);
+      expect(r.headers.get("content-type")).toBe("application/json;charset=utf-8");
+      expect(r.headers.get("x-request-id")).toBe(id);
+      expect(await r.text()).toBe('{"ok":true}');
+    }
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toBe("application/json;charset=utf-8");
+    expect(head.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9]{16}$/);
+    expect(await head.text()).toBe("");
+    expect(withBody).toStartWith("HTTP/1.1 200 ");
+    expect(withBody.toLowerCase()).toContain("x-request-id: probe-body");
+    expect(withBody).toEndWith('{"ok":true}');
+    await settle();
+    expect(requests().map((l) => `${l.method} ${l.path} ${l.status} ${l.requestId}`)).toEqual([
+      "GET /healthz 200 probe-native",
+      `HEAD /healthz 200 ${head.headers.get("x-request-id")}`,
+      "GET /healthz 200 probe-routed",
+      "GET /healthz 200 probe-body",
+    ]);
+    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    expect(metrics).toContain('svc_http_requests_total{method="GET",route="/healthz",status="200"} 3\n');
+    expect(metrics).toContain('svc_http_requests_total{method="HEAD",route="/healthz",status="200"} 1\n');
+  });
+
 describe("svc serve settings", () => {
   const bun = process.execPath;
   const main = join(import.meta.dir, "../../src/main.ts");
