@@ -1,6 +1,6 @@
 import type { Server } from "bun";
 import { join } from "node:path";
-import { type App, type AppOptions, buildApp, closeServices, createContext, routeLoaderOf, type AppContext } from "./app";
+import { type App, type AppOptions, buildApp, closeServices, createContext, makeEveryService, routeLoaderOf, type AppContext } from "./app";
 import { mergeNativeRoutes } from "./route-loading";
 import { type LogLevel, type LoggerOptions, createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES } from "./lib/config";
@@ -88,7 +88,7 @@ export type RunningServer = {
   ctx: AppContext;
   app: App;
   store: Store;
-  /** Settles once the first request has been answered, or FIRST_ANSWER_WAIT_MS after listening without one. */
+  /** Settles once the first answer has been written out, or FIRST_ANSWER_WAIT_MS after listening without a request. */
   firstAnswer: Promise<void>;
   /** Settles once the server has answered BUSY_ANSWERS requests within one second (never, on a server that sees no traffic). */
   busy: Promise<void>;
@@ -246,12 +246,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       browserKeys: options.browserKeys,
     },
     shutdown.signal,
+    true,
   );
+  // The connectors' service checks its secret key (SERVICE_SECRET_KEY, or <data>/secret.key) when it is made: made
+  // now, a bad key stops the start, as it did when every service was made at start.
+  void ctx.services.connectors;
   if (options.initAdminKey) await bootstrapHeadless(ctx, options.initAdminKey, options.adminEmail ?? "admin@example.com", log);
 
   // What no request needs waits for the first answer (RunningServer.firstAnswer): run before it, it delayed the
-  // answer a cold start waits for.
-  const { promise: firstAnswer, resolve: answered } = Promise.withResolvers<void>();
+  // answer a cold start waits for. It settles on a timer after the answer is counted: a promise's callbacks run
+  // before Bun writes the answer out, so work chained on the count itself delayed the answer all the same.
+  const { promise: answerCounted, resolve: answered } = Promise.withResolvers<void>();
+  const firstAnswer = answerCounted.then(() => new Promise<void>((sent) => setTimeout(sent, 0)));
+  // The services no request has needed yet (createServices' onDemand), with their timers.
+  void firstAnswer
+    .then(() => stopped || makeEveryService(ctx.services))
+    .catch((err: unknown) => log.error("a service could not be made; it is tried again where it is next needed", { error: String(err) }));
   const app = buildApp(ctx, answered);
   // Elysia merges `serve.routes` into Bun's native router: the snapshot's current-tag 304 is answered there, ahead of the pipeline.
   // The bulk OFREP 304 of browser apps' polls likewise (fast-path.ts), and GrowthBook's payload poll (growthbook/fast-path.ts).

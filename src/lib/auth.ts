@@ -255,6 +255,21 @@ export class Authenticator {
     this.resolvers.push(resolver);
   }
 
+  /** Registrations that need modules' services, made when a credential first needs a resolver (registerLater). */
+  private readonly later: (() => void)[] = [];
+
+  /**
+   * `register` runs before the first bearer secret or session cookie is resolved: the modules' resolvers need
+   * their services, which are made on first use (src/app.ts), and a server's start need not make them.
+   */
+  registerLater(register: () => void): void {
+    this.later.push(register);
+  }
+
+  private registerPending(): void {
+    while (this.later.length > 0) this.later.shift()!();
+  }
+
   private session: SessionResolver | null = null;
 
   registerSession(resolver: SessionResolver): void {
@@ -276,6 +291,7 @@ export class Authenticator {
   }
 
   private async resolveBearer(secret: string): Promise<Credential | null> {
+    this.registerPending();
     for (const r of this.resolvers) if (secret.startsWith(r.prefix)) return r.resolve(secret);
     return null;
   }
@@ -287,6 +303,7 @@ export class Authenticator {
 
   /** The admin credential of a request, before any project is chosen (`/me` answers without one). */
   async identify(request: Request, headers: Record<string, string | undefined>): Promise<Credential> {
+    this.registerPending();
     if (!headers.authorization && this.session) {
       const token = cookieValue(headers.cookie, this.session.cookie);
       if (token) return this.identifySession(request, token);

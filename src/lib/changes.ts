@@ -80,13 +80,29 @@ export type ParsedChange = { kind: ChangeKind; body: Record<string, unknown>; ch
 const MAX_ERRORS = 5;
 
 export class ChangeRegistry {
-  private readonly kinds = new Map<string, { kind: ChangeKind; checker: TypeCheck<TSchema> | undefined }>();
+  private readonly registered = new Map<string, { kind: ChangeKind; checker: TypeCheck<TSchema> | undefined }>();
+  /** Modules' kinds not made yet (registerLater). */
+  private readonly later: (() => ChangeKind[])[] = [];
   private approvalCheck: ApprovalCheck = async () => {};
   private approvalRelease: ApprovalRelease = async () => {};
 
   register(kind: ChangeKind): void {
-    if (this.kinds.has(kind.kind)) throw new Error(`change kind ${kind.kind} registered twice`);
-    this.kinds.set(kind.kind, { kind, checker: undefined });
+    if (this.registered.has(kind.kind)) throw new Error(`change kind ${kind.kind} registered twice`);
+    this.registered.set(kind.kind, { kind, checker: undefined });
+  }
+
+  /**
+   * Kinds made when the registry is first read: a module's kinds load its change code and schemas, and its
+   * service (made on first use, src/app.ts), which a server's start need not pay for (issue 32).
+   */
+  registerLater(kinds: () => ChangeKind[]): void {
+    this.later.push(kinds);
+  }
+
+  /** Every kind, the later ones made first. */
+  private get kinds(): Map<string, { kind: ChangeKind; checker: TypeCheck<TSchema> | undefined }> {
+    while (this.later.length > 0) for (const kind of this.later.shift()!()) this.register(kind);
+    return this.registered;
   }
 
   /** Every registered kind's name, sorted. */

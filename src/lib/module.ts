@@ -87,8 +87,8 @@ export type ModuleManifest<K extends keyof Services = keyof Services> = {
   createService(ctx: ServiceContext): Services[K];
   // biome-ignore lint: Elysia's plugin type is deliberately loose here.
   routes?(ctx: AppContext): Elysia<any, any, any, any, any, any, any>;
-  /** Its part of the SDK snapshot. */
-  snapshot?(service: Services[K]): SnapshotSection;
+  /** Its part of the SDK snapshot; `service` gives its service when the section is read (services are made on first use). */
+  snapshot?(service: () => Services[K]): SnapshotSection;
   /** The publishable changes it offers (scheduled changes, change requests): see src/lib/changes.ts. */
   changes?(service: Services[K], ctx: ServiceContext): ChangeKind[];
   /** Its nouns in the `svc` CLI (`svc gates …`), loaded when one is run. */

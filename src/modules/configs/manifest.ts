@@ -31,6 +31,6 @@ export const configsModule: ModuleManifest<"configs"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).configTools;
   },
-  snapshot: (service) => ({ field: "configs", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
+  snapshot: (service) => ({ field: "configs", published: (projectId, env) => service().publishedForEnv(projectId, env) }),
   cli: [{ name: "configs", aliases: ["config"], order: 26, summary: "Dynamic configs: list, get, create, set (save a draft), publish, rules (show, set), explain, history, rollback, activity; schema get, set", example: "svc configs list", load: async () => (await import("./cli")).configsCommand }],
 };

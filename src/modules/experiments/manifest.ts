@@ -36,7 +36,7 @@ export const experimentsModule: ModuleManifest<"experiments"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).experimentTools;
   },
-  snapshot: (service) => ({ field: "experiments", published: (projectId, env) => service.published(projectId, env) }),
+  snapshot: (service) => ({ field: "experiments", published: (projectId, env) => service().published(projectId, env) }),
   close: (service) => service.close(),
   cli: [{ name: "experiments", order: 21, summary: "Experiments over a universe's units: list, get, create, update, delete, start, stop, results", example: "svc experiments create checkout-button --universe web-users --variant control=50 --variant green=50 --allocation 0-5000 --primary-metric purchases", load: async () => (await import("./cli")).experimentsCommand }],
 };

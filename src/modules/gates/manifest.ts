@@ -30,6 +30,6 @@ export const gatesModule: ModuleManifest<"gates"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).gateTools;
   },
-  snapshot: (service) => ({ field: "gates", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
+  snapshot: (service) => ({ field: "gates", published: (projectId, env) => service().publishedForEnv(projectId, env) }),
   cli: [{ name: "gates", order: 14, summary: "Gates (who sees what): list, get, create, set-rules, explain, history, rollback, delete; templates list, get, create, delete", example: "svc gates list", load: async () => (await import("./cli")).gatesCommand }],
 };

@@ -29,6 +29,6 @@ export const i18nModule: ModuleManifest<"i18n"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).i18nTools;
   },
-  snapshot: (service) => ({ field: "translations", published: (projectId) => service.published(projectId) }),
+  snapshot: (service) => ({ field: "translations", published: (projectId) => service().published(projectId) }),
   cli: [{ name: "i18n", order: 25, summary: "Translations: profiles (one per locale) and their keys: list, push a JSON file, set, delete", example: "svc i18n profiles create web-de --locale de", load: async () => (await import("./cli")).i18nCommand }],
 };

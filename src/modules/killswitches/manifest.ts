@@ -29,6 +29,6 @@ export const killswitchesModule: ModuleManifest<"killswitches"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).killswitchTools;
   },
-  snapshot: (service) => ({ field: "killswitches", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
+  snapshot: (service) => ({ field: "killswitches", published: (projectId, env) => service().publishedForEnv(projectId, env) }),
   cli: [{ name: "toggle", order: 12, summary: "Flip a killswitch (or one sub-switch) on one env, or set it with --on/--off", example: "svc toggle checkout", load: async () => (await import("./cli")).toggleCommand }, { name: "killswitches", order: 13, summary: "Killswitches: list, get, create, delete, history, toggle", example: "svc killswitches list", load: async () => (await import("./cli")).killswitchesCommand }],
 };

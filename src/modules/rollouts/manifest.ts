@@ -34,7 +34,7 @@ export const rolloutsModule: ModuleManifest<"rollouts"> = {
   },
   // Its publishable change (src/lib/changes.ts), loaded with the server's services.
   changes: (service, ctx) => (require("./changes") as typeof import("./changes")).rolloutChanges(service, ctx),
-  snapshot: (service) => ({ field: "rollouts", published: (projectId, env) => service.published(projectId, env) }),
+  snapshot: (service) => ({ field: "rollouts", published: (projectId, env) => service().published(projectId, env) }),
   close: (service) => service.close(),
   cli: [{ name: "rollouts", order: 22, summary: "Guarded rollouts of a gate's rules or a config's value in stages: list, get, create, pause, resume, advance, rollback, delete", example: "svc rollouts create --gate new-checkout --rules-file rules.json --env prod --metric checkout-conversion:higher:2%", load: async () => (await import("./cli")).rolloutsCommand }],
 };

@@ -30,7 +30,7 @@ export const segmentsModule: ModuleManifest<"segments"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).segmentTools;
   },
-  snapshot: (service) => ({ field: "segments", published: (projectId, env) => service.publishedForEnv(projectId, env) }),
+  snapshot: (service) => ({ field: "segments", published: (projectId, env) => service().publishedForEnv(projectId, env) }),
   // Beside gates (14), which name segments in their rules.
   cli: [{ name: "segments", order: 14.5, summary: "Segments gates reuse (in_segment / not_in_segment): list, get, create, update, delete", example: "svc segments create beta-testers --ids-file beta.csv --description 'Beta programme'", load: async () => (await import("./cli")).segmentsCommand }],
 };

@@ -29,6 +29,6 @@ export const universesModule: ModuleManifest<"universes"> = {
   get mcpTools() {
     return (require("./mcp-tools") as typeof import("./mcp-tools")).universeTools;
   },
-  snapshot: (service) => ({ field: "universes", published: (projectId) => service.published(projectId) }),
+  snapshot: (service) => ({ field: "universes", published: (projectId) => service().published(projectId) }),
   cli: [{ name: "universes", order: 20, summary: "Universes experiments share (unit type, holdout): list, get, create, update, delete", example: "svc universes create web-users", load: async () => (await import("./cli")).universesCommand }],
 };
