@@ -10,6 +10,7 @@ import { storeMigrations } from "./modules";
 import { ofrepBulkFastRoutes, snapshotFastRoutes } from "./modules/delivery/fast-path";
 import { growthbookFastRoutes } from "./modules/growthbook/fast-path";
 import { healthzFastRoute } from "./modules/system/healthz";
+import { openConnectorSettings } from "./modules/connectors/settings";
 import { ORGANISATIONS_LOCK } from "./modules/projects/service";
 import type { SignInOptions } from "./modules/identity/options";
 import { type NetworkOptions, displayHost } from "./lib/network";
@@ -248,9 +249,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     shutdown.signal,
     true,
   );
-  // The connectors' service checks its secret key (SERVICE_SECRET_KEY, or <data>/secret.key) when it is made: made
-  // now, a bad key stops the start, as it did when every service was made at start.
-  void ctx.services.connectors;
+  // The connectors' secret key and settings, checked now: their service is made after the first answer, and a bad
+  // key must stop the start, as it did when every service was made at start.
+  openConnectorSettings(ctx.options);
   if (options.initAdminKey) await bootstrapHeadless(ctx, options.initAdminKey, options.adminEmail ?? "admin@example.com", log);
 
   // What no request needs waits for the first answer (RunningServer.firstAnswer): run before it, it delayed the

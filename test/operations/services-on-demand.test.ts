@@ -19,8 +19,8 @@ test("before its first answer a server has made only the services it needed; aft
   servers.push(s);
   const before = made(s.server.ctx.services);
   // What the start itself asked for (the test server's project and keys among them), and no more.
-  expect(before).toEqual(expect.arrayContaining(["keys", "snapshots", "operations", "identity", "connectors"]));
-  for (const name of ["killswitches", "configs", "gates", "experiments", "schedules", "usage", "alerts"]) expect(before).not.toContain(name);
+  expect(before).toEqual(expect.arrayContaining(["keys", "snapshots", "operations", "identity"]));
+  for (const name of ["killswitches", "configs", "gates", "experiments", "schedules", "usage", "alerts", "connectors"]) expect(before).not.toContain(name);
   const health = await fetch(`${s.url}/healthz`);
   expect(health.status).toBe(200);
   await s.server.firstAnswer;
@@ -48,4 +48,8 @@ test("change kinds and every service are there on demand; made eagerly (the CLI'
   const eager = createServices(s.server.store);
   expect(made(eager)).toEqual(MODULES.map((m) => m.name));
   await closeServices(eager);
+});
+
+test("a bad secret key for connectors still stops the start, though their service is made after the first answer", async () => {
+  await expect(startTestServer({ connectors: { secretKey: "not-a-key" } })).rejects.toThrow(/32 bytes/);
 });

@@ -2,9 +2,10 @@ import { notFound, validation } from "../../lib/errors";
 import type { ServiceContext } from "../../lib/module";
 import { TargetRefused, checkTarget, outgoingFetch } from "../../lib/outgoing";
 import type { Queryable } from "../../lib/store";
-import { type ResolvedConnectorOptions, connectorOptionsFromEnv, resolveConnectorOptions } from "./options";
+import type { ResolvedConnectorOptions } from "./options";
 import { type Credentials, PROVIDER_SPECS, type Provider } from "./providers";
-import { SecretBox } from "./secrets";
+import type { SecretBox } from "./secrets";
+import { openConnectorSettings } from "./settings";
 import { type ConnectorRow, connectorsNamed, findConnector } from "./store";
 import { notConnector } from "./types";
 
@@ -19,9 +20,7 @@ export class ConnectorsCore {
   private keyFileWarned = false;
 
   constructor(readonly ctx: ServiceContext) {
-    const dataDir = ctx.options.outboxPath ? ctx.options.outboxPath.replace(/[\\/][^\\/]*$/, "") : undefined;
-    this.options = resolveConnectorOptions(connectorOptionsFromEnv(process.env), ctx.options.connectors, dataDir);
-    this.box = SecretBox.open(this.options);
+    ({ options: this.options, box: this.box } = openConnectorSettings(ctx.options));
   }
 
   /**
