@@ -6,8 +6,33 @@ import { MODULES } from "./modules";
 import { type Failure, classify, reportFailure } from "./cli/errors";
 import { singular, withSuggestion } from "./lib/suggest";
 
+/**
+ * A noun two modules declare is one command with the subcommands of both, in manifest order: `svc sdk` is the keys'
+ * `sdk keys …` and the SDK package's `sdk install`. The first declaration gives its place in `svc help`.
+ */
+function mergedNouns(nouns: CliNoun[]): CliNoun[] {
+  const byName = new Map<string, CliNoun>();
+  for (const noun of nouns) {
+    const first = byName.get(noun.name);
+    if (!first) {
+      byName.set(noun.name, noun);
+      continue;
+    }
+    const summary = `${first.summary}; ${noun.summary}`;
+    byName.set(noun.name, {
+      ...first,
+      summary,
+      load: async () => {
+        const [a, b] = await Promise.all([first.load(), noun.load()]);
+        return { ...a, summary, details: [...(a.details ?? []), ...(b.details ?? [])], examples: [...a.examples, ...b.examples], subcommands: [...(a.subcommands ?? []), ...(b.subcommands ?? [])] };
+      },
+    });
+  }
+  return [...byName.values()];
+}
+
 /** Every command, in the order `svc help` lists them: the shared ones and each module's nouns. */
-export const COMMANDS: readonly CliNoun[] = [...SHARED_COMMANDS, ...MODULES.flatMap((m) => m.cli ?? [])].sort((a, b) => a.order - b.order);
+export const COMMANDS: readonly CliNoun[] = mergedNouns([...SHARED_COMMANDS, ...MODULES.flatMap((m) => m.cli ?? [])]).sort((a, b) => a.order - b.order);
 
 /** Every noun answers to its singular too (`svc killswitch list`), as people type it. */
 const namesOf = (c: CliNoun): string[] => [c.name, ...(c.aliases ?? []), ...[singular(c.name)].filter((s) => s !== undefined)];

@@ -325,6 +325,7 @@ export const MODULE_ROUTES: Record<string, RouteList> = {
     ["GET", "/assets/:file"],
   ],
   "sdkPackage": [
+    ["GET", "/sdk"],
     ["GET", "/sdk/svc-sdk.tgz"],
     ["GET", "/sdk/svc.js"],
     ["GET", "/sdk/svc-browser.js"],

@@ -157,6 +157,8 @@ describe("svc mcp", () => {
           "growthbook_status",
           // Edge relays seen from the upstream (finished surfaces).
           "list_relays",
+          // The SDK the server carries, and how to install it from there.
+          "sdk_install",
         ].sort(),
       );
       for (const name of ["whoami", "list_projects", "list_killswitches", "list_configs", "get_config", "list_sdk_keys", "list_members", "list_api_tokens", "list_audit", "list_gates", "get_gate", "explain_gate", "list_attributes", "list_gate_templates", "list_events", "list_metrics", "get_metric", "metric_series", "list_errors", "get_error", "list_alert_rules", "get_alert_rule", "list_universes", "get_universe", "list_experiments", "get_experiment", "experiment_results", "list_i18n_profiles", "list_i18n_keys", "list_queue_items", "get_queue_item", "list_connectors", "list_connector_deliveries", "list_rollouts", "get_rollout", "get_config_rules", "explain_config", "export_definitions", "plan_definitions", "import_definitions", "list_stale_flags", "list_schedules", "find_flag_references", "list_change_requests", "get_change_request", "get_project", "growthbook_status", "list_relays"]) {
@@ -189,6 +191,18 @@ describe("svc mcp", () => {
       expect(listed.untrusted).toBe(true);
       expect(listed.untrustedData).toEqual([expect.objectContaining({ id: "rly_mcp", name: "edge-mcp", version: "1.2.3", connected: false, stale: true })]);
       expect(json(await s.client.callTool({ name: "list_relays", arguments: { q: "nowhere" } })).untrustedData).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("sdk_install answers the SDK's version and install lines, as GET /sdk does, for the server signed in to", async () => {
+    const s = await connect(signedIn());
+    try {
+      const info = json(await s.client.callTool({ name: "sdk_install", arguments: {} }));
+      const direct = (await (await fetch(`${ts.url}/sdk`)).json()) as Record<string, unknown>;
+      expect(info).toEqual(direct);
+      expect(info.install.npm).toBe(`npm install ${ts.url}/sdk/svc-sdk.tgz`);
     } finally {
       await s.close();
     }

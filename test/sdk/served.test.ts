@@ -46,6 +46,40 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
+describe("GET /sdk", () => {
+  test("the SDK's version, its three files as they are served (size, gzipped size, ETag) and the install lines for this server, without credentials", async () => {
+    const res = await fetch(`${s.url}/sdk`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const info = (await res.json()) as { version: string; baseUrl: string; files: { path: string; contentType: string; bytes: number; gzipBytes: number | null; etag: string }[]; install: Record<string, string> };
+    expect(info.version).toBe(rootVersion);
+    expect(info.baseUrl).toBe(s.url);
+    expect(info.install).toEqual({
+      npm: `npm install ${s.url}/sdk/svc-sdk.tgz`,
+      module: `import { createClient } from "${s.url}/sdk/svc.js";`,
+      browserModule: `import { createBrowserClient } from "${s.url}/sdk/svc-browser.js";`,
+    });
+    expect(info.files.map((f) => f.path)).toEqual(["/sdk/svc-sdk.tgz", "/sdk/svc.js", "/sdk/svc-browser.js"]);
+    for (const file of info.files) {
+      const plain = await fetch(`${s.url}${file.path}`, { headers: { "accept-encoding": "identity" } });
+      expect(plain.headers.get("content-type")).toBe(file.contentType);
+      expect(plain.headers.get("etag")).toBe(file.etag);
+      expect((await plain.arrayBuffer()).byteLength).toBe(file.bytes);
+      if (file.gzipBytes !== null) {
+        const gz = await fetch(`${s.url}${file.path}`, { headers: { "accept-encoding": "gzip" }, decompress: false } as RequestInit);
+        expect(gz.headers.get("content-encoding")).toBe("gzip");
+        expect((await gz.arrayBuffer()).byteLength).toBe(file.gzipBytes);
+      }
+    }
+  });
+
+  test("a Host this server does not answer to is BAD_REQUEST, as for every link it hands out", async () => {
+    const res = await fetch(`${s.url}/sdk`, { headers: { host: "evil.example" } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: string }).code).toBe("BAD_REQUEST");
+  });
+});
+
 describe("GET /sdk/svc-sdk.tgz", () => {
   test("an npm tarball of svc-sdk at the server's version, without credentials; tar unpacks it and its index.js reads a killswitch", async () => {
     const res = await fetch(`${s.url}/sdk/svc-sdk.tgz`);

@@ -21,4 +21,18 @@ export const sdkPackageModule: ModuleManifest<"sdkPackage"> = {
   migrations: [],
   createService: () => ({}),
   routes: (ctx) => routesCode().sdkPackageRoutes(ctx),
+  // Read by `svc mcp` only.
+  get mcpTools() {
+    return (require("./mcp-tools") as typeof import("./mcp-tools")).sdkPackageTools;
+  },
+  // `svc sdk install`: one noun with the keys module's `svc sdk keys …` (src/main.ts merges nouns of one name).
+  cli: [
+    {
+      name: "sdk",
+      order: 29,
+      summary: "the SDK itself: sdk install (its version and the lines that install it from the server)",
+      example: "svc sdk install",
+      load: async () => (await import("./cli")).sdkPackageCommand,
+    },
+  ],
 };

@@ -2,10 +2,12 @@ import { Elysia } from "elysia";
 import { acceptsGzip, describe, etagMatches } from "../../lib/http";
 import type { AppContext } from "../../lib/module";
 import { type SdkFile, sdkArtifacts } from "./artifacts";
+import { SdkInfoSchema } from "./contract";
 
 export const SDK_TGZ_PATH = "/sdk/svc-sdk.tgz";
 export const SDK_JS_PATH = "/sdk/svc.js";
 export const SDK_BROWSER_JS_PATH = "/sdk/svc-browser.js";
+export const SDK_INFO_PATH = "/sdk";
 
 /**
  * Public and the same for everyone: any origin may load the module (a `<script type="module">` from
@@ -28,8 +30,44 @@ function send(request: Request, file: SdkFile, type: string, extra: Record<strin
   return new Response(gzip ? file.gzip : file.body, { headers });
 }
 
+const fileInfo = (path: string, contentType: string, file: SdkFile) => ({ path, contentType, bytes: file.body.byteLength, gzipBytes: file.gzip?.byteLength ?? null, etag: file.etag });
+
 export function sdkPackageRoutes(ctx: AppContext) {
   return new Elysia({ name: "sdk-package", seed: ctx })
+    .get(
+      SDK_INFO_PATH,
+      async ({ request, set }) => {
+        const { tgz, js, browserJs, version } = await sdkArtifacts();
+        const base = ctx.network.publicOrigin(request);
+        // The install lines name the origin this request reached (without SERVICE_PUBLIC_URL): another caller's differs.
+        set.headers["cache-control"] = "no-store";
+        return {
+          version,
+          baseUrl: base,
+          files: [
+            fileInfo(SDK_TGZ_PATH, "application/gzip", tgz),
+            fileInfo(SDK_JS_PATH, "text/javascript; charset=utf-8", js),
+            fileInfo(SDK_BROWSER_JS_PATH, "text/javascript; charset=utf-8", browserJs),
+          ],
+          install: {
+            npm: `npm install ${base}${SDK_TGZ_PATH}`,
+            module: `import { createClient } from "${base}${SDK_JS_PATH}";`,
+            browserModule: `import { createBrowserClient } from "${base}${SDK_BROWSER_JS_PATH}";`,
+          },
+        };
+      },
+      {
+        ...describe({
+          summary: "Which SDK this server carries, and how to install it from here",
+          tag: "SDK",
+          auth: "none",
+          errors: [400],
+          description:
+            "The SDK version this server serves, its three files (path, size, gzipped size, ETag) and the lines that install it from this server: the npm package, the ES module for servers, and the browser mode's module. `svc sdk` and the MCP tool `sdk_install` print the same. A Host header this server does not answer to is BAD_REQUEST (set SERVICE_PUBLIC_URL or SERVICE_ALLOWED_HOSTS).",
+          response: { 200: SdkInfoSchema },
+        }),
+      },
+    )
     .get(
       SDK_TGZ_PATH,
       async ({ request }) => {
