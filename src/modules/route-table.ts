@@ -306,6 +306,8 @@ export const MODULE_ROUTES: Record<string, RouteList> = {
     ["GET", "/configs/*"],
     ["GET", "/keys"],
     ["GET", "/keys/*"],
+    ["GET", "/install"],
+    ["GET", "/install/*"],
     ["GET", "/growthbook"],
     ["GET", "/growthbook/*"],
     ["GET", "/relays"],

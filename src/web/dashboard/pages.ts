@@ -26,10 +26,11 @@ import { usageDashboard } from "../../modules/usage/dashboard/pages";
 import { definitionsDashboard } from "../../modules/definitions/dashboard/pages";
 import { growthbookDashboard } from "../../modules/growthbook/dashboard/pages";
 import { relaysDashboard } from "../../modules/relays/dashboard/pages";
+import { sdkPackageDashboard } from "../../modules/sdk-package/dashboard/pages";
 
 /**
  * Every module's pages. A module adds its folder's export here (and its
  * section to sections.ts) in the change that adds it; the navigation
  * orders pages by their own `nav.order`.
  */
-export const DASHBOARD_MODULES: DashboardModule[] = [homeModuleOf(() => DASHBOARD_MODULES), killswitchesDashboard, gatesDashboard, segmentsDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, rolloutsDashboard, schedulesDashboard, requestsDashboard, usageDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, growthbookDashboard, relaysDashboard, tokensDashboard, definitionsDashboard, identityDashboard, projectsDashboard, auditDashboard];
+export const DASHBOARD_MODULES: DashboardModule[] = [homeModuleOf(() => DASHBOARD_MODULES), killswitchesDashboard, gatesDashboard, segmentsDashboard, attributesDashboard, eventsDashboard, metricsDashboard, opsDashboard, errorsDashboard, alertsDashboard, universesDashboard, experimentsDashboard, rolloutsDashboard, schedulesDashboard, requestsDashboard, usageDashboard, connectorsDashboard, i18nDashboard, configsDashboard, keysDashboard, sdkPackageDashboard, growthbookDashboard, relaysDashboard, tokensDashboard, definitionsDashboard, identityDashboard, projectsDashboard, auditDashboard];
