@@ -5,7 +5,7 @@ import type { Principal } from "../../lib/auth";
 import type { AppContext } from "../../lib/module";
 import { KEYS_CHANNEL } from "../keys/service";
 import { type EvaluationContext, answersPerContext, isFailure, parseEvaluationRequest } from "./ofrep";
-import { bulkNotModified, bulkTag, notModifiedReply, snapshotResponse } from "./routes";
+import { bulkNotModified, bulkTag, notModifiedReply, snapshotResponse } from "./replies";
 import type { SnapshotEntry } from "./snapshot";
 
 const SNAPSHOT_PATH = "/api/sdk/v1/snapshot";

@@ -4,10 +4,10 @@ import type { Principal } from "../../lib/auth";
 import type { Env } from "../../lib/envs";
 import { forbidden, notFound, tooManyRequests } from "../../lib/errors";
 import { describe, etagMatches } from "../../lib/http";
-import { type PreparedReply, prepareNotModified, prepareReply, sendPrepared, takesGzip } from "../../lib/prepared-reply";
 import { EnvQuery, OfrepBulkSchema, OfrepFailureSchema, OfrepRequestSchema, OfrepSuccessSchema, SdkKeyInfoSchema, SnapshotSchema } from "./contract";
 import { type Exposure, answersPerContext, createExposureLogger, evaluateAll, evaluateFlag, isFailure, parseEvaluationRequest } from "./ofrep";
 import { RELAY_HEADER } from "../relays/header";
+import { bulkNotModified, bulkTag, snapshotResponse } from "./replies";
 import type { SnapshotEntry } from "./snapshot";
 import { DEFAULT_HEARTBEAT_MS, snapshotStream } from "./stream";
 
@@ -17,65 +17,6 @@ export const KEY_LOOKUP_HEADER = "x-sdk-key-lookup";
 /** Open SSE streams one SDK key may hold (SERVICE_MAX_STREAMS_PER_KEY). */
 export const DEFAULT_MAX_STREAMS_PER_KEY = 500;
 const STREAM_RETRY_AFTER_S = 30;
-
-// Origin is listed because browser replies carry Access-Control-Allow-Origin for the caller's origin.
-const VARY = "Accept-Encoding, Origin";
-
-
-/** One entry's replies, made once (an entry never changes) and sent per request (lib/prepared-reply.ts). */
-type PreparedReplies = { notModified: { clone: Response }; plain: PreparedReply; gzip: PreparedReply };
-const prepared = new WeakMap<SnapshotEntry, PreparedReplies>();
-
-function prepare(entry: SnapshotEntry): PreparedReplies {
-  const base = { etag: entry.etag, "cache-control": "no-cache", vary: VARY };
-  const replies = {
-    notModified: prepareNotModified(base),
-    plain: prepareReply(entry.body, { ...base, "content-type": "application/json" }),
-    gzip: prepareReply(entry.gzip, { ...base, "content-type": "application/json", "content-encoding": "gzip" }),
-  };
-  prepared.set(entry, replies);
-  return replies;
-}
-
-/**
- * The snapshot reply: 304 when If-None-Match names the current revision,
- * else the prepared bytes, gzip ones when the client takes gzip. Shared by
- * the Elysia route and the native fast path so both answer identically.
- * SDKs poll it thousands of times a second: per reply it clones a prepared
- * Response or wraps the prepared bytes and headers (PreparedReplies), and
- * adds the request id, nothing else.
- */
-export function snapshotResponse(entry: SnapshotEntry, headers: Headers, requestId?: string): Response {
-  const p = prepared.get(entry) ?? prepare(entry);
-  // Accept-Encoding is read only when a body goes out.
-  return sendPrepared(etagMatches(headers.get("if-none-match"), entry.etag) ? p.notModified : takesGzip(headers.get("accept-encoding")) ? p.gzip : p.plain, requestId);
-}
-
-/** The entry's prepared 304 (clone it to answer): for the poll fast path, which has already matched the tag. */
-export function notModifiedReply(entry: SnapshotEntry): Response {
-  return (prepared.get(entry) ?? prepare(entry)).notModified.clone;
-}
-
-/**
- * The bulk OFREP answer's tag: the snapshot's, and when gates or experiments answer per context (their
- * answers are part of the tag, and of no shared body) a hash of the context too. Shared by the route and
- * the native fast path (fast-path.ts) so both name an answer alike.
- */
-const utf8 = new TextEncoder();
-
-/**
- * The bulk answer's tag: the snapshot's, and when answers depend on the context, with a hash of the request
- * body's bytes as sent. The body, not the parsed context, so a poll that repeats its body is matched without
- * parsing it (fast-path.ts); the same context written otherwise only costs one 200.
- */
-export function bulkTag(entry: SnapshotEntry, perContext: boolean, body: string | Uint8Array): string {
-  if (!perContext) return entry.etag;
-  return `${entry.etag.slice(0, -1)}-${Bun.hash(typeof body === "string" ? utf8.encode(body) : body).toString(36)}"`;
-}
-
-export function bulkNotModified(etag: string): Response {
-  return new Response(null, { status: 304, headers: { etag, "cache-control": "no-cache", vary: VARY } });
-}
 
 function ofrepJson(status: number, body: unknown, etag?: string): Response {
   const headers: Record<string, string> = { "content-type": "application/json" };
