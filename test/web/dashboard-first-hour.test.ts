@@ -138,7 +138,7 @@ describe.skipIf(!chromiumAvailable)("the first hour, in a real browser", () => {
       Experiment: ["Universes", "Experiments", "Metrics"],
       Observe: ["Events", "Errors", "Alert rules"],
       Work: ["Queue", "Connectors", "Translations"],
-      Project: ["SDK keys", "GrowthBook SDKs", "Edge relays", "API tokens", "Flags as code", "Members", "Settings", "Audit trail"],
+      Project: ["SDK keys", "Install the SDK", "GrowthBook SDKs", "Edge relays", "API tokens", "Flags as code", "Members", "Settings", "Audit trail"],
     });
     for (const name of Object.keys(named)) await nav.getByRole("heading", { name, exact: true }).waitFor();
     await nav.getByRole("group", { name: "Release" }).waitFor();
