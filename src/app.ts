@@ -58,10 +58,10 @@ export function createServices(
   const services = {} as Services;
   const ctx: ServiceContext = { store, log, options, services, shutdown, changes };
   store.setListenerErrorHandler((err, channel) => log.error("store listener failed", { channel, error: String(err) }));
-  const made = services as unknown as Record<string, unknown>;
+  const byName = services as unknown as Record<string, unknown>;
   for (const m of MODULES) {
     if (!onDemand) {
-      made[m.name] = m.createService(ctx);
+      byName[m.name] = m.createService(ctx);
       continue;
     }
     let making = false;
@@ -92,6 +92,11 @@ export function createServices(
 /** Whether `name`'s service has been made (on a server, services are made on first use). */
 function isMade(services: Services, name: string): boolean {
   return Object.getOwnPropertyDescriptor(services, name)?.get === undefined;
+}
+
+/** The modules whose service has been made, in manifest order. */
+export function madeServices(services: Services): string[] {
+  return MODULES.map((m) => m.name).filter((name) => isMade(services, name));
 }
 
 /** Makes every service not made yet, in manifest order (startServer: once the first request is answered). */

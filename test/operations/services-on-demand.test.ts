@@ -3,7 +3,7 @@
  * demand"): before its first answer only what that answer needs, the rest once it has gone out.
  */
 import { afterAll, expect, test } from "bun:test";
-import { closeServices, createServices, makeEveryService } from "../../src/app";
+import { closeServices, createServices, madeServices, makeEveryService } from "../../src/app";
 import { MODULES } from "../../src/modules";
 import { type TestServer, startTestServer } from "../helpers";
 
@@ -12,25 +12,23 @@ afterAll(async () => {
   for (const s of servers) await s.stop();
 });
 
-const made = (services: object) => MODULES.map((m) => m.name).filter((name) => Object.getOwnPropertyDescriptor(services, name)?.get === undefined);
-
 test("before its first answer a server has made only the services it needed; after it, every one, timers included", async () => {
   const s = await startTestServer();
   servers.push(s);
-  const before = made(s.server.ctx.services);
+  const before = madeServices(s.server.ctx.services);
   // What the start itself asked for (the test server's project and keys among them), and no more.
   expect(before).toEqual(expect.arrayContaining(["keys", "snapshots", "operations", "identity"]));
   for (const name of ["killswitches", "configs", "gates", "experiments", "schedules", "usage", "alerts", "connectors"]) expect(before).not.toContain(name);
   const health = await fetch(`${s.url}/healthz`);
   expect(health.status).toBe(200);
   await s.server.firstAnswer;
-  expect(made(s.server.ctx.services)).toEqual(MODULES.map((m) => m.name));
+  expect(madeServices(s.server.ctx.services)).toEqual(MODULES.map((m) => m.name));
 });
 
 test("a request before the first answer makes what it needs and is answered as usual: a killswitch written, published in the snapshot", async () => {
   const s = await startTestServer();
   servers.push(s);
-  expect(made(s.server.ctx.services)).not.toContain("killswitches");
+  expect(madeServices(s.server.ctx.services)).not.toContain("killswitches");
   const created = await s.api("/api/admin/killswitches", { body: { name: "early", value: true } });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const snapshot = await fetch(`${s.url}/api/sdk/v1/snapshot?env=prod`, { headers: { "x-sdk-key": s.serverKey } });
@@ -44,9 +42,9 @@ test("change kinds and every service are there on demand; made eagerly (the CLI'
   // The registry makes the modules' kinds when first read.
   expect(s.server.ctx.changes!.names()).toEqual(expect.arrayContaining(["killswitch.set", "config.publish"]));
   makeEveryService(s.server.ctx.services);
-  expect(made(s.server.ctx.services)).toEqual(MODULES.map((m) => m.name));
+  expect(madeServices(s.server.ctx.services)).toEqual(MODULES.map((m) => m.name));
   const eager = createServices(s.server.store);
-  expect(made(eager)).toEqual(MODULES.map((m) => m.name));
+  expect(madeServices(eager)).toEqual(MODULES.map((m) => m.name));
   await closeServices(eager);
 });
 

@@ -1,9 +1,8 @@
 import { dataOf } from "../../cli/client";
 import { JSON_FLAG, URL_FLAG, emit, openClient, table } from "../../cli/client-command";
 import type { Command } from "../../cli/command";
+import { kilobytes } from "./format";
 import type { sdkPackageRoutes } from "./routes";
-
-const kb = (bytes: number | null) => (bytes === null ? "-" : `${(bytes / 1024).toFixed(1)} KB`);
 
 /** `svc sdk install`; the keys module's `svc sdk keys …` are the noun's other subcommands (src/main.ts merges them). */
 export const sdkPackageCommand: Command = {
@@ -35,7 +34,7 @@ export const sdkPackageCommand: Command = {
             "",
             table(
               ["FILE", "SIZE", "GZIPPED", "ETAG"],
-              info.files.map((f) => [f.path, kb(f.bytes), kb(f.gzipBytes), f.etag]),
+              info.files.map((f) => [f.path, kilobytes(f.bytes), f.gzipBytes === null ? "-" : kilobytes(f.gzipBytes), f.etag]),
             ),
           ].join("\n"),
         );

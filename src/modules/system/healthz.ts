@@ -19,7 +19,7 @@ type Handler = (request: Request) => Response | Promise<Response>;
  */
 export function healthzFastRoute(ctx: AppContext, fallback: Handler, answered: () => void): Record<string, Record<string, Handler>> {
   const { log } = ctx;
-  const series = ctx.services.operations.telemetry;
+  const telemetry = ctx.services.operations.telemetry;
   const handle = (request: Request): Response | Promise<Response> => {
     const start = performance.now();
     const h = request.headers;
@@ -27,7 +27,7 @@ export function healthzFastRoute(ctx: AppContext, fallback: Handler, answered: (
     const requestId = requestIdFor(h.get("x-request-id"));
     const response = new Response(HEALTHY, { headers: { "content-type": "application/json;charset=utf-8", "x-request-id": requestId } });
     const ms = performance.now() - start;
-    series.request(request.method, HEALTHZ_PATH, 200, ms / 1000);
+    telemetry.request(request.method, HEALTHZ_PATH, 200, ms / 1000);
     answered();
     if (log.requests) log.request({ method: request.method, path: HEALTHZ_PATH, status: 200, durationMs: Math.round(ms * 1000) / 1000, requestId });
     return response;

@@ -3,12 +3,11 @@ import { DataTable } from "../../../web/dashboard/data-table";
 import { notLoaded } from "../../../web/dashboard/detail-frame";
 import type { DashboardModule } from "../../../web/dashboard/registry";
 import { CopyButton, Link, useLoad } from "../../../web/dashboard/ui";
+import { kilobytes } from "../format";
 import type { sdkPackageRoutes } from "../routes";
 
 const sdkApi = apiOf<ReturnType<typeof sdkPackageRoutes>>();
 const loadInfo = () => call(sdkApi.sdk.get());
-
-const kb = (bytes: number | null) => (bytes === null ? "not compressed" : `${(bytes / 1024).toFixed(1)} KB`);
 
 /** One way to install, its line with a copy button. */
 function InstallLine({ id, title, hint, line }: { id: string; title: string; hint: string; line: string }) {
@@ -54,8 +53,8 @@ function InstallPage() {
                 rowKey={(f) => f.path}
                 rowHeader={{ header: "Path", cell: (f) => <code>{f.path}</code> }}
                 columns={[
-                  { header: "Size", cell: (f) => kb(f.bytes) },
-                  { header: "Gzipped", cell: (f) => kb(f.gzipBytes) },
+                  { header: "Size", cell: (f) => kilobytes(f.bytes) },
+                  { header: "Gzipped", cell: (f) => (f.gzipBytes === null ? "not compressed" : kilobytes(f.gzipBytes)) },
                   { header: "ETag", cell: (f) => f.etag, class: "mono" },
                 ]}
               />
