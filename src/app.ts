@@ -142,17 +142,18 @@ export function createContext(store: Store, log: Logger, options: AppOptions, sh
  * The app on `ctx`. `onFirstAnswer` is called once, when the first answer is counted (startServer holds back
  * until then the work that answer need not wait for). The modules' routes are added on demand (src/route-loading.ts):
  * `routeLoaderOf(app)` gives the stand-ins a server puts in Bun's native table; without a server (`app.handle`),
- * `ctx.addAllRoutes()` adds them all.
+ * `ctx.addAllRoutes()` adds them all. A server passes its own `loader`, made before the app (its stand-ins are in
+ * Bun's table before the app is built).
  */
-export function buildApp(ctx: AppContext, onFirstAnswer?: () => void) {
+export function buildApp(ctx: AppContext, onFirstAnswer?: () => void, loader?: ModuleRouteLoader) {
   const app = buildPipeline(ctx, onFirstAnswer)
     // The API reference (/openapi), its bundle and the OpenAPI document (/openapi/json, `servers` per request).
     .use(openapiRoutes(ctx))
     .use(systemRoutes(ctx));
-  const loader = new ModuleRouteLoader(app, ctx);
-  loaders.set(app, loader);
-  ctx.addAllRoutes = () => loader.addAll();
-  ctx.addRoutesFor = (method, path) => loader.addFor(method, path);
+  const routes = loader ?? new ModuleRouteLoader(app, ctx);
+  loaders.set(app, routes);
+  ctx.addAllRoutes = () => routes.addAll();
+  ctx.addRoutesFor = (method, path) => routes.addFor(method, path);
   return app;
 }
 

@@ -27,12 +27,22 @@ export class ModuleRouteLoader {
   /** Modules that declare the same method and path are added together, in manifest order. */
   private readonly groups = new Map<string, Set<string>>();
   private allAdded = false;
+  private readonly appOf: () => AnyElysia;
 
+  private get app(): AnyElysia {
+    return this.appOf();
+  }
+
+  /**
+   * `app`: the app, or what gives it: a server builds its app after its first answer (src/server.ts), while its
+   * stand-ins are in Bun's table from the start.
+   */
   constructor(
-    private readonly app: AnyElysia,
+    app: AnyElysia | (() => AnyElysia),
     private readonly ctx: AppContext,
     private readonly table: Record<string, RouteList> = MODULE_ROUTES,
   ) {
+    this.appOf = typeof app === "function" ? app : () => app;
     const owners = new Map<string, string[]>();
     for (const [name, routes] of Object.entries(table)) {
       this.groups.set(name, new Set([name]));

@@ -1,7 +1,7 @@
 import type { Server } from "bun";
 import { join } from "node:path";
-import { type App, type AppOptions, buildApp, closeServices, createContext, makeEveryService, routeLoaderOf, type AppContext } from "./app";
-import { mergeNativeRoutes } from "./route-loading";
+import { type App, type AppOptions, buildApp, closeServices, createContext, makeEveryService, type AppContext } from "./app";
+import { ModuleRouteLoader, mergeNativeRoutes } from "./route-loading";
 import { type LogLevel, type LoggerOptions, createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES } from "./lib/config";
 import { type Store, openStore, parseStoreTarget } from "./lib/store";
@@ -175,19 +175,22 @@ function setupLinkAnnouncer(setupUrl: string, outboxPath: string, log: Logger, q
   };
 }
 
-/** Starts accepting on the configured address (throws EADDRINUSE when it is taken). */
-function listen(app: App, options: ServerOptions): void {
-  app.listen({
-    port: options.port,
-    hostname: options.host,
-    // Bun's own cap answers 413 with an empty body; the app answers every oversized body itself with the
-    // error body (declared lengths in onRequest, chunked ones as they are read), so this cap only backs that up.
-    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    development: false,
-    // Elysia asks Bun for SO_REUSEPORT: a second `svc serve` on a taken port would then start silently and
-    // split the requests between two databases. Without it the second start fails with EADDRINUSE.
-    reusePort: false,
-  });
+/**
+ * Elysia's listen, onto the server already accepting (startServer): Elysia builds its route table and handler
+ * as for a start of its own, and asks `Bun.serve` for a server, which here reloads the running one with them
+ * (as Elysia itself reloads it once its plugins have settled). No connection is refused or dropped meanwhile.
+ */
+function listenOn(app: App, server: Server<unknown>, options: Parameters<App["listen"]>[0]): void {
+  const serve = Bun.serve;
+  Bun.serve = ((served: Parameters<typeof Bun.serve>[0]) => {
+    server.reload(served as never);
+    return server;
+  }) as typeof Bun.serve;
+  try {
+    app.listen(options);
+  } finally {
+    Bun.serve = serve;
+  }
 }
 
 type Checkpointing = { checkpointInBackground?: (onError: (message: string) => void) => Promise<void> };
@@ -259,19 +262,34 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // before Bun writes the answer out, so work chained on the count itself delayed the answer all the same.
   const { promise: answerCounted, resolve: answered } = Promise.withResolvers<void>();
   const firstAnswer = answerCounted.then(() => new Promise<void>((sent) => setTimeout(sent, 0)));
-  // The services no request has needed yet (createServices' onDemand), with their timers.
+  // Then the app (below), and the services no request has needed yet (createServices' onDemand), with their timers.
   void firstAnswer
-    .then(() => stopped || makeEveryService(ctx.services))
+    .then(() => {
+      if (stopped) return;
+      try {
+        appNow();
+      } catch (err) {
+        log.error("the app could not be built; the next request that needs it tries again", { error: String(err) });
+      }
+      makeEveryService(ctx.services);
+    })
     .catch((err: unknown) => log.error("a service could not be made; it is tried again where it is next needed", { error: String(err) }));
-  const app = buildApp(ctx, answered);
+  // The app (Elysia, its pipeline, the OpenAPI and system routes, its handler composed) is built after the first
+  // answer, or by the first request Bun's table hands to it: /healthz answers from the table, ahead of it (issue
+  // 32: building it and Elysia's listen were 6–7 ms of the compiled binary's cold start). The stand-ins of the
+  // modules' routes and the fast routes reach it through `appNow`.
+  let app: App | undefined;
+  let building = false;
+  const loader = new ModuleRouteLoader(() => appNow(), ctx);
+  // Set now, for what asks for every route before the app is built (tests, the OpenAPI document): buildApp sets the same.
+  ctx.addAllRoutes = () => loader.addAll();
   // Elysia merges `serve.routes` into Bun's native router: the snapshot's current-tag 304 is answered there, ahead of the pipeline.
   // The bulk OFREP 304 of browser apps' polls likewise (fast-path.ts), and GrowthBook's payload poll (growthbook/fast-path.ts).
   // Ahead of them in the table, the stand-ins of the module routes not added yet (src/route-loading.ts); a fast
   // route hands what it does not answer to its module's routes, which it adds first if need be.
   // /healthz too, on every role (src/modules/system/healthz.ts).
-  const loader = routeLoaderOf(app);
-  const fastRoutes = {
-    ...healthzFastRoute(ctx, (request) => app.fetch(request), answered),
+  const nativeRoutes = mergeNativeRoutes(loader.standIns(), {
+    ...healthzFastRoute(ctx, (request) => appNow().fetch(request), answered),
     ...(options.edgeOnly
       ? {}
       : {
@@ -279,14 +297,23 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           ...ofrepBulkFastRoutes(ctx, loader.fetchVia("snapshots")),
           ...growthbookFastRoutes(ctx, loader.fetchVia("growthbook")),
         }),
+  });
+  const serveOptions = {
+    port: options.port,
+    hostname: options.host,
+    // Bun's own cap answers 413 with an empty body; the app answers every oversized body itself with the
+    // error body (declared lengths in onRequest, chunked ones as they are read), so this cap only backs that up.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    development: false,
+    // Elysia asks Bun for SO_REUSEPORT: a second `svc serve` on a taken port would then start silently and
+    // split the requests between two databases. Without it the second start fails with EADDRINUSE.
+    reusePort: false,
+    // Elysia's default, which its listen sets.
+    idleTimeout: 30,
   };
-  app.config.serve = { ...app.config.serve, routes: mergeNativeRoutes(loader.standIns(), fastRoutes) };
-  // Elysia compiles the app again and reloads the server once its lazily loaded plugins have settled, at once after
-  // listen when there are none (about 3 ms, then a full collection: ahead of the first request). We have none and that
-  // pass changes nothing for us, so one plugin that settles with the first answer moves it behind that answer.
-  app.use(firstAnswer.then(() => (self: App) => self) as never);
+  let server: Server<unknown>;
   try {
-    listen(app, options);
+    server = Bun.serve({ ...serveOptions, routes: nativeRoutes, fetch: (request: Request) => appNow().fetch(request) });
   } catch (err) {
     await closeServices(ctx.services);
     await store.close();
@@ -295,7 +322,26 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
     throw err;
   }
-  const server = app.server as Server<unknown>;
+  const appNow = (): App => {
+    if (app) return app;
+    // Nothing that building the app runs reaches for the app: were it to, it would be built twice.
+    if (building) throw new Error("the app was asked for while it was being built");
+    building = true;
+    try {
+      const built = buildApp(ctx, answered, loader);
+      built.config.serve = { ...built.config.serve, routes: nativeRoutes };
+      // Elysia compiles the app again and reloads the server once its lazily loaded plugins have settled, at once
+      // after listen when there are none (about 3 ms, then a full collection). We have none and that pass changes
+      // nothing for us, so one plugin that settles with the first answer moves it behind that answer, should a
+      // request other than /healthz be the first.
+      built.use(firstAnswer.then(() => (self: App) => self) as never);
+      listenOn(built, server, serveOptions);
+      app = built;
+      return built;
+    } finally {
+      building = false;
+    }
+  };
   const port = server.port ?? options.port;
   const url = `http://${displayHost(options.host)}:${port}`;
   ctx.network.listening(options.host, port, server);
@@ -326,7 +372,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url,
     port,
     ctx,
-    app,
+    /** Built on first use, if the first answer has not built it yet. */
+    get app() {
+      return appNow();
+    },
     store,
     firstAnswer,
     busy: whenBusy(() => ctx.services.operations.telemetry.answered(), shutdown.signal),
