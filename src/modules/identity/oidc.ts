@@ -1,7 +1,11 @@
 import { nodeCrypto } from "../../lib/node-crypto";
-import * as openid from "openid-client";
+import type * as openid from "openid-client";
 import { outgoingFetch } from "../../lib/outgoing";
 import { type OidcSettings, isLoopbackHttp } from "./options";
+
+// The OIDC client library (150 KB) loads when a sign-in first needs it: the identity service is made at every start
+// (the first-run check), most servers have no OIDC configured, and none needs it before a browser signs in.
+const openidCode = () => require("openid-client") as typeof import("openid-client");
 
 /** Why an OIDC sign-in failed; shown to the person on the callback page. */
 export class OidcError extends Error {
@@ -49,15 +53,16 @@ export class OidcClient {
   }
 
   async authorizationUrl(input: { redirectUri: string; state: string; nonce: string; codeVerifier: string }): Promise<string> {
+    const openidClient = openidCode();
     const config = await this.configuration();
     try {
-      return openid
+      return openidClient
         .buildAuthorizationUrl(config, {
           redirect_uri: input.redirectUri,
           scope: "openid email profile",
           state: input.state,
           nonce: input.nonce,
-          code_challenge: await openid.calculatePKCECodeChallenge(input.codeVerifier),
+          code_challenge: await openidClient.calculatePKCECodeChallenge(input.codeVerifier),
           code_challenge_method: "S256",
         })
         .toString();
@@ -73,10 +78,11 @@ export class OidcClient {
    * refused unless the operator allowed unverified addresses.
    */
   async signIn(input: { callbackUrl: URL; codeVerifier: string; state: string; nonce: string }): Promise<OidcIdentity> {
+    const openidClient = openidCode();
     const config = await this.configuration();
     let claims: openid.IDToken | undefined;
     try {
-      const tokens = await openid.authorizationCodeGrant(config, input.callbackUrl, {
+      const tokens = await openidClient.authorizationCodeGrant(config, input.callbackUrl, {
         pkceCodeVerifier: input.codeVerifier,
         expectedState: input.state,
         expectedNonce: input.nonce,
@@ -86,7 +92,7 @@ export class OidcClient {
     } catch (err) {
       throw toOidcError(err, "token endpoint");
     } finally {
-      this.jwksCache = openid.getJwksCache(config) ?? this.jwksCache;
+      this.jwksCache = openidClient.getJwksCache(config) ?? this.jwksCache;
     }
     if (!claims) throw new OidcError("The identity provider returned no id_token", 502);
     if (typeof claims.sub !== "string" || claims.sub === "") throw new OidcError("The id_token names no subject", 401);
@@ -106,13 +112,14 @@ export class OidcClient {
   /** The provider's metadata, discovered once (a failed discovery is retried on the next sign-in). */
   private discover(): Promise<openid.ServerMetadata> {
     this.metadata ??= (async () => {
+      const openidClient = openidCode();
       let config: openid.Configuration;
       try {
         // openid-client checks that the document names the issuer we were configured with (OIDC Discovery §4.3).
-        config = await openid.discovery(new URL(this.settings.issuer), this.settings.clientId, undefined, undefined, {
+        config = await openidClient.discovery(new URL(this.settings.issuer), this.settings.clientId, undefined, undefined, {
           timeout: TIMEOUT_S,
-          execute: this.insecure ? [openid.allowInsecureRequests] : [],
-          [openid.customFetch]: providerFetch,
+          execute: this.insecure ? [openidClient.allowInsecureRequests] : [],
+          [openidClient.customFetch]: providerFetch,
         });
       } catch (err) {
         throw toOidcError(err, "discovery document");
@@ -139,30 +146,31 @@ export class OidcClient {
    * client's clock skew follows the service clock at this moment.
    */
   private async configuration(): Promise<openid.Configuration> {
+    const openidClient = openidCode();
     const metadata = await this.discover();
     const methods = metadata.token_endpoint_auth_methods_supported;
     // client_secret_basic is the OIDC default; use the body only where the provider supports nothing else.
     const auth =
       methods && !methods.includes("client_secret_basic") && methods.includes("client_secret_post")
-        ? openid.ClientSecretPost(this.settings.clientSecret)
-        : openid.ClientSecretBasic(this.settings.clientSecret);
+        ? openidClient.ClientSecretPost(this.settings.clientSecret)
+        : openidClient.ClientSecretBasic(this.settings.clientSecret);
     try {
-      const config = new openid.Configuration(
+      const config = new openidClient.Configuration(
         metadata,
         this.settings.clientId,
         {
           client_secret: this.settings.clientSecret,
-          [openid.clockSkew]: Math.round((this.now() - Date.now()) / 1000),
-          [openid.clockTolerance]: CLOCK_TOLERANCE_S,
+          [openidClient.clockSkew]: Math.round((this.now() - Date.now()) / 1000),
+          [openidClient.clockTolerance]: CLOCK_TOLERANCE_S,
         },
         auth,
       );
       config.timeout = TIMEOUT_S;
-      config[openid.customFetch] = providerFetch;
-      if (this.insecure) openid.allowInsecureRequests(config);
+      config[openidClient.customFetch] = providerFetch;
+      if (this.insecure) openidClient.allowInsecureRequests(config);
       // openid-client skips the id_token signature when the token came straight from the token endpoint over TLS; svc checks it anyway.
-      openid.enableNonRepudiationChecks(config);
-      if (this.jwksCache) openid.setJwksCache(config, this.jwksCache);
+      openidClient.enableNonRepudiationChecks(config);
+      if (this.jwksCache) openidClient.setJwksCache(config, this.jwksCache);
       return config;
     } catch (err) {
       throw toOidcError(err, "discovery document");
@@ -195,20 +203,21 @@ const TIMESTAMP_FAILURE: Record<string, string> = {
  */
 export function toOidcError(err: unknown, what: string): OidcError {
   if (err instanceof OidcError) return err;
-  if (err instanceof openid.ResponseBodyError) {
+  const openidClient = openidCode();
+  if (err instanceof openidClient.ResponseBodyError) {
     if (err.error === "invalid_grant") {
       return new OidcError("The identity provider refused the authorization code (used, expired or not ours); start again", 401);
     }
     const description = err.error_description ? `: ${err.error_description.slice(0, 200)}` : "";
     return new OidcError(`The identity provider's ${what} answered ${err.status} ${err.error}${description}`, 502);
   }
-  if (err instanceof openid.AuthorizationResponseError) {
+  if (err instanceof openidClient.AuthorizationResponseError) {
     return new OidcError(`The identity provider answered ${err.error}${err.error_description ? `: ${err.error_description.slice(0, 200)}` : ""}`, 401);
   }
-  if (err instanceof openid.WWWAuthenticateChallengeError) {
+  if (err instanceof openidClient.WWWAuthenticateChallengeError) {
     return new OidcError(`The identity provider's ${what} refused svc's client credentials (${err.status})`, 502);
   }
-  if (err instanceof openid.ClientError) {
+  if (err instanceof openidClient.ClientError) {
     const cause = (err.cause ?? {}) as ProcessingCause;
     const detail = cause.message ?? err.message;
     switch (err.code) {
