@@ -320,6 +320,31 @@ describe("a legacy SQLite file (PRAGMA user_version)", () => {
  * The server's SQLite files checkpoint on a worker thread (src/lib/store/checkpointer.ts): the writer's own
  * automatic checkpoint is off, the worker folds the WAL back in, and closing leaves no WAL behind.
  */
+describe("opening a store whose schema is current (SQLite)", () => {
+  test("takes no write lock: it opens while another process holds SQLite's, and finds every step recorded", async () => {
+    const target = await freshTarget("sqlite");
+    const first = await open(target);
+    expect(await first.one("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM schema_migrations")).toEqual({ n: ALL_STEPS().reduce((n, m) => n + m.migrations.length, 0) });
+    // Another process's long write: SQLite's write lock, held.
+    const other = new Database((target as { path: string }).path);
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      const started = performance.now();
+      const second = await openStore(target, { migrations: storeMigrations(), busyBudgetMs: 300 });
+      opened.push(second);
+      // A write would have waited out the budget and failed; the check is a read.
+      expect(performance.now() - started).toBeLessThan(300);
+      expect(second.epoch).toBe(first.epoch);
+      expect(await migrate(second, ALL_STEPS())).toBe(0);
+      // The lock is held indeed: a write waits out its budget and is refused.
+      await expect(second.write((tx) => tx.run("DELETE FROM store_meta WHERE key = 'nothing'"))).rejects.toMatchObject({ code: "UNAVAILABLE" });
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+  });
+});
+
 describe("background WAL checkpoints (SQLite)", () => {
   test("idle, no thread runs; written to, the writer stops checkpointing and the thread folds 2,200 writes' WAL into the file, close removes the WAL", async () => {
     const dir = tempDir("svc-checkpoint-");

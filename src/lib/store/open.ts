@@ -78,13 +78,22 @@ export async function openStore(target: StoreTarget, options: OpenStoreOptions):
  * file or database the epoch was made for (copied, moved or restored).
  */
 async function ensureEpoch(store: Store, identity: string): Promise<string> {
+  // Every start on the same file or database finds its epoch: a read, without the write lock (a start waited on
+  // another process's write for it, issue 32). Only a new, copied or moved one is given an epoch, under the lock.
+  const current = storedEpoch(await store.all<{ key: string; value: string }>(EPOCH_ROWS), identity);
+  if (current) return current;
   return store.write(async (tx) => {
     await tx.lock("svc:store_meta");
-    const rows = await tx.all<{ key: string; value: string }>("SELECT key, value FROM store_meta WHERE key IN ('epoch', 'file_identity')");
-    const stored = Object.fromEntries(rows.map((r) => [r.key, r.value]));
-    if (stored.epoch && stored.file_identity === identity) return stored.epoch;
-    return renewEpochIn(tx, identity);
+    return storedEpoch(await tx.all<{ key: string; value: string }>(EPOCH_ROWS), identity) ?? renewEpochIn(tx, identity);
   });
+}
+
+const EPOCH_ROWS = "SELECT key, value FROM store_meta WHERE key IN ('epoch', 'file_identity')";
+
+/** The epoch recorded for this very file or database (`identity`), if there is one. */
+function storedEpoch(rows: Array<{ key: string; value: string }>, identity: string): string | undefined {
+  const stored = Object.fromEntries(rows.map((r) => [r.key, r.value]));
+  return stored.epoch && stored.file_identity === identity ? stored.epoch : undefined;
 }
 
 async function renewEpochIn(tx: { run: Store["run"] }, identity: string): Promise<string> {
