@@ -1,9 +1,12 @@
 import type { AnyElysia } from "elysia";
-import { createBunRouteHandler } from "elysia/adapter/bun/compose";
 import type { InternalRoute } from "elysia/types";
 import type { AppContext } from "./lib/module";
 import { MODULES } from "./modules";
 import { MODULE_ROUTES, type RouteList } from "./modules/route-table";
+
+// Elysia's Bun adapter, when a stand-in first hands on: a server puts its stand-ins in Bun's table at start and
+// loads no Elysia then (issue 32).
+const elysiaBunCompose = () => require("elysia/adapter/bun/compose") as typeof import("elysia/adapter/bun/compose");
 
 /** A handler in Bun's native route table (`Bun.serve({ routes })`). */
 type NativeHandler = (request: Request) => Response | Promise<Response>;
@@ -143,7 +146,7 @@ export class ModuleRouteLoader {
     if (path.endsWith("*")) return (request) => this.app.fetch(request);
     const route = (this.app.routes as InternalRoute[]).find((r) => r.method === method && r.path === path);
     // Only a stale table could name a route the module does not have (test/route-table.test.ts): the app decides.
-    return route ? createBunRouteHandler(this.app, route) : (request) => this.app.fetch(request);
+    return route ? elysiaBunCompose().createBunRouteHandler(this.app, route) : (request) => this.app.fetch(request);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Server } from "bun";
 import { join } from "node:path";
-import { type App, type AppOptions, buildApp, closeServices, createContext, makeEveryService, type AppContext } from "./app";
+import type { App, AppOptions, AppContext } from "./app";
+import { closeServices, createContext, makeEveryService } from "./context";
 import { ModuleRouteLoader, mergeNativeRoutes } from "./route-loading";
 import { type LogLevel, type LoggerOptions, createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES } from "./lib/config";
@@ -15,6 +16,9 @@ import { ORGANISATIONS_LOCK } from "./modules/projects/service";
 import type { SignInOptions } from "./modules/identity/options";
 import { type NetworkOptions, displayHost } from "./lib/network";
 import { appendOutbox, describeMailDelivery } from "./modules/identity/mail";
+
+// The app's code (Elysia, the pipeline), when the app is built: after the first answer (startServer).
+const appCode = () => require("./app") as typeof import("./app");
 
 /** Longest a graceful stop waits for in-flight requests before closing connections. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -328,7 +332,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (building) throw new Error("the app was asked for while it was being built");
     building = true;
     try {
-      const built = buildApp(ctx, answered, loader);
+      const built = appCode().buildApp(ctx, answered, loader);
       built.config.serve = { ...built.config.serve, routes: nativeRoutes };
       // Elysia compiles the app again and reloads the server once its lazily loaded plugins have settled, at once
       // after listen when there are none (about 3 ms, then a full collection). We have none and that pass changes

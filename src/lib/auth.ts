@@ -1,5 +1,4 @@
 // One piece: every credential rule (admin API, SDK keys by type and scope, browser origins and limits, sessions) lives here, so that no route can apply half of it.
-import { Elysia } from "elysia";
 import type { Env } from "./envs";
 import { badRequest, forbidden, unauthorized } from "./errors";
 import { randomBase62 } from "./ids";
@@ -419,32 +418,4 @@ export class Authenticator {
     }
     return principal;
   }
-}
-
-/**
- * The auth plugin: `admin` and `sdk` macros that resolve `principal`.
- * Authentication runs in `transform`, i.e. before body validation, so a
- * caller without a valid credential learns nothing about the body rules.
- * Seeded with the authenticator so each app instance keeps its own.
- */
-export function authPlugin(authenticator: Authenticator) {
-  const principals = new WeakMap<Request, Principal>();
-  return new Elysia({ name: "auth", seed: authenticator }).macro({
-    admin: (options: AdminAuthOptions) => ({
-      async transform({ headers, request }) {
-        principals.set(request, await authenticator.admin(request, headers, options));
-      },
-      resolve({ request }) {
-        return { principal: principals.get(request)! };
-      },
-    }),
-    sdk: (rule: SdkRule) => ({
-      async transform({ headers, request }) {
-        principals.set(request, await authenticator.sdk(headers, rule, request));
-      },
-      resolve({ request }) {
-        return { principal: principals.get(request)! };
-      },
-    }),
-  });
 }

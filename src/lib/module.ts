@@ -1,7 +1,8 @@
 import type { Elysia } from "elysia";
 import type { CliNoun } from "../cli/command";
 import type { ChangeKind, ChangeRegistry } from "./changes";
-import type { Authenticator, BearerResolver, SessionResolver, authPlugin } from "./auth";
+import type { Authenticator, BearerResolver, SessionResolver } from "./auth";
+import type { authPlugin } from "./auth-plugin";
 import type { Env } from "./envs";
 import type { Logger } from "./log";
 import type { McpTool } from "./mcp-tool";

@@ -1,4 +1,4 @@
-import { acceptsGzip } from "./http";
+import { acceptsGzip } from "./http-values";
 
 /**
  * Replies made once and sent many times (the snapshot, GrowthBook's payload: an entry never changes, and SDKs

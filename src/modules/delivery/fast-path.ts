@@ -1,5 +1,5 @@
 import { ENVS, type Env } from "../../lib/envs";
-import { etagMatches, requestIdFor } from "../../lib/http";
+import { etagMatches, requestIdFor } from "../../lib/http-values";
 import { CORS_EXPOSED, rebuilt } from "../../lib/pipeline";
 import type { Principal } from "../../lib/auth";
 import type { AppContext } from "../../lib/module";

@@ -1,4 +1,4 @@
-import { etagMatches } from "../../lib/http";
+import { etagMatches } from "../../lib/http-values";
 import { type PreparedReply, prepareNotModified, prepareReply, sendPrepared, takesGzip } from "../../lib/prepared-reply";
 import type { SnapshotEntry } from "./snapshot";
 

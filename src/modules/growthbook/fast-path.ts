@@ -1,5 +1,5 @@
 import { ENVS, type Env } from "../../lib/envs";
-import { requestIdFor } from "../../lib/http";
+import { requestIdFor } from "../../lib/http-values";
 import type { AppContext } from "../../lib/module";
 import { envParam } from "../delivery/fast-path";
 import type { SnapshotEntry } from "../delivery/snapshot";

@@ -1,5 +1,5 @@
 import { ApiError, bodyTooLarge, validation } from "../../lib/errors";
-import { jsonObjectOf } from "../../lib/http";
+import { jsonObjectOf } from "../../lib/http-values";
 import type { RateRule } from "../../lib/rate-limit";
 import { UsageError } from "../../lib/usage-error";
 

@@ -1,6 +1,6 @@
 import { recordAudit } from "../../lib/audit";
 import { notFound } from "../../lib/errors";
-import { filterByQuery } from "../../lib/http";
+import { filterByQuery } from "../../lib/http-values";
 import type { ServiceContext } from "../../lib/module";
 import { type RelayHello, parseRelayHeader } from "./header";
 import { MAX_RELAYS_PER_PROJECT, type SightingRow, deleteSighting, sightingOf, sightingsOf, sweepSightings, trimSightings, upsertSighting } from "./store";

@@ -1,4 +1,4 @@
-import { requestIdFor } from "../../lib/http";
+import { requestIdFor } from "../../lib/http-values";
 import type { AppContext } from "../../lib/module";
 
 const HEALTHZ_PATH = "/healthz";
