@@ -5,7 +5,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { closeServices, createServices, madeServices, makeEveryService } from "../../src/app";
 import { MODULES } from "../../src/modules";
-import { type TestServer, startTestServer } from "../helpers";
+import { TEST_ENGINE, type TestServer, dropStore, freshStoreUrl, startTestServer, tempDir } from "../helpers";
 
 const servers: TestServer[] = [];
 afterAll(async () => {
@@ -50,4 +50,22 @@ test("change kinds and every service are there on demand; made eagerly (the CLI'
 
 test("a bad secret key for connectors still stops the start, though their service is made after the first answer", async () => {
   await expect(startTestServer({ connectors: { secretKey: "not-a-key" } })).rejects.toThrow(/32 bytes/);
+});
+
+test("a server's start and its first answer load neither Elysia nor TypeBox; the app is built after that answer", async () => {
+  const dataDir = tempDir("svc-start-modules-");
+  const storeUrl = TEST_ENGINE === "postgres" ? await freshStoreUrl() : undefined;
+  // A process of its own: in this one, other tests' apps have loaded both long since.
+  const child = Bun.spawn([process.execPath, "test/fixtures/start-modules.ts"], {
+    env: { ...process.env, DATA_DIR: dataDir, SERVICE_STORE_URL: storeUrl ?? "" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  if (storeUrl) await dropStore(storeUrl);
+  expect(code, err).toBe(0);
+  const seen = JSON.parse(out.trim().split("\n").at(-1)!) as { atStart: number; atAnswer: number; afterwards: number; health: number; snapshot: number };
+  expect(seen).toMatchObject({ atStart: 0, atAnswer: 0, health: 200, snapshot: 401 });
+  // Built then: the app's routes answer (the snapshot without a key is refused by the app's auth), Elysia loaded.
+  expect(seen.afterwards).toBeGreaterThan(0);
 });
