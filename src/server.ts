@@ -175,7 +175,8 @@ function setupLinkAnnouncer(setupUrl: string, outboxPath: string, log: Logger, q
     if (announced) return;
     announced = true;
     log.warn("first-run setup: open the setup link printed on stdout (also in the outbox file) to create the first organisation, project and owner", { outbox: outboxPath });
-    if (!quiet) process.stdout.write(`\n  First-run setup: open ${setupUrl}\n\n`);
+    // console.log, as the log lines (src/lib/log.ts): one stream, kept in order, and no Node stream code to load.
+    if (!quiet) console.log(`\n  First-run setup: open ${setupUrl}\n`);
   };
 }
 
