@@ -288,7 +288,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const loader = new ModuleRouteLoader(() => appNow(), ctx);
   // Set now, for what asks for every route before the app is built (tests, the OpenAPI document): buildApp sets the same.
   ctx.addAllRoutes = () => loader.addAll();
-  // Elysia merges `serve.routes` into Bun's native router: the snapshot's current-tag 304 is answered there, ahead of the pipeline.
+  // Bun's native table, from the start (and merged into Elysia's own once the app is built, as `serve.routes`): the
+  // snapshot's current-tag 304 is answered there, ahead of the pipeline.
   // The bulk OFREP 304 of browser apps' polls likewise (fast-path.ts), and GrowthBook's payload poll (growthbook/fast-path.ts).
   // Ahead of them in the table, the stand-ins of the module routes not added yet (src/route-loading.ts); a fast
   // route hands what it does not answer to its module's routes, which it adds first if need be.
