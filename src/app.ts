@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { createBunRouteHandler } from "elysia/adapter/bun/compose";
 import { ApiError } from "./lib/errors";
 import { requestIdFor } from "./lib/http-values";
 import {
@@ -30,6 +31,8 @@ import { openapiRoutes } from "./modules/system/openapi";
 
 export type { AppContext, AppOptions, Services } from "./lib/module";
 export { closeServices, createContext, createServices, madeServices, makeEveryService } from "./context";
+/** For a server's route loader, made before the app (src/server.ts). */
+export { createBunRouteHandler };
 
 /**
  * The app on `ctx`. `onFirstAnswer` is called once, when the first answer is counted (startServer holds back
@@ -43,7 +46,7 @@ export function buildApp(ctx: AppContext, onFirstAnswer?: () => void, loader?: M
     // The API reference (/openapi), its bundle and the OpenAPI document (/openapi/json, `servers` per request).
     .use(openapiRoutes(ctx))
     .use(systemRoutes(ctx));
-  const routes = loader ?? new ModuleRouteLoader(app, ctx);
+  const routes = loader ?? new ModuleRouteLoader(app, ctx, createBunRouteHandler);
   loaders.set(app, routes);
   ctx.addAllRoutes = () => routes.addAll();
   ctx.addRoutesFor = (method, path) => routes.addFor(method, path);

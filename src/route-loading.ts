@@ -4,9 +4,13 @@ import type { AppContext } from "./lib/module";
 import { MODULES } from "./modules";
 import { MODULE_ROUTES, type RouteList } from "./modules/route-table";
 
-// Elysia's Bun adapter, when a stand-in first hands on: a server puts its stand-ins in Bun's table at start and
-// loads no Elysia then (issue 32).
-const elysiaBunCompose = () => require("elysia/adapter/bun/compose") as typeof import("elysia/adapter/bun/compose");
+/**
+ * Makes the handler Elysia's Bun adapter puts in Bun's table for a route (its `createBunRouteHandler`), given by
+ * the app's code (src/app.ts): a server puts its stand-ins in Bun's table at start and loads no Elysia then
+ * (issue 32). Not `require`d here: a require of Elysia's adapter resolves to Elysia's CommonJS build, a second
+ * Elysia (and TypeBox) beside the one the app is built with (7 MB more resident under load, measured).
+ */
+export type RouteHandlerMaker = (app: AnyElysia, route: InternalRoute) => NativeHandler;
 
 /** A handler in Bun's native route table (`Bun.serve({ routes })`). */
 type NativeHandler = (request: Request) => Response | Promise<Response>;
@@ -43,6 +47,7 @@ export class ModuleRouteLoader {
   constructor(
     app: AnyElysia | (() => AnyElysia),
     private readonly ctx: AppContext,
+    private readonly routeHandler: RouteHandlerMaker,
     private readonly table: Record<string, RouteList> = MODULE_ROUTES,
   ) {
     this.appOf = typeof app === "function" ? app : () => app;
@@ -146,7 +151,7 @@ export class ModuleRouteLoader {
     if (path.endsWith("*")) return (request) => this.app.fetch(request);
     const route = (this.app.routes as InternalRoute[]).find((r) => r.method === method && r.path === path);
     // Only a stale table could name a route the module does not have (test/route-table.test.ts): the app decides.
-    return route ? elysiaBunCompose().createBunRouteHandler(this.app, route) : (request) => this.app.fetch(request);
+    return route ? this.routeHandler(this.app, route) : (request) => this.app.fetch(request);
   }
 }
 

@@ -285,7 +285,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // modules' routes and the fast routes reach it through `appNow`.
   let app: App | undefined;
   let building = false;
-  const loader = new ModuleRouteLoader(() => appNow(), ctx);
+  const loader = new ModuleRouteLoader(() => appNow(), ctx, (app, route) => appCode().createBunRouteHandler(app, route));
   // Set now, for what asks for every route before the app is built (tests, the OpenAPI document): buildApp sets the same.
   ctx.addAllRoutes = () => loader.addAll();
   // Bun's native table, from the start (and merged into Elysia's own once the app is built, as `serve.routes`): the

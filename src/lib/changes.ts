@@ -1,13 +1,9 @@
 import type { TSchema } from "@sinclair/typebox";
-import type { TypeCheck } from "@sinclair/typebox/compiler";
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import type { AuditActor } from "./audit";
 import type { Env } from "./envs";
 import { ApiError, notFound, validation } from "./errors";
 import type { Queryable, Store, Tx } from "./store";
-
-// TypeBox's compiler, when a change's payload is first checked: a server makes its registry at start and loads no
-// TypeBox then (issue 32).
-const typeboxCompiler = () => require("@sinclair/typebox/compiler") as typeof import("@sinclair/typebox/compiler");
 
 /**
  * Publishable changes as data: a change is `{kind, ...body}`, stored as JSON,
@@ -130,7 +126,7 @@ export class ChangeRegistry {
     const entry = this.kinds.get(name);
     if (!entry) throw validation(`Unknown change kind ${name}`, `${field}.kind: expected one of ${this.names().join(", ")}`);
     // The same TypeBox as Elysia's (one package): the string formats its route schemas use are registered there.
-    entry.checker ??= typeboxCompiler().TypeCompiler.Compile(entry.kind.schema);
+    entry.checker ??= TypeCompiler.Compile(entry.kind.schema);
     if (!entry.checker.Check(body)) {
       const problems: string[] = [];
       for (const e of entry.checker.Errors(body)) {

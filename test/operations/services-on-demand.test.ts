@@ -52,10 +52,10 @@ test("a bad secret key for connectors still stops the start, though their servic
   await expect(startTestServer({ connectors: { secretKey: "not-a-key" } })).rejects.toThrow(/32 bytes/);
 });
 
-test("a server's start and its first answer load neither Elysia nor TypeBox; the app is built after that answer", async () => {
+test("a server's start and its first answer load no Elysia; the app is built after that answer", async () => {
   const dataDir = tempDir("svc-start-modules-");
   const storeUrl = TEST_ENGINE === "postgres" ? await freshStoreUrl() : undefined;
-  // A process of its own: in this one, other tests' apps have loaded both long since.
+  // A process of its own: in this one, other tests' apps have loaded it long since.
   const child = Bun.spawn([process.execPath, "test/fixtures/start-modules.ts"], {
     env: { ...process.env, DATA_DIR: dataDir, SERVICE_STORE_URL: storeUrl ?? "" },
     stdout: "pipe",
@@ -64,8 +64,10 @@ test("a server's start and its first answer load neither Elysia nor TypeBox; the
   const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   if (storeUrl) await dropStore(storeUrl);
   expect(code, err).toBe(0);
-  const seen = JSON.parse(out.trim().split("\n").at(-1)!) as { atStart: number; atAnswer: number; afterwards: number; health: number; snapshot: number };
+  const seen = JSON.parse(out.trim().split("\n").at(-1)!) as { atStart: number; atAnswer: number; afterwards: number; commonJsCopies: number; health: number; snapshot: number };
   expect(seen).toMatchObject({ atStart: 0, atAnswer: 0, health: 200, snapshot: 401 });
+  // One Elysia and one TypeBox, the ES modules: no require() loaded their CommonJS builds beside them.
+  expect(seen.commonJsCopies).toBe(0);
   // Built then: the app's routes answer (the snapshot without a key is refused by the app's auth), Elysia loaded.
   expect(seen.afterwards).toBeGreaterThan(0);
 });
