@@ -3,7 +3,7 @@ import type { RE2JS as RE2JSType } from "re2js";
 let RE2JS: typeof RE2JSType | undefined;
 
 function re2(): typeof RE2JSType {
-  RE2JS ??= (require("re2js") as typeof import("re2js")).RE2JS;
+  RE2JS ??= (require("./re2-engine") as typeof import("./re2-engine")).RE2JS;
   return RE2JS;
 }
 
