@@ -1,5 +1,5 @@
 /**
- * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts|relay|memory] [--store postgres://…]`
+ * `bun run bench [--duration 10] [--connections 50] [--samples 200] [--binary] [--no-ram-hint] [--only SUITE[,SUITE…]: foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts|relay|memory] [--store postgres://…]`
  *
  * Loads svc and a bare Bun.serve answering the same bytes, in the same run, on
  * loopback with autocannon; prints one table per suite and the headline
@@ -62,9 +62,10 @@ const settings: Settings = {
   ramHint: flags["no-ram-hint"] !== true,
 };
 if (flags.store) process.env.SVC_BENCH_PG = flags.store;
-const chosen = flags.only ? [flags.only] : Object.keys(SUITES);
+// `--only` takes one suite or several, comma-separated (`--only foundation,memory`), run in the order given.
+const chosen = flags.only ? flags.only.split(",").map((name) => name.trim()) : Object.keys(SUITES);
 if (!(settings.duration > 0) || !Number.isInteger(settings.connections) || settings.connections < 1 || !Number.isInteger(settings.samples) || settings.samples < 1 || chosen.some((n) => !SUITES[n])) {
-  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts|relay|memory] [--store postgres://…]");
+  console.error("usage: bun run bench [--duration SECONDS] [--connections N] [--samples N] [--binary] [--no-ram-hint] [--only SUITE[,SUITE…]: foundation|delivery|stores|dashboard|gates|observability|experiments|intake|outbox|rollouts|relay|memory] [--store postgres://…]");
   process.exit(2);
 }
 
