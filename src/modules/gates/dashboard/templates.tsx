@@ -191,8 +191,10 @@ export function TemplateList() {
         danger
         onConfirm={async () => {
           await call(gateApi.api.admin.gates.templates({ id: deleting!.id }).delete());
-          setMessage(`Deleted template ${deleting!.name}`);
+          // The list first, then the word: "Deleted" is not said while the template is still listed (as on create).
+          const name = deleting!.name;
           await reload();
+          setMessage(`Deleted template ${name}`);
         }}
         onClose={() => setDeleting(null)}
       />
