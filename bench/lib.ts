@@ -29,7 +29,15 @@ export const ROOT = resolve(import.meta.dir, "..");
 export const BUN = join(ROOT, "node_modules/.bin/bun");
 
 export type Target = { url: string; proc: Subprocess<"ignore", "pipe", "inherit"> };
-export type Settings = { duration: number; connections: number; samples: number; binary: boolean; ramHint: boolean };
+export type Settings = {
+  duration: number;
+  connections: number;
+  samples: number;
+  binary: boolean;
+  ramHint: boolean;
+  /** With `binary`: the compiled svc to run instead of dist/svc (a copy of it). */
+  executable?: string;
+};
 export type Row = { name: string; requestsPerSec?: number; p50Ms: number; p99Ms: number; requests?: number; failed?: number };
 
 /** Starts a process that prints `listening on http://HOST:PORT` and resolves with its URL. */
@@ -54,7 +62,23 @@ export async function spawnListening(cmd: string[], env: Record<string, string> 
 
 /** The svc command line: the compiled binary with `--binary` (build it first), else the sources. */
 export function svcCommand(settings: Settings, ...args: string[]): string[] {
-  return settings.binary ? [join(ROOT, "dist/svc"), ...args] : [BUN, "src/main.ts", ...args];
+  return settings.binary ? [svcBinary(settings), ...args] : [BUN, "src/main.ts", ...args];
+}
+
+/** The compiled svc a suite runs: dist/svc, or another copy of it (the memory suite's just-written one). */
+function svcBinary(settings: Settings): string {
+  return settings.executable ?? join(ROOT, "dist/svc");
+}
+
+/**
+ * Drops a file's pages from the page cache, as benchmarks do before a cold run, without root:
+ * posix_fadvise(DONTNEED) on the whole file, which GNU dd does for `iflag=nocache count=0`. The next run
+ * reads the executable back from disk. Whether it did (false without dd, or off Linux).
+ */
+export function dropPageCache(path: string): boolean {
+  const dd = Bun.which("dd");
+  if (dd === null || process.platform !== "linux") return false;
+  return Bun.spawnSync([dd, `if=${path}`, "iflag=nocache", "count=0", "status=none"]).exitCode === 0;
 }
 
 export function initProject(settings: Settings, dataDir: string): { adminKey: string; serverKey: string; projectId: string } {
