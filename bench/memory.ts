@@ -15,9 +15,9 @@
  * The page cache's state of the executable is set, not left to chance. Most of svc's resident memory is the
  * binary's own code pages, mapped from the file (about 48 of 64 MB at the end of the run), and how many of them a
  * fault maps depends on how the kernel holds the file: a file just written (by the build, or a copy) is held in
- * large folios, and a fault maps more of it. The same binary measured 3.5 to 4 MB more at every step just
- * written than read back from disk (Linux 6.18; issue 32's closing note of 2026-11-29), so runs of one binary
- * disagreed by that much depending on what had last touched the file. The checked figures are those of the
+ * large folios, and a fault maps more of it. The same binary measured 3.5 to 7 MB more at every step just
+ * written than read back from disk, depending on how it was written (Linux 6.18; issue 32's closing note of
+ * 2026-11-29), so runs of one binary disagreed by that much depending on what had last touched the file. The checked figures are those of the
  * binary read back from disk (its pages dropped from the cache first, as after a reboot); with `--binary` the
  * same scenario then runs on a copy just written, printed beside each figure.
  */
