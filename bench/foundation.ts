@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COMPILE_FLAGS, freePort } from "../scripts/build";
-import { BUN, ROOT, type Row, SERVER_CPU, type Settings, type Target, canPin, initProject, latencyRow, load, loadAverage, pinned, rssMb, startBare, startSvc, stop } from "./lib";
+import { BUN, DIST_SVC, ROOT, type Row, SERVER_CPU, type Settings, type Target, canPin, initProject, latencyRow, load, loadAverage, pinned, rssMb, startBare, startSvc, stop } from "./lib";
 
 const COLD_STARTS = 15;
 /** Issue 32: svc's median cold start against the compiled bare server's, started the same way in the same run. */
@@ -25,7 +25,7 @@ function compile(entry: string, out: string): void {
  * `npm run build`'s own script into a temp dir (so the figure is of the code as it is now).
  */
 function binaryFor(settings: Settings, dir: string): string {
-  if (settings.binary) return join(ROOT, "dist/svc");
+  if (settings.binary) return DIST_SVC;
   const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
   // The build embeds dist/svc-sdk.tgz, which its prebuild step packs (npm and bun run it before build; here by hand).
   const packed = Bun.spawnSync([BUN, ...scripts.prebuild!.replace(/^bun /, "").split(/\s+/)], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });

@@ -27,6 +27,8 @@ const autocannon = require("autocannon") as (options: LoadRequest & { connection
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const BUN = join(ROOT, "node_modules/.bin/bun");
+/** The compiled svc that `--binary` runs (`npm run build` writes it). */
+export const DIST_SVC = join(ROOT, "dist/svc");
 
 export type Target = { url: string; proc: Subprocess<"ignore", "pipe", "inherit"> };
 export type Settings = {
@@ -62,12 +64,7 @@ export async function spawnListening(cmd: string[], env: Record<string, string> 
 
 /** The svc command line: the compiled binary with `--binary` (build it first), else the sources. */
 export function svcCommand(settings: Settings, ...args: string[]): string[] {
-  return settings.binary ? [svcBinary(settings), ...args] : [BUN, "src/main.ts", ...args];
-}
-
-/** The compiled svc a suite runs: dist/svc, or another copy of it (the memory suite's just-written one). */
-function svcBinary(settings: Settings): string {
-  return settings.executable ?? join(ROOT, "dist/svc");
+  return settings.binary ? [settings.executable ?? DIST_SVC, ...args] : [BUN, "src/main.ts", ...args];
 }
 
 /**

@@ -24,7 +24,7 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Check, type Row, type Settings, type Target, ROOT, dropPageCache, initProject, load, printChecks, rssMb, startBare, startSvc, stop, watchPeakRss } from "./lib";
+import { type Check, type Row, type Settings, type Target, DIST_SVC, dropPageCache, initProject, load, printChecks, rssMb, startBare, startSvc, stop, watchPeakRss } from "./lib";
 
 const IDLE_SECONDS = 30;
 /** After the writes: past the config schema worker's 10 s idle end (WORKER_IDLE_MS) and the return of its memory (about 15 s, measured). */
@@ -82,7 +82,7 @@ export async function runMemory(settings: Settings): Promise<{ rows: Row[]; figu
   const scratch = mkdtempSync(join(tmpdir(), "svc-bench-memory-binary-"));
   try {
     // From source the executable is bun, which runs this suite too: its mapped pages cannot be dropped.
-    const dropped = settings.binary && dropPageCache(join(ROOT, "dist/svc"));
+    const dropped = settings.binary && dropPageCache(DIST_SVC);
     console.log(settings.binary ? (dropped ? "dist/svc read back from disk (its pages dropped from the page cache first)" : "dist/svc as the page cache holds it (dd could not drop it)") : "svc from source: the page cache is left as it is");
     const { figures: svc, rows, body, etag } = await measureSvc(unhinted, idleSeconds);
 
@@ -90,7 +90,7 @@ export async function runMemory(settings: Settings): Promise<{ rows: Row[]; figu
     let written: ServerFigures | undefined;
     if (settings.binary) {
       const copy = join(scratch, "svc");
-      writeFileSync(copy, readFileSync(join(ROOT, "dist/svc")));
+      writeFileSync(copy, readFileSync(DIST_SVC));
       chmodSync(copy, 0o755);
       written = (await measureSvc({ ...unhinted, executable: copy }, idleSeconds)).figures;
     }
