@@ -132,8 +132,22 @@ describe.skipIf(!chromiumAvailable)("universes in the dashboard", () => {
       universes.setInUseCheck(async () => []);
     }
     await page.getByRole("button", { name: "Delete universe accounts" }).click();
+    // Looks at every task (as a person or a test acts between tasks): the status says "Deleted" only once the dialog,
+    // which makes the rest of the page inert, is closed. Once it said so while the dialog was open, and the search
+    // typed next went nowhere.
+    await page.evaluate(() => {
+      const w = window as unknown as { seenOpenWithStatus?: boolean };
+      w.seenOpenWithStatus = false;
+      const look = () => {
+        const said = [...document.querySelectorAll('[role="status"]')].some((el) => el.textContent?.includes("Deleted universe accounts"));
+        if (said && document.querySelector("dialog[open]")) w.seenOpenWithStatus = true;
+        if (!said) setTimeout(look, 0);
+      };
+      look();
+    });
     await page.getByRole("dialog", { name: "Delete accounts?" }).getByRole("button", { name: "Delete universe" }).click();
     await page.getByRole("status").filter({ hasText: "Deleted universe accounts" }).waitFor();
+    expect(await page.evaluate(() => (window as unknown as { seenOpenWithStatus?: boolean }).seenOpenWithStatus)).toBe(false);
     expect((await universe("accounts")).status).toBe(404);
     await row("accounts").waitFor({ state: "detached" });
 

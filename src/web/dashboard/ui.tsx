@@ -1,5 +1,5 @@
 import type { ComponentChildren, JSX } from "preact";
-import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useId, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ENVS, type Env } from "../../lib/envs";
 import { ApiFailure, describeError } from "./api";
 import { followLink } from "./router";
@@ -99,7 +99,10 @@ export function Switch({ checked, label, onChange, disabled, words = ["on", "off
 export function Dialog({ open, title, onClose, children, wide }: { open: boolean; title: string; onClose: () => void; children: ComponentChildren; wide?: boolean }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
-  useEffect(() => {
+  // In the commit that changes `open`, not after the next paint: a page that closes its dialog and then says what the
+  // change did ("Deleted …") showed that line for a frame while the dialog still held the page inert, and what was
+  // typed into the page then went nowhere.
+  useLayoutEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
     if (open && !dialog.open) dialog.showModal();
