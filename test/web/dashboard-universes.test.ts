@@ -79,8 +79,23 @@ describe.skipIf(!chromiumAvailable)("universes in the dashboard", () => {
   });
 
   test("edit: the holdout moves, the unit type is shown as fixed; below plan pro a holdout is refused on its field", async () => {
+    // Looks at every task: the dialog shows only with its fields already set from the universe, never with fields that
+    // an effect then overwrites (what was typed into them meanwhile would be lost).
+    await page.evaluate(() => {
+      const w = window as unknown as { nameWhenOpened?: string | null };
+      w.nameWhenOpened = undefined;
+      const look = () => {
+        const open = document.querySelector("dialog[open]");
+        if (!open) return void setTimeout(look, 0);
+        const name = Array.from(open.querySelectorAll("input")).find((input) => input.labels?.[0]?.textContent?.trim() === "Name");
+        w.nameWhenOpened = name?.value ?? null;
+      };
+      look();
+    });
     await page.getByRole("button", { name: "Edit universe web-users" }).click();
     const dialog = page.getByRole("dialog", { name: "Edit universe web-users" });
+    await dialog.waitFor();
+    expect(await page.evaluate(() => (window as unknown as { nameWhenOpened?: string | null }).nameWhenOpened)).toBe("web-users");
     expect(await dialog.getByLabel("Unit type").count()).toBe(0);
     await dialog.getByText("Unit type: user_id").waitFor();
     await dialog.getByText(`Salt ${(await universe("web-users")).body.salt}`).waitFor();
@@ -139,7 +154,7 @@ describe.skipIf(!chromiumAvailable)("universes in the dashboard", () => {
       const w = window as unknown as { seenOpenWithStatus?: boolean };
       w.seenOpenWithStatus = false;
       const look = () => {
-        const said = [...document.querySelectorAll('[role="status"]')].some((el) => el.textContent?.includes("Deleted universe accounts"));
+        const said = Array.from(document.querySelectorAll('[role="status"]')).some((el) => el.textContent?.includes("Deleted universe accounts"));
         if (said && document.querySelector("dialog[open]")) w.seenOpenWithStatus = true;
         if (!said) setTimeout(look, 0);
       };

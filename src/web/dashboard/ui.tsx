@@ -99,14 +99,18 @@ export function Switch({ checked, label, onChange, disabled, words = ["on", "off
 export function Dialog({ open, title, onClose, children, wide }: { open: boolean; title: string; onClose: () => void; children: ComponentChildren; wide?: boolean }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
-  // In the commit that changes `open`, not after the next paint: a page that closes its dialog and then says what the
-  // change did ("Deleted …") showed that line for a frame while the dialog still held the page inert, and what was
-  // typed into the page then went nowhere.
+  // Opened after the paint, in the same flush as the forms' own effects that set their fields afresh at each opening
+  // (useDialogForm): opened any sooner, a person (or a test) could type into a field those effects then wipe.
+  useEffect(() => {
+    const dialog = ref.current;
+    if (open && dialog && !dialog.open) dialog.showModal();
+  }, [open]);
+  // Closed in the commit that says `open` is false, not after the next paint: a page that closes its dialog and then
+  // says what the change did ("Deleted …") showed that line for a frame while the dialog still held the page inert,
+  // and what was typed into the page then went nowhere.
   useLayoutEffect(() => {
     const dialog = ref.current;
-    if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
+    if (!open && dialog?.open) dialog.close();
   }, [open]);
   return (
     <dialog ref={ref} class={wide ? "wide" : undefined} aria-labelledby={titleId} onClose={onClose} onCancel={onClose}>
