@@ -146,7 +146,8 @@ export async function startClientTestServer(): Promise<ClientTestServer> {
   const mails = new MailCapture();
   const clock = testClock();
   const ts = await startTestServer({
-    signIn: { mailer: mails, now: clock.now, rateLimits: { magicLinkPerEmail: UNLIMITED, magicLinkPerIp: UNLIMITED, deviceCodePerIp: UNLIMITED } },
+    // Polls every second, not two: the CLI tests sign in about 45 times per engine, each waiting one interval.
+    signIn: { mailer: mails, now: clock.now, rateLimits: { magicLinkPerEmail: UNLIMITED, magicLinkPerIp: UNLIMITED, deviceCodePerIp: UNLIMITED }, deviceIntervalS: 1 },
   });
   return Object.assign(ts, { mails, clock, browsers: new Map<string, Browser>() });
 }
