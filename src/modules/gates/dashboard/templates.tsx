@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { call } from "../../../web/dashboard/api";
 import { can, useSession } from "../../../web/dashboard/registry";
 import { navigate } from "../../../web/dashboard/router";
-import { ResourceList } from "../../../web/dashboard/resource-list";
+import { ResourceList, useRowDialogs } from "../../../web/dashboard/resource-list";
 import { useFieldSubmit } from "../../../web/dashboard/create-form";
 import { RowButtons } from "../../../web/dashboard/data-table";
 import { ConfirmDialog, Dialog, Field, FormActions, Link, useLoad } from "../../../web/dashboard/ui";
@@ -128,11 +128,10 @@ function GateFromTemplateDialog({ template, onClose }: { template: GateTemplate 
 export function TemplateList() {
   const session = useSession();
   const writable = can(session, "write");
-  const [creating, setCreating] = useState(false);
-  const [deleting, setDeleting] = useState<GateTemplate | null>(null);
   const [startFrom, setStartFrom] = useState<GateTemplate | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
   const { data, error, reload } = useLoad(loadTemplates, [session.project.id]);
+  // The create dialog, the template being deleted, and the status line said once the list has reloaded: the kit's.
+  const rows = useRowDialogs<GateTemplate>(reload);
   return (
     <ResourceList
       crumbs={
@@ -142,14 +141,14 @@ export function TemplateList() {
       }
       title="Gate templates"
       noun="template"
-      create={writable && { label: "New template", onClick: () => setCreating(true) }}
+      create={writable && { label: "New template", onClick: rows.create }}
       intro="Ready-made conditions to start a gate from. Built-ins are the same in every project and read-only; a gate made from a template keeps its rule when the template changes or goes."
       searchText={(t) => [t.name, t.description, t.category]}
       caption="Gate templates: built-ins first, then this project's"
       items={data}
       rowKey={(t) => t.id}
       error={error}
-      message={message}
+      message={rows.message}
       name={(t) => (
         <>
           {t.name}
@@ -167,36 +166,33 @@ export function TemplateList() {
           <RowButtons
             buttons={[
               { text: "New\u00a0gate", label: `New gate from template ${t.name}`, onClick: () => setStartFrom(t) },
-              !t.builtIn && { text: "Delete", label: `Delete template ${t.name}`, onClick: () => setDeleting(t), danger: true },
+              !t.builtIn && { text: "Delete", label: `Delete template ${t.name}`, onClick: () => rows.remove(t), danger: true },
             ]}
           />
         ))
       }
     >
       <CreateTemplateDialog
-        open={creating}
-        onClose={() => setCreating(false)}
-        onCreated={async (name) => {
-          setCreating(false);
-          await reload();
-          setMessage(`Created template ${name}`);
+        open={rows.dialog.open}
+        onClose={rows.dialog.onClose}
+        onCreated={(name) => {
+          rows.closeDialog();
+          return rows.done(`Created template ${name}`);
         }}
       />
       <GateFromTemplateDialog template={startFrom} onClose={() => setStartFrom(null)} />
       <ConfirmDialog
-        open={deleting !== null}
-        title={`Delete template ${deleting?.name ?? ""}?`}
+        open={rows.deleting !== null}
+        title={`Delete template ${rows.deleting?.name ?? ""}?`}
         message={<p>Gates made from it keep their rules.</p>}
         confirmLabel="Delete template"
         danger
         onConfirm={async () => {
-          await call(gateApi.api.admin.gates.templates({ id: deleting!.id }).delete());
-          // The list first, then the word: "Deleted" is not said while the template is still listed (as on create).
-          const name = deleting!.name;
-          await reload();
-          setMessage(`Deleted template ${name}`);
+          const gone = rows.deleting!;
+          await call(gateApi.api.admin.gates.templates({ id: gone.id }).delete());
+          await rows.done(`Deleted template ${gone.name}`);
         }}
-        onClose={() => setDeleting(null)}
+        onClose={rows.closeDelete}
       />
     </ResourceList>
   );
