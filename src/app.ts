@@ -62,7 +62,7 @@ export function routeLoaderOf(app: App): ModuleRouteLoader {
 
 /**
  * The request pipeline without routes: body limits, request ids, CORS, error bodies, counting and logging.
- * `buildApp` adds the modules; an edge relay (src/modules/relay) adds its own few routes to the same pipeline.
+ * `buildApp` adds the modules; an edge relay (src/modules/relays/edge) adds its own few routes to the same pipeline.
  */
 export function buildPipeline(ctx: AppContext, onFirstAnswer?: () => void) {
   const meta = new WeakMap<Request, RequestMeta>();

@@ -170,7 +170,7 @@ function normalJitOnceBusy(busy: Promise<void>): void {
   void busy.then(() => Bun.unsafe.setJITPolicy(1));
 }
 
-/** `svc serve --relay URL --key KEY`: the edge relay (src/modules/relay) instead of the server. */
+/** `svc serve --relay URL --key KEY`: the edge relay (src/modules/relays/edge) instead of the server. */
 async function runRelay(input: { upstream: string; key: string | undefined; port: number; host: string; dataDir: string; logLevel: ReturnType<typeof parseLogLevel>; values: Record<string, unknown> }): Promise<number> {
   let upstream: URL;
   try {
@@ -191,7 +191,7 @@ async function runRelay(input: { upstream: string; key: string | undefined; port
   if (queueMax !== undefined && (!Number.isInteger(queueMax) || queueMax < 1)) throw new UsageError(`SERVICE_RELAY_QUEUE_MAX: must be a whole number of at least 1 (was "${queue}")`);
   const name = (input.values["relay-name"] as string | undefined) ?? (process.env.SERVICE_RELAY_NAME || undefined);
   if (name !== undefined && !/^[\x21-\x7e]{1,64}$/.test(name)) throw new UsageError("--relay-name: 1 to 64 printable characters, no spaces (SERVICE_RELAY_NAME alike)");
-  const { startRelay } = await import("../modules/relay/relay");
+  const { startRelay } = await import("../modules/relays/edge/relay");
   const relay = await startRelay({
     port: input.port,
     host: input.host,

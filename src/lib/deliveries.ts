@@ -2,7 +2,7 @@ import { badRequest } from "./errors";
 import type { Store } from "./store";
 
 /**
- * Exactly-once ingest for deliveries an edge relay forwards (src/modules/relay). The relay queues each
+ * Exactly-once ingest for deliveries an edge relay forwards (src/modules/relays/edge). The relay queues each
  * event batch, error report and intake item on its disk and sends it with `X-Svc-Delivery-Id: <uuid>`
  * until it gets an answer; an upstream killed mid-request may have stored it or not. The first answer
  * to an id is recorded here, and a repeat of the id gets that answer again without doing the work twice.

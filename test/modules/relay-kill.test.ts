@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { type RunningRelay, startRelay } from "../../src/modules/relay/relay";
+import { type RunningRelay, startRelay } from "../../src/modules/relays/edge/relay";
 import { SVC_SOURCE, type ServeProcess, type StoreArgs, adminGet, freshStoreArgs, run, startServe } from "../cli/process";
 import { tempDir } from "../helpers";
 

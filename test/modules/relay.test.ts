@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { type RunningRelay, startRelay } from "../../src/modules/relay/relay";
+import { type RunningRelay, startRelay } from "../../src/modules/relays/edge/relay";
 import { type TestServer, startTestServer, tempDir } from "../helpers";
 
 /**

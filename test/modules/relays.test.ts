@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { type RunningRelay, startRelay } from "../../src/modules/relay/relay";
+import { type RunningRelay, startRelay } from "../../src/modules/relays/edge/relay";
 import { MAX_QUEUED_WRITES } from "../../src/modules/relays/service";
 import { MAX_RELAYS_PER_PROJECT } from "../../src/modules/relays/store";
 import { VERSION } from "../../src/version";

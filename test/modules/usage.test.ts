@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startRelay } from "../../src/modules/relay/relay";
+import { startRelay } from "../../src/modules/relays/edge/relay";
 import { configIsUniform, gateIsUniform, killswitchIsUniform } from "../../src/modules/usage/stale";
 import { createClient } from "../../src/sdk";
 import { type TestServer, expectErrorShape, startTestServer, tempDir } from "../helpers";

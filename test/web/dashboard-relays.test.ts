@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import type { Page } from "playwright-core";
-import { type RunningRelay, startRelay } from "../../src/modules/relay/relay";
+import { type RunningRelay, startRelay } from "../../src/modules/relays/edge/relay";
 import { tempDir } from "../helpers";
 import { type DashboardFixture, capture, cellTexts, chromiumAvailable, signIn, startDashboardFixture } from "./dashboard-support";
 

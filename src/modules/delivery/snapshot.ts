@@ -45,7 +45,7 @@ export type SnapshotListener = (entry: SnapshotEntry) => void;
 
 /**
  * What the SDK routes read snapshots from (routes.ts, stream.ts, fast-path.ts): the store-backed
- * SnapshotService on `svc serve`, or an edge relay's copy followed from its upstream (src/modules/relay).
+ * SnapshotService on `svc serve`, or an edge relay's copy followed from its upstream (src/modules/relays/edge).
  */
 export type SnapshotSource = Pick<SnapshotService, "cached" | "cachedByKey" | "get" | "cachedDefaultEnv" | "defaultEnv" | "subscribe" | "listenerCount">;
 

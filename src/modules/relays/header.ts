@@ -1,5 +1,5 @@
 /**
- * `X-Svc-Relay: id=<id>; name=<name>; version=<version>`: how an edge relay (src/modules/relay) names itself
+ * `X-Svc-Relay: id=<id>; name=<name>; version=<version>`: how an edge relay (src/modules/relays/edge) names itself
  * on every call it makes to its upstream, which records it (this module). Parsed strictly: exactly these three
  * fields in this order, each bounded and printable; anything else is ignored whole (a client can send any
  * header, so nothing here is trusted beyond being shown as text).

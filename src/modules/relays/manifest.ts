@@ -17,7 +17,7 @@ declare module "../../lib/module" {
 }
 
 /**
- * Edge relays seen from the upstream: the relay itself (src/modules/relay) has no admin surface, so the server it
+ * Edge relays seen from the upstream: the relay itself (src/modules/relays/edge) has no admin surface, so the server it
  * follows lists it (id, name, version, address, connected or stale) from the X-Svc-Relay header of its calls.
  */
 export const relaysModule: ModuleManifest<"relays"> = {

@@ -1,16 +1,16 @@
 import { Elysia, t } from "elysia";
-import type { SdkRule } from "../../lib/auth";
-import { deliveryIdOf } from "../../lib/deliveries";
-import { notFound } from "../../lib/errors";
-import { describe, jsonBodyPlugin } from "../../lib/http";
-import type { AppContext } from "../../lib/module";
-import { pathOf } from "../../lib/pipeline";
-import { IngestBody, IngestReply } from "../analytics/contract";
-import { EvaluationsBody, EvaluationsReply } from "../usage/contract";
-import { IngestErrorsBody, IngestErrorsReply, SentryReply } from "../errors/contract";
-import { dsnKey, sentryKeyOf } from "../errors/sentry";
-import { authorizeScrape } from "../operations/routes";
-import { METRICS_CONTENT_TYPE } from "../operations/service";
+import type { SdkRule } from "../../../lib/auth";
+import { deliveryIdOf } from "../../../lib/deliveries";
+import { notFound } from "../../../lib/errors";
+import { describe, jsonBodyPlugin } from "../../../lib/http";
+import type { AppContext } from "../../../lib/module";
+import { pathOf } from "../../../lib/pipeline";
+import { IngestBody, IngestReply } from "../../analytics/contract";
+import { EvaluationsBody, EvaluationsReply } from "../../usage/contract";
+import { IngestErrorsBody, IngestErrorsReply, SentryReply } from "../../errors/contract";
+import { dsnKey, sentryKeyOf } from "../../errors/sentry";
+import { authorizeScrape } from "../../operations/routes";
+import { METRICS_CONTENT_TYPE } from "../../operations/service";
 import type { Relay } from "./service";
 
 /** Request headers a forwarded request keeps (the credentials, the body's encoding, the browser's origin). */

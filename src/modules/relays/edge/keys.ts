@@ -1,8 +1,8 @@
-import type { KeyDirectory, SdkKeyInfo } from "../../lib/auth";
-import { unavailable } from "../../lib/errors";
-import { sha256Hex } from "../../lib/ids";
-import type { Logger } from "../../lib/log";
-import { LruCache } from "../../lib/lru";
+import type { KeyDirectory, SdkKeyInfo } from "../../../lib/auth";
+import { unavailable } from "../../../lib/errors";
+import { sha256Hex } from "../../../lib/ids";
+import type { Logger } from "../../../lib/log";
+import { LruCache } from "../../../lib/lru";
 import type { RelayDisk } from "./disk";
 
 /** How long an answer of the upstream about a key is trusted: a key revoked upstream stops working here within this. */

@@ -1,7 +1,7 @@
-import { ENVS, type Env, isEnv } from "../../lib/envs";
-import { unavailable } from "../../lib/errors";
-import type { Logger } from "../../lib/log";
-import { type Snapshot, type SnapshotEntry, type SnapshotListener, type SnapshotSource, prepareEntry } from "../delivery/snapshot";
+import { ENVS, type Env, isEnv } from "../../../lib/envs";
+import { unavailable } from "../../../lib/errors";
+import type { Logger } from "../../../lib/log";
+import { type Snapshot, type SnapshotEntry, type SnapshotListener, type SnapshotSource, prepareEntry } from "../../delivery/snapshot";
 import type { RelayDisk } from "./disk";
 
 /** Reconnect delays after a stream ends: doubled from the first up to the last, with jitter. */

@@ -1,5 +1,5 @@
-import type { LogLevel, LoggerOptions } from "../../lib/log";
-import type { NetworkOptions } from "../../lib/network";
+import type { LogLevel, LoggerOptions } from "../../../lib/log";
+import type { NetworkOptions } from "../../../lib/network";
 
 export type RelayOptions = {
   port: number;

@@ -1,6 +1,6 @@
-import { DELIVERY_HEADER } from "../../lib/deliveries";
-import { unavailable } from "../../lib/errors";
-import type { Logger } from "../../lib/log";
+import { DELIVERY_HEADER } from "../../../lib/deliveries";
+import { unavailable } from "../../../lib/errors";
+import type { Logger } from "../../../lib/log";
 import type { RelayDisk } from "./disk";
 
 const RETRY_MIN_MS = 200;

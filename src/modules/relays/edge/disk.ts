@@ -1,8 +1,8 @@
 import { Database, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { SdkKeyInfo } from "../../lib/auth";
-import { randomBase62 } from "../../lib/ids";
+import type { SdkKeyInfo } from "../../../lib/auth";
+import { randomBase62 } from "../../../lib/ids";
 
 /** One forwarded request waiting for the upstream: sent as it came, with its delivery id. */
 export type QueuedDelivery = { seq: number; id: string; path: string; headers: Record<string, string>; body: Uint8Array; queuedAt: number; attempts: number };
