@@ -146,8 +146,7 @@ export async function startClientTestServer(): Promise<ClientTestServer> {
   const mails = new MailCapture();
   const clock = testClock();
   const ts = await startTestServer({
-    // Polls every second, not two: the CLI tests sign in about 45 times per engine, each waiting one interval.
-    signIn: { mailer: mails, now: clock.now, rateLimits: { magicLinkPerEmail: UNLIMITED, magicLinkPerIp: UNLIMITED, deviceCodePerIp: UNLIMITED }, deviceIntervalS: 1 },
+    signIn: { mailer: mails, now: clock.now, rateLimits: { magicLinkPerEmail: UNLIMITED, magicLinkPerIp: UNLIMITED, deviceCodePerIp: UNLIMITED } },
   });
   return Object.assign(ts, { mails, clock, browsers: new Map<string, Browser>() });
 }

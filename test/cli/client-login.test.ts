@@ -155,20 +155,19 @@ describe("svc login", () => {
     const box = sandbox();
     const live = startSvc(box, ["login", "--no-browser", "--url", ts.url]);
     const [, userCode] = await live.waitForStderr(USER_CODE);
-    // The test clock stands still, so the CLI's second poll looks too fast to the server: slow_down, interval 1 + 5 s
-    // (this test server polls every second; the default two is tested in test/modules/device.test.ts).
+    // The test clock stands still, so the CLI's second poll looks too fast to the server: slow_down, interval 2 + 5 s.
     const interval = async () =>
       Number((await ts.store.one<{ interval_s: number }>("SELECT interval_s FROM device_codes WHERE user_code = ?", userCode!.replace("-", "")))!.interval_s);
-    for (let i = 0; i < 200 && (await interval()) === 1; i++) await Bun.sleep(50);
-    expect(await interval()).toBe(6);
+    for (let i = 0; i < 200 && (await interval()) === 2; i++) await Bun.sleep(50);
+    expect(await interval()).toBe(7);
     const slowedAt = Date.now();
     await approveInBrowser(ts, "owner@example.com", userCode!);
-    ts.clock.advance(7_000);
+    ts.clock.advance(8_000);
     const r = await live.result();
     expect(r.code).toBe(0);
-    expect(Date.now() - slowedAt).toBeGreaterThan(5_000);
+    expect(Date.now() - slowedAt).toBeGreaterThan(6_000);
     // It did not poll early again (that would have raised the interval once more).
-    expect(await interval()).toBe(6);
+    expect(await interval()).toBe(7);
   });
 
   test("a spinner on stderr while polling, only when stderr is a terminal", async () => {
