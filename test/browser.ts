@@ -24,6 +24,31 @@ export function testClock(start = Date.now()) {
   };
 }
 
+/**
+ * A clock that runs with real time, plus what the test adds to reach expiries. A device-flow client polling at
+ * the server's interval is then never early by this clock, however long an approval takes; freeze() stops it for
+ * a test that wants an early poll (slow_down), resume() runs it on from where it stood.
+ */
+export function runningTestClock() {
+  let offset = 0;
+  let frozenAt: number | null = null;
+  return {
+    now: () => frozenAt ?? Date.now() + offset,
+    advance(ms: number) {
+      if (frozenAt === null) offset += ms;
+      else frozenAt += ms;
+    },
+    freeze() {
+      frozenAt ??= Date.now() + offset;
+    },
+    resume() {
+      if (frozenAt === null) return;
+      offset = frozenAt - Date.now();
+      frozenAt = null;
+    },
+  };
+}
+
 export type PageResponse = { status: number; headers: Headers; text: string; body: any; location: string | null; setCookies: string[] };
 
 /**

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { Browser, MailCapture, signInWithMagicLink, testClock } from "../browser";
+import { Browser, MailCapture, runningTestClock, signInWithMagicLink } from "../browser";
 import { startTestServer, tempDir, type TestServer } from "../helpers";
 import { ROOT, SVC_SOURCE, type RunResult } from "./process";
 
@@ -138,15 +138,18 @@ export function readCredentialsFile(box: Sandbox): Record<string, any> {
 }
 
 /** A server whose sign-in mails and clock the test holds. */
-export type ClientTestServer = TestServer & { mails: MailCapture; clock: ReturnType<typeof testClock>; browsers: Map<string, Browser> };
+export type ClientTestServer = TestServer & { mails: MailCapture; clock: ReturnType<typeof runningTestClock>; browsers: Map<string, Browser> };
 
 const UNLIMITED = { limit: 10_000, windowMs: 60_000 };
 
 export async function startClientTestServer(): Promise<ClientTestServer> {
   const mails = new MailCapture();
-  const clock = testClock();
+  // Runs with real time: a sign-in approved after the CLI's first poll then succeeds at the next one, not after a
+  // slow_down (a clock standing still made every poll but the first look early).
+  const clock = runningTestClock();
   const ts = await startTestServer({
-    signIn: { mailer: mails, now: clock.now, rateLimits: { magicLinkPerEmail: UNLIMITED, magicLinkPerIp: UNLIMITED, deviceCodePerIp: UNLIMITED } },
+    // Polls every second, not two: the CLI tests sign in about 45 times per engine, each waiting one interval.
+    signIn: { mailer: mails, now: clock.now, rateLimits: { magicLinkPerEmail: UNLIMITED, magicLinkPerIp: UNLIMITED, deviceCodePerIp: UNLIMITED }, deviceIntervalS: 1 },
   });
   return Object.assign(ts, { mails, clock, browsers: new Map<string, Browser>() });
 }

@@ -160,6 +160,10 @@ export class DeviceService {
     return this.identity.now();
   }
 
+  private get intervalS(): number {
+    return this.ctx.options.signIn?.deviceIntervalS ?? POLL_INTERVAL_S;
+  }
+
   private iso(ms = this.now): string {
     return new Date(ms).toISOString();
   }
@@ -180,7 +184,7 @@ export class DeviceService {
         userCode: code,
         codeChallenge: input.codeChallenge,
         clientName: input.clientName?.trim() || null,
-        intervalS: POLL_INTERVAL_S,
+        intervalS: this.intervalS,
         createdAt: this.iso(now),
         expiresAt: this.iso(now + DEVICE_CODE_TTL_MS),
       });
@@ -192,7 +196,7 @@ export class DeviceService {
       verification_uri: `${request.baseUrl}/device`,
       verification_uri_complete: `${request.baseUrl}/device?user_code=${userCode}`,
       expires_in: DEVICE_CODE_TTL_MS / 1000,
-      interval: POLL_INTERVAL_S,
+      interval: this.intervalS,
     };
   }
 

@@ -57,6 +57,11 @@ export type SignInOptions = {
   /** Clock in epoch milliseconds (tests move it to reach expiries). */
   now?: () => number;
   rateLimits?: Partial<SignInRateLimits>;
+  /**
+   * Seconds a device-flow client waits between polls (SPEC: about two; tests that sign the CLI in dozens of times
+   * shorten it to one). Not an environment setting.
+   */
+  deviceIntervalS?: number;
 };
 
 function httpUrl(value: string, what: string, protocols: string[]): URL {
