@@ -490,18 +490,31 @@ async function seed() {
   }
 }
 
-function paths(route: Route): string[] {
+/**
+ * The paths a route is called on. `real` when every parameter has a real value (the handler finds what it names);
+ * otherwise at least one parameter is hostile.
+ */
+function paths(route: Route): { path: string; real: boolean }[] {
   const params = route.path.match(/:[A-Za-z_]+|\*$/g) ?? [];
-  if (params.length === 0) return [route.path];
-  const fill = (pick: (param: string) => string) =>
-    route.path.replace(/:([A-Za-z_]+)/g, (_, p: string) => pick(p)).replace(/\*$/, () => pick("*"));
-  const out = new Set<string>();
+  if (params.length === 0) return [{ path: route.path, real: true }];
+  const names = params.map((p) => (p === "*" ? "*" : p.slice(1)));
+  const out = new Map<string, boolean>();
+  const add = (pick: (param: string) => string) => {
+    let real = true;
+    const value = (p: string) => {
+      const v = pick(p);
+      if (!realValues(p, route.path).includes(v)) real = false;
+      return v;
+    };
+    const path = route.path.replace(/:([A-Za-z_]+)/g, (_, p: string) => value(p)).replace(/\*$/, () => value("*"));
+    out.set(path, (out.get(path) ?? false) || real);
+  };
   // Every parameter hostile at once, then each one in turn (hostile or real) with real values elsewhere.
-  for (const id of IDS) out.add(fill(() => id));
-  for (const param of params.map((p) => (p === "*" ? "*" : p.slice(1)))) {
-    for (const value of [...IDS, ...realValues(param, route.path)]) out.add(fill((p) => (p === param ? value : realValues(p, route.path)[0]!)));
+  for (const id of IDS) add(() => id);
+  for (const param of names) {
+    for (const value of [...IDS, ...realValues(param, route.path)]) add((p) => (p === param ? value : realValues(p, route.path)[0]!));
   }
-  return [...out];
+  return [...out].map(([path, real]) => ({ path, real }));
 }
 
 async function send(method: string, path: string, headers: Record<string, string>, body?: { type: string; text: string }): Promise<Reply> {
@@ -569,13 +582,19 @@ test("every route, called with its own credential, answers hostile input below 5
       : [undefined];
     const calls: { path: string; variant: Variant; body?: { type: string; text: string }; headers?: Record<string, string> }[] = [];
     const emptyBody = hasBody ? { type: "application/json", text: "{}" } : undefined;
-    for (const base of paths(route)) {
+    const hostileIdBodies = hasBody ? [emptyBody, ...plausibleBodies().map((text) => ({ type: "application/json", text }))] : [undefined];
+    // Every hostile body and query on the paths whose parameters the handler resolves. On the paths with a hostile
+    // parameter, the bodies that pass the schemas (so the handler itself meets the odd id: its lookup, its 404) and
+    // an empty one: a hostile body there is refused by the body schema as it is on a real path, so pairing every
+    // hostile parameter with every hostile body (a third of the walk's 310,000 requests) tested nothing more.
+    const routePaths = paths(route);
+    for (const { path: base, real } of routePaths) {
       for (const variant of variants) {
-        for (const body of bodies) calls.push({ path: base, variant, body });
-        for (const query of QUERIES.slice(1)) calls.push({ path: base + query, variant, body: emptyBody });
+        for (const body of real ? bodies : hostileIdBodies) calls.push({ path: base, variant, body });
+        if (real) for (const query of QUERIES.slice(1)) calls.push({ path: base + query, variant, body: emptyBody });
       }
     }
-    for (const path of paths(route).slice(-3)) {
+    for (const { path } of routePaths.slice(-3)) {
       for (const headers of HEADER_VARIANTS) calls.push({ path, variant: variants.at(-1)!, body: emptyBody, headers });
     }
     const key = `${route.method} ${route.path}`;
