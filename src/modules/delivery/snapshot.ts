@@ -3,6 +3,7 @@ import { validation } from "../../lib/errors";
 import type { ServiceContext, SnapshotSection as SectionSource } from "../../lib/module";
 import { REVISIONS_CHANNEL, allRevisions, currentRevision, decodeRevisionChange } from "../../lib/revisions";
 import { RESYNC } from "../../lib/store";
+import { SnapshotListeners } from "./snapshot-listeners";
 
 export type PublishedKillswitch = { value: boolean; switches: Record<string, boolean>; version: number };
 export type { PublishedConfig } from "../../sdk/configs";
@@ -91,7 +92,7 @@ export class SnapshotService {
   private readonly building = new Map<string, Promise<SnapshotEntry>>();
   /** The newest revision announced per key: an entry older than it is never kept. */
   private readonly announced = new Map<string, number>();
-  private readonly listeners = new Map<string, Set<SnapshotListener>>();
+  private readonly listeners = new SnapshotListeners<SnapshotEntry>();
   /**
    * What this server's own publish read of its env inside the transaction (the size check), kept once it
    * has committed, until its announcement is heard a moment later: that read is the committed revision's
@@ -155,21 +156,12 @@ export class SnapshotService {
 
   /** Hears every new entry of one (project, env), after it has been swapped in. Returns the unsubscribe. */
   subscribe(projectId: string, env: Env, listener: SnapshotListener): () => void {
-    const key = `${projectId}/${env}`;
-    let set = this.listeners.get(key);
-    if (!set) this.listeners.set(key, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.listeners.get(key) === set) this.listeners.delete(key);
-    };
+    return this.listeners.subscribe(`${projectId}/${env}`, listener);
   }
 
   /** Live subscriptions (the stream's open connections), for tests and metrics. */
   listenerCount(): number {
-    let n = 0;
-    for (const set of this.listeners.values()) n += set.size;
-    return n;
+    return this.listeners.count();
   }
 
   close(): void {
@@ -223,17 +215,9 @@ export class SnapshotService {
       return;
     }
     if (entry.snapshot.revision < revision) return;
-    const listeners = this.listeners.get(key);
-    if (!listeners) return;
-    for (const listener of listeners) {
-      try {
-        listener(entry);
-      } catch (err) {
-        this.ctx.log.error("snapshot listener failed", { projectId, env, error: String(err) });
-      }
-    }
+    const heard = this.listeners.deliver(key, entry, (err) => this.ctx.log.error("snapshot listener failed", { projectId, env, error: String(err) }));
     // Once per publish that reached open streams (another server's clock may run ahead: never below 0).
-    if (publishedAt !== undefined && listeners.size > 0) this.ctx.services.operations.telemetry.delivery.observe(Math.max(0, Date.now() - publishedAt) / 1000);
+    if (publishedAt !== undefined && heard > 0) this.ctx.services.operations.telemetry.delivery.observe(Math.max(0, Date.now() - publishedAt) / 1000);
   }
 
   /** One build per key at a time; a publish announced meanwhile starts another after it. */

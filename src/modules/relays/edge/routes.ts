@@ -45,6 +45,11 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
     return id;
   };
   const encoder = new TextEncoder();
+  /** An ingest batch the schema took: the key checked for its rule, then queued as JSON; the caller says 202. */
+  const forwardBatch = async (request: Request, headers: Record<string, string | undefined>, rule: SdkRule, body: unknown) => {
+    await checkKey(headers, rule);
+    queue(request, headers, encoder.encode(JSON.stringify(body)), { "content-type": "application/json" });
+  };
   const bytesOf = async (request: Request) => new Uint8Array(await request.arrayBuffer());
 
   /** Sentry paths: the key from the query or X-Sentry-Auth; else X-SDK-Key or Bearer as sent (null); else the envelope header's DSN (a tunnel). */
@@ -112,8 +117,7 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
     .post(
       "/api/sdk/v1/events",
       async ({ request, headers, body, set }) => {
-        await checkKey(headers, "events");
-        queue(request, headers, encoder.encode(JSON.stringify(body)), { "content-type": "application/json" });
+        await forwardBatch(request, headers, "events", body);
         set.status = 202;
         return { accepted: body.events.length };
       },
@@ -122,8 +126,7 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
     .post(
       "/api/sdk/v1/evaluations",
       async ({ request, headers, body, set }) => {
-        await checkKey(headers, "events");
-        queue(request, headers, encoder.encode(JSON.stringify(body)), { "content-type": "application/json" });
+        await forwardBatch(request, headers, "events", body);
         set.status = 202;
         // The upstream decides which names it has; the relay takes the batch as a whole.
         return { accepted: Object.keys(body.counts).length, ignored: 0 };
@@ -133,8 +136,7 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
     .post(
       "/api/sdk/v1/errors",
       async ({ request, headers, body, set }) => {
-        await checkKey(headers, "errors");
-        queue(request, headers, encoder.encode(JSON.stringify(body)), { "content-type": "application/json" });
+        await forwardBatch(request, headers, "errors", body);
         set.status = 202;
         return { accepted: body.errors.length };
       },

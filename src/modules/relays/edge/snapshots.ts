@@ -2,6 +2,7 @@ import { ENVS, type Env, isEnv } from "../../../lib/envs";
 import { unavailable } from "../../../lib/errors";
 import type { Logger } from "../../../lib/log";
 import { type Snapshot, type SnapshotEntry, type SnapshotListener, type SnapshotSource, prepareEntry } from "../../delivery/snapshot";
+import { SnapshotListeners } from "../../delivery/snapshot-listeners";
 import type { RelayDisk } from "./disk";
 
 /** Reconnect delays after a stream ends: doubled from the first up to the last, with jitter. */
@@ -18,7 +19,7 @@ export const STREAM_IDLE_MS = 45_000;
  */
 export class RelaySnapshots implements SnapshotSource {
   private readonly entries = new Map<string, SnapshotEntry>();
-  private readonly listeners = new Map<string, Set<SnapshotListener>>();
+  private readonly listeners = new SnapshotListeners<SnapshotEntry>();
   /** Envs whose upstream stream is open now. */
   private readonly live = new Set<Env>();
   /** Since when the relay has not heard its upstream (epoch ms); undefined while every stream is open. */
@@ -76,20 +77,11 @@ export class RelaySnapshots implements SnapshotSource {
   }
 
   subscribe(projectId: string, env: Env, listener: SnapshotListener): () => void {
-    const key = `${projectId}/${env}`;
-    let set = this.listeners.get(key);
-    if (!set) this.listeners.set(key, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.listeners.get(key) === set) this.listeners.delete(key);
-    };
+    return this.listeners.subscribe(`${projectId}/${env}`, listener);
   }
 
   listenerCount(): number {
-    let n = 0;
-    for (const set of this.listeners.values()) n += set.size;
-    return n;
+    return this.listeners.count();
   }
 
   // --- following the upstream ---
@@ -112,13 +104,7 @@ export class RelaySnapshots implements SnapshotSource {
     } catch (err) {
       this.log.warn("relay: saving a snapshot to disk failed; it is served from memory", { env, error: String(err) });
     }
-    for (const listener of this.listeners.get(key) ?? []) {
-      try {
-        listener(entry);
-      } catch (err) {
-        this.log.error("relay: snapshot listener failed", { env, error: String(err) });
-      }
-    }
+    this.listeners.deliver(key, entry, (err) => this.log.error("relay: snapshot listener failed", { env, error: String(err) }));
     return true;
   }
 
