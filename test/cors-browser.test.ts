@@ -5,10 +5,11 @@
  * allowed origin is too; a page of any other origin must be refused.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync } from "node:fs";
 import type { Server } from "bun";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { expectErrorShape, startTestServer, tempDir, type TestServer } from "./helpers";
+import type { BrowserContext, Page } from "playwright-core";
+import { newBrowserContext } from "./web/dashboard-support";
+import { expectErrorShape, startTestServer, type TestServer } from "./helpers";
 
 const CHROMIUM = "/usr/bin/chromium";
 const available = existsSync(CHROMIUM);
@@ -23,7 +24,6 @@ let siteB: Server<unknown>;
 let originA: string;
 let originB: string;
 let context: BrowserContext;
-let profile: string;
 const KILLSWITCH = "checkout";
 
 /** A tiny page server: one blank HTML page on 127.0.0.1, random port. */
@@ -46,19 +46,13 @@ beforeAll(async () => {
   expect(patched.status, patched.text).toBe(200);
   const ks = await s.api("/api/admin/killswitches", { body: { name: KILLSWITCH, value: true } });
   expect(ks.status, ks.text).toBe(201);
-  profile = tempDir("svc-chromium-cors-");
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  context = await newBrowserContext();
 });
 afterAll(async () => {
   await context?.close();
   siteA?.stop(true);
   siteB?.stop(true);
   await s?.stop();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 type PageFetch = { ok: true; status: number; etag: string | null; body: any } | { ok: false; error: string };

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync } from "node:fs";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { getSchemaValidator } from "elysia";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { startTestServer, tempDir, type TestServer } from "./helpers";
+import type { BrowserContext, Page } from "playwright-core";
+import { newBrowserContext } from "./web/dashboard-support";
+import { startTestServer, type TestServer } from "./helpers";
 
 setDefaultTimeout(90_000);
 
@@ -187,22 +188,15 @@ describe("/openapi page headers", () => {
 
 describe.skipIf(!chromiumAvailable)("/openapi in a real browser", () => {
   let context: BrowserContext;
-  let profile: string;
   let origin: string;
 
   beforeAll(async () => {
     // Browsed as people do locally: by name (localhost is also where Scalar shows its cloud tools by default).
     origin = `http://localhost:${new URL(s.url).port}`;
-    profile = tempDir("svc-chromium-");
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run", "--disable-component-update", "--disable-sync"],
-    });
+    context = await newBrowserContext();
   });
   afterAll(async () => {
     await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   /**

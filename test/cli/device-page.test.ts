@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, rmSync } from "node:fs";
-import { chromium, type BrowserContext } from "playwright-core";
-import { tempDir } from "../helpers";
+import { existsSync } from "node:fs";
+import type { BrowserContext } from "playwright-core";
+import { newBrowserContext } from "../web/dashboard-support";
 import { USER_CODE, readCredentialsFile, removeSandboxes, sandbox, startClientTestServer, startSvc, type ClientTestServer } from "./client-helpers";
 
 setDefaultTimeout(90_000);
@@ -16,22 +16,15 @@ if (!available) {
 
 let ts: ClientTestServer;
 let context: BrowserContext;
-let profile: string;
 
 beforeAll(async () => {
   if (!available) return;
   ts = await startClientTestServer();
-  profile = tempDir("svc-chromium-");
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  context = await newBrowserContext();
 });
 afterAll(async () => {
   await context?.close();
   await ts?.stop();
-  if (profile) rmSync(profile, { recursive: true, force: true });
   removeSandboxes();
 });
 

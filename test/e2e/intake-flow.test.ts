@@ -27,7 +27,8 @@ import { Database } from "bun:sqlite";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SQL, type Server } from "bun";
-import { type BrowserContext, type Page, chromium } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
+import { newBrowserContext } from "../web/dashboard-support";
 import { SVC_SOURCE, type ServeProcess, type StoreArgs, freshStoreArgs, run, startServe } from "../cli/process";
 import { Browser } from "../browser";
 import { TEST_ENGINE, tempDir } from "../helpers";
@@ -49,7 +50,6 @@ const TITLE = "Export to CSV";
 const USE_CASE = "Monthly reports for the finance team";
 
 let context: BrowserContext;
-let profile: string;
 let site: Server<unknown>;
 /** What the customer's page calls: the svc URL and the client key it embeds (set per test). */
 let siteConfig = { svcUrl: "", clientKey: "" };
@@ -93,20 +93,13 @@ document.getElementById("request").addEventListener("submit", async (event) => {
 beforeAll(async () => {
   if (!chromiumAvailable) return;
   site = customerSite();
-  profile = tempDir("svc-chromium-e2e-");
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 860 },
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  context = await newBrowserContext({ viewport: { width: 1280, height: 860 } });
 });
 
 afterAll(async () => {
   for (const fn of cleanups.reverse()) await fn();
   await context?.close();
   site?.stop(true);
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 type Keys = { projectId: string; ownerEmail: string; adminKey: string; clientKey: string };

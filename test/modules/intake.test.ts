@@ -8,11 +8,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { type BrowserContext, chromium } from "playwright-core";
-import { TEST_ENGINE, type TestServer, startTestServer, tempDir } from "../helpers";
+import type { BrowserContext } from "playwright-core";
+import { newBrowserContext } from "../web/dashboard-support";
+import { TEST_ENGINE, type TestServer, startTestServer } from "../helpers";
 
 const HIGH = { limit: 100_000, windowMs: 60_000 };
 let ts: TestServer;
@@ -440,7 +441,6 @@ describe.skipIf(!existsSync(CHROMIUM))("a real browser on the project's domain",
   let site: Server<unknown>;
   let elsewhere: Server<unknown>;
   let context: BrowserContext;
-  let profile: string;
   const pageServer = () =>
     Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("<!doctype html><title>shop</title><p>shop</p>", { headers: { "content-type": "text/html" } }) });
 
@@ -448,18 +448,12 @@ describe.skipIf(!existsSync(CHROMIUM))("a real browser on the project's domain",
     site = pageServer();
     elsewhere = pageServer();
     expect((await setProject(ts, { domain: `http://127.0.0.1:${site.port}` })).status).toBe(200);
-    profile = tempDir("svc-chromium-intake-");
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    context = await newBrowserContext();
   });
   afterAll(async () => {
     await context?.close();
     site?.stop(true);
     elsewhere?.stop(true);
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   const fileFrom = async (origin: string, title: string) => {

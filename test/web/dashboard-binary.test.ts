@@ -1,17 +1,16 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { type BrowserContext, type Page, chromium } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { type InitOutput, type ServeProcess, type StoreArgs, freshStoreArgs, run, startServe } from "../cli/process";
 import { tempDir } from "../helpers";
 import { ensureBinary } from "../support/binary";
-import { CHROMIUM, chromiumAvailable } from "./dashboard-support";
+import { chromiumAvailable, newBrowserContext } from "./dashboard-support";
 
 // The issue's "done when", proven on the compiled binary: the dashboard there is the bundle `bun build --compile` embedded.
 setDefaultTimeout(120_000);
 
 const dataDir = tempDir("svc-dash-bin-");
-const profile = tempDir("svc-chromium-");
 let store: StoreArgs | undefined;
 let keys: InitOutput;
 let server: ServeProcess | undefined;
@@ -34,11 +33,7 @@ beforeAll(async () => {
     const res = await fetch(server.url + path, { method: "POST", headers: { authorization: `Bearer ${keys.adminKey}`, "content-type": "application/json" }, body: JSON.stringify(body) });
     expect(res.status).toBe(201);
   }
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  context = await newBrowserContext();
   page = await context.newPage();
 }, 300_000);
 
@@ -47,7 +42,6 @@ afterAll(async () => {
   if (server && server.proc.exitCode === null) await server.stop();
   await store?.drop();
   rmSync(dataDir, { recursive: true, force: true });
-  rmSync(profile, { recursive: true, force: true });
 });
 
 /** Without SMTP the server writes each mail's link to <data>/outbox.log, one JSON line per mail. */

@@ -1,11 +1,12 @@
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type BrowserContext, type Locator, type Page, chromium } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { MailCapture } from "../browser";
+import { CHROMIUM_PATH, sharedBrowser } from "./shared-browser";
 import { ROOT } from "../cli/process";
-import { type TestServer, startTestServer, tempDir } from "../helpers";
+import { type TestServer, startTestServer } from "../helpers";
 
-export const CHROMIUM = "/usr/bin/chromium";
+export const CHROMIUM = CHROMIUM_PATH;
 export const chromiumAvailable = existsSync(CHROMIUM);
 if (!chromiumAvailable) {
   // CI installs it (.ci/run); there a missing browser is a failure, not a skip.
@@ -18,18 +19,16 @@ export const SCREENSHOT_DIR = join(ROOT, "test-results", "dashboard");
 
 export type DashboardFixture = { ts: TestServer; mails: MailCapture; context: BrowserContext; close(): Promise<void> };
 
-/** A real server and a headless Chromium; axe-core is injected into pages, so the page's CSP is bypassed for that only. */
+/** A fresh context (its own cookies, storage and cache) of the run's one headless Chromium. */
+export async function newBrowserContext(options: Parameters<Browser["newContext"]>[0] = {}): Promise<BrowserContext> {
+  return (await sharedBrowser()).newContext(options);
+}
+
+/** A real server and a headless Chromium context; axe-core is injected into pages, so the page's CSP is bypassed for that only. */
 export async function startDashboardFixture(): Promise<DashboardFixture> {
   const mails = new MailCapture();
   const ts = await startTestServer({ signIn: { mailer: mails, rateLimits: { magicLinkPerIp: { limit: 1000, windowMs: 60_000 } } } });
-  const profile = tempDir("svc-chromium-");
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    bypassCSP: true,
-    viewport: { width: 1280, height: 860 },
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  const context = await newBrowserContext({ bypassCSP: true, viewport: { width: 1280, height: 860 } });
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   return {
     ts,
@@ -38,7 +37,6 @@ export async function startDashboardFixture(): Promise<DashboardFixture> {
     async close() {
       await context.close();
       await ts.stop();
-      rmSync(profile, { recursive: true, force: true });
     },
   };
 }
