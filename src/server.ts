@@ -16,6 +16,7 @@ import { ORGANISATIONS_LOCK } from "./modules/projects/service";
 import type { SignInOptions } from "./modules/identity/options";
 import { type NetworkOptions, displayHost } from "./lib/network";
 import { appendOutbox, describeMailDelivery } from "./modules/identity/mail";
+import { firstRunPending } from "./modules/identity/first-run";
 
 // The app's code (Elysia, the pipeline), when the app is built: after the first answer (startServer).
 const appCode = () => require("./app") as typeof import("./app");
@@ -362,8 +363,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       const delivery = describeMailDelivery({ smtpUrl: options.signIn?.smtpUrl, outboxPath });
       void firstAnswer.then(() => stopped || log.info("mail delivery", { delivery }));
     }
-    const setup = await ctx.services.identity.bootstrap({ adminEmail: options.adminEmail, baseUrl: ctx.network.publicUrl ?? url });
-    if (setup) announceSetup = setupLinkAnnouncer(setup.setupUrl, outboxPath, log, options.quiet);
+    if (await firstRunPending(store, options.adminEmail)) {
+      const setup = await ctx.services.identity.bootstrap({ adminEmail: options.adminEmail, baseUrl: ctx.network.publicUrl ?? url });
+      if (setup) announceSetup = setupLinkAnnouncer(setup.setupUrl, outboxPath, log, options.quiet);
+    }
   }
   const cleanupEveryMs = options.cleanupEveryMs ?? CLEANUP_EVERY_MS;
   const cleanup = setInterval(() => void removeExpired(ctx, cleanupEveryMs), cleanupEveryMs);

@@ -345,6 +345,49 @@ describe("opening a store whose schema is current (SQLite)", () => {
   });
 });
 
+describe("reads before the read-only connection opens (SQLite)", () => {
+  // The server's start reads through the writer (issue 32: cold start); the reader opens with the first poll.
+  test("a read while this process's write transaction is open sees only committed rows; the reader opens then", async () => {
+    const store = (await open(await freshTarget("sqlite"))) as SqliteStore;
+    const readerOpen = () => (store as unknown as { readerConnection?: unknown }).readerConnection !== undefined;
+    expect(readerOpen()).toBe(false);
+    const count = async () => (await store.one<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM store_meta WHERE key = 'probe'"))!.n;
+    // Read through the writer while it holds no transaction: the committed data.
+    expect(await count()).toBe(0);
+    expect(readerOpen()).toBe(false);
+    const { promise: inserted, resolve: insertedNow } = Promise.withResolvers<void>();
+    const { promise: commit, resolve: commitNow } = Promise.withResolvers<void>();
+    const writing = store.write(async (tx) => {
+      await tx.run("INSERT INTO store_meta (key, value) VALUES ('probe', 'uncommitted')");
+      insertedNow();
+      await commit;
+    });
+    await inserted;
+    try {
+      // The transaction awaits with its row written: a read outside it must not see that row.
+      expect(await count()).toBe(0);
+      expect(readerOpen()).toBe(true);
+    } finally {
+      commitNow();
+      await writing;
+    }
+    expect(await count()).toBe(1);
+  });
+
+  test("another process's commit is picked up by the first poll, which opens the reader", async () => {
+    const target = await freshTarget("sqlite");
+    const store = (await openStore(target, { migrations: storeMigrations(), busyBudgetMs: 10_000 })) as SqliteStore;
+    opened.push(store);
+    const heard: string[] = [];
+    store.listen("probe", (payload) => heard.push(String(payload)));
+    const other = await open(target);
+    await other.write(async (tx) => tx.announce("probe", "from the other"));
+    expect(await waitFor(() => heard.length > 0, 2000)).toBe(true);
+    expect(heard).toEqual(["from the other"]);
+    expect((store as unknown as { readerConnection?: unknown }).readerConnection).toBeDefined();
+  });
+});
+
 describe("background WAL checkpoints (SQLite)", () => {
   test("idle, no thread runs; written to, the writer stops checkpointing and the thread folds 2,200 writes' WAL into the file, close removes the WAL", async () => {
     const dir = tempDir("svc-checkpoint-");
