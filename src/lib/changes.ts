@@ -1,5 +1,5 @@
 import type { TSchema } from "@sinclair/typebox";
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { AuditActor } from "./audit";
 import type { Env } from "./envs";
 import { ApiError, notFound, validation } from "./errors";
@@ -119,14 +119,19 @@ export class ChangeRegistry {
    * Checks a change's shape: a known kind, its body matching the kind's schema. `field` prefixes the
    * VALIDATION detail (`change.rules[0].passPercentage: …`).
    */
-  parse(raw: unknown, field = "change"): ParsedChange {
+  async parse(raw: unknown, field = "change"): Promise<ParsedChange> {
     if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw validation("A change is an object with its kind", `${field}: expected an object`);
     const { kind: name, ...body } = raw as Record<string, unknown>;
     if (typeof name !== "string") throw validation("A change names its kind", `${field}.kind: expected one of ${this.names().join(", ")}`);
     const entry = this.kinds.get(name);
     if (!entry) throw validation(`Unknown change kind ${name}`, `${field}.kind: expected one of ${this.names().join(", ")}`);
-    // The same TypeBox as Elysia's (one package): the string formats its route schemas use are registered there.
-    entry.checker ??= TypeCompiler.Compile(entry.kind.schema);
+    // The same TypeBox as Elysia's (one package, its ESM build): the string formats its route schemas use are
+    // registered there. Imported when a change is first parsed: the registry is made with every server's context,
+    // and the compiler's hundred-odd modules were evaluated before its first answer (issue 32, cold start).
+    if (!entry.checker) {
+      const { TypeCompiler } = await import("@sinclair/typebox/compiler");
+      entry.checker ??= TypeCompiler.Compile(entry.kind.schema);
+    }
     if (!entry.checker.Check(body)) {
       const problems: string[] = [];
       for (const e of entry.checker.Errors(body)) {

@@ -191,7 +191,8 @@ export class RequestsService {
   async open(projectId: string, input: OpenInput, actor: AuditActor): Promise<ChangeRequest> {
     if (!Array.isArray(input.changes) || input.changes.length === 0) throw validation("A change request holds at least one change", "changes: at least one");
     if (input.changes.length > CHANGES_MAX) throw validation(`At most ${CHANGES_MAX} changes`, `changes: at most ${CHANGES_MAX}`);
-    const parsed = input.changes.map((c, i) => ({ parsed: this.changes.parse(c, `changes[${i}]`), field: `changes[${i}]` }));
+    const parsed: { parsed: ParsedChange; field: string }[] = [];
+    for (const [i, c] of input.changes.entries()) parsed.push({ parsed: await this.changes.parse(c, `changes[${i}]`), field: `changes[${i}]` });
     for (const p of parsed) {
       try {
         // Checked as the approved path would apply it: the module's own checks, not the guard this request answers.

@@ -1,6 +1,6 @@
 import { runApproved } from "../../lib/approvals";
 import { type AuditActor, recordAudit } from "../../lib/audit";
-import { type ChangeRegistry, type ParsedChange, type StoredChange, dryRun } from "../../lib/changes";
+import { type ChangeDescription, type ChangeRegistry, type ParsedChange, type StoredChange, dryRun } from "../../lib/changes";
 import { ApiError, notFound, validation } from "../../lib/errors";
 import { filterByQuery } from "../../lib/http";
 import { newId, nowIso } from "../../lib/ids";
@@ -70,14 +70,15 @@ export class SchedulesService {
     if (raw.length > STEPS_MAX) throw validation(`At most ${STEPS_MAX} steps`, `steps: at most ${STEPS_MAX}`);
     const now = this.now();
     let previous = Number.NEGATIVE_INFINITY;
-    const steps = raw.map(({ change, runAt, field }) => {
+    const steps: { parsed: ParsedChange; runAt: string; field: string; description: ChangeDescription }[] = [];
+    for (const { change, runAt, field } of raw) {
       if (change === undefined) throw validation("A change is required", `${field}change: required`);
       const at = this.parseRunAt(runAt, `${field}runAt`, now);
       if (at < previous) throw validation("A ramp's steps run in order: each runAt at or after the one before", `${field}runAt: before the previous step's`);
       previous = at;
-      const parsed = this.changes.parse(change, `${field}change`);
-      return { parsed, runAt: new Date(at).toISOString(), field, description: parsed.kind.describe(projectId, parsed.body) };
-    });
+      const parsed = await this.changes.parse(change, `${field}change`);
+      steps.push({ parsed, runAt: new Date(at).toISOString(), field, description: parsed.kind.describe(projectId, parsed.body) });
+    }
     const id = newId("sch");
     for (const s of steps) {
       await this.changes.requireApproval({ projectId, change: s.parsed.change, description: s.description, actor, phase: "schedule", holder: { type: "schedule", id } });
