@@ -52,7 +52,7 @@ test("a bad secret key for connectors still stops the start, though their servic
   await expect(startTestServer({ connectors: { secretKey: "not-a-key" } })).rejects.toThrow(/32 bytes/);
 });
 
-test("a server's start and its first answer load no Elysia; the app is built after that answer", async () => {
+test("a server's start and its first answer load no Elysia and no TypeBox; the app is built after that answer", async () => {
   const dataDir = tempDir("svc-start-modules-");
   const storeUrl = TEST_ENGINE === "postgres" ? await freshStoreUrl() : undefined;
   // A process of its own: in this one, other tests' apps have loaded it long since.
