@@ -20,8 +20,8 @@ export async function bootstrap(core: IdentityCore, input: { adminEmail?: string
     await ensureAdmin(core, input.adminEmail);
     return null;
   }
-  // Every start after the first finds people already: a read answers it without taking the write lock.
-  if ((await countUsers(core.store)) > 0) return null;
+  // The start calls this only when firstRunPending (first-run.ts) found nobody: its read, without the write lock,
+  // is what answers every later start. Here the lock decides, a second server starting alongside included.
   return core.store.write(async (tx) => {
     await tx.lock(SETUP_LOCK);
     if ((await countUsers(core.store)) > 0) return null;
