@@ -577,12 +577,12 @@ test("every route, called with its own credential, answers hostile input below 5
     const credential = credentialOf(route.path);
     const hasBody = !["GET", "HEAD"].includes(route.method);
     const variants = variantsOf(route.method, route.path);
-    const bodies: ({ type: string; text: string } | undefined)[] = hasBody
-      ? [...[...JSON_BODIES, ...plausibleBodies()].map((text) => ({ type: "application/json", text })), ...OTHER_BODIES]
-      : [undefined];
+    const asJson = (text: string) => ({ type: "application/json", text });
+    const plausible = plausibleBodies().map(asJson);
+    const bodies: ({ type: string; text: string } | undefined)[] = hasBody ? [...JSON_BODIES.map(asJson), ...plausible, ...OTHER_BODIES] : [undefined];
     const calls: { path: string; variant: Variant; body?: { type: string; text: string }; headers?: Record<string, string> }[] = [];
-    const emptyBody = hasBody ? { type: "application/json", text: "{}" } : undefined;
-    const hostileIdBodies = hasBody ? [emptyBody, ...plausibleBodies().map((text) => ({ type: "application/json", text }))] : [undefined];
+    const emptyBody = hasBody ? asJson("{}") : undefined;
+    const hostileIdBodies = hasBody ? [emptyBody, ...plausible] : [undefined];
     // Every hostile body and query on the paths whose parameters the handler resolves. On the paths with a hostile
     // parameter, the bodies that pass the schemas (so the handler itself meets the odd id: its lookup, its 404) and
     // an empty one: a hostile body there is refused by the body schema as it is on a real path, so pairing every
