@@ -1,18 +1,10 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync } from "node:fs";
 import type { BrowserContext } from "playwright-core";
-import { newBrowserContext } from "../web/dashboard-support";
+import { chromiumAvailable as available, newBrowserContext } from "../web/dashboard-support";
 import { USER_CODE, readCredentialsFile, removeSandboxes, sandbox, startClientTestServer, startSvc, type ClientTestServer } from "./client-helpers";
 
 setDefaultTimeout(90_000);
 
-const CHROMIUM = "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
-if (!available) {
-  // CI installs it (.ci/run); there a missing browser is a failure, not a skip.
-  if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run must install Debian's chromium`);
-  console.warn(`skipping the headless-Chromium device-page test: ${CHROMIUM} is missing (apt-get install -y chromium)`);
-}
 
 let ts: ClientTestServer;
 let context: BrowserContext;

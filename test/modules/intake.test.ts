@@ -8,11 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import type { BrowserContext } from "playwright-core";
-import { newBrowserContext } from "../web/dashboard-support";
+import { chromiumAvailable, newBrowserContext } from "../web/dashboard-support";
 import { TEST_ENGINE, type TestServer, startTestServer } from "../helpers";
 
 const HIGH = { limit: 100_000, windowMs: 60_000 };
@@ -436,8 +435,7 @@ describe("--edge-only", () => {
   });
 });
 
-const CHROMIUM = "/usr/bin/chromium";
-describe.skipIf(!existsSync(CHROMIUM))("a real browser on the project's domain", () => {
+describe.skipIf(!chromiumAvailable)("a real browser on the project's domain", () => {
   let site: Server<unknown>;
   let elsewhere: Server<unknown>;
   let context: BrowserContext;
