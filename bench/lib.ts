@@ -85,10 +85,11 @@ export function initProject(settings: Settings, dataDir: string): { adminKey: st
 }
 
 /**
- * The GC hint the Dockerfile ships with (see there); `--no-ram-hint` measures
- * without it. An explicit BUN_JSC_forceRAMSize in the environment wins.
+ * The GC settings the Dockerfile and the systemd unit ship with (see there): the RAM hint, and how much room
+ * the young generation keeps before a full collection. `--no-ram-hint` measures without either. An explicit
+ * BUN_JSC_forceRAMSize in the environment wins.
  */
-export const SHIPPED_RAM_HINT = { BUN_JSC_forceRAMSize: "268435456" };
+export const SHIPPED_GC_SETTINGS = { BUN_JSC_forceRAMSize: "268435456", BUN_JSC_minEdenToOldGenerationRatio: "0.2" };
 
 /**
  * Pinning for the comparisons that must share one core fairly: the server under test (svc or the bare
@@ -109,7 +110,7 @@ export function pinned(cmd: string[], cpu: number | undefined): string[] {
  * svc's work, not its log); the delivery comparison runs at default settings, as an operator would.
  */
 export function startSvc(settings: Settings, dataDir: string, options: { requestLog?: boolean; cpu?: number } = {}): Promise<Target> {
-  const env = settings.ramHint && !process.env.BUN_JSC_forceRAMSize ? SHIPPED_RAM_HINT : {};
+  const env = settings.ramHint && !process.env.BUN_JSC_forceRAMSize ? SHIPPED_GC_SETTINGS : {};
   const args = ["serve", "--port", "0", "--host", "127.0.0.1", "--data", dataDir, ...(options.requestLog ? [] : ["--no-request-log"])];
   return spawnListening(pinned(svcCommand(settings, ...args), options.cpu), env);
 }
