@@ -32,7 +32,7 @@ export async function ensureBinary(): Promise<string> {
   const staged = join(ROOT, `dist/.svc-${process.pid}`);
   const build = await run([BUN, "run", "build", "--outfile", staged], { timeoutMs: 240_000 });
   if (build.code !== 0) throw new Error(`bun run build failed (${build.code}):\n${build.stdout}\n${build.stderr}`);
-  renameSync(`${staged}.map`, `${BINARY}.map`);
+  // The build writes the binary alone (its source map is inside it): nothing else to move.
   renameSync(staged, BINARY);
   compiledThisRun = true;
   return BINARY;
