@@ -67,6 +67,18 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+const rate = (r: PinnedRow) => r.requestsPerSec;
+const perCpu = (r: PinnedRow) => r.perCpuSecond;
+
+/** Pair by pair, `of` of run i of `a` over `of` of run i of `b` (NaN where a run lacks the figure). */
+function pairedRatios(a: PinnedRow[], b: PinnedRow[], of: (r: PinnedRow) => number | undefined): number[] {
+  return a.map((r, i) => (of(r) ?? Number.NaN) / (of(b[i]!) ?? Number.NaN));
+}
+
+function meanOf(runs: PinnedRow[], of: (r: PinnedRow) => number | undefined): number {
+  return runs.reduce((n, r) => n + (of(r) ?? Number.NaN), 0) / runs.length;
+}
+
 /** The lowest and highest of the pairs' ratios, for the reader to see how far one pair can go. */
 function spread(values: number[]): string {
   return `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`;
@@ -152,25 +164,23 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
       if ([...bareRuns, ...svcRuns].some(generatorBound)) {
         console.log(`  WARNING: ${kinds[k]!.label}: the generator's core was saturated while the server's was not: that rate is the generator's, the ratio understates nothing about svc`);
       }
-      const mean = (list: PinnedRow[], of: (r: PinnedRow) => number | undefined) => list.reduce((n, r) => n + (of(r) ?? Number.NaN), 0) / list.length;
-      const byRate = svcRuns.map((v, i) => v.requestsPerSec! / bareRuns[i]!.requestsPerSec!);
-      const byCpu = svcRuns.map((v, i) => (v.perCpuSecond ?? Number.NaN) / (bareRuns[i]!.perCpuSecond ?? Number.NaN));
+      const byRate = pairedRatios(svcRuns, bareRuns, rate);
       return {
         ratio: median(byRate),
         // The same comparison per CPU-second each server used: steady when other work shares the core.
-        cpuRatio: median(byCpu),
+        cpuRatio: median(pairedRatios(svcRuns, bareRuns, perCpu)),
         spread: `pairs ${spread(byRate)}`,
-        svcPerSec: mean(svcRuns, (r) => r.requestsPerSec),
-        barePerSec: mean(bareRuns, (r) => r.requestsPerSec),
-        svcPerCpuSecond: mean(svcRuns, (r) => r.perCpuSecond),
+        svcPerSec: meanOf(svcRuns, rate),
+        barePerSec: meanOf(bareRuns, rate),
+        svcPerCpuSecond: meanOf(svcRuns, perCpu),
         bareGeneratorCpu: Math.max(...bareRuns.map((r) => r.generatorCpuPct ?? 0)),
       };
     };
     const notModified = summary(0);
     const full = summary(1);
     // svc's 304 against its own full answer, round by round.
-    const vsFullRatios = runs[0]!.svc.map((r, i) => r.requestsPerSec! / runs[1]!.svc[i]!.requestsPerSec!);
-    const vsFullPerCpuRatios = runs[0]!.svc.map((r, i) => (r.perCpuSecond ?? Number.NaN) / (runs[1]!.svc[i]!.perCpuSecond ?? Number.NaN));
+    const vsFullRatios = pairedRatios(runs[0]!.svc, runs[1]!.svc, rate);
+    const vsFullPerCpuRatios = pairedRatios(runs[0]!.svc, runs[1]!.svc, perCpu);
 
     // Browser apps poll the bulk OFREP call with a browser key: its 304 against the snapshot 304, in pairs below.
     const minted = await fetch(`${svc.url}/api/admin/keys`, { method: "POST", headers: admin, body: JSON.stringify({ type: "browser", name: "bench" }) });
@@ -203,12 +213,12 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
       barePostRuns.push(r);
     }
     rows.push(...barePostRuns);
-    const barePostPerSec = barePostRuns.reduce((n, r) => n + r.requestsPerSec!, 0) / ROUNDS;
-    const bulkPerSec = bulkRuns.reduce((n, r) => n + r.requestsPerSec!, 0) / bulkRuns.length;
-    const bulkRatios = bulkRuns.map((r, i) => r.requestsPerSec! / snapshotBeside[i]!.requestsPerSec!);
+    const barePostPerSec = meanOf(barePostRuns, rate);
+    const bulkPerSec = meanOf(bulkRuns, rate);
+    const bulkRatios = pairedRatios(bulkRuns, snapshotBeside, rate);
     const bulkVsSnapshot = median(bulkRatios);
     // A POST with a body costs the generator more than a GET: when its core saturates, the per CPU-second figure is the fairer one.
-    const bulkVsSnapshotPerCpu = median(bulkRuns.map((r, i) => (r.perCpuSecond ?? Number.NaN) / (snapshotBeside[i]!.perCpuSecond ?? Number.NaN)));
+    const bulkVsSnapshotPerCpu = median(pairedRatios(bulkRuns, snapshotBeside, perCpu));
     console.log(
       `  OFREP bulk 304 (browser key) vs snapshot 304: ${bulkVsSnapshot.toFixed(2)} by req/s, median of ${PAIRED_ROUNDS} pairs (pairs ${spread(bulkRatios)}) (target >= 0.8) ${bulkVsSnapshot >= 0.8 ? "ok" : "MISS"}; ${bulkVsSnapshotPerCpu.toFixed(2)} by requests per CPU-second`,
     );
@@ -372,8 +382,8 @@ async function growthbook304(settings: Settings, baseUrl: string, serverKey: str
     snapshotRuns.push(s);
     gbRuns.push(g);
   }
-  const ratios = gbRuns.map((g, i) => g.requestsPerSec! / snapshotRuns[i]!.requestsPerSec!);
+  const ratios = pairedRatios(gbRuns, snapshotRuns, rate);
   const ratio = median(ratios);
   console.log(`  GrowthBook /api/features 304 vs snapshot 304: ${ratio.toFixed(2)} by req/s, median of ${PAIRED_ROUNDS} pairs (pairs ${spread(ratios)}) (target >= 0.8) ${ratio >= 0.8 ? "ok" : "MISS"}`);
-  return { rows: [...snapshotRuns, ...gbRuns], ratio, perSec: gbRuns.reduce((n, r) => n + r.requestsPerSec!, 0) / gbRuns.length };
+  return { rows: [...snapshotRuns, ...gbRuns], ratio, perSec: meanOf(gbRuns, rate) };
 }

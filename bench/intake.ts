@@ -16,7 +16,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Row, type Settings, type Target, WRK, luaString, rssMb, runWrk, spawnListening, stop, svcCommand, watchPeakRss, wrkFigures, SHIPPED_GC_SETTINGS } from "./lib";
+import { type Row, type Settings, type Target, WRK, luaString, rssMb, runWrk, spawnListening, stop, svcCommand, watchPeakRss, wrkFigures, shippedGcEnv } from "./lib";
 
 // autocannon ships no types; this is the part of its API used here.
 type Result = { requests: { average: number; total: number }; latency: { p50: number; p99: number }; errors: number; timeouts: number; "2xx": number; non2xx: number; statusCodeStats: Record<string, { count: number }>; duration: number };
@@ -115,7 +115,7 @@ export async function runIntake(settings: Settings): Promise<{ rows: Row[]; figu
   try {
     const keys = initProject(settings, dataDir);
     const env: Record<string, string> = {
-      ...(settings.ramHint && !process.env.BUN_JSC_forceRAMSize ? SHIPPED_GC_SETTINGS : {}),
+      ...shippedGcEnv(settings),
       SERVICE_INTAKE_LIMIT_PER_KEY: String(PER_KEY_PER_MINUTE),
       SERVICE_INTAKE_LIMIT_PER_ADDRESS: "100000000",
     };

@@ -86,10 +86,17 @@ export function initProject(settings: Settings, dataDir: string): { adminKey: st
 
 /**
  * The GC settings the Dockerfile and the systemd unit ship with (see there): the RAM hint, and how much room
- * the young generation keeps before a full collection. `--no-ram-hint` measures without either. An explicit
- * BUN_JSC_forceRAMSize in the environment wins.
+ * the young generation keeps before a full collection.
  */
-export const SHIPPED_GC_SETTINGS = { BUN_JSC_forceRAMSize: "268435456", BUN_JSC_minEdenToOldGenerationRatio: "0.2" };
+const SHIPPED_GC_SETTINGS = { BUN_JSC_forceRAMSize: "268435456", BUN_JSC_minEdenToOldGenerationRatio: "0.2" };
+
+/**
+ * The environment a server under test gets for its GC: the shipped settings, or none with `--no-ram-hint`, or
+ * when BUN_JSC_forceRAMSize is set in the bench's own environment (its JavaScriptCore settings then stand).
+ */
+export function shippedGcEnv(settings: Settings): Record<string, string> {
+  return settings.ramHint && !process.env.BUN_JSC_forceRAMSize ? SHIPPED_GC_SETTINGS : {};
+}
 
 /**
  * Pinning for the comparisons that must share one core fairly: the server under test (svc or the bare
@@ -110,7 +117,7 @@ export function pinned(cmd: string[], cpu: number | undefined): string[] {
  * svc's work, not its log); the delivery comparison runs at default settings, as an operator would.
  */
 export function startSvc(settings: Settings, dataDir: string, options: { requestLog?: boolean; cpu?: number } = {}): Promise<Target> {
-  const env = settings.ramHint && !process.env.BUN_JSC_forceRAMSize ? SHIPPED_GC_SETTINGS : {};
+  const env = shippedGcEnv(settings);
   const args = ["serve", "--port", "0", "--host", "127.0.0.1", "--data", dataDir, ...(options.requestLog ? [] : ["--no-request-log"])];
   return spawnListening(pinned(svcCommand(settings, ...args), options.cpu), env);
 }

@@ -44,7 +44,6 @@ import {
   BUN,
   type Check,
   type Row,
-  SHIPPED_GC_SETTINGS,
   type Settings,
   type StoreFill,
   type Target,
@@ -57,6 +56,7 @@ import {
   printChecks,
   prng,
   round,
+  shippedGcEnv,
   spawnListening,
   startSvc,
   stop,
@@ -242,7 +242,7 @@ async function ingestSuite(settings: Settings, rows: Row[], checks: Check[], fig
   const templates = ingestTemplates(100);
   const size = render(templates[0]!, Date.now()).length;
   console.log(`  ingest: ${templates.length} distinct bodies of ${BATCH} events (${round(size / 1024, 1)} KiB each; ts = send time minus up to ${TS_SPREAD_MS / 1000} s, rendered per request), autocannon in this process, ${settings.duration} s per run`);
-  const env = settings.ramHint && !process.env.BUN_JSC_forceRAMSize ? SHIPPED_GC_SETTINGS : {};
+  const env = shippedGcEnv(settings);
   const bareRuns = new Map<number, IngestRun>();
   const bare = await spawnListening([BUN, "-e", BARE_INGEST], env);
   try {

@@ -10,7 +10,6 @@ import type { BrowserContext, Page } from "playwright-core";
 import { chromiumAvailable as available, newBrowserContext } from "./web/dashboard-support";
 import { expectErrorShape, startTestServer, type TestServer } from "./helpers";
 
-
 let s: TestServer;
 let siteA: Server<unknown>;
 let siteB: Server<unknown>;

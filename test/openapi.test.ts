@@ -9,7 +9,6 @@ import { startTestServer, type TestServer } from "./helpers";
 
 setDefaultTimeout(90_000);
 
-
 type Operation = { method: string; path: string; op: any };
 
 let s: TestServer;

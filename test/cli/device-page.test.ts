@@ -5,7 +5,6 @@ import { USER_CODE, readCredentialsFile, removeSandboxes, sandbox, startClientTe
 
 setDefaultTimeout(90_000);
 
-
 let ts: ClientTestServer;
 let context: BrowserContext;
 

@@ -36,7 +36,6 @@ import { type Attempt, LINEAR_CLIENT_ID, LINEAR_CLIENT_SECRET, LinearStandIn, We
 
 setDefaultTimeout(60_000);
 
-
 const SECRET_KEY = "e2".repeat(32);
 /** A killed server's claims are free again after this long (the default is 60 s). */
 const LEASE_MS = 2000;
