@@ -196,6 +196,28 @@ for (const impl of IMPLS) {
       expect(await values(q)).toEqual(reference(rows, q));
     });
 
+    test("unique units over several days: thousands of units (sliced across the analysis workers) agree with the raw plan", async () => {
+      const p = newProject();
+      // Ids of several shapes (digits, hex, non-ASCII), so slice boundaries fall between byte orders; each unit is
+      // seen on one to three of six days, more than once on some.
+      let seed = 7;
+      const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+      const rows: EventRow[] = [];
+      for (let u = 0; u < 3000; u++) {
+        const unitId = [`member-${u}`, (u * 2_654_435_761).toString(16), `Ülkü-${u}`][u % 3]!;
+        for (let seen = 1 + Math.floor(next() * 3); seen > 0; seen--) rows.push(ev(p, "open", D0 + Math.floor(next() * 6 * DAY), { unitId }));
+      }
+      rows.push(ev(p, "open", D0 + 100), ev(p, "other", D0 + 200, { unitId: "member-1" }));
+      await put(rows);
+      for (const [from, to, bucket] of [[D0, D0 + 6 * DAY, 6 * DAY], [D0, D0 + 6 * DAY, 2 * DAY], [D0, D0 + 6 * DAY, 4 * DAY], [D0 + DAY, D0 + 5 * DAY, 30 * DAY], [D0 - 2 * DAY, D0, 2 * DAY]] as const) {
+        const q = query(p, from, to, bucket, unique("open"));
+        const r = await h.store.series(q);
+        expect(r.sql).toContain("event_units_daily");
+        expect(r.rows.map((x) => x.v)).toEqual(reference(rows, q));
+      }
+      expect(await values(query(p, D0, D0 + 6 * DAY, 6 * DAY, unique("open")))).toEqual([3000]);
+    });
+
     test("each filter operator on strings, numbers and booleans; other types never match", async () => {
       const p = newProject();
       const rows = [
