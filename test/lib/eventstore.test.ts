@@ -101,6 +101,29 @@ function expectClose(actual: number[], expected: number[]): void {
   actual.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 6));
 }
 
+/**
+ * 3,000 units of "open" over six days from D0, each seen on one to three days (more than once on some), with ids
+ * of several shapes (digits, hex, non-ASCII) so slice boundaries fall between byte orders; one event without a
+ * unit and one of another name.
+ */
+function severalDaysOfUnits(p: string): EventRow[] {
+  let seed = 7;
+  const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  const rows: EventRow[] = [];
+  for (let u = 0; u < 3000; u++) {
+    const unitId = [`member-${u}`, (u * 2_654_435_761).toString(16), `Ülkü-${u}`][u % 3]!;
+    for (let seen = 1 + Math.floor(next() * 3); seen > 0; seen--) rows.push(ev(p, "open", D0 + Math.floor(next() * 6 * DAY), { unitId }));
+  }
+  rows.push(ev(p, "open", D0 + 100), ev(p, "other", D0 + 200, { unitId: "member-1" }));
+  return rows;
+}
+
+/** Windows over those days: one bucket, buckets of two and four days (the last partial), a bucket past the window, an empty window. */
+const severalDaysWindows = (p: string) =>
+  ([[D0, D0 + 6 * DAY, 6 * DAY], [D0, D0 + 6 * DAY, 2 * DAY], [D0, D0 + 6 * DAY, 4 * DAY], [D0 + DAY, D0 + 5 * DAY, 30 * DAY], [D0 - 2 * DAY, D0, 2 * DAY]] as const).map(
+    ([from, to, bucket]) => query(p, from, to, bucket, unique("open")),
+  );
+
 for (const impl of IMPLS) {
   describe.skipIf(!impl.enabled)(`EventStore contract: ${impl.name}`, () => {
     let h: Harness;
@@ -198,19 +221,9 @@ for (const impl of IMPLS) {
 
     test("unique units over several days: thousands of units (sliced across the analysis workers) agree with the raw plan", async () => {
       const p = newProject();
-      // Ids of several shapes (digits, hex, non-ASCII), so slice boundaries fall between byte orders; each unit is
-      // seen on one to three of six days, more than once on some.
-      let seed = 7;
-      const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-      const rows: EventRow[] = [];
-      for (let u = 0; u < 3000; u++) {
-        const unitId = [`member-${u}`, (u * 2_654_435_761).toString(16), `Ülkü-${u}`][u % 3]!;
-        for (let seen = 1 + Math.floor(next() * 3); seen > 0; seen--) rows.push(ev(p, "open", D0 + Math.floor(next() * 6 * DAY), { unitId }));
-      }
-      rows.push(ev(p, "open", D0 + 100), ev(p, "other", D0 + 200, { unitId: "member-1" }));
+      const rows = severalDaysOfUnits(p);
       await put(rows);
-      for (const [from, to, bucket] of [[D0, D0 + 6 * DAY, 6 * DAY], [D0, D0 + 6 * DAY, 2 * DAY], [D0, D0 + 6 * DAY, 4 * DAY], [D0 + DAY, D0 + 5 * DAY, 30 * DAY], [D0 - 2 * DAY, D0, 2 * DAY]] as const) {
-        const q = query(p, from, to, bucket, unique("open"));
+      for (const q of severalDaysWindows(p)) {
         const r = await h.store.series(q);
         expect(r.sql).toContain("event_units_daily");
         expect(r.rows.map((x) => x.v)).toEqual(reference(rows, q));
@@ -314,6 +327,26 @@ for (const impl of IMPLS) {
     });
   });
 }
+
+describe.skipIf(!sqliteModule)("SqliteEventStore: unique units over several days in slices", () => {
+  test("three workers count three slices of the units (the middle one bounded both ways); the answers are the raw plan's", async () => {
+    const store = new sqliteModule!.SqliteEventStore(join(tempDir("svc-events-"), "events.db"), { analysisWorkers: 3 });
+    try {
+      const p = newProject();
+      const rows = severalDaysOfUnits(p);
+      await store.append(rows);
+      for (const q of severalDaysWindows(p)) {
+        const r = await store.series(q);
+        const empty = q.to <= D0;
+        // The first slice's statement: below the first boundary. An empty window reads only where the units are.
+        expect(r.sql).toContain(empty ? "MAX(day)" : "unit_id < ?7");
+        expect(r.rows.map((x) => x.v)).toEqual(reference(rows, q));
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});
 
 describe.skipIf(!TEST_PG_URL)("PostgresEventStore specifics", () => {
   const urls: string[] = [];

@@ -87,7 +87,7 @@ export class AnalysisPool {
    * Runs `sql` on worker `index` (its own queue: one statement at a time), or with `null` on the worker with the
    * fewest statements queued (small analyses side by side: one per core).
    */
-  run(index: number | null, sql: string, params: (string | number)[]): Promise<unknown[]> {
+  run(index: number | null, sql: string, params: (string | number | null)[]): Promise<unknown[]> {
     if (this.workers.length === 0) this.start();
     clearTimeout(this.idle);
     this.busy++;

@@ -187,30 +187,43 @@ export function mergeSlices(slices: VariantStatsRow[][]): VariantStatsRow[] {
 }
 
 /**
- * Unique units over buckets of several whole days, from the daily roll-up (one row per unit and day). Bound:
- * ?1 from, ?2 bucket, ?3 project, ?4 name, ?6 the window's days as a JSON list, and with `lower`/`upper` a slice
- * of the units, ?7 <= unit_id < ?8. Listing the days (`day IN`, not a range) makes each day a seek on the primary
- * key that a slice narrows to its own units: slices read disjoint rows, so together they read the window once and
- * each sorts only its units. A unit counts once per bucket, so its rows are grouped by bucket and unit, then
- * counted (one sort; COUNT(DISTINCT) keeps a B-tree per bucket: 1.7 s against 1.2 s for 2M rows, measured); one
- * bucket over the whole window groups by the unit alone.
+ * Unique units over buckets of several whole days, from the daily roll-up (one row per unit and day). Bound: ?1
+ * from, ?2 bucket, ?3 project, ?4 name, ?5 the days to read (`days: "listed"`, a JSON list) or the window's end
+ * (`"range"`), and with `lower`/`upper` a slice of the units, ?6 <= unit_id < ?7. Listed days (`day IN`) make
+ * each day a seek on the primary key that a slice narrows to its own units: slices read disjoint rows, so together
+ * they read the window once and each sorts only its units (after a range on `day`, `unit_id` narrows nothing).
+ * A unit counts once per bucket, so its rows are grouped by bucket and unit, then counted (one sort;
+ * COUNT(DISTINCT) keeps a B-tree per bucket: 1.7 s against 1.2 s for 2M rows, measured); one bucket over the
+ * whole window groups by the unit alone.
  */
-export function unitsOverDaysSql(single: boolean, slice: { lower: boolean; upper: boolean }): string {
+export function unitsOverDaysSql(single: boolean, days: "listed" | "range", slice: { lower: boolean; upper: boolean }): string {
   const window =
-    "FROM event_units_daily WHERE project_id = ?3 AND name = ?4 AND day IN (SELECT value FROM json_each(?6))" +
-    (slice.lower ? " AND unit_id >= ?7" : "") +
-    (slice.upper ? " AND unit_id < ?8" : "");
+    "FROM event_units_daily WHERE project_id = ?3 AND name = ?4 AND " +
+    (days === "listed" ? "day IN (SELECT value FROM json_each(?5))" : "day >= ?1 AND day < ?5") +
+    (slice.lower ? " AND unit_id >= ?6" : "") +
+    (slice.upper ? " AND unit_id < ?7" : "");
   return single
     ? `SELECT 0 AS b, COUNT(*) AS v FROM (SELECT unit_id ${window} GROUP BY unit_id)`
     : `SELECT b, COUNT(*) AS v FROM (SELECT (day - ?1) / ?2 AS b ${window} GROUP BY b, unit_id) GROUP BY b`;
 }
 
-/** The latest day with units of the name in the window (?3 <= day < ?4), and how many it has: the sample slices are cut from. */
-export const UNITS_SAMPLE_DAY_SQL =
-  "SELECT day, COUNT(*) AS n FROM event_units_daily WHERE project_id = ?1 AND name = ?2 AND day = (SELECT MAX(day) FROM event_units_daily WHERE project_id = ?1 AND name = ?2 AND day >= ?3 AND day < ?4)";
+/**
+ * The first and last day with units of the name in the window (?3 <= day < ?4: a seek each) and how many units
+ * the last one has, the day slices are cut from.
+ */
+export const UNITS_SPAN_SQL =
+  "SELECT first, last, (SELECT COUNT(*) FROM event_units_daily WHERE project_id = ?1 AND name = ?2 AND day = last) AS n FROM (SELECT" +
+  " (SELECT MIN(day) FROM event_units_daily WHERE project_id = ?1 AND name = ?2 AND day >= ?3 AND day < ?4) AS first," +
+  " (SELECT MAX(day) FROM event_units_daily WHERE project_id = ?1 AND name = ?2 AND day >= ?3 AND day < ?4) AS last)";
 
-/** The unit at position ?4 (from 0, in byte order) of that day: a slice boundary. */
-export const UNITS_SAMPLE_AT_SQL = "SELECT unit_id FROM event_units_daily WHERE project_id = ?1 AND name = ?2 AND day = ?3 ORDER BY unit_id LIMIT 1 OFFSET ?4";
+/**
+ * The units at positions ?4, ?5… (from 0, in SQLite's byte order) of day ?3, in one statement: one snapshot, so
+ * they come in order however units arrive meanwhile (separate statements could each see more of the day).
+ */
+export function unitsAtSql(positions: number): string {
+  const at = (k: number) => `(SELECT unit_id FROM event_units_daily WHERE project_id = ?1 AND name = ?2 AND day = ?3 ORDER BY unit_id LIMIT 1 OFFSET ?${k + 4}) AS u${k}`;
+  return `SELECT ${Array.from({ length: positions }, (_, k) => at(k)).join(", ")}`;
+}
 
 /** Events per name over a trailing day and week, from the hourly roll-ups (one range of the primary key per project). */
 export const COUNTS_BY_NAME_SQL =

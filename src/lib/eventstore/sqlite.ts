@@ -29,7 +29,7 @@ import {
 import { manyCountsSql, manyMetricSql, mergeMany } from "./sqlite-many";
 import { AnalysisPool } from "./sqlite-pool";
 import { SCHEMA, ensureExposureCounts } from "./sqlite-schema";
-import { COUNTS_BY_NAME_SQL, UNITS_SAMPLE_AT_SQL, UNITS_SAMPLE_DAY_SQL, experimentSql, mergeSlices, rawSql, recentSql, unitsOverDaysSql } from "./sqlite-sql";
+import { COUNTS_BY_NAME_SQL, UNITS_SPAN_SQL, experimentSql, mergeSlices, rawSql, recentSql, unitsAtSql, unitsOverDaysSql } from "./sqlite-sql";
 import { bucketRows, rollupPlan } from "./plan";
 
 /**
@@ -108,6 +108,11 @@ const AUTOCHECKPOINT_PAGES = 10_000;
 const PRUNE_BATCH = 2_000;
 /** How long pruning holds the event loop before it lets requests in. */
 const PRUNE_SLICE_MS = 20;
+/**
+ * Days of units a multi-day unique count lists at most (unitsOverDays): three years, well past the 13 months the
+ * roll-up keeps, so only a store fed older days than ingest admits reads a longer span, as one range.
+ */
+const MAX_LISTED_DAYS = 1100;
 
 export class SqliteEventStore implements EventStore {
   readonly kind = "sqlite" as const;
@@ -127,10 +132,16 @@ export class SqliteEventStore implements EventStore {
   /** Set by checkpointInBackground (the server). */
   private checkpointer: WalCheckpointer | undefined;
 
-  constructor(private readonly path: string) {
+  /** `analysisWorkers`: the analysis pool's size (one per core, at most four, unless said: tests ask for more). */
+  constructor(
+    private readonly path: string,
+    options: { analysisWorkers?: number } = {},
+  ) {
     this.location = `sqlite:${path}`;
     if (path !== ":memory:") preparePrivateFile(path);
-    if (path !== ":memory:" && path !== "" && !path.startsWith("file:")) this.analysis = new AnalysisPool(path, Math.max(1, Math.min(4, availableParallelism())));
+    if (path !== ":memory:" && path !== "" && !path.startsWith("file:")) {
+      this.analysis = new AnalysisPool(path, options.analysisWorkers ?? Math.max(1, Math.min(4, availableParallelism())));
+    }
     this.db = new Database(path, { create: true, strict: true });
     this.db.run("PRAGMA busy_timeout = 5000");
     this.db.run("PRAGMA journal_mode = WAL");
@@ -250,42 +261,54 @@ export class SqliteEventStore implements EventStore {
   /**
    * Unique units over buckets of several days (unitsOverDaysSql). A unit counts once per bucket, so its rows of
    * the window's days are sorted by unit: 1.3 s for 2.9M rows (1M units over 30 days) on one worker. On an idle
-   * pool the units are cut into one slice per worker at the same time (boundaries: evenly spaced units of the
-   * window's latest day, so a skewed day only makes one slice bigger, never a wrong answer); slices read
-   * disjoint rows, and their counts add up (measured on those rows: 0.85 s on one worker, 0.4 s each on two).
+   * pool the units are cut into one slice per worker at once (boundaries: evenly spaced units of the window's
+   * last day with units, so a skewed day only makes one slice bigger, never a wrong answer); slices read
+   * disjoint rows and their counts add up (measured on those rows: 0.85 s on one worker, 0.4 s each on two).
+   * Only the days that have units are listed (the roll-up keeps 13 months, so a window reaching back to 1970
+   * lists at most those); a span longer than MAX_LISTED_DAYS is read as one range, unsliced.
    */
   private async unitsOverDays(q: SeriesQuery): Promise<SeriesResult> {
     const single = q.bucket >= q.to - q.from;
+    const [span] = (await this.analyse(null, UNITS_SPAN_SQL, [q.projectId, q.measure.event, q.from, q.to])) as { first: number | null; last: number | null; n: number }[];
+    if (!span || span.first === null || span.last === null) return { sql: UNITS_SPAN_SQL, rows: bucketRows(q, []) };
     const days: number[] = [];
-    for (let day = q.from; day < q.to; day += 86400) days.push(day);
-    const params: (string | number | null)[] = [q.from, q.bucket, q.projectId, q.measure.event, q.to, JSON.stringify(days)];
-    const pool = this.analysis;
-    const bounds = pool && pool.size > 1 && pool.pending === 0 ? await this.unitBounds(q, pool.size) : [];
-    const slices = Array.from({ length: bounds.length + 1 }, (_, k) => ({ lower: bounds[k - 1], upper: bounds[k] }));
-    const parts = await Promise.all(
-      slices.map(({ lower, upper }, k) => {
-        const sql = unitsOverDaysSql(single, { lower: lower !== undefined, upper: upper !== undefined });
-        // ?7 and ?8 are bound only as far as the statement numbers them (an unused ?7 before ?8 is bound NULL).
-        const bound = upper !== undefined ? [...params, lower ?? null, upper] : lower !== undefined ? [...params, lower] : params;
-        return this.analyse(slices.length > 1 ? k : null, sql, bound as (string | number)[]) as Promise<{ b: number; v: number }[]>;
-      }),
-    );
+    const listed = (span.last - span.first) / 86400 < MAX_LISTED_DAYS;
+    if (listed) for (let day = span.first; day <= span.last; day += 86400) days.push(day);
+    const params: (string | number | null)[] = [q.from, q.bucket, q.projectId, q.measure.event, listed ? JSON.stringify(days) : q.to];
+    const slices = listed ? this.idleSlices() : 1;
+    // Slicing only speeds the count up: should cutting fail, the units are counted whole.
+    const bounds = slices > 1 && span.n >= slices ? await this.unitBounds(q, span.last, span.n, slices).catch(() => []) : [];
+    const statements = Array.from({ length: bounds.length + 1 }, (_, k) => {
+      const lower = bounds[k - 1];
+      const upper = bounds[k];
+      const sql = unitsOverDaysSql(single, listed ? "listed" : "range", { lower: lower !== undefined, upper: upper !== undefined });
+      // ?6 and ?7 are bound as far as the statement numbers them (the first slice's unused ?6 as NULL).
+      return { sql, params: upper !== undefined ? [...params, lower ?? null, upper] : lower !== undefined ? [...params, lower] : params };
+    });
+    const parts = await Promise.all(statements.map((s, k) => this.analyse(statements.length > 1 ? k : null, s.sql, s.params) as Promise<{ b: number; v: number }[]>));
     const counts = new Map<number, number>();
     for (const rows of parts) for (const row of rows) counts.set(row.b, (counts.get(row.b) ?? 0) + row.v);
-    return { sql: unitsOverDaysSql(single, { lower: false, upper: false }), rows: bucketRows(q, [...counts].map(([b, v]) => ({ b, v }))) };
+    return { sql: statements[0]!.sql, rows: bucketRows(q, [...counts].map(([b, v]) => ({ b, v }))) };
   }
 
-  /** Up to `slices - 1` distinct units cutting the window's latest day with units into even parts (none for an empty window). */
-  private async unitBounds(q: SeriesQuery, slices: number): Promise<string[]> {
-    const [sample] = (await this.analyse(0, UNITS_SAMPLE_DAY_SQL, [q.projectId, q.measure.event, q.from, q.to])) as { day: number | null; n: number }[];
-    if (!sample || sample.day === null || sample.n < slices) return [];
-    const at = Array.from({ length: slices - 1 }, (_, k) => Math.floor((sample.n * (k + 1)) / slices));
-    const found = await Promise.all(at.map((offset, k) => this.analyse(k, UNITS_SAMPLE_AT_SQL, [q.projectId, q.measure.event, sample.day!, offset]) as Promise<{ unit_id: string }[]>));
-    return [...new Set(found.map((rows) => rows[0]?.unit_id).filter((u): u is string => u !== undefined))];
+  /** Up to `slices - 1` units cutting day `day` (of `n` units) into even parts, each above the one before in byte order. */
+  private async unitBounds(q: SeriesQuery, day: number, n: number, slices: number): Promise<string[]> {
+    const positions = Array.from({ length: slices - 1 }, (_, k) => Math.floor((n * (k + 1)) / slices));
+    const [row] = (await this.analyse(0, unitsAtSql(positions.length), [q.projectId, q.measure.event, day, ...positions])) as Record<string, string | null>[];
+    const bounds: string[] = [];
+    // In order by construction (one statement); kept strictly increasing all the same, as SQLite orders text (UTF-8 bytes).
+    for (const unit of Object.values(row ?? {})) if (unit !== null && (bounds.length === 0 || Buffer.compare(Buffer.from(unit), Buffer.from(bounds.at(-1)!)) > 0)) bounds.push(unit);
+    return bounds;
+  }
+
+  /** How many slices an analysis may take: every worker when none is busy, else one (see experimentStats). */
+  private idleSlices(): number {
+    const pool = this.analysis;
+    return pool && pool.pending === 0 ? pool.size : 1;
   }
 
   /** An analysis statement on worker `worker` (null: the least busy; see AnalysisPool.run), or here for a store with no workers. */
-  private analyse(worker: number | null, sql: string, params: (string | number)[]): Promise<unknown[]> {
+  private analyse(worker: number | null, sql: string, params: (string | number | null)[]): Promise<unknown[]> {
     return this.analysis ? this.analysis.run(worker, sql, params) : Promise.resolve(this.prepared(sql).all(...params));
   }
 
@@ -295,7 +318,7 @@ export class SqliteEventStore implements EventStore {
     // Slices only on an idle pool: every slice reads all the window's events again (only the sort and the lookups
     // divide), so beside other analyses they only add CPU. The rollout monitor runs a
     // hundred small ones a minute, four at a time: sliced, a round cost 2.5 times the CPU (bench/rollouts.ts).
-    const slices = pool && pool.pending === 0 ? pool.size : 1;
+    const slices = this.idleSlices();
     const { sql, params, sliceParam } = experimentSql(q, slices);
     let found: VariantStatsRow[];
     if (!pool || slices === 1) found = (await this.analyse(null, sql, params)) as VariantStatsRow[];
