@@ -346,6 +346,25 @@ describe.skipIf(!sqliteModule)("SqliteEventStore: unique units over several days
       await store.close();
     }
   });
+
+  test("units spread over more days than it lists are counted from one range of days, unsliced, with the same answer", async () => {
+    const store = new sqliteModule!.SqliteEventStore(join(tempDir("svc-events-"), "events.db"), { analysisWorkers: 3 });
+    try {
+      const p = newProject();
+      const old = D0 - 1200 * DAY;
+      const rows = [ev(p, "open", old + 10, { unitId: "a" }), ev(p, "open", old + DAY, { unitId: "b" }), ev(p, "open", D0 + 5, { unitId: "a" }), ev(p, "open", D0 + 7, { unitId: "c" })];
+      await store.append(rows);
+      for (const bucket of [1300 * DAY, 600 * DAY]) {
+        const q = query(p, old, D0 + DAY, bucket, unique("open"));
+        const r = await store.series(q);
+        expect(r.sql).toContain("day >= ?1 AND day < ?5");
+        expect(r.sql).not.toContain("unit_id <");
+        expect(r.rows.map((x) => x.v)).toEqual(reference(rows, q));
+      }
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 describe.skipIf(!TEST_PG_URL)("PostgresEventStore specifics", () => {
