@@ -33,6 +33,7 @@ import {
   latencyRow,
   loadAverage,
   loadPinned,
+  median,
   percentile,
   round,
   rssMb,
@@ -59,12 +60,6 @@ const PAIRED_ROUNDS = 8;
 
 function pairSeconds(settings: Settings): number {
   return Math.max(2, Math.round(settings.duration / 2));
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 const rate = (r: PinnedRow) => r.requestsPerSec;

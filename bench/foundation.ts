@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COMPILE_FLAGS, freePort } from "../scripts/build";
-import { BUN, DIST_SVC, ROOT, type Row, SERVER_CPU, type Settings, type Target, canPin, initProject, latencyRow, load, loadAverage, pinned, rssMb, startBare, startSvc, stop } from "./lib";
+import { BUN, DIST_SVC, ROOT, type Row, SERVER_CPU, type Settings, type Target, canPin, initProject, latencyRow, load, loadAverage, median, pinned, rssMb, startBare, startSvc, stop } from "./lib";
 
 const COLD_STARTS = 15;
 /** Issue 32: svc's median cold start against the compiled bare server's, started the same way in the same run. */
@@ -55,8 +55,6 @@ async function coldStart(binary: string, dataDir: string): Promise<number> {
   await proc.exited;
   return ms;
 }
-
-const median = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
 
 /** svc's and the compiled bare server's cold starts, COLD_STARTS each, alternating (a slow spell hits both). */
 async function coldStarts(settings: Settings): Promise<{ rows: Row[]; medianMs: number; minMs: number; bareMedianMs: number }> {
