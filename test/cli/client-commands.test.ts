@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliLogin, removeSandboxes, sandbox, startClientTestServer, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
+import { saveDeviceSignIn, removeSandboxes, sandbox, startClientTestServer, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
 
 // Each test spawns the CLI several times and waits out device-flow polls.
 setDefaultTimeout(60_000);
@@ -17,7 +17,7 @@ beforeAll(async () => {
   const adminKey = (await ts.server.ctx.services.keys.mint(other.project.id, { type: "admin" })).key;
   foreign = { projectId: other.project.id, organisationId: other.organisation.id, adminKey, serverKey: "", clientKey: "" };
   box = sandbox();
-  await cliLogin(ts, box);
+  await saveDeviceSignIn(ts, box);
 });
 afterAll(async () => {
   await ts.stop();

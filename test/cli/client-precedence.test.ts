@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { cliLogin, readCredentialsFile, removeSandboxes, sandbox, startClientTestServer, startSvc, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
+import { saveDeviceSignIn, readCredentialsFile, removeSandboxes, sandbox, startClientTestServer, startSvc, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
 import { ROOT, SVC_SOURCE } from "./process";
 
-// Each test spawns the CLI several times and waits out device-flow polls.
+// Each test spawns the CLI several times (a refresh waits out a held lock).
 setDefaultTimeout(60_000);
 
 const HOUR = 3600_000;
@@ -75,7 +75,7 @@ async function rotate(refreshToken: string) {
 describe("credential precedence", () => {
   test("SERVICE_CLI_TOKEN wins over the credentials file (which is then not read)", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const minted = await ts.api("/api/admin/tokens", { key: foreign.adminKey, body: { name: "ci", access: "read-only" } });
     expect(minted.status).toBe(201);
     const env = { SERVICE_CLI_TOKEN: minted.body.token, SERVICE_URL: ts.url };
@@ -103,7 +103,7 @@ describe("credential precedence", () => {
 
   test("project: --project, then the nearest .service file, then the login's project", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const project = async (args: string[], cwd?: string) => {
       const me = await svcJson(box, ["whoami", ...args], { cwd });
       return [me.project.id, me.projectSource];
@@ -130,7 +130,7 @@ describe("credential precedence", () => {
 
   test("server: the credentials file's server_url; --url and SERVICE_URL may only name that same server", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const creds = readCredentialsFile(box);
     // The same server spelled another way (upper-case scheme, trailing slash) is the same server.
     const sameServer = `${ts.url.replace("http://", "HTTP://")}/`;
@@ -150,7 +150,7 @@ describe("credential precedence", () => {
 
   test("config.json's env is the default of toggle", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     expect((await ts.api("/api/admin/killswitches", { body: { name: "prefs" } })).status).toBe(201);
     writeFileSync(join(box.configDir, "config.json"), JSON.stringify({ env: "staging" }));
     expect((await svcJson(box, ["toggle", "prefs"])).env).toBe("staging");
@@ -161,7 +161,7 @@ describe("credential precedence", () => {
 describe("stored credentials go only to the server that issued them", () => {
   test("a --url or SERVICE_URL naming another server: exit 3 naming both and `svc login --url`, nothing sent (fresh or expired pair)", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const creds = readCredentialsFile(box);
     const other = startRecorder();
     for (const expired of [false, true]) {
@@ -197,7 +197,7 @@ describe("stored credentials go only to the server that issued them", () => {
   test("a pair that another process swapped for another server's while this one waited to refresh is not sent", async () => {
     // This process is for `other` (its file said so); the pair it finds under the lock was issued by the real server.
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const real = readCredentialsFile(box);
     const other = startRecorder();
     const stale = { ...real, access_token: "svc_at_stale", refresh_token: "svc_rt_stale", server_url: other.url, created_at: new Date(Date.now() - 2 * HOUR).toISOString() };
@@ -219,7 +219,7 @@ describe("stored credentials go only to the server that issued them", () => {
 
   test("a redirect from the issuing server is not followed: the refresh token is not re-sent to its Location", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const creds = readCredentialsFile(box);
     const other = startRecorder();
     const redirector = startRecorder((path) => new Response(null, { status: 307, headers: { location: `${other.url}${path}` } }));
@@ -234,7 +234,7 @@ describe("stored credentials go only to the server that issued them", () => {
 
   test("SERVICE_CLI_TOKEN still goes where --url or SERVICE_URL say, and the stored pair stays home", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const creds = readCredentialsFile(box);
     const me = { user: { email: "ci@example.com" }, project: { id: "prj_other", name: "Other" }, projects: [], credential: { kind: "api_token", readOnly: true } };
     const other = startRecorder((path) => (path === "/api/admin/me" ? Response.json(me) : undefined));
@@ -253,7 +253,7 @@ describe("stored credentials go only to the server that issued them", () => {
 
   test("svc mcp follows the same rule: with SERVICE_URL naming another server, tools answer how to sign in there, and nothing is sent", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const creds = readCredentialsFile(box);
     const other = startRecorder();
     const transport = new StdioClientTransport({
@@ -286,7 +286,7 @@ describe("stored credentials go only to the server that issued them", () => {
 describe("secrets on the command line", () => {
   test("`sdk keys revoke <secret>` (instead of the id): exit 2, the secret is neither sent nor printed, only its masked form", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const minted = await ts.api("/api/admin/keys", { body: { type: "server", name: "pasted" } });
     expect(minted.status).toBe(201);
     const secret: string = minted.body.key;
@@ -315,7 +315,7 @@ describe("secrets on the command line", () => {
 describe("access-token refresh", () => {
   test("an access token the server refuses (401) is refreshed once; the new pair is on disk", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const before = readCredentialsFile(box);
     ts.clock.advance(2 * HOUR);
     expect((await ts.api("/api/admin/me", { key: before.access_token })).status).toBe(401);
@@ -331,7 +331,7 @@ describe("access-token refresh", () => {
 
   test("a pair issued (created_at) over an hour ago is refreshed before the call", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const before = readCredentialsFile(box);
     // The server still accepts the access token (its clock stands still): only the file says it is stale.
     writeCredentials(box, { ...before, created_at: new Date(Date.now() - HOUR - 1000).toISOString() });
@@ -347,7 +347,7 @@ describe("access-token refresh", () => {
 
   test("two processes with an expired token at once both succeed and the sign-in survives", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const before = readCredentialsFile(box);
     ts.clock.advance(2 * HOUR);
     const results = await Promise.all([svc(box, ["whoami", "--json"]), svc(box, ["sdk", "keys", "list", "--json"])]);
@@ -363,7 +363,7 @@ describe("access-token refresh", () => {
 
   test("while another process holds the lock, a refresh waits and then uses the pair that process wrote", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const before = readCredentialsFile(box);
     ts.clock.advance(2 * HOUR);
     const lock = `${box.credentialsPath}.lock`;
@@ -388,7 +388,7 @@ describe("access-token refresh", () => {
 
   test("a stale lock (left by a crashed process) is taken over", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     ts.clock.advance(2 * HOUR);
     const lock = `${box.credentialsPath}.lock`;
     writeFileSync(lock, "99999");
@@ -402,7 +402,7 @@ describe("access-token refresh", () => {
 
   test("a sign-in revoked elsewhere: exit 3, asking to sign in again", async () => {
     const box = sandbox();
-    await cliLogin(ts, box);
+    await saveDeviceSignIn(ts, box);
     const creds = readCredentialsFile(box);
     expect((await ts.api("/auth/device/revoke", { key: null, body: { token: creds.refresh_token } })).status).toBe(200);
     const r = await svc(box, ["whoami"]);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliLogin, envFor, removeSandboxes, sandbox, startClientTestServer, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
+import { saveDeviceSignIn, envFor, removeSandboxes, sandbox, startClientTestServer, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
 import { SVC_SOURCE } from "./process";
 
 // Each test spawns the CLI several times.
@@ -396,7 +396,7 @@ describe("svc gates in a terminal", () => {
   let person: Sandbox;
   beforeAll(async () => {
     person = sandbox();
-    await cliLogin(ts, person);
+    await saveDeviceSignIn(ts, person);
     expect((await ts.api("/api/admin/gates", { body: { name: "careful", rules: [STAFF] } })).status).toBe(201);
   });
 
@@ -441,7 +441,7 @@ describe("svc gates in a terminal", () => {
 describe("svc gates templates delete in a terminal", () => {
   test("asks first: no keeps the template (exit 1), yes deletes it", async () => {
     const person = sandbox();
-    await cliLogin(ts, person);
+    await saveDeviceSignIn(ts, person);
     expect((await ts.api("/api/admin/gates/templates", { body: { name: "Careful", rules: ACME } })).status).toBe(201);
     const declined = await inTerminal(person, ["gates", "templates", "delete", "Careful"], "n");
     expect(declined.code).toBe(1);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { cliLogin, removeSandboxes, sandbox, startClientTestServer, type ClientTestServer, type Sandbox } from "./client-helpers";
+import { saveDeviceSignIn, removeSandboxes, sandbox, startClientTestServer, type ClientTestServer, type Sandbox } from "./client-helpers";
 import { ROOT, SVC_SOURCE } from "./process";
 
 setDefaultTimeout(60_000);
@@ -13,7 +13,7 @@ let box: Sandbox;
 beforeAll(async () => {
   ts = await startClientTestServer();
   box = sandbox();
-  await cliLogin(ts, box);
+  await saveDeviceSignIn(ts, box);
   expect((await ts.api("/api/admin/killswitches", { body: { name: "search", switches: { beta: false } } })).status).toBe(201);
   const schema = { type: "object", properties: { max: { type: "integer", minimum: 1 } }, required: ["max"] };
   expect((await ts.api("/api/admin/configs", { body: { name: "limits", schema, value: { max: 3 } } })).status).toBe(201);
