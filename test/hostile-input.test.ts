@@ -562,8 +562,9 @@ async function pool<T>(items: T[], run: (item: T) => Promise<void>): Promise<voi
 const refusedByCsrf = (r: Reply) => r.status === 403 && /CSRF|Cross-site/.test(String(r.body?.error ?? r.text));
 const refusedBySchema = (r: Reply) => r.status === 413 || (r.status === 400 && /failed validation|Malformed|nested too deeply/.test(String(r.body?.error ?? "")));
 
-// About 27 s on SQLite and 47 s on PostgreSQL on two idle cores (2026-11-30: 75,000 requests; 80 s and 151,000 before the paths with a hostile
-// parameter took one body per distinct answer), growing with every route: the limit leaves room for a loaded machine.
+// About 27 s on SQLite and 47 s on PostgreSQL on two idle cores (2026-11-30: 75,000 requests; 80 s and 151,000
+// before the paths with a hostile parameter took one body per distinct answer), growing with every route: the limit
+// leaves room for a loaded machine.
 test("every route, called with its own credential, answers hostile input below 500 and in its documented shape", async () => {
   const failures: string[] = [];
   /** Statuses per route, to prove the handlers were reached. */

@@ -150,7 +150,8 @@ export async function startClientTestServer(): Promise<ClientTestServer> {
   // slow_down (a clock standing still made every poll but the first look early).
   const clock = runningTestClock();
   const ts = await startTestServer({
-    // Polls every second, not two: the CLI tests sign in about 45 times per engine, each waiting one interval.
+    // Polls every second, not two: the CLI tests run `svc login` about 25 times per engine, each waiting one interval
+    // (the others save a sign-in with saveDeviceSignIn, which waits for none).
     signIn: { mailer: mails, now: clock.now, rateLimits: { magicLinkPerEmail: UNLIMITED, magicLinkPerIp: UNLIMITED, deviceCodePerIp: UNLIMITED }, deviceIntervalS: 1 },
   });
   return Object.assign(ts, { mails, clock, browsers: new Map<string, Browser>() });
