@@ -13,6 +13,8 @@ import { startCluster } from "../test/support/postgres-cluster";
 const args = process.argv.slice(2);
 const engines = (process.env.SVC_TEST_ENGINES ?? "sqlite,postgres").split(",").map((e) => e.trim());
 const bun = process.execPath;
+// When this run started: a binary the SQLite half compiled (test/support/binary.ts) serves the PostgreSQL half too.
+process.env.SVC_TEST_RUN_STARTED = String(Date.now());
 
 // Each half also writes a JUnit report, so the failures of both halves are listed again at the very end: a CI log
 // that keeps only its tail (the PostgreSQL half's) still names what failed on SQLite.

@@ -37,7 +37,8 @@ export async function freshStoreUrl(): Promise<string | undefined> {
  * another database, so the server gives it its own). On PostgreSQL each migration's DDL made a test server's start
  * take 250 ms, and creating and dropping its database 200 ms more, hundreds of times a run: a copy of one migrated
  * template is made ahead, while the test that took the last one runs, and a test server's database is dropped
- * without waiting (the cluster is thrown away at the end).
+ * without waiting (`npm test` throws the cluster away at the end; on a cluster of your own, the template, the copy
+ * made ahead and drops still pending at exit are left behind).
  */
 let template: Promise<string> | undefined;
 let ahead: Promise<string> | undefined;
@@ -50,6 +51,7 @@ export async function migratedStoreUrl(): Promise<string | undefined> {
     await store.close();
     return name;
   })();
+  template.catch(() => (template = undefined)); // a failure is thrown to this caller; the next one tries again
   const copy = async () => {
     const name = newDatabaseName();
     await adminSql().unsafe(`CREATE DATABASE ${name} TEMPLATE ${await template}`);

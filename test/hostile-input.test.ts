@@ -602,9 +602,12 @@ test("every route, called with its own credential, answers hostile input below 5
       for (const headers of HEADER_VARIANTS) onRealPaths.push({ path, variant: variants.at(-1)!, body: emptyBody, headers });
     }
     const key = `${route.method} ${route.path}`;
-    /** A plausible body per distinct answer the handler gave on a real path (past the schemas), by status and error. */
-    const admitted = new Map<string, string>();
-    const plausibleTexts = new Set(plausible.map((b) => b.text));
+    /**
+     * A plausible body per distinct answer the handler gave on a real path (past the schemas): by status, error (or
+     * OFREP errorCode) and, for a success, the reply's top-level keys. The first in the list, whichever answered first.
+     */
+    const admitted = new Map<string, number>();
+    const plausibleIndex = new Map(plausible.map((b, i) => [b.text, i]));
     const call = async ({ path, variant, body, headers }: Call) => {
       requests++;
       const r = await send(route.method, path, { ...headersFor(credential, variant), ...headers }, body);
@@ -614,12 +617,16 @@ test("every route, called with its own credential, answers hostile input below 5
         failures.push(`${sent}: ${problem} -> ${r.status} ${r.text.slice(0, 200)}`);
       }
       seen.set(key, [...(seen.get(key) ?? []), r.status]);
-      const answer = `${r.status} ${r.body?.code ?? ""} ${r.body?.error ?? ""}`;
-      if (body && plausibleTexts.has(body.text) && !refusedBySchema(r) && !admitted.has(answer)) admitted.set(answer, body.text);
+      const index = body && plausibleIndex.get(body.text);
+      if (index !== undefined && !refusedBySchema(r)) {
+        const shape = r.status < 300 && r.body && typeof r.body === "object" ? Object.keys(r.body).sort().join(",") : "";
+        const answer = `${r.status} ${r.body?.code ?? ""} ${r.body?.error ?? r.body?.errorCode ?? ""} ${shape}`;
+        admitted.set(answer, Math.min(index, admitted.get(answer) ?? index));
+      }
       if ((variant === "csrf" || variant === "session") && !refusedByCsrf(r) && !refusedBySchema(r)) pastCsrf.set(key, (pastCsrf.get(key) ?? 0) + 1);
     };
     await pool(onRealPaths, call);
-    const hostileIdBodies = hasBody ? [emptyBody, ...[...new Set(admitted.values())].map(asJson)] : [undefined];
+    const hostileIdBodies = hasBody ? [emptyBody, ...[...new Set(admitted.values())].sort((a, b) => a - b).map((i) => plausible[i]!)] : [undefined];
     const onHostilePaths: Call[] = [];
     for (const { path } of routePaths.filter((p) => !p.real)) {
       for (const variant of variants) for (const body of hostileIdBodies) onHostilePaths.push({ path, variant, body });

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { saveDeviceSignIn, removeSandboxes, sandbox, startClientTestServer, svc, svcJson, type ClientTestServer, type Sandbox } from "./client-helpers";
 
-// Each test spawns the CLI several times and waits out device-flow polls.
+// Each test spawns the CLI several times.
 setDefaultTimeout(60_000);
 
 let ts: ClientTestServer;
