@@ -144,31 +144,26 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
     )
     .post(
       "/api/:projectNumber/envelope/",
-      async ({ request, headers, params }) => {
-        checkProjectNumber(request, params.projectNumber);
-        const body = await bytesOf(request);
-        await checkKey(headers, "errors", sentryKey(request, headers, body));
-        queue(request, headers, body);
-        const id = sentryEventId(body);
-        return id ? { id } : {};
-      },
+      ({ request, headers, params }) => sentry(request, headers, params.projectNumber),
       { params: SentryProjectParam, parse: "none", ...describe({ summary: "Sentry envelope endpoint (forwarded)", tag: RELAY_TAG, auth: "server", description: QUEUED, response: { 200: SentryReply } }) },
     )
     .post(
       "/api/:projectNumber/store/",
-      async ({ request, headers, params }) => {
-        checkProjectNumber(request, params.projectNumber);
-        const body = await bytesOf(request);
-        await checkKey(headers, "errors", sentryKey(request, headers, body));
-        queue(request, headers, body);
-        const id = sentryEventId(body);
-        return id ? { id } : {};
-      },
+      ({ request, headers, params }) => sentry(request, headers, params.projectNumber),
       { params: SentryProjectParam, parse: "none", ...describe({ summary: "Sentry store endpoint (forwarded)", tag: RELAY_TAG, auth: "server", description: QUEUED, response: { 200: SentryReply } }) },
     )
     .post("/ops/bug", ({ request, headers, set }) => intake(request, headers, set), { parse: "none", ...intakeDoc("Public intake: report a bug (forwarded)") })
     .post("/ops/feature-request", ({ request, headers, set }) => intake(request, headers, set), { parse: "none", ...intakeDoc("Public intake: request a feature (forwarded)") });
 
+  /** A Sentry envelope or store body: queued as sent, once its key (wherever Sentry put it) passes. */
+  async function sentry(request: Request, headers: Record<string, string | undefined>, projectNumber: string) {
+    checkProjectNumber(request, projectNumber);
+    const body = await bytesOf(request);
+    await checkKey(headers, "errors", sentryKey(request, headers, body));
+    queue(request, headers, body);
+    const id = sentryEventId(body);
+    return id ? { id } : {};
+  }
   async function intake(request: Request, headers: Record<string, string | undefined>, set: { status?: number | string }) {
     await checkKey(headers, "client");
     const id = queue(request, headers, await bytesOf(request));
