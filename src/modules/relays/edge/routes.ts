@@ -52,8 +52,17 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
   };
   const bytesOf = async (request: Request) => new Uint8Array(await request.arrayBuffer());
 
+  /** The body's first line as a JSON object: an envelope's header (or a stored event), read once per request. */
+  const firstLineObject = (body: Uint8Array): Record<string, unknown> | undefined => {
+    try {
+      const parsed: unknown = JSON.parse(new TextDecoder().decode(body.subarray(0, Math.min(body.length, 4096))).split("\n", 1)[0]!);
+      return typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
   /** Sentry paths: the key from the query or X-Sentry-Auth; else X-SDK-Key or Bearer as sent (null); else the envelope header's DSN (a tunnel). */
-  const sentryKey = (request: Request, headers: Record<string, string | undefined>, body: Uint8Array): string | null => {
+  const sentryKey = (request: Request, headers: Record<string, string | undefined>, header: Record<string, unknown> | undefined): string | null => {
     const found =
       new URL(request.url).searchParams.get("sentry_key") ??
       sentryKeyOf(headers["x-sentry-auth"]) ??
@@ -61,22 +70,12 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
     if (found) return found;
     // X-SDK-Key or a bearer key: checked as sent.
     if (headers["x-sdk-key"] || headers.authorization) return null;
-    try {
-      const firstLine = new TextDecoder().decode(body.subarray(0, Math.min(body.length, 4096))).split("\n", 1)[0]!;
-      return dsnKey((JSON.parse(firstLine) as { dsn?: unknown }).dsn);
-    } catch {
-      return null;
-    }
+    return header ? dsnKey(header.dsn) : null;
   };
   /** The event id Sentry SDKs expect back: the envelope header's (or the stored event's) `event_id` when it is one. */
-  const sentryEventId = (body: Uint8Array): string | undefined => {
-    try {
-      const firstLine = new TextDecoder().decode(body.subarray(0, Math.min(body.length, 4096))).split("\n", 1)[0]!;
-      const id = (JSON.parse(firstLine) as { event_id?: unknown }).event_id;
-      return typeof id === "string" && /^[0-9a-f]{32}$/i.test(id) ? id : undefined;
-    } catch {
-      return undefined;
-    }
+  const sentryEventId = (header: Record<string, unknown> | undefined): string | undefined => {
+    const id = header?.event_id;
+    return typeof id === "string" && /^[0-9a-f]{32}$/i.test(id) ? id : undefined;
   };
   const checkProjectNumber = (request: Request, projectNumber: string) => {
     if (!/^\d{1,20}$/.test(projectNumber)) throw notFound(`No route for ${request.method} ${pathOf(request.url)}`, "the Sentry project id in the path is digits only");
@@ -159,9 +158,10 @@ export function relayRoutes(ctx: AppContext, relay: Relay) {
   async function sentry(request: Request, headers: Record<string, string | undefined>, projectNumber: string) {
     checkProjectNumber(request, projectNumber);
     const body = await bytesOf(request);
-    await checkKey(headers, "errors", sentryKey(request, headers, body));
+    const header = firstLineObject(body);
+    await checkKey(headers, "errors", sentryKey(request, headers, header));
     queue(request, headers, body);
-    const id = sentryEventId(body);
+    const id = sentryEventId(header);
     return id ? { id } : {};
   }
   async function intake(request: Request, headers: Record<string, string | undefined>, set: { status?: number | string }) {
