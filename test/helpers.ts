@@ -45,11 +45,10 @@ let ahead: Promise<string> | undefined;
 export async function migratedStoreUrl(): Promise<string | undefined> {
   if (!TEST_PG_URL) return undefined;
   template ??= (async () => {
-    const name = `tmpl_${randomBase62(12).toLowerCase()}`;
-    await adminSql().unsafe(`CREATE DATABASE ${name}`);
-    const store = await openStore(parseStoreTarget(databaseUrl(name), tmpdir()), { migrations: storeMigrations() });
+    const url = (await freshStoreUrl())!;
+    const store = await openStore(parseStoreTarget(url, tmpdir()), { migrations: storeMigrations() });
     await store.close();
-    return name;
+    return new URL(url).pathname.slice(1);
   })();
   template.catch(() => (template = undefined)); // a failure is thrown to this caller; the next one tries again
   const copy = async () => {

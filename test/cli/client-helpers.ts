@@ -5,10 +5,9 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { Browser, MailCapture, runningTestClock, signInWithMagicLink } from "../browser";
+import { Browser, MailCapture, deviceLogin, runningTestClock, signInWithMagicLink } from "../browser";
 import { startTestServer, tempDir, type TestServer } from "../helpers";
 import { ROOT, SVC_SOURCE, type RunResult } from "./process";
-import { pkcePair } from "../../src/cli/login";
 import { credentialsFromTokenResponse, writeCredentials } from "../../src/cli/user-files";
 
 /** Variables of the parent that would change what the CLI under test does. */
@@ -187,17 +186,13 @@ export const USER_CODE = /enter the code ([A-Z]{4}-[A-Z]{4})/;
 
 /**
  * The sign-in `svc login` leaves in the sandbox, without its process and its poll (a second each): the same device
- * flow over HTTP (a code with PKCE, approved through the real pages, exchanged once), the credentials written by the
- * CLI's own code. For tests of what the CLI does with a sign-in; client-login.test.ts tests `svc login` itself.
+ * flow over HTTP (deviceLogin: a code with PKCE, approved by `email`'s signed-in browser, exchanged once), the
+ * credentials written by the CLI's own code. For tests of what the CLI does with a sign-in; client-login.test.ts
+ * tests `svc login` itself.
  */
 export async function saveDeviceSignIn(ts: ClientTestServer, box: Sandbox, email = "owner@example.com"): Promise<void> {
-  const { verifier, challenge } = pkcePair();
-  const code = await ts.api("/auth/device/code", { key: null, body: { code_challenge: challenge, code_challenge_method: "S256", client_name: "svc CLI on test" } });
-  if (code.status !== 200) throw new Error(`device code answered ${code.status}: ${code.text}`);
-  await approveInBrowser(ts, email, code.body.user_code);
-  const tokens = await ts.api("/auth/device/token", { key: null, body: { device_code: code.body.device_code, code_verifier: verifier } });
-  if (tokens.status !== 200) throw new Error(`device token answered ${tokens.status}: ${tokens.text}`);
-  writeCredentials(credentialsFromTokenResponse(tokens.body, { server_url: ts.url, project_id: null, user_email: "" }), envFor(box));
+  const tokens = await deviceLogin(ts, await browserOf(ts, email));
+  writeCredentials(credentialsFromTokenResponse(tokens, { server_url: ts.url, project_id: null, user_email: "" }), envFor(box));
 }
 
 /** `svc login --no-browser` approved in the browser by `email`; returns the CLI's result. */
