@@ -12,7 +12,7 @@ import { CliError } from "./errors";
 import { DATA_FLAG, STORE_FLAG, dataDirOf, storeTargetOf } from "./store-option";
 
 /** The store's own bookkeeping: not content, and cleared in the restored copy. */
-const BOOKKEEPING = new Set(["schema_migrations", "store_meta", "store_changes", "store_leases"]);
+const BOOKKEEPING = new Set(["schema_migrations", "store_meta", "store_changes", "store_leases", "store_rate_windows"]);
 
 const tableNames = (db: Database): string[] =>
   (db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
@@ -184,8 +184,9 @@ export const restoreCommand: Command = {
         const tables = new Set(tableNames(copy));
         // No epoch: the first start mints a new one, so an SDK's old ETag never matches (even if the file's inode number is reused).
         if (tables.has("store_meta")) copy.run("DELETE FROM store_meta WHERE key IN ('epoch', 'file_identity')");
-        // Leases and announcements of processes that served the old file.
+        // Leases, announcements and rate windows of processes that served the old file.
         if (tables.has("store_leases")) copy.run("DELETE FROM store_leases");
+        if (tables.has("store_rate_windows")) copy.run("DELETE FROM store_rate_windows");
         if (tables.has("store_changes")) copy.run("DELETE FROM store_changes");
       });
       if (eventsDb) writeInPlace(eventsDb, eventsDest, () => {});

@@ -1,4 +1,6 @@
 import { tooManyRequests } from "./errors";
+import { sha256Hex } from "./ids";
+import type { Store } from "./store";
 
 /** At most `limit` hits per `windowMs` per key. */
 export type RateRule = { limit: number; windowMs: number };
@@ -7,10 +9,11 @@ export type RateRule = { limit: number; windowMs: number };
 const SWEEP_EVERY_MS = 60_000;
 
 /**
- * Fixed-window counters in memory, for one server process: the limits
- * protect unauthenticated and public endpoints (sign-in links, device
- * codes, the public intake) and per-project allowances (new tracked errors
- * a minute), so losing them on a restart is harmless.
+ * Fixed-window counters in memory, for one server process: the allowances
+ * of busy paths (new tracked errors a minute, what a browser key may send),
+ * where a write per call would cost more than the limit saves, so losing
+ * them on a restart is harmless. Behind N servers a caller reaches N times
+ * them; the limits of public endpoints are SharedRateLimiter's.
  * Expired windows are dropped at most once per sweep interval, so a flood
  * of distinct keys costs memory for about one window and never a scan per
  * request.
@@ -60,3 +63,41 @@ export class RateLimiter {
     return { window, now };
   }
 }
+
+/** Keys at most remembered as over their limit per process (a flood of distinct keys clears them: they are only a shortcut). */
+const FULL_KEYS_MAX = 10_000;
+
+/**
+ * Fixed-window counters every server shares, kept in the store (`Store.countHit`): the limits of the endpoints
+ * anyone may call (sign-in links, device codes, the public intake), so behind N servers a caller still gets the
+ * limit once, not N times. A hit costs one small write; a key over its limit is then remembered here until its
+ * window ends and refused from memory, so a flood costs at most `limit + 1` writes per key, window and server.
+ * Keys are stored as SHA-256 hashes: the table holds no address or email.
+ */
+export class SharedRateLimiter {
+  /** Hashed keys this process saw over their limit, with the end of that window. */
+  private readonly full = new Map<string, number>();
+
+  constructor(
+    private readonly store: Pick<Store, "countHit">,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Counts one hit on `key`; over the limit it throws 429 with the seconds until the key's window resets. */
+  async take(key: string, rule: RateRule): Promise<void> {
+    const now = this.now();
+    const hashed = sha256Hex(key);
+    const fullUntil = this.full.get(hashed);
+    if (fullUntil !== undefined) {
+      if (fullUntil > now) throw tooManyRequests(secondsUntil(fullUntil, now));
+      this.full.delete(hashed);
+    }
+    const { count, resetAt } = await this.store.countHit(hashed, rule.windowMs, now);
+    if (count <= rule.limit) return;
+    if (this.full.size >= FULL_KEYS_MAX) this.full.clear();
+    this.full.set(hashed, resetAt);
+    throw tooManyRequests(secondsUntil(resetAt, now));
+  }
+}
+
+const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000));

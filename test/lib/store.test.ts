@@ -224,6 +224,28 @@ describe.each(ENGINES)("%s", (engine) => {
       // Leases are per name.
       expect(await a.lease("test:other-job", 10_000)).toBe(true);
     });
+
+    test("a rate window counts every hit once across instances, at the same moment too, and starts again once it ends", async () => {
+      const target = await freshTarget(engine);
+      const a = await open(target);
+      const b = await open(target);
+      const now = 1_700_000_000_000;
+      const hits = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).countHit("test:key", 60_000, now + i)));
+      expect(hits.map((h) => h.count).sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+      // One window: it ends a window after its first hit, whichever instance took it.
+      expect(new Set(hits.map((h) => h.resetAt)).size).toBe(1);
+      const resetAt = hits[0]!.resetAt;
+      expect(resetAt - now).toBeGreaterThanOrEqual(60_000);
+      expect(resetAt - now).toBeLessThan(60_040);
+      // Keys are counted apart.
+      expect(await b.countHit("test:other", 1_000, now)).toEqual({ count: 1, resetAt: now + 1_000 });
+      // At its end the window starts again from one, and windows that ended are swept.
+      expect(await a.countHit("test:key", 60_000, resetAt)).toEqual({ count: 1, resetAt: resetAt + 60_000 });
+      expect(await b.countHit("test:key", 60_000, resetAt + 1)).toEqual({ count: 2, resetAt: resetAt + 60_000 });
+      expect(await a.all("SELECT key FROM store_rate_windows ORDER BY key")).toEqual([{ key: "test:key" }]);
+      await a.countHit("test:third", 60_000, now + 3 * 60_000);
+      expect(await a.all("SELECT key FROM store_rate_windows ORDER BY key")).toEqual([{ key: "test:third" }]);
+    });
   });
 });
 

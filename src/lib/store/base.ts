@@ -148,4 +148,77 @@ export abstract class BaseStore implements Store {
     );
     return changed > 0;
   }
+
+  /** When this process next deletes rate windows that have ended (at most once per RATE_SWEEP_MS, in a batch's transaction). */
+  private nextRateSweep = 0;
+  /** Hits waiting for this turn's batch (null: none scheduled). */
+  private rateHits: PendingHit[] | null = null;
+
+  countHit(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }> {
+    return new Promise((resolve, reject) => {
+      if (this.rateHits === null) {
+        this.rateHits = [];
+        // Outside any transaction of the caller's flow: the batch is its own write.
+        this.scope.exit(() => setImmediate(() => void this.countBatch()));
+      }
+      this.rateHits.push({ key, windowMs, now, resolve, reject });
+    });
+  }
+
+  /**
+   * The hits of one turn of the event loop, counted in one write transaction (a public endpoint under load
+   * would otherwise spend a transaction per call on its limits): one upsert per key, keys in order so two
+   * servers' batches lock rows in the same order. A key's hits get consecutive counts in arrival order.
+   */
+  private async countBatch(): Promise<void> {
+    const hits = this.rateHits ?? [];
+    this.rateHits = null;
+    const byKey = new Map<string, PendingHit[]>();
+    let now = 0;
+    for (const hit of hits) {
+      const group = byKey.get(hit.key);
+      if (group) group.push(hit);
+      else byKey.set(hit.key, [hit]);
+      now = Math.max(now, hit.now);
+    }
+    const sweep = now >= this.nextRateSweep;
+    if (sweep) this.nextRateSweep = now + RATE_SWEEP_MS;
+    try {
+      const counted = await this.write(async (tx) => {
+        // Bounded per batch: a flood of distinct keys leaves its rows to the next sweeps, never a long delete.
+        if (sweep) await tx.run("DELETE FROM store_rate_windows WHERE key IN (SELECT key FROM store_rate_windows WHERE reset_at <= ? LIMIT ?)", now, RATE_SWEEP_ROWS);
+        const rows: { key: string; hits: number; resetAt: number }[] = [];
+        for (const key of [...byKey.keys()].sort()) {
+          const group = byKey.get(key)!;
+          const at = group.reduce((latest, h) => Math.max(latest, h.now), 0);
+          // Both SET expressions read the row as it was: an ended window starts again with this batch's hits.
+          const row = await tx.one<{ hits: number | string; reset_at: number | string }>(
+            `INSERT INTO store_rate_windows (key, hits, reset_at) VALUES (?1, ?4, ?2)
+             ON CONFLICT (key) DO UPDATE SET
+               hits = CASE WHEN store_rate_windows.reset_at <= ?3 THEN ?4 ELSE store_rate_windows.hits + ?4 END,
+               reset_at = CASE WHEN store_rate_windows.reset_at <= ?3 THEN ?2 ELSE store_rate_windows.reset_at END
+             RETURNING hits, reset_at`,
+            key,
+            at + group[0]!.windowMs,
+            at,
+            group.length,
+          );
+          rows.push({ key, hits: Number(row!.hits), resetAt: Number(row!.reset_at) });
+        }
+        return rows;
+      });
+      for (const { key, hits: total, resetAt } of counted) {
+        const group = byKey.get(key)!;
+        group.forEach((hit, i) => hit.resolve({ count: total - group.length + 1 + i, resetAt }));
+      }
+    } catch (err) {
+      for (const hit of hits) hit.reject(err);
+    }
+  }
 }
+
+type PendingHit = { key: string; windowMs: number; now: number; resolve: (hit: { count: number; resetAt: number }) => void; reject: (err: unknown) => void };
+
+/** How often a process deletes ended rate windows, and at most how many rows one sweep deletes. */
+const RATE_SWEEP_MS = 60_000;
+const RATE_SWEEP_ROWS = 1000;

@@ -1,7 +1,7 @@
 import type { Store } from "./types";
 
-/** The store's own bookkeeping: the target keeps its own (its epoch, its migrations, its leases). */
-const SKIPPED = new Set(["schema_migrations", "store_meta", "store_changes", "store_leases"]);
+/** The store's own bookkeeping: the target keeps its own (its epoch, its migrations, its leases, its rate windows). */
+const SKIPPED = new Set(["schema_migrations", "store_meta", "store_changes", "store_leases", "store_rate_windows"]);
 
 type TableInfo = { name: string; references: string[] };
 

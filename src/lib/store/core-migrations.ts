@@ -12,6 +12,8 @@ import type { Migration } from "./types";
  * - `store_leases`: who runs each piece of background work.
  * - `relayed_deliveries`: the answers given to deliveries an edge relay forwarded (src/lib/deliveries.ts),
  *   so that a delivery it sends again after losing our answer is not stored twice.
+ * - `store_rate_windows`: the counts of the rate limits every server shares (src/lib/rate-limit.ts), one row per
+ *   limited key (a hash) and window.
  */
 export const STORE_MIGRATIONS: Migration[] = [
   {
@@ -70,5 +72,20 @@ CREATE INDEX relayed_deliveries_at ON relayed_deliveries (at);`,
   at bigint NOT NULL
 );
 CREATE INDEX relayed_deliveries_at ON relayed_deliveries (at);`,
+  },
+  {
+    name: "store_rate_windows",
+    sqlite: `CREATE TABLE store_rate_windows (
+  key TEXT PRIMARY KEY,
+  hits INTEGER NOT NULL,
+  reset_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX store_rate_windows_reset_at ON store_rate_windows (reset_at);`,
+    postgres: `CREATE TABLE store_rate_windows (
+  key text PRIMARY KEY,
+  hits integer NOT NULL,
+  reset_at bigint NOT NULL
+);
+CREATE INDEX store_rate_windows_reset_at ON store_rate_windows (reset_at);`,
   },
 ];

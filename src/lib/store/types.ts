@@ -75,6 +75,13 @@ export interface Store extends Queryable {
    * server holds the named lease for the next `ttlMs` (renewing its own).
    */
   lease(name: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Counts one hit on `key`'s rate window, shared by every server: the window starts at the first hit (at `now`,
+   * epoch ms) and lasts `windowMs`; a hit at or after its end starts a new one. Answers the window's hits so far,
+   * this one included, and when it ends. The hits of one turn of the event loop are counted together, in one
+   * write transaction with one upsert per key, so hits at the same moment on any server are each counted once.
+   */
+  countHit(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }>;
   /** Where a failing listener is reported (the server's log). */
   setListenerErrorHandler(fn: (err: unknown, channel: string) => void): void;
   /** Runs DDL (migrations and tests only). */

@@ -169,7 +169,7 @@ export class DeviceService {
   }
 
   async createCode(input: { codeChallenge: string; clientName?: string }, request: { baseUrl: string; ip: string }): Promise<DeviceCodeGrant> {
-    this.identity.limiter.take(`device-code:ip:${request.ip}`, this.identity.rateLimits.deviceCodePerIp);
+    await this.identity.limiter.take(`device-code:ip:${request.ip}`, this.identity.rateLimits.deviceCodePerIp);
     const deviceCode = randomBase62(43);
     const now = this.now;
     const userCode = await this.store.write(async (tx) => {

@@ -5,7 +5,7 @@ import { badRequest } from "../../lib/errors";
 import { newId, randomBase62, sha256Hex } from "../../lib/ids";
 import type { ServiceContext } from "../../lib/module";
 import type { Store, Tx } from "../../lib/store";
-import { RateLimiter } from "../../lib/rate-limit";
+import { SharedRateLimiter } from "../../lib/rate-limit";
 import { findMemberByEmail, insertSession, insertSignInLink, useSignInLink } from "./store";
 import { OutboxMailer, createMailer, type Mailer, type SignInMail } from "./mail";
 import { OidcClient } from "./oidc";
@@ -43,7 +43,8 @@ export function organisationLock(organisationId: string): string {
  */
 export class IdentityCore {
   readonly now: () => number;
-  readonly limiter: RateLimiter;
+  /** The sign-in limits, shared by every server on the store. */
+  readonly limiter: SharedRateLimiter;
   readonly rateLimits: SignInRateLimits;
   readonly oidc: OidcClient | null;
   readonly options: SignInOptions;
@@ -59,7 +60,7 @@ export class IdentityCore {
     const options = ctx.options.signIn ?? {};
     this.options = options;
     this.now = options.now ?? Date.now;
-    this.limiter = new RateLimiter(this.now);
+    this.limiter = new SharedRateLimiter(ctx.store, this.now);
     this.rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
     this.oidc = options.oidc ? new OidcClient(options.oidc, this.now) : null;
     this.outboxPath = ctx.options.outboxPath ?? FALLBACK_OUTBOX_PATH;

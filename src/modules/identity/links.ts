@@ -14,8 +14,9 @@ import type { Role, SignedInUser } from "./types";
  */
 export async function requestMagicLink(core: IdentityCore, email: string, input: { redirect: string | undefined; baseUrl: string; ip: string }): Promise<void> {
   const normalised = email.trim().toLowerCase();
-  core.limiter.take(`magic-link:ip:${input.ip}`, core.rateLimits.magicLinkPerIp);
-  core.limiter.take(`magic-link:email:${normalised}`, core.rateLimits.magicLinkPerEmail);
+  // The address first: one address cannot spend the allowances of many emails.
+  await core.limiter.take(`magic-link:ip:${input.ip}`, core.rateLimits.magicLinkPerIp);
+  await core.limiter.take(`magic-link:email:${normalised}`, core.rateLimits.magicLinkPerEmail);
   const link = await core.store.write(async (tx) => {
     await tx.lock(`identity:email:${normalised}`);
     const user = await core.findMember(normalised);

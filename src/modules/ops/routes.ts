@@ -6,7 +6,7 @@ import { IdParam, describe, jsonBodyPlugin, requestIdFor } from "../../lib/http"
 import type { AppContext } from "../../lib/module";
 import { KEYS_CHANNEL, PUBLIC_TICKET_SCOPE } from "../keys/service";
 import { BugBody, CreateItemBody, CreatedItemSchema, DedupedSchema, FeatureRequestBody, ItemListQuery, QueueItemSchema, UpdateItemBody } from "./contract";
-import { RateLimiter } from "../../lib/rate-limit";
+import { SharedRateLimiter } from "../../lib/rate-limit";
 import { ExpiringCache } from "../../lib/expiring-cache";
 import { BODY_ERROR, DEFAULT_INTAKE_OPTIONS, INTAKE_CACHES, type IntakeBody, intakeBodyParser } from "./intake";
 import type { FiledType } from "./service";
@@ -131,8 +131,8 @@ const CORS_ALLOW_HEADERS = "Content-Type, X-SDK-Key, X-Request-Id";
 function intakeRoutes(ctx: AppContext) {
   const { ops } = ctx.services;
   const options = { ...DEFAULT_INTAKE_OPTIONS, ...ctx.options.intake };
-  const perAddress = new RateLimiter();
-  const perKey = new RateLimiter();
+  // Shared by every server on the store: behind N servers a caller still gets each limit once.
+  const limits = new SharedRateLimiter(ctx.store);
   const origins = new ExpiringCache((origin: string) => ops.isIntakeOrigin(origin), INTAKE_CACHES.origins);
   // A project's domain changed (the keys module announces it for the keys it re-stamps): forget the cached answers.
   ctx.store.listen(KEYS_CHANNEL, (payload) => {
@@ -155,12 +155,12 @@ function intakeRoutes(ctx: AppContext) {
     set.headers.vary = "Origin";
     // A page of a project that takes public tickets may read every answer (its errors too, 429s included).
     if (origin && (await origins.get(origin))) allowOrigin(set, origin);
-    perAddress.take(ctx.network.clientAddress(request), options.perAddress);
+    await limits.take(`intake:address:${ctx.network.clientAddress(request)}`, options.perAddress);
     const principal = await ctx.authenticator.sdk(headers, "client");
     if (!principal.scopes.includes(PUBLIC_TICKET_SCOPE)) {
       throw forbidden(`This client key lacks the ${PUBLIC_TICKET_SCOPE} scope`, `X-SDK-Key: mint a client key with the scope ${PUBLIC_TICKET_SCOPE}`);
     }
-    perKey.take(principal.credentialId, options.perKey);
+    await limits.take(`intake:key:${principal.credentialId}`, options.perKey);
     const project = await projects.get(principal.projectId);
     if (origin && origin !== project.origin) {
       throw forbidden(
