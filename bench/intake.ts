@@ -1,6 +1,7 @@
 /**
  * Public intake figures (issue 15 target in brackets): POST /ops/feature-request
- * with client keys, the rate limits on, on loopback: the throughput run by wrk
+ * with client keys, the rate limits on (counted in the store, shared by every
+ * server: each call's two hits are upserts in a batch per event-loop turn), on loopback: the throughput run by wrk
  * when installed (else autocannon), the flood and dedupe runs by autocannon.
  * - accepted (2xx) req/s with every request a new title, spread over many keys
  *   so that the per-key limit is not what is measured [>= 5k req/s];

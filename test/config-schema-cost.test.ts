@@ -154,10 +154,12 @@ describe("a config schema that costs exponential time", () => {
   });
 
   test("a check that runs past its time budget is VALIDATION, /healthz answers within 100 ms meanwhile, and the next check works", async () => {
-    // RE2 matches in linear time, but with a large program: seconds for 100,000 characters. The static estimate
-    // does not price patterns; the time budget catches it.
-    const { id } = await createConfig({ name: uniqueName("slow-pattern"), schema: { type: "string", pattern: "(?:a|b|c|d|e|f|g|h|i|j){1,500}[^a-j]" }, value: "a1" });
-    const { result: slow, slowestMs, idleMs } = await healthzDuring(() => s.api(`/api/admin/configs/${id}/check`, { key: readOnly, body: { value: "a".repeat(100_000) } }));
+    // RE2 matches in linear time, but with a large program: seconds for 200,000 characters. The static estimate
+    // does not price patterns; the time budget catches it. Sized to take over three times the budget on a fast
+    // machine (5.1 s, where {1,500} over 100,000 characters took 1.1 s, under the budget, and the test failed).
+    const slowValue = "a".repeat(200_000);
+    const { id } = await createConfig({ name: uniqueName("slow-pattern"), schema: { type: "string", pattern: "(?:a|b|c|d|e|f|g|h|i|j){1,1000}[^a-j]" }, value: "a1" });
+    const { result: slow, slowestMs, idleMs } = await healthzDuring(() => s.api(`/api/admin/configs/${id}/check`, { key: readOnly, body: { value: slowValue } }));
     expect(slow.status, JSON.stringify(slow.body)).toBe(400);
     expect(slow.body).toEqual({
       error: "Checking the value against the config's schema takes too long",
@@ -168,9 +170,9 @@ describe("a config schema that costs exponential time", () => {
     const ok = await s.api(`/api/admin/configs/${id}/check`, { key: readOnly, body: { value: "ab1" } });
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ valid: true, problems: [] });
-    const saved = await s.api(`/api/admin/configs/${id}/drafts`, { method: "PUT", headers: { "x-project-id": s.projectId }, body: { env: "dev", value: "a".repeat(100_000) } });
+    const saved = await s.api(`/api/admin/configs/${id}/drafts`, { method: "PUT", headers: { "x-project-id": s.projectId }, body: { env: "dev", value: slowValue } });
     expect(saved.status).toBe(400);
     expect(saved.body.code).toBe("VALIDATION");
     expect(await s.store.all("SELECT env FROM config_drafts WHERE config_id = ?", id)).toEqual([]);
-  });
+  }, 15_000);
 });

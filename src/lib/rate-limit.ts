@@ -70,8 +70,10 @@ const FULL_KEYS_MAX = 10_000;
 /**
  * Fixed-window counters every server shares, kept in the store (`Store.countHit`): the limits of the endpoints
  * anyone may call (sign-in links, device codes, the public intake), so behind N servers a caller still gets the
- * limit once, not N times. A hit costs one small write; a key over its limit is then remembered here until its
- * window ends and refused from memory, so a flood costs at most `limit + 1` writes per key, window and server.
+ * limit once, not N times. A hit is one upsert in the store's batch for its turn of the event loop (a write
+ * transaction per turn, not per call: measured on the intake bench, 8.1k filings/s against 10.5k with limits
+ * per process, and 5.9k with a transaction per hit). A key over its limit is then remembered here until its
+ * window ends and refused from memory, so a flood costs at most `limit + 1` upserts per key, window and server.
  * Keys are stored as SHA-256 hashes: the table holds no address or email.
  */
 export class SharedRateLimiter {
