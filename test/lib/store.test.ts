@@ -242,9 +242,48 @@ describe.each(ENGINES)("%s", (engine) => {
       // At its end the window starts again from one, and windows that ended are swept.
       expect(await a.countHit("test:key", 60_000, resetAt)).toEqual({ count: 1, resetAt: resetAt + 60_000 });
       expect(await b.countHit("test:key", 60_000, resetAt + 1)).toEqual({ count: 2, resetAt: resetAt + 60_000 });
-      expect(await a.all("SELECT key FROM store_rate_windows ORDER BY key")).toEqual([{ key: "test:key" }]);
+      // The sweep runs beside the batch that started it (its own transactions): its end is waited for.
+      const keysBecome = async (expected: string[]) => {
+        let keys: string[] = [];
+        for (let i = 0; i < 100; i++, await Bun.sleep(10)) {
+          keys = (await a.all<{ key: string }>("SELECT key FROM store_rate_windows ORDER BY key")).map((r) => r.key);
+          if (JSON.stringify(keys) === JSON.stringify(expected)) break;
+        }
+        return keys;
+      };
+      expect(await keysBecome(["test:key"])).toEqual(["test:key"]);
       await a.countHit("test:third", 60_000, now + 3 * 60_000);
-      expect(await a.all("SELECT key FROM store_rate_windows ORDER BY key")).toEqual([{ key: "test:third" }]);
+      expect(await keysBecome(["test:third"])).toEqual(["test:third"]);
+      // Never inside a write: the count is a write of its own, and would wait for this one's lock.
+      await expect(a.write(() => a.countHit("test:key", 60_000, now))).rejects.toThrow("countHit inside a write transaction");
+    });
+
+    test("a sweep keeps a window another instance renewed while the sweep ran, and its hits count on", async () => {
+      const target = await freshTarget(engine);
+      const a = await open(target);
+      const b = await open(target);
+      const now = Date.now();
+      // K's window ended a minute ago.
+      await b.run("INSERT INTO store_rate_windows (key, hits, reset_at) VALUES ('K', 5, ?)", now - 60_000);
+      // b renews it (a new window, one hit) in a transaction still open while a's first batch sweeps.
+      let renewed!: () => void;
+      const renewing = b.write(async (tx) => {
+        await tx.run(
+          `INSERT INTO store_rate_windows (key, hits, reset_at) VALUES ('K', 1, ?1)
+           ON CONFLICT (key) DO UPDATE SET hits = 1, reset_at = ?1`,
+          now + 60_000,
+        );
+        await new Promise<void>((resolve) => (renewed = resolve));
+      });
+      await Bun.sleep(50);
+      const other = a.countHit("other", 60_000, now);
+      await Bun.sleep(200);
+      renewed();
+      await renewing;
+      expect((await other).count).toBe(1);
+      await Bun.sleep(200);
+      expect(await a.one("SELECT hits, reset_at FROM store_rate_windows WHERE key = 'K'")).toEqual({ hits: 1, reset_at: engine === "postgres" ? String(now + 60_000) : now + 60_000 });
+      expect(await a.countHit("K", 60_000, now + 1)).toEqual({ count: 2, resetAt: now + 60_000 });
     });
   });
 });

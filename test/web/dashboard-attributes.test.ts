@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts, isFocusedSoon } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -41,7 +41,7 @@ describe.skipIf(!chromiumAvailable)("attributes in the dashboard", () => {
     const values = dialog.getByLabel("Enum values");
     await dialog.getByRole("alert").filter({ hasText: "enumValues" }).waitFor();
     expect(await values.getAttribute("aria-invalid")).toBe("true");
-    expect(await values.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(values)).toBe(true);
     await noSeriousViolations("attribute-declare-invalid");
 
     await values.fill("free, pro");
@@ -139,7 +139,7 @@ describe.skipIf(!chromiumAvailable)("gate templates in the dashboard", () => {
     await dialog.getByRole("button", { name: "Create template" }).click();
     await dialog.getByRole("alert").filter({ hasText: "rules[0].op" }).waitFor();
     expect(await conditions.getAttribute("aria-invalid")).toBe("true");
-    expect(await conditions.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(conditions)).toBe(true);
     await noSeriousViolations("gate-template-invalid");
     expect((await template("Acme staff")).status).toBe(404);
 

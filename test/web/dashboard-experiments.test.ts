@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts, isFocusedSoon } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -127,7 +127,7 @@ describe.skipIf(!chromiumAvailable)("experiments in the dashboard", () => {
     const value = green.getByLabel("Value (JSON)");
     await green.getByRole("alert").filter({ hasText: "Not JSON" }).waitFor();
     expect(await value.getAttribute("aria-invalid")).toBe("true");
-    expect(await value.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(value)).toBe(true);
     await value.fill('"green"');
     // A weight of 0: the server's refusal names variants.1.weight, and it lands on that variant's Weight.
     const weight = green.getByLabel("Weight");
@@ -135,7 +135,7 @@ describe.skipIf(!chromiumAvailable)("experiments in the dashboard", () => {
     await dialog.getByRole("button", { name: "Create experiment" }).click();
     await green.getByRole("alert").filter({ hasText: "Request failed validation" }).waitFor();
     expect(await weight.getAttribute("aria-invalid")).toBe("true");
-    expect(await weight.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(weight)).toBe(true);
     expect(await control.getByLabel("Weight").getAttribute("aria-invalid")).toBeNull();
     await weight.fill("50");
     await dialog.getByRole("button", { name: "Create experiment" }).click();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts, isFocusedSoon } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -96,7 +96,7 @@ describe.skipIf(!chromiumAvailable)("gates in the dashboard", () => {
     const value = page.getByLabel("Value of rule 1, condition 1");
     expect(await value.getAttribute("aria-invalid")).toBe("true");
     // The field's own message is tied to it, and it has the focus.
-    expect(await value.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(value)).toBe(true);
     const describedBy = (await value.getAttribute("aria-describedby"))!.split(" ");
     const texts = await Promise.all(describedBy.map((id) => page.locator(`[id="${id}"]`).innerText()));
     expect(texts.join(" ")).toContain("not a valid RE2 pattern");
@@ -124,8 +124,7 @@ describe.skipIf(!chromiumAvailable)("gates in the dashboard", () => {
     await page.getByRole("button", { name: "Add rule" }).click();
     // The editor moves the focus once the new row is drawn (a task after the click): wait for it, briefly.
     const nameOfRule2 = page.getByLabel("Name of rule 2");
-    for (let i = 0; i < 40 && !(await nameOfRule2.evaluate((el) => el === document.activeElement)); i++) await Bun.sleep(50);
-    expect(await nameOfRule2.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(nameOfRule2)).toBe(true);
     await page.getByLabel("Name of rule 2").fill("everyone else, 10%");
     await page.getByLabel("Pass percentage of rule 2").fill("10");
     await page.getByRole("button", { name: "Add condition to rule 2" }).click();

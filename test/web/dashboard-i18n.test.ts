@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, isFocusedSoon } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -39,7 +39,7 @@ describe.skipIf(!chromiumAvailable)("translations in the dashboard", () => {
     const locale = dialog.getByLabel("Locale");
     await dialog.getByRole("alert").filter({ hasText: "separated by '-', not '_'" }).waitFor();
     expect(await locale.getAttribute("aria-invalid")).toBe("true");
-    expect(await locale.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(locale)).toBe(true);
     await noSeriousViolations("i18n-profile-invalid");
 
     await locale.fill("de");

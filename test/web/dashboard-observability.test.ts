@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { lineOf, sentryClient } from "../support/sentry-client";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts, isFocusedSoon } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -73,7 +73,7 @@ describe.skipIf(!chromiumAvailable)("event catalog in the dashboard", () => {
     await dialog.getByLabel("Folder").fill("discovery");
     await dialog.getByLabel("Description", { exact: true }).fill("A search ran");
     await dialog.getByRole("button", { name: "Add property" }).click();
-    expect(await dialog.getByLabel("Name of property 1").evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(dialog.getByLabel("Name of property 1"))).toBe(true);
     await dialog.getByLabel("Name of property 1").fill("query text");
     await dialog.getByRole("button", { name: "Add property" }).click();
     await dialog.getByLabel("Name of property 2").fill("results");
@@ -85,7 +85,7 @@ describe.skipIf(!chromiumAvailable)("event catalog in the dashboard", () => {
     await alert.waitFor();
     const name1 = dialog.getByLabel("Name of property 1");
     expect(await name1.getAttribute("aria-invalid")).toBe("true");
-    expect(await name1.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(name1)).toBe(true);
     expect((await catalogEvent("search.performed")).status).toBe(404);
     await noSeriousViolations("event-register-invalid");
 
@@ -146,7 +146,7 @@ describe.skipIf(!chromiumAvailable)("metrics in the dashboard", () => {
     await dialog.getByRole("alert").filter({ hasText: "Filter 1, value" }).waitFor();
     const value = dialog.getByLabel("Value of filter 1");
     expect(await value.getAttribute("aria-invalid")).toBe("true");
-    expect(await value.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(value)).toBe(true);
     expect((await metric("revenue-de")).status).toBe(404);
     await noSeriousViolations("metric-new-invalid");
 

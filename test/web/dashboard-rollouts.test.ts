@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, cellTexts, isFocusedSoon } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -102,14 +102,14 @@ describe.skipIf(!chromiumAvailable)("rollouts in the dashboard", () => {
     await dialog.getByRole("button", { name: "Create rollout" }).click();
     await dialog.getByRole("alert").filter({ hasText: "Not JSON" }).waitFor();
     expect(await rules.getAttribute("aria-invalid")).toBe("true");
-    expect(await rules.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(rules)).toBe(true);
     await rules.fill(JSON.stringify(everyone, null, 2));
     // A plan that shrinks (10 % then 5 %): the server names stages[1].percent, and it lands on stage 2's Percent.
     await dialog.getByRole("button", { name: "Create rollout" }).click();
     const percent2 = stage(2).getByLabel("Percent of units");
     await stage(2).getByRole("alert").filter({ hasText: "above 10" }).waitFor();
     expect(await percent2.getAttribute("aria-invalid")).toBe("true");
-    expect(await percent2.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(percent2)).toBe(true);
     expect(await stage(1).getByLabel("Percent of units").getAttribute("aria-invalid")).toBeNull();
     await noSeriousViolations("rollout-create-invalid");
 

@@ -66,6 +66,19 @@ export async function valueBecomes(control: Locator, value: string, timeout = 30
 }
 
 /**
+ * Whether `control` holds the focus within `timeout`: a page moves the focus in the render after a click (a row
+ * added, a dialog opened), so reading `document.activeElement` at once races that render on a loaded machine.
+ */
+export async function isFocusedSoon(control: Locator, timeout = 5_000): Promise<boolean> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    if (await control.evaluate((el) => el === document.activeElement)) return true;
+    if (Date.now() > deadline) return false;
+    await Bun.sleep(25);
+  }
+}
+
+/**
  * A table row's cell texts once the row is there: `allInnerTexts` does not wait, and a list that is still loading
  * (a loaded machine) reads as no cells at all.
  */

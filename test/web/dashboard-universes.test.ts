@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes } from "./dashboard-support";
+import { type DashboardFixture, capture, chromiumAvailable, signIn, startDashboardFixture, valueBecomes, isFocusedSoon } from "./dashboard-support";
 
 setDefaultTimeout(90_000);
 
@@ -45,7 +45,7 @@ describe.skipIf(!chromiumAvailable)("universes in the dashboard", () => {
     const start = dialog.getByLabel("First held-out segment");
     await dialog.getByRole("alert").filter({ hasText: "start 600 is not below end 500" }).waitFor();
     expect(await start.getAttribute("aria-invalid")).toBe("true");
-    expect(await start.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await isFocusedSoon(start)).toBe(true);
     await noSeriousViolations("universe-create-invalid");
 
     await start.fill("0");

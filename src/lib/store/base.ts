@@ -149,26 +149,28 @@ export abstract class BaseStore implements Store {
     return changed > 0;
   }
 
-  /** When this process next deletes rate windows that have ended (at most once per RATE_SWEEP_MS, in a batch's transaction). */
+  /** When this process next deletes rate windows that have ended (at most once per RATE_SWEEP_MS). */
   private nextRateSweep = 0;
   /** Hits waiting for this turn's batch (null: none scheduled). */
   private rateHits: PendingHit[] | null = null;
 
   countHit(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }> {
+    // The batch is a write of its own: awaited inside another write, it would wait for that one's lock forever (SQLite).
+    if (this.scope.getStore()) return Promise.reject(new Error("countHit inside a write transaction: take rate limits before the write"));
     return new Promise((resolve, reject) => {
       if (this.rateHits === null) {
         this.rateHits = [];
-        // Outside any transaction of the caller's flow: the batch is its own write.
-        this.scope.exit(() => setImmediate(() => void this.countBatch()));
+        setImmediate(() => void this.countBatch());
       }
       this.rateHits.push({ key, windowMs, now, resolve, reject });
     });
   }
 
   /**
-   * The hits of one turn of the event loop, counted in one write transaction (a public endpoint under load
-   * would otherwise spend a transaction per call on its limits): one upsert per key, keys in order so two
-   * servers' batches lock rows in the same order. A key's hits get consecutive counts in arrival order.
+   * The hits of one turn of the event loop, counted in one write transaction by one multi-row upsert (a public
+   * endpoint under load would otherwise spend a transaction per call on its limits). Keys in order, so two
+   * servers' batches lock rows in the same order; a key's hits get consecutive counts in arrival order. The
+   * batch's moment is its latest hit's: a window starts there and lasts its rule's length.
    */
   private async countBatch(): Promise<void> {
     const hits = this.rateHits ?? [];
@@ -181,44 +183,66 @@ export abstract class BaseStore implements Store {
       else byKey.set(hit.key, [hit]);
       now = Math.max(now, hit.now);
     }
-    const sweep = now >= this.nextRateSweep;
-    if (sweep) this.nextRateSweep = now + RATE_SWEEP_MS;
+    if (now >= this.nextRateSweep) {
+      this.nextRateSweep = now + RATE_SWEEP_MS;
+      // A sweep that fails (the store unreachable) leaves its rows to the next one, a minute on.
+      void this.sweepRateWindows(now).catch(() => {});
+    }
+    const keys = [...byKey.keys()].sort();
     try {
       const counted = await this.write(async (tx) => {
-        // Bounded per batch: a flood of distinct keys leaves its rows to the next sweeps, never a long delete.
-        if (sweep) await tx.run("DELETE FROM store_rate_windows WHERE key IN (SELECT key FROM store_rate_windows WHERE reset_at <= ? LIMIT ?)", now, RATE_SWEEP_ROWS);
-        const rows: { key: string; hits: number; resetAt: number }[] = [];
-        for (const key of [...byKey.keys()].sort()) {
-          const group = byKey.get(key)!;
-          const at = group.reduce((latest, h) => Math.max(latest, h.now), 0);
+        const rows: { key: string; hits: number | string; reset_at: number | string }[] = [];
+        for (let i = 0; i < keys.length; i += RATE_ROWS_PER_STATEMENT) {
+          const chunk = keys.slice(i, i + RATE_ROWS_PER_STATEMENT);
+          const params: Param[] = [now];
+          const values = chunk.map((key) => {
+            const group = byKey.get(key)!;
+            params.push(key, group.length, now + group[0]!.windowMs);
+            const n = params.length;
+            return `(?${n - 2}, ?${n - 1}, ?${n})`;
+          });
           // Both SET expressions read the row as it was: an ended window starts again with this batch's hits.
-          const row = await tx.one<{ hits: number | string; reset_at: number | string }>(
-            `INSERT INTO store_rate_windows (key, hits, reset_at) VALUES (?1, ?4, ?2)
-             ON CONFLICT (key) DO UPDATE SET
-               hits = CASE WHEN store_rate_windows.reset_at <= ?3 THEN ?4 ELSE store_rate_windows.hits + ?4 END,
-               reset_at = CASE WHEN store_rate_windows.reset_at <= ?3 THEN ?2 ELSE store_rate_windows.reset_at END
-             RETURNING hits, reset_at`,
-            key,
-            at + group[0]!.windowMs,
-            at,
-            group.length,
+          rows.push(
+            ...(await tx.all<{ key: string; hits: number | string; reset_at: number | string }>(
+              `INSERT INTO store_rate_windows (key, hits, reset_at) VALUES ${values.join(", ")}
+               ON CONFLICT (key) DO UPDATE SET
+                 hits = CASE WHEN store_rate_windows.reset_at <= ?1 THEN excluded.hits ELSE store_rate_windows.hits + excluded.hits END,
+                 reset_at = CASE WHEN store_rate_windows.reset_at <= ?1 THEN excluded.reset_at ELSE store_rate_windows.reset_at END
+               RETURNING key, hits, reset_at`,
+              ...params,
+            )),
           );
-          rows.push({ key, hits: Number(row!.hits), resetAt: Number(row!.reset_at) });
         }
         return rows;
       });
-      for (const { key, hits: total, resetAt } of counted) {
-        const group = byKey.get(key)!;
+      for (const row of counted) {
+        const group = byKey.get(row.key)!;
+        const total = Number(row.hits);
+        const resetAt = Number(row.reset_at);
         group.forEach((hit, i) => hit.resolve({ count: total - group.length + 1 + i, resetAt }));
       }
     } catch (err) {
       for (const hit of hits) hit.reject(err);
     }
   }
+
+  /**
+   * Deletes the rate windows that ended, RATE_SWEEP_ROWS per transaction until none is left: apart from the
+   * hits' batches, so it neither holds their rows nor waits for them. The outer `reset_at` test is checked
+   * again on a row another server renewed meanwhile (PostgreSQL re-reads a row it waited for), and PostgreSQL
+   * skips rows a batch holds rather than waiting for them.
+   */
+  private async sweepRateWindows(now: number): Promise<void> {
+    const locked = this.engine === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
+    const sql = `DELETE FROM store_rate_windows WHERE reset_at <= ?1 AND key IN (SELECT key FROM store_rate_windows WHERE reset_at <= ?1 LIMIT ?2${locked})`;
+    while ((await this.write((tx) => tx.run(sql, now, RATE_SWEEP_ROWS))) === RATE_SWEEP_ROWS);
+  }
 }
 
 type PendingHit = { key: string; windowMs: number; now: number; resolve: (hit: { count: number; resetAt: number }) => void; reject: (err: unknown) => void };
 
-/** How often a process deletes ended rate windows, and at most how many rows one sweep deletes. */
+/** How often a process deletes ended rate windows, and how many rows one of its transactions deletes at most. */
 const RATE_SWEEP_MS = 60_000;
 const RATE_SWEEP_ROWS = 1000;
+/** Rows of one upsert statement (three parameters each): well under both engines' parameter limits. */
+const RATE_ROWS_PER_STATEMENT = 500;

@@ -214,7 +214,7 @@ export class ErrorsService {
   /** Occurrences and queue items the per-project limits held back since start, by reason (/metrics). */
   readonly heldBack = { droppedNewErrors: 0, skippedItems: 0, droppedBrowserNewErrors: 0 };
 
-  /** The per-project allowances of new errors and error items (per server process, like every rate limit here). */
+  /** The per-project allowances of new errors and error items (per server process: a write per report would cost more than the limit saves). */
   private readonly allowances = new RateLimiter();
 
   private readonly lanes = new Map<string, Lane>();

@@ -25,7 +25,7 @@ export type OidcSettings = {
   allowUnverifiedEmail?: boolean;
 };
 
-/** Rate limits of the unauthenticated sign-in endpoints (per process, fixed windows). */
+/** Rate limits of the unauthenticated sign-in endpoints (fixed windows, shared by every server on the store). */
 export type SignInRateLimits = {
   magicLinkPerEmail: RateRule;
   magicLinkPerIp: RateRule;

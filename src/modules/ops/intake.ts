@@ -4,8 +4,8 @@ import type { RateRule } from "../../lib/rate-limit";
 import { UsageError } from "../../lib/usage-error";
 
 /**
- * The public intake's limits (per server process: with N servers behind a
- * balancer a key may file up to N times its limit).
+ * The public intake's limits (counted in the store, so several servers
+ * behind a balancer share them: src/lib/rate-limit.ts SharedRateLimiter).
  * - `perKey`: requests per client key (SERVICE_INTAKE_LIMIT_PER_KEY, per minute);
  * - `perAddress`: requests per client address, the peer or what a trusted
  *   proxy forwarded (SERVICE_INTAKE_LIMIT_PER_ADDRESS, per minute);

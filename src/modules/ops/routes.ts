@@ -210,7 +210,7 @@ function intakeRoutes(ctx: AppContext) {
   };
 
   const LIMITS_TEXT =
-    `Limits (per server): ${options.perAddress.limit} requests per client address and ${options.perKey.limit} per client key per minute as configured ` +
+    `Limits (shared by every server on the store): ${options.perAddress.limit} requests per client address and ${options.perKey.limit} per client key per minute as configured ` +
     "(SERVICE_INTAKE_LIMIT_PER_ADDRESS, SERVICE_INTAKE_LIMIT_PER_KEY; defaults 60 and 600); over either: 429 `{error: \"Too many requests\", code: \"BAD_REQUEST\"}` with Retry-After (seconds). " +
     `A body over ${options.maxBodyBytes} bytes (SERVICE_INTAKE_MAX_BODY_BYTES, default 32 KiB): 413 \`{error: "Body too large", code: "BAD_REQUEST"}\`. ` +
     "When the store cannot take the write: 503 `{error: \"Unavailable\"}` (no code) with Retry-After. " +
