@@ -83,6 +83,28 @@ describe("limits shared by every server on the store", () => {
     expect(mails.sent.filter((m) => m.to === "owner@example.com")).toHaveLength(2);
   });
 
+  test("a browser key's ingest per key: what each server let through adds up within a second, then both refuse it", async () => {
+    const [a, b] = await twoServers({ browserKeys: { perKey: { limit: 10, windowMs: 60_000 }, perAddress: HIGH } });
+    const mint = async () => (await a.api("/api/admin/keys", { body: { type: "browser" } })).body.key as string;
+    const key = await mint();
+    const send = (s: TestServer, k = key) => s.api("/api/sdk/v1/events", { key: null, headers: { "x-sdk-key": k }, body: { events: [{ name: "page_view" }] } });
+    // 8 through each: under the limit for either server alone, 16 together.
+    for (let i = 0; i < 8; i++) {
+      expect((await send(a)).status).toBe(202);
+      expect((await send(b)).status).toBe(202);
+    }
+    await Bun.sleep(1_500);
+    for (const s of [a, b]) {
+      const refused = await send(s);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual({ error: "Too many requests", code: "BAD_REQUEST" });
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    }
+    // Another browser key of the project is not affected.
+    const other = await mint();
+    expect((await send(b, other)).status).toBe(202);
+  });
+
   test("device codes per client address: 10 at once over both servers make exactly the limit's codes", async () => {
     const [a, b] = await twoServers({ signIn: { rateLimits: { deviceCodePerIp: { limit: 4, windowMs: 60_000 } } } });
     const { challenge } = pkcePair();

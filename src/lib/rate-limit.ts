@@ -105,3 +105,100 @@ export class SharedRateLimiter {
 }
 
 const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000));
+
+/** How long a SyncedRateLimiter gathers its process's hits before adding them to the store's count. */
+const SYNC_EVERY_MS = 1_000;
+
+/** Where a SyncedRateLimiter tells the other servers that a key's shared window is full. */
+const FULL_CHANNEL = "rate-limits:full";
+
+/**
+ * Limits of busy paths shared by every server to within a second's calls: each process counts its own calls
+ * exactly (a RateLimiter, the first gate), and a second after a call adds what it let through to the store's
+ * window for the key (`Store.countHit` with the number of hits). The process that finds the window full
+ * announces it, and every server refuses the key from memory until that window ends. So the check stays
+ * synchronous and costs no write per call; behind N servers a key gets its limit plus at most what the others
+ * let through in the second before they heard, instead of N times the limit. No timer runs while nothing is
+ * called. A failed addition (the store unreachable) leaves each process to its own count. Keys are announced as
+ * given: they must not be secrets (a key's id, not the key).
+ */
+export class SyncedRateLimiter {
+  private readonly local: RateLimiter;
+  /** Hits let through since the last addition, by key. */
+  private pending = new Map<string, { hits: number; rule: RateRule }>();
+  /** Keys whose shared window is full, with its end. */
+  private readonly full = new Map<string, number>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly unlisten: () => void;
+
+  constructor(
+    private readonly store: Pick<Store, "countHit" | "write" | "listen">,
+    private readonly now: () => number = Date.now,
+    private readonly syncMs = SYNC_EVERY_MS,
+  ) {
+    this.local = new RateLimiter(now);
+    this.unlisten = store.listen(FULL_CHANNEL, (payload) => {
+      const heard = parseFull(payload);
+      if (heard) this.markFull(heard.key, heard.until);
+    });
+  }
+
+  /** Counts one hit on `key`; over the limit (this process's count, or all servers' as last heard) it throws 429. */
+  take(key: string, rule: RateRule): void {
+    const now = this.now();
+    const fullUntil = this.full.get(key);
+    if (fullUntil !== undefined) {
+      if (fullUntil > now) throw tooManyRequests(secondsUntil(fullUntil, now));
+      this.full.delete(key);
+    }
+    this.local.take(key, rule);
+    const pending = this.pending.get(key);
+    if (pending) pending.hits++;
+    else this.pending.set(key, { hits: 1, rule });
+    if (this.timer === undefined) {
+      this.timer = setTimeout(() => void this.sync(), this.syncMs);
+      this.timer.unref?.();
+    }
+  }
+
+  /** Adds the hits let through to the store's windows; a window found full is announced to every server. */
+  async sync(): Promise<void> {
+    this.timer = undefined;
+    const batch = this.pending;
+    this.pending = new Map();
+    const now = this.now();
+    await Promise.all(
+      [...batch].map(async ([key, { hits, rule }]) => {
+        try {
+          const { count, resetAt } = await this.store.countHit(sha256Hex(key), rule.windowMs, now, hits);
+          if (count < rule.limit) return;
+          this.markFull(key, resetAt);
+          // Announced once per window: by the process whose hits filled it.
+          if (count - hits < rule.limit) await this.store.write(async (tx) => tx.announce(FULL_CHANNEL, JSON.stringify({ key, until: resetAt })));
+        } catch {
+          // The store unreachable: this process's own count still holds.
+        }
+      }),
+    );
+  }
+
+  close(): void {
+    clearTimeout(this.timer);
+    this.unlisten();
+  }
+
+  private markFull(key: string, until: number): void {
+    if (this.full.size >= FULL_KEYS_MAX) this.full.clear();
+    this.full.set(key, until);
+  }
+}
+
+function parseFull(payload: string): { key: string; until: number } | undefined {
+  try {
+    const { key, until } = JSON.parse(payload) as { key?: unknown; until?: unknown };
+    return typeof key === "string" && typeof until === "number" ? { key, until } : undefined;
+  } catch {
+    // RESYNC, or nothing of ours.
+    return undefined;
+  }
+}

@@ -154,7 +154,7 @@ export abstract class BaseStore implements Store {
   /** Hits waiting for this turn's batch (null: none scheduled). */
   private rateHits: PendingHit[] | null = null;
 
-  countHit(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }> {
+  countHit(key: string, windowMs: number, now: number, hits = 1): Promise<{ count: number; resetAt: number }> {
     // The batch is a write of its own: awaited inside another write, it would wait for that one's lock forever (SQLite).
     if (this.scope.getStore()) return Promise.reject(new Error("countHit inside a write transaction: take rate limits before the write"));
     return new Promise((resolve, reject) => {
@@ -162,7 +162,7 @@ export abstract class BaseStore implements Store {
         this.rateHits = [];
         setImmediate(() => void this.countBatch());
       }
-      this.rateHits.push({ key, windowMs, now, resolve, reject });
+      this.rateHits.push({ key, windowMs, now, hits, resolve, reject });
     });
   }
 
@@ -197,7 +197,7 @@ export abstract class BaseStore implements Store {
           const params: Param[] = [now];
           const values = chunk.map((key) => {
             const group = byKey.get(key)!;
-            params.push(key, group.length, now + group[0]!.windowMs);
+            params.push(key, group.reduce((sum, hit) => sum + hit.hits, 0), now + group[0]!.windowMs);
             const n = params.length;
             return `(?${n - 2}, ?${n - 1}, ?${n})`;
           });
@@ -216,10 +216,10 @@ export abstract class BaseStore implements Store {
         return rows;
       });
       for (const row of counted) {
-        const group = byKey.get(row.key)!;
-        const total = Number(row.hits);
+        // In arrival order: each caller's count is the window's total once its own hits are in.
+        let after = Number(row.hits) - byKey.get(row.key)!.reduce((sum, hit) => sum + hit.hits, 0);
         const resetAt = Number(row.reset_at);
-        group.forEach((hit, i) => hit.resolve({ count: total - group.length + 1 + i, resetAt }));
+        for (const hit of byKey.get(row.key)!) hit.resolve({ count: (after += hit.hits), resetAt });
       }
     } catch (err) {
       for (const hit of hits) hit.reject(err);
@@ -239,7 +239,7 @@ export abstract class BaseStore implements Store {
   }
 }
 
-type PendingHit = { key: string; windowMs: number; now: number; resolve: (hit: { count: number; resetAt: number }) => void; reject: (err: unknown) => void };
+type PendingHit = { key: string; windowMs: number; now: number; hits: number; resolve: (hit: { count: number; resetAt: number }) => void; reject: (err: unknown) => void };
 
 /** How often a process deletes ended rate windows, and how many rows one of its transactions deletes at most. */
 const RATE_SWEEP_MS = 60_000;

@@ -76,14 +76,14 @@ export interface Store extends Queryable {
    */
   lease(name: string, ttlMs: number): Promise<boolean>;
   /**
-   * Counts one hit on `key`'s rate window, shared by every server: a window starts with the first hits (at the
+   * Counts one hit (or `hits`) on `key`'s rate window, shared by every server: a window starts with the first hits (at the
    * latest `now`, epoch ms, of the batch they came in) and lasts `windowMs`; a hit at or after its end starts a
    * new one. Answers the window's hits so far, this one included, and when it ends. The hits of one turn of the
    * event loop are counted together, in one write transaction, so hits at the same moment on any server are each
    * counted once. Each server's clock sets its windows (keep the servers' clocks in time, as for sessions).
    * Never inside a write transaction: refused there (the count is a write of its own).
    */
-  countHit(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }>;
+  countHit(key: string, windowMs: number, now: number, hits?: number): Promise<{ count: number; resetAt: number }>;
   /** Where a failing listener is reported (the server's log). */
   setListenerErrorHandler(fn: (err: unknown, channel: string) => void): void;
   /** Runs DDL (migrations and tests only). */

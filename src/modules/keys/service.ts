@@ -5,7 +5,7 @@ import { ApiError, alreadyExists, badRequest, bodyTooLarge, notFound, validation
 import { checkNameChars } from "../../lib/validate";
 import { newId, nowIso, randomBase62, sha256Hex } from "../../lib/ids";
 import { LruCache } from "../../lib/lru";
-import { RateLimiter } from "../../lib/rate-limit";
+import { RateLimiter, SyncedRateLimiter } from "../../lib/rate-limit";
 import type { ServiceContext } from "../../lib/module";
 import { RESYNC } from "../../lib/store";
 import {
@@ -96,11 +96,14 @@ export class KeysService implements KeyDirectory {
   private readonly unlisten: () => void;
   /** What one browser key may cost (ServerOptions.browserKeys over the defaults). */
   readonly browserLimits: BrowserKeyLimits;
-  /** Browser-key ingest calls per key and per project and client address. */
+  /** Browser-key ingest calls per project and client address (this process's count: one address mostly reaches one server). */
   private readonly browserIngest = new RateLimiter();
+  /** Browser-key ingest calls per key, from all addresses: shared by every server to within a second's calls. */
+  private readonly browserKeyIngest: SyncedRateLimiter;
 
   constructor(private readonly ctx: ServiceContext) {
     this.browserLimits = { ...DEFAULT_BROWSER_KEY_LIMITS, ...ctx.options.browserKeys };
+    this.browserKeyIngest = new SyncedRateLimiter(ctx.store);
     this.unlisten = ctx.store.listen(KEYS_CHANNEL, (payload) => this.onAnnouncement(payload));
     this.flushTimer = setInterval(() => {
       if (!this.flushing) void this.flushLastUsed();
@@ -285,7 +288,7 @@ export class KeysService implements KeyDirectory {
     const limits = this.browserLimits;
     // The address first: one address's flood is stopped before it uses up the allowance the key's other callers share.
     this.browserIngest.take(`address:${call.projectId}:${call.address}`, limits.perAddress);
-    this.browserIngest.take(`key:${call.keyId}`, limits.perKey);
+    this.browserKeyIngest.take(`browser-key:${call.keyId}`, limits.perKey);
     if (call.bodyBytes > limits.maxBodyBytes) {
       const error = bodyTooLarge();
       throw new ApiError(error.code, error.message, `at most ${limits.maxBodyBytes} bytes with a browser key`, error.status);
@@ -296,6 +299,7 @@ export class KeysService implements KeyDirectory {
   async close(): Promise<void> {
     clearInterval(this.flushTimer);
     this.unlisten();
+    this.browserKeyIngest.close();
     await this.flushLastUsed();
     if (this.pendingUse.size > 0) this.ctx.log.warn("last-used stamps not written at shutdown: the store is unavailable", { keys: this.pendingUse.size });
   }

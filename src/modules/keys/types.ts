@@ -22,8 +22,9 @@ export type SdkKey = {
 };
 
 /**
- * What one browser key may cost (it ships inside apps anyone can run). Rates and allowances are counted per
- * server process, like every rate limit of svc; `ServerOptions.browserKeys` changes them (tests use small ones).
+ * What one browser key may cost (it ships inside apps anyone can run). `perKey` is shared by every server to
+ * within a second's calls (SyncedRateLimiter); the others are counted per server process.
+ * `ServerOptions.browserKeys` changes them (tests use small ones).
  */
 export type BrowserKeyLimits = {
   /** Ingest calls (events, errors, Sentry) one browser key may make, from all addresses together. */
