@@ -37,8 +37,8 @@ export async function freshStoreUrl(): Promise<string | undefined> {
  * another database, so the server gives it its own). On PostgreSQL each migration's DDL made a test server's start
  * take 250 ms, and creating and dropping its database 200 ms more, hundreds of times a run: a copy of one migrated
  * template is made ahead, while the test that took the last one runs, and a test server's database is dropped
- * without waiting (`npm test` throws the cluster away at the end; on a cluster of your own, the template, the copy
- * made ahead and drops still pending at exit are left behind).
+ * without waiting. At the end of the run (test/setup.ts) the drops still pending are awaited and the template and
+ * the copy made ahead are dropped too, so a cluster of your own is left as it was found.
  */
 let template: Promise<string> | undefined;
 let ahead: Promise<string> | undefined;
@@ -60,6 +60,19 @@ export async function migratedStoreUrl(): Promise<string | undefined> {
   ahead = copy();
   ahead.catch(() => {}); // awaited (and its failure thrown) by the next caller
   return taken;
+}
+
+/** Drops of test servers' databases not awaited by their `stop()`: awaited at the end of the run. */
+const pendingDrops = new Set<Promise<void>>();
+
+/** The end of a `bun test` run on PostgreSQL (test/setup.ts): pending drops, then the template and the copy made ahead. */
+export async function dropTestDatabases(): Promise<void> {
+  if (!TEST_PG_URL || !admin) return;
+  await Promise.all(pendingDrops);
+  const names = [await ahead?.then((url) => new URL(url).pathname.slice(1)).catch(() => undefined), await template?.catch(() => undefined)];
+  for (const name of names) if (name) await adminSql().unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+  await admin.close();
+  admin = undefined;
 }
 
 export async function dropStore(url: string | undefined): Promise<void> {
@@ -175,7 +188,9 @@ export async function startTestServer(options: Partial<ServerOptions> = {}): Pro
     async stop() {
       await server.stop();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
-      void dropStore(ownStore);
+      const dropping = dropStore(ownStore);
+      pendingDrops.add(dropping);
+      void dropping.finally(() => pendingDrops.delete(dropping));
     },
   };
 }
