@@ -71,6 +71,7 @@ export async function dropTestDatabases(): Promise<void> {
   await Promise.all(pendingDrops);
   const names = [await ahead?.then((url) => new URL(url).pathname.slice(1)).catch(() => undefined), await template?.catch(() => undefined)];
   for (const name of names) if (name) await adminSql().unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+  template = ahead = undefined;
   await admin.close();
   admin = undefined;
 }

@@ -10,7 +10,8 @@ const SWEEP_EVERY_MS = 60_000;
 
 /**
  * Fixed-window counters in memory, for one server process: the allowances
- * of busy paths (new tracked errors a minute, what a browser key may send),
+ * of busy paths (new tracked errors a minute, a browser key's calls per
+ * client address),
  * where a write per call would cost more than the limit saves, so losing
  * them on a restart is harmless. Behind N servers a caller reaches N times
  * them; the limits of public endpoints are SharedRateLimiter's.
@@ -113,14 +114,14 @@ const SYNC_EVERY_MS = 1_000;
 const FULL_CHANNEL = "rate-limits:full";
 
 /**
- * Limits of busy paths shared by every server to within a second's calls: each process counts its own calls
+ * Limits of busy paths shared by every server to within about a second of each server's calls: each process counts its own calls
  * exactly (a RateLimiter, the first gate), and a second after a call adds what it let through to the store's
  * window for the key (`Store.countHit` with the number of hits). The process that finds the window full
  * announces it, and every server refuses the key from memory until that window ends. So the check stays
  * synchronous and costs no write per call; behind N servers a key gets its limit plus at most what the others
- * let through in the second before they heard, instead of N times the limit. No timer runs while nothing is
- * called. A failed addition (the store unreachable) leaves each process to its own count. Keys are announced as
- * given: they must not be secrets (a key's id, not the key).
+ * let through in the second or so before they heard, instead of N times the limit. No timer runs while nothing is
+ * called. A failed addition (the store unreachable) leaves each process to its own count (then N times the limit).
+ * Keys are announced as given: they must not be secrets (a key's id, not the key).
  */
 export class SyncedRateLimiter {
   private readonly local: RateLimiter;
@@ -132,14 +133,15 @@ export class SyncedRateLimiter {
   private readonly unlisten: () => void;
 
   constructor(
-    private readonly store: Pick<Store, "countHit" | "write" | "listen">,
+    private readonly store: Pick<Store, "countHit" | "write" | "listen" | "committed">,
     private readonly now: () => number = Date.now,
     private readonly syncMs = SYNC_EVERY_MS,
   ) {
     this.local = new RateLimiter(now);
     this.unlisten = store.listen(FULL_CHANNEL, (payload) => {
       const heard = parseFull(payload);
-      if (heard) this.markFull(heard.key, heard.until);
+      // The end is the announcing server's clock: held to one window from now on this one's, whatever that clock says.
+      if (heard) this.markFull(heard.key, Math.min(heard.until, this.now() + heard.windowMs));
     });
   }
 
@@ -156,8 +158,11 @@ export class SyncedRateLimiter {
     if (pending) pending.hits++;
     else this.pending.set(key, { hits: 1, rule });
     if (this.timer === undefined) {
-      this.timer = setTimeout(() => void this.sync(), this.syncMs);
-      this.timer.unref?.();
+      // Outside any store transaction of the caller's flow (the addition is a write of its own).
+      void this.store.committed(async () => {
+        this.timer = setTimeout(() => void this.sync(), this.syncMs);
+        this.timer.unref?.();
+      });
     }
   }
 
@@ -174,7 +179,7 @@ export class SyncedRateLimiter {
           if (count < rule.limit) return;
           this.markFull(key, resetAt);
           // Announced once per window: by the process whose hits filled it.
-          if (count - hits < rule.limit) await this.store.write(async (tx) => tx.announce(FULL_CHANNEL, JSON.stringify({ key, until: resetAt })));
+          if (count - hits < rule.limit) await this.store.write(async (tx) => tx.announce(FULL_CHANNEL, JSON.stringify({ key, until: resetAt, windowMs: rule.windowMs })));
         } catch {
           // The store unreachable: this process's own count still holds.
         }
@@ -182,9 +187,11 @@ export class SyncedRateLimiter {
     );
   }
 
-  close(): void {
+  /** Adds what is pending (so a server that stops hands its last second's hits on), then stops. */
+  async close(): Promise<void> {
     clearTimeout(this.timer);
     this.unlisten();
+    await this.sync();
   }
 
   private markFull(key: string, until: number): void {
@@ -193,10 +200,10 @@ export class SyncedRateLimiter {
   }
 }
 
-function parseFull(payload: string): { key: string; until: number } | undefined {
+function parseFull(payload: string): { key: string; until: number; windowMs: number } | undefined {
   try {
-    const { key, until } = JSON.parse(payload) as { key?: unknown; until?: unknown };
-    return typeof key === "string" && typeof until === "number" ? { key, until } : undefined;
+    const { key, until, windowMs } = JSON.parse(payload) as { key?: unknown; until?: unknown; windowMs?: unknown };
+    return typeof key === "string" && typeof until === "number" && typeof windowMs === "number" ? { key, until, windowMs } : undefined;
   } catch {
     // RESYNC, or nothing of ours.
     return undefined;

@@ -11,11 +11,11 @@ import { storeMigrations } from "../../src/modules";
 import { dropStore, freshStoreUrl, tempDir } from "../helpers";
 
 const opened: Store[] = [];
-const closers: (() => void)[] = [];
+const closers: (() => unknown)[] = [];
 let database: string | undefined;
 
 afterEach(async () => {
-  for (const close of closers.splice(0)) close();
+  for (const close of closers.splice(0)) await close();
   for (const store of opened.splice(0)) await store.close();
   await dropStore(database);
   database = undefined;
@@ -89,17 +89,19 @@ describe("SyncedRateLimiter", () => {
     const onB = new SyncedRateLimiter(b, time.now, 60_000);
     closers.push(() => onA.close(), () => onB.close());
     const rule = { limit: 10, windowMs: 60_000 };
-    // Each alone is under the limit: 6 + 6 go through.
-    for (let i = 0; i < 6; i++) {
-      expect(await statusOf(() => onA.take("k", rule))).toBe(200);
-      expect(await statusOf(() => onB.take("k", rule))).toBe(200);
-    }
+    // Each alone is under the limit: 3 through A, 8 through B.
+    for (let i = 0; i < 3; i++) expect(await statusOf(() => onA.take("k", rule))).toBe(200);
+    for (let i = 0; i < 8; i++) expect(await statusOf(() => onB.take("k", rule))).toBe(200);
     await onA.sync();
     expect(await statusOf(() => onA.take("k", rule))).toBe(200);
-    // B's addition reaches 12 of 10: it refuses at once, and A once it has heard.
+    // B's addition reaches 11 of 10: B refuses at once, and announces it.
+    const heard: string[] = [];
+    closers.push(a.listen("rate-limits:full", (payload) => heard.push(payload)));
     await onB.sync();
     expect(await statusOf(() => onB.take("k", rule))).toBe(429);
-    expect(await until(async () => (await statusOf(() => onA.take("k", rule))) === 429)).toBe(true);
+    // A, whose own count is 4 of 10, refuses once it has heard.
+    expect(await until(async () => heard.length > 0)).toBe(true);
+    expect(await statusOf(() => onA.take("k", rule))).toBe(429);
     // Another key is not affected.
     expect(await statusOf(() => onA.take("other", rule))).toBe(200);
     // Its window ended: counted afresh.

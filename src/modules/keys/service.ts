@@ -98,7 +98,7 @@ export class KeysService implements KeyDirectory {
   readonly browserLimits: BrowserKeyLimits;
   /** Browser-key ingest calls per project and client address (this process's count: one address mostly reaches one server). */
   private readonly browserIngest = new RateLimiter();
-  /** Browser-key ingest calls per key, from all addresses: shared by every server to within a second's calls. */
+  /** Browser-key ingest calls per key, from all addresses: shared by every server to within about a second of each server's calls. */
   private readonly browserKeyIngest: SyncedRateLimiter;
 
   constructor(private readonly ctx: ServiceContext) {
@@ -299,7 +299,7 @@ export class KeysService implements KeyDirectory {
   async close(): Promise<void> {
     clearInterval(this.flushTimer);
     this.unlisten();
-    this.browserKeyIngest.close();
+    await this.browserKeyIngest.close();
     await this.flushLastUsed();
     if (this.pendingUse.size > 0) this.ctx.log.warn("last-used stamps not written at shutdown: the store is unavailable", { keys: this.pendingUse.size });
   }

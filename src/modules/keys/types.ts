@@ -23,7 +23,7 @@ export type SdkKey = {
 
 /**
  * What one browser key may cost (it ships inside apps anyone can run). `perKey` is shared by every server to
- * within a second's calls (SyncedRateLimiter); the others are counted per server process.
+ * within about a second of each server's calls (SyncedRateLimiter); the others are counted per server process.
  * `ServerOptions.browserKeys` changes them (tests use small ones).
  */
 export type BrowserKeyLimits = {
