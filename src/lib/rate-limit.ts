@@ -74,8 +74,9 @@ const FULL_KEYS_MAX = 10_000;
  * limit once, not N times. A hit is a row of the store's batch for its turn of the event loop (one write
  * transaction and one upsert per turn, not per call). Measured on the intake bench (`bun run bench --binary
  * --only intake`), against limits per process in the same hour: 11.4k filings/s against 11.6k, and 26k deduped
- * answers/s against 38k; a transaction per hit had made it 5.9k filings/s. A key over its limit is then remembered here until its
- * window ends and refused from memory, so a flood costs at most `limit + 1` upserts per key, window and server.
+ * answers/s against 38k; a transaction per hit had made it 5.9k filings/s. A key over its limit is then
+ * remembered here until its window ends and refused from memory, so a flood costs at most `limit + 1` upserts
+ * per key, window and server.
  * Keys are stored as SHA-256 hashes, not as the address or email they count (pseudonymised: a given address or
  * email can still be checked against them), and only until their window has ended and a sweep has run.
  */
@@ -114,14 +115,14 @@ const SYNC_EVERY_MS = 1_000;
 const FULL_CHANNEL = "rate-limits:full";
 
 /**
- * Limits of busy paths shared by every server to within about a second of each server's calls: each process counts its own calls
- * exactly (a RateLimiter, the first gate), and a second after a call adds what it let through to the store's
- * window for the key (`Store.countHit` with the number of hits). The process that finds the window full
- * announces it, and every server refuses the key from memory until that window ends. So the check stays
- * synchronous and costs no write per call; behind N servers a key gets its limit plus at most what the others
- * let through in the second or so before they heard, instead of N times the limit. No timer runs while nothing is
- * called. A failed addition (the store unreachable) leaves each process to its own count (then N times the limit).
- * Keys are announced as given: they must not be secrets (a key's id, not the key).
+ * Limits of busy paths shared by every server to within about a second of each server's calls: each process
+ * counts its own calls exactly (a RateLimiter, the first gate), and a second after a call adds what it let
+ * through to the store's window for the key (`Store.countHit` with the number of hits). The process that finds
+ * the window full announces it, and every server refuses the key from memory until that window ends. So the
+ * check stays synchronous and costs no write per call; behind N servers a key gets its limit plus at most what
+ * the others let through in the second or so before they heard, instead of N times the limit. No timer runs
+ * while nothing is called. A failed addition (the store unreachable) leaves each process to its own count (then
+ * N times the limit). Keys are announced as given: they must not be secrets (a key's id, not the key).
  */
 export class SyncedRateLimiter {
   private readonly local: RateLimiter;
