@@ -4,15 +4,12 @@ import { basename, dirname, join, resolve } from "node:path";
 import { UsageError } from "../lib/config";
 import { openImmutable, placeFile } from "../lib/backups";
 import { randomBase62 } from "../lib/ids";
-import { LEGACY_STEP_COUNT, newerSchemaProblem, stepsDone, withStoreMigrations } from "../lib/store";
+import { LEGACY_STEP_COUNT, STORE_BOOKKEEPING_TABLES, STORE_PROCESS_TABLES, newerSchemaProblem, stepsDone, withStoreMigrations } from "../lib/store";
 import { storeMigrations } from "../modules";
 import { planKeyRestore, placeKey, sealedKeyIds } from "./backup-key";
 import type { Command } from "./command";
 import { CliError } from "./errors";
 import { DATA_FLAG, STORE_FLAG, dataDirOf, storeTargetOf } from "./store-option";
-
-/** The store's own bookkeeping: not content, and cleared in the restored copy. */
-const BOOKKEEPING = new Set(["schema_migrations", "store_meta", "store_changes", "store_leases", "store_rate_windows"]);
 
 const tableNames = (db: Database): string[] =>
   (db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
@@ -184,10 +181,8 @@ export const restoreCommand: Command = {
         const tables = new Set(tableNames(copy));
         // No epoch: the first start mints a new one, so an SDK's old ETag never matches (even if the file's inode number is reused).
         if (tables.has("store_meta")) copy.run("DELETE FROM store_meta WHERE key IN ('epoch', 'file_identity')");
-        // Leases, announcements and rate windows of processes that served the old file.
-        if (tables.has("store_leases")) copy.run("DELETE FROM store_leases");
-        if (tables.has("store_rate_windows")) copy.run("DELETE FROM store_rate_windows");
-        if (tables.has("store_changes")) copy.run("DELETE FROM store_changes");
+        // Announcements, leases and rate windows of processes that served the old file.
+        for (const table of STORE_PROCESS_TABLES) if (tables.has(table)) copy.run(`DELETE FROM ${table}`);
       });
       if (eventsDb) writeInPlace(eventsDb, eventsDest, () => {});
       placeKey(key);
@@ -204,7 +199,7 @@ export const restoreCommand: Command = {
     let report: { projects: { id: string; name: string }[]; tables: Record<string, number>; rows: number; sealedConnectors: number };
     try {
       const tables: Record<string, number> = {};
-      for (const name of tableNames(restored)) if (!BOOKKEEPING.has(name)) tables[name] = countOf(restored, name);
+      for (const name of tableNames(restored)) if (!STORE_BOOKKEEPING_TABLES.has(name)) tables[name] = countOf(restored, name);
       const sealed = tables.connectors ? (restored.query("SELECT COUNT(*) AS n FROM connectors WHERE credentials IS NOT NULL").get() as { n: number }).n : 0;
       report = {
         projects: restored.query("SELECT id, name FROM projects ORDER BY created_at, id").all() as { id: string; name: string }[],

@@ -68,6 +68,24 @@ export class RateLimiter {
 /** Keys at most remembered as over their limit per process (a flood of distinct keys clears them: they are only a shortcut). */
 const FULL_KEYS_MAX = 10_000;
 
+/** Keys a shared limiter knows to be over their limit, each until its window ends: refused from memory, with no write. */
+class FullKeys {
+  private readonly until = new Map<string, number>();
+
+  /** Throws 429 while `key`'s window is known full; forgets it once that window has ended. */
+  refuseIfFull(key: string, now: number): void {
+    const until = this.until.get(key);
+    if (until === undefined) return;
+    if (until > now) throw tooManyRequests(secondsUntil(until, now));
+    this.until.delete(key);
+  }
+
+  mark(key: string, until: number): void {
+    if (this.until.size >= FULL_KEYS_MAX) this.until.clear();
+    this.until.set(key, until);
+  }
+}
+
 /**
  * Fixed-window counters every server shares, kept in the store (`Store.countHit`): the limits of the endpoints
  * anyone may call (sign-in links, device codes, the public intake), so behind N servers a caller still gets the
@@ -81,8 +99,8 @@ const FULL_KEYS_MAX = 10_000;
  * email can still be checked against them), and only until their window has ended and a sweep has run.
  */
 export class SharedRateLimiter {
-  /** Hashed keys this process saw over their limit, with the end of that window. */
-  private readonly full = new Map<string, number>();
+  /** Hashed keys this process saw over their limit. */
+  private readonly full = new FullKeys();
 
   constructor(
     private readonly store: Pick<Store, "countHit">,
@@ -93,15 +111,10 @@ export class SharedRateLimiter {
   async take(key: string, rule: RateRule): Promise<void> {
     const now = this.now();
     const hashed = sha256Hex(key);
-    const fullUntil = this.full.get(hashed);
-    if (fullUntil !== undefined) {
-      if (fullUntil > now) throw tooManyRequests(secondsUntil(fullUntil, now));
-      this.full.delete(hashed);
-    }
+    this.full.refuseIfFull(hashed, now);
     const { count, resetAt } = await this.store.countHit(hashed, rule.windowMs, now);
     if (count <= rule.limit) return;
-    if (this.full.size >= FULL_KEYS_MAX) this.full.clear();
-    this.full.set(hashed, resetAt);
+    this.full.mark(hashed, resetAt);
     throw tooManyRequests(secondsUntil(resetAt, now));
   }
 }
@@ -128,8 +141,8 @@ export class SyncedRateLimiter {
   private readonly local: RateLimiter;
   /** Hits let through since the last addition, by key. */
   private pending = new Map<string, { hits: number; rule: RateRule }>();
-  /** Keys whose shared window is full, with its end. */
-  private readonly full = new Map<string, number>();
+  /** Keys whose shared window is full. */
+  private readonly full = new FullKeys();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly unlisten: () => void;
 
@@ -142,18 +155,13 @@ export class SyncedRateLimiter {
     this.unlisten = store.listen(FULL_CHANNEL, (payload) => {
       const heard = parseFull(payload);
       // The end is the announcing server's clock: held to one window from now on this one's, whatever that clock says.
-      if (heard) this.markFull(heard.key, Math.min(heard.until, this.now() + heard.windowMs));
+      if (heard) this.full.mark(heard.key, Math.min(heard.until, this.now() + heard.windowMs));
     });
   }
 
   /** Counts one hit on `key`; over the limit (this process's count, or all servers' as last heard) it throws 429. */
   take(key: string, rule: RateRule): void {
-    const now = this.now();
-    const fullUntil = this.full.get(key);
-    if (fullUntil !== undefined) {
-      if (fullUntil > now) throw tooManyRequests(secondsUntil(fullUntil, now));
-      this.full.delete(key);
-    }
+    this.full.refuseIfFull(key, this.now());
     this.local.take(key, rule);
     const pending = this.pending.get(key);
     if (pending) pending.hits++;
@@ -178,7 +186,7 @@ export class SyncedRateLimiter {
         try {
           const { count, resetAt } = await this.store.countHit(sha256Hex(key), rule.windowMs, now, hits);
           if (count < rule.limit) return;
-          this.markFull(key, resetAt);
+          this.full.mark(key, resetAt);
           // Announced once per window: by the process whose hits filled it.
           if (count - hits < rule.limit) await this.store.write(async (tx) => tx.announce(FULL_CHANNEL, JSON.stringify({ key, until: resetAt, windowMs: rule.windowMs })));
         } catch {
@@ -195,10 +203,6 @@ export class SyncedRateLimiter {
     await this.sync();
   }
 
-  private markFull(key: string, until: number): void {
-    if (this.full.size >= FULL_KEYS_MAX) this.full.clear();
-    this.full.set(key, until);
-  }
 }
 
 function parseFull(payload: string): { key: string; until: number; windowMs: number } | undefined {

@@ -18,8 +18,11 @@ const numbers = async (projectId = ts.projectId) =>
   (await ts.store.all<{ number: number }>("SELECT number FROM ops_items WHERE project_id = ? ORDER BY number", projectId)).map((r) => Number(r.number));
 const consecutive = (n: number, from = 1) => Array.from({ length: n }, (_, i) => i + from);
 
+/** Intake limits out of the way: this file files from one address, and servers on one store share the counts. */
+const HIGH_INTAKE_LIMITS = { perKey: { limit: 100_000, windowMs: 60_000 }, perAddress: { limit: 100_000, windowMs: 60_000 } };
+
 beforeAll(async () => {
-  ts = await startTestServer({ alertsEveryMs: 0, intake: { perKey: { limit: 100_000, windowMs: 60_000 }, perAddress: { limit: 100_000, windowMs: 60_000 } } });
+  ts = await startTestServer({ alertsEveryMs: 0, intake: HIGH_INTAKE_LIMITS });
 });
 afterAll(() => ts.stop());
 
@@ -158,8 +161,7 @@ describe("numbering", () => {
 
 describe.skipIf(TEST_ENGINE !== "postgres")("two servers on one PostgreSQL", () => {
   test("concurrent filings through both get every number once, no gap", async () => {
-    // Its intake limits as high as the first's: they share the counts, and this file files from one address.
-    const second = await startTestServer({ store: ts.storeUrl, intake: { perKey: { limit: 100_000, windowMs: 60_000 }, perAddress: { limit: 100_000, windowMs: 60_000 } } });
+    const second = await startTestServer({ store: ts.storeUrl, intake: HIGH_INTAKE_LIMITS });
     try {
       const start = (await numbers()).length;
       const call = (server: TestServer, i: number) =>

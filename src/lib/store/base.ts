@@ -175,12 +175,15 @@ export abstract class BaseStore implements Store {
   private async countBatch(): Promise<void> {
     const hits = this.rateHits ?? [];
     this.rateHits = null;
-    const byKey = new Map<string, PendingHit[]>();
+    /** Each key's hits in arrival order, and their sum. */
+    const byKey = new Map<string, { hits: PendingHit[]; sum: number }>();
     let now = 0;
     for (const hit of hits) {
       const group = byKey.get(hit.key);
-      if (group) group.push(hit);
-      else byKey.set(hit.key, [hit]);
+      if (group) {
+        group.hits.push(hit);
+        group.sum += hit.hits;
+      } else byKey.set(hit.key, { hits: [hit], sum: hit.hits });
       now = Math.max(now, hit.now);
     }
     if (now >= this.nextRateSweep) {
@@ -197,7 +200,7 @@ export abstract class BaseStore implements Store {
           const params: Param[] = [now];
           const values = chunk.map((key) => {
             const group = byKey.get(key)!;
-            params.push(key, group.reduce((sum, hit) => sum + hit.hits, 0), now + group[0]!.windowMs);
+            params.push(key, group.sum, now + group.hits[0]!.windowMs);
             const n = params.length;
             return `(?${n - 2}, ?${n - 1}, ?${n})`;
           });
@@ -217,9 +220,10 @@ export abstract class BaseStore implements Store {
       });
       for (const row of counted) {
         // In arrival order: each caller's count is the window's total once its own hits are in.
-        let after = Number(row.hits) - byKey.get(row.key)!.reduce((sum, hit) => sum + hit.hits, 0);
+        const group = byKey.get(row.key)!;
+        let after = Number(row.hits) - group.sum;
         const resetAt = Number(row.reset_at);
-        for (const hit of byKey.get(row.key)!) hit.resolve({ count: (after += hit.hits), resetAt });
+        for (const hit of group.hits) hit.resolve({ count: (after += hit.hits), resetAt });
       }
     } catch (err) {
       for (const hit of hits) hit.reject(err);

@@ -1,7 +1,5 @@
+import { STORE_BOOKKEEPING_TABLES } from "./core-migrations";
 import type { Store } from "./types";
-
-/** The store's own bookkeeping: the target keeps its own (its epoch, its migrations, its leases, its rate windows). */
-const SKIPPED = new Set(["schema_migrations", "store_meta", "store_changes", "store_leases", "store_rate_windows"]);
 
 type TableInfo = { name: string; references: string[] };
 
@@ -56,12 +54,12 @@ export class CopyRefused extends Error {}
  * Refuses a target that holds any data.
  */
 export async function copyStore(source: Store, target: Store, progress: CopyProgress = () => {}): Promise<Record<string, number>> {
-  const sourceTables = dependencyOrder(await tablesOf(source)).filter((t) => !SKIPPED.has(t));
+  const sourceTables = dependencyOrder(await tablesOf(source)).filter((t) => !STORE_BOOKKEEPING_TABLES.has(t));
   const targetTables = new Set((await tablesOf(target)).map((t) => t.name));
   const missing = sourceTables.filter((t) => !targetTables.has(t));
   if (missing.length > 0) throw new CopyRefused(`the target has no table ${missing.join(", ")}: are both stores migrated by the same svc?`);
   for (const table of targetTables) {
-    if (SKIPPED.has(table)) continue;
+    if (STORE_BOOKKEEPING_TABLES.has(table)) continue;
     if ((await countRows(target, table)) > 0) throw new CopyRefused(`the target is not empty (table ${table} has rows); copy only into a new, empty database`);
   }
   const counts: Record<string, number> = {};
@@ -88,7 +86,7 @@ export async function copyStore(source: Store, target: Store, progress: CopyProg
         "SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE is_identity = 'YES' AND table_schema = current_schema()",
       );
       for (const { t, c } of identities) {
-        if (SKIPPED.has(t)) continue;
+        if (STORE_BOOKKEEPING_TABLES.has(t)) continue;
         await tx.one(`SELECT setval(pg_get_serial_sequence('"${t}"', '${c}'), COALESCE((SELECT MAX("${c}") FROM "${t}"), 0) + 1, false)`);
       }
     }
