@@ -2,7 +2,7 @@ import type { Server } from "bun";
 import { join } from "node:path";
 import type { App, AppOptions, AppContext } from "./app";
 import { closeServices, createContext, makeEveryService } from "./context";
-import { ModuleRouteLoader, mergeNativeRoutes } from "./route-loading";
+import { ModuleRouteLoader, mergeNativeRoutes, pathsFirst } from "./route-loading";
 import { type LogLevel, type LoggerOptions, createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES } from "./lib/config";
 import { type Store, openStore, parseStoreTarget } from "./lib/store";
@@ -199,6 +199,17 @@ function listenOn(app: App, server: Server<unknown>, options: Parameters<App["li
   }
 }
 
+/**
+ * Every table the server is reloaded with keeps `first` at its head (pathsFirst). Elysia builds its table from
+ * its own routes before the ones it was given (`serve.routes`), so the fast routes would be tried after all
+ * of the app's: its reloads (at listen, and once its plugins settle) go through `server.reload`, wrapped here.
+ */
+function keepPathsFirst(server: Server<unknown>, first: readonly string[]): void {
+  const reload = server.reload.bind(server);
+  server.reload = ((options: { routes?: Record<string, unknown> }) =>
+    reload((options.routes ? { ...options, routes: pathsFirst(options.routes, first) } : options) as never)) as typeof server.reload;
+}
+
 type Checkpointing = { checkpointInBackground?: (onError: (message: string) => void) => Promise<void> };
 
 /** The SQLite files' WAL checkpoints go to worker threads (see WalCheckpointer); PostgreSQL has nothing to move. */
@@ -295,8 +306,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Ahead of them in the table, the stand-ins of the module routes not added yet (src/route-loading.ts); a fast
   // route hands what it does not answer to its module's routes, which it adds first if need be.
   // /healthz too, on every role (src/modules/system/healthz.ts).
-  const nativeRoutes = mergeNativeRoutes(loader.standIns(), {
-    ...healthzFastRoute(ctx, (request) => appNow().fetch(request), answered),
+  // In the order Bun's router tries them, ahead of every other route (pathsFirst): what SDKs poll, then /healthz.
+  const fastRoutes = {
     ...(options.edgeOnly
       ? {}
       : {
@@ -304,7 +315,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           ...ofrepBulkFastRoutes(ctx, loader.fetchVia("snapshots")),
           ...growthbookFastRoutes(ctx, loader.fetchVia("growthbook")),
         }),
-  });
+    ...healthzFastRoute(ctx, (request) => appNow().fetch(request), answered),
+  };
+  const nativeRoutes = mergeNativeRoutes(loader.standIns(), fastRoutes);
   const serveOptions = {
     port: options.port,
     hostname: options.host,
@@ -321,6 +334,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let server: Server<unknown>;
   try {
     server = Bun.serve({ ...serveOptions, routes: nativeRoutes, fetch: (request: Request) => appNow().fetch(request) });
+    keepPathsFirst(server, Object.keys(fastRoutes));
   } catch (err) {
     await closeServices(ctx.services);
     await store.close();
