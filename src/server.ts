@@ -303,10 +303,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Bun's native table, from the start (and merged into Elysia's own once the app is built, as `serve.routes`): the
   // snapshot's current-tag 304 is answered there, ahead of the pipeline.
   // The bulk OFREP 304 of browser apps' polls likewise (fast-path.ts), and GrowthBook's payload poll (growthbook/fast-path.ts).
-  // Ahead of them in the table, the stand-ins of the module routes not added yet (src/route-loading.ts); a fast
-  // route hands what it does not answer to its module's routes, which it adds first if need be.
-  // /healthz too, on every role (src/modules/system/healthz.ts).
-  // In the order Bun's router tries them, ahead of every other route (pathsFirst): what SDKs poll, then /healthz.
+  // /healthz too, on every role (src/modules/system/healthz.ts). They lead the table, in this order (Bun's router
+  // tries routes in the order given: pathsFirst), and after them come the stand-ins of the module routes not added
+  // yet (src/route-loading.ts); a fast route hands what it does not answer to its module's routes, which it adds
+  // first if need be.
   const fastRoutes = {
     ...(options.edgeOnly
       ? {}

@@ -358,8 +358,10 @@ describe("the split in SDKs and OFREP", () => {
         expect(value).toBe(inRollout({ salt, percent: 30 }, user));
         if (value) on++;
       }
-      expect(on).toBeGreaterThan(240);
-      expect(on).toBeLessThan(360);
+      // About 30 %, with six standard deviations either side (the rollout's salt is new each run: 240–360 failed
+      // about one run in 25,000).
+      expect(on).toBeGreaterThan(213);
+      expect(on).toBeLessThan(387);
       expect(sdk.isEnabled(gate, {})).toBe(false); // no unit: the old rules
       // OFREP answers the same for a unit.
       for (const user of ["user-1", "user-2", "user-3", "user-4"]) {

@@ -481,8 +481,10 @@ describe("against a real server: the SDK, the ingest and OFREP agree", () => {
       expect((await ofrep("checkout", { user_id: id })).body.value).toEqual(config);
       expect(config).toEqual(svc.getVariant("checkout-button", { user_id: id }, { exposure: false }).variant === "green" ? { color: "green" } : { color: "blue" });
     }
-    expect(newNav).toBeGreaterThan(20);
-    expect(inNav - newNav).toBeGreaterThan(20);
+    // Both variants have units (about 37 each of the 150: the salts are new each run, and "more than 20" failed about
+    // one run in 1,500).
+    expect(newNav).toBeGreaterThan(5);
+    expect(inNav - newNav).toBeGreaterThan(5);
     await svc.flush();
     // One exposure from the SDK and one from OFREP per unit in the experiment (control units included); one unit each.
     expect(await settles(() => exposureCount(nav.id), beforeCount + 2 * inNav)).toBe(beforeCount + 2 * inNav);

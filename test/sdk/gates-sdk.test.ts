@@ -75,7 +75,9 @@ describe("svc.isEnabled: the SDK evaluates gates locally, as the server does", (
       if (i % 20 === 0) expect(local).toBe((await ts.api("/api/admin/gates/thirty/explain", { body: { context } })).body.value);
       if (local) on++;
     }
-    expect(on).toBeGreaterThan(35);
-    expect(on).toBeLessThan(85);
+    // About 30 %, with six standard deviations either side (the gate's salt is new each run: 35–85 failed about one
+    // run in 6,000).
+    expect(on).toBeGreaterThan(21);
+    expect(on).toBeLessThan(99);
   });
 });
