@@ -157,29 +157,13 @@ export class ModuleRouteLoader {
 
 /**
  * `over` laid on `base` path by path, method by method (a path may have its stand-ins and a fast route), with
- * `over`'s paths first: Bun's router finds a route in the time its place in the table takes (see pathsFirst).
+ * `over`'s paths first: Bun's router finds a route in the time its place in the table takes (lib/route-order.ts).
  */
 export function mergeNativeRoutes(base: NativeRoutes, over: Record<string, Record<string, NativeHandler>>): NativeRoutes {
   const merged: NativeRoutes = {};
   for (const [path, methods] of Object.entries(over)) merged[path] = { ...base[path], ...methods };
   for (const [path, methods] of Object.entries(base)) merged[path] ??= methods;
   return merged;
-}
-
-/**
- * The same table with `first`'s paths ahead of the others, in `first`'s order (those it lacks are skipped).
- * Bun's router tries the routes in the order they were given: a bare Bun.serve holding svc's table (201 paths)
- * answered the snapshot poll's 304 10–14 % faster with its path first than at the 103rd, where the stand-ins put it
- * (issue 32, wrk on another core). Once the app was built, the place was the one Elysia gave it: behind the routes
- * of every module a request had added before the delivery module (6th after the killswitches' alone; on a server
- * whose dashboard had been used, behind the routes of each module its pages call). On svc itself, with every module
- * added before the first poll (`GET /openapi/json`), the 304 ran 1.8 % faster first (median of 12 pairs).
- */
-export function pathsFirst<T>(routes: Record<string, T>, first: readonly string[]): Record<string, T> {
-  const ordered: Record<string, T> = {};
-  for (const path of first) if (Object.hasOwn(routes, path)) ordered[path] = routes[path]!;
-  for (const [path, value] of Object.entries(routes)) if (!Object.hasOwn(ordered, path)) ordered[path] = value;
-  return ordered;
 }
 
 /** A route's path as Elysia puts it in Bun's table (which matches trailing slashes strictly): without one. */

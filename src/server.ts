@@ -2,7 +2,8 @@ import type { Server } from "bun";
 import { join } from "node:path";
 import type { App, AppOptions, AppContext } from "./app";
 import { closeServices, createContext, makeEveryService } from "./context";
-import { ModuleRouteLoader, mergeNativeRoutes, pathsFirst } from "./route-loading";
+import { ModuleRouteLoader, mergeNativeRoutes } from "./route-loading";
+import { keepPathsFirst } from "./lib/route-order";
 import { type LogLevel, type LoggerOptions, createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES } from "./lib/config";
 import { type Store, openStore, parseStoreTarget } from "./lib/store";
@@ -197,17 +198,6 @@ function listenOn(app: App, server: Server<unknown>, options: Parameters<App["li
   } finally {
     Bun.serve = serve;
   }
-}
-
-/**
- * Every table the server is reloaded with keeps `first` at its head (pathsFirst). Elysia builds its table from
- * its own routes before the ones it was given (`serve.routes`), so the fast routes would be tried after all
- * of the app's: its reloads (at listen, and once its plugins settle) go through `server.reload`, wrapped here.
- */
-function keepPathsFirst(server: Server<unknown>, first: readonly string[]): void {
-  const reload = server.reload.bind(server);
-  server.reload = ((options: { routes?: Record<string, unknown> }) =>
-    reload((options.routes ? { ...options, routes: pathsFirst(options.routes, first) } : options) as never)) as typeof server.reload;
 }
 
 type Checkpointing = { checkpointInBackground?: (onError: (message: string) => void) => Promise<void> };

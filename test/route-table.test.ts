@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { currentRouteTable, routeTableSource } from "../scripts/gen-route-table";
 import { MODULE_ROUTES } from "../src/modules/route-table";
-import { mergeNativeRoutes, pathsFirst, routeMatches } from "../src/route-loading";
+import { pathsFirst } from "../src/lib/route-order";
+import { mergeNativeRoutes, routeMatches } from "../src/route-loading";
 import { routeLoaderOf } from "../src/app";
 import { startTestServer, type TestServer } from "./helpers";
 
