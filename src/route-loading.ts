@@ -155,14 +155,10 @@ export class ModuleRouteLoader {
   }
 }
 
-/**
- * `over` laid on `base` path by path, method by method (a path may have its stand-ins and a fast route), with
- * `over`'s paths first: Bun's router finds a route in the time its place in the table takes (lib/route-order.ts).
- */
+/** `over` laid on `base` path by path, method by method (a path may have its stand-ins and a fast route). */
 export function mergeNativeRoutes(base: NativeRoutes, over: Record<string, Record<string, NativeHandler>>): NativeRoutes {
-  const merged: NativeRoutes = {};
-  for (const [path, methods] of Object.entries(over)) merged[path] = { ...base[path], ...methods };
-  for (const [path, methods] of Object.entries(base)) merged[path] ??= methods;
+  const merged: NativeRoutes = { ...base };
+  for (const [path, methods] of Object.entries(over)) merged[path] = { ...merged[path], ...methods };
   return merged;
 }
 

@@ -3,7 +3,6 @@ import { join } from "node:path";
 import type { App, AppOptions, AppContext } from "./app";
 import { closeServices, createContext, makeEveryService } from "./context";
 import { ModuleRouteLoader, mergeNativeRoutes } from "./route-loading";
-import { keepPathsFirst } from "./lib/route-order";
 import { type LogLevel, type LoggerOptions, createLogger, type Logger } from "./lib/log";
 import { DEFAULT_MAX_BODY_BYTES } from "./lib/config";
 import { type Store, openStore, parseStoreTarget } from "./lib/store";
@@ -293,11 +292,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Bun's native table, from the start (and merged into Elysia's own once the app is built, as `serve.routes`): the
   // snapshot's current-tag 304 is answered there, ahead of the pipeline.
   // The bulk OFREP 304 of browser apps' polls likewise (fast-path.ts), and GrowthBook's payload poll (growthbook/fast-path.ts).
-  // /healthz too, on every role (src/modules/system/healthz.ts). They lead the table, in this order (Bun's router
-  // tries routes in the order given: pathsFirst), and after them come the stand-ins of the module routes not added
-  // yet (src/route-loading.ts); a fast route hands what it does not answer to its module's routes, which it adds
-  // first if need be.
-  const fastRoutes = {
+  // Ahead of them in the table, the stand-ins of the module routes not added yet (src/route-loading.ts); a fast
+  // route hands what it does not answer to its module's routes, which it adds first if need be.
+  // /healthz too, on every role (src/modules/system/healthz.ts).
+  const nativeRoutes = mergeNativeRoutes(loader.standIns(), {
+    ...healthzFastRoute(ctx, (request) => appNow().fetch(request), answered),
     ...(options.edgeOnly
       ? {}
       : {
@@ -305,9 +304,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           ...ofrepBulkFastRoutes(ctx, loader.fetchVia("snapshots")),
           ...growthbookFastRoutes(ctx, loader.fetchVia("growthbook")),
         }),
-    ...healthzFastRoute(ctx, (request) => appNow().fetch(request), answered),
-  };
-  const nativeRoutes = mergeNativeRoutes(loader.standIns(), fastRoutes);
+  });
   const serveOptions = {
     port: options.port,
     hostname: options.host,
@@ -324,7 +321,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let server: Server<unknown>;
   try {
     server = Bun.serve({ ...serveOptions, routes: nativeRoutes, fetch: (request: Request) => appNow().fetch(request) });
-    keepPathsFirst(server, Object.keys(fastRoutes));
   } catch (err) {
     await closeServices(ctx.services);
     await store.close();

@@ -3,8 +3,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { currentRouteTable, routeTableSource } from "../scripts/gen-route-table";
 import { MODULE_ROUTES } from "../src/modules/route-table";
-import { pathsFirst } from "../src/lib/route-order";
-import { mergeNativeRoutes, routeMatches } from "../src/route-loading";
+import { routeMatches } from "../src/route-loading";
 import { routeLoaderOf } from "../src/app";
 import { startTestServer, type TestServer } from "./helpers";
 
@@ -122,54 +121,4 @@ test("routeMatches: parameters, wildcards and trailing slashes as Elysia's route
   expect(routeMatches("/killswitches/*", "/killswitches/a/b/")).toBe(true);
   expect(routeMatches("/killswitches/*", "/gates/a")).toBe(false);
   expect(routeMatches("/", "/")).toBe(true);
-});
-
-/** The fast routes, in the order Bun's router should try them: ahead of every other route (src/server.ts). */
-const POLLED_FIRST = ["/api/sdk/v1/snapshot", "/ofrep/v1/evaluate/flags", "/api/features/:key", "/healthz"];
-
-test("the polled routes lead Bun's table at start and after every reload of the app (pathsFirst)", async () => {
-  // Every table handed to Bun, in order: Bun.serve's at start, then each reload's (Elysia's listen, its settle pass).
-  const tables: string[][] = [];
-  const serve = Bun.serve;
-  Bun.serve = ((options: { routes?: Record<string, unknown> }) => {
-    tables.push(Object.keys(options.routes ?? {}));
-    const server = serve(options as never);
-    const reload = server.reload.bind(server);
-    server.reload = ((o: { routes?: Record<string, unknown> }) => {
-      if (o.routes) tables.push(Object.keys(o.routes));
-      return reload(o as never);
-    }) as typeof server.reload;
-    return server;
-  }) as typeof Bun.serve;
-  let s: TestServer;
-  try {
-    s = await startTestServer();
-  } finally {
-    Bun.serve = serve;
-  }
-  try {
-    // A module other than delivery first: Elysia's table lists the app's routes in the order their modules came.
-    expect((await s.api("/api/admin/killswitches", { key: null })).status).toBe(401);
-    const { serverKey } = await s.newProject();
-    expect((await s.api("/api/sdk/v1/snapshot?env=prod", { key: serverKey })).status).toBe(200);
-    // The app was built by the first request (Elysia's listen reloads the server); its plugins settle after it.
-    for (let i = 0; i < 500 && tables.length < 3; i++) await Bun.sleep(10);
-    expect(tables.length).toBeGreaterThanOrEqual(3);
-    for (const table of tables) {
-      expect(table.slice(0, POLLED_FIRST.length)).toEqual(POLLED_FIRST);
-      expect(table.length).toBeGreaterThan(200);
-    }
-  } finally {
-    await s.stop();
-  }
-});
-
-test("pathsFirst: the named paths lead, in their order, and nothing is lost", () => {
-  const routes = { "/a": 1, "/b": 2, "/c": 3, "/d": 4 };
-  const ordered = pathsFirst(routes, ["/c", "/missing", "/a"]);
-  expect(Object.keys(ordered)).toEqual(["/c", "/a", "/b", "/d"]);
-  expect(ordered).toEqual(routes);
-  const merged = mergeNativeRoutes({ "/x": { GET: () => new Response("x") }, "/y": { GET: () => new Response("y"), POST: () => new Response("p") } }, { "/y": { GET: () => new Response("fast") } });
-  expect(Object.keys(merged)).toEqual(["/y", "/x"]);
-  expect(Object.keys(merged["/y"]!)).toEqual(["GET", "POST"]);
 });

@@ -11,7 +11,6 @@ import { randomBase62, sha256Hex } from "../../../lib/ids";
 import { createLogger } from "../../../lib/log";
 import type { AppContext, Services } from "../../../lib/module";
 import { Network, displayHost } from "../../../lib/network";
-import { keepPathsFirst } from "../../../lib/route-order";
 import { snapshotFastRoutes } from "../../delivery/fast-path";
 import { deliveryRoutes } from "../../delivery/routes";
 import { growthbookFastRoutes } from "../../growthbook/fast-path";
@@ -145,8 +144,6 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
   app.config.serve = { ...app.config.serve, routes };
   app.listen({ port: options.port, hostname: options.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, development: false, reusePort: false });
   const server = app.server as Server<unknown>;
-  // The fast routes lead Bun's table from Elysia's settle pass on (a few ms after listen, which lists its own first).
-  keepPathsFirst(server, Object.keys(routes));
   const port = server.port ?? options.port;
   const url = `http://${displayHost(options.host)}:${port}`;
   network.listening(options.host, port, server);
