@@ -11,10 +11,9 @@ const SWEEP_EVERY_MS = 60_000;
 /**
  * Fixed-window counters in memory, for one server process: the allowances
  * of busy paths (new tracked errors a minute, a browser key's calls per
- * client address),
- * where a write per call would cost more than the limit saves, so losing
- * them on a restart is harmless. Behind N servers a caller reaches N times
- * them; the limits of public endpoints are SharedRateLimiter's.
+ * client address), where a write per call would cost more than the limit
+ * saves, so losing them on a restart is harmless. Behind N servers a caller
+ * reaches N times them; the limits of public endpoints are SharedRateLimiter's.
  * Expired windows are dropped at most once per sweep interval, so a flood
  * of distinct keys costs memory for about one window and never a scan per
  * request.
@@ -202,7 +201,6 @@ export class SyncedRateLimiter {
     this.unlisten();
     await this.sync();
   }
-
 }
 
 function parseFull(payload: string): { key: string; until: number; windowMs: number } | undefined {

@@ -1,5 +1,14 @@
 import type { Migration } from "./types";
 
+/** The tables of what the processes serving the store did (announcements, leases, rate windows): no content. */
+export const STORE_PROCESS_TABLES = ["store_changes", "store_leases", "store_rate_windows"] as const;
+
+/**
+ * The store's own bookkeeping, not content: its migrations, its facts (the epoch), and the processes' tables.
+ * A copy (`svc store copy`) keeps the target's own; a restore clears the processes' tables and the epoch.
+ */
+export const STORE_BOOKKEEPING_TABLES: ReadonlySet<string> = new Set(["schema_migrations", "store_meta", ...STORE_PROCESS_TABLES]);
+
 /**
  * The store's own tables.
  * - `store_meta`: facts about the database as key/value rows. `epoch` is a
@@ -15,15 +24,6 @@ import type { Migration } from "./types";
  * - `store_rate_windows`: the counts of the rate limits every server shares (src/lib/rate-limit.ts), one row per
  *   limited key (a hash) and window.
  */
-/** The tables of what the processes serving the store did (announcements, leases, rate windows): no content. */
-export const STORE_PROCESS_TABLES = ["store_changes", "store_leases", "store_rate_windows"] as const;
-
-/**
- * The store's own bookkeeping, not content: its migrations, its facts (the epoch), and the processes' tables.
- * A copy (`svc store copy`) keeps the target's own; a restore clears the processes' tables and the epoch.
- */
-export const STORE_BOOKKEEPING_TABLES: ReadonlySet<string> = new Set(["schema_migrations", "store_meta", ...STORE_PROCESS_TABLES]);
-
 export const STORE_MIGRATIONS: Migration[] = [
   {
     name: "store_meta",
