@@ -88,7 +88,7 @@ export function initProject(settings: Settings, dataDir: string): { adminKey: st
  * The GC settings the Dockerfile and the systemd unit ship with (see there): the RAM hint, and how much room
  * the young generation keeps before a full collection.
  */
-const SHIPPED_GC_SETTINGS = { BUN_JSC_forceRAMSize: "268435456", BUN_JSC_minEdenToOldGenerationRatio: "0.2" };
+const SHIPPED_GC_SETTINGS = { BUN_JSC_forceRAMSize: "268435456", BUN_JSC_minEdenToOldGenerationRatio: "0.1" };
 
 /**
  * The environment a server under test gets for its GC: the shipped settings, or none with `--no-ram-hint`, or

@@ -71,6 +71,16 @@ describe("deploy/svc.service", () => {
     expect(backupScheduleOf({}, env)).toEqual({ dir: "/var/lib/svc-backups", everyMs: 6 * 3600_000, keep: 28 });
     expect(env.HOST).toBe("127.0.0.1");
   });
+
+  test("its JavaScriptCore settings are the Dockerfile's, and the ones the bench runs svc with", () => {
+    const jsc = (env: Record<string, string>) => Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("BUN_JSC_")));
+    const docker = Object.fromEntries([...read("Dockerfile").matchAll(/^ENV (BUN_JSC_\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
+    const bench = /const SHIPPED_GC_SETTINGS = (\{[^}]*\});/.exec(read("bench/lib.ts"));
+    expect(Object.keys(docker).sort()).toEqual(["BUN_JSC_forceRAMSize", "BUN_JSC_minEdenToOldGenerationRatio"]);
+    expect(jsc(unitEnvironment(UNIT))).toEqual(docker);
+    expect(bench).not.toBeNull();
+    expect(JSON.parse(bench![1]!.replace(/(\w+):/g, '"$1":'))).toEqual(docker);
+  });
 });
 
 describe("deploy/compose.yaml and deploy/litestream.yml", () => {
