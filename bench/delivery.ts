@@ -5,8 +5,8 @@
  *   issue 32: >= 0.9, and >= 1.2x svc's own full identity answer];
  * - the full snapshot against the bare server answering the same bytes on the same core [>= 0.7];
  *   both with the server under test pinned to core 0 and the load generator (wrk when installed) to core 1,
- *   bare and svc alternating in PAIRED_ROUNDS pairs; the ratio is the median over the pairs of svc's requests
- *   over bare's;
+ *   bare and svc alternating in PAIRED_ROUNDS pairs, each two runs back to back; the ratio is the median over
+ *   the pairs of svc's requests over bare's;
  * - GrowthBook's `GET /api/features/{key}` 304 against the snapshot 304 in the same run, in pairs [>= 0.8];
  * - the gzip snapshot; toggle latency, sequential HTTP toggles [p50 < 2 ms];
  * - OFREP bulk 304 with a browser key (POST /ofrep/v1/evaluate/flags, `{"context":{…}}`, If-None-Match: what
@@ -51,7 +51,7 @@ const NOT_MODIFIED_VS_BARE = 0.9;
 /** Runs of the bare server answering the OFREP POST (a figure for scale, compared with no target). */
 const ROUNDS = 2;
 /**
- * The bare-vs-svc comparisons run as this many pairs, bare then svc, each run half the set duration (at least
+ * The bare-vs-svc comparisons run as this many pairs, two runs back to back, each half the set duration (at least
  * 2 s), and take the median of the pairs' ratios. On a shared machine one server's rate swings by a quarter
  * from one run to the next (measured: 81k to 106k req/s for the same bare server within a minute); a pair's two
  * runs meet the same spell, and the median leaves out the pair a swing fell between.
@@ -135,8 +135,9 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
         : `  NOT pinned (taskset or a second CPU missing): the ratios below share cores with the generator; load average ${loadBefore}`,
     );
     const rows: Row[] = [];
-    // Both comparisons in one loop, each round a pair of each (bare, then svc at once): shorter runs, more of them,
-    // and the 304 and the full answer of the same round meet the same spell too (the "304 vs full" figure).
+    // Both comparisons in one loop, each round a pair of each: shorter runs, more of them, and the 304 and the full
+    // answer of the same round meet the same spell too (the "304 vs full" figure). The full pair runs svc first, so
+    // every pair compared is two runs back to back: bare and svc 304, svc 304 and svc full, svc and bare full.
     const kinds = [
       { label: "304 (If-None-Match)", headers: conditional, expect: "3xx" as const },
       { label: "full body", headers: identity, expect: "2xx" as const },
@@ -145,12 +146,15 @@ export async function runDelivery(settings: Settings): Promise<{ rows: Row[]; fi
     const paired = { ...settings, duration: pairSeconds(settings) };
     for (let round = 1; round <= PAIRED_ROUNDS; round++) {
       for (const [k, { label, headers, expect }] of kinds.entries()) {
-        const b = await loadPinned(paired, `bare Bun.serve, ${label} (pair ${round})`, { url: bareUrl, headers }, expect, LOAD_THREADS, bare.proc.pid);
+        const runBare = () => loadPinned(paired, `bare Bun.serve, ${label} (pair ${round})`, { url: bareUrl, headers }, expect, LOAD_THREADS, bare.proc.pid);
+        const runSvc = () => loadPinned(paired, `svc snapshot, ${label} (pair ${round})`, { url: snapshotUrl, headers }, expect, LOAD_THREADS, svc.proc.pid);
+        const [first, second] = k === 0 ? [runBare, runSvc] : [runSvc, runBare];
+        const a = await first();
+        console.log(describeRun(a));
+        const b = await second();
         console.log(describeRun(b));
-        const v = await loadPinned(paired, `svc snapshot, ${label} (pair ${round})`, { url: snapshotUrl, headers }, expect, LOAD_THREADS, svc.proc.pid);
-        console.log(describeRun(v));
-        runs[k]!.bare.push(b);
-        runs[k]!.svc.push(v);
+        runs[k]!.bare.push(k === 0 ? a : b);
+        runs[k]!.svc.push(k === 0 ? b : a);
       }
     }
     const summary = (k: number) => {
