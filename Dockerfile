@@ -33,7 +33,7 @@ ENV BUN_JSC_forceRAMSize=268435456
 # Every request leaves a little memory only a full collection returns; with JavaScriptCore's default
 # (1/3) every other collection under poll load marked svc's whole heap. At 0.1 a full one comes after
 # thirteen to fifteen young ones: collection takes 2.7 % of a core under poll load, where 0.2 took
-# 4.8 % and the default 10.7 %, at the same RSS (docs/operations.md, "Memory").
+# 4.8 % at the same RSS and the default 10.7 % (docs/operations.md, "Memory").
 ENV BUN_JSC_minEdenToOldGenerationRatio=0.1
 VOLUME /data
 EXPOSE 8080

@@ -5,7 +5,7 @@
  *   issue 32: >= 0.9, and >= 1.2x svc's own full identity answer];
  * - the full snapshot against the bare server answering the same bytes on the same core [>= 0.7];
  *   both with the server under test pinned to core 0 and the load generator (wrk when installed) to core 1,
- *   bare and svc alternating in PAIRED_ROUNDS pairs, each two runs back to back; the ratio is the median over
+ *   bare and svc in PAIRED_ROUNDS pairs, each two runs back to back; the ratio is the median over
  *   the pairs of svc's requests over bare's;
  * - GrowthBook's `GET /api/features/{key}` 304 against the snapshot 304 in the same run, in pairs [>= 0.8];
  * - the gzip snapshot; toggle latency, sequential HTTP toggles [p50 < 2 ms];

@@ -80,6 +80,8 @@ describe("deploy/svc.service", () => {
     expect(jsc(unitEnvironment(UNIT))).toEqual(docker);
     expect(bench).not.toBeNull();
     expect(JSON.parse(bench![1]!.replace(/(\w+):/g, '"$1":'))).toEqual(docker);
+    // And the operations guide names the value shipped.
+    expect(read("docs/operations.md")).toContain(`BUN_JSC_minEdenToOldGenerationRatio=${docker.BUN_JSC_minEdenToOldGenerationRatio}\``);
   });
 });
 
