@@ -15,23 +15,33 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
-  const generation = useRef(0);
+  // Loads are numbered as they start. An answer is shown unless it is for earlier deps (`since`: the first load of the
+  // current ones) or a later load's answer is shown already. Not "only the last load started": a live reload asking
+  // again while the answer for a new search was on its way threw that answer away, and with answers slower than the
+  // reload's period no answer was ever shown.
+  const started = useRef(0);
+  const shown = useRef(0);
+  const since = useRef(0);
   const reload = useCallback(async () => {
-    const mine = ++generation.current;
+    const mine = ++started.current;
+    const show = () => mine >= since.current && mine > shown.current && ((shown.current = mine), true);
     try {
       const value = await load();
-      if (mine === generation.current) {
+      if (show()) {
         setData(value);
         setError(null);
+        setLoading(false);
       }
     } catch (err) {
-      if (mine === generation.current) setError(describeError(err));
-    } finally {
-      if (mine === generation.current) setLoading(false);
+      if (show()) {
+        setError(describeError(err));
+        setLoading(false);
+      }
     }
     // biome-ignore lint: the caller names the dependencies
   }, deps.map(depValue));
   useEffect(() => {
+    since.current = started.current + 1;
     setLoading(true);
     void reload();
   }, [reload]);
