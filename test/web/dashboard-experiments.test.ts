@@ -343,9 +343,10 @@ describe.skipIf(!chromiumAvailable)("experiments in the dashboard", () => {
     await page.getByLabel("Status").selectOption("");
     await page.getByRole("searchbox", { name: "Search experiments" }).fill("ANNUAL");
     await listRow("checkout-button").waitFor({ state: "detached" });
-    // The filtered answer may land a moment after an earlier one: wait for the list to settle on one row, up to 10 s
-    // (a failed load is tried again by the live reload, every 3 s). It once showed all three rows after 5 s in a
-    // loaded full run; what the page holds is checked whole, so a failure says which part was off.
+    // The filtered answer may land a moment after an earlier one: wait for the list to settle on one row, up to 10 s.
+    // It once showed all three rows after 5 s in a loaded full run: the live reload threw away the search's slow
+    // answer (useLoad, now fixed; dashboard-live-list.test.ts). What the page holds is checked whole, so a failure
+    // says which part was off.
     for (let i = 0; i < 200 && (await page.getByRole("rowheader").count()) !== 1; i++) await Bun.sleep(50);
     expect({
       rows: await page.getByRole("rowheader").allInnerTexts(),

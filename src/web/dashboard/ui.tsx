@@ -24,7 +24,12 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
   const since = useRef(0);
   const reload = useCallback(async () => {
     const mine = ++started.current;
-    const show = () => mine >= since.current && mine > shown.current && ((shown.current = mine), true);
+    // Whether this answer goes on screen (and is then the one shown).
+    const show = () => {
+      if (mine < since.current || mine <= shown.current) return false;
+      shown.current = mine;
+      return true;
+    };
     try {
       const value = await load();
       if (show()) {
