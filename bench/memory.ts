@@ -27,7 +27,7 @@ import { join } from "node:path";
 import { type Check, type Row, type Settings, type Target, DIST_SVC, dropPageCache, initProject, load, printChecks, rssMb, startBare, startSvc, stop, watchPeakRss } from "./lib";
 
 const IDLE_SECONDS = 30;
-/** After the writes: past the config schema worker's 10 s idle end (WORKER_IDLE_MS) and the return of its memory (about 15 s, measured). */
+/** After the writes: past the config schema checker's 10 s idle end (CHECKER_IDLE_MS), when its child process ends. */
 const SETTLE_SECONDS = 20;
 const TARGETS = { firstMb: 55, idleMb: 55, peakMb: 80, endMb: 65 } as const;
 

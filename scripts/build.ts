@@ -45,8 +45,8 @@ export const COMPILE_FLAGS = [
   "--external=file-type",
 ];
 
-/** The binary's entry points: the CLI, the config schema worker's thread, and the SDK tarball it serves. */
-const ENTRIES = ["src/main.ts", "src/modules/configs/schema-worker.ts", "dist/svc-sdk.tgz"];
+/** The binary's entry points: the CLI (also the config schema checker's child process) and the SDK tarball it serves. */
+const ENTRIES = ["src/main.ts", "dist/svc-sdk.tgz"];
 
 /**
  * How long the first recording stays up after its first answer: its idle timers (the store's look for other

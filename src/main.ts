@@ -5,6 +5,7 @@ import { SHARED_COMMANDS } from "./cli/commands";
 import { MODULES } from "./modules";
 import { type Failure, classify, reportFailure } from "./cli/errors";
 import { singular, withSuggestion } from "./lib/suggest";
+import { SCHEMA_CHECKER_ROLE_ENV } from "./modules/configs/schema-check-role";
 
 /**
  * A noun two modules declare is one command with the subcommands of both, in manifest order: `svc sdk` is the keys'
@@ -113,5 +114,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (import.meta.main) {
-  process.exitCode = await main(process.argv.slice(2));
+  // The compiled binary started by a server as its config schema checker (src/modules/configs/schema-checker.ts).
+  if (process.env[SCHEMA_CHECKER_ROLE_ENV] === "1") await import("./modules/configs/schema-check-process");
+  else process.exitCode = await main(process.argv.slice(2));
 }

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
+import { realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers";
 import { BINARY, ensureBinary } from "./support/binary";
+import { childrenOf } from "./support/children";
 import { type InitOutput, type ServeProcess, type StoreArgs, adminGet, freshStoreArgs, run, startServe } from "./cli/process";
 
 // Runs from an empty directory holding a `.env` that would break start-up if the binary read it.
@@ -54,7 +55,7 @@ test("an authenticated admin route works (the build keeps Elysia's handler intro
   expect(await malformed.json()).toMatchObject({ code: "BAD_REQUEST" });
 });
 
-test("config values are checked in the schema worker, which the binary carries as its own entry point", async () => {
+test("config values are checked in the schema checker: the binary itself, started by the server as its child process", async () => {
   const create = (value: unknown) =>
     fetch(`${server!.url}/api/admin/configs`, {
       method: "POST",
@@ -65,6 +66,10 @@ test("config values are checked in the schema worker, which the binary carries a
   expect(bad.status).toBe(400);
   expect(await bad.json()).toMatchObject({ code: "VALIDATION", detail: "value /: must be <= 3" });
   expect((await create(2)).status).toBe(201);
+  // The checker is up for 10 s after its last check: the server's one child, running this same binary.
+  const children = childrenOf(server!.proc.pid);
+  expect(children.length).toBe(1);
+  expect(realpathSync(`/proc/${children[0]}/exe`)).toBe(realpathSync(BINARY));
 });
 
 test("the binary serves the SDK it was built with: /sdk/svc-sdk.tgz (npm's tarball), /sdk/svc.js and /sdk/svc-browser.js, from the embedded package (issue 27, item 1; issue 28)", async () => {

@@ -223,7 +223,7 @@ function describeErrors(label: string, errors: ErrorObject[] | null | undefined)
 }
 
 /**
- * JSON Schemas of configs, as the schema worker (schema-worker.ts) keeps
+ * JSON Schemas of configs, as the checker process (schema-check-process.ts) keeps
  * them: checks and compiles each schema once, and keeps the compiled
  * validator per config id + schema hash, so that no check compiles again
  * (compiling per request leaks and is slow, NOTES.md).

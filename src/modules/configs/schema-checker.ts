@@ -1,29 +1,32 @@
+import type { Subprocess } from "bun";
+import { fileURLToPath } from "node:url";
 import { unavailable, validation } from "../../lib/errors";
+import { SCHEMA_CHECKER_ROLE_ENV } from "./schema-check-role";
 
 /**
- * Longest one check (compiling the schema when the worker has not seen it,
- * then validating every value of the job) may run in the worker. Real
- * checks take milliseconds; past this the worker is ended and the check is
+ * Longest one check (compiling the schema when the checker has not seen it,
+ * then validating every value of the job) may run in the checker. Real
+ * checks take milliseconds; past this the checker is killed and the check is
  * VALIDATION (DECISIONS: "an over-budget check is VALIDATION, never a stall").
  */
 export const CHECK_BUDGET_MS = 1500;
 
 /**
- * Longest compiling a schema the worker has not seen may take, before the
+ * Longest compiling a schema the checker has not seen may take, before the
  * check's own budget starts: ajv compiles wide schemas slowly (a 2,000-branch
- * `oneOf` takes seconds), and a schema is compiled once per worker.
+ * `oneOf` takes seconds), and a schema is compiled once per checker process.
  */
 export const COMPILE_BUDGET_MS = 5000;
 
 /**
- * How long the worker stays up after its last check. A worker is a whole JavaScript VM with ajv in it (about
- * 16 MB resident on the compiled binary, measured, and given back when it ends), and configs are written a few
- * times a day: an idle server should not hold it. The next check starts a fresh worker (ajv loads in tens of
- * milliseconds, outside the check's budget) and compiles its schema again.
+ * How long the checker process stays up after its last check. It is a whole JavaScript VM with ajv in it (about
+ * 16 MB of its own heap), and configs are written a few times a day: an idle server should not keep it. The next
+ * check starts a fresh one (it answers in about 15 ms on dist/svc, outside the check's budget) and compiles its
+ * schema again.
  */
-export const WORKER_IDLE_MS = 10_000;
+export const CHECKER_IDLE_MS = 10_000;
 
-/** Checks waiting for the worker beyond which a new one is refused (503, retry): a flood waits in no unbounded queue. */
+/** Checks waiting for the checker beyond which a new one is refused (503, retry): a flood waits in no unbounded queue. */
 const MAX_WAITING = 64;
 
 /** One check: the schema (stored JSON and its hash), the config it belongs to (null: not stored yet) and the values. */
@@ -37,30 +40,31 @@ export type SchemaReply =
   | { ready?: undefined; compiled: true; id: number }
   | { ready?: undefined; compiled?: undefined; id: number; problems?: string[]; error?: { message: string; detail?: string } };
 
-type RefWorker = Worker & { ref?: () => void; unref?: () => void };
-
 type Pending = { job: { id: number } & SchemaCheck; resolve: (problems: string[]) => void; reject: (err: unknown) => void };
 
-/** Where the worker's code is: its own entry point inside the compiled binary (package.json "build"), else the source file. */
-function workerUrl(): string {
-  return import.meta.url.startsWith("file:///$bunfs/") ? "./modules/configs/schema-worker.ts" : new URL("./schema-worker.ts", import.meta.url).href;
+/**
+ * How the checker process is started: the compiled binary runs itself with SCHEMA_CHECKER_ROLE_ENV set (src/main.ts
+ * turns to schema-check-process.ts before anything else); from source, bun runs that file directly.
+ */
+function checkerCommand(): { cmd: string[]; env: Record<string, string | undefined> } {
+  if (import.meta.url.startsWith("file:///$bunfs/")) return { cmd: [process.execPath], env: { ...process.env, [SCHEMA_CHECKER_ROLE_ENV]: "1" } };
+  return { cmd: [process.execPath, fileURLToPath(new URL("./schema-check-process.ts", import.meta.url))], env: { ...process.env } };
 }
 
 /**
- * Validates config values against their JSON Schemas in a worker thread, one
- * check at a time, each under CHECK_BUDGET_MS: ajv work can be large (a
- * schema saved before the cost check existed, a big value against a wide
- * schema), and on the request loop it would hold every other request.
+ * Validates config values against their JSON Schemas in a child process, one check at a time, each under
+ * CHECK_BUDGET_MS: ajv work can be large (a schema saved before the cost check existed, a big value against a
+ * wide schema), and on the request loop it would hold every other request.
  *
- * The worker starts on the first check, not with the server (ajv and its
- * formats are costly to load); it keeps its compiled validators until it is
- * ended, WORKER_IDLE_MS after its last check. A check past its budget ends
- * the worker (the only way to stop synchronous ajv code) and the next check
- * starts a fresh one. Idle, the worker never keeps the process up.
+ * The child starts on the first check, not with the server (ajv and its formats are costly to load); it keeps its
+ * compiled validators until it is ended, CHECKER_IDLE_MS after its last check. A check past its budget kills the
+ * child (the only way to stop synchronous ajv code) and the next check starts a fresh one. Idle, the child never
+ * keeps the server's process up, and it ends by itself when the server's process does (schema-check-process.ts).
+ * A process rather than a worker thread: see schema-check-process.ts.
  */
 export class SchemaChecker {
-  #worker: RefWorker | undefined;
-  /** The worker has loaded ajv: checks sent from now on are timed. */
+  #child: Subprocess | undefined;
+  /** The child has loaded ajv: checks sent from now on are timed. */
   #ready = false;
   readonly #waiting: Pending[] = [];
   #running: Pending | undefined;
@@ -70,9 +74,9 @@ export class SchemaChecker {
   #closed = false;
   readonly #idleMs: number;
 
-  /** `idleMs`: how long the worker outlives its last check (WORKER_IDLE_MS; tests shorten it). */
+  /** `idleMs`: how long the child outlives its last check (CHECKER_IDLE_MS; tests shorten it). */
   constructor(options: { idleMs?: number } = {}) {
-    this.#idleMs = options.idleMs ?? WORKER_IDLE_MS;
+    this.#idleMs = options.idleMs ?? CHECKER_IDLE_MS;
   }
 
   /** The problems of the values (each starting with its label), or [] when all fit; VALIDATION when the schema cannot be used or the check runs over budget. */
@@ -85,78 +89,103 @@ export class SchemaChecker {
     });
   }
 
-  /** Drops the worker's validator of a deleted config. */
+  /** Drops the child's validator of a deleted config. */
   forget(configId: string): void {
-    this.#worker?.postMessage({ forget: configId } satisfies SchemaJob);
+    if (this.#ready) this.#send({ forget: configId });
   }
 
   close(): void {
     this.#closed = true;
     clearTimeout(this.#timer);
     clearTimeout(this.#idle);
-    this.#stopWorker();
+    this.#stopChild();
     for (const pending of [...(this.#running ? [this.#running] : []), ...this.#waiting.splice(0)]) pending.reject(unavailable(1));
     this.#running = undefined;
   }
 
-  /** Whether a worker is up (tests and diagnostics). */
-  get workerRunning(): boolean {
-    return this.#worker !== undefined;
+  /** The checker process's id while one is up (tests and diagnostics). */
+  get childPid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  #send(job: SchemaJob): void {
+    try {
+      this.#child?.send(job);
+    } catch {
+      // The channel is closing (the child is ending): its exit settles what runs.
+    }
   }
 
   #pump(): void {
     if (this.#running) return;
     clearTimeout(this.#idle);
     if (this.#waiting.length === 0) {
-      if (this.#worker) {
+      if (this.#child) {
         // A new check clears this timer (check() pumps at once), so when it fires nothing waits or runs.
-        this.#idle = setTimeout(() => this.#stopWorker(), this.#idleMs);
+        this.#idle = setTimeout(() => this.#stopChild(), this.#idleMs);
         this.#idle.unref?.();
       }
       return;
     }
-    const worker = this.#start();
-    // While a check waits or runs the worker holds the event loop (a test or a one-shot command waits for it); idle it does not.
-    worker.ref?.();
+    const child = this.#start();
+    if (!child) return;
+    // While a check waits or runs the child holds the event loop (a test or a one-shot command waits for it); idle it does not.
+    child.ref();
     if (!this.#ready) return;
     const next = this.#waiting.shift()!;
     this.#running = next;
     this.#timer = setTimeout(() => this.#end(next, "over budget"), COMPILE_BUDGET_MS + CHECK_BUDGET_MS);
-    worker.postMessage(next.job satisfies SchemaJob);
+    this.#send(next.job);
   }
 
-  #start(): RefWorker {
-    if (this.#worker) return this.#worker;
-    const worker: RefWorker = new Worker(workerUrl());
-    worker.unref?.();
-    worker.onmessage = ({ data }: MessageEvent<SchemaReply>) => {
-      if (data.ready) {
-        this.#ready = true;
-        this.#pump();
-      } else if (data.compiled) {
-        const running = this.#running;
-        if (running?.job.id !== data.id) return;
-        clearTimeout(this.#timer);
-        this.#timer = setTimeout(() => this.#end(running, "over budget"), CHECK_BUDGET_MS);
-      } else this.#settle(data);
-    };
-    worker.onerror = (event) => {
-      event.preventDefault?.();
-      if (this.#running) this.#end(this.#running, "failed");
-      else if (!this.#ready) {
-        // The worker could not start: nothing can be checked now; callers may retry.
-        this.#stopWorker();
-        for (const pending of this.#waiting.splice(0)) pending.reject(unavailable(1));
-      }
-    };
-    this.#worker = worker;
-    return worker;
+  /** The running child, or a new one; undefined (and every waiting check refused, 503) when none can be started. */
+  #start(): Subprocess | undefined {
+    if (this.#child) return this.#child;
+    const { cmd, env } = checkerCommand();
+    let child: Subprocess;
+    try {
+      child = Bun.spawn(cmd, {
+        env,
+        stdio: ["ignore", "ignore", "inherit"],
+        serialization: "json",
+        ipc: (data: SchemaReply) => {
+          if (this.#child !== child) return;
+          if (data.ready) {
+            this.#ready = true;
+            this.#pump();
+          } else if (data.compiled) {
+            const running = this.#running;
+            if (running?.job.id !== data.id) return;
+            clearTimeout(this.#timer);
+            this.#timer = setTimeout(() => this.#end(running, "over budget"), CHECK_BUDGET_MS);
+          } else this.#settle(data);
+        },
+        onExit: () => {
+          // A child this checker ended itself is forgotten first; only one that ended on its own is news.
+          if (this.#child !== child) return;
+          if (this.#running) this.#end(this.#running, "failed");
+          else {
+            const started = this.#ready;
+            this.#stopChild();
+            // It could not start: nothing can be checked now; callers may retry.
+            if (!started) for (const pending of this.#waiting.splice(0)) pending.reject(unavailable(1));
+          }
+        },
+      });
+    } catch {
+      for (const pending of this.#waiting.splice(0)) pending.reject(unavailable(1));
+      return undefined;
+    }
+    child.unref();
+    this.#child = child;
+    return child;
   }
 
-  #stopWorker(): void {
-    this.#worker?.terminate();
-    this.#worker = undefined;
+  #stopChild(): void {
+    const child = this.#child;
+    this.#child = undefined;
     this.#ready = false;
+    child?.kill("SIGKILL");
   }
 
   #settle(reply: Extract<SchemaReply, { problems?: string[] }>): void {
@@ -164,18 +193,18 @@ export class SchemaChecker {
     if (!running || running.job.id !== reply.id) return;
     clearTimeout(this.#timer);
     this.#running = undefined;
-    this.#worker?.unref?.();
+    this.#child?.unref();
     if (reply.error) running.reject(validation(reply.error.message, reply.error.detail));
     else running.resolve(reply.problems ?? []);
     this.#pump();
   }
 
-  /** Ends the worker under a check that ran over budget (or killed it): that check is VALIDATION, the others go on in a fresh worker. */
+  /** Kills the child under a check that ran over budget (or that it died in): that check is VALIDATION, the others go on in a fresh child. */
   #end(running: Pending, why: "over budget" | "failed"): void {
     if (this.#running !== running) return;
     clearTimeout(this.#timer);
     this.#running = undefined;
-    this.#stopWorker();
+    this.#stopChild();
     const labels = [...new Set(running.job.values.map((v) => v.label))].join(", ") || "schema";
     running.reject(
       why === "over budget"
