@@ -5,7 +5,7 @@ import { SHARED_COMMANDS } from "./cli/commands";
 import { MODULES } from "./modules";
 import { type Failure, classify, reportFailure } from "./cli/errors";
 import { singular, withSuggestion } from "./lib/suggest";
-import { SCHEMA_CHECKER_ROLE_ENV } from "./modules/configs/schema-check-role";
+import { SCHEMA_CHECKER_ROLE_ENV } from "./lib/process-roles";
 
 /**
  * A noun two modules declare is one command with the subcommands of both, in manifest order: `svc sdk` is the keys'

@@ -14,10 +14,8 @@ import type { SchemaJob, SchemaReply } from "./schema-checker";
 
 const send = (reply: SchemaReply) => process.send!(reply);
 
-if (!process.send) {
-  console.error("svc: the config schema checker runs only as the server's child process");
-  process.exit(2);
-}
+// Run by hand there is no channel to answer on: said by the uncaught error (no console in modules, by rule).
+if (!process.send) throw new Error("the config schema checker runs only as the server's child process");
 
 const schemas = new ConfigSchemas();
 

@@ -1,7 +1,7 @@
 import type { Subprocess } from "bun";
 import { fileURLToPath } from "node:url";
 import { unavailable, validation } from "../../lib/errors";
-import { SCHEMA_CHECKER_ROLE_ENV } from "./schema-check-role";
+import { SCHEMA_CHECKER_ROLE_ENV } from "../../lib/process-roles";
 
 /**
  * Longest one check (compiling the schema when the checker has not seen it,
