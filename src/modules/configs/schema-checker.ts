@@ -21,8 +21,8 @@ export const COMPILE_BUDGET_MS = 5000;
 /**
  * How long the checker process stays up after its last check. It is a whole JavaScript VM with ajv in it (about
  * 16 MB of its own heap), and configs are written a few times a day: an idle server should not keep it. The next
- * check starts a fresh one (it answers in about 15 ms on dist/svc, outside the check's budget) and compiles its
- * schema again.
+ * check starts a fresh one (starting it and loading ajv take tens of milliseconds, outside the check's budget) and
+ * compiles its schema again.
  */
 export const CHECKER_IDLE_MS = 10_000;
 
