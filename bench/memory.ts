@@ -5,7 +5,7 @@
  * - RSS idle, 30 s after start with nothing asked of it, as the issue states it [< 55 MB] (`--duration` under 30
  *   shortens the wait, and says so);
  * - RSS idle again, SETTLE_SECONDS after the project was filled with 50 killswitches and 20 configs, as the
- *   delivery suite's (writes load their modules, SQLite's write paths and the config schema worker, which ends
+ *   delivery suite's (writes load their modules, SQLite's write paths and start the config schema checker, a child process that ends
  *   10 s after its last check): for scale, beside the same target;
  * - RSS peak under a `--connections` load of snapshot polls, full answers and 304s alternating [< 80 MB];
  * - RSS at the end of the run, a second after the load [< 65 MB]. The bare Bun.serve of the other

@@ -269,7 +269,7 @@ export function documentedResponses(response: unknown): Record<number, TSchema> 
 
 /**
  * The error body schema, referenced by every route's documented error responses. Here, not in errors.ts: errors.ts is
- * imported by the config schema worker, a VM of its own that must not load Elysia (issue 32, memory).
+ * imported by the config schema checker, a process of its own that must not load Elysia (issue 32, memory).
  */
 export const ErrorBodySchema = t.Object(
   {

@@ -39,15 +39,26 @@ describe("the config schema checker", () => {
   });
 
   test("a check inside the idle window keeps the child, and the window starts again from it", async () => {
-    checker = new SchemaChecker({ idleMs: 400 });
+    checker = new SchemaChecker({ idleMs: 1500 });
     await checker.check(check({ limit: 1 }));
     const pid = checker.childPid;
-    await Bun.sleep(250);
+    await Bun.sleep(1000);
     await checker.check(check({ limit: 2 }));
     expect(checker.childPid).toBe(pid!);
-    await Bun.sleep(250);
+    await Bun.sleep(1000);
+    // 2 s after the first check, 1 s after the second: still up.
     expect(checker.childPid).toBe(pid!);
-    await Bun.sleep(400);
+    await Bun.sleep(1500);
+    expect(checker.childPid).toBeUndefined();
+  });
+
+  test("a child that never says it is ready is killed after the start budget, and the checks waiting for it are refused (503)", async () => {
+    const silent = { cmd: [process.execPath, "-e", "process.on('message', () => {}); setInterval(() => {}, 1000)"], env: { ...process.env } };
+    checker = new SchemaChecker({ startBudgetMs: 300, command: () => silent });
+    const started = Date.now();
+    const refused = await checker.check(check({ limit: 1 })).catch((err: unknown) => err as { code?: string });
+    expect(refused).toMatchObject({ code: "UNAVAILABLE" });
+    expect(Date.now() - started).toBeLessThan(5000);
     expect(checker.childPid).toBeUndefined();
   });
 

@@ -194,8 +194,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * The request-side checks of a user schema (shape, nesting, size) and its
- * stored form. Everything that needs ajv runs in the schema worker
- * (schema-checker.ts).
+ * stored form. Everything that needs ajv runs in the schema checker
+ * process (schema-checker.ts).
  */
 export function prepareSchema(schema: unknown): { schema: object | boolean; json: string; hash: string } {
   if (typeof schema !== "boolean" && !isPlainObject(schema)) {

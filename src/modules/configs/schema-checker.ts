@@ -1,4 +1,5 @@
 import type { Subprocess } from "bun";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { unavailable, validation } from "../../lib/errors";
 import { SCHEMA_CHECKER_ROLE_ENV } from "../../lib/process-roles";
@@ -26,6 +27,12 @@ export const COMPILE_BUDGET_MS = 5000;
  */
 export const CHECKER_IDLE_MS = 10_000;
 
+/**
+ * Longest a new checker may take to say it is ready (start, load ajv: tens of milliseconds): past it the child is
+ * killed and the checks waiting for it are refused (503, retry), so that none waits on a start that hangs.
+ */
+const START_BUDGET_MS = 10_000;
+
 /** Checks waiting for the checker beyond which a new one is refused (503, retry): a flood waits in no unbounded queue. */
 const MAX_WAITING = 64;
 
@@ -47,7 +54,10 @@ type Pending = { job: { id: number } & SchemaCheck; resolve: (problems: string[]
  * turns to schema-check-process.ts before anything else); from source, bun runs that file directly.
  */
 function checkerCommand(): { cmd: string[]; env: Record<string, string | undefined> } {
-  if (import.meta.url.startsWith("file:///$bunfs/")) return { cmd: [process.execPath], env: { ...process.env, [SCHEMA_CHECKER_ROLE_ENV]: "1" } };
+  // On Linux /proc/self/exe is the executable this server started from, even once an upgrade has replaced or
+  // removed the file at execPath: the checker is always the server's own build until the server restarts.
+  const self = process.platform === "linux" && existsSync("/proc/self/exe") ? "/proc/self/exe" : process.execPath;
+  if (import.meta.url.startsWith("file:///$bunfs/")) return { cmd: [self], env: { ...process.env, [SCHEMA_CHECKER_ROLE_ENV]: "1" } };
   return { cmd: [process.execPath, fileURLToPath(new URL("./schema-check-process.ts", import.meta.url))], env: { ...process.env } };
 }
 
@@ -70,13 +80,21 @@ export class SchemaChecker {
   #running: Pending | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #idle: ReturnType<typeof setTimeout> | undefined;
+  #startTimer: ReturnType<typeof setTimeout> | undefined;
   #nextId = 0;
   #closed = false;
   readonly #idleMs: number;
+  readonly #startBudgetMs: number;
+  readonly #command: () => { cmd: string[]; env: Record<string, string | undefined> };
 
-  /** `idleMs`: how long the child outlives its last check (CHECKER_IDLE_MS; tests shorten it). */
-  constructor(options: { idleMs?: number } = {}) {
+  /**
+   * `idleMs`: how long the child outlives its last check (CHECKER_IDLE_MS; tests shorten it). `startBudgetMs` and
+   * `command` (START_BUDGET_MS, checkerCommand): tests give a child that never says it is ready.
+   */
+  constructor(options: { idleMs?: number; startBudgetMs?: number; command?: () => { cmd: string[]; env: Record<string, string | undefined> } } = {}) {
     this.#idleMs = options.idleMs ?? CHECKER_IDLE_MS;
+    this.#startBudgetMs = options.startBudgetMs ?? START_BUDGET_MS;
+    this.#command = options.command ?? checkerCommand;
   }
 
   /** The problems of the values (each starting with its label), or [] when all fit; VALIDATION when the schema cannot be used or the check runs over budget. */
@@ -112,7 +130,9 @@ export class SchemaChecker {
     try {
       this.#child?.send(job);
     } catch {
-      // The channel is closing (the child is ending): its exit settles what runs.
+      // The channel could not take it (closing, or the job could not be sent): the check it carried fails now,
+      // rather than waiting out its time budget; a fresh child takes the next one.
+      if (this.#running) this.#end(this.#running, "failed");
     }
   }
 
@@ -141,7 +161,7 @@ export class SchemaChecker {
   /** The running child, or a new one; undefined (and every waiting check refused, 503) when none can be started. */
   #start(): Subprocess | undefined {
     if (this.#child) return this.#child;
-    const { cmd, env } = checkerCommand();
+    const { cmd, env } = this.#command();
     let child: Subprocess;
     try {
       child = Bun.spawn(cmd, {
@@ -151,6 +171,7 @@ export class SchemaChecker {
         ipc: (data: SchemaReply) => {
           if (this.#child !== child) return;
           if (data.ready) {
+            clearTimeout(this.#startTimer);
             this.#ready = true;
             this.#pump();
           } else if (data.compiled) {
@@ -178,10 +199,17 @@ export class SchemaChecker {
     }
     child.unref();
     this.#child = child;
+    this.#startTimer = setTimeout(() => {
+      if (this.#child !== child || this.#ready) return;
+      this.#stopChild();
+      for (const pending of this.#waiting.splice(0)) pending.reject(unavailable(1));
+    }, this.#startBudgetMs);
+    this.#startTimer.unref?.();
     return child;
   }
 
   #stopChild(): void {
+    clearTimeout(this.#startTimer);
     const child = this.#child;
     this.#child = undefined;
     this.#ready = false;

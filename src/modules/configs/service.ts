@@ -731,12 +731,12 @@ export class ConfigsService {
     await this.checkRuleReferences(tx, projectId, env, name, rules);
   }
 
-  /** The problems of values against the config's stored schema, checked in the schema worker. */
+  /** The problems of values against the config's stored schema, checked in the schema checker process. */
   private problems(row: ConfigRow, values: SchemaCheck["values"]): Promise<string[]> {
     return this.checker.check({ key: row.id, schema: row.schema, hash: row.schema_hash, values });
   }
 
-  /** Ends the schema worker (server stop). */
+  /** Ends the schema checker process (server stop). */
   close(): void {
     this.checker.close();
   }
