@@ -144,6 +144,35 @@ export function rssMb(pid: number): number {
   return Math.round(kb / 1024);
 }
 
+/**
+ * Where a process's resident memory is, from /proc/PID/smaps (Linux): the pages of its executable that are code
+ * (mapped executable), the rest of the executable (read-only data and the embedded modules of a compiled binary),
+ * anonymous memory (the JavaScript heap, malloc, JIT code) and everything else (shared libraries, stacks). In MB,
+ * to one decimal; undefined off Linux. What the memory suite's figures are made of (issue 32: "what took the memory").
+ */
+export function rssParts(pid: number, executable: string): { codeMb: number; dataMb: number; anonMb: number; otherMb: number } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const kb = { code: 0, data: 0, anon: 0, other: 0 };
+  let part: keyof typeof kb = "other";
+  for (const line of text.split("\n")) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (mapping) {
+      const [, perms, path] = mapping;
+      part = path === executable ? (perms!.includes("x") ? "code" : "data") : path === "" || path === "[heap]" ? "anon" : "other";
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) kb[part] += Number(rss[1]);
+  }
+  const mb = (n: number) => Math.round(n / 102.4) / 10;
+  return { codeMb: mb(kb.code), dataMb: mb(kb.data), anonMb: mb(kb.anon), otherMb: mb(kb.other) };
+}
+
 /** Samples a process's RSS until stopped; returns the peak. */
 export function watchPeakRss(pid: number): () => number {
   let peak = rssMb(pid);

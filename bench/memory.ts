@@ -21,10 +21,10 @@
  * binary read back from disk (its pages dropped from the cache first, as after a reboot); with `--binary` the
  * same scenario then runs on a copy just written, printed beside each figure.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Check, type Row, type Settings, type Target, DIST_SVC, dropPageCache, initProject, load, printChecks, rssMb, startBare, startSvc, stop, watchPeakRss } from "./lib";
+import { type Check, type Row, type Settings, type Target, BUN, DIST_SVC, dropPageCache, initProject, load, printChecks, rssMb, rssParts, startBare, startSvc, stop, watchPeakRss } from "./lib";
 
 const IDLE_SECONDS = 30;
 /** After the writes: past the config schema checker's 10 s idle end (CHECKER_IDLE_MS), when its child process ends. */
@@ -32,9 +32,14 @@ const SETTLE_SECONDS = 20;
 const TARGETS = { firstMb: 55, idleMb: 55, peakMb: 80, endMb: 65 } as const;
 
 type ServerFigures = { firstMb: number; idleMb: number; filledMb: number; peakMb: number; endMb: number };
+type Parts = NonNullable<ReturnType<typeof rssParts>>;
+
+/** The file whose pages count as the server's own code and data: the binary, or bun running the source. */
+const executableOf = (settings: Settings) => realpathSync(settings.binary ? (settings.executable ?? DIST_SVC) : BUN);
+const partsText = (p: Parts | undefined) => (p ? `the executable's code ${p.codeMb} MB, its data ${p.dataMb} MB, anonymous ${p.anonMb} MB, other ${p.otherMb} MB` : "not readable here");
 
 /** One server through the scenario: start, idle, 70 writes, settle, the load. Its figures, load rows, and the snapshot it answered. */
-async function measureSvc(settings: Settings, idleSeconds: number): Promise<{ figures: ServerFigures; rows: Row[]; body: string; etag: string }> {
+async function measureSvc(settings: Settings, idleSeconds: number): Promise<{ figures: ServerFigures; parts: { filled?: Parts; end?: Parts }; rows: Row[]; body: string; etag: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-memory-"));
   const targets: Target[] = [];
   try {
@@ -57,6 +62,7 @@ async function measureSvc(settings: Settings, idleSeconds: number): Promise<{ fi
 
     await Bun.sleep(SETTLE_SECONDS * 1000);
     const filledMb = rssMb(svc.proc.pid);
+    const filledParts = rssParts(svc.proc.pid, executableOf(settings));
 
     const sdk = { "x-sdk-key": keys.serverKey, "accept-encoding": "identity" };
     const url = `${svc.url}/api/sdk/v1/snapshot?env=prod`;
@@ -68,7 +74,8 @@ async function measureSvc(settings: Settings, idleSeconds: number): Promise<{ fi
     const peakMb = peak();
     await Bun.sleep(1000);
     const endMb = rssMb(svc.proc.pid);
-    return { figures: { firstMb, idleMb, filledMb, peakMb, endMb }, rows, body, etag };
+    const endParts = rssParts(svc.proc.pid, executableOf(settings));
+    return { figures: { firstMb, idleMb, filledMb, peakMb, endMb }, parts: { filled: filledParts, end: endParts }, rows, body, etag };
   } finally {
     await stop(targets);
     rmSync(dataDir, { recursive: true, force: true });
@@ -84,7 +91,7 @@ export async function runMemory(settings: Settings): Promise<{ rows: Row[]; figu
     // From source the executable is bun, which runs this suite too: its mapped pages cannot be dropped.
     const dropped = settings.binary && dropPageCache(DIST_SVC);
     console.log(settings.binary ? (dropped ? "dist/svc read back from disk (its pages dropped from the page cache first)" : "dist/svc as the page cache holds it (dd could not drop it)") : "svc from source: the page cache is left as it is");
-    const { figures: svc, rows, body, etag } = await measureSvc(unhinted, idleSeconds);
+    const { figures: svc, parts, rows, body, etag } = await measureSvc(unhinted, idleSeconds);
 
     // The same scenario on a copy of the binary just written (one write, as a build or a copy writes it).
     let written: ServerFigures | undefined;
@@ -121,12 +128,18 @@ export async function runMemory(settings: Settings): Promise<{ rows: Row[]; figu
       check(`RSS peak under ${settings.connections} connections`, "peakMb", TARGETS.peakMb, barePeakMb),
       check("RSS at the end of the run", "endMb", TARGETS.endMb, bareEndMb),
     ]);
+    // What the figures are made of: most is the executable's own pages, which the load pages in and keeps.
+    console.log(`  svc's RSS 20 s after the writes: ${partsText(parts.filled)}`);
+    console.log(`  svc's RSS at the end of the run: ${partsText(parts.end)}`);
+    const partFigures: Record<string, number> = parts.end
+      ? { rssEndCodeMb: parts.end.codeMb, rssEndDataMb: parts.end.dataMb, rssEndAnonMb: parts.end.anonMb, rssEndOtherMb: parts.end.otherMb }
+      : {};
     const writtenFigures: Record<string, number> = written
       ? { writtenFirstMb: written.firstMb, writtenIdleMb: written.idleMb, writtenAfterWritesMb: written.filledMb, writtenPeakMb: written.peakMb, writtenEndMb: written.endMb }
       : {};
     return {
       rows,
-      figures: { rssFirstMb: svc.firstMb, rssIdleMb: svc.idleMb, rssAfterWritesMb: svc.filledMb, rssPeakMb: svc.peakMb, rssEndMb: svc.endMb, ...writtenFigures, bareFirstMb, barePeakMb, bareEndMb, idleSeconds, pageCacheDropped: dropped ? 1 : 0 },
+      figures: { rssFirstMb: svc.firstMb, rssIdleMb: svc.idleMb, rssAfterWritesMb: svc.filledMb, rssPeakMb: svc.peakMb, rssEndMb: svc.endMb, ...writtenFigures, ...partFigures, bareFirstMb, barePeakMb, bareEndMb, idleSeconds, pageCacheDropped: dropped ? 1 : 0 },
     };
   } finally {
     await stop(targets);
