@@ -62,7 +62,8 @@ async function measureSvc(settings: Settings, idleSeconds: number): Promise<{ fi
 
     await Bun.sleep(SETTLE_SECONDS * 1000);
     const filledMb = rssMb(svc.proc.pid);
-    const filledParts = rssParts(svc.proc.pid, executableOf(settings));
+    const executable = executableOf(settings);
+    const filledParts = rssParts(svc.proc.pid, executable);
 
     const sdk = { "x-sdk-key": keys.serverKey, "accept-encoding": "identity" };
     const url = `${svc.url}/api/sdk/v1/snapshot?env=prod`;
@@ -74,7 +75,7 @@ async function measureSvc(settings: Settings, idleSeconds: number): Promise<{ fi
     const peakMb = peak();
     await Bun.sleep(1000);
     const endMb = rssMb(svc.proc.pid);
-    const endParts = rssParts(svc.proc.pid, executableOf(settings));
+    const endParts = rssParts(svc.proc.pid, executable);
     return { figures: { firstMb, idleMb, filledMb, peakMb, endMb }, parts: { filled: filledParts, end: endParts }, rows, body, etag };
   } finally {
     await stop(targets);

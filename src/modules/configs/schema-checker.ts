@@ -49,11 +49,14 @@ export type SchemaReply =
 
 type Pending = { job: { id: number } & SchemaCheck; resolve: (problems: string[]) => void; reject: (err: unknown) => void };
 
+/** What starts a checker process: its command line and environment. */
+type CheckerCommand = { cmd: string[]; env: Record<string, string | undefined> };
+
 /**
  * How the checker process is started: the compiled binary runs itself with SCHEMA_CHECKER_ROLE_ENV set (src/main.ts
  * turns to schema-check-process.ts before anything else); from source, bun runs that file directly.
  */
-function checkerCommand(): { cmd: string[]; env: Record<string, string | undefined> } {
+function checkerCommand(): CheckerCommand {
   // On Linux /proc/self/exe is the executable this server started from, even once an upgrade has replaced or
   // removed the file at execPath: the checker is always the server's own build until the server restarts.
   const self = process.platform === "linux" && existsSync("/proc/self/exe") ? "/proc/self/exe" : process.execPath;
@@ -85,13 +88,13 @@ export class SchemaChecker {
   #closed = false;
   readonly #idleMs: number;
   readonly #startBudgetMs: number;
-  readonly #command: () => { cmd: string[]; env: Record<string, string | undefined> };
+  readonly #command: () => CheckerCommand;
 
   /**
    * `idleMs`: how long the child outlives its last check (CHECKER_IDLE_MS; tests shorten it). `startBudgetMs` and
    * `command` (START_BUDGET_MS, checkerCommand): tests give a child that never says it is ready.
    */
-  constructor(options: { idleMs?: number; startBudgetMs?: number; command?: () => { cmd: string[]; env: Record<string, string | undefined> } } = {}) {
+  constructor(options: { idleMs?: number; startBudgetMs?: number; command?: () => CheckerCommand } = {}) {
     this.#idleMs = options.idleMs ?? CHECKER_IDLE_MS;
     this.#startBudgetMs = options.startBudgetMs ?? START_BUDGET_MS;
     this.#command = options.command ?? checkerCommand;
@@ -117,8 +120,9 @@ export class SchemaChecker {
     clearTimeout(this.#timer);
     clearTimeout(this.#idle);
     this.#stopChild();
-    for (const pending of [...(this.#running ? [this.#running] : []), ...this.#waiting.splice(0)]) pending.reject(unavailable(1));
+    this.#running?.reject(unavailable(1));
     this.#running = undefined;
+    this.#refuseWaiting();
   }
 
   /** The checker process's id while one is up (tests and diagnostics). */
@@ -185,27 +189,31 @@ export class SchemaChecker {
           // A child this checker ended itself is forgotten first; only one that ended on its own is news.
           if (this.#child !== child) return;
           if (this.#running) this.#end(this.#running, "failed");
-          else {
-            const started = this.#ready;
-            this.#stopChild();
-            // It could not start: nothing can be checked now; callers may retry.
-            if (!started) for (const pending of this.#waiting.splice(0)) pending.reject(unavailable(1));
-          }
+          else if (this.#ready) this.#stopChild();
+          else this.#startFailed();
         },
       });
     } catch {
-      for (const pending of this.#waiting.splice(0)) pending.reject(unavailable(1));
+      this.#refuseWaiting();
       return undefined;
     }
     child.unref();
     this.#child = child;
     this.#startTimer = setTimeout(() => {
-      if (this.#child !== child || this.#ready) return;
-      this.#stopChild();
-      for (const pending of this.#waiting.splice(0)) pending.reject(unavailable(1));
+      if (this.#child === child && !this.#ready) this.#startFailed();
     }, this.#startBudgetMs);
     this.#startTimer.unref?.();
     return child;
+  }
+
+  /** The child ended or hung before it was ready: nothing can be checked now, and the checks waiting are refused (503; callers may retry). */
+  #startFailed(): void {
+    this.#stopChild();
+    this.#refuseWaiting();
+  }
+
+  #refuseWaiting(): void {
+    for (const pending of this.#waiting.splice(0)) pending.reject(unavailable(1));
   }
 
   #stopChild(): void {
