@@ -135,7 +135,7 @@ async function dayOfWork(url: string, keys: { adminKey: string; serverKey: strin
   const sdk = { "x-sdk-key": keys.serverKey };
   const first = await call("GET", "/api/sdk/v1/snapshot?env=prod", undefined, sdk);
   await call("GET", "/api/sdk/v1/snapshot?env=prod", undefined, { ...sdk, "if-none-match": first.headers.get("etag") ?? "" });
-  // The server's own deferred start (checkpoint thread, JIT policy) runs a second after its first answer.
+  // The server's own deferred start (the WAL checkpoints' watch, JIT policy) runs a second after its first answer.
   await Bun.sleep(1200);
 }
 

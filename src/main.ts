@@ -5,7 +5,7 @@ import { SHARED_COMMANDS } from "./cli/commands";
 import { MODULES } from "./modules";
 import { type Failure, classify, reportFailure } from "./cli/errors";
 import { singular, withSuggestion } from "./lib/suggest";
-import { SCHEMA_CHECKER_ROLE_ENV } from "./lib/process-roles";
+import { SCHEMA_CHECKER_ROLE_ENV, WAL_CHECKPOINTER_ROLE_ENV } from "./lib/process-roles";
 
 /**
  * A noun two modules declare is one command with the subcommands of both, in manifest order: `svc sdk` is the keys'
@@ -114,7 +114,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (import.meta.main) {
-  // The compiled binary started by a server as its config schema checker (src/modules/configs/schema-checker.ts).
+  // The compiled binary started by a server as one of its child processes (src/lib/process-roles.ts): the config
+  // schema checker (src/modules/configs/schema-checker.ts) or the WAL checkpointer (src/lib/store/checkpointer.ts).
   if (process.env[SCHEMA_CHECKER_ROLE_ENV] === "1") await import("./modules/configs/schema-check-process");
+  else if (process.env[WAL_CHECKPOINTER_ROLE_ENV] === "1") await import("./lib/store/checkpoint-process");
   else process.exitCode = await main(process.argv.slice(2));
 }

@@ -201,7 +201,7 @@ function listenOn(app: App, server: Server<unknown>, options: Parameters<App["li
 
 type Checkpointing = { checkpointInBackground?: (onError: (message: string) => void) => Promise<void> };
 
-/** The SQLite files' WAL checkpoints go to worker threads (see WalCheckpointer); PostgreSQL has nothing to move. */
+/** The SQLite files' WAL checkpoints go to a child process (see WalCheckpointer); PostgreSQL has nothing to move. */
 function moveCheckpointsOffThread(store: Store, eventStore: unknown, log: Logger): void {
   for (const [name, target] of [["store", store], ["event store", eventStore]] as const) {
     const fail = (message: string) => log.warn(`the ${name}'s background checkpoint failed; it checkpoints on the server's thread again`, { error: message });
@@ -372,9 +372,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const cleanup = setInterval(() => void removeExpired(ctx, cleanupEveryMs), cleanupEveryMs);
   cleanup.unref?.();
   if (!options.edgeOnly) setTimeout(() => void removeExpired(ctx, cleanupEveryMs), 1000).unref?.();
-  // The checkpoint workers start a second after the server answers: their threads starting during the start
-  // competed with it for the core (7 ms of the binary's cold start, measured). Until then the writers checkpoint
-  // for themselves, as SQLite does by default.
+  // The WAL checkpoints move off the server a second after it answers (a worker thread starting during the start
+  // competed with it for the core: 7 ms of the binary's cold start, measured; the child process that does it now
+  // starts later still, once a WAL has grown). Until then the writers checkpoint for themselves, as SQLite does.
   const checkpoints = setTimeout(() => moveCheckpointsOffThread(store, eventStore, log), 1000);
   checkpoints.unref?.();
   return {

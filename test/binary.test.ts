@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { realpathSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers";
 import { BINARY, ensureBinary } from "./support/binary";
-import { childrenOf } from "./support/children";
+import { childrenOf, ended } from "./support/children";
 import { type InitOutput, type ServeProcess, type StoreArgs, adminGet, freshStoreArgs, run, startServe } from "./cli/process";
 
 // Runs from an empty directory holding a `.env` that would break start-up if the binary read it.
@@ -71,6 +71,40 @@ test("config values are checked in the schema checker: the binary itself, starte
   expect(children.length).toBe(1);
   expect(realpathSync(`/proc/${children[0]}/exe`)).toBe(realpathSync(BINARY));
 });
+
+test("SQLite's WAL checkpoints run in the binary itself, started by the server as its child once the WAL grows, which ends with a server killed with SIGKILL", async () => {
+  const sqliteDir = tempDir("svc-bin-wal-");
+  const init = await run([BINARY, "init", "--data", sqliteDir, "--json"], { cwd });
+  expect(init.code, init.stderr).toBe(0);
+  const own = JSON.parse(init.stdout) as InitOutput;
+  const walServer = await startServe([BINARY, "serve", "--port", "0", "--data", sqliteDir], { cwd });
+  try {
+    expect(childrenOf(walServer.proc.pid)).toEqual([]);
+    // Written to, service.db's WAL grows past 256 KB (a write adds tens of KB): the checkpoint process starts at the
+    // server's next look (every second, from a second after its first answer).
+    let children: number[] = [];
+    for (let i = 0, until = Date.now() + 15_000; Date.now() < until && children.length === 0; i++) {
+      const r = await fetch(`${walServer.url}/api/admin/killswitches`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${own.adminKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: `wal-${i}`, value: true }),
+      });
+      expect(r.status).toBe(201);
+      await Bun.sleep(20);
+      children = childrenOf(walServer.proc.pid);
+    }
+    expect(children.length).toBe(1);
+    const [checkpointer] = children;
+    expect(realpathSync(`/proc/${checkpointer}/exe`)).toBe(realpathSync(BINARY));
+    expect(readFileSync(`/proc/${checkpointer}/environ`, "utf8").split("\0")).toContain("SVC_WAL_CHECKPOINTER=1");
+    walServer.proc.kill("SIGKILL");
+    await walServer.proc.exited;
+    expect(await ended(checkpointer!)).toBe(true);
+  } finally {
+    if (walServer.proc.exitCode === null && walServer.proc.signalCode === null) await walServer.stop();
+    rmSync(sqliteDir, { recursive: true, force: true });
+  }
+}, 60_000);
 
 test("the binary serves the SDK it was built with: /sdk/svc-sdk.tgz (npm's tarball), /sdk/svc.js and /sdk/svc-browser.js, from the embedded package (issue 27, item 1; issue 28)", async () => {
   const { version } = JSON.parse(await Bun.file(join(import.meta.dir, "../package.json")).text()) as { version: string };

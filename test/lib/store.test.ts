@@ -10,7 +10,8 @@ import { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type Migration, type ModuleMigrations, NewerSchemaError, type Store, type StoreTarget, migrate, openStore, parseStoreTarget, withStoreMigrations } from "../../src/lib/store";
-import { WalCheckpointer, checkpointThreads } from "../../src/lib/store/checkpointer";
+import { WalCheckpointer, checkpointProcess } from "../../src/lib/store/checkpointer";
+import { childrenOf, ended, running } from "../support/children";
 import { SqliteStore } from "../../src/lib/store/sqlite";
 import { storeMigrations } from "../../src/modules";
 import { TEST_ENGINE, dropStore, freshStoreUrl, tempDir } from "../helpers";
@@ -377,10 +378,6 @@ describe("a legacy SQLite file (PRAGMA user_version)", () => {
   });
 });
 
-/**
- * The server's SQLite files checkpoint on a worker thread (src/lib/store/checkpointer.ts): the writer's own
- * automatic checkpoint is off, the worker folds the WAL back in, and closing leaves no WAL behind.
- */
 describe("opening a store whose schema is current (SQLite)", () => {
   test("takes no write lock: it opens while another process holds SQLite's, and finds every step recorded", async () => {
     const target = await freshTarget("sqlite");
@@ -449,27 +446,35 @@ describe("reads before the read-only connection opens (SQLite)", () => {
   });
 });
 
+/**
+ * The server's SQLite files checkpoint in a child process (src/lib/store/checkpointer.ts, checkpoint-process.ts):
+ * the writer's own automatic checkpoint is off, the process folds the WAL back in, and closing leaves no WAL behind
+ * and no process running.
+ */
 describe("background WAL checkpoints (SQLite)", () => {
-  test("idle, no thread runs; written to, the writer stops checkpointing and the thread folds 2,200 writes' WAL into the file, close removes the WAL", async () => {
+  /** Whether the checkpoint process runs, and how many files it serves. */
+  const checkpointing = () => ({ running: checkpointProcess().running, files: checkpointProcess().files });
+
+  test("idle, no checkpoint process runs; written to, the writer stops checkpointing and the process folds 2,200 writes' WAL into the file, close removes the WAL", async () => {
     const dir = tempDir("svc-checkpoint-");
     const path = join(dir, "service.db");
     const store = (await open(parseStoreTarget(`sqlite:${path}`, dir))) as SqliteStore;
     const writerThreshold = () => (store.database.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
     expect(writerThreshold()).toBe(1000);
     await store.checkpointInBackground();
-    // Idle, no thread runs (issue 32: it is a whole VM): the WAL was reset, and the writer keeps its own checkpoint.
+    // Idle, no process runs (issue 32: it is a whole VM): the WAL was reset, and the writer keeps its own checkpoint.
     await Bun.sleep(1500);
     expect(store.checkpointer!.running).toBe(false);
-    expect(checkpointThreads().threads).toBe(0);
+    expect(checkpointProcess().running).toBe(false);
     expect(writerThreshold()).toBe(1000);
     expect(statSync(`${path}-wal`).size).toBe(0);
 
     await store.exec("CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
     for (let i = 0; i < 2000; i++) await store.write((tx) => tx.run("INSERT INTO filler (body) VALUES (?)", "x".repeat(500)));
-    // Written to, the thread takes over: the writer stops checkpointing.
+    // Written to, the process takes over: the writer stops checkpointing.
     expect(await waitFor(() => writerThreshold() === 0, 5000)).toBe(true);
     for (let i = 0; i < 200; i++) await store.write((tx) => tx.run("INSERT INTO filler (body) VALUES (?)", "x".repeat(500)));
-    // Every frame the writer wrote is copied back by the worker within a few of its 1 s turns.
+    // Every frame the writer wrote is copied back by the process within a few of its 1 s turns.
     expect(await waitFor(() => (store.checkpointer?.lastTurn?.log ?? 0) > 0 && store.checkpointer!.lastTurn!.checkpointed === store.checkpointer!.lastTurn!.log, 5000)).toBe(true);
     const raw = new Database(path, { readonly: true });
     try {
@@ -489,11 +494,11 @@ describe("background WAL checkpoints (SQLite)", () => {
     }
   });
 
-  test("the server's two files share one checkpoint thread, ended with the last (issue 32: a thread is a whole VM)", async () => {
+  test("the server's two files share one checkpoint process, a child of the server's, ended with the last (issue 32: it is a whole VM)", async () => {
     const dir = tempDir("svc-checkpoint-");
     const a = (await open(parseStoreTarget(`sqlite:${join(dir, "a.db")}`, dir))) as SqliteStore;
     const b = (await open(parseStoreTarget(`sqlite:${join(dir, "b.db")}`, dir))) as SqliteStore;
-    expect(checkpointThreads()).toEqual({ threads: 0, files: 0 });
+    expect(checkpointing()).toEqual({ running: false, files: 0 });
     await a.checkpointInBackground();
     await b.checkpointInBackground();
     // Both are checkpointed by it.
@@ -502,19 +507,25 @@ describe("background WAL checkpoints (SQLite)", () => {
       for (let i = 0; i < 1500; i++) await s.write((tx) => tx.run("INSERT INTO filler (body) VALUES (?)", "x".repeat(500)));
     }
     expect(await waitFor(() => a.checkpointer!.running && b.checkpointer!.running, 5000)).toBe(true);
-    expect(checkpointThreads()).toEqual({ threads: 1, files: 2 });
+    expect(checkpointing()).toEqual({ running: true, files: 2 });
+    // One child process of this one serves both (a process, not a thread: issue 32).
+    const pid = checkpointProcess().pid!;
+    expect(pid).not.toBe(process.pid);
+    expect(childrenOf(process.pid)).toContain(pid);
+    expect(running(pid)).toBe(true);
     for (let i = 0; i < 50; i++) for (const s of [a, b]) await s.write((tx) => tx.run("INSERT INTO filler (body) VALUES (?)", "y"));
     for (const s of [a, b]) expect(await waitFor(() => (s.checkpointer?.lastTurn?.log ?? 0) > 0, 5000)).toBe(true);
     await a.close();
     opened.splice(opened.indexOf(a), 1);
-    expect(checkpointThreads()).toEqual({ threads: 1, files: 1 });
+    expect(checkpointing()).toEqual({ running: true, files: 1 });
     await b.close();
     opened.splice(opened.indexOf(b), 1);
-    expect(checkpointThreads()).toEqual({ threads: 0, files: 0 });
+    expect(checkpointing()).toEqual({ running: false, files: 0 });
+    expect(await ended(pid)).toBe(true);
     expect(existsSync(join(dir, "a.db-wal")) || existsSync(join(dir, "b.db-wal"))).toBe(false);
   });
 
-  test("quiet for its idle turns, a file goes back to its writer with its WAL emptied, the thread ends, and the next burst starts it again", async () => {
+  test("quiet for its idle turns, a file goes back to its writer with its WAL emptied, the process ends, and the next burst starts it again", async () => {
     const dir = tempDir("svc-checkpoint-");
     const path = join(dir, "quiet.db");
     const db = new Database(path, { create: true });
@@ -529,34 +540,66 @@ describe("background WAL checkpoints (SQLite)", () => {
       checkpointer.startWhenWritten();
       burst();
       expect(await waitFor(() => checkpointer.running && threshold() === 0, 5000)).toBe(true);
-      expect(checkpointThreads()).toEqual({ threads: 1, files: 1 });
+      expect(checkpointing()).toEqual({ running: true, files: 1 });
 
-      // Nothing more is written: after four quiet turns the file is handed back, the WAL emptied, the thread ended.
+      // Nothing more is written: after four quiet turns the file is handed back, the WAL emptied, the process ended.
       expect(await waitFor(() => checkpointer.idleStops === 1, 5000)).toBe(true);
       expect(checkpointer.running).toBe(false);
-      expect(checkpointThreads()).toEqual({ threads: 0, files: 0 });
+      expect(checkpointing()).toEqual({ running: false, files: 0 });
       expect(threshold()).toBe(1000);
       expect(statSync(`${path}-wal`).size).toBe(0);
 
-      // The next burst grows the WAL past the lazy start and the thread takes the file again.
+      // The next burst grows the WAL past the lazy start and the process takes the file again.
       burst();
       expect(await waitFor(() => checkpointer.running && threshold() === 0, 5000)).toBe(true);
-      expect(checkpointThreads()).toEqual({ threads: 1, files: 1 });
+      expect(checkpointing()).toEqual({ running: true, files: 1 });
       expect((db.query("SELECT COUNT(*) AS n FROM filler").get() as { n: number }).n).toBe(2000);
     } finally {
       await checkpointer.stop();
       db.close();
     }
-    expect(checkpointThreads()).toEqual({ threads: 0, files: 0 });
+    expect(checkpointing()).toEqual({ running: false, files: 0 });
   });
 
-  test("a worker that cannot open the file gives the writer its automatic checkpoint back and says why", async () => {
+  test("a checkpoint process that dies gives every file's writer its automatic checkpoint back and says why; the next burst starts a fresh one", async () => {
+    const dir = tempDir("svc-checkpoint-");
+    const path = join(dir, "killed.db");
+    const db = new Database(path, { create: true });
+    db.run("PRAGMA journal_mode = WAL");
+    db.run("CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
+    const threshold = () => (db.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+    const errors: string[] = [];
+    const checkpointer = new WalCheckpointer(path, db, { everyMs: 50, onError: (m) => errors.push(m) });
+    try {
+      await checkpointer.start();
+      expect(threshold()).toBe(0);
+      const pid = checkpointProcess().pid!;
+      process.kill(pid, "SIGKILL");
+      expect(await waitFor(() => errors.length > 0, 5000)).toBe(true);
+      expect(errors[0]).toContain("the checkpoint process ended");
+      expect(threshold()).toBe(1000);
+      expect(checkpointer.running).toBe(false);
+      expect(checkpointing()).toEqual({ running: false, files: 0 });
+      // Handed back like an idle file: the next start gets a new process, which checkpoints again.
+      await checkpointer.start();
+      expect(threshold()).toBe(0);
+      expect(checkpointProcess().pid).not.toBe(pid);
+      for (let i = 0; i < 200; i++) db.run("INSERT INTO filler (body) VALUES (?)", ["x".repeat(500)]);
+      expect(await waitFor(() => (checkpointer.lastTurn?.log ?? 0) > 0, 5000)).toBe(true);
+    } finally {
+      await checkpointer.stop();
+      db.close();
+    }
+    expect(checkpointing()).toEqual({ running: false, files: 0 });
+  });
+
+  test("a checkpoint process that cannot open the file gives the writer its automatic checkpoint back and says why", async () => {
     const dir = tempDir("svc-checkpoint-");
     const path = join(dir, "service.db");
     const store = await open(parseStoreTarget(`sqlite:${path}`, dir));
     const raw = (store as SqliteStore).database;
     const errors: string[] = [];
-    // The worker opens the file by this path without creating it: gone, it fails to start.
+    // The process opens the file by this path without creating it: gone, it fails to start.
     const checkpointer = new WalCheckpointer(join(dir, "missing.db"), raw, { onError: (m) => errors.push(m) });
     await checkpointer.start();
     expect(errors.length).toBe(1);

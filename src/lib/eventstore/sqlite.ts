@@ -470,11 +470,11 @@ export class SqliteEventStore implements EventStore {
     return (this.db.query(sql).all() as { id: string }[]).map((r) => r.id);
   }
 
-  /** WAL checkpoints on a worker thread (see WalCheckpointer); ingest's commits stop paying for them. */
+  /** WAL checkpoints in the checkpoint process (see WalCheckpointer); ingest's commits stop paying for them. */
   async checkpointInBackground(onError?: (message: string) => void): Promise<void> {
     if (this.analysis === undefined || this.checkpointer || this.closed) return;
     this.checkpointer = new WalCheckpointer(this.path, this.db, { onError, restoredPages: AUTOCHECKPOINT_PAGES });
-    // The thread starts once there is a WAL worth its memory (see startWhenWritten).
+    // The process starts once there is a WAL worth its memory (see startWhenWritten).
     this.checkpointer.startWhenWritten();
   }
 

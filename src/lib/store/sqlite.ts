@@ -166,13 +166,13 @@ export class SqliteStore extends BaseStore {
   }
 
   /**
-   * WAL checkpoints on a worker thread from now on (the server; a one-shot command keeps SQLite's own, and
-   * no thread to start).
+   * WAL checkpoints in the checkpoint process from now on (the server; a one-shot command keeps SQLite's own,
+   * and no process to start).
    */
   async checkpointInBackground(onError?: (message: string) => void): Promise<void> {
     if (this.path === ":memory:" || this.checkpointer || this.closed) return;
     this.checkpointer = new WalCheckpointer(this.path, this.writer.db, { onError });
-    // The thread starts once there is a WAL worth its memory (see startWhenWritten).
+    // The process starts once there is a WAL worth its memory (see startWhenWritten).
     this.checkpointer.startWhenWritten();
   }
 

@@ -1,8 +1,6 @@
 import type { Subprocess } from "bun";
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { unavailable, validation } from "../../lib/errors";
-import { SCHEMA_CHECKER_ROLE_ENV } from "../../lib/process-roles";
+import { type RoleCommand, SCHEMA_CHECKER_ROLE_ENV, roleCommand } from "../../lib/process-roles";
 
 /**
  * Longest one check (compiling the schema when the checker has not seen it,
@@ -49,20 +47,8 @@ export type SchemaReply =
 
 type Pending = { job: { id: number } & SchemaCheck; resolve: (problems: string[]) => void; reject: (err: unknown) => void };
 
-/** What starts a checker process: its command line and environment. */
-type CheckerCommand = { cmd: string[]; env: Record<string, string | undefined> };
-
-/**
- * How the checker process is started: the compiled binary runs itself with SCHEMA_CHECKER_ROLE_ENV set (src/main.ts
- * turns to schema-check-process.ts before anything else); from source, bun runs that file directly.
- */
-function checkerCommand(): CheckerCommand {
-  // On Linux /proc/self/exe is the executable this server started from, even once an upgrade has replaced or
-  // removed the file at execPath: the checker is always the server's own build until the server restarts.
-  const self = process.platform === "linux" && existsSync("/proc/self/exe") ? "/proc/self/exe" : process.execPath;
-  if (import.meta.url.startsWith("file:///$bunfs/")) return { cmd: [self], env: { ...process.env, [SCHEMA_CHECKER_ROLE_ENV]: "1" } };
-  return { cmd: [process.execPath, fileURLToPath(new URL("./schema-check-process.ts", import.meta.url))], env: { ...process.env } };
-}
+/** How the checker process is started (src/lib/process-roles.ts): from source, bun runs schema-check-process.ts. */
+const checkerCommand = (): RoleCommand => roleCommand(SCHEMA_CHECKER_ROLE_ENV, new URL("./schema-check-process.ts", import.meta.url));
 
 /**
  * Validates config values against their JSON Schemas in a child process, one check at a time, each under
@@ -88,13 +74,13 @@ export class SchemaChecker {
   #closed = false;
   readonly #idleMs: number;
   readonly #startBudgetMs: number;
-  readonly #command: () => CheckerCommand;
+  readonly #command: () => RoleCommand;
 
   /**
    * `idleMs`: how long the child outlives its last check (CHECKER_IDLE_MS; tests shorten it). `startBudgetMs` and
    * `command` (START_BUDGET_MS, checkerCommand): tests give a child that never says it is ready.
    */
-  constructor(options: { idleMs?: number; startBudgetMs?: number; command?: () => CheckerCommand } = {}) {
+  constructor(options: { idleMs?: number; startBudgetMs?: number; command?: () => RoleCommand } = {}) {
     this.#idleMs = options.idleMs ?? CHECKER_IDLE_MS;
     this.#startBudgetMs = options.startBudgetMs ?? START_BUDGET_MS;
     this.#command = options.command ?? checkerCommand;
