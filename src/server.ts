@@ -372,9 +372,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const cleanup = setInterval(() => void removeExpired(ctx, cleanupEveryMs), cleanupEveryMs);
   cleanup.unref?.();
   if (!options.edgeOnly) setTimeout(() => void removeExpired(ctx, cleanupEveryMs), 1000).unref?.();
-  // The WAL checkpoints move off the server a second after it answers (a worker thread starting during the start
-  // competed with it for the core: 7 ms of the binary's cold start, measured; the child process that does it now
-  // starts later still, once a WAL has grown). Until then the writers checkpoint for themselves, as SQLite does.
+  // The WAL checkpoints are armed a second after the server answers (the checkpoint thread that once started then
+  // competed with the start for the core: 7 ms of the binary's cold start, measured), and their child process
+  // starts once a WAL has grown. Until then the writers checkpoint for themselves, as SQLite does by default.
   const checkpoints = setTimeout(() => moveCheckpointsOffThread(store, eventStore, log), 1000);
   checkpoints.unref?.();
   return {

@@ -55,7 +55,7 @@ async function slowestHealthz<T>(url: string, work: () => Promise<T>, limit = 10
 
 /**
  * A server past the work a fresh one does once it has answered (Elysia's second compile and a full collection)
- * and past its checkpoint workers' start (a second after listening): none of that is a slow upload's doing.
+ * and past its WAL checkpoints' arming (a second after listening): none of that is a slow upload's doing.
  */
 async function warmServer(options: Parameters<typeof startTestServer>[0]): Promise<TestServer> {
   const ts = await startTestServer(options);

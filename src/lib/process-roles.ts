@@ -4,8 +4,8 @@ import { fileURLToPath } from "node:url";
 /**
  * The environment variables that make the compiled binary start as one of the server's child processes instead of
  * the CLI: src/main.ts reads them before anything else. From source the child runs its own file directly and needs
- * no variable. In lib (not in the modules) because `svc help` and `svc version` read them too and load no module's
- * code.
+ * no variable. In lib (not in the modules) because main.ts imports them, and `svc help` and `svc version`, which it
+ * runs, load no module's code.
  */
 /** The config schema checker (src/modules/configs/schema-checker.ts starts it). */
 export const SCHEMA_CHECKER_ROLE_ENV = "SVC_CONFIG_SCHEMA_CHECKER";

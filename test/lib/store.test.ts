@@ -541,11 +541,13 @@ describe("background WAL checkpoints (SQLite)", () => {
       burst();
       expect(await waitFor(() => checkpointer.running && threshold() === 0, 5000)).toBe(true);
       expect(checkpointing()).toEqual({ running: true, files: 1 });
+      const pid = checkpointProcess().pid!;
 
       // Nothing more is written: after four quiet turns the file is handed back, the WAL emptied, the process ended.
       expect(await waitFor(() => checkpointer.idleStops === 1, 5000)).toBe(true);
       expect(checkpointer.running).toBe(false);
       expect(checkpointing()).toEqual({ running: false, files: 0 });
+      expect(await ended(pid)).toBe(true);
       expect(threshold()).toBe(1000);
       expect(statSync(`${path}-wal`).size).toBe(0);
 
@@ -568,11 +570,15 @@ describe("background WAL checkpoints (SQLite)", () => {
     db.run("PRAGMA journal_mode = WAL");
     db.run("CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
     const threshold = () => (db.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+    const burst = () => {
+      for (let i = 0; i < 1000; i++) db.run("INSERT INTO filler (body) VALUES (?)", ["x".repeat(500)]);
+    };
     const errors: string[] = [];
     const checkpointer = new WalCheckpointer(path, db, { everyMs: 50, onError: (m) => errors.push(m) });
     try {
-      await checkpointer.start();
-      expect(threshold()).toBe(0);
+      checkpointer.startWhenWritten();
+      burst();
+      expect(await waitFor(() => checkpointer.running && threshold() === 0, 5000)).toBe(true);
       const pid = checkpointProcess().pid!;
       process.kill(pid, "SIGKILL");
       expect(await waitFor(() => errors.length > 0, 5000)).toBe(true);
@@ -580,17 +586,49 @@ describe("background WAL checkpoints (SQLite)", () => {
       expect(threshold()).toBe(1000);
       expect(checkpointer.running).toBe(false);
       expect(checkpointing()).toEqual({ running: false, files: 0 });
-      // Handed back like an idle file: the next start gets a new process, which checkpoints again.
-      await checkpointer.start();
-      expect(threshold()).toBe(0);
+      // As after an idle hand-back: the next burst grows the WAL again, and a new process takes the file.
+      burst();
+      expect(await waitFor(() => checkpointer.running && threshold() === 0, 5000)).toBe(true);
       expect(checkpointProcess().pid).not.toBe(pid);
-      for (let i = 0; i < 200; i++) db.run("INSERT INTO filler (body) VALUES (?)", ["x".repeat(500)]);
-      expect(await waitFor(() => (checkpointer.lastTurn?.log ?? 0) > 0, 5000)).toBe(true);
+      // ... and folds what is written from then on into the file.
+      const turns = checkpointer.turns;
+      for (let i = 0; i < 200; i++) db.run("INSERT INTO filler (body) VALUES (?)", ["y".repeat(500)]);
+      expect(await waitFor(() => checkpointer.turns > turns && checkpointer.lastTurn!.log > 0 && checkpointer.lastTurn!.checkpointed === checkpointer.lastTurn!.log, 5000)).toBe(true);
+      expect(errors.length).toBe(1);
     } finally {
       await checkpointer.stop();
       db.close();
     }
     expect(checkpointing()).toEqual({ running: false, files: 0 });
+  });
+
+  test("Ctrl-C or systemctl stop (SIGINT, SIGTERM to the process group) do not end the checkpoint process: the server closes its files, then ends it", async () => {
+    const dir = tempDir("svc-checkpoint-");
+    const path = join(dir, "signalled.db");
+    const db = new Database(path, { create: true });
+    db.run("PRAGMA journal_mode = WAL");
+    const errors: string[] = [];
+    const checkpointer = new WalCheckpointer(path, db, { everyMs: 50, onError: (m) => errors.push(m) });
+    let pid = 0;
+    try {
+      await checkpointer.start();
+      pid = checkpointProcess().pid!;
+      process.kill(pid, "SIGINT");
+      process.kill(pid, "SIGTERM");
+      await Bun.sleep(300);
+      expect(running(pid)).toBe(true);
+      expect(checkpointer.running).toBe(true);
+      expect(errors).toEqual([]);
+      const started = performance.now();
+      await checkpointer.stop();
+      // Closed at its request (no 2 s give-up), then ended.
+      expect(performance.now() - started).toBeLessThan(1500);
+    } finally {
+      await checkpointer.stop();
+      db.close();
+    }
+    expect(await ended(pid)).toBe(true);
+    expect(existsSync(`${path}-wal`)).toBe(false);
   });
 
   test("a checkpoint process that cannot open the file gives the writer its automatic checkpoint back and says why", async () => {

@@ -80,6 +80,18 @@ describe("the config schema checker", () => {
     expect(checker.childPid).not.toBe(pid);
   });
 
+  test("Ctrl-C or systemctl stop (SIGINT, SIGTERM to the server's process group) do not end the child: checks go on until the server ends it", async () => {
+    checker = new SchemaChecker({ idleMs: 5000 });
+    await checker.check(check({ limit: 1 }));
+    const pid = checker.childPid!;
+    process.kill(pid, "SIGINT");
+    process.kill(pid, "SIGTERM");
+    await Bun.sleep(300);
+    expect(running(pid)).toBe(true);
+    expect(await checker.check(check({ limit: 0 }))).toEqual(["value /limit: must be >= 1"]);
+    expect(checker.childPid).toBe(pid);
+  });
+
   test("close() ends the child at once, and later checks are refused (503)", async () => {
     checker = new SchemaChecker({ idleMs: 5000 });
     await checker.check(check({ limit: 1 }));

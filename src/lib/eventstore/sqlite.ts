@@ -101,7 +101,7 @@ import { bucketRows, rollupPlan } from "./plan";
  */
 type Waiter = { rows: EventRow[]; resolve: () => void; reject: (err: unknown) => void };
 
-/** Ingest's checkpoint threshold when it checkpoints for itself (a one-shot command, or the worker failed). */
+/** Ingest's checkpoint threshold when it checkpoints for itself (a one-shot command, or the checkpoint process failed). */
 const AUTOCHECKPOINT_PAGES = 10_000;
 
 /** Rows one pruning statement deletes at most. */

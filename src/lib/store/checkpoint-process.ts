@@ -12,6 +12,12 @@
 import { Database } from "bun:sqlite";
 import type { CheckpointJob, CheckpointReply } from "./checkpointer";
 
+// Ctrl-C in a terminal and `systemctl stop` signal the server's whole process group (or cgroup): from its first
+// line on, this process waits for the server to close its files and end it, rather than dying first and leaving
+// the server to report a failure (a signal in its first milliseconds, before this line, still ends it: the server
+// then says so and its writer checkpoints for itself, as it does once closed anyway).
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => {});
+
 // Run by hand there is no channel to answer on: said by the uncaught error.
 if (!process.send) throw new Error("the WAL checkpointer runs only as the server's child process");
 const send = (reply: CheckpointReply) => process.send!(reply);

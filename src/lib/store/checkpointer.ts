@@ -29,7 +29,8 @@ export type CheckpointTurn = { log: number; checkpointed: number; busy: number }
 /** What the server sends its checkpoint process: start checkpointing a file (by its own connection), or close it. */
 export type CheckpointJob = { id: number; start: true; path: string; everyMs: number; idleTurns: number } | { id: number; start?: undefined; close: true };
 
-type Reply = { id: number; ready?: true; closed?: true; idle?: true; error?: string } & Partial<CheckpointTurn>;
+/** A file's news; `ended`: the process itself ended or could not be used (the file may go back to one later). */
+type Reply = { id: number; ready?: true; closed?: true; idle?: true; error?: string; ended?: true } & Partial<CheckpointTurn>;
 
 /** What the checkpoint process answers: that it is up (jobs are sent from then on), or a file's news. */
 export type CheckpointReply = { up: true } | (Reply & { up?: undefined });
@@ -47,7 +48,7 @@ const processCommand = (): RoleCommand => roleCommand(WAL_CHECKPOINTER_ROLE_ENV,
  */
 const helper = {
   child: undefined as Subprocess | undefined,
-  /** The child said it is up: jobs go to it at once; until then they wait here (one per file at most). */
+  /** The child said it is up: jobs go to it at once; until then they wait here. */
   up: false,
   queued: [] as CheckpointJob[],
   startTimer: undefined as ReturnType<typeof setTimeout> | undefined,
@@ -108,7 +109,13 @@ const helper = {
   /** The process is gone or unusable: it is stopped, and every file it served hears why (and falls back). */
   failed(message: string): void {
     this.stop();
-    for (const [id, reply] of [...this.users]) reply({ id, error: message });
+    for (const [id, reply] of [...this.users]) {
+      try {
+        reply({ id, error: message, ended: true });
+      } catch {
+        // One file's callback failing must not leave the others without a checkpoint.
+      }
+    }
   },
 
   leave(id: number): void {
@@ -122,7 +129,9 @@ const helper = {
     this.child = undefined;
     this.up = false;
     this.queued = [];
-    child?.kill();
+    // By now every file's connection is closed in it (or given up on): nothing of it is worth waiting for. It
+    // ignores SIGINT and SIGTERM (checkpoint-process.ts), which reach it with the server's own.
+    child?.kill("SIGKILL");
   },
 };
 
@@ -220,7 +229,7 @@ export class WalCheckpointer {
         } else if (data.idle) {
           this.handBack();
         } else if (data.error !== undefined) {
-          this.fallBack(data.error);
+          this.fallBack(data.error, data.ended === true);
           ready();
         } else if (data.log !== undefined) {
           this.turns++;
@@ -242,16 +251,24 @@ export class WalCheckpointer {
     });
   }
 
-  /** The writer checkpoints for itself again. */
-  private fallBack(message: string): void {
+  /**
+   * The writer checkpoints for itself again. When the process ended (killed from outside, the OOM killer), the
+   * file goes back to a new one once its WAL grows again, as after an idle hand-back; a file the process could not
+   * open stays with its writer.
+   */
+  private fallBack(message: string, processEnded: boolean): void {
     this.options.onError?.(message);
     try {
       this.writer.run(`PRAGMA wal_autocheckpoint = ${this.options.restoredPages ?? DEFAULT_AUTOCHECKPOINT_PAGES}`);
     } catch {
       // The writer is closed: nothing left to checkpoint for.
+      processEnded = false;
     }
     if (this.id !== undefined) helper.send({ id: this.id, close: true });
     this.release();
+    // Its connection went with the process: a close waiting for it is over.
+    this.onClosed?.();
+    if (processEnded && !this.stopped && !this.handingBack) this.startWhenWritten();
   }
 
   /** Quiet for IDLE_TURNS with its WAL emptied: the writer checkpoints for itself again, and the process starts anew once the WAL grows. */

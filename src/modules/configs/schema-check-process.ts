@@ -47,4 +47,8 @@ process.on("message", (data: SchemaJob) => {
 // (Bun would end it too once nothing else holds its loop; this holds whatever else may be pending).
 process.on("disconnect", () => process.exit(0));
 
+// Ctrl-C in a terminal and `systemctl stop` signal the server's whole process group: a check in flight while the
+// server drains its requests still gets its answer; the server ends this process itself (or its channel closes).
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => {});
+
 send({ ready: true });
