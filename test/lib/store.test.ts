@@ -454,6 +454,18 @@ describe("reads before the read-only connection opens (SQLite)", () => {
 describe("background WAL checkpoints (SQLite)", () => {
   /** Whether the checkpoint process runs, and how many files it serves. */
   const checkpointing = () => ({ running: checkpointProcess().running, files: checkpointProcess().files });
+  /** A WAL database of its own (no store around it): its writer's checkpoint threshold, and a burst of 500 KB of writes. */
+  const walFile = (name: string) => {
+    const path = join(tempDir("svc-checkpoint-"), name);
+    const db = new Database(path, { create: true });
+    db.run("PRAGMA journal_mode = WAL");
+    db.run("CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
+    const threshold = () => (db.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+    const burst = (body = "x") => {
+      for (let i = 0; i < 1000; i++) db.run("INSERT INTO filler (body) VALUES (?)", [body.repeat(500)]);
+    };
+    return { path, db, threshold, burst };
+  };
 
   test("idle, no checkpoint process runs; written to, the writer stops checkpointing and the process folds 2,200 writes' WAL into the file, close removes the WAL", async () => {
     const dir = tempDir("svc-checkpoint-");
@@ -526,15 +538,7 @@ describe("background WAL checkpoints (SQLite)", () => {
   });
 
   test("quiet for its idle turns, a file goes back to its writer with its WAL emptied, the process ends, and the next burst starts it again", async () => {
-    const dir = tempDir("svc-checkpoint-");
-    const path = join(dir, "quiet.db");
-    const db = new Database(path, { create: true });
-    db.run("PRAGMA journal_mode = WAL");
-    db.run("CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
-    const threshold = () => (db.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
-    const burst = () => {
-      for (let i = 0; i < 1000; i++) db.run("INSERT INTO filler (body) VALUES (?)", ["x".repeat(500)]);
-    };
+    const { path, db, threshold, burst } = walFile("quiet.db");
     const checkpointer = new WalCheckpointer(path, db, { everyMs: 50, idleTurns: 4 });
     try {
       checkpointer.startWhenWritten();
@@ -564,15 +568,7 @@ describe("background WAL checkpoints (SQLite)", () => {
   });
 
   test("a checkpoint process that dies gives every file's writer its automatic checkpoint back and says why; the next burst starts a fresh one", async () => {
-    const dir = tempDir("svc-checkpoint-");
-    const path = join(dir, "killed.db");
-    const db = new Database(path, { create: true });
-    db.run("PRAGMA journal_mode = WAL");
-    db.run("CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
-    const threshold = () => (db.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
-    const burst = () => {
-      for (let i = 0; i < 1000; i++) db.run("INSERT INTO filler (body) VALUES (?)", ["x".repeat(500)]);
-    };
+    const { db, path, threshold, burst } = walFile("killed.db");
     const errors: string[] = [];
     const checkpointer = new WalCheckpointer(path, db, { everyMs: 50, onError: (m) => errors.push(m) });
     try {
@@ -592,7 +588,7 @@ describe("background WAL checkpoints (SQLite)", () => {
       expect(checkpointProcess().pid).not.toBe(pid);
       // ... and folds what is written from then on into the file.
       const turns = checkpointer.turns;
-      for (let i = 0; i < 200; i++) db.run("INSERT INTO filler (body) VALUES (?)", ["y".repeat(500)]);
+      burst("y");
       expect(await waitFor(() => checkpointer.turns > turns && checkpointer.lastTurn!.log > 0 && checkpointer.lastTurn!.checkpointed === checkpointer.lastTurn!.log, 5000)).toBe(true);
       expect(errors.length).toBe(1);
     } finally {
@@ -603,10 +599,7 @@ describe("background WAL checkpoints (SQLite)", () => {
   });
 
   test("Ctrl-C or systemctl stop (SIGINT, SIGTERM to the process group) do not end the checkpoint process: the server closes its files, then ends it", async () => {
-    const dir = tempDir("svc-checkpoint-");
-    const path = join(dir, "signalled.db");
-    const db = new Database(path, { create: true });
-    db.run("PRAGMA journal_mode = WAL");
+    const { path, db } = walFile("signalled.db");
     const errors: string[] = [];
     const checkpointer = new WalCheckpointer(path, db, { everyMs: 50, onError: (m) => errors.push(m) });
     let pid = 0;
