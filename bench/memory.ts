@@ -14,7 +14,7 @@
  * load afterwards: its RSS at start, peak and end stand beside each figure for scale. Figures come from /proc (VmRSS), Linux only.
  *
  * The page cache's state of the executable is set, not left to chance. Most of svc's resident memory is the
- * binary's own code pages, mapped from the file (about 48 of 64 MB at the end of the run), and how many of them a
+ * binary's own pages, mapped from the file (about 43 of 61 MB at the end of the run), and how many of them a
  * fault maps depends on how the kernel holds the file: a file just written (by the build, or a copy) is held in
  * large folios, and a fault maps more of it. The same binary measured 3.5 to 7 MB more at every step just
  * written than read back from disk, depending on how it was written (Linux 6.18; issue 32's closing note of
