@@ -1,3 +1,4 @@
+import type { Subprocess } from "bun";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -25,4 +26,33 @@ export function roleCommand(role: string, source: URL): RoleCommand {
   const self = process.platform === "linux" && existsSync("/proc/self/exe") ? "/proc/self/exe" : process.execPath;
   if (import.meta.url.startsWith("file:///$bunfs/")) return { cmd: [self], env: { ...process.env, [role]: "1" } };
   return { cmd: [process.execPath, fileURLToPath(source)], env: { ...process.env } };
+}
+
+/**
+ * The server's side: starts a child, its replies to `onReply` over an IPC channel (JSON), its stderr the server's.
+ * Unref'd: idle or busy, it never keeps the server's process up by itself (a caller may ref it while it waits on it).
+ */
+export function spawnRole<Reply>(command: RoleCommand, onReply: (reply: Reply) => void, onExit: (code: number | null, signal: number | string | null) => void): Subprocess {
+  const child = Bun.spawn(command.cmd, {
+    env: command.env,
+    stdio: ["ignore", "ignore", "inherit"],
+    serialization: "json",
+    ipc: (reply: Reply) => onReply(reply),
+    onExit: (_, code, signal) => onExit(code, signal),
+  });
+  child.unref();
+  return child;
+}
+
+/**
+ * The child's side, its entry's first call: how it answers the server. It ends when the server's channel closes
+ * (the server ended, crashed or was killed), and it ignores SIGINT and SIGTERM: Ctrl-C in a terminal and
+ * `systemctl stop` signal the server's whole process group (or cgroup), and the server, which closes the child's
+ * work and then ends it, should not find it gone first. Run by hand there is no channel: `name` says what it is.
+ */
+export function serverChannel<Reply>(name: string): (reply: Reply) => void {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => {});
+  if (!process.send) throw new Error(`${name} runs only as the server's child process`);
+  process.on("disconnect", () => process.exit(0));
+  return (reply) => process.send!(reply);
 }

@@ -10,17 +10,13 @@
  * are shared), as it does across threads.
  */
 import { Database } from "bun:sqlite";
+import { serverChannel } from "../process-roles";
 import type { CheckpointJob, CheckpointReply } from "./checkpointer";
 
-// Ctrl-C in a terminal and `systemctl stop` signal the server's whole process group (or cgroup): from its first
-// line on, this process waits for the server to close its files and end it, rather than dying first and leaving
-// the server to report a failure (a signal in its first milliseconds, before this line, still ends it: the server
-// then says so and its writer checkpoints for itself, as it does once closed anyway).
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => {});
-
-// Run by hand there is no channel to answer on: said by the uncaught error.
-if (!process.send) throw new Error("the WAL checkpointer runs only as the server's child process");
-const send = (reply: CheckpointReply) => process.send!(reply);
+// First: from here on a Ctrl-C or `systemctl stop` leaves this process to the server, which closes its files and
+// ends it (a signal in its first milliseconds, before this line, still ends it: the server then says so, and the
+// writer checkpoints for itself, as it does once closed anyway).
+const send = serverChannel<CheckpointReply>("the WAL checkpointer");
 
 type File = { db: Database; timer: ReturnType<typeof setInterval>; idleTurns: number; quiet: number; lastLog: number };
 const files = new Map<number, File>();
@@ -74,9 +70,6 @@ process.on("message", (data: CheckpointJob) => {
     send({ id, closed: true });
   }
 });
-
-// The server went away (ended, crashed or killed): its channel closes, and nothing is left to checkpoint for.
-process.on("disconnect", () => process.exit(0));
 
 // Jobs sent before this listener was there could be lost: the server sends none until it hears this.
 send({ up: true });

@@ -1,7 +1,7 @@
 import type { Subprocess } from "bun";
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
-import { type RoleCommand, WAL_CHECKPOINTER_ROLE_ENV, roleCommand } from "../process-roles";
+import { type RoleCommand, WAL_CHECKPOINTER_ROLE_ENV, roleCommand, spawnRole } from "../process-roles";
 
 /**
  * WAL checkpoints off the server's thread.
@@ -65,12 +65,9 @@ const helper = {
 
   spawn(): void {
     this.queued = [];
-    const { cmd, env } = processCommand();
-    const child = Bun.spawn(cmd, {
-      env,
-      stdio: ["ignore", "ignore", "inherit"],
-      serialization: "json",
-      ipc: (data: CheckpointReply) => {
+    const child = spawnRole<CheckpointReply>(
+      processCommand(),
+      (data) => {
         if (this.child !== child) return;
         if (data.up) {
           clearTimeout(this.startTimer);
@@ -79,12 +76,10 @@ const helper = {
         } else this.users.get(data.id)?.(data);
       },
       // Ended on its own (crashed, killed by someone else): every file it served falls back to its writer.
-      onExit: (_, code, signal) => {
+      (code, signal) => {
         if (this.child === child) this.failed(`the checkpoint process ended (${signal ?? `exit code ${code}`})`);
       },
-    });
-    // Idle or busy, it never keeps the server's process up.
-    child.unref();
+    );
     this.child = child;
     this.up = false;
     this.startTimer = setTimeout(() => {
@@ -100,7 +95,7 @@ const helper = {
       return;
     }
     try {
-      this.child?.send(job);
+      this.child.send(job);
     } catch (err) {
       this.failed(`the checkpoint process could not be reached (${err instanceof Error ? err.message : String(err)})`);
     }
@@ -130,7 +125,7 @@ const helper = {
     this.up = false;
     this.queued = [];
     // By now every file's connection is closed in it (or given up on): nothing of it is worth waiting for. It
-    // ignores SIGINT and SIGTERM (checkpoint-process.ts), which reach it with the server's own.
+    // ignores SIGINT and SIGTERM (serverChannel), which reach it with the server's own.
     child?.kill("SIGKILL");
   },
 };

@@ -9,13 +9,12 @@
  * 4.5 MB of the server's RSS, measured on dist/svc). This process ends with its memory, code pages included.
  */
 import { ApiError } from "../../lib/errors";
+import { serverChannel } from "../../lib/process-roles";
 import { ConfigSchemas, engines } from "./json-schema";
 import type { SchemaJob, SchemaReply } from "./schema-checker";
 
-const send = (reply: SchemaReply) => process.send!(reply);
-
-// Run by hand there is no channel to answer on: said by the uncaught error (no console in modules, by rule).
-if (!process.send) throw new Error("the config schema checker runs only as the server's child process");
+// First, before ajv loads: a check in flight while the server drains its requests on Ctrl-C still gets its answer.
+const send = serverChannel<SchemaReply>("the config schema checker");
 
 const schemas = new ConfigSchemas();
 
@@ -42,13 +41,5 @@ process.on("message", (data: SchemaJob) => {
   }
   send(reply);
 });
-
-// The server went away (ended, crashed or killed): its channel closes, and this process has nothing left to do
-// (Bun would end it too once nothing else holds its loop; this holds whatever else may be pending).
-process.on("disconnect", () => process.exit(0));
-
-// Ctrl-C in a terminal and `systemctl stop` signal the server's whole process group: a check in flight while the
-// server drains its requests still gets its answer; the server ends this process itself (or its channel closes).
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => {});
 
 send({ ready: true });

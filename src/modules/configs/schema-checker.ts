@@ -1,6 +1,6 @@
 import type { Subprocess } from "bun";
 import { unavailable, validation } from "../../lib/errors";
-import { type RoleCommand, SCHEMA_CHECKER_ROLE_ENV, roleCommand } from "../../lib/process-roles";
+import { type RoleCommand, SCHEMA_CHECKER_ROLE_ENV, roleCommand, spawnRole } from "../../lib/process-roles";
 
 /**
  * Longest one check (compiling the schema when the checker has not seen it,
@@ -151,14 +151,11 @@ export class SchemaChecker {
   /** The running child, or a new one; undefined (and every waiting check refused, 503) when none can be started. */
   #start(): Subprocess | undefined {
     if (this.#child) return this.#child;
-    const { cmd, env } = this.#command();
     let child: Subprocess;
     try {
-      child = Bun.spawn(cmd, {
-        env,
-        stdio: ["ignore", "ignore", "inherit"],
-        serialization: "json",
-        ipc: (data: SchemaReply) => {
+      child = spawnRole<SchemaReply>(
+        this.#command(),
+        (data) => {
           if (this.#child !== child) return;
           if (data.ready) {
             clearTimeout(this.#startTimer);
@@ -171,19 +168,18 @@ export class SchemaChecker {
             this.#timer = setTimeout(() => this.#end(running, "over budget"), CHECK_BUDGET_MS);
           } else this.#settle(data);
         },
-        onExit: () => {
+        () => {
           // A child this checker ended itself is forgotten first; only one that ended on its own is news.
           if (this.#child !== child) return;
           if (this.#running) this.#end(this.#running, "failed");
           else if (this.#ready) this.#stopChild();
           else this.#startFailed();
         },
-      });
+      );
     } catch {
       this.#refuseWaiting();
       return undefined;
     }
-    child.unref();
     this.#child = child;
     this.#startTimer = setTimeout(() => {
       if (this.#child === child && !this.#ready) this.#startFailed();
